@@ -1,0 +1,139 @@
+"""dataflow: TensorFlow 1's graph-mode API, run in this process or on a Dask cluster.
+
+Use it as ``import dataflow as tf``. This module only re-exports names; the logic lives
+in ``framework`` (graph model), ``ops`` (op library), ``autodiff`` (gradients),
+``runtime`` (sessions, executors, Dask) and ``train``.
+
+Each block below belongs to one module; keep each block's lines sorted.
+"""
+
+# ruff: noqa: F401, I001 - this module is the public namespace: explicit re-exports only
+
+# --- framework ---------------------------------------------------------------------------
+from .framework import errors as errors
+from .framework.dtypes import (
+    DType as DType,
+    as_dtype as as_dtype,
+    bool as bool,
+    complex64 as complex64,
+    complex128 as complex128,
+    double as double,
+    float16 as float16,
+    float32 as float32,
+    float64 as float64,
+    half as half,
+    int8 as int8,
+    int16 as int16,
+    int32 as int32,
+    int64 as int64,
+    resource as resource,
+    string as string,
+    uint8 as uint8,
+)
+from .framework.device_spec import DeviceSpec as DeviceSpec
+from .framework.graph import (
+    Graph as Graph,
+    Operation as Operation,
+    Tensor as Tensor,
+    convert_to_tensor as convert_to_tensor,
+    get_default_graph as get_default_graph,
+    reset_default_graph as reset_default_graph,
+)
+from .framework.scopes import (
+    colocate_with as colocate_with,
+    control_dependencies as control_dependencies,
+    device as device,
+    get_collection as get_collection,
+    get_collection_ref as get_collection_ref,
+    add_to_collection as add_to_collection,
+    add_to_collections as add_to_collections,
+    name_scope as name_scope,
+)
+from .framework.tensor_shape import Dimension as Dimension, TensorShape as TensorShape
+from .framework.tensor_util import constant_value as get_static_value
+
+newaxis = None
+
+# --- ops/constant.py ---------------------------------------------------------------------
+from .ops.constant import (
+    constant as constant,
+    placeholder as placeholder,
+    placeholder_with_default as placeholder_with_default,
+)
+
+# --- ops/control.py ----------------------------------------------------------------------
+from .ops.control import (
+    group as group,
+    identity as identity,
+    no_op as no_op,
+    stop_gradient as stop_gradient,
+    tuple as tuple,
+    with_dependencies as with_dependencies,
+)
+
+# --- ops/state.py ------------------------------------------------------------------------
+from .ops.state import (
+    GraphKeys as GraphKeys,
+    Variable as Variable,
+    all_variables as all_variables,
+    assign as assign,
+    assign_add as assign_add,
+    assign_sub as assign_sub,
+    global_variables as global_variables,
+    global_variables_initializer as global_variables_initializer,
+    initialize_all_variables as initialize_all_variables,
+    is_variable_initialized as is_variable_initialized,
+    local_variables as local_variables,
+    local_variables_initializer as local_variables_initializer,
+    model_variables as model_variables,
+    report_uninitialized_variables as report_uninitialized_variables,
+    scatter_add as scatter_add,
+    scatter_update as scatter_update,
+    trainable_variables as trainable_variables,
+    variables_initializer as variables_initializer,
+)
+
+# --- ops/math.py -------------------------------------------------------------------------
+from .ops.math import add_n as add_n
+
+# --- ops/array.py ------------------------------------------------------------------------
+from .ops.array import (
+    broadcast_to as broadcast_to,
+    ones_like as ones_like,
+    shape as shape,
+    zeros_like as zeros_like,
+)
+
+# --- ops/linalg.py -----------------------------------------------------------------------
+
+# --- ops/random.py, ops/init_ops.py, ops/variable_scope.py -------------------------------
+
+# --- ops/control_flow.py, ops/script.py, ops/debugging.py --------------------------------
+
+# --- autodiff ----------------------------------------------------------------------------
+from .autodiff.gradients import gradients as gradients
+
+# --- runtime -----------------------------------------------------------------------------
+from .runtime.config import (
+    ConfigProto as ConfigProto,
+    GPUOptions as GPUOptions,
+    RunMetadata as RunMetadata,
+    RunOptions as RunOptions,
+)
+from .runtime.session import (
+    InteractiveSession as InteractiveSession,
+    Session as Session,
+    get_default_session as get_default_session,
+)
+
+# --- sub-namespaces (tf.nn, tf.linalg, tf.train, tf.losses, ...) -------------------------
+from . import nn as nn
+from . import linalg as linalg
+from . import losses as losses
+from . import train as train
+from . import math as math
+from . import debugging as debugging
+from . import initializers as initializers
+from . import random as random
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Reverse-mode differentiation over graphs (layer 2a)."""

@@ -1,0 +1,193 @@
+"""``gradients(ys, xs)``: symbolic reverse mode, adding gradient ops to the same graph.
+
+The approach (TF's ``_GradientsHelper``, autograd's backward pass):
+
+1. *Relevant ops*: those on a path from some ``x`` to some ``y``. Backward reachability
+   from ``ys`` (through data inputs, stopping at ``stop_gradients``) intersected with
+   forward reachability from ``xs`` (one sweep in creation order, since an op is always
+   created after its inputs).
+2. *Seed*: each ``y`` gets ``grad_ys`` or ones.
+3. *Backward sweep* in reverse creation order. For each relevant op with at least one
+   output gradient: sum each output's contributions (``AddN`` for fan-out), fill zeros
+   for outputs that got none, and call the op type's registered gradient rule inside a
+   ``gradients/<op>_grad`` name scope, colocated with the forward op. The rule returns
+   one entry per input (``None`` where nothing flows).
+4. *Bookkeeping done once, here, not in rules*: the rule's output count is checked;
+   each input gradient whose static shape differs from (or is not known to equal) its
+   input's is reduced with one ``SumToShape`` (undoing broadcasting); gradients for
+   integer/bool inputs are dropped; op types registered ``NOT_DIFFERENTIABLE`` pass
+   nothing; an op type with no gradient at all is a ``LookupError`` naming it and
+   where it was built.
+
+State kept: ``pending[tensor] -> [contributions]``. Invariant: when an op is visited,
+every consumer of its outputs that lies on a path to ``ys`` has been visited (reverse
+creation order is a reverse topological order).
+
+Because gradient ops are ordinary ops with gradients of their own, ``gradients`` of a
+gradient works (Hessian-vector products, second derivatives).
+
+Example: y = x * x: the Mul rule returns [g * x, g * x]; both flow to x and are summed
+with AddN, giving 2 * x.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from typing import Any
+
+from ..framework import dtypes, registry
+from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
+from ..ops import array
+from ..ops import math as math_ops
+
+
+def _as_list(value: Any) -> list:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _as_x(x: Any) -> Tensor:
+    """Variables differentiate through their handle (every read passes grads to it)."""
+    handle = getattr(x, "handle", None)
+    if handle is not None and not isinstance(x, Tensor):
+        return handle
+    return convert_to_tensor(x)
+
+
+def _differentiable(t: Tensor) -> bool:
+    return t.dtype.is_floating or t.dtype.is_complex or t.dtype == dtypes.resource
+
+
+def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
+              colocate_gradients_with_ops: bool = True, gate_gradients: bool = False,
+              aggregation_method: Any = None, stop_gradients: Any = None,
+              unconnected_gradients: str = "none") -> list[Tensor | None]:
+    """Symbolic derivatives of ``sum(ys)`` with respect to each of ``xs``.
+
+    Args:
+        ys: a tensor or list of tensors to differentiate.
+        xs: a tensor, variable, or list of them.
+        grad_ys: optional upstream gradients, one per ``y`` (default: ones).
+        name: name scope of the gradient ops.
+        stop_gradients: tensors treated as constants.
+        unconnected_gradients: ``'none'`` (return ``None`` for an ``x`` that ``ys`` do
+            not depend on) or ``'zero'``.
+
+    Returns:
+        One tensor (or ``None``) per ``x``, with the shape of ``x``.
+
+    Raises:
+        LookupError: an op on the path has no registered gradient.
+        ValueError: ``grad_ys`` has the wrong length or shape.
+    """
+    graph = get_default_graph()
+    ys = [convert_to_tensor(y) for y in _as_list(ys)]
+    xs_list = [_as_x(x) for x in _as_list(xs)]
+    grad_ys_list = _as_list(grad_ys)
+    if grad_ys_list and len(grad_ys_list) != len(ys):
+        raise ValueError(f"Passed {len(grad_ys_list)} grad_ys for {len(ys)} ys")
+    stops = {convert_to_tensor(t) for t in _as_list(stop_gradients)}
+
+    with graph.name_scope(name):
+        relevant = _relevant_ops(ys, xs_list, stops)
+        pending: dict[Tensor, list[Tensor]] = {}
+        for i, y in enumerate(ys):
+            g = grad_ys_list[i] if grad_ys_list and grad_ys_list[i] is not None else None
+            if g is None:
+                with graph.colocate_with(y.op):
+                    g = array.ones_like(y, name=f"grad_ys_{i}")
+            else:
+                g = convert_to_tensor(g, dtype=y.dtype)
+                if not y.shape.is_compatible_with(g.shape):
+                    raise ValueError(f"grad_ys[{i}] has shape {g.shape}, which does not "
+                                     f"match the shape {y.shape} of ys[{i}] ('{y.name}')")
+            pending.setdefault(y, []).append(g)
+
+        x_set = set(xs_list)
+        for op in sorted(relevant, key=lambda o: o._id, reverse=True):
+            out_grads = [_aggregate(pending.get(t), t) for t in op.outputs]
+            if all(g is None for g in out_grads):
+                continue
+            opdef = registry.lookup(op.type)
+            if opdef.grad is registry.NOT_DIFFERENTIABLE:
+                continue
+            if opdef.grad is None:
+                raise LookupError(f"No gradient defined for operation {op.describe()}. "
+                                  f"Op type '{op.type}' is not differentiable yet; wrap it "
+                                  "in tf.stop_gradient if no gradient should flow.")
+            with graph.name_scope(f"{op.name}_grad"), _colocate(graph, op,
+                                                                colocate_gradients_with_ops):
+                for i, (t, g) in enumerate(zip(op.outputs, out_grads)):
+                    if g is None and _differentiable(t):
+                        out_grads[i] = array.zeros_like(t)
+                in_grads = _as_list(opdef.grad(op, *out_grads))
+            if len(in_grads) != len(op.inputs):
+                raise ValueError(f"Gradient rule of op type '{op.type}' returned "
+                                 f"{len(in_grads)} gradients for {len(op.inputs)} inputs "
+                                 f"(op {op.describe()})")
+            for t, g in zip(op.inputs, in_grads):
+                if g is None or not _differentiable(t) or t in stops:
+                    continue
+                if t.op not in relevant and t not in x_set:
+                    continue
+                g = convert_to_tensor(g)
+                if t.dtype != dtypes.resource:
+                    g = _match_shape(graph, op, t, g)
+                pending.setdefault(t, []).append(g)
+
+        results: list[Tensor | None] = []
+        for x in xs_list:
+            g = _aggregate(pending.get(x), x)
+            if g is None and unconnected_gradients == "zero":
+                g = array.zeros_like(x) if x.dtype != dtypes.resource else None
+            results.append(g)
+    return results
+
+
+def _colocate(graph: Any, op: Operation, enabled: bool) -> Any:
+    if not enabled:
+        return contextlib.nullcontext()
+    return graph.colocate_with(op)
+
+
+def _aggregate(contributions: Sequence[Tensor] | None, t: Tensor) -> Tensor | None:
+    if not contributions:
+        return None
+    if len(contributions) == 1:
+        return contributions[0]
+    return math_ops.add_n(list(contributions), name=f"{t.op.name}_{t.value_index}_AddN")
+
+
+def _match_shape(graph: Any, op: Operation, t: Tensor, g: Tensor) -> Tensor:
+    """Reduces a broadcast gradient to the shape of its input (once, for all rules)."""
+    if g.dtype != t.dtype and t.dtype.is_floating:
+        raise TypeError(f"Gradient rule of '{op.type}' produced dtype {g.dtype.name} for "
+                        f"input '{t.name}' of dtype {t.dtype.name}")
+    if t.shape.is_fully_defined() and g.shape.is_fully_defined() and t.shape == g.shape:
+        return g
+    if t.shape.is_fully_defined() and g.shape.is_fully_defined():
+        return array.sum_to_shape(g, t.shape.as_list())
+    return array.sum_to_shape(g, array.shape(t))
+
+
+def _relevant_ops(ys: list[Tensor], xs: list[Tensor], stops: set[Tensor]) -> set[Operation]:
+    """Ops on some path x -> y (through data edges, not through stopped tensors)."""
+    backward: set[Operation] = set()
+    stack = [y.op for y in ys if y not in stops]
+    while stack:
+        op = stack.pop()
+        if op in backward:
+            continue
+        backward.add(op)
+        for t in op.inputs:
+            if t not in stops and t.op not in backward:
+                stack.append(t.op)
+    forward_tensors: set[Tensor] = set(xs)
+    relevant: set[Operation] = set()
+    for op in sorted(backward, key=lambda o: o._id):
+        if any(t in forward_tensors for t in op.inputs):
+            relevant.add(op)
+            forward_tensors.update(op.outputs)
+    return relevant

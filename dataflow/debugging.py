@@ -1,0 +1,4 @@
+"""`tf.debugging`: explicit re-exports only."""
+
+# ruff: noqa: F401 - this module is a public namespace
+

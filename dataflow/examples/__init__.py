@@ -1,0 +1,1 @@
+"""Runnable demos: ``python -m dataflow.examples.<name>``."""

@@ -1,0 +1,783 @@
+"""Graph, Operation and Tensor: the dataflow graph a program builds.
+
+A ``Graph`` owns an append-only list of ``Operation``s in creation order (each op's
+``_id`` is its index, which every later pass uses to break ties deterministically). An
+``Operation`` records its type, input ``Tensor``s, control inputs, attrs, requested
+device, colocation groups and the user frame that built it; its output ``Tensor``s
+carry a static dtype and a (possibly partial) ``TensorShape`` computed by the op
+type's registered ``infer`` rule when the op is created, so bad shapes fail at build
+time with the op's name in the message.
+
+Builder-side state (name scopes, control-dependency scopes, device functions,
+colocation) lives on the graph in per-thread stacks, as in TF1, so two threads building
+in one graph do not see each other's scopes.
+
+Sub-graphs (``cond`` branches, ``while_loop`` bodies) are ``Graph``s with an
+``outer_graph``; using a tensor of an enclosing graph inside one *captures* it: the
+sub-graph gets a placeholder and remembers which outer tensor feeds it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import re
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from .._util import naming
+from . import device_spec, dtypes, errors
+from . import registry as _registry
+from .tensor_shape import TensorShape, as_shape
+
+_PACKAGE_DIR = __file__.rsplit("/framework/", 1)[0]
+
+# Operator overloads (+, *, [], ...) are filled in by the op library at import time so
+# that this layer does not import it (see ``register_operator``).
+_OPERATORS: dict[str, Callable] = {}
+# Converts Python/numpy values to a Const tensor; set by the op library.
+_CONSTANT_BUILDER: list[Callable] = []
+# Converts registered types (e.g. Variable) to tensors.
+_CONVERSION_FUNCS: list[tuple[type, Callable]] = []
+
+
+def register_operator(name: str, fn: Callable) -> None:
+    _OPERATORS[name] = fn
+
+
+def register_constant_builder(fn: Callable) -> None:
+    _CONSTANT_BUILDER[:] = [fn]
+
+
+def register_tensor_conversion_function(base_type: type, fn: Callable) -> None:
+    """``fn(value, dtype=None, name=None, as_ref=False) -> Tensor`` for ``base_type``."""
+    _CONVERSION_FUNCS.append((base_type, fn))
+
+
+def _user_frame() -> str:
+    """'file:line (function)' of the innermost frame outside this package."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    if frame is None:
+        return "<unknown>"
+    return f"{frame.f_code.co_filename}:{frame.f_lineno} ({frame.f_code.co_name})"
+
+
+class Tensor:
+    """One output of an ``Operation``: a symbolic handle to a value computed by a step."""
+
+    __slots__ = ("_op", "_value_index", "_dtype", "_shape", "__weakref__")
+    # Make numpy defer to our operators in ``ndarray + tensor``.
+    __array_priority__ = 100
+
+    def __init__(self, op: Operation, value_index: int, dtype: dtypes.DType,
+                 shape: TensorShape):
+        self._op = op
+        self._value_index = value_index
+        self._dtype = dtype
+        self._shape = shape
+
+    @property
+    def op(self) -> Operation:
+        return self._op
+
+    @property
+    def value_index(self) -> int:
+        return self._value_index
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        return self._dtype
+
+    @property
+    def graph(self) -> Graph:
+        return self._op._graph
+
+    @property
+    def name(self) -> str:
+        return f"{self._op.name}:{self._value_index}"
+
+    @property
+    def device(self) -> str:
+        return self._op.device
+
+    @property
+    def shape(self) -> TensorShape:
+        return self._shape
+
+    def get_shape(self) -> TensorShape:
+        return self._shape
+
+    def set_shape(self, shape: Any) -> None:
+        """Merges ``shape`` into the static shape (a ``ValueError`` if incompatible)."""
+        self._shape = self._shape.merge_with(as_shape(shape))
+
+    def consumers(self) -> list[Operation]:
+        return [op for op in self._op._graph._consumers.get(self, ())]
+
+    def eval(self, feed_dict: dict | None = None, session: Any = None) -> Any:
+        """Runs this tensor's value in ``session`` (default: the default session)."""
+        return _run_using_default_session(self, feed_dict, self.graph, session)
+
+    def __repr__(self) -> str:
+        return f"<tf.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
+
+    __str__ = __repr__
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other: object) -> bool:
+        # TF1 graph mode: tensors compare by identity (use tf.equal for values).
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return self is not other
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            f"Using a `tf.Tensor` ('{self.name}') as a Python `bool` is not allowed: its "
+            "value is only known when a Session runs it. Use tf.cond to branch on it.")
+
+    __nonzero__ = __bool__
+
+    def __iter__(self) -> Iterator:
+        shape = self._shape
+        if shape.rank is None or shape.rank == 0 or shape.as_tuple()[0] is None:
+            raise TypeError(
+                f"Tensor '{self.name}' is not iterable: its first dimension must be "
+                f"statically known (shape {shape}).")
+        return (self[i] for i in range(shape.as_tuple()[0]))
+
+    def __len__(self) -> int:
+        shape = self._shape
+        if shape.rank is None or shape.rank == 0 or shape.as_tuple()[0] is None:
+            raise TypeError(f"len is not well defined for Tensor '{self.name}' of shape "
+                            f"{shape}")
+        return shape.as_tuple()[0]
+
+    def __reduce__(self):
+        raise TypeError(f"Tensor '{self.name}' cannot be pickled; fetch its value with a "
+                        "Session instead.")
+
+
+def _operator(name: str, swap: bool = False) -> Callable:
+    def method(self: Tensor, *args: Any) -> Any:
+        fn = _OPERATORS.get(name)
+        if fn is None:
+            raise TypeError(f"operator {name} is not available (import dataflow.ops)")
+        if swap:
+            return fn(args[0], self)
+        return fn(self, *args)
+
+    method.__name__ = f"__{name}__"
+    return method
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
+              "lt", "le", "gt", "ge", "and", "or", "xor"):
+    setattr(Tensor, f"__{_name}__", _operator(_name))
+    setattr(Tensor, f"__r{_name}__", _operator(_name, swap=True))
+for _name in ("neg", "abs", "invert", "getitem"):
+    setattr(Tensor, f"__{_name}__", _operator(_name))
+Tensor.__div__ = Tensor.__truediv__
+Tensor.__rdiv__ = Tensor.__rtruediv__
+
+
+class Operation:
+    """A node of the graph: an op type applied to input tensors."""
+
+    __slots__ = ("_graph", "_id", "_name", "_type", "_inputs", "_outputs",
+                 "_control_inputs", "_attrs", "_device", "_colocation", "_traceback",
+                 "__weakref__")
+
+    def __init__(self, graph: Graph, op_id: int, name: str, op_type: str,
+                 inputs: list[Tensor], control_inputs: list[Operation], attrs: dict,
+                 device: str, colocation: tuple[str, ...], traceback: str):
+        self._graph = graph
+        self._id = op_id
+        self._name = name
+        self._type = op_type
+        self._inputs = tuple(inputs)
+        self._outputs: tuple[Tensor, ...] = ()
+        self._control_inputs = tuple(control_inputs)
+        self._attrs = attrs
+        self._device = device
+        self._colocation = colocation
+        self._traceback = traceback
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def type(self) -> str:
+        return self._type
+
+    @property
+    def graph(self) -> Graph:
+        return self._graph
+
+    @property
+    def inputs(self) -> tuple[Tensor, ...]:
+        return self._inputs
+
+    @property
+    def outputs(self) -> tuple[Tensor, ...]:
+        return self._outputs
+
+    @property
+    def control_inputs(self) -> tuple[Operation, ...]:
+        return self._control_inputs
+
+    @property
+    def device(self) -> str:
+        """The requested device (possibly partial); the placer completes it."""
+        return self._device
+
+    @property
+    def attrs(self) -> dict:
+        return self._attrs
+
+    @property
+    def colocation_groups(self) -> tuple[str, ...]:
+        """Names of ops this op must share a device with (TF's ``loc:@name``)."""
+        return self._colocation
+
+    @property
+    def traceback(self) -> str:
+        """Where the user built this op ('file:line (function)')."""
+        return self._traceback
+
+    @property
+    def node_def(self) -> dict:
+        return {"name": self._name, "op": self._type, "device": self._device,
+                "input": [t.name for t in self._inputs]
+                + [f"^{op.name}" for op in self._control_inputs]}
+
+    def get_attr(self, name: str) -> Any:
+        try:
+            return self._attrs[name]
+        except KeyError:
+            raise ValueError(f"Operation '{self._name}' has no attr named '{name}'.") from None
+
+    def _set_device(self, device: str) -> None:
+        self._device = device_spec.canonical(device)
+
+    def _add_control_input(self, op: Operation) -> None:
+        if op not in self._control_inputs:
+            self._control_inputs = self._control_inputs + (op,)
+
+    def run(self, feed_dict: dict | None = None, session: Any = None) -> None:
+        """Runs this op in ``session`` (default: the default session)."""
+        _run_using_default_session(self, feed_dict, self._graph, session)
+
+    def describe(self) -> str:
+        """'name' (type Type, built at file:line) for error messages."""
+        return f"'{self._name}' (type {self._type}, built at {self._traceback})"
+
+    def __repr__(self) -> str:
+        return f"<tf.Operation '{self._name}' type={self._type}>"
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __reduce__(self):
+        raise TypeError(f"Operation '{self._name}' cannot be pickled.")
+
+
+class _BuilderState(threading.local):
+    """Per-thread builder scopes of one graph."""
+
+    def __init__(self) -> None:
+        self.name_stack = ""
+        self.control_deps: list[list[Operation]] = []
+        self.device_fns: list[Any] = []
+        self.colocation: list[Operation] = []
+
+
+class Graph:
+    """A TensorFlow computation: ops and the tensors flowing between them."""
+
+    def __init__(self) -> None:
+        self._ops: list[Operation] = []
+        self._ops_by_name: dict[str, Operation] = {}
+        self._names_in_use: dict[str, int] = {}
+        self._consumers: dict[Tensor, list[Operation]] = {}
+        self._collections: dict[str, list[Any]] = {}
+        self._finalized = False
+        self._lock = threading.RLock()
+        self._state = _BuilderState()
+        self.seed: int | None = None
+        self._seed_counter = itertools.count(1)
+        self._version = 0
+        # Sub-graph support (cond branches, loop bodies).
+        self.outer_graph: Graph | None = None
+        self.captures: list[tuple[Tensor, Tensor]] = []  # (outer tensor, inner placeholder)
+        self._capture_map: dict[Tensor, Tensor] = {}
+        # Control inputs on outer-graph ops requested inside a sub-graph; the op that
+        # runs the sub-graph (If/While) takes them as its own control inputs.
+        self.outer_control_inputs: list[Operation] = []
+        # Variables created inside this graph, by name (variable_scope's store).
+        self._variable_store: dict[str, Any] = {}
+
+    # --- default graph ---------------------------------------------------------------
+    def as_default(self) -> contextlib.AbstractContextManager:
+        """Makes this the default graph inside a ``with`` block (per thread)."""
+        return _default_graph_stack.get_controller(self)
+
+    # --- lookup ------------------------------------------------------------------------
+    def get_operations(self) -> list[Operation]:
+        return list(self._ops)
+
+    def get_operation_by_name(self, name: str) -> Operation:
+        if not isinstance(name, str):
+            raise TypeError(f"Operation names are strings, not {type(name).__name__}")
+        try:
+            return self._ops_by_name[name]
+        except KeyError:
+            raise KeyError(f"The name '{name}' refers to an Operation not in the graph.") \
+                from None
+
+    def get_tensor_by_name(self, name: str) -> Tensor:
+        if not isinstance(name, str):
+            raise TypeError(f"Tensor names are strings, not {type(name).__name__}")
+        op_name, sep, index = name.rpartition(":")
+        if not sep or not index.isdigit():
+            raise ValueError(f"The name '{name}' looks like an (invalid) Operation name, "
+                             "not a Tensor. Tensor names must be of the form "
+                             "'<op_name>:<output_index>'.")
+        op = self._ops_by_name.get(op_name)
+        if op is None:
+            raise KeyError(f"The name '{name}' refers to a Tensor which does not exist. The "
+                           f"operation, '{op_name}', does not exist in the graph.")
+        i = int(index)
+        if i >= len(op.outputs):
+            raise KeyError(f"The name '{name}' refers to a Tensor which does not exist. The "
+                           f"operation, '{op_name}', exists but only has "
+                           f"{len(op.outputs)} outputs.")
+        return op.outputs[i]
+
+    def as_graph_element(self, obj: Any, allow_tensor: bool = True,
+                         allow_operation: bool = True) -> Tensor | Operation:
+        """Resolves a tensor, op, name string or convertible object of this graph."""
+        if isinstance(obj, str):
+            if ":" in obj and allow_tensor:
+                return self.get_tensor_by_name(obj)
+            if allow_operation:
+                return self.get_operation_by_name(obj)
+            raise ValueError(f"Name '{obj}' names an Operation, not a Tensor")
+        if isinstance(obj, (Tensor, Operation)):
+            if obj.graph is not self:
+                raise ValueError(f"{obj!r} is not an element of this graph.")
+            if isinstance(obj, Tensor) and not allow_tensor:
+                raise TypeError(f"Can not convert a Tensor into an Operation: {obj!r}")
+            if isinstance(obj, Operation) and not allow_operation:
+                raise TypeError(f"Can not convert an Operation into a Tensor: {obj!r}")
+            return obj
+        graph_element = getattr(obj, "_as_graph_element", None)
+        if graph_element is not None:
+            return self.as_graph_element(graph_element(), allow_tensor, allow_operation)
+        raise TypeError(f"Can not convert a {type(obj).__name__} into a Tensor or "
+                        "Operation.")
+
+    @property
+    def version(self) -> int:
+        """Number of ops created so far (plans cache on it)."""
+        return self._version
+
+    # --- naming ------------------------------------------------------------------------
+    def get_name_scope(self) -> str:
+        return self._state.name_stack
+
+    def unique_name(self, name: str, mark_as_used: bool = True) -> str:
+        if self._state.name_stack:
+            name = f"{self._state.name_stack}/{name}"
+        key = name.lower()
+        count = self._names_in_use.get(key, 0)
+        if mark_as_used:
+            self._names_in_use[key] = count + 1
+        if count > 0:
+            base = name
+            while (name := f"{base}_{count}").lower() in self._names_in_use:
+                count += 1
+            if mark_as_used:
+                self._names_in_use[name.lower()] = 1
+        return name
+
+    @contextlib.contextmanager
+    def name_scope(self, name: str | None) -> Iterator[str]:
+        """Pushes a name scope; yields the scope string ending in '/'."""
+        state = self._state
+        old = state.name_stack
+        if not name:
+            new = ""
+        elif name.endswith("/"):
+            new = name[:-1]
+        else:
+            if not naming.is_valid_scope_name(name):
+                raise ValueError(f"'{name}' is not a valid scope name")
+            new = self.unique_name(name)
+        state.name_stack = new
+        try:
+            yield "" if not new else new + "/"
+        finally:
+            state.name_stack = old
+
+    # --- scopes recorded on new ops -----------------------------------------------------
+    @contextlib.contextmanager
+    def control_dependencies(self, control_inputs: Sequence[Any] | None) -> Iterator[None]:
+        """New ops get ``control_inputs`` as control inputs; ``None`` clears the scope."""
+        state = self._state
+        old = state.control_deps
+        if control_inputs is None:
+            state.control_deps = []
+        else:
+            ops = []
+            for c in control_inputs:
+                c = getattr(c, "op", c) if not isinstance(c, Operation) else c
+                if hasattr(c, "_as_graph_element") and not isinstance(c, (Operation, Tensor)):
+                    c = c._as_graph_element()
+                    c = c.op if isinstance(c, Tensor) else c
+                if not isinstance(c, Operation):
+                    raise TypeError(f"Control input must be an Operation or Tensor: {c!r}")
+                ops.append(self._resolve_capture_op(c))
+            state.control_deps = old + [ops]
+        try:
+            yield
+        finally:
+            state.control_deps = old
+
+    @contextlib.contextmanager
+    def device(self, spec: Any) -> Iterator[None]:
+        """Requests a device (string, ``DeviceSpec`` or function of an op) for new ops."""
+        state = self._state
+        old = state.device_fns
+        if spec is None:
+            state.device_fns = [None]
+        else:
+            if isinstance(spec, str):
+                device_spec.DeviceSpec.from_string(spec)  # validate early
+            state.device_fns = old + [spec]
+        try:
+            yield
+        finally:
+            state.device_fns = old
+
+    @contextlib.contextmanager
+    def colocate_with(self, op: Any, ignore_existing: bool = False) -> Iterator[None]:
+        """New ops share a device with ``op`` (a tensor, op or variable)."""
+        state = self._state
+        old = state.colocation
+        if op is None:
+            state.colocation = []
+        else:
+            target = op
+            if hasattr(target, "_as_graph_element") and not isinstance(target, (Tensor,
+                                                                                Operation)):
+                target = target._as_graph_element()
+            if isinstance(target, Tensor):
+                target = target.op
+            if not isinstance(target, Operation):
+                raise TypeError(f"colocate_with needs an op, tensor or variable, got {op!r}")
+            state.colocation = ([] if ignore_existing else old) + [target]
+        try:
+            yield
+        finally:
+            state.colocation = old
+
+    def _current_device(self, op: Operation) -> str:
+        device = ""
+        for fn in self._state.device_fns:
+            if fn is None:
+                device = ""
+            elif callable(fn) and not isinstance(fn, (str, device_spec.DeviceSpec)):
+                device = device_spec.merge_device(device, fn(op) or "")
+            else:
+                device = device_spec.merge_device(device, fn)
+        return device
+
+    # --- collections --------------------------------------------------------------------
+    def add_to_collection(self, name: str, value: Any) -> None:
+        self._collections.setdefault(name, []).append(value)
+
+    def add_to_collections(self, names: Any, value: Any) -> None:
+        for name in [names] if isinstance(names, str) else names:
+            self.add_to_collection(name, value)
+
+    def get_collection(self, name: str, scope: str | None = None) -> list[Any]:
+        items = list(self._collections.get(name, []))
+        if scope is None:
+            return items
+        pattern = re.compile(scope)
+        return [i for i in items if pattern.match(getattr(i, "name", ""))]
+
+    def get_collection_ref(self, name: str) -> list[Any]:
+        return self._collections.setdefault(name, [])
+
+    def clear_collection(self, name: str) -> None:
+        self._collections.pop(name, None)
+
+    def get_all_collection_keys(self) -> list[str]:
+        return list(self._collections)
+
+    # --- finalize -------------------------------------------------------------------------
+    def finalize(self) -> None:
+        """Makes the graph read-only: creating an op afterwards raises RuntimeError."""
+        self._finalized = True
+
+    @property
+    def finalized(self) -> bool:
+        return self._finalized
+
+    def _unsafe_unfinalize(self) -> None:
+        self._finalized = False
+
+    # --- random seeds --------------------------------------------------------------------
+    def next_op_seed(self) -> int:
+        return next(self._seed_counter)
+
+    # --- capture (sub-graphs) ------------------------------------------------------------
+    def _is_ancestor(self, graph: Graph) -> bool:
+        g = self.outer_graph
+        while g is not None:
+            if g is graph:
+                return True
+            g = g.outer_graph
+        return False
+
+    def capture(self, tensor: Tensor) -> Tensor:
+        """The inner placeholder standing for outer ``tensor`` (created on first use)."""
+        inner = self._capture_map.get(tensor)
+        if inner is not None:
+            return inner
+        if tensor.graph is not self.outer_graph:
+            tensor = self.outer_graph.capture(tensor)  # capture through each level
+        with self.control_dependencies(None), self.device(None), self.name_scope(None):
+            op = self.create_op("Placeholder", [], {"dtype": tensor.dtype,
+                                                    "shape": tensor.shape},
+                                name="capture")
+        inner = op.outputs[0]
+        self._capture_map[tensor] = inner
+        if tensor.graph is not self.outer_graph:
+            raise AssertionError("capture chain broken")
+        self.captures.append((tensor, inner))
+        return inner
+
+    def _resolve_input(self, tensor: Tensor) -> Tensor:
+        if tensor.graph is self:
+            return tensor
+        if self._is_ancestor(tensor.graph):
+            return self.capture(tensor)
+        raise ValueError(f"Tensor {tensor!r} must be from the same graph as the op that "
+                         "uses it.")
+
+    def _resolve_capture_op(self, op: Operation) -> Operation:
+        if op.graph is self:
+            return op
+        if self._is_ancestor(op.graph):
+            # A control input from an outer graph: the sub-graph runs after the outer op
+            # anyway once its captures are computed, so depend on a captured output if
+            # any, else ignore (the outer op is already ordered by the outer graph).
+            self.outer_control_inputs.append(op)
+            return None  # type: ignore[return-value]
+        raise ValueError(f"Control input {op!r} must be from the same graph.")
+
+    # --- op creation ---------------------------------------------------------------------
+    def create_op(self, op_type: str, inputs: Sequence[Tensor], attrs: dict | None = None,
+                  name: str | None = None, control_inputs: Sequence[Operation] = ()) \
+            -> Operation:
+        """Creates an op of a registered type and infers its outputs' dtypes and shapes.
+
+        ``ValueError``/``TypeError`` from the type's shape rule are re-raised with the
+        op's name and input shapes in the message.
+        """
+        if self._finalized:
+            raise RuntimeError("Graph is finalized and cannot be modified.")
+        opdef = _registry.lookup(op_type)
+        inputs = [self._resolve_input(t) for t in inputs]
+        attrs = attrs or {}
+        with self._lock:
+            if name is not None and name.endswith("/"):
+                op_name = name[:-1]
+                self._names_in_use[op_name.lower()] = \
+                    self._names_in_use.get(op_name.lower(), 0) + 1
+            else:
+                if name is not None and not naming.is_valid_op_name(name):
+                    raise ValueError(f"'{name}' is not a valid node name")
+                op_name = self.unique_name(name or op_type)
+            state = self._state
+            controls: list[Operation] = []
+            input_ops = {t.op for t in inputs}
+            for group in state.control_deps:
+                for c in group:
+                    if c is not None and c not in controls and c not in input_ops:
+                        controls.append(c)
+            for c in control_inputs:
+                c = self._resolve_capture_op(c)
+                if c is not None and c not in controls:
+                    controls.append(c)
+            colocation: tuple[str, ...] = ()
+            device = ""
+            op = Operation(self, len(self._ops), op_name, op_type, inputs, controls, attrs,
+                           "", (), _user_frame())
+            if state.colocation:
+                target = state.colocation[-1]
+                colocation = tuple(dict.fromkeys(
+                    target._colocation or (target.name,)))
+                device = target.device
+            else:
+                device = self._current_device(op)
+            op._device = device_spec.canonical(device) if device else ""
+            op._colocation = colocation
+            try:
+                specs = opdef.infer(op)
+            except (ValueError, TypeError) as exc:
+                shapes = ", ".join(str(t.shape) for t in inputs)
+                raise type(exc)(f"{exc} for '{op_name}' (op: '{op_type}') with input shapes: "
+                                f"{shapes}. Built at {op.traceback}.") from None
+            op._outputs = tuple(Tensor(op, i, dt, as_shape(sh))
+                                for i, (dt, sh) in enumerate(specs))
+            self._ops.append(op)
+            self._ops_by_name[op_name] = op
+            for t in inputs:
+                self._consumers.setdefault(t, []).append(op)
+            self._version += 1
+        return op
+
+    def __repr__(self) -> str:
+        return f"<dataflow.Graph with {len(self._ops)} ops>"
+
+
+class _DefaultGraphStack(threading.local):
+    """Per-thread stack of default graphs over one process-wide global default."""
+
+    _global_default: Graph | None = None
+
+    def __init__(self) -> None:
+        self.stack: list[Graph] = []
+
+    def get_default(self) -> Graph:
+        if self.stack:
+            return self.stack[-1]
+        if _DefaultGraphStack._global_default is None:
+            _DefaultGraphStack._global_default = Graph()
+        return _DefaultGraphStack._global_default
+
+    def reset(self) -> None:
+        if self.stack:
+            raise AssertionError("Do not use tf.reset_default_graph() to clear nested "
+                                 "graphs. If you need a cleared graph, exit the nesting "
+                                 "and create a new graph.")
+        _DefaultGraphStack._global_default = None
+
+    @contextlib.contextmanager
+    def get_controller(self, graph: Graph) -> Iterator[Graph]:
+        self.stack.append(graph)
+        try:
+            yield graph
+        finally:
+            self.stack.pop()
+
+
+_default_graph_stack = _DefaultGraphStack()
+
+
+def get_default_graph() -> Graph:
+    """The graph new ops go into (per thread)."""
+    return _default_graph_stack.get_default()
+
+
+def reset_default_graph() -> None:
+    """Clears the global default graph (outside any ``with graph.as_default()``)."""
+    _default_graph_stack.reset()
+
+
+# --- conversion ---------------------------------------------------------------------------
+def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None,
+                      preferred_dtype: Any = None) -> Tensor:
+    """Returns ``value`` as a Tensor of the default graph (constants for plain values).
+
+    Raises ``ValueError`` when ``dtype`` is given and ``value`` is a tensor of another
+    dtype, naming both.
+    """
+    if isinstance(value, Tensor):
+        if dtype is not None and dtypes.as_dtype(dtype) != value.dtype:
+            raise ValueError(f"Tensor conversion requested dtype {dtypes.as_dtype(dtype).name}"
+                             f" for Tensor with dtype {value.dtype.name}: {value!r}")
+        graph = get_default_graph()
+        if value.graph is not graph and graph._is_ancestor(value.graph):
+            return graph.capture(value)
+        return value
+    for base, fn in _CONVERSION_FUNCS:
+        if isinstance(value, base):
+            return convert_to_tensor(fn(value, dtype=dtype, name=name), dtype=dtype)
+    if isinstance(value, Operation):
+        raise TypeError(f"Can not convert an Operation ('{value.name}') into a Tensor; use "
+                        "its outputs.")
+    if isinstance(value, (list, tuple)) and any(
+            isinstance(v, Tensor) or any(isinstance(v, b) for b, _ in _CONVERSION_FUNCS)
+            for v in _flatten_list(value)):
+        # A list mixing tensors and numbers becomes a Pack (tf.stack) of its elements.
+        return _OPERATORS["pack"]([convert_to_tensor(v, dtype=dtype) for v in value],
+                                  name=name)
+    if not _CONSTANT_BUILDER:
+        raise TypeError("constants are unavailable (import dataflow.ops)")
+    if dtype is None and preferred_dtype is not None:
+        try:
+            return _CONSTANT_BUILDER[0](value, dtype=preferred_dtype, name=name)
+        except (TypeError, ValueError):
+            pass
+    return _CONSTANT_BUILDER[0](value, dtype=dtype, name=name)
+
+
+def _flatten_list(value: Any) -> list[Any]:
+    out, stack = [], [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        else:
+            out.append(v)
+    return out
+
+
+def convert_n_to_tensor(values: Sequence[Any], dtype: Any = None) -> list[Tensor]:
+    return [convert_to_tensor(v, dtype=dtype) for v in values]
+
+
+def is_tensor_like(value: Any) -> bool:
+    return isinstance(value, Tensor) or any(isinstance(value, b) for b, _ in _CONVERSION_FUNCS)
+
+
+# --- default session hook -----------------------------------------------------------------
+# The runtime registers how to find the default session; this layer only calls it.
+_DEFAULT_SESSION_HOOK: list[Callable[[], Any]] = []
+
+
+def register_default_session_hook(fn: Callable[[], Any]) -> None:
+    _DEFAULT_SESSION_HOOK[:] = [fn]
+
+
+def _run_using_default_session(fetch: Any, feed_dict: dict | None, graph: Graph,
+                               session: Any) -> Any:
+    if session is None:
+        session = _DEFAULT_SESSION_HOOK[0]() if _DEFAULT_SESSION_HOOK else None
+        if session is None:
+            raise ValueError("Cannot evaluate tensor using `eval()`: No default session is "
+                             "registered. Use `with sess.as_default()` or pass an explicit "
+                             "session to `eval(session=sess)`")
+    if session.graph is not graph:
+        raise ValueError("Cannot use the given session to evaluate tensor: the tensor's "
+                         "graph is different from the session's graph.")
+    return session.run(fetch, feed_dict)
+
+
+__all__ = ["Graph", "Operation", "Tensor", "get_default_graph", "reset_default_graph",
+           "convert_to_tensor", "errors"]

@@ -1,0 +1,36 @@
+"""What a kernel factory may use: the contract between the op library and runtimes.
+
+``kernel(ctx, attrs)`` receives a context object with:
+
+* ``xp``: the array namespace of the device (``numpy`` or ``cupy``);
+* ``device``: the full device name the op was placed on;
+* ``op_name``: the op's name, for error messages and per-op state (random streams);
+* ``resources``: the device's ``ResourceStore`` (variables, queues, random streams);
+* ``subgraph(plan_attr)``: a callable running a compiled sub-graph (``cond`` branches,
+  ``while_loop`` bodies) with the same context;
+* ``step``: a zero-argument callable giving the current step id (for idempotent updates).
+
+Kernels may return ``Folded(value)`` instead of a callable when the op's output never
+changes between steps (constants); the executor then binds the value directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class Folded:
+    """A kernel result that is the same on every step."""
+
+    value: Any
+
+
+class KernelContext(Protocol):
+    xp: Any
+    device: str
+    op_name: str
+    resources: Any
+
+    def subgraph(self, plan: Any) -> Any: ...

@@ -1,0 +1,94 @@
+"""The op registry: one frozen record per op type.
+
+An op family module (``dataflow/ops/*.py``) declares each op type once, with
+
+* ``infer``: the static rule, ``infer(op) -> [(dtype, shape), ...]`` one per output,
+  raising ``ValueError``/``TypeError`` for bad inputs (the graph adds the op's name);
+* ``kernel``: a factory ``kernel(ctx, attrs) -> fn`` returning the callable the
+  executor will call with the op's input arrays. ``ctx`` carries the array namespace
+  ``ctx.xp`` (numpy or cupy) and the device's resources, so kernel bodies never import
+  numpy themselves. ``fn`` returns one array, or a tuple for several outputs;
+* ``grad``: ``grad(op, *output_grads) -> [input_grad or None, ...]``, the sentinel
+  ``NOT_DIFFERENTIABLE``, or ``None`` when no gradient is implemented yet (asking for
+  it is then an error naming the op type);
+* ``stateful``: the op touches state (variables, queues, random streams) and must not
+  be folded, deduplicated or re-run.
+
+The runtime finds kernels and rules only through ``lookup``; it never imports the op
+library, so the two sides are tested apart. A second registration of a type is refused
+and names where the first one was made.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class _NotDifferentiable:
+    """Marks an op type whose outputs carry no gradient (e.g. Shape, ArgMax)."""
+
+    def __repr__(self) -> str:
+        return "NOT_DIFFERENTIABLE"
+
+
+NOT_DIFFERENTIABLE = _NotDifferentiable()
+
+
+@dataclass(frozen=True, slots=True)
+class OpDef:
+    type: str
+    infer: Callable[[Any], list]
+    kernel: Callable[[Any, dict], Callable] | None
+    grad: Callable | _NotDifferentiable | None = None
+    stateful: bool = False
+    # Kernels that can run on constant numpy inputs at build time (shape arithmetic).
+    foldable: bool = False
+    defined_at: str = field(default="", compare=False)
+
+
+_REGISTRY: dict[str, OpDef] = {}
+
+
+def register(opdef: OpDef) -> OpDef:
+    """Adds ``opdef``; refuses a second record for the same type."""
+    if not opdef.defined_at:
+        frame = inspect.stack(0)[1]
+        opdef = OpDef(opdef.type, opdef.infer, opdef.kernel, opdef.grad, opdef.stateful,
+                      opdef.foldable, f"{frame.filename}:{frame.lineno}")
+    previous = _REGISTRY.get(opdef.type)
+    if previous is not None:
+        raise KeyError(f"Op type '{opdef.type}' is already registered at "
+                       f"{previous.defined_at}")
+    _REGISTRY[opdef.type] = opdef
+    return opdef
+
+
+def op(type: str, *, infer: Callable, grad: Any = None, stateful: bool = False,
+       foldable: bool = False) -> Callable[[Callable], OpDef]:
+    """Decorator form: ``@op("Add", infer=..., grad=...)`` on the kernel factory."""
+
+    def wrap(kernel: Callable) -> OpDef:
+        frame = inspect.stack(0)[1]
+        return register(OpDef(type, infer, kernel, grad, stateful, foldable,
+                              f"{frame.filename}:{frame.lineno}"))
+
+    return wrap
+
+
+def lookup(op_type: str) -> OpDef:
+    try:
+        return _REGISTRY[op_type]
+    except KeyError:
+        raise KeyError(f"No op type '{op_type}' is registered (is its family module "
+                       f"imported?)") from None
+
+
+def is_registered(op_type: str) -> bool:
+    return op_type in _REGISTRY
+
+
+def registered_types() -> list[str]:
+    return sorted(_REGISTRY)

@@ -1,0 +1,61 @@
+"""The module-level scope functions of TF1 (``tf.name_scope``, ``tf.device``, ...), each
+acting on the default graph (or the graph of the given ``values``)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from .graph import Graph, Tensor, get_default_graph
+
+
+def _graph_of(values: Sequence[Any] | None) -> Graph:
+    for v in values or ():
+        if isinstance(v, Tensor):
+            return v.graph
+        graph = getattr(v, "graph", None)
+        if isinstance(graph, Graph):
+            return graph
+    return get_default_graph()
+
+
+@contextlib.contextmanager
+def name_scope(name: str | None, default_name: str | None = None,
+               values: Sequence[Any] | None = None) -> Iterator[str]:
+    """Prefixes the names of ops created inside; yields the scope string ('a/b/')."""
+    graph = _graph_of(values)
+    with graph.as_default(), graph.name_scope(name if name is not None else default_name) \
+            as scope:
+        yield scope
+
+
+def control_dependencies(control_inputs: Sequence[Any] | None) -> Any:
+    """Ops created inside run only after ``control_inputs``."""
+    return get_default_graph().control_dependencies(control_inputs)
+
+
+def device(device_name_or_function: Any) -> Any:
+    """Requests a device for the ops created inside (a spec string or function)."""
+    return get_default_graph().device(device_name_or_function)
+
+
+def colocate_with(op: Any, ignore_existing: bool = False) -> Any:
+    """Ops created inside are placed with ``op``."""
+    return get_default_graph().colocate_with(op, ignore_existing)
+
+
+def get_collection(key: str, scope: str | None = None) -> list[Any]:
+    return get_default_graph().get_collection(key, scope)
+
+
+def get_collection_ref(key: str) -> list[Any]:
+    return get_default_graph().get_collection_ref(key)
+
+
+def add_to_collection(name: str, value: Any) -> None:
+    get_default_graph().add_to_collection(name, value)
+
+
+def add_to_collections(names: Any, value: Any) -> None:
+    get_default_graph().add_to_collections(names, value)

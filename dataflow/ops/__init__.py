@@ -1,0 +1,8 @@
+"""The op library (layer 2a): one module per op family. Importing this package
+registers every op type and the Tensor operator overloads."""
+
+from . import (  # noqa: F401 - imported for their registrations
+    constant,
+    control,
+    state,
+)

@@ -1,0 +1,97 @@
+"""Grouping and ordering: ``no_op``, ``group``, ``tuple``, ``identity``,
+``stop_gradient``, ``with_dependencies``.
+
+(Functional ``cond``/``while_loop`` live in ``control_flow.py``.)
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from typing import Any
+
+from ..framework import registry
+from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
+from .build import apply_op
+from .constant import identity_kernel_factory
+from .rules import same_as_input
+
+
+def _infer_none(op: Operation) -> list:
+    return []
+
+
+def _noop_kernel(ctx: Any, attrs: dict) -> Any:
+    return _noop
+
+
+def _noop() -> None:
+    return None
+
+
+def _identity_grad(op: Operation, grad: Tensor) -> list:
+    return [grad]
+
+
+registry.register(registry.OpDef("NoOp", _infer_none, _noop_kernel,
+                                 registry.NOT_DIFFERENTIABLE))
+registry.register(registry.OpDef("Identity", same_as_input, identity_kernel_factory,
+                                 _identity_grad, foldable=True))
+registry.register(registry.OpDef("StopGradient", same_as_input, identity_kernel_factory,
+                                 registry.NOT_DIFFERENTIABLE, foldable=True))
+
+
+def no_op(name: str | None = None) -> Operation:
+    """An op that does nothing; useful as a control-dependency anchor."""
+    return get_default_graph().create_op("NoOp", [], {}, name=name)
+
+
+def identity(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF1 name
+    """Returns a tensor with the same value as ``input``."""
+    return apply_op("Identity", [input], name=name)
+
+
+def stop_gradient(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    """The value of ``input``, through which no gradient flows."""
+    return apply_op("StopGradient", [input], name=name)
+
+
+def _as_op(x: Any) -> Operation:
+    if isinstance(x, Operation):
+        return x
+    if isinstance(x, Tensor):
+        return x.op
+    element = getattr(x, "_as_graph_element", None)
+    if element is not None:
+        return _as_op(element())
+    raise TypeError(f"Expected an Operation or Tensor, got {x!r}")
+
+
+def group(*inputs: Any, name: str | None = None) -> Operation:
+    """An op that runs all ``inputs`` (ops or tensors) and has no output."""
+    graph = get_default_graph()
+    flat = []
+    for x in inputs:
+        flat.extend(x if isinstance(x, (list, builtins.tuple)) else [x])
+    deps = [_as_op(x) for x in flat]
+    with graph.control_dependencies(deps):
+        return no_op(name=name)
+
+
+def tuple(tensors: Sequence[Any], name: str | None = None,  # noqa: A001 - TF1 name
+          control_inputs: Sequence[Any] | None = None) -> list:
+    """Tensors equal to ``tensors`` that are only available once all of them (and
+    ``control_inputs``) are computed."""
+    graph = get_default_graph()
+    with graph.name_scope(name or "tuple"):
+        gate = group(*[t for t in tensors if t is not None], *(control_inputs or []))
+        with graph.control_dependencies([gate]):
+            return [None if t is None else identity(t) for t in tensors]
+
+
+def with_dependencies(dependencies: Sequence[Any], output_tensor: Any,
+                      name: str | None = None) -> Tensor:
+    """``output_tensor``, computed only after ``dependencies``."""
+    graph = get_default_graph()
+    with graph.control_dependencies(dependencies):
+        return identity(convert_to_tensor(output_tensor), name=name)

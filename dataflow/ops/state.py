@@ -1,0 +1,564 @@
+"""Variables: mutable state in the graph, and the ops that read and update it.
+
+A ``Variable`` is a ``VarHandleOp`` (its output is the variable's name, of dtype
+``resource``) plus the ops that use the handle: ``ReadVariableOp``,
+``AssignVariableOp``, ``AssignAddVariableOp``, ``AssignSubVariableOp``, the scatter
+updates and ``VarIsInitializedOp``. Every op taking the handle is placed with it (the
+placer colocates consumers of ``resource`` tensors with their producer), so on a
+cluster reads and updates run on the worker holding the variable.
+
+The value lives in the device's ``ResourceStore`` (runtime), keyed by the handle op's
+name. Updates never write into an existing buffer; they store a new read-only array,
+so a value read or fetched earlier never changes under its reader and a failed step
+leaves each variable wholly old or wholly new. Read-modify-write updates run under the
+variable's lock, so concurrent ``assign_add``s never lose an increment.
+
+Using a variable as a tensor makes a fresh ``ReadVariableOp`` in the current scope, so
+``control_dependencies`` order the read after the updates it names (as TF1's resource
+variables do). Gradients with respect to a variable are gradients with respect to its
+handle; each read passes its gradient through to the handle.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..framework import dtypes, errors, registry
+from ..framework import graph as graph_module
+from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
+from ..framework.kernel_context import Folded
+from ..framework.tensor_shape import TensorShape, as_shape, broadcast_shapes, scalar
+from .build import apply_op
+
+GLOBAL_VARIABLES = "variables"
+TRAINABLE_VARIABLES = "trainable_variables"
+LOCAL_VARIABLES = "local_variables"
+MODEL_VARIABLES = "model_variables"
+GLOBAL_STEP = "global_step"
+
+
+class GraphKeys:
+    """Standard collection names (``tf.GraphKeys``)."""
+
+    GLOBAL_VARIABLES = GLOBAL_VARIABLES
+    VARIABLES = GLOBAL_VARIABLES
+    TRAINABLE_VARIABLES = TRAINABLE_VARIABLES
+    LOCAL_VARIABLES = LOCAL_VARIABLES
+    MODEL_VARIABLES = MODEL_VARIABLES
+    GLOBAL_STEP = GLOBAL_STEP
+    UPDATE_OPS = "update_ops"
+    LOSSES = "losses"
+    REGULARIZATION_LOSSES = "regularization_losses"
+    SUMMARIES = "summaries"
+    QUEUE_RUNNERS = "queue_runners"
+    SAVERS = "savers"
+    INIT_OP = "init_op"
+    LOCAL_INIT_OP = "local_init_op"
+    READY_OP = "ready_op"
+    TRAIN_OP = "train_op"
+
+
+# --- kernels ----------------------------------------------------------------------------
+def _freeze(ctx: Any, value: Any) -> Any:
+    """A buffer the store may keep: read-only on numpy (others get copies on fetch)."""
+    if ctx.xp is np:
+        value = np.asarray(value)
+        value.flags.writeable = False
+    return value
+
+
+def _handle_kernel(ctx: Any, attrs: dict) -> Folded:
+    return Folded(attrs["shared_name"])
+
+
+def _check_shape(name: str, want: TensorShape, value: Any, what: str) -> None:
+    dims = want.as_tuple()
+    if dims is not None and len(dims) == len(value.shape) and all(
+            d is None or d == g for d, g in zip(dims, value.shape)):
+        return
+    if dims is None:
+        return
+    raise errors.InvalidArgumentError(
+        None, None, f"{what} of variable '{name}' has shape {tuple(value.shape)}, but the "
+        f"variable has shape {want}")
+
+
+def _read_kernel(ctx: Any, attrs: dict) -> Any:
+    return ctx.resources.read
+
+
+def _assign_kernel(ctx: Any, attrs: dict) -> Any:
+    store, xp = ctx.resources, ctx.xp
+    dtype = attrs["dtype"].as_numpy_dtype
+    shape = attrs["shape"] if attrs.get("validate_shape", True) else TensorShape(None)
+
+    def assign(handle: str, value: Any) -> Any:
+        # Copy: the value may alias a feed or another tensor the store must not share.
+        value = xp.array(value, dtype=dtype, copy=True)
+        _check_shape(handle, shape, value, "Assigned value")
+        return store.write(handle, _freeze(ctx, value))
+
+    return assign
+
+
+def _update_kernel(combine_name: str) -> Any:
+    def factory(ctx: Any, attrs: dict) -> Any:
+        store, xp = ctx.resources, ctx.xp
+        combine = getattr(xp, combine_name)
+
+        def update(handle: str, delta: Any) -> Any:
+            def apply(old: Any) -> Any:
+                new = combine(old, delta)
+                if new.shape != old.shape:
+                    raise errors.InvalidArgumentError(
+                        None, None, f"Update of variable '{handle}' with shape "
+                        f"{tuple(old.shape)} by a value of shape {tuple(np.shape(delta))} "
+                        "would change its shape")
+                return _freeze(ctx, new.astype(old.dtype, copy=False))
+
+            return store.update(handle, apply)
+
+        return update
+
+    return factory
+
+
+def _scatter_kernel(mode: str) -> Any:
+    def factory(ctx: Any, attrs: dict) -> Any:
+        store, xp = ctx.resources, ctx.xp
+
+        def scatter(handle: str, indices: Any, updates: Any) -> Any:
+            def apply(old: Any) -> Any:
+                new = xp.array(old, copy=True)
+                if mode == "update":
+                    new[indices] = updates
+                else:
+                    xp.add.at(new, indices, updates) if xp is np else \
+                        xp.scatter_add(new, indices, updates)
+                return _freeze(ctx, new)
+
+            return store.update(handle, apply)
+
+        return scatter
+
+    return factory
+
+
+def _is_initialized_kernel(ctx: Any, attrs: dict) -> Any:
+    store, xp = ctx.resources, ctx.xp
+    return lambda handle: xp.asarray(store.is_initialized(handle))
+
+
+# --- shape rules --------------------------------------------------------------------------
+def _infer_handle(op: Operation) -> list:
+    return [(dtypes.resource, scalar())]
+
+
+def _infer_read(op: Operation) -> list:
+    return [(op.attrs["dtype"], op.attrs["shape"])]
+
+
+def _infer_assign(op: Operation) -> list:
+    value = op.inputs[1]
+    dtype, shape = op.attrs["dtype"], op.attrs["shape"]
+    if value.dtype != dtype:
+        raise TypeError(f"cannot assign a value of dtype {value.dtype.name} to a variable of "
+                        f"dtype {dtype.name}")
+    if op.attrs.get("validate_shape", True) and not shape.is_compatible_with(value.shape):
+        raise ValueError(f"cannot assign a value of shape {value.shape} to a variable of "
+                         f"shape {shape}")
+    return [(dtype, shape if op.attrs.get("validate_shape", True) else value.shape)]
+
+
+def _infer_update(op: Operation) -> list:
+    delta = op.inputs[1]
+    dtype, shape = op.attrs["dtype"], op.attrs["shape"]
+    if delta.dtype != dtype:
+        raise TypeError(f"cannot update a variable of dtype {dtype.name} with a value of "
+                        f"dtype {delta.dtype.name}")
+    if delta.shape.rank is not None and shape.rank is not None:
+        try:
+            out = broadcast_shapes(shape, delta.shape)
+        except ValueError:
+            out = None
+        if out is None or not out.is_compatible_with(shape):
+            raise ValueError(f"cannot update a variable of shape {shape} with a value of "
+                             f"shape {delta.shape}")
+    return [(dtype, shape)]
+
+
+def _infer_scatter(op: Operation) -> list:
+    indices, updates = op.inputs[1], op.inputs[2]
+    if not indices.dtype.is_integer:
+        raise TypeError(f"scatter indices must be integers, got {indices.dtype.name}")
+    if updates.dtype != op.attrs["dtype"]:
+        raise TypeError(f"scatter updates of dtype {updates.dtype.name} do not match the "
+                        f"variable dtype {op.attrs['dtype'].name}")
+    shape = op.attrs["shape"]
+    if shape.rank is not None and indices.shape.rank is not None:
+        expected = indices.shape.concatenate(shape[1:])
+        if not updates.shape.is_compatible_with(expected):
+            raise ValueError(f"scatter updates must have shape {expected}, got "
+                             f"{updates.shape}")
+    return [(op.attrs["dtype"], shape)]
+
+
+def _infer_is_initialized(op: Operation) -> list:
+    return [(dtypes.bool, scalar())]
+
+
+def _read_grad(op: Operation, grad: Tensor) -> list:
+    return [grad]
+
+
+registry.register(registry.OpDef("VarHandleOp", _infer_handle, _handle_kernel,
+                                 registry.NOT_DIFFERENTIABLE, stateful=True))
+registry.register(registry.OpDef("ReadVariableOp", _infer_read, _read_kernel, _read_grad,
+                                 stateful=True))
+registry.register(registry.OpDef("AssignVariableOp", _infer_assign, _assign_kernel,
+                                 registry.NOT_DIFFERENTIABLE, stateful=True))
+registry.register(registry.OpDef("AssignAddVariableOp", _infer_update, _update_kernel("add"),
+                                 registry.NOT_DIFFERENTIABLE, stateful=True))
+registry.register(registry.OpDef("AssignSubVariableOp", _infer_update,
+                                 _update_kernel("subtract"), registry.NOT_DIFFERENTIABLE,
+                                 stateful=True))
+registry.register(registry.OpDef("ResourceScatterUpdate", _infer_scatter,
+                                 _scatter_kernel("update"), registry.NOT_DIFFERENTIABLE,
+                                 stateful=True))
+registry.register(registry.OpDef("ResourceScatterAdd", _infer_scatter, _scatter_kernel("add"),
+                                 registry.NOT_DIFFERENTIABLE, stateful=True))
+registry.register(registry.OpDef("VarIsInitializedOp", _infer_is_initialized,
+                                 _is_initialized_kernel, registry.NOT_DIFFERENTIABLE,
+                                 stateful=True))
+
+
+# --- the Variable class ---------------------------------------------------------------
+class Variable:
+    """A TF1 variable: state that persists across ``Session.run`` calls.
+
+    Args:
+        initial_value: a value or tensor (or a callable returning one) giving the value
+            the ``initializer`` assigns.
+        trainable: add to ``TRAINABLE_VARIABLES`` (what optimizers update by default).
+        collections: collections to add to (default ``[GLOBAL_VARIABLES]``).
+        validate_shape: require assigned values to keep the variable's shape.
+        name: the variable's name (made unique in the graph).
+        dtype: convert the initial value to this dtype.
+        shape: the static shape (default: the initial value's).
+    """
+
+    def __init__(self, initial_value: Any = None, trainable: bool = True,
+                 collections: list[str] | None = None, validate_shape: bool = True,
+                 caching_device: Any = None, name: str | None = None,
+                 variable_def: Any = None, dtype: Any = None, expected_shape: Any = None,
+                 import_scope: Any = None, constraint: Any = None,
+                 use_resource: Any = None, synchronization: Any = None,
+                 aggregation: Any = None, shape: Any = None):
+        if initial_value is None:
+            raise ValueError("initial_value must be specified.")
+        graph = get_default_graph()
+        self._graph = graph
+        self._trainable = trainable
+        self._constraint = constraint
+        with graph.name_scope(name or "Variable") as scope:
+            # The initial value ignores control dependencies in scope (it must be
+            # computable before anything else runs), as TF1's init_scope does.
+            with graph.control_dependencies(None), graph.name_scope("Initializer"):
+                value = initial_value() if callable(initial_value) else initial_value
+                self._initial_value = convert_to_tensor(value, dtype=dtype,
+                                                        name="initial_value")
+            self._dtype = self._initial_value.dtype
+            self._shape = as_shape(shape) if shape is not None else (
+                self._initial_value.shape if validate_shape else TensorShape(None))
+            if not self._shape.is_compatible_with(self._initial_value.shape) and \
+                    validate_shape:
+                raise ValueError(f"initial value of shape {self._initial_value.shape} does "
+                                 f"not match variable '{scope[:-1]}' shape {self._shape}")
+            self._handle = graph.create_op(
+                "VarHandleOp", [], {"shared_name": scope[:-1], "dtype": self._dtype,
+                                    "shape": self._shape}, name=scope).outputs[0]
+            self._attrs = {"dtype": self._dtype, "shape": self._shape}
+            with graph.colocate_with(self._handle.op), graph.control_dependencies(None):
+                self._initializer_op = graph.create_op(
+                    "AssignVariableOp", [self._handle, self._initial_value],
+                    dict(self._attrs, validate_shape=validate_shape), name="Assign")
+                with graph.name_scope("Read"):
+                    self._snapshot = graph.create_op("ReadVariableOp", [self._handle],
+                                                     self._attrs).outputs[0]
+        if collections is None:
+            collections = [GLOBAL_VARIABLES]
+        if trainable and TRAINABLE_VARIABLES not in collections:
+            collections = list(collections) + [TRAINABLE_VARIABLES]
+        graph.add_to_collections(collections, self)
+
+    # --- identity ----------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._handle.name
+
+    @property
+    def op(self) -> Operation:
+        return self._handle.op
+
+    @property
+    def handle(self) -> Tensor:
+        return self._handle
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        return self._dtype
+
+    @property
+    def shape(self) -> TensorShape:
+        return self._shape
+
+    def get_shape(self) -> TensorShape:
+        return self._shape
+
+    @property
+    def graph(self) -> graph_module.Graph:
+        return self._graph
+
+    @property
+    def device(self) -> str:
+        return self._handle.op.device
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @property
+    def initializer(self) -> Operation:
+        """The op that assigns the initial value."""
+        return self._initializer_op
+
+    @property
+    def initial_value(self) -> Tensor:
+        return self._initial_value
+
+    @property
+    def constraint(self) -> Any:
+        return self._constraint
+
+    def _as_graph_element(self) -> Tensor:
+        return self._snapshot
+
+    # --- reads -------------------------------------------------------------------------
+    def value(self) -> Tensor:
+        """A read of the current value, made in the current control-dependency scope."""
+        return self.read_value()
+
+    def read_value(self) -> Tensor:
+        graph = get_default_graph()
+        with graph.colocate_with(self._handle.op), graph.name_scope(
+                self._handle.op.name + "/Read/"):
+            return apply_op("ReadVariableOp", [self._handle], self._attrs)
+
+    def eval(self, session: Any = None) -> Any:
+        return self._snapshot.eval(session=session)
+
+    def load(self, value: Any, session: Any = None) -> None:
+        """Assigns ``value`` by running the initializer with its input fed."""
+        from ..framework.graph import _DEFAULT_SESSION_HOOK  # noqa: PLC0415
+        session = session or (_DEFAULT_SESSION_HOOK[0]() if _DEFAULT_SESSION_HOOK else None)
+        if session is None:
+            raise ValueError("Either session argument should be provided or default "
+                             "session should be established")
+        session.run(self._initializer_op, {self._initial_value: value})
+
+    def initialized_value(self) -> Tensor:
+        return self._initial_value
+
+    # --- updates -----------------------------------------------------------------------
+    def _update(self, op_type: str, value: Any, name: str | None, extra: dict | None = None,
+                inputs: list | None = None) -> Tensor:
+        graph = get_default_graph()
+        with graph.colocate_with(self._handle.op):
+            values = inputs if inputs is not None else [
+                convert_to_tensor(value, dtype=self._dtype)]
+            return graph.create_op(op_type, [self._handle] + values,
+                                   dict(self._attrs, **(extra or {})), name=name).outputs[0]
+
+    def assign(self, value: Any, use_locking: bool | None = None, name: str | None = None,
+               read_value: bool = True) -> Tensor:
+        """Assigns ``value``; returns the new value."""
+        return self._update("AssignVariableOp", value, name, {"validate_shape": True})
+
+    def assign_add(self, delta: Any, use_locking: bool | None = None,
+                   name: str | None = None, read_value: bool = True) -> Tensor:
+        """Adds ``delta`` atomically; returns the new value."""
+        return self._update("AssignAddVariableOp", delta, name)
+
+    def assign_sub(self, delta: Any, use_locking: bool | None = None,
+                   name: str | None = None, read_value: bool = True) -> Tensor:
+        """Subtracts ``delta`` atomically; returns the new value."""
+        return self._update("AssignSubVariableOp", delta, name)
+
+    def scatter_update(self, indices: Any, updates: Any, name: str | None = None) -> Tensor:
+        return self._update("ResourceScatterUpdate", None, name, inputs=[
+            convert_to_tensor(indices), convert_to_tensor(updates, dtype=self._dtype)])
+
+    def scatter_add(self, indices: Any, updates: Any, name: str | None = None) -> Tensor:
+        return self._update("ResourceScatterAdd", None, name, inputs=[
+            convert_to_tensor(indices), convert_to_tensor(updates, dtype=self._dtype)])
+
+    def is_initialized(self) -> Tensor:
+        graph = get_default_graph()
+        with graph.colocate_with(self._handle.op):
+            return apply_op("VarIsInitializedOp", [self._handle])
+
+    def set_shape(self, shape: Any) -> None:
+        self._shape = self._shape.merge_with(shape)
+
+    def __repr__(self) -> str:
+        return (f"<tf.Variable '{self._handle.op.name}:0' shape={self._shape} "
+                f"dtype={self._dtype.name}>")
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __bool__(self) -> bool:
+        raise TypeError(f"Using a tf.Variable ('{self.name}') as a Python bool is not "
+                        "allowed.")
+
+    def __iter__(self):
+        raise TypeError(f"'Variable' object ('{self.name}') is not iterable.")
+
+    def __array__(self, *args: Any, **kwargs: Any):
+        raise TypeError(f"tf.Variable '{self.name}' has no value outside a Session; run it "
+                        "to get a numpy array.")
+
+
+def _variable_operator(name: str) -> Any:
+    def method(self: Variable, *args: Any) -> Any:
+        return getattr(Tensor, name)(self.value(), *args)
+
+    method.__name__ = name
+    return method
+
+
+for _op_name in [n for n in dir(Tensor) if n.startswith("__") and n.endswith("__") and n[2:-2]
+                 in ("add", "radd", "sub", "rsub", "mul", "rmul", "truediv", "rtruediv",
+                     "floordiv", "rfloordiv", "mod", "rmod", "pow", "rpow", "matmul",
+                     "rmatmul", "lt", "le", "gt", "ge", "neg", "abs", "getitem", "and",
+                     "rand", "or", "ror", "invert", "xor", "rxor", "div", "rdiv")]:
+    setattr(Variable, _op_name, _variable_operator(_op_name))
+Variable.__array_priority__ = 100
+
+
+def _convert_variable(value: Variable, dtype: Any = None, name: Any = None) -> Tensor:
+    return value.value()
+
+
+graph_module.register_tensor_conversion_function(Variable, _convert_variable)
+
+
+# --- module-level functions ------------------------------------------------------------
+def _as_variable(ref: Any, what: str) -> Variable:
+    if not isinstance(ref, Variable):
+        raise TypeError(f"{what} needs a tf.Variable as 'ref', got {type(ref).__name__}")
+    return ref
+
+
+def assign(ref: Variable, value: Any, validate_shape: bool | None = None,
+           use_locking: bool | None = None, name: str | None = None) -> Tensor:
+    """``ref.assign(value)``: returns the new value."""
+    return _as_variable(ref, "assign").assign(value, use_locking, name)
+
+
+def assign_add(ref: Variable, value: Any, use_locking: bool | None = None,
+               name: str | None = None) -> Tensor:
+    """``ref.assign_add(value)``: returns the new value."""
+    return _as_variable(ref, "assign_add").assign_add(value, use_locking, name)
+
+
+def assign_sub(ref: Variable, value: Any, use_locking: bool | None = None,
+               name: str | None = None) -> Tensor:
+    """``ref.assign_sub(value)``: returns the new value."""
+    return _as_variable(ref, "assign_sub").assign_sub(value, use_locking, name)
+
+
+def scatter_update(ref: Variable, indices: Any, updates: Any, use_locking: bool = True,
+                   name: str | None = None) -> Tensor:
+    """Sets ``ref[indices] = updates``; returns the new value."""
+    return _as_variable(ref, "scatter_update").scatter_update(indices, updates, name)
+
+
+def scatter_add(ref: Variable, indices: Any, updates: Any, use_locking: bool = False,
+                name: str | None = None) -> Tensor:
+    """Adds ``updates`` into ``ref[indices]`` (repeated indices add up)."""
+    return _as_variable(ref, "scatter_add").scatter_add(indices, updates, name)
+
+
+def global_variables(scope: str | None = None) -> list[Variable]:
+    return get_default_graph().get_collection(GLOBAL_VARIABLES, scope)
+
+
+all_variables = global_variables
+
+
+def trainable_variables(scope: str | None = None) -> list[Variable]:
+    return get_default_graph().get_collection(TRAINABLE_VARIABLES, scope)
+
+
+def local_variables(scope: str | None = None) -> list[Variable]:
+    return get_default_graph().get_collection(LOCAL_VARIABLES, scope)
+
+
+def model_variables(scope: str | None = None) -> list[Variable]:
+    return get_default_graph().get_collection(MODEL_VARIABLES, scope)
+
+
+def variables_initializer(var_list: list[Variable], name: str = "init") -> Operation:
+    """One op running the initializers of ``var_list``."""
+    from .control import group  # noqa: PLC0415 - control imports this module
+    return group(*[v.initializer for v in var_list], name=name)
+
+
+def global_variables_initializer() -> Operation:
+    return variables_initializer(global_variables())
+
+
+initialize_all_variables = global_variables_initializer
+
+
+def local_variables_initializer() -> Operation:
+    return variables_initializer(local_variables(), name="init_1")
+
+
+def is_variable_initialized(variable: Variable) -> Tensor:
+    return variable.is_initialized()
+
+
+def report_uninitialized_variables(var_list: list[Variable] | None = None,
+                                   name: str = "report_uninitialized_variables") -> Tensor:
+    """A string tensor with the names of the uninitialized variables of ``var_list``."""
+    graph = get_default_graph()
+    var_list = global_variables() + local_variables() if var_list is None else var_list
+    with graph.name_scope(name):
+        flags = [v.is_initialized() for v in var_list]
+        names = [v.op.name for v in var_list]
+        return apply_op("ReportUninitialized", flags, {"names": tuple(names)})
+
+
+def _infer_report(op: Operation) -> list:
+    return [(dtypes.string, TensorShape([None]))]
+
+
+def _report_kernel(ctx: Any, attrs: dict) -> Any:
+    names = attrs["names"]
+
+    def report(*flags: Any) -> Any:
+        return np.array([n.encode() for n, f in zip(names, flags) if not bool(f)],
+                        dtype=object)
+
+    return report
+
+
+registry.register(registry.OpDef("ReportUninitialized", _infer_report, _report_kernel,
+                                 registry.NOT_DIFFERENTIABLE))

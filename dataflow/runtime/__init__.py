@@ -1,0 +1,1 @@
+"""The runtime (layer 2b): prune, place, partition, plan, execute, sessions."""

@@ -1,0 +1,78 @@
+"""Session and run options, mirroring the fields of TF1's protos that we honour."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class GPUOptions:
+    allow_growth: bool = False
+    per_process_gpu_memory_fraction: float = 0.0
+    visible_device_list: str = ""
+
+
+@dataclass
+class ConfigProto:
+    """``tf.ConfigProto``: placement options and runtime knobs.
+
+    Args:
+        allow_soft_placement: let the placer pick another device when a request
+            matches none (instead of ``InvalidArgumentError``).
+        log_device_placement: print each op's device when a plan is compiled.
+        operation_timeout_in_ms: deadline of one ``run`` on a cluster (0: none).
+        intra_op_parallelism_threads: BLAS threads of the embedded session (0: keep).
+        debug: check every kernel output against its static dtype and shape.
+        device_count, inter_op_parallelism_threads, gpu_options: accepted for TF1
+            compatibility.
+    """
+
+    allow_soft_placement: bool = False
+    log_device_placement: bool = False
+    operation_timeout_in_ms: int = 0
+    intra_op_parallelism_threads: int = 0
+    inter_op_parallelism_threads: int = 0
+    device_count: dict[str, int] = field(default_factory=dict)
+    gpu_options: GPUOptions = field(default_factory=GPUOptions)
+    debug: bool = False
+
+
+class RunOptions:
+    """``tf.RunOptions``: ``trace_level=RunOptions.FULL_TRACE`` records timings."""
+
+    NO_TRACE = 0
+    SOFTWARE_TRACE = 1
+    HARDWARE_TRACE = 2
+    FULL_TRACE = 3
+
+    def __init__(self, trace_level: int = 0, timeout_in_ms: int = 0, **_: Any) -> None:
+        self.trace_level = trace_level
+        self.timeout_in_ms = timeout_in_ms
+
+
+class RunMetadata:
+    """Filled by a traced ``run``: per-op timings in ``step_stats``.
+
+    ``step_stats`` is a list of dicts ``{"name", "type", "device", "start_us",
+    "end_us", "thread"}``; ``chrome_trace()`` renders them in the Chrome/Perfetto
+    trace format.
+    """
+
+    def __init__(self) -> None:
+        self.step_stats: list[dict[str, Any]] = []
+        self.partition_graphs: list[Any] = []
+
+    def chrome_trace(self) -> dict[str, Any]:
+        events = []
+        devices = sorted({s["device"] for s in self.step_stats})
+        pid_of = {d: i for i, d in enumerate(devices)}
+        for d, pid in pid_of.items():
+            events.append({"name": "process_name", "ph": "M", "pid": pid,
+                           "args": {"name": d or "client"}})
+        for s in self.step_stats:
+            events.append({"name": s["name"], "cat": s["type"], "ph": "X",
+                           "ts": s["start_us"], "dur": max(s["end_us"] - s["start_us"], 0),
+                           "pid": pid_of[s["device"]], "tid": s.get("thread", 0),
+                           "args": {"op": s["type"]}})
+        return {"traceEvents": events, "displayTimeUnit": "ms"}

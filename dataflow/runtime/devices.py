@@ -1,0 +1,52 @@
+"""Devices of this process and their array namespaces (numpy, cupy)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+LOCAL_JOB = "/job:localhost/replica:0/task:0"
+
+
+@functools.cache
+def gpu_count() -> int:
+    """CUDA devices visible through CuPy (0 when CuPy or CUDA is absent)."""
+    try:
+        import cupy  # noqa: PLC0415 - optional GPU extra
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:  # noqa: BLE001 - no cupy, no driver, no device: all mean "no GPU"
+        return 0
+
+
+def local_devices(job: str = LOCAL_JOB) -> list[str]:
+    out = [f"{job}/device:CPU:0"]
+    out += [f"{job}/device:GPU:{i}" for i in range(gpu_count())]
+    return out
+
+
+def array_namespace(device: str) -> Any:
+    """``numpy`` for CPU devices, ``cupy`` for GPU devices."""
+    if "/device:GPU:" in device:
+        import cupy  # noqa: PLC0415
+        return cupy
+    return np
+
+
+def to_host(value: Any) -> Any:
+    """Copies a device array to host memory (no-op for numpy values)."""
+    get = getattr(value, "get", None)
+    if get is not None and type(value).__module__.startswith("cupy"):
+        return get()
+    return value
+
+
+def transfer(value: Any, src: str, dst: str) -> Any:
+    """Moves ``value`` from device ``src`` to ``dst`` ('' is the client/host)."""
+    if "/device:GPU:" in dst:
+        import cupy  # noqa: PLC0415
+        index = int(dst.rsplit(":", 1)[1])
+        with cupy.cuda.Device(index):
+            return cupy.asarray(value)
+    return to_host(value)

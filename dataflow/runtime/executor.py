@@ -1,0 +1,227 @@
+"""The embedded executor: a plan stage becomes one generated Python function.
+
+Interpreting a plan call by call (look up inputs, call, store outputs) costs about a
+microsecond per op in CPython, as much as a small numpy kernel itself. So each stage is
+*compiled once* into straight-line Python source, one line per kernel call, with the
+kernel callables bound as globals of the generated function and every slot a local
+variable::
+
+    def stage_0(s0):          # stage inputs (feeds, other stages' outputs)
+        s2 = k1(s0, c0)       # c0: a constant bound at compile time (Folded)
+        del s0                # a slot is dropped after its last use
+        s3 = k2(s2)
+        return (s3,)          # stage outputs
+
+A call then costs what a Python function call costs. The source is kept (``source``)
+for inspection. When a kernel raises, the traceback's line number in the generated code
+identifies the call, so errors name the failing op without any per-call bookkeeping.
+
+With ``debug=True`` each call goes through a checker comparing the output with the
+static dtype and shape (tests run this way).
+"""
+
+from __future__ import annotations
+
+import itertools
+import traceback as _traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..framework import errors, registry
+from ..framework.kernel_context import Folded
+from .plan import KernelCall, Plan, Stage
+
+_counter = itertools.count()
+
+
+class StageFunction:
+    """A compiled stage: ``fn(*input_values) -> tuple(output_values)``."""
+
+    def __init__(self, stage: Stage, ctx: Any, slot_specs: Sequence, debug: bool = False):
+        self.stage = stage
+        namespace: dict[str, Any] = {}
+        lines: list[str] = []
+        self._line_to_call: dict[int, KernelCall] = {}
+        last_use: dict[int, int] = {}
+        for i, call in enumerate(stage.calls):
+            for slot in call.inputs:
+                last_use[slot] = i
+        keep = set(stage.outputs)
+        constants: dict[int, str] = {}
+        args = ", ".join(f"s{s}" for s in stage.inputs)
+        filename = f"<dataflow-stage-{next(_counter)}>"
+        lines.append(f"def stage({args}):")
+        for i, call in enumerate(stage.calls):
+            ctx.op_name = call.op_name
+            opdef = registry.lookup(call.op_type)
+            try:
+                kernel = opdef.kernel(ctx, call.attrs)
+            except errors.OpError as exc:
+                raise type(exc)(None, None, f"{exc.message} (op '{call.op_name}' of type "
+                                f"{call.op_type}, built at {call.traceback})") from None
+            if isinstance(kernel, Folded):
+                # A value fixed at compile time: bind it, emit no call.
+                outs = [o for o in call.outputs]
+                for j, o in enumerate(outs):
+                    if o >= 0:
+                        name = f"c{o}"
+                        namespace[name] = kernel.value if len(outs) == 1 else kernel.value[j]
+                        constants[o] = name
+                continue
+            if debug:
+                kernel = _checked(kernel, call, slot_specs)
+            kname = f"k{i}"
+            namespace[kname] = kernel
+            ins = ", ".join(constants.get(s, f"s{s}") for s in call.inputs)
+            if len(call.outputs) == 1:
+                target = f"s{call.outputs[0]}" if call.outputs[0] >= 0 else "_"
+            elif len(call.outputs) == 0:
+                target = "_"
+            else:
+                target = ", ".join(f"s{o}" if o >= 0 else "_" for o in call.outputs) + ","
+            lines.append(f"    {target} = {kname}({ins})")
+            self._line_to_call[len(lines)] = call
+            dead = [s for s in call.inputs
+                    if last_use.get(s) == i and s not in keep and s not in constants]
+            if dead:
+                lines.append(f"    del {', '.join(f's{s}' for s in sorted(set(dead)))}")
+        outs = ", ".join(constants.get(s, f"s{s}") for s in stage.outputs)
+        lines.append(f"    return ({outs}{',' if stage.outputs else ''})")
+        self.source = "\n".join(lines)
+        code = compile(self.source, filename, "exec")
+        exec(code, namespace)
+        self._filename = filename
+        self.fn: Callable[..., tuple] = namespace["stage"]
+
+    def call_for_traceback(self, tb: Any) -> KernelCall | None:
+        """The kernel call whose line raised, found in a traceback."""
+        found = None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == self._filename:
+                found = self._line_to_call.get(tb.tb_lineno)
+            tb = tb.tb_next
+        return found
+
+
+def _checked(kernel: Callable, call: KernelCall, slot_specs: Sequence) -> Callable:
+    """Wraps a kernel to compare its outputs with the static dtypes and shapes."""
+
+    def run(*args: Any) -> Any:
+        out = kernel(*args)
+        outs = out if len(call.outputs) > 1 else (out,)
+        for slot, value in zip(call.outputs, outs):
+            if slot < 0:
+                continue
+            dtype, shape = slot_specs[slot]
+            check_value(call, dtype, shape, value)
+        return out
+
+    return run
+
+
+def check_value(call: KernelCall, dtype: Any, shape: Any, value: Any) -> None:
+    np_dtype = dtype.as_numpy_dtype
+    if np_dtype is None or dtype.name == "string":
+        return
+    got_dtype = getattr(value, "dtype", None)
+    if got_dtype is None or got_dtype != np_dtype:
+        raise errors.InternalError(
+            None, None, f"kernel of '{call.op_name}' ({call.op_type}) returned dtype "
+            f"{got_dtype}, but its shape rule says {dtype.name}")
+    got_shape = getattr(value, "shape", None)
+    if got_shape is not None and not shape.is_compatible_with(got_shape):
+        raise errors.InternalError(
+            None, None, f"kernel of '{call.op_name}' ({call.op_type}) returned shape "
+            f"{tuple(got_shape)}, but its shape rule says {shape}")
+
+
+def translate_error(exc: BaseException, call: KernelCall | None, device: str) -> errors.OpError:
+    """Turns an exception raised by a kernel into an ``OpError`` naming the op."""
+    where = ""
+    if call is not None:
+        where = (f" [[node {call.op_name} (type {call.op_type}) on {device or 'this process'}"
+                 f", built at {call.traceback}]]")
+    if isinstance(exc, errors.OpError):
+        if call is not None and call.op_name not in exc.message:
+            return type(exc)(exc.node_def, call.op_name, exc.message + where)
+        return exc
+    text = "".join(_traceback.format_exception_only(type(exc), exc)).strip()
+    cls = errors.InvalidArgumentError
+    if isinstance(exc, (MemoryError,)):
+        cls = errors.ResourceExhaustedError
+    elif isinstance(exc, NotImplementedError):
+        cls = errors.UnimplementedError
+    tb = "".join(_traceback.format_tb(exc.__traceback__)[-3:])
+    return cls(None, call.op_name if call else None,
+               f"{text}{where}\nOriginal traceback (most recent call last):\n{tb}")
+
+
+class EmbeddedPlan:
+    """A plan bound to one process's devices and resource stores, ready to run."""
+
+    def __init__(self, plan: Plan, contexts: dict[str, Any], debug: bool = False,
+                 transfer: Callable[[Any, str, str], Any] | None = None):
+        self.plan = plan
+        self.stages = [StageFunction(s, contexts[s.device], plan.slot_specs, debug)
+                       for s in plan.stages]
+        self._transfer = transfer
+        if len(self.stages) == 1 and transfer is None:
+            self.run = self._run_single  # the common case: no slot dictionary at all
+        self._single_map = self._build_single_map()
+
+    def _build_single_map(self) -> tuple[Callable, tuple[int, ...]] | None:
+        if len(self.stages) != 1:
+            return None
+        stage = self.plan.stages[0]
+        feed_pos = {slot: i for i, slot in enumerate(self.plan.feed_slots)}
+        out_pos = {slot: i for i, slot in enumerate(stage.outputs)}
+        arg_index = tuple(feed_pos[s] for s in stage.inputs)
+        # For each fetch: ('o', i) from the stage outputs or ('f', i) a fed value.
+        self._fetch_from = tuple(
+            ("n", 0) if s < 0 else (("o", out_pos[s]) if s in out_pos else ("f", feed_pos[s]))
+            for s in self.plan.fetch_slots)
+        self._identity_args = arg_index == tuple(range(len(self.plan.feed_slots)))
+        return self.stages[0].fn, arg_index
+
+    def _run_single(self, feed_values: Sequence[Any]) -> list[Any]:
+        fn, arg_index = self._single_map
+        args = feed_values if self._identity_args else [feed_values[i] for i in arg_index]
+        try:
+            outs = fn(*args)
+        except Exception as exc:  # noqa: BLE001 - every kernel failure becomes an OpError
+            stage = self.stages[0]
+            raise translate_error(exc, stage.call_for_traceback(exc.__traceback__),
+                                  stage.stage.device) from None
+        return [None if kind == "n" else (outs[i] if kind == "o" else feed_values[i])
+                for kind, i in self._fetch_from]
+
+    def run(self, feed_values: Sequence[Any]) -> list[Any]:
+        values: dict[int, Any] = dict(zip(self.plan.feed_slots, feed_values))
+        device_of: dict[int, str] = {}
+        for sf in self.stages:
+            stage = sf.stage
+            args = []
+            for slot in stage.inputs:
+                v = values[slot]
+                src = device_of.get(slot)
+                if self._transfer is not None and src is not None and src != stage.device:
+                    v = self._transfer(v, src, stage.device)
+                args.append(v)
+            try:
+                outs = sf.fn(*args)
+            except Exception as exc:  # noqa: BLE001
+                raise translate_error(exc, sf.call_for_traceback(exc.__traceback__),
+                                      stage.device) from None
+            for slot, v in zip(stage.outputs, outs):
+                values[slot] = v
+                device_of[slot] = stage.device
+        out = []
+        for slot in self.plan.fetch_slots:
+            if slot < 0:
+                out.append(None)
+                continue
+            v = values[slot]
+            if self._transfer is not None and device_of.get(slot, "") != "":
+                v = self._transfer(v, device_of[slot], "")
+            out.append(v)
+        return out

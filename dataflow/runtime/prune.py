@@ -1,0 +1,42 @@
+"""Pruning: the ops one step must run.
+
+Starting from the fetched tensors' ops and the target ops, walk data and control inputs
+backward, stopping at fed tensors (a fed tensor's producer runs only if another of its
+outputs, or a control edge, needs it). The result is ordered topologically with
+creation order breaking ties, so a step's plan is the same every time it is compiled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .._util.toposort import toposort
+from ..framework.graph import Operation, Tensor
+
+
+def prune(fetch_tensors: Iterable[Tensor], target_ops: Iterable[Operation],
+          fed: set[Tensor]) -> list[Operation]:
+    """The ops needed to compute ``fetch_tensors`` and run ``target_ops``, in order."""
+    needed: set[Operation] = set()
+    stack: list[Operation] = [t.op for t in fetch_tensors if t not in fed]
+    stack.extend(target_ops)
+    while stack:
+        op = stack.pop()
+        if op in needed:
+            continue
+        needed.add(op)
+        for t in op.inputs:
+            if t not in fed and t.op not in needed:
+                stack.append(t.op)
+        for c in op.control_inputs:
+            if c not in needed:
+                stack.append(c)
+    return toposort(needed, _parents, _creation_index)
+
+
+def _parents(op: Operation) -> list[Operation]:
+    return [t.op for t in op.inputs] + list(op.control_inputs)
+
+
+def _creation_index(op: Operation) -> int:
+    return op._id

@@ -1,0 +1,362 @@
+"""``Session``: run fetches given feeds, on this process or on a Dask cluster.
+
+``run`` resolves the fetch structure to graph elements, looks up a compiled plan for
+the (fetches, feed keys) signature (compiling it on first use), converts and checks
+the fed values, executes, and packs the results in the fetch structure. A repeated
+``run`` with the same signature does no graph walking: one dict lookup finds the bound
+plan. Several threads may call ``run`` at once; they share plans and state.
+
+The backend does the executing: ``EmbeddedBackend`` (this module) runs plans in this
+process; ``runtime.dask_backend.DaskBackend`` lowers them to Dask task graphs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from .._util import nest
+from ..framework import errors
+from ..framework import graph as graph_module
+from ..framework.graph import Graph, Operation, Tensor
+from .compiler import compile_plan
+from .config import ConfigProto, RunMetadata, RunOptions
+from .context import DeviceContext
+from .devices import array_namespace, local_devices, transfer
+from .executor import EmbeddedPlan
+from .plan import Plan
+from .resources import ResourceStore
+
+
+class EmbeddedBackend:
+    """Runs plans in this process: one resource store and kernel context per device."""
+
+    def __init__(self, config: ConfigProto) -> None:
+        self.devices = local_devices()
+        self.default_device = self.devices[0]
+        self.contexts = {d: DeviceContext(d, array_namespace(d), ResourceStore(d),
+                                          config.debug) for d in self.devices}
+        self._multi_device = len(self.devices) > 1
+        self._steps = 0
+        self._step_lock = threading.Lock()
+
+    def bind(self, plan: Plan) -> Any:
+        return EmbeddedPlan(plan, self.contexts, self._debug,
+                            transfer if self._multi_device else None)
+
+    @property
+    def _debug(self) -> bool:
+        return next(iter(self.contexts.values())).debug
+
+    def execute(self, bound: Any, feed_values: list[Any], timeout: float | None) -> list[Any]:
+        return bound.run(feed_values)
+
+    def resource_store(self, device: str | None = None) -> ResourceStore:
+        return self.contexts[device or self.default_device].resources
+
+    def close(self) -> None:
+        for ctx in self.contexts.values():
+            ctx.resources.clear()
+
+
+class _Signature:
+    """What a compiled signature remembers: the bound plan and how to map values."""
+
+    __slots__ = ("bound", "unique_fetches", "leaf_index", "feed_tensors", "feed_checks",
+                 "plan")
+
+    def __init__(self, bound: Any, plan: Plan, unique_fetches: list, leaf_index: list[int],
+                 feed_tensors: list[Tensor]):
+        self.bound = bound
+        self.plan = plan
+        self.unique_fetches = unique_fetches
+        self.leaf_index = leaf_index
+        self.feed_tensors = feed_tensors
+        self.feed_checks = [(t.dtype.as_numpy_dtype, t.shape.as_tuple(), t.name)
+                            for t in feed_tensors]
+
+
+class BaseSession:
+    """Shared by ``Session`` and ``InteractiveSession``."""
+
+    def __init__(self, target: Any = "", graph: Graph | None = None,
+                 config: ConfigProto | None = None):
+        self._graph = graph if graph is not None else graph_module.get_default_graph()
+        self._config = config or ConfigProto()
+        self._target = target
+        self._closed = False
+        self._cache: dict[Any, _Signature] = {}
+        self._cache_lock = threading.Lock()
+        self._default_stack: list[Any] = []
+        self._backend = self._make_backend(target)
+
+    def _make_backend(self, target: Any) -> Any:
+        if target is None or target == "" or target == "local":
+            return EmbeddedBackend(self._config)
+        from .dask_backend import DaskBackend  # noqa: PLC0415 - only cluster users pay for distributed
+        return DaskBackend(target, self._config)
+
+    # --- properties --------------------------------------------------------------------
+    @property
+    def graph(self) -> Graph:
+        return self._graph
+
+    @property
+    def graph_def(self) -> list[dict]:
+        return [op.node_def for op in self._graph.get_operations()]
+
+    @property
+    def sess_str(self) -> str:
+        return str(self._target or "")
+
+    @property
+    def backend(self) -> Any:
+        return self._backend
+
+    # --- running -----------------------------------------------------------------------
+    def run(self, fetches: Any, feed_dict: dict | None = None,
+            options: RunOptions | None = None, run_metadata: RunMetadata | None = None) -> Any:
+        """Runs the ops and evaluates the tensors in ``fetches``.
+
+        Args:
+            fetches: a graph element (``Tensor``, ``Operation``, ``Variable``, or a name
+                string) or any nesting of lists, tuples, dicts and namedtuples of them.
+            feed_dict: maps tensors (or their names) to values that replace them.
+            options: ``RunOptions``; ``trace_level=FULL_TRACE`` records timings.
+            run_metadata: receives the timings of a traced run.
+
+        Returns:
+            The fetched values (numpy arrays; ``None`` for ops) in the nesting of
+            ``fetches``.
+
+        Raises:
+            RuntimeError: the session is closed.
+            ValueError/TypeError: a fetch or feed is not valid for this graph.
+            errors.OpError: a kernel failed; the error names the op.
+        """
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        feed_dict = feed_dict or {}
+        sig = self._signature(fetches, feed_dict)
+        feed_values = self._convert_feeds(sig, feed_dict)
+        timeout = self._timeout(options)
+        if options is not None and options.trace_level and run_metadata is not None:
+            results = self._traced_run(sig, feed_values, run_metadata)
+        else:
+            results = self._backend.execute(sig.bound, feed_values, timeout)
+        leaves = [_host_value(results[i]) for i in sig.leaf_index]
+        if type(fetches) is Tensor or type(fetches) is Operation or isinstance(fetches, str):
+            return leaves[0]
+        return nest.pack_sequence_as(fetches, leaves)
+
+    def _timeout(self, options: RunOptions | None) -> float | None:
+        ms = (options.timeout_in_ms if options is not None and options.timeout_in_ms
+              else self._config.operation_timeout_in_ms)
+        return ms / 1000.0 if ms else None
+
+    def _signature(self, fetches: Any, feed_dict: dict) -> _Signature:
+        leaves = ([fetches] if type(fetches) is Tensor or type(fetches) is Operation
+                  else nest.flatten(fetches))
+        try:
+            key = (tuple(leaves), tuple(feed_dict))
+            sig = self._cache.get(key)
+        except TypeError:  # an unhashable leaf: resolve it below for a clear error
+            key, sig = None, None
+        if sig is not None:
+            return sig
+        with self._cache_lock:
+            sig = self._compile(leaves, feed_dict)
+            if key is not None:
+                self._cache[key] = sig
+        return sig
+
+    def _compile(self, leaves: list[Any], feed_dict: dict) -> _Signature:
+        graph = self._graph
+        unique: list[Tensor | Operation] = []
+        position: dict[Any, int] = {}
+        leaf_index = []
+        for leaf in leaves:
+            if leaf is None:
+                raise TypeError("Fetch argument None has invalid type <class 'NoneType'>")
+            try:
+                element = graph.as_graph_element(leaf)
+            except (TypeError, ValueError, KeyError) as exc:
+                raise type(exc)(f"Fetch argument {leaf!r} cannot be interpreted as a Tensor. "
+                                f"({exc})") from None
+            if element not in position:
+                position[element] = len(unique)
+                unique.append(element)
+            leaf_index.append(position[element])
+        feed_tensors = []
+        for key in feed_dict:
+            try:
+                t = graph.as_graph_element(key, allow_operation=False)
+            except (TypeError, ValueError, KeyError) as exc:
+                raise TypeError(f"Cannot interpret feed_dict key as Tensor: {exc}") from None
+            feed_tensors.append(t)
+        plan = compile_plan(unique, feed_tensors, self._backend.devices,
+                            self._backend.default_device, self._config.allow_soft_placement)
+        if self._config.log_device_placement:
+            for name, device in plan.placement.items():
+                print(f"{name}: {device}")
+        bound = self._backend.bind(plan)
+        return _Signature(bound, plan, unique, leaf_index, feed_tensors)
+
+    def _convert_feeds(self, sig: _Signature, feed_dict: dict) -> list[Any]:
+        values = []
+        for value, (np_dtype, shape, name) in zip(feed_dict.values(), sig.feed_checks):
+            if isinstance(value, Tensor):
+                raise TypeError(f"The value of a feed cannot be a tf.Tensor object ({name}). "
+                                "Acceptable feed values include Python scalars, strings, "
+                                "lists, numpy ndarrays, or TensorHandles.")
+            if np_dtype is not None and not (type(value) is np.ndarray
+                                             and value.dtype == np_dtype):
+                try:
+                    value = np.asarray(value, dtype=np_dtype)
+                except (TypeError, ValueError) as exc:
+                    raise ValueError(f"Cannot feed value for Tensor '{name}': {exc}") from None
+            if shape is not None:
+                got = np.shape(value)
+                if len(got) != len(shape) or any(
+                        d is not None and d != g for d, g in zip(shape, got)):
+                    shape_str = "(" + ", ".join("?" if d is None else str(d)
+                                                for d in shape) + ("," if len(shape) == 1
+                                                                   else "") + ")"
+                    raise ValueError(f"Cannot feed value of shape {got} for Tensor "
+                                     f"'{name}', which has shape '{shape_str}'")
+            values.append(value)
+        return values
+
+    def _traced_run(self, sig: _Signature, feed_values: list[Any],
+                    run_metadata: RunMetadata) -> list[Any]:
+        traced = getattr(self._backend, "execute_traced", None)
+        if traced is not None:
+            return traced(sig.bound, feed_values, run_metadata)
+        start = time.perf_counter()
+        out = self._backend.execute(sig.bound, feed_values, None)
+        end = time.perf_counter()
+        run_metadata.step_stats.append({"name": "step", "type": "Step", "device": "",
+                                        "start_us": start * 1e6, "end_us": end * 1e6})
+        return out
+
+    # --- inspection ----------------------------------------------------------------------
+    def compiled_plan(self, fetches: Any, feed_dict: dict | None = None) -> Plan:
+        """The ``Plan`` one ``run(fetches, feed_dict)`` would execute."""
+        return self._signature(fetches, feed_dict or {}).plan
+
+    def placement(self, fetches: Any, feed_dict: dict | None = None) -> dict[str, str]:
+        """Maps each op of the step to its device."""
+        return dict(self.compiled_plan(fetches, feed_dict).placement)
+
+    def to_dask(self, fetches: Any, feed_dict: dict | None = None) -> Any:
+        """The Dask graph one step would submit (cluster sessions only)."""
+        to_dask = getattr(self._backend, "to_dask", None)
+        if to_dask is None:
+            raise ValueError("to_dask() needs a cluster session: Session(target) with a "
+                             "Dask client, scheduler address or dataflow.LocalCluster.")
+        feed_dict = feed_dict or {}
+        sig = self._signature(fetches, feed_dict)
+        return to_dask(sig.bound, self._convert_feeds(sig, feed_dict))
+
+    def make_callable(self, fetches: Any, feed_list: list | None = None) -> Any:
+        """A function running ``fetches`` with positional feeds for ``feed_list``."""
+        feed_list = list(feed_list or [])
+
+        def call(*args: Any) -> Any:
+            return self.run(fetches, dict(zip(feed_list, args)))
+
+        return call
+
+    # --- lifecycle -----------------------------------------------------------------------
+    def close(self) -> None:
+        """Releases the session's state (variables, queues) and cancels blocked steps."""
+        if not self._closed:
+            self._closed = True
+            self._backend.close()
+            self._cache.clear()
+
+    @contextlib.contextmanager
+    def as_default(self) -> Iterator[BaseSession]:
+        _default_sessions.stack.append(self)
+        try:
+            yield self
+        finally:
+            _default_sessions.stack.remove(self)
+
+    def __enter__(self) -> BaseSession:
+        self._context = [self._graph.as_default(), self.as_default()]
+        for c in self._context:
+            c.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for c in reversed(self._context):
+            c.__exit__(None, None, None)
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            if not self._closed:
+                self.close()
+
+
+def _host_value(value: Any) -> Any:
+    if type(value) is np.ndarray:
+        if value.ndim == 0:
+            return value[()]
+        # Stored state is read-only; hand the caller a copy it may change freely.
+        return value if value.flags.writeable else value.copy()
+    if value is None or isinstance(value, np.generic):
+        return value
+    from .devices import to_host  # noqa: PLC0415
+    return _host_value(np.asarray(to_host(value)))
+
+
+class Session(BaseSession):
+    """A TF1 session. ``Session()`` runs in this process; ``Session(target)`` on Dask.
+
+    Args:
+        target: ``''``/``None`` for the embedded runtime, or a ``distributed.Client``,
+            a scheduler address such as ``'tcp://host:8786'``, or a
+            ``dataflow.LocalCluster``.
+        graph: the graph to run (default: the default graph).
+        config: a ``ConfigProto``.
+    """
+
+
+class InteractiveSession(BaseSession):
+    """A session that installs itself as the default session on construction."""
+
+    def __init__(self, target: Any = "", graph: Graph | None = None,
+                 config: ConfigProto | None = None):
+        super().__init__(target, graph, config)
+        self._graph_ctx = self._graph.as_default()
+        self._graph_ctx.__enter__()
+        _default_sessions.stack.append(self)
+
+    def close(self) -> None:
+        if self in _default_sessions.stack:
+            _default_sessions.stack.remove(self)
+        super().close()
+
+
+class _DefaultSessions(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[BaseSession] = []
+
+
+_default_sessions = _DefaultSessions()
+
+
+def get_default_session() -> BaseSession | None:
+    return _default_sessions.stack[-1] if _default_sessions.stack else None
+
+
+graph_module.register_default_session_hook(get_default_session)
+
+__all__ = ["Session", "InteractiveSession", "get_default_session", "errors"]

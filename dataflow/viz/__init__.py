@@ -1,0 +1,1 @@
+"""Drawing graphs, HTML reprs and trace export (layer 3)."""

@@ -1,0 +1,27 @@
+"""Shared fixtures: every test starts with a fresh default graph."""
+
+from __future__ import annotations
+
+import os
+
+# Deterministic, uncontended BLAS in the test process (see DESIGN.md, "BLAS threads").
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import pytest  # noqa: E402
+
+import dataflow as tf  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def fresh_default_graph():
+    tf.reset_default_graph()
+    yield
+    tf.reset_default_graph()
+
+
+@pytest.fixture
+def sess():
+    """An embedded session with per-kernel dtype/shape checks on."""
+    with tf.Session(config=tf.ConfigProto(debug=True)) as s:
+        yield s
