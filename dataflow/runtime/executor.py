@@ -23,6 +23,8 @@ static dtype and shape (tests run this way).
 from __future__ import annotations
 
 import itertools
+import threading
+import time
 import traceback as _traceback
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -37,7 +39,8 @@ _counter = itertools.count()
 class StageFunction:
     """A compiled stage: ``fn(*input_values) -> tuple(output_values)``."""
 
-    def __init__(self, stage: Stage, ctx: Any, slot_specs: Sequence, debug: bool = False):
+    def __init__(self, stage: Stage, ctx: Any, slot_specs: Sequence, debug: bool = False,
+                 trace: list | None = None):
         self.stage = stage
         namespace: dict[str, Any] = {}
         lines: list[str] = []
@@ -70,6 +73,8 @@ class StageFunction:
                 continue
             if debug:
                 kernel = _checked(kernel, call, slot_specs)
+            if trace is not None:
+                kernel = _timed(kernel, call, stage.device, trace)
             kname = f"k{i}"
             namespace[kname] = kernel
             ins = ", ".join(constants.get(s, f"s{s}") for s in call.inputs)
@@ -119,6 +124,21 @@ def _checked(kernel: Callable, call: KernelCall, slot_specs: Sequence) -> Callab
     return run
 
 
+def _timed(kernel: Callable, call: KernelCall, device: str, trace: list) -> Callable:
+    """Wraps a kernel to append its start and end times (us) to ``trace``."""
+
+    def run(*args: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return kernel(*args)
+        finally:
+            trace.append({"name": call.op_name, "type": call.op_type, "device": device,
+                          "start_us": start * 1e6, "end_us": time.perf_counter() * 1e6,
+                          "thread": threading.get_ident()})
+
+    return run
+
+
 def check_value(call: KernelCall, dtype: Any, shape: Any, value: Any) -> None:
     np_dtype = dtype.as_numpy_dtype
     if np_dtype is None or dtype.name == "string":
@@ -160,9 +180,10 @@ class EmbeddedPlan:
     """A plan bound to one process's devices and resource stores, ready to run."""
 
     def __init__(self, plan: Plan, contexts: dict[str, Any], debug: bool = False,
-                 transfer: Callable[[Any, str, str], Any] | None = None):
+                 transfer: Callable[[Any, str, str], Any] | None = None,
+                 trace: list | None = None):
         self.plan = plan
-        self.stages = [StageFunction(s, contexts[s.device], plan.slot_specs, debug)
+        self.stages = [StageFunction(s, contexts[s.device], plan.slot_specs, debug, trace)
                        for s in plan.stages]
         self._transfer = transfer
         if len(self.stages) == 1 and transfer is None:
