@@ -104,6 +104,14 @@ from .ops.array import (
     zeros_like as zeros_like,
 )
 
+# --- ops/data_flow.py -------------------------------------------------------------------
+from .ops.data_flow import (
+    FIFOQueue as FIFOQueue,
+    PaddingFIFOQueue as PaddingFIFOQueue,
+    QueueBase as QueueBase,
+    RandomShuffleQueue as RandomShuffleQueue,
+)
+
 # --- ops/linalg.py -----------------------------------------------------------------------
 
 # --- ops/random.py, ops/init_ops.py, ops/variable_scope.py -------------------------------

@@ -2,7 +2,10 @@
 registers every op type and the Tensor operator overloads."""
 
 from . import (  # noqa: F401 - imported for their registrations
+    array,
     constant,
     control,
+    data_flow,
+    math,
     state,
 )

@@ -1,0 +1,326 @@
+"""Queues: ``FIFOQueue``, ``RandomShuffleQueue``, ``PaddingFIFOQueue``.
+
+A queue is a ``QueueHandleOp`` (like a variable handle: a ``resource`` tensor naming the
+queue) plus enqueue/dequeue/close/size ops that take the handle, and are therefore
+placed on the queue's device. The buffer itself is a ``QueueState`` (``queue_state.py``)
+in that device's resource store, created when a plan using the queue is first bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..framework import dtypes as dtypes_module
+from ..framework import errors, registry
+from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
+from ..framework.kernel_context import Folded
+from ..framework.tensor_shape import TensorShape, as_shape, scalar
+from ..framework.tensor_util import constant_value
+from .queue_state import QueueState
+
+
+def _queue_key(name: str) -> str:
+    return f"queue:{name}"
+
+
+def _lookup(ctx: Any, name: str) -> QueueState:
+    def missing() -> QueueState:
+        raise errors.NotFoundError(None, None, f"Queue '{name}' does not exist on "
+                                   f"{ctx.device}")
+
+    return ctx.resources.get_or_create(_queue_key(name), missing)
+
+
+# --- kernels ---------------------------------------------------------------------------
+def _handle_kernel(ctx: Any, attrs: dict) -> Folded:
+    name = attrs["shared_name"]
+    ctx.resources.get_or_create(_queue_key(name), lambda: QueueState(
+        name, attrs["capacity"], len(attrs["component_types"]), attrs["kind"] == "shuffle",
+        attrs["min_after_dequeue"], attrs["seed"], attrs["kind"] == "padding"))
+    return Folded(name)
+
+
+def _enqueue_kernel(ctx: Any, attrs: dict) -> Any:
+    xp, many = ctx.xp, attrs["many"]
+
+    def enqueue(handle: str, *components: Any) -> None:
+        queue = _lookup(ctx, handle)
+        # Copies: a fed batch may be changed by its owner after the step.
+        if many:
+            queue.enqueue_many(tuple(xp.array(c) for c in components))
+        else:
+            queue.enqueue(tuple(xp.array(c) for c in components))
+
+    return enqueue
+
+
+def _pad_stack(xp: Any, values: list) -> Any:
+    shape = tuple(max(v.shape[d] for v in values) for d in range(values[0].ndim))
+    out = xp.zeros((len(values),) + shape, dtype=values[0].dtype)
+    for i, v in enumerate(values):
+        out[(i,) + tuple(slice(0, s) for s in v.shape)] = v
+    return out
+
+
+def _dequeue_kernel(ctx: Any, attrs: dict) -> Any:
+    xp, mode, ncomp = ctx.xp, attrs["mode"], len(attrs["component_types"])
+    padded = attrs["kind"] == "padding"
+    stack = (lambda vs: _pad_stack(xp, vs)) if padded else xp.stack
+
+    def dequeue(handle: str, n: Any = None) -> Any:
+        queue = _lookup(ctx, handle)
+        if mode == "one":
+            (item,) = queue.dequeue_many(1)
+            out = item
+        else:
+            items = queue.dequeue_many(int(n), allow_smaller=(mode == "up_to"))
+            out = tuple(stack([it[i] for it in items]) for i in range(ncomp))
+        return out if ncomp > 1 else out[0]
+
+    return dequeue
+
+
+def _close_kernel(ctx: Any, attrs: dict) -> Any:
+    cancel = attrs["cancel_pending_enqueues"]
+    return lambda handle: _lookup(ctx, handle).close(cancel)
+
+
+def _size_kernel(ctx: Any, attrs: dict) -> Any:
+    xp = ctx.xp
+    return lambda handle: xp.asarray(_lookup(ctx, handle).size(), dtype=xp.int32)
+
+
+def _is_closed_kernel(ctx: Any, attrs: dict) -> Any:
+    xp = ctx.xp
+    return lambda handle: xp.asarray(_lookup(ctx, handle).closed)
+
+
+# --- shape rules ----------------------------------------------------------------------
+def _infer_handle(op: Operation) -> list:
+    return [(dtypes_module.resource, scalar())]
+
+
+def _infer_enqueue(op: Operation) -> list:
+    types, shapes = op.attrs["component_types"], op.attrs["shapes"]
+    values = op.inputs[1:]
+    if len(values) != len(types):
+        raise ValueError(f"queue takes {len(types)} components, got {len(values)}")
+    for i, (v, dt) in enumerate(zip(values, types)):
+        if v.dtype != dt:
+            raise TypeError(f"component {i} has dtype {v.dtype.name}, the queue expects "
+                            f"{dt.name}")
+        if shapes is not None:
+            want = shapes[i]
+            got = v.shape[1:] if op.attrs["many"] else v.shape
+            if op.attrs["kind"] != "padding" and not want.is_compatible_with(got):
+                raise ValueError(f"component {i} has shape {got}, the queue expects {want}")
+            if op.attrs["kind"] == "padding" and got.rank is not None and \
+                    want.rank is not None and got.rank != want.rank:
+                raise ValueError(f"component {i} has rank {got.rank}, the queue expects "
+                                 f"rank {want.rank}")
+    return []
+
+
+def _infer_dequeue(op: Operation) -> list:
+    types, shapes = op.attrs["component_types"], op.attrs["shapes"]
+    mode = op.attrs["mode"]
+    lead: list = []
+    if mode != "one":
+        n = constant_value(op.inputs[1])
+        lead = [int(n) if n is not None and mode == "many" else None]
+    out = []
+    for i, dt in enumerate(types):
+        shape = shapes[i] if shapes is not None else TensorShape(None)
+        out.append((dt, TensorShape(lead).concatenate(shape) if mode != "one" else shape))
+    return out
+
+
+def _infer_close(op: Operation) -> list:
+    return []
+
+
+def _infer_size(op: Operation) -> list:
+    return [(dtypes_module.int32, scalar())]
+
+
+def _infer_is_closed(op: Operation) -> list:
+    return [(dtypes_module.bool, scalar())]
+
+
+for _type, _infer, _kernel in (
+        ("QueueHandleOp", _infer_handle, _handle_kernel),
+        ("QueueEnqueue", _infer_enqueue, _enqueue_kernel),
+        ("QueueDequeue", _infer_dequeue, _dequeue_kernel),
+        ("QueueClose", _infer_close, _close_kernel),
+        ("QueueSize", _infer_size, _size_kernel),
+        ("QueueIsClosed", _infer_is_closed, _is_closed_kernel)):
+    registry.register(registry.OpDef(_type, _infer, _kernel, registry.NOT_DIFFERENTIABLE,
+                                     stateful=True))
+
+
+def _as_shape_list(shapes: Any) -> list[TensorShape]:
+    """TF1's rule: a list of ints/None (or a TensorShape) is one shape, else a list."""
+    if isinstance(shapes, TensorShape):
+        return [shapes]
+    if not isinstance(shapes, (list, tuple)):
+        raise TypeError(f"shapes must be a list of shapes, got {shapes!r}")
+    if all(d is None or isinstance(d, int) for d in shapes):
+        return [as_shape(shapes)]
+    return [as_shape(s) for s in shapes]
+
+
+# --- the queue classes --------------------------------------------------------------------
+class QueueBase:
+    """Common interface of TF1's queues (see ``FIFOQueue``)."""
+
+    def __init__(self, kind: str, capacity: int, dtypes: Any, shapes: Any, names: Any,
+                 shared_name: str | None, name: str, min_after_dequeue: int = 0,
+                 seed: int | None = None):
+        single = not isinstance(dtypes, (list, tuple))
+        self._dtypes = [dtypes_module.as_dtype(d) for d in ([dtypes] if single else dtypes)]
+        if shapes is not None:
+            shapes = _as_shape_list(shapes)
+            if len(shapes) != len(self._dtypes):
+                raise ValueError(f"queue '{name}' has {len(self._dtypes)} dtypes but "
+                                 f"{len(shapes)} shapes")
+        elif kind == "padding":
+            raise ValueError("PaddingFIFOQueue needs shapes (use None for dimensions to pad)")
+        self._shapes = shapes
+        self._names = list(names) if names is not None else None
+        graph = get_default_graph()
+        if seed is None and graph.seed is not None:
+            seed = graph.seed * 1_000_003 + graph.next_op_seed()
+        elif seed is not None and graph.seed is not None:
+            seed = graph.seed * 1_000_003 + seed
+        with graph.name_scope(name) as scope:
+            self._handle = graph.create_op("QueueHandleOp", [], {
+                "shared_name": shared_name or scope[:-1], "capacity": capacity,
+                "component_types": tuple(self._dtypes), "shapes": self._shapes,
+                "kind": kind, "min_after_dequeue": min_after_dequeue, "seed": seed,
+            }, name=scope).outputs[0]
+        self._attrs = {"component_types": tuple(self._dtypes), "shapes": self._shapes,
+                       "kind": kind}
+
+    # --- properties ----------------------------------------------------------------
+    @property
+    def queue_ref(self) -> Tensor:
+        return self._handle
+
+    @property
+    def name(self) -> str:
+        return self._handle.op.name
+
+    @property
+    def dtypes(self) -> list:
+        return list(self._dtypes)
+
+    @property
+    def shapes(self) -> list | None:
+        return None if self._shapes is None else list(self._shapes)
+
+    @property
+    def names(self) -> list | None:
+        return self._names
+
+    # --- ops -----------------------------------------------------------------------
+    def _components(self, vals: Any) -> list[Tensor]:
+        if self._names is not None:
+            if not isinstance(vals, dict):
+                raise ValueError(f"queue '{self.name}' has names {self._names}: enqueue a "
+                                 "dict")
+            vals = [vals[n] for n in self._names]
+        elif not isinstance(vals, (list, tuple)):
+            vals = [vals]
+        return [convert_to_tensor(v, dtype=dt) for v, dt in zip(vals, self._dtypes)] + \
+            [convert_to_tensor(v) for v in list(vals)[len(self._dtypes):]]
+
+    def _op(self, op_type: str, inputs: Sequence[Tensor], attrs: dict,
+            name: str | None) -> Operation:
+        graph = get_default_graph()
+        with graph.colocate_with(self._handle.op):
+            return graph.create_op(op_type, [self._handle, *inputs],
+                                   dict(self._attrs, **attrs), name=name)
+
+    def enqueue(self, vals: Any, name: str | None = None) -> Operation:
+        """Adds one element (a tensor, a list of tensors, or a dict by name)."""
+        return self._op("QueueEnqueue", self._components(vals), {"many": False},
+                        name or "enqueue")
+
+    def enqueue_many(self, vals: Any, name: str | None = None) -> Operation:
+        """Adds ``len(vals[0])`` elements, slicing each component along dimension 0."""
+        return self._op("QueueEnqueue", self._components(vals), {"many": True},
+                        name or "enqueue_many")
+
+    def _unpack(self, op: Operation) -> Any:
+        outs = list(op.outputs)
+        if self._names is not None:
+            return dict(zip(self._names, outs))
+        return outs[0] if len(outs) == 1 else outs
+
+    def dequeue(self, name: str | None = None) -> Any:
+        """Removes one element; blocks while empty."""
+        return self._unpack(self._op("QueueDequeue", [], {"mode": "one"},
+                                     name or "dequeue"))
+
+    def dequeue_many(self, n: Any, name: str | None = None) -> Any:
+        """Removes ``n`` elements, stacked along a new dimension 0."""
+        return self._unpack(self._op("QueueDequeue", [convert_to_tensor(n, dtypes_module.int32)],
+                                     {"mode": "many"}, name or "dequeue_many"))
+
+    def dequeue_up_to(self, n: Any, name: str | None = None) -> Any:
+        """Like ``dequeue_many``, but returns fewer once the queue is closed."""
+        return self._unpack(self._op("QueueDequeue", [convert_to_tensor(n, dtypes_module.int32)],
+                                     {"mode": "up_to"}, name or "dequeue_up_to"))
+
+    def close(self, cancel_pending_enqueues: bool = False, name: str | None = None) -> Operation:
+        """Closes the queue: no more enqueues; dequeues drain what is left."""
+        return self._op("QueueClose", [], {"cancel_pending_enqueues": cancel_pending_enqueues},
+                        name or "close")
+
+    def size(self, name: str | None = None) -> Tensor:
+        """The number of elements in the queue."""
+        return self._op("QueueSize", [], {}, name or "size").outputs[0]
+
+    def is_closed(self, name: str | None = None) -> Tensor:
+        return self._op("QueueIsClosed", [], {}, name or "is_closed").outputs[0]
+
+
+class FIFOQueue(QueueBase):
+    """A bounded first-in first-out queue of tuples of tensors.
+
+    Args:
+        capacity: the most elements held; enqueues block while full.
+        dtypes: one dtype or a list, one per component.
+        shapes: optional shapes per component (required for ``dequeue_many``).
+        names: optional component names (then elements are dicts).
+        shared_name: share the queue under this name.
+        name: the op name.
+    """
+
+    def __init__(self, capacity: int, dtypes: Any, shapes: Any = None, names: Any = None,
+                 shared_name: str | None = None, name: str = "fifo_queue"):
+        super().__init__("fifo", capacity, dtypes, shapes, names, shared_name, name)
+
+
+class RandomShuffleQueue(QueueBase):
+    """A queue dequeuing elements in random order, keeping ``min_after_dequeue`` until
+    closed (for mixing). ``seed`` with the graph seed makes the order reproducible."""
+
+    def __init__(self, capacity: int, min_after_dequeue: int, dtypes: Any,
+                 shapes: Any = None, names: Any = None, seed: int | None = None,
+                 shared_name: str | None = None, name: str = "random_shuffle_queue"):
+        if min_after_dequeue >= capacity:
+            raise ValueError(f"min_after_dequeue ({min_after_dequeue}) must be below "
+                             f"capacity ({capacity})")
+        super().__init__("shuffle", capacity, dtypes, shapes, names, shared_name, name,
+                         min_after_dequeue, seed)
+
+
+class PaddingFIFOQueue(QueueBase):
+    """A FIFO queue whose ``dequeue_many`` pads components to the batch's largest shape
+    (``None`` dimensions in ``shapes`` may vary between elements)."""
+
+    def __init__(self, capacity: int, dtypes: Any, shapes: Any, names: Any = None,
+                 shared_name: str | None = None, name: str = "padding_fifo_queue"):
+        super().__init__("padding", capacity, dtypes, shapes, names, shared_name, name)

@@ -1,0 +1,135 @@
+"""The state behind a queue op: a bounded, blocking, closable buffer of tuples.
+
+One ``QueueState`` lives in the resource store of the queue's device (created the first
+time a plan using the queue is bound there); enqueue and dequeue ops are colocated with
+the queue handle, so on a cluster producers and consumers on any worker reach it through
+ordinary tensor transfers, and the blocking happens on the queue's worker.
+
+Semantics (TF1's):
+* ``enqueue`` blocks while the queue is full; on a closed queue it raises
+  ``CancelledError``.
+* ``dequeue`` blocks while the queue is empty (a ``RandomShuffleQueue`` also keeps
+  ``min_after_dequeue`` elements until closed); on a closed, drained queue it raises
+  ``OutOfRangeError``. ``dequeue_many(n)`` needs ``n`` elements (raises
+  ``OutOfRangeError`` when closed with fewer, leaving them queued); ``dequeue_up_to(n)``
+  returns what is left once closed.
+* ``close(cancel_pending_enqueues=True)`` also fails blocked enqueues.
+* ``cancel_all()`` (the session closing) wakes every blocked call with
+  ``CancelledError``, so no step hangs.
+
+A plain class with one condition variable; no Dask, testable alone.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+from ..framework import errors
+
+
+class QueueState:
+    def __init__(self, name: str, capacity: int, num_components: int,
+                 shuffle: bool = False, min_after_dequeue: int = 0,
+                 seed: int | None = None, padded: bool = False) -> None:
+        self.name = name
+        self.capacity = capacity if capacity and capacity > 0 else None
+        self.num_components = num_components
+        self.shuffle = shuffle
+        self.min_after_dequeue = min_after_dequeue
+        self.padded = padded
+        self._items: deque | list = [] if shuffle else deque()
+        self._cond = threading.Condition()
+        self._closed = False
+        self._cancelled = False
+        self._cancel_enqueues = False
+        self._rng = np.random.default_rng(seed)
+
+    # --- helpers ---------------------------------------------------------------------
+    def _check_cancelled(self) -> None:
+        if self._cancelled:
+            raise errors.CancelledError(None, None, f"Queue '{self.name}': session closed, "
+                                        "pending operation cancelled")
+
+    def _full(self) -> bool:
+        return self.capacity is not None and len(self._items) >= self.capacity
+
+    def _pop(self) -> tuple:
+        if self.shuffle:
+            index = int(self._rng.integers(len(self._items)))
+            items = self._items
+            items[index], items[-1] = items[-1], items[index]
+            return items.pop()
+        return self._items.popleft()
+
+    def _available(self, n: int) -> bool:
+        keep = 0 if self._closed else (self.min_after_dequeue if self.shuffle else 0)
+        return len(self._items) >= n + keep
+
+    # --- operations ------------------------------------------------------------------
+    def enqueue(self, components: tuple) -> None:
+        with self._cond:
+            while True:
+                self._check_cancelled()
+                if self._closed:
+                    raise errors.CancelledError(
+                        None, None, f"Queue '{self.name}' is closed.")
+                if not self._full():
+                    break
+                self._cond.wait()
+                if self._cancel_enqueues:
+                    raise errors.CancelledError(
+                        None, None, f"Queue '{self.name}' was closed with pending "
+                        "enqueues cancelled.")
+            self._items.append(components)
+            self._cond.notify_all()
+
+    def enqueue_many(self, components: tuple) -> None:
+        n = len(components[0]) if components else 0
+        for c in components:
+            if len(c) != n:
+                raise errors.InvalidArgumentError(
+                    None, None, f"enqueue_many into '{self.name}': components have "
+                    f"different first dimensions ({n} and {len(c)})")
+        for i in range(n):
+            self.enqueue(tuple(c[i] for c in components))
+
+    def dequeue_many(self, n: int, allow_smaller: bool = False) -> list[tuple]:
+        with self._cond:
+            while True:
+                self._check_cancelled()
+                if self._available(n):
+                    break
+                if self._closed:
+                    if allow_smaller and self._items:
+                        n = len(self._items)
+                        break
+                    raise errors.OutOfRangeError(
+                        None, None, f"Queue '{self.name}' is closed and has insufficient "
+                        f"elements (requested {n}, current size {len(self._items)})")
+                self._cond.wait()
+            out = [self._pop() for _ in range(n)]
+            self._cond.notify_all()
+            return out
+
+    def close(self, cancel_pending_enqueues: bool = False) -> None:
+        with self._cond:
+            self._closed = True
+            self._cancel_enqueues = cancel_pending_enqueues
+            self._cond.notify_all()
+
+    def cancel_all(self) -> None:
+        with self._cond:
+            self._cancelled = True
+            self._cond.notify_all()
+
+    def size(self) -> int:
+        with self._cond:
+            return len(self._items)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
