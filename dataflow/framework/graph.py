@@ -606,8 +606,9 @@ class Graph:
         with self._lock:
             if name is not None and name.endswith("/"):
                 op_name = name[:-1]
-                self._names_in_use[op_name.lower()] = \
-                    self._names_in_use.get(op_name.lower(), 0) + 1
+                # An exact name (a scope's own name) is marked used, not counted again:
+                # TF1 names a second Variable 'w' 'w_1', not 'w_2'.
+                self._names_in_use.setdefault(op_name.lower(), 1)
             else:
                 if name is not None and not naming.is_valid_op_name(name):
                     raise ValueError(f"'{name}' is not a valid node name")
