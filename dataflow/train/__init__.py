@@ -12,3 +12,35 @@ from .queue_runner import (
     add_queue_runner as add_queue_runner,
     start_queue_runners as start_queue_runners,
 )
+
+# --- saver.py ----------------------------------------------------------------------------
+from .saver import (
+    CheckpointState as CheckpointState,
+    Saver as Saver,
+    checkpoint_exists as checkpoint_exists,
+    get_checkpoint_state as get_checkpoint_state,
+    latest_checkpoint as latest_checkpoint,
+    list_variables as list_variables,
+    load_variable as load_variable,
+    update_checkpoint_state as update_checkpoint_state,
+)
+
+# --- optimizer.py, optimizers.py, learning_rate.py, global_step.py ----------------------
+from .global_step import (
+    create_global_step as create_global_step,
+    get_global_step as get_global_step,
+    get_or_create_global_step as get_or_create_global_step,
+)
+from .learning_rate import (
+    exponential_decay as exponential_decay,
+    piecewise_constant as piecewise_constant,
+    polynomial_decay as polynomial_decay,
+)
+from .optimizer import Optimizer as Optimizer
+from .optimizers import (
+    AdagradOptimizer as AdagradOptimizer,
+    AdamOptimizer as AdamOptimizer,
+    GradientDescentOptimizer as GradientDescentOptimizer,
+    MomentumOptimizer as MomentumOptimizer,
+    RMSPropOptimizer as RMSPropOptimizer,
+)

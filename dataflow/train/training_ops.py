@@ -1,0 +1,295 @@
+"""Fused optimizer updates: one stateful op per variable update (TF's ``training_ops``).
+
+Each ``ResourceApply*`` op takes the handles of a variable and of its slots, the
+hyper-parameters (scalars of the variable's dtype) and the gradient, and applies one
+optimizer step. Like TF1's ops it has no outputs: ``Optimizer.apply_gradients`` groups
+these ops into the train op. The input order is TF1's (``ResourceApplyMomentum`` takes
+``(var, accum, lr, grad, momentum)``), described per op by a *layout* string with one
+letter per input: ``h`` a resource handle, ``s`` a scalar hyper-parameter, ``g`` the
+gradient.
+
+Why fused rather than composite (STYLE habit 2): a composite update (reads, five to ten
+elementwise ops, assigns) costs as many kernel calls and temporaries per variable, and
+could interleave with a concurrent step between the slot and the variable writes. The
+fused kernel does the arithmetic in a few passes over freshly allocated buffers and
+replaces the slots and the variable together, inside ``store.update`` on the variable,
+i.e. under the variable's lock.
+
+Store rules (``ops/state.py``, ``runtime/resources.py``): a stored buffer is never
+written in place. A kernel allocates new arrays (in-place arithmetic only on those),
+freezes them, and swaps them in. Kernel bodies use ``ctx.xp`` only, so they run on
+numpy and cupy alike.
+
+Formulas, in TF1's order of operations (``core/kernels/training_ops.cc``)::
+
+    GradientDescent  var -= alpha * delta
+    Momentum         accum = accum * momentum + grad
+                     var -= accum * lr
+                     (Nesterov: var -= grad * lr + accum * momentum * lr)
+    Adagrad          accum += grad ** 2
+                     var -= grad * lr / sqrt(accum)
+    RMSProp          ms += (grad ** 2 - ms) * (1 - rho)
+                     mom = mom * momentum + grad * lr / sqrt(ms + epsilon)
+                     var -= mom
+    CenteredRMSProp  as RMSProp, with mg += (grad - mg) * (1 - rho)
+                     and the denominator sqrt(ms - mg ** 2 + epsilon)
+    Adam             alpha = lr * sqrt(1 - beta2_power) / (1 - beta1_power)
+                     m += (grad - m) * (1 - beta1)
+                     v += (grad ** 2 - v) * (1 - beta2)
+                     var -= m * alpha / (sqrt(v) + epsilon)
+
+Example: ``ResourceApplyGradientDescent(w, 0.1, g)`` with ``w = [1, 2]`` and
+``g = [10, 10]`` leaves ``w = [0, 1]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..framework import dtypes, errors, registry
+from ..framework.graph import Operation, Tensor, get_default_graph
+from ..ops.state import _freeze
+
+# --- the shape/dtype rule shared by every apply op -------------------------------------------
+
+
+def _infer_apply(layout: str) -> Callable[[Operation], list]:
+    def infer(op: Operation) -> list:
+        if len(op.inputs) != len(layout):
+            raise ValueError(f"'{op.type}' takes {len(layout)} inputs, got {len(op.inputs)}")
+        dtype, shape = op.attrs["dtype"], op.attrs["shape"]
+        for kind, t in zip(layout, op.inputs, strict=True):
+            if kind == "h":
+                if t.dtype != dtypes.resource:
+                    raise TypeError(f"'{op.type}' needs a variable handle for input "
+                                    f"'{t.name}', got dtype {t.dtype.name}")
+            elif t.dtype != dtype:
+                what = "gradient" if kind == "g" else "hyper-parameter"
+                raise TypeError(f"'{op.type}': the {what} '{t.name}' has dtype "
+                                f"{t.dtype.name}, but the variable has dtype {dtype.name}")
+            elif kind == "s" and t.shape.rank not in (None, 0):
+                raise ValueError(f"'{op.type}': hyper-parameter '{t.name}' must be a "
+                                 f"scalar, got shape {t.shape}")
+            elif kind == "g" and not t.shape.is_compatible_with(shape):
+                raise ValueError(f"'{op.type}': gradient '{t.name}' of shape {t.shape} "
+                                 f"does not match the variable's shape {shape}")
+        return []
+
+    return infer
+
+
+def _check_grad(op_name: str, var: Any, grad: Any) -> None:
+    if grad.shape != var.shape:
+        raise errors.InvalidArgumentError(
+            None, op_name, f"var and grad do not have the same shape: {tuple(var.shape)} "
+            f"vs {tuple(grad.shape)}")
+
+
+# --- kernels ------------------------------------------------------------------------------------
+def _gradient_descent_kernel(ctx: Any, attrs: dict) -> Callable:
+    store, xp, op_name = ctx.resources, ctx.xp, ctx.op_name
+
+    def apply(var: str, alpha: Any, delta: Any) -> None:
+        step = xp.multiply(delta, alpha)
+
+        def update(old: Any) -> Any:
+            _check_grad(op_name, old, delta)
+            return _freeze(ctx, xp.subtract(old, step))
+
+        store.update(var, update)
+
+    return apply
+
+
+def _momentum_kernel(ctx: Any, attrs: dict) -> Callable:
+    store, xp, op_name = ctx.resources, ctx.xp, ctx.op_name
+    nesterov = bool(attrs.get("use_nesterov", False))
+
+    def apply(var: str, accum: str, lr: Any, grad: Any, momentum: Any) -> None:
+        def update(old: Any) -> Any:
+            _check_grad(op_name, old, grad)
+            acc = xp.multiply(store.read(accum), momentum)
+            acc += grad
+            if nesterov:
+                step = xp.multiply(grad, lr)
+                step += acc * momentum * lr
+            else:
+                step = xp.multiply(acc, lr)
+            store.write(accum, _freeze(ctx, acc))
+            return _freeze(ctx, xp.subtract(old, step))
+
+        store.update(var, update)
+
+    return apply
+
+
+def _adagrad_kernel(ctx: Any, attrs: dict) -> Callable:
+    store, xp, op_name = ctx.resources, ctx.xp, ctx.op_name
+
+    def apply(var: str, accum: str, lr: Any, grad: Any) -> None:
+        def update(old: Any) -> Any:
+            _check_grad(op_name, old, grad)
+            acc = xp.square(grad)
+            acc += store.read(accum)
+            step = xp.multiply(grad, lr)
+            step /= xp.sqrt(acc)
+            store.write(accum, _freeze(ctx, acc))
+            return _freeze(ctx, xp.subtract(old, step))
+
+        store.update(var, update)
+
+    return apply
+
+
+def _rms_prop_kernel(centered: bool) -> Callable:
+    def factory(ctx: Any, attrs: dict) -> Callable:
+        store, xp, op_name = ctx.resources, ctx.xp, ctx.op_name
+
+        def apply(var: str, *args: Any) -> None:
+            if centered:
+                mg, ms, mom, lr, rho, momentum, epsilon, grad = args
+            else:
+                ms, mom, lr, rho, momentum, epsilon, grad = args
+            one_minus_rho = 1 - rho
+
+            def update(old: Any) -> Any:
+                _check_grad(op_name, old, grad)
+                ms_old = store.read(ms)
+                ms_new = xp.square(grad)
+                ms_new -= ms_old
+                ms_new *= one_minus_rho
+                ms_new += ms_old
+                if centered:
+                    mg_old = store.read(mg)
+                    mg_new = xp.subtract(grad, mg_old)
+                    mg_new *= one_minus_rho
+                    mg_new += mg_old
+                    denom = xp.square(mg_new)
+                    xp.subtract(ms_new, denom, out=denom)
+                    denom += epsilon
+                else:
+                    denom = xp.add(ms_new, epsilon)
+                xp.sqrt(denom, out=denom)
+                mom_new = xp.multiply(grad, lr)
+                mom_new /= denom
+                mom_new += xp.multiply(store.read(mom), momentum, out=denom)
+                store.write(ms, _freeze(ctx, ms_new))
+                if centered:
+                    store.write(mg, _freeze(ctx, mg_new))
+                store.write(mom, _freeze(ctx, mom_new))
+                return _freeze(ctx, xp.subtract(old, mom_new))
+
+            store.update(var, update)
+
+        return apply
+
+    return factory
+
+
+def _adam_kernel(ctx: Any, attrs: dict) -> Callable:
+    store, xp, op_name = ctx.resources, ctx.xp, ctx.op_name
+
+    def apply(var: str, m: str, v: str, beta1_power: Any, beta2_power: Any, lr: Any,
+              beta1: Any, beta2: Any, epsilon: Any, grad: Any) -> None:
+        # Scalar arithmetic on 0-d arrays keeps the variable's dtype (as TF's T does).
+        alpha = lr * xp.sqrt(1 - beta2_power) / (1 - beta1_power)
+        one_minus_beta1, one_minus_beta2 = 1 - beta1, 1 - beta2
+
+        def update(old: Any) -> Any:
+            _check_grad(op_name, old, grad)
+            m_old, v_old = store.read(m), store.read(v)
+            m_new = xp.subtract(grad, m_old)
+            m_new *= one_minus_beta1
+            m_new += m_old
+            v_new = xp.square(grad)
+            v_new -= v_old
+            v_new *= one_minus_beta2
+            v_new += v_old
+            denom = xp.sqrt(v_new)
+            denom += epsilon
+            step = xp.multiply(m_new, alpha)
+            step /= denom
+            store.write(m, _freeze(ctx, m_new))
+            store.write(v, _freeze(ctx, v_new))
+            return _freeze(ctx, xp.subtract(old, step, out=denom))
+
+        store.update(var, update)
+
+    return apply
+
+
+_LAYOUTS = {
+    "ResourceApplyGradientDescent": ("hsg", _gradient_descent_kernel),
+    "ResourceApplyMomentum": ("hhsgs", _momentum_kernel),
+    "ResourceApplyAdagrad": ("hhsg", _adagrad_kernel),
+    "ResourceApplyRMSProp": ("hhhssssg", _rms_prop_kernel(False)),
+    "ResourceApplyCenteredRMSProp": ("hhhhssssg", _rms_prop_kernel(True)),
+    "ResourceApplyAdam": ("hhhssssssg", _adam_kernel),
+}
+for _type, (_layout, _kernel) in _LAYOUTS.items():
+    registry.register(registry.OpDef(_type, _infer_apply(_layout), _kernel,
+                                     registry.NOT_DIFFERENTIABLE, stateful=True))
+
+
+# --- builders ------------------------------------------------------------------------------------
+def _apply(op_type: str, var: Any, inputs: list[Any], name: str | None,
+           extra: dict | None = None) -> Operation:
+    """Creates the apply op of ``var`` colocated with it; returns the ``Operation``."""
+    graph = get_default_graph()
+    attrs = {"dtype": var.dtype, "shape": var.shape}
+    attrs.update(extra or {})
+    with graph.colocate_with(var.op):
+        tensors = [var.handle, *inputs]
+        for t in tensors:
+            if not isinstance(t, Tensor):
+                raise TypeError(f"'{op_type}' inputs must be tensors, got {t!r}")
+        return graph.create_op(op_type, tensors, attrs, name=name)
+
+
+def _handles(slots: list[Any]) -> list[Tensor]:
+    return [s.handle for s in slots]
+
+
+def resource_apply_gradient_descent(var: Any, alpha: Tensor, delta: Tensor,
+                                    name: str | None = None) -> Operation:
+    """``var -= alpha * delta``."""
+    return _apply("ResourceApplyGradientDescent", var, [alpha, delta], name)
+
+
+def resource_apply_momentum(var: Any, accum: Any, lr: Tensor, grad: Tensor,
+                            momentum: Tensor, use_nesterov: bool = False,
+                            name: str | None = None) -> Operation:
+    """``accum = accum * momentum + grad; var -= lr * accum`` (or the Nesterov form)."""
+    return _apply("ResourceApplyMomentum", var, [*_handles([accum]), lr, grad, momentum],
+                  name, {"use_nesterov": bool(use_nesterov)})
+
+
+def resource_apply_adagrad(var: Any, accum: Any, lr: Tensor, grad: Tensor,
+                           name: str | None = None) -> Operation:
+    """``accum += grad ** 2; var -= lr * grad / sqrt(accum)``."""
+    return _apply("ResourceApplyAdagrad", var, [*_handles([accum]), lr, grad], name)
+
+
+def resource_apply_rms_prop(var: Any, ms: Any, mom: Any, lr: Tensor, rho: Tensor,
+                            momentum: Tensor, epsilon: Tensor, grad: Tensor,
+                            name: str | None = None) -> Operation:
+    """RMSProp with momentum (see the module docstring)."""
+    return _apply("ResourceApplyRMSProp", var,
+                  [*_handles([ms, mom]), lr, rho, momentum, epsilon, grad], name)
+
+
+def resource_apply_centered_rms_prop(var: Any, mg: Any, ms: Any, mom: Any, lr: Tensor,
+                                     rho: Tensor, momentum: Tensor, epsilon: Tensor,
+                                     grad: Tensor, name: str | None = None) -> Operation:
+    """Centered RMSProp: the second moment minus the squared mean gradient."""
+    return _apply("ResourceApplyCenteredRMSProp", var,
+                  [*_handles([mg, ms, mom]), lr, rho, momentum, epsilon, grad], name)
+
+
+def resource_apply_adam(var: Any, m: Any, v: Any, beta1_power: Tensor, beta2_power: Tensor,
+                        lr: Tensor, beta1: Tensor, beta2: Tensor, epsilon: Tensor,
+                        grad: Tensor, name: str | None = None) -> Operation:
+    """Adam with TF1's bias correction folded into the step size."""
+    return _apply("ResourceApplyAdam", var, [*_handles([m, v]), beta1_power, beta2_power,
+                                             lr, beta1, beta2, epsilon, grad], name)
