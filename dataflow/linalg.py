@@ -1,4 +1,27 @@
 """`tf.linalg`: explicit re-exports only."""
 
-# ruff: noqa: F401 - this module is a public namespace
+# ruff: noqa: F401, I001 - this module is a public namespace: explicit re-exports only
 
+from .ops.linalg import (
+    adjoint as adjoint,
+    cholesky as cholesky,
+    cholesky_solve as cholesky_solve,
+    einsum as einsum,
+    eye as eye,
+    logdet as logdet,
+    matmul as matmul,
+    matrix_band_part as band_part,
+    matrix_determinant as det,
+    matrix_diag as diag,
+    matrix_diag_part as diag_part,
+    matrix_inverse as inv,
+    matrix_set_diag as set_diag,
+    matrix_solve as solve,
+    matrix_transpose as matrix_transpose,
+    matrix_transpose as transpose,
+    matrix_triangular_solve as triangular_solve,
+    matvec as matvec,
+    norm as norm,
+    tensordot as tensordot,
+    trace as trace,
+)
