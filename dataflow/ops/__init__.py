@@ -6,6 +6,10 @@ from . import (  # noqa: F401 - imported for their registrations
     constant,
     control,
     data_flow,
+    init_ops,
+    io_ops,
     math,
+    random,
     state,
+    variable_scope,
 )

@@ -44,3 +44,7 @@ from .optimizers import (
     MomentumOptimizer as MomentumOptimizer,
     RMSPropOptimizer as RMSPropOptimizer,
 )
+
+# --- cluster_spec.py, device_setter.py (distributed execution) ---------------------------
+from .cluster_spec import ClusterSpec as ClusterSpec
+from .device_setter import replica_device_setter as replica_device_setter

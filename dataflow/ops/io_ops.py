@@ -1,0 +1,92 @@
+"""Save and restore ops: each device writes and reads its own variables.
+
+``SaveShard(prefix, *handles)`` runs on the device holding the variables (it takes
+their handles, so the placer puts it there), writes one shard file from that device's
+store and returns the shard's index entries as a JSON string; the client writes the
+index. ``RestoreShard(prefix, *handles)`` reads its variables' entries from whichever
+shards hold them (so a checkpoint restores onto a different cluster shape) and stores
+them. File layout and atomicity: ``checkpoint_format.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from ..framework import dtypes, errors, registry
+from ..framework.graph import Operation
+from ..framework.tensor_shape import scalar
+from . import checkpoint_format
+
+
+def _as_str(value: Any) -> str:
+    value = value.item() if hasattr(value, "item") else value
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _to_host(value: Any) -> np.ndarray:
+    # Files are written from host memory; a device array (cupy) is copied over first.
+    get = getattr(value, "get", None)
+    return np.asarray(get() if get is not None and not isinstance(value, np.ndarray)
+                      else value)
+
+
+def _save_kernel(ctx: Any, attrs: dict) -> Any:
+    store, names = ctx.resources, attrs["names"]
+    shard, num_shards = attrs["shard"], attrs["num_shards"]
+
+    def save(prefix: Any, *handles: str) -> Any:
+        arrays = {key: _to_host(store.read(h)) for key, h in zip(names, handles)}
+        entries = checkpoint_format.write_shard(_as_str(prefix), shard, num_shards, arrays)
+        return np.asarray(json.dumps(entries), dtype=object)
+
+    return save
+
+
+def _restore_kernel(ctx: Any, attrs: dict) -> Any:
+    store, xp = ctx.resources, ctx.xp
+    names, specs = attrs["names"], attrs["specs"]
+
+    def restore(prefix: Any, *handles: str) -> None:
+        prefix = _as_str(prefix)
+        index = checkpoint_format.read_index(prefix)
+        loaded = []
+        for key, handle, (dtype, shape) in zip(names, handles, specs):
+            value = checkpoint_format.read_entry(prefix, index, key)
+            if not shape.is_compatible_with(value.shape):
+                raise errors.InvalidArgumentError(
+                    None, None, f"Checkpoint '{prefix}' holds {key} with shape "
+                    f"{value.shape}, but the variable has shape {shape}")
+            if value.dtype != dtype.as_numpy_dtype:
+                raise errors.InvalidArgumentError(
+                    None, None, f"Checkpoint '{prefix}' holds {key} as {value.dtype}, "
+                    f"but the variable is {dtype.name}")
+            loaded.append((handle, value))
+        # Store only after every entry read and checked: a bad checkpoint changes nothing.
+        for handle, value in loaded:
+            value = xp.asarray(value)
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
+            store.write(handle, value)
+
+    return restore
+
+
+def _infer_save(op: Operation) -> list:
+    if op.inputs[0].dtype != dtypes.string:
+        raise TypeError("the checkpoint prefix must be a string tensor")
+    return [(dtypes.string, scalar())]
+
+
+def _infer_restore(op: Operation) -> list:
+    if op.inputs[0].dtype != dtypes.string:
+        raise TypeError("the checkpoint prefix must be a string tensor")
+    return []
+
+
+registry.register(registry.OpDef("SaveShard", _infer_save, _save_kernel,
+                                 registry.NOT_DIFFERENTIABLE, stateful=True))
+registry.register(registry.OpDef("RestoreShard", _infer_restore, _restore_kernel,
+                                 registry.NOT_DIFFERENTIABLE, stateful=True))

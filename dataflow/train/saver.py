@@ -1,0 +1,245 @@
+"""``tf.train.Saver``: checkpoints written by each device from where its variables live.
+
+The saver groups its variables by requested device and builds, per group, one
+``SaveShard`` and one ``RestoreShard`` op taking the variables' handles, so on a cluster
+each worker writes (and reads) its own variables and no variable travels through the
+client. ``save`` runs the shard ops, then writes the index and the ``checkpoint`` state
+file, each atomically; see ``ops/checkpoint_format.py`` for the file layout. A restore
+reads entries from whichever shards hold them, so a checkpoint written on 2 ps tasks
+restores on 1, or in an embedded session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..framework import dtypes, errors
+from ..framework.graph import Tensor, get_default_graph
+from ..ops import checkpoint_format
+from ..ops.constant import placeholder
+from ..ops.control import group
+from ..ops.state import Variable, global_variables
+
+_STATE_FILE = "checkpoint"
+
+
+@dataclass
+class CheckpointState:
+    """The parsed ``checkpoint`` state file of a directory."""
+
+    model_checkpoint_path: str
+    all_model_checkpoint_paths: list[str] = field(default_factory=list)
+
+
+class Saver:
+    """Saves and restores variables.
+
+    Args:
+        var_list: variables to save: a list (keyed by op name) or a dict
+            ``{name: variable}``; default: all global variables.
+        max_to_keep: how many recent checkpoints to keep (0 or None: all).
+        name: name scope of the saver's ops.
+        allow_empty: permit a saver with no variables.
+    """
+
+    def __init__(self, var_list: Any = None, reshape: bool = False, sharded: bool = True,
+                 max_to_keep: int | None = 5, keep_checkpoint_every_n_hours: float = 10000.0,
+                 name: str | None = None, restore_sequentially: bool = False,
+                 saver_def: Any = None, builder: Any = None, defer_build: bool = False,
+                 allow_empty: bool = False, write_version: int = 2,
+                 pad_step_number: bool = False, save_relative_paths: bool = False,
+                 filename: str | None = None):
+        if var_list is None:
+            var_list = global_variables()
+        if isinstance(var_list, dict):
+            named = dict(var_list)
+        else:
+            named = {}
+            for v in var_list:
+                if not isinstance(v, Variable):
+                    raise TypeError(f"Saver var_list must hold tf.Variables, got {v!r}")
+                if v.op.name in named:
+                    raise ValueError(f"At least two variables have the same name: "
+                                     f"{v.op.name}")
+                named[v.op.name] = v
+        if not named and not allow_empty:
+            raise ValueError("No variables to save")
+        self._vars = named
+        self._max_to_keep = max_to_keep
+        self._pad_step_number = pad_step_number
+        self._last_checkpoints: list[str] = []
+        graph = get_default_graph()
+        self._graph = graph
+        by_device: dict[str, list[tuple[str, Variable]]] = {}
+        for key, v in sorted(named.items()):
+            by_device.setdefault(v.device, []).append((key, v))
+        with graph.name_scope(name or "save"):
+            self._filename = placeholder(dtypes.string, [], name="filename")
+            self._save_ops: list[Tensor] = []
+            restores = []
+            n = len(by_device)
+            for shard, (_, members) in enumerate(sorted(by_device.items())):
+                keys = tuple(k for k, _ in members)
+                handles = [v.handle for _, v in members]
+                self._save_ops.append(graph.create_op(
+                    "SaveShard", [self._filename, *handles],
+                    {"names": keys, "shard": shard, "num_shards": n},
+                    name=f"save_shard_{shard}").outputs[0])
+                restores.append(graph.create_op(
+                    "RestoreShard", [self._filename, *handles],
+                    {"names": keys, "specs": tuple((v.dtype, v.shape) for _, v in members)},
+                    name=f"restore_shard_{shard}"))
+            self._restore_op = group(*restores, name="restore_all") if restores else None
+        self._num_shards = len(by_device)
+
+    @property
+    def last_checkpoints(self) -> list[str]:
+        return list(self._last_checkpoints)
+
+    def set_last_checkpoints(self, paths: list[str]) -> None:
+        self._last_checkpoints = list(paths)
+
+    def recover_last_checkpoints(self, paths: list[str]) -> None:
+        self._last_checkpoints = [p for p in paths if checkpoint_exists(p)]
+
+    def save(self, sess: Any, save_path: str, global_step: Any = None,
+             latest_filename: str | None = None, meta_graph_suffix: str = "meta",
+             write_meta_graph: bool = True, write_state: bool = True,
+             strip_default_attrs: bool = False) -> str:
+        """Writes a checkpoint; returns its prefix (``save_path-<global_step>``).
+
+        The shards are written by the devices holding the variables, then the index and
+        the directory's ``checkpoint`` state file, so a crash at any point leaves the
+        previous checkpoint usable.
+        """
+        if global_step is not None:
+            step = global_step if isinstance(global_step, int) else int(
+                sess.run(global_step))
+            prefix = f"{save_path}-{step:08d}" if self._pad_step_number else \
+                f"{save_path}-{step}"
+        else:
+            prefix = save_path
+        os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
+        entries: dict[str, Any] = {}
+        if self._save_ops:
+            for meta in sess.run(self._save_ops, {self._filename: prefix}):
+                entries.update(json.loads(meta.item() if hasattr(meta, "item") else meta))
+        checkpoint_format.write_index(prefix, self._num_shards, entries)
+        if write_state:
+            if prefix in self._last_checkpoints:
+                self._last_checkpoints.remove(prefix)
+            self._last_checkpoints.append(prefix)
+            stale: list[str] = []
+            if self._max_to_keep:
+                while len(self._last_checkpoints) > self._max_to_keep:
+                    stale.append(self._last_checkpoints.pop(0))
+            update_checkpoint_state(os.path.dirname(os.path.abspath(prefix)), prefix,
+                                    self._last_checkpoints, latest_filename)
+            for old in stale:
+                checkpoint_format.delete_checkpoint(old)
+        return prefix
+
+    def restore(self, sess: Any, save_path: str) -> None:
+        """Loads every variable of this saver from the checkpoint ``save_path``.
+
+        Raises:
+            ValueError: ``save_path`` is not a checkpoint.
+            errors.DataLossError: a file is truncated or corrupted (no variable changes).
+        """
+        if save_path is None:
+            raise ValueError("Can't load save_path when it is None.")
+        if not checkpoint_exists(save_path):
+            raise ValueError(f"The passed save_path is not a valid checkpoint: {save_path}")
+        if self._restore_op is not None:
+            sess.run(self._restore_op, {self._filename: save_path})
+
+
+def checkpoint_exists(prefix: str) -> bool:
+    return os.path.exists(checkpoint_format.index_path(prefix))
+
+
+def _quote(path: str) -> str:
+    return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def update_checkpoint_state(save_dir: str, model_checkpoint_path: str,
+                            all_model_checkpoint_paths: list[str] | None = None,
+                            latest_filename: str | None = None) -> None:
+    """Writes the ``checkpoint`` state file atomically (paths relative to ``save_dir``)."""
+    def rel(p: str) -> str:
+        p = os.path.abspath(p)
+        return os.path.relpath(p, save_dir) if os.path.dirname(p) == save_dir else p
+
+    lines = [f"model_checkpoint_path: {_quote(rel(model_checkpoint_path))}"]
+    lines += [f"all_model_checkpoint_paths: {_quote(rel(p))}"
+              for p in (all_model_checkpoint_paths or [model_checkpoint_path])]
+    checkpoint_format.atomic_write_bytes(
+        os.path.join(save_dir, latest_filename or _STATE_FILE), ("\n".join(lines) + "\n").encode())
+
+
+_LINE = re.compile(r'^(\w+):\s*"((?:[^"\\]|\\.)*)"\s*$')
+
+
+def get_checkpoint_state(checkpoint_dir: str,
+                         latest_filename: str | None = None) -> CheckpointState | None:
+    """Parses ``checkpoint_dir/checkpoint``; ``None`` when there is none."""
+    path = os.path.join(checkpoint_dir, latest_filename or _STATE_FILE)
+    try:
+        with open(path) as f:
+            text = f.read()
+    except FileNotFoundError:
+        return None
+    model, everything = None, []
+    for line in text.splitlines():
+        m = _LINE.match(line.strip())
+        if not m:
+            continue
+        value = m.group(2).replace('\\"', '"').replace("\\\\", "\\")
+        if not os.path.isabs(value):
+            value = os.path.join(checkpoint_dir, value)
+        if m.group(1) == "model_checkpoint_path":
+            model = value
+        elif m.group(1) == "all_model_checkpoint_paths":
+            everything.append(value)
+    if model is None:
+        return None
+    return CheckpointState(model, everything)
+
+
+def latest_checkpoint(checkpoint_dir: str, latest_filename: str | None = None) -> str | None:
+    """The prefix of the newest complete checkpoint in ``checkpoint_dir``, or ``None``."""
+    state = get_checkpoint_state(checkpoint_dir, latest_filename)
+    if state is None:
+        return None
+    if checkpoint_exists(state.model_checkpoint_path):
+        return state.model_checkpoint_path
+    for path in reversed(state.all_model_checkpoint_paths):
+        if checkpoint_exists(path):
+            return path
+    return None
+
+
+def list_variables(ckpt_dir_or_file: str) -> list[tuple[str, list[int]]]:
+    """``[(name, shape)]`` of a checkpoint (a prefix or a directory)."""
+    prefix = _resolve(ckpt_dir_or_file)
+    index = checkpoint_format.read_index(prefix)
+    return sorted((k, list(e["shape"])) for k, e in index["entries"].items())
+
+
+def load_variable(ckpt_dir_or_file: str, name: str) -> Any:
+    """One variable's value from a checkpoint, as a numpy array."""
+    prefix = _resolve(ckpt_dir_or_file)
+    return checkpoint_format.read_entry(prefix, checkpoint_format.read_index(prefix), name)
+
+
+def _resolve(ckpt_dir_or_file: str) -> str:
+    if os.path.isdir(ckpt_dir_or_file):
+        prefix = latest_checkpoint(ckpt_dir_or_file)
+        if prefix is None:
+            raise errors.NotFoundError(None, None, f"No checkpoint in {ckpt_dir_or_file}")
+        return prefix
+    return ckpt_dir_or_file
