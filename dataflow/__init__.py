@@ -213,6 +213,37 @@ from .ops.data_flow import (
 # --- ops/linalg.py -----------------------------------------------------------------------
 
 # --- ops/random.py, ops/init_ops.py, ops/variable_scope.py -------------------------------
+from .ops.init_ops import (
+    constant_initializer as constant_initializer,
+    glorot_normal_initializer as glorot_normal_initializer,
+    glorot_uniform_initializer as glorot_uniform_initializer,
+    ones_initializer as ones_initializer,
+    orthogonal_initializer as orthogonal_initializer,
+    random_normal_initializer as random_normal_initializer,
+    random_uniform_initializer as random_uniform_initializer,
+    truncated_normal_initializer as truncated_normal_initializer,
+    uniform_unit_scaling_initializer as uniform_unit_scaling_initializer,
+    variance_scaling_initializer as variance_scaling_initializer,
+    zeros_initializer as zeros_initializer,
+)
+from .ops.random import (
+    multinomial as multinomial,
+    random_normal as random_normal,
+    random_shuffle as random_shuffle,
+    random_uniform as random_uniform,
+    set_random_seed as set_random_seed,
+    truncated_normal as truncated_normal,
+)
+from .ops.variable_scope import (
+    AUTO_REUSE as AUTO_REUSE,
+    VariableScope as VariableScope,
+    get_local_variable as get_local_variable,
+    get_variable as get_variable,
+    get_variable_scope as get_variable_scope,
+    no_regularizer as no_regularizer,
+    variable_op_scope as variable_op_scope,
+    variable_scope as variable_scope,
+)
 
 # --- ops/control_flow.py, ops/script.py, ops/debugging.py --------------------------------
 

@@ -1,4 +1,30 @@
 """`tf.initializers`: explicit re-exports only."""
 
-# ruff: noqa: F401 - this module is a public namespace
+# ruff: noqa: F401, I001 - this module is a public namespace: explicit re-exports only
 
+# --- ops/init_ops.py -----------------------------------------------------------------------
+from .ops.init_ops import (
+    Constant as constant,
+    GlorotNormal as glorot_normal,
+    GlorotUniform as glorot_uniform,
+    Identity as identity,
+    Ones as ones,
+    Orthogonal as orthogonal,
+    RandomNormal as random_normal,
+    RandomUniform as random_uniform,
+    TruncatedNormal as truncated_normal,
+    UniformUnitScaling as uniform_unit_scaling,
+    VarianceScaling as variance_scaling,
+    Zeros as zeros,
+    he_normal as he_normal,
+    he_uniform as he_uniform,
+    lecun_normal as lecun_normal,
+    lecun_uniform as lecun_uniform,
+)
+
+# --- ops/state.py --------------------------------------------------------------------------
+from .ops.state import (
+    global_variables_initializer as global_variables,
+    local_variables_initializer as local_variables,
+    variables_initializer as variables,
+)

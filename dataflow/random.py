@@ -1,4 +1,15 @@
 """`tf.random`: explicit re-exports only."""
 
-# ruff: noqa: F401 - this module is a public namespace
+# ruff: noqa: F401, I001 - this module is a public namespace: explicit re-exports only
 
+# --- ops/random.py -------------------------------------------------------------------------
+from .ops.random import (
+    categorical as categorical,
+    get_seed as get_seed,
+    multinomial as multinomial,
+    random_normal as normal,
+    random_shuffle as shuffle,
+    random_uniform as uniform,
+    set_random_seed as set_random_seed,
+    truncated_normal as truncated_normal,
+)
