@@ -48,3 +48,26 @@ from .optimizers import (
 # --- cluster_spec.py, device_setter.py (distributed execution) ---------------------------
 from .cluster_spec import ClusterSpec as ClusterSpec
 from .device_setter import replica_device_setter as replica_device_setter
+
+# --- hooks.py, monitored_session.py ------------------------------------------------------
+from .hooks import (
+    CheckpointSaverHook as CheckpointSaverHook,
+    CheckpointSaverListener as CheckpointSaverListener,
+    LoggingTensorHook as LoggingTensorHook,
+    NanLossDuringTrainingError as NanLossDuringTrainingError,
+    NanTensorHook as NanTensorHook,
+    ProgressBarHook as ProgressBarHook,
+    SessionRunArgs as SessionRunArgs,
+    SessionRunContext as SessionRunContext,
+    SessionRunHook as SessionRunHook,
+    SessionRunValues as SessionRunValues,
+    StopAtStepHook as StopAtStepHook,
+)
+from .monitored_session import (
+    ChiefSessionCreator as ChiefSessionCreator,
+    MonitoredSession as MonitoredSession,
+    MonitoredTrainingSession as MonitoredTrainingSession,
+    Scaffold as Scaffold,
+    SingularMonitoredSession as SingularMonitoredSession,
+    WorkerSessionCreator as WorkerSessionCreator,
+)

@@ -1,0 +1,357 @@
+"""``MonitoredTrainingSession``: a training loop's session with hooks, checkpoints and
+recovery.
+
+Layers, innermost first (as TF1):
+
+* a *session creator* makes a ready session: on the chief, restore the latest
+  checkpoint of ``checkpoint_dir`` if there is one, else run the initializers; on other
+  workers, wait until the chief has initialized the shared variables;
+* a *coordinated* session starts the graph's queue runners under a ``Coordinator`` and
+  stops them on close;
+* a *recoverable* session catches ``UnavailableError``/``AbortedError`` (a worker
+  lost, a cluster restarting), throws the broken session away, makes a new one (which
+  restores the latest checkpoint onto the remaining or replacement workers) and retries
+  the step; the hooks' ``after_create_session`` runs again, so a training loop continues
+  from the last checkpoint and loses at most the steps taken since it;
+* the *monitored* session runs the hooks around each step and answers ``should_stop``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from ..framework import errors
+from ..framework.graph import get_default_graph
+from ..ops.control import group
+from ..ops.state import (
+    GraphKeys,
+    global_variables_initializer,
+    local_variables_initializer,
+    report_uninitialized_variables,
+)
+from ..runtime.session import Session
+from .coordinator import Coordinator
+from .hooks import (
+    CheckpointSaverHook,
+    SessionRunArgs,
+    SessionRunContext,
+    SessionRunHook,
+    SessionRunValues,
+)
+from .queue_runner import start_queue_runners
+from .saver import Saver, latest_checkpoint
+
+logger = logging.getLogger(__name__)
+
+USE_DEFAULT = object()
+_RECOVERABLE = (errors.UnavailableError, errors.AbortedError)
+
+
+class Scaffold:
+    """The ops a monitored session needs; missing ones are made by ``finalize``."""
+
+    def __init__(self, init_op: Any = None, init_feed_dict: dict | None = None,
+                 init_fn: Any = None, ready_op: Any = None,
+                 ready_for_local_init_op: Any = None, local_init_op: Any = None,
+                 summary_op: Any = None, saver: Saver | None = None,
+                 copy_from_scaffold: Any = None):
+        self.init_op = init_op
+        self.init_feed_dict = init_feed_dict
+        self.init_fn = init_fn
+        self.ready_op = ready_op
+        self.local_init_op = local_init_op
+        self.saver = saver
+        self._finalized = False
+
+    def finalize(self) -> Scaffold:
+        """Creates the default ops and finalizes the graph."""
+        if self._finalized:
+            return self
+        graph = get_default_graph()
+        if self.init_op is None:
+            self.init_op = global_variables_initializer()
+        if self.ready_op is None:
+            self.ready_op = report_uninitialized_variables()
+        if self.local_init_op is None:
+            self.local_init_op = group(local_variables_initializer())
+        if self.saver is None:
+            savers = graph.get_collection(GraphKeys.SAVERS)
+            if savers:
+                self.saver = savers[0]
+            elif graph.get_collection(GraphKeys.GLOBAL_VARIABLES):
+                self.saver = Saver(max_to_keep=5)
+                graph.add_to_collection(GraphKeys.SAVERS, self.saver)
+        graph.finalize()
+        self._finalized = True
+        return self
+
+
+class ChiefSessionCreator:
+    """Makes a session on the chief: restore the latest checkpoint, or initialize."""
+
+    def __init__(self, scaffold: Scaffold | None = None, master: Any = "",
+                 config: Any = None, checkpoint_dir: str | None = None,
+                 checkpoint_filename_with_path: str | None = None):
+        self._scaffold = scaffold or Scaffold()
+        self._master, self._config = master, config
+        self._checkpoint_dir = checkpoint_dir
+        self._checkpoint_path = checkpoint_filename_with_path
+
+    def create_session(self) -> Session:
+        self._scaffold.finalize()
+        sess = Session(self._master, graph=get_default_graph(), config=self._config)
+        try:
+            path = self._checkpoint_path or (latest_checkpoint(self._checkpoint_dir)
+                                             if self._checkpoint_dir else None)
+            if path is not None and self._scaffold.saver is not None:
+                self._scaffold.saver.restore(sess, path)
+                logger.info("restored from %s", path)
+            else:
+                sess.run(self._scaffold.init_op, self._scaffold.init_feed_dict or {})
+                if self._scaffold.init_fn is not None:
+                    self._scaffold.init_fn(self._scaffold, sess)
+            sess.run(self._scaffold.local_init_op)
+        except BaseException:
+            sess.close()
+            raise
+        return sess
+
+
+class WorkerSessionCreator:
+    """Makes a session on a non-chief worker: wait until the variables are ready."""
+
+    def __init__(self, scaffold: Scaffold | None = None, master: Any = "",
+                 config: Any = None, max_wait_secs: float = 30 * 60):
+        self._scaffold = scaffold or Scaffold()
+        self._master, self._config = master, config
+        self._max_wait = max_wait_secs
+
+    def create_session(self) -> Session:
+        self._scaffold.finalize()
+        sess = Session(self._master, graph=get_default_graph(), config=self._config)
+        deadline = time.monotonic() + self._max_wait
+        while True:
+            missing = sess.run(self._scaffold.ready_op)
+            if len(missing) == 0:
+                break
+            if time.monotonic() > deadline:
+                sess.close()
+                raise errors.DeadlineExceededError(
+                    None, None, f"Session was not ready after {self._max_wait} s; "
+                    f"uninitialized: {[m.decode() for m in missing][:10]}")
+            time.sleep(0.1)
+        sess.run(self._scaffold.local_init_op)
+        return sess
+
+
+class MonitoredSession:
+    """Runs steps with hooks; recovers from lost workers by restoring a checkpoint.
+
+    Use as a context manager; ``OutOfRangeError`` (end of input) ends the ``with``
+    block quietly, as in TF1.
+    """
+
+    def __init__(self, session_creator: Any = None, hooks: list | None = None,
+                 stop_grace_period_secs: float = 120, max_recoveries: int = 10):
+        self._creator = session_creator or ChiefSessionCreator()
+        self._hooks: list[SessionRunHook] = list(hooks or [])
+        self._grace = stop_grace_period_secs
+        self._max_recoveries = max_recoveries
+        self.recoveries = 0
+        for hook in self._hooks:
+            hook.begin()
+        self._sess: Session | None = None
+        self._coord: Coordinator | None = None
+        self._threads: list = []
+        self._stop = False
+        self._closed = False
+        self._create()
+
+    # --- session lifecycle -------------------------------------------------------------
+    def _create(self) -> None:
+        self._sess = self._creator.create_session()
+        self._coord = Coordinator(clean_stop_exception_types=[errors.OutOfRangeError])
+        self._threads = start_queue_runners(self._sess, self._coord, daemon=True)
+        for hook in self._hooks:
+            hook.after_create_session(self._sess, self._coord)
+
+    def _discard(self) -> None:
+        """Drops a broken session without running hooks' ``end``."""
+        if self._coord is not None:
+            self._coord.request_stop()
+        if self._sess is not None:
+            try:
+                self._sess.close()
+            except Exception:  # noqa: BLE001 - the session is already broken
+                logger.debug("closing a broken session failed", exc_info=True)
+        self._sess = None
+
+    @property
+    def graph(self) -> Any:
+        return get_default_graph() if self._sess is None else self._sess.graph
+
+    def should_stop(self) -> bool:
+        return self._stop or self._closed or (self._coord is not None and
+                                              self._coord.should_stop())
+
+    def run(self, fetches: Any, feed_dict: dict | None = None, options: Any = None,
+            run_metadata: Any = None) -> Any:
+        """Runs one step with the hooks' fetches and feeds added."""
+        while True:
+            try:
+                return self._run_with_hooks(fetches, feed_dict, options, run_metadata)
+            except _RECOVERABLE as exc:
+                if self.recoveries >= self._max_recoveries:
+                    raise
+                self.recoveries += 1
+                logger.warning("step failed with %s; recreating the session from the "
+                               "latest checkpoint (recovery %d)", type(exc).__name__,
+                               self.recoveries)
+                self._discard()
+                self._recreate_with_retries()
+
+    def _recreate_with_retries(self) -> None:
+        delay = 0.5
+        while True:
+            try:
+                self._create()
+                return
+            except _RECOVERABLE:
+                self._discard()
+                if self.recoveries >= self._max_recoveries:
+                    raise
+                self.recoveries += 1
+                time.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
+    def _run_with_hooks(self, fetches: Any, feed_dict: dict | None, options: Any,
+                        run_metadata: Any) -> Any:
+        args = SessionRunArgs(fetches, feed_dict, options)
+        context = SessionRunContext(args, self._sess)
+        extra = [hook.before_run(context) for hook in self._hooks]
+        feeds = dict(feed_dict or {})
+        for e in extra:
+            if e is not None and e.feed_dict:
+                overlap = set(feeds) & set(e.feed_dict)
+                if overlap:
+                    raise RuntimeError(f"Same tensor is fed by a hook and the caller: "
+                                       f"{overlap}")
+                feeds.update(e.feed_dict)
+        hook_fetches = [e.fetches if e is not None else None for e in extra]
+        results = self._sess.run({"caller": fetches, "hooks": [
+            f if f is not None else [] for f in hook_fetches]}, feeds, options, run_metadata)
+        for hook, e, value in zip(self._hooks, extra, results["hooks"]):
+            hook.after_run(context, SessionRunValues(value if e is not None else None,
+                                                     options, run_metadata))
+        if context.stop_requested:
+            self._stop = True
+        return results["caller"]
+
+    def run_step_fn(self, step_fn: Any) -> Any:
+        """Calls ``step_fn(step_context)`` where ``step_context.run_with_hooks`` runs."""
+
+        class _StepContext:
+            def __init__(ctx, outer: MonitoredSession):  # noqa: N805
+                ctx.session = outer._sess
+                ctx._outer = outer
+
+            def run_with_hooks(ctx, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+                return ctx._outer.run(*args, **kwargs)
+
+            def request_stop(ctx) -> None:  # noqa: N805
+                ctx._outer._stop = True
+
+        return step_fn(_StepContext(self))
+
+    def close(self) -> None:
+        """Runs the hooks' ``end``, stops queue runners and closes the session."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._sess is not None:
+                for hook in self._hooks:
+                    hook.end(self._sess)
+        finally:
+            if self._coord is not None:
+                self._coord.request_stop()
+                try:
+                    self._coord.join(self._threads, stop_grace_period_secs=self._grace,
+                                     ignore_live_threads=True)
+                finally:
+                    self._discard()
+            else:
+                self._discard()
+
+    def __enter__(self) -> MonitoredSession:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        if exc_type in (errors.OutOfRangeError, StopIteration):
+            exc_type = None
+        try:
+            if exc_type is None:
+                self.close()
+            else:
+                self._closed = True
+                if self._coord is not None:
+                    self._coord.request_stop()
+                self._discard()
+        except errors.OutOfRangeError:
+            pass
+        return exc_type is None and exc is not None
+
+
+class SingularMonitoredSession(MonitoredSession):
+    """A ``MonitoredSession`` on the chief, exposing the raw session."""
+
+    def __init__(self, hooks: list | None = None, scaffold: Scaffold | None = None,
+                 master: Any = "", config: Any = None, checkpoint_dir: str | None = None,
+                 stop_grace_period_secs: float = 120):
+        super().__init__(ChiefSessionCreator(scaffold, master, config, checkpoint_dir),
+                         hooks, stop_grace_period_secs)
+
+    def raw_session(self) -> Session:
+        return self._sess
+
+
+def MonitoredTrainingSession(master: Any = "", is_chief: bool = True,  # noqa: N802 - TF1 name
+                             checkpoint_dir: str | None = None,
+                             scaffold: Scaffold | None = None, hooks: list | None = None,
+                             chief_only_hooks: list | None = None,
+                             save_checkpoint_secs: Any = USE_DEFAULT,
+                             save_summaries_steps: Any = USE_DEFAULT,
+                             save_summaries_secs: Any = USE_DEFAULT, config: Any = None,
+                             stop_grace_period_secs: float = 120,
+                             log_step_count_steps: int = 100, max_wait_secs: float = 7200,
+                             save_checkpoint_steps: Any = USE_DEFAULT,
+                             summary_dir: str | None = None,
+                             max_recoveries: int = 10) -> MonitoredSession:
+    """A ``MonitoredSession`` set up for training, as in TF1.
+
+    On the chief it restores from (or initializes and then writes) checkpoints in
+    ``checkpoint_dir``, saving every ``save_checkpoint_secs`` (default 600) or
+    ``save_checkpoint_steps``; other workers wait for the chief's initialization. A lost
+    worker (``UnavailableError``) recreates the session from the latest checkpoint, up
+    to ``max_recoveries`` times.
+    """
+    scaffold = scaffold or Scaffold()
+    all_hooks = list(hooks or [])
+    if is_chief:
+        all_hooks += list(chief_only_hooks or [])
+        if checkpoint_dir:
+            if save_checkpoint_steps is not USE_DEFAULT and save_checkpoint_steps:
+                all_hooks.append(CheckpointSaverHook(checkpoint_dir,
+                                                     save_steps=save_checkpoint_steps,
+                                                     scaffold=scaffold))
+            elif save_checkpoint_secs is USE_DEFAULT or save_checkpoint_secs:
+                secs = 600 if save_checkpoint_secs is USE_DEFAULT else save_checkpoint_secs
+                all_hooks.append(CheckpointSaverHook(checkpoint_dir, save_secs=secs,
+                                                     scaffold=scaffold))
+        creator: Any = ChiefSessionCreator(scaffold, master, config, checkpoint_dir)
+    else:
+        creator = WorkerSessionCreator(scaffold, master, config, max_wait_secs)
+    return MonitoredSession(creator, all_hooks, stop_grace_period_secs, max_recoveries)
+
