@@ -7,9 +7,9 @@ ones build the random ops of ``random.py`` with the initializer's ``seed``, so a
 initializer (or a graph seed) gives the same initial values in every session, the same
 within this project but not TensorFlow's numbers.
 
-Constant fills (``zeros``, ``ones``, scalar ``constant``) are a scalar constant
-broadcast to the shape at run time, so a large variable's initializer does not embed a
-large array in the graph (which Dask would ship to the scheduler).
+Constant fills (``zeros``, ``ones``, scalar ``constant``) are ``Fill`` ops of a scalar
+(beyond a thousand elements, for ``zeros``/``ones``), so a large variable's initializer
+does not embed a large array in the graph (which Dask would ship to the scheduler).
 
 Variance scaling (``glorot_*``, ``he_*``, ``lecun_*``) uses TF's fans: for a shape
 ``[..., fan_in_dim, fan_out_dim]`` with receptive field ``r = prod(shape[:-2])``,
@@ -29,8 +29,8 @@ from ..framework import dtypes, registry
 from ..framework.graph import Operation, Tensor
 from ..framework.scopes import name_scope
 from ..framework.tensor_shape import TensorShape, as_shape
+from . import array as array_ops
 from . import random as random_ops
-from .array import broadcast_to
 from .build import apply_op
 from .constant import constant
 
@@ -52,9 +52,9 @@ def _as_dims(shape: Any) -> list[int]:
 
 
 def _fill(shape: Any, value: Any, dtype: dtypes.DType, name: str) -> Tensor:
-    """``value`` broadcast to ``shape``: a scalar constant and a BroadcastTo."""
+    """``value`` (a scalar) filled into ``shape`` at run time."""
     with name_scope(None, name):
-        return broadcast_to(constant(value, dtype=dtype), _as_dims(shape))
+        return array_ops.fill(_as_dims(shape), constant(value, dtype=dtype))
 
 
 def _compute_fans(shape: list[int]) -> tuple[int, int]:
@@ -94,7 +94,9 @@ class Zeros(Initializer):
 
     def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Tensor:
         dtype = dtypes.as_dtype(dtype if dtype is not None else self.dtype)
-        return _fill(shape, "" if dtype == dtypes.string else 0, dtype, "zeros")
+        if dtype == dtypes.string:
+            return _fill(shape, b"", dtype, "zeros")
+        return array_ops.zeros(_as_dims(shape), dtype)
 
     def get_config(self) -> dict:
         return {"dtype": self.dtype.name}
@@ -108,7 +110,7 @@ class Ones(Initializer):
 
     def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Tensor:
         dtype = dtypes.as_dtype(dtype if dtype is not None else self.dtype)
-        return _fill(shape, 1, dtype, "ones")
+        return array_ops.ones(_as_dims(shape), dtype)
 
     def get_config(self) -> dict:
         return {"dtype": self.dtype.name}
