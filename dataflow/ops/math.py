@@ -1377,10 +1377,16 @@ def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any,
     with name_scope(name, "clip_by_value", [t, clip_value_min, clip_value_max]) as scope:
         t = convert_to_tensor(t)
         t_min = minimum(t, clip_value_max)
-        if not t.shape.is_compatible_with(t_min.shape):
-            raise ValueError(f"clip_by_value: the clip values change the shape of t from "
-                             f"{t.shape} to {t_min.shape}")
-        return maximum(t_min, clip_value_min, name=scope)
+        _check_not_broadcast(t, t_min)
+        t_max = maximum(t_min, clip_value_min, name=scope)
+        _check_not_broadcast(t, t_max)
+        return t_max
+
+
+def _check_not_broadcast(t: Tensor, clipped: Tensor) -> None:
+    if not t.shape.is_compatible_with(clipped.shape):
+        raise ValueError(f"clip_by_value: the clip values change the shape of t from "
+                         f"{t.shape} to {clipped.shape}")
 
 
 # --- Tensor operator overloads ---------------------------------------------------------
