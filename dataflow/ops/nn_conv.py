@@ -275,9 +275,18 @@ def _format_shape(nhwc: Sequence, nchw: bool) -> TensorShape:
     return TensorShape([n, c, h, w] if nchw else [n, h, w, c])
 
 
+def _static_sizes(t: Tensor) -> list | None:
+    """A shape-valued input's known entries: a constant, or ``shape(x)`` of a partly
+    known ``x`` (what gradient rules pass for inputs with unknown batch size)."""
+    sizes = constant_shape(t)
+    if sizes is None and t.op.type == "Shape" and t.op.inputs[0].shape.rank is not None:
+        sizes = t.op.inputs[0].shape.as_list()
+    return sizes
+
+
 def _sizes_dims(t: Tensor, nchw: bool) -> list:
     """The NHWC dims named by a shape-valued input (input_sizes/filter_sizes)."""
-    sizes = constant_shape(t)
+    sizes = _static_sizes(t)
     if sizes is None:
         return [None] * 4
     if len(sizes) != 4:
@@ -388,7 +397,7 @@ def _infer_backprop_filter(op: Operation) -> list:
     x, sizes, dy = op.inputs
     dtype = _require_float(op, x, dy)
     p = _params(op.attrs)
-    fdims = constant_shape(sizes)
+    fdims = _static_sizes(sizes)
     if fdims is None:
         fdims = [None] * 4
     elif len(fdims) != 4:

@@ -1,0 +1,279 @@
+"""conv2d, max_pool, avg_pool and their gradient ops, against ``autograd.numpy``
+references written here as sums over kernel offsets (not im2col), finite differences,
+and (in ``test_nn_tf.py``) TensorFlow 1.
+
+Each case is checked to second order, and the gradient ops themselves (reached through
+``tf.gradients``) are checked to second order too, so third derivatives of conv2d and
+the MaxPoolGrad/MaxPoolGradGrad and AvgPoolGrad/AvgPool pairs are exercised.
+"""
+
+from __future__ import annotations
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import dataflow as tf
+from dataflow.ops import nn_conv
+from dataflow.testing.grad_check import check_forward, check_op
+
+# Pools are piecewise linear: their exact second derivatives are zero, and autograd warns
+# that its second derivative "seems independent of input" (it is, and so is ours).
+pytestmark = pytest.mark.filterwarnings("ignore:Output seems independent of input")
+
+# --- references ----------------------------------------------------------------------------
+def _geom(size: int, k: int, s: int, d: int, padding: str) -> tuple[int, int, int]:
+    keff = (k - 1) * d + 1
+    if padding == "VALID":
+        return (size - keff) // s + 1, 0, 0
+    out = -(-size // s)
+    total = max((out - 1) * s + keff - size, 0)
+    return out, total // 2, total - total // 2
+
+
+def _patches(x, kh, kw, s, d, padding, fill=0.0):
+    """Yields (i, j, patch) with patch[n, oh, ow, c] = xpad[n, oh*s + i*d, ow*s + j*d, c]."""
+    _, h, w, _ = x.shape
+    ho, pt, pb = _geom(h, kh, s, d, padding)
+    wo, pl, pr = _geom(w, kw, s, d, padding)
+    xpad = anp.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)), mode="constant",
+                   constant_values=fill)
+    for i in range(kh):
+        for j in range(kw):
+            rows = slice(i * d, i * d + s * (ho - 1) + 1, s)
+            cols = slice(j * d, j * d + s * (wo - 1) + 1, s)
+            yield i, j, xpad[:, rows, cols, :]
+
+
+def ref_conv2d(x, w, s, padding, d=1):
+    kh, kw = w.shape[:2]
+    out = 0.0
+    for i, j, patch in _patches(x, kh, kw, s, d, padding):
+        out = out + anp.tensordot(patch, w[i, j], axes=([3], [0]))
+    return out
+
+
+def ref_max_pool(x, k, s, padding):
+    return anp.max(anp.stack([p for _, _, p in _patches(x, k, k, s, 1, padding, -np.inf)]),
+                   axis=0)
+
+
+def ref_avg_pool(x, k, s, padding):
+    total = sum(p for _, _, p in _patches(x, k, k, s, 1, padding))
+    counts = sum(p for _, _, p in _patches(np.ones(x.shape[:3] + (1,)), k, k, s, 1, padding))
+    return total / counts
+
+
+def _vjp(f, x_shape):
+    """x -> the vjp of the linear-in-x map f at any point (autograd, nested-safe)."""
+    return lambda *rest: autograd.grad(lambda x: anp.sum(f(x, *rest[:-1]) * rest[-1]))(
+        np.zeros(x_shape))
+
+
+rng = np.random.default_rng(1)
+
+# (height, width, kernel h, kernel w, stride, padding, dilation)
+CONV_CASES = [
+    (5, 6, 3, 3, 1, "SAME", 1),
+    (5, 6, 3, 3, 1, "VALID", 1),
+    (7, 5, 3, 2, 2, "SAME", 1),
+    (7, 7, 3, 3, 2, "VALID", 1),
+    (6, 6, 2, 2, 2, "SAME", 1),
+    (5, 5, 1, 1, 1, "VALID", 1),
+    (7, 6, 3, 3, 1, "SAME", 2),
+    (8, 7, 2, 3, 1, "VALID", 2),
+]
+
+
+def _ids(cases):
+    return ["x".join(map(str, c[:4])) + f"-s{c[4]}-{c[5]}-d{c[6]}" for c in cases]
+
+
+@pytest.mark.parametrize("h,w,kh,kw,s,padding,d", CONV_CASES, ids=_ids(CONV_CASES))
+def test_conv2d(h, w, kh, kw, s, padding, d):
+    x = rng.standard_normal((2, h, w, 3))
+    f = rng.standard_normal((kh, kw, 3, 2))
+    check_op(lambda a, b: tf.nn.conv2d(a, b, strides=[1, s, s, 1], padding=padding,
+                                       dilations=[1, d, d, 1]),
+             lambda a, b: ref_conv2d(a, b, s, padding, d), [x, f])
+
+
+@pytest.mark.parametrize("h,w,kh,kw,s,padding,d", CONV_CASES[:5], ids=_ids(CONV_CASES[:5]))
+def test_conv2d_backprop_input(h, w, kh, kw, s, padding, d):
+    """Conv2DBackpropInput (through tf.gradients) to second order in (filter, dy)."""
+    x_shape = (2, h, w, 3)
+    f = rng.standard_normal((kh, kw, 3, 2))
+    ho, wo = _geom(h, kh, s, d, padding)[0], _geom(w, kw, s, d, padding)[0]
+    dy = rng.standard_normal((2, ho, wo, 2))
+
+    def build(b, g):
+        x = tf.constant(np.zeros(x_shape))
+        return tf.gradients(tf.nn.conv2d(x, b, strides=s, padding=padding), x, grad_ys=g)[0]
+
+    ref = _vjp(lambda x, b: ref_conv2d(x, b, s, padding), x_shape)
+    check_op(build, ref, [f, dy])
+
+
+@pytest.mark.parametrize("h,w,kh,kw,s,padding,d", CONV_CASES[:5], ids=_ids(CONV_CASES[:5]))
+def test_conv2d_backprop_filter(h, w, kh, kw, s, padding, d):
+    """Conv2DBackpropFilter to second order in (input, dy)."""
+    x = rng.standard_normal((2, h, w, 3))
+    f_shape = (kh, kw, 3, 2)
+    ho, wo = _geom(h, kh, s, d, padding)[0], _geom(w, kw, s, d, padding)[0]
+    dy = rng.standard_normal((2, ho, wo, 2))
+
+    def build(a, g):
+        return nn_conv.conv2d_backprop_filter(a, list(f_shape), g, strides=s, padding=padding)
+
+    def ref(a, g):
+        return autograd.grad(lambda b: anp.sum(ref_conv2d(a, b, s, padding) * g))(
+            np.zeros(f_shape))
+
+    check_op(build, ref, [x, dy])
+
+
+def test_conv2d_backprop_input_builder():
+    f = rng.standard_normal((3, 3, 2, 4))
+    dy = rng.standard_normal((1, 3, 3, 4))
+    ref = _vjp(lambda x, b: ref_conv2d(x, b, 2, "SAME"), (1, 5, 5, 2))
+    check_forward(lambda b, g: nn_conv.conv2d_backprop_input([1, 5, 5, 2], b, g, strides=2,
+                                                            padding="SAME"),
+                  ref, [f, dy])
+
+
+def test_conv2d_nchw_matches_nhwc():
+    x = rng.standard_normal((2, 6, 5, 3))
+    f = rng.standard_normal((3, 3, 3, 4))
+    check_op(lambda a, b: tf.transpose(tf.nn.conv2d(
+        tf.transpose(a, [0, 3, 1, 2]), b, strides=[1, 1, 2, 2], padding="SAME",
+        data_format="NCHW"), [0, 2, 3, 1]),
+        lambda a, b: ref_conv2d(a, b, 2, "SAME"), [x, f])
+
+
+def test_conv2d_explicit_padding():
+    x = rng.standard_normal((1, 4, 5, 2))
+    f = rng.standard_normal((3, 2, 2, 3))
+
+    def ref(a, b):
+        a = anp.pad(a, ((0, 0), (2, 0), (1, 3), (0, 0)), mode="constant")
+        return ref_conv2d(a, b, 1, "VALID")
+
+    check_op(lambda a, b: tf.nn.conv2d(a, b, strides=1,
+                                       padding=[[0, 0], [2, 0], [1, 3], [0, 0]]),
+             ref, [x, f])
+
+
+def test_conv2d_static_shapes_and_unknown_dims():
+    x = tf.placeholder(tf.float32, [None, 7, None, 3])
+    y = tf.nn.conv2d(x, tf.zeros([3, 3, 3, 8]), strides=[1, 2, 2, 1], padding="SAME")
+    assert y.shape.as_list() == [None, 4, None, 8]
+    y = tf.nn.conv2d(x, tf.zeros([3, 3, 3, 8]), strides=2, padding="VALID")
+    assert y.shape.as_list() == [None, 3, None, 8]
+    g = tf.gradients(tf.reduce_sum(y), x)[0]
+    direct = nn_conv.conv2d_backprop_input(tf.shape(x), tf.zeros([3, 3, 3, 8]), y,
+                                           strides=2, padding="VALID")
+    assert direct.shape.as_list() == [None, 7, None, 3]
+    with tf.Session() as sess:
+        out = sess.run(g, {x: np.ones((2, 7, 9, 3), np.float32)})
+    assert out.shape == (2, 7, 9, 3)
+
+
+def test_conv2d_errors():
+    x = tf.zeros([1, 5, 5, 3])
+    with pytest.raises(ValueError, match="depth"):
+        tf.nn.conv2d(x, tf.zeros([3, 3, 4, 2]), strides=1, padding="SAME")
+    with pytest.raises(ValueError, match="larger"):
+        tf.nn.conv2d(x, tf.zeros([6, 6, 3, 2]), strides=1, padding="VALID")
+    with pytest.raises(ValueError, match="padding"):
+        tf.nn.conv2d(x, tf.zeros([3, 3, 3, 2]), strides=1, padding="FULL")
+    with pytest.raises(ValueError, match="batch and depth"):
+        tf.nn.conv2d(x, tf.zeros([3, 3, 3, 2]), strides=[2, 1, 1, 1], padding="SAME")
+    with pytest.raises(ValueError, match="rank 4"):
+        tf.nn.conv2d(tf.zeros([5, 5, 3]), tf.zeros([3, 3, 3, 2]), strides=1, padding="SAME")
+    with pytest.raises(TypeError):
+        tf.nn.conv2d(tf.zeros([1, 5, 5, 3], tf.int32), tf.zeros([3, 3, 3, 2], tf.int32),
+                     strides=1, padding="SAME")
+
+
+# (height, width, window, stride, padding)
+POOL_CASES = [
+    (5, 6, 2, 2, "SAME"),
+    (5, 6, 2, 2, "VALID"),
+    (5, 5, 3, 1, "SAME"),
+    (6, 7, 3, 2, "SAME"),
+    (7, 7, 3, 2, "VALID"),
+    (4, 4, 1, 1, "VALID"),
+]
+POOL_IDS = [f"{h}x{w}-k{k}-s{s}-{p}" for h, w, k, s, p in POOL_CASES]
+
+
+@pytest.mark.parametrize("h,w,k,s,padding", POOL_CASES, ids=POOL_IDS)
+def test_max_pool(h, w, k, s, padding):
+    x = rng.standard_normal((2, h, w, 3))
+    check_op(lambda a: tf.nn.max_pool(a, [1, k, k, 1], [1, s, s, 1], padding),
+             lambda a: ref_max_pool(a, k, s, padding), [x])
+
+
+@pytest.mark.parametrize("h,w,k,s,padding", POOL_CASES, ids=POOL_IDS)
+def test_max_pool_grad_op(h, w, k, s, padding):
+    """MaxPoolGrad to second order in the routed gradient (MaxPoolGradGrad, then
+    MaxPoolGrad again). No gradient flows to the pooled input: the routing is piecewise
+    constant in it."""
+    x = rng.standard_normal((2, h, w, 3))
+    ho, wo = _geom(h, k, s, 1, padding)[0], _geom(w, k, s, 1, padding)[0]
+    dy = rng.standard_normal((2, ho, wo, 3))
+
+    def build(a, g):
+        return tf.gradients(tf.nn.max_pool(a, k, s, padding), a, grad_ys=g)[0]
+
+    def ref(a, g):
+        return autograd.grad(lambda z: anp.sum(ref_max_pool(z, k, s, padding) * g))(a)
+
+    check_op(build, ref, [x, dy], wrt=[1])
+
+
+@pytest.mark.parametrize("h,w,k,s,padding", POOL_CASES, ids=POOL_IDS)
+def test_avg_pool(h, w, k, s, padding):
+    x = rng.standard_normal((2, h, w, 3))
+    check_op(lambda a: tf.nn.avg_pool(a, [1, k, k, 1], [1, s, s, 1], padding),
+             lambda a: ref_avg_pool(a, k, s, padding), [x])
+
+
+@pytest.mark.parametrize("h,w,k,s,padding", POOL_CASES[:4], ids=POOL_IDS[:4])
+def test_avg_pool_grad_op(h, w, k, s, padding):
+    """AvgPoolGrad (and through it AvgPool again) to second order."""
+    shape = (2, h, w, 3)
+    ho, wo = _geom(h, k, s, 1, padding)[0], _geom(w, k, s, 1, padding)[0]
+    dy = rng.standard_normal((2, ho, wo, 3))
+
+    def build(g):
+        x = tf.constant(np.zeros(shape))
+        return tf.gradients(tf.nn.avg_pool(x, k, s, padding), x, grad_ys=g)[0]
+
+    check_op(build, _vjp(lambda z: ref_avg_pool(z, k, s, padding), shape), [dy])
+
+
+def test_pools_nchw_and_unequal_windows():
+    x = rng.standard_normal((2, 7, 6, 3))
+    for pool, ref in ((tf.nn.max_pool, ref_max_pool), (tf.nn.avg_pool, ref_avg_pool)):
+        check_op(lambda a, pool=pool: tf.transpose(pool(
+            tf.transpose(a, [0, 3, 1, 2]), [1, 1, 3, 3], [1, 1, 2, 2], "SAME",
+            data_format="NCHW"), [0, 2, 3, 1]),
+            lambda a, ref=ref: ref(a, 3, 2, "SAME"), [x])
+    y = tf.nn.max_pool(tf.zeros([1, 6, 9, 2]), [1, 2, 3, 1], [1, 2, 3, 1], "VALID")
+    assert y.shape.as_list() == [1, 3, 3, 2]
+
+
+def test_max_pool_ties_route_to_first_maximum(sess):
+    """TF's rule: the gradient goes to the first maximal element of the window."""
+    x = tf.constant(np.ones((1, 2, 2, 1), np.float32))
+    g = tf.gradients(tf.nn.max_pool(x, 2, 2, "VALID"), x)[0]
+    np.testing.assert_array_equal(sess.run(g)[0, :, :, 0], [[1, 0], [0, 0]])
+
+
+def test_max_pool_integer_input(sess):
+    x = np.arange(-20, 16, dtype=np.int32).reshape(1, 6, 6, 1)
+    y = sess.run(tf.nn.max_pool(tf.constant(x), 3, 2, "SAME"))
+    assert y.dtype == np.int32
+    np.testing.assert_array_equal(y, ref_max_pool(x.astype(float), 3, 2, "SAME"))
