@@ -142,7 +142,8 @@ def _shapes_strategy(arity: int) -> st.SearchStrategy:
 
 def _draw(spec: Spec, shapes: tuple, seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
-    return [np.asarray(sampler(rng, shape)) for sampler, shape in zip(spec.samplers, shapes)]
+    return [np.asarray(sampler(rng, shape))
+            for sampler, shape in zip(spec.samplers, shapes, strict=True)]
 
 
 # --- forward and gradients over broadcastable shapes ----------------------------------------
@@ -224,7 +225,7 @@ def test_kernels_and_gradients_keep_the_dtype(dtype, sess) -> None:
         shapes = [(2, 3), (3,)][:spec.arity]
         args = _draw(spec, shapes, 0)
         phs = [tf.placeholder(a.dtype if a.dtype == bool else dtype, a.shape) for a in args]
-        feeds.update({p: a.astype(p.dtype.as_numpy_dtype) for p, a in zip(phs, args)})
+        feeds.update({p: a.astype(p.dtype.as_numpy_dtype) for p, a in zip(phs, args, strict=True)})
         out = spec.build(*phs)
         fetches[spec.name] = out
         if spec.grad:
@@ -442,7 +443,7 @@ def test_logical_operators_on_bool_tensors(sess) -> None:
     q = np.array([True, False, True, False])
     tp, tq = tf.constant(p), tf.constant(q)
     out = sess.run([tp & tq, tp | tq, tp ^ tq, ~tp, tp & True])
-    for got, want in zip(out, [p & q, p | q, p ^ q, ~p, p]):
+    for got, want in zip(out, [p & q, p | q, p ^ q, ~p, p], strict=True):
         np.testing.assert_array_equal(got, want)
     f = tf.constant([1.0])
     with pytest.raises(TypeError):
