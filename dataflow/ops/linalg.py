@@ -372,6 +372,10 @@ def _infer_einsum(op: Operation) -> list:
         raise ValueError(f"The '...' dimensions of einsum equation '{equation}' do not "
                          f"broadcast: {', '.join(str(e) for e in ells)}") from None
     head, tail, has_ellipsis = _split_spec(out)
+    if not has_ellipsis and ell_shape.rank:
+        raise ValueError(f"Output contains {ell_shape.rank} broadcasting dimension(s) but no "
+                         f"ellipsis (...) was found in the output subscripts of einsum "
+                         f"equation '{equation}'")
     if has_ellipsis and ell_shape.rank is None:
         return [(dtype, TensorShape(None))]
     dims = [sizes[c] for c in head] + (list(ell_shape.as_tuple()) if has_ellipsis else []) + \
@@ -470,7 +474,11 @@ def _einsum_grad(op: Operation, grad: Tensor) -> list:
             operands.append(_diagonal_mask(x, groups) if groups else array_ops.ones_like(x))
         lhs = ",".join(specs)
         head, _, has_ellipsis = _split_spec(renamed)
-        if has_ellipsis and head:
+        if not has_ellipsis and any(_ELLIPSIS in s for s in specs):
+            # xi was broadcast along the ellipsis dimensions: keep them (leading) in the
+            # result, and the pass's SumToShape sums them away.
+            g = einsum(f"{lhs}->{_ELLIPSIS}{renamed}", *operands)
+        elif has_ellipsis and head:
             # The pass's SumToShape sums leading axes; put the ellipsis first so the
             # broadcast axes it sums are the ellipsis's own, then move it back.
             front = _ELLIPSIS + _letters(renamed)
