@@ -59,6 +59,8 @@ def _infer_apply(layout: str) -> Callable[[Operation], list]:
         if len(op.inputs) != len(layout):
             raise ValueError(f"'{op.type}' takes {len(layout)} inputs, got {len(op.inputs)}")
         dtype, shape = op.attrs["dtype"], op.attrs["shape"]
+        if not (dtype.is_floating or dtype.is_complex):
+            raise TypeError(f"'{op.type}' updates float variables, not {dtype.name}")
         for kind, t in zip(layout, op.inputs, strict=True):
             if kind == "h":
                 if t.dtype != dtypes.resource:
@@ -77,6 +79,12 @@ def _infer_apply(layout: str) -> Callable[[Operation], list]:
         return []
 
     return infer
+
+
+def _reuse(buffer: Any) -> Any:
+    """``buffer`` as an ``out=`` target when it is a fresh array; ``None`` for a 0-d
+    result (numpy ufuncs return scalars, not writable buffers, for 0-d inputs)."""
+    return buffer if buffer.ndim else None
 
 
 def _check_grad(op_name: str, var: Any, grad: Any) -> None:
@@ -166,14 +174,14 @@ def _rms_prop_kernel(centered: bool) -> Callable:
                     mg_new *= one_minus_rho
                     mg_new += mg_old
                     denom = xp.square(mg_new)
-                    xp.subtract(ms_new, denom, out=denom)
+                    denom = xp.subtract(ms_new, denom, out=_reuse(denom))
                     denom += epsilon
                 else:
                     denom = xp.add(ms_new, epsilon)
-                xp.sqrt(denom, out=denom)
+                denom = xp.sqrt(denom, out=_reuse(denom))
                 mom_new = xp.multiply(grad, lr)
                 mom_new /= denom
-                mom_new += xp.multiply(store.read(mom), momentum, out=denom)
+                mom_new += xp.multiply(store.read(mom), momentum, out=_reuse(denom))
                 store.write(ms, _freeze(ctx, ms_new))
                 if centered:
                     store.write(mg, _freeze(ctx, mg_new))
@@ -212,7 +220,7 @@ def _adam_kernel(ctx: Any, attrs: dict) -> Callable:
             step /= denom
             store.write(m, _freeze(ctx, m_new))
             store.write(v, _freeze(ctx, v_new))
-            return _freeze(ctx, xp.subtract(old, step, out=denom))
+            return _freeze(ctx, xp.subtract(old, step, out=_reuse(denom)))
 
         store.update(var, update)
 
