@@ -211,6 +211,25 @@ from .ops.data_flow import (
 )
 
 # --- ops/linalg.py -----------------------------------------------------------------------
+from .ops.linalg import (
+    cholesky as cholesky,
+    cholesky_solve as cholesky_solve,
+    einsum as einsum,
+    eye as eye,
+    matmul as matmul,
+    matrix_band_part as matrix_band_part,
+    matrix_determinant as matrix_determinant,
+    matrix_diag as matrix_diag,
+    matrix_diag_part as matrix_diag_part,
+    matrix_inverse as matrix_inverse,
+    matrix_set_diag as matrix_set_diag,
+    matrix_solve as matrix_solve,
+    matrix_transpose as matrix_transpose,
+    matrix_triangular_solve as matrix_triangular_solve,
+    norm as norm,
+    tensordot as tensordot,
+    trace as trace,
+)
 
 # --- ops/random.py, ops/init_ops.py, ops/variable_scope.py -------------------------------
 from .ops.init_ops import (
