@@ -144,8 +144,11 @@ def test_plan_is_cached_per_signature(monkeypatch, sess):
     for i in range(5):
         sess.run(y, {x: [i, i, i]})
     assert len(calls) == 1
-    sess.run([y], {x: [1, 2, 3]})
+    # The same flat fetches in another nesting reuse the plan; other feed keys do not.
+    assert sess.run([y], {x: [1, 2, 3]})[0].tolist() == [3.0, 5.0, 7.0]
+    assert len(calls) == 1
     sess.run(y, {"Placeholder:0": [1, 2, 3]})
+    sess.run([y, x], {x: [1, 2, 3]})
     assert len(calls) == 3
 
 
