@@ -132,10 +132,8 @@ def test_variance_scaling(sess, mode, n, distribution):
 
 def test_he_and_lecun(sess):
     shape = [200, 500]
-    for fn, scale, bound in [(tf.initializers.he_uniform, 2.0, "uniform"),
-                             (tf.initializers.lecun_uniform, 1.0, "uniform"),
-                             (tf.initializers.he_normal, 2.0, "normal"),
-                             (tf.initializers.lecun_normal, 1.0, "normal")]:
+    for fn, scale in [(tf.initializers.he_uniform, 2.0), (tf.initializers.lecun_uniform, 1.0),
+                      (tf.initializers.he_normal, 2.0), (tf.initializers.lecun_normal, 1.0)]:
         v = sess.run(fn(seed=1)(shape))
         want = math.sqrt(scale / 200)
         assert abs(v.std() - want) < 0.03 * want, fn.__name__
@@ -169,7 +167,7 @@ def test_seeded_initializers_repeat_across_sessions():
                   tf.orthogonal_initializer(seed=3)([3, 3])]
         with tf.Session(graph=g) as s:
             values.append(s.run(ts))
-    for a, b in zip(*values):
+    for a, b in zip(*values, strict=True):
         np.testing.assert_array_equal(a, b)
 
 

@@ -178,7 +178,7 @@ def test_multinomial_frequencies(sess, fn):
     v = sess.run(x)
     assert v.dtype == np.int64 and v.min() >= 0 and v.max() <= 3
     assert not np.any(v[0] == 3)  # zero probability is never drawn
-    for row, p in zip(v, probs):
+    for row, p in zip(v, probs, strict=True):
         np.testing.assert_allclose(np.bincount(row, minlength=4) / row.size, p, atol=0.01)
 
 
@@ -215,11 +215,11 @@ def test_graph_seed_makes_program_repeatable():
             fetches = _program()
         runs.append(_run_twice(g, fetches))
     first, second = runs
-    for a, b in zip(first[0], second[0]):
+    for a, b in zip(first[0], second[0], strict=True):
         np.testing.assert_array_equal(a, b)      # same seeds, another session/graph
-    for a, b in zip(first[1], second[1]):
+    for a, b in zip(first[1], second[1], strict=True):
         np.testing.assert_array_equal(a, b)      # the stream continues identically
-    for a, b in zip(first[0][:4], first[1][:4]):
+    for a, b in zip(first[0][:4], first[1][:4], strict=True):
         assert not np.array_equal(a, b)          # successive runs draw new values
 
 
