@@ -38,6 +38,7 @@ from __future__ import annotations
 import string
 from collections import Counter
 from collections.abc import Sequence
+from math import prod
 from typing import Any
 
 import numpy as np
@@ -416,8 +417,8 @@ def _einsum_kernel(ctx: Any, attrs: dict) -> Any:
             if tail:
                 sizes.update(zip(tail, shape[len(shape) - len(tail):], strict=True))
             if has_ellipsis:
-                ell = max(ell, int(np.prod(shape[len(head):len(shape) - len(tail)])))
-        cost = ell * int(np.prod(list(sizes.values())))
+                ell = max(ell, prod(shape[len(head):len(shape) - len(tail)]))
+        cost = ell * prod(sizes.values())
         if cost < _EINSUM_BLAS_THRESHOLD:
             return False
         return path_of(equation, *xs, optimize="greedy")[0]

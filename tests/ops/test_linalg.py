@@ -245,6 +245,27 @@ def test_spec(case):
     check_op(build, reference, args, order=1 if name in LINEAR else 2)
 
 
+@pytest.mark.parametrize("case", [c for c in CASES if c[0] in LINEAR],
+                         ids=[c[0] for c in CASES if c[0] in LINEAR])
+def test_gradient_graph_of_linear_ops(case):
+    """The gradient ops of linear ops, as functions of the upstream gradient ``u``, are
+    themselves differentiable (their gradients are checked against autograd's VJP)."""
+    import autograd
+
+    _, build, reference, args = case
+    x = args[0]
+    rest = args[1:]
+
+    def ours(u):
+        xt = tf.constant(x)
+        return tf.gradients(build(xt, *[tf.constant(r) for r in rest]), xt, grad_ys=u)[0]
+
+    def theirs(u):
+        return autograd.make_vjp(lambda z: reference(z, *rest))(x)[0](u)
+
+    check_op(ours, theirs, [rand(*np.shape(reference(x, *rest)))], order=1)
+
+
 # --- dtypes and op types ------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.int64])
 def test_matmul_dtypes(dtype):
