@@ -265,6 +265,34 @@ from .ops.variable_scope import (
 )
 
 # --- ops/control_flow.py, ops/script.py, ops/debugging.py --------------------------------
+from .ops.control_flow import (
+    case as case,
+    cond as cond,
+    while_loop as while_loop,
+)
+from .ops.debugging import (
+    Assert as Assert,
+    Print as Print,
+    add_check_numerics_ops as add_check_numerics_ops,
+    assert_equal as assert_equal,
+    assert_greater as assert_greater,
+    assert_greater_equal as assert_greater_equal,
+    assert_less as assert_less,
+    assert_less_equal as assert_less_equal,
+    assert_negative as assert_negative,
+    assert_non_negative as assert_non_negative,
+    assert_non_positive as assert_non_positive,
+    assert_none_equal as assert_none_equal,
+    assert_positive as assert_positive,
+    check_numerics as check_numerics,
+    print as print,
+    verify_tensor_all_finite as verify_tensor_all_finite,
+)
+from .ops.script import (
+    autograd_op as autograd_op,
+    numpy_function as numpy_function,
+    py_func as py_func,
+)
 
 # --- autodiff ----------------------------------------------------------------------------
 from .autodiff.gradients import gradients as gradients

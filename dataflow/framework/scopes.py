@@ -11,13 +11,13 @@ from .graph import Graph, Tensor, get_default_graph
 
 
 def _graph_of(values: Sequence[Any] | None) -> Graph:
+    default = get_default_graph()
     for v in values or ():
-        if isinstance(v, Tensor):
-            return v.graph
-        graph = getattr(v, "graph", None)
+        graph = v.graph if isinstance(v, Tensor) else getattr(v, "graph", None)
         if isinstance(graph, Graph):
-            return graph
-    return get_default_graph()
+            # Inside a cond/while body, outer tensors are captured by the default graph.
+            return default if graph is default or default._is_ancestor(graph) else graph
+    return default
 
 
 @contextlib.contextmanager

@@ -60,7 +60,8 @@ def compile_plan(fetches: Sequence[Tensor | Operation], feeds: Sequence[Tensor],
                     outs.append(slot)
                 else:
                     outs.append(-1)
-            calls.append(KernelCall(op.name, op.type, _compile_attrs(op, placement[op.name]),
+            calls.append(KernelCall(op.name, op.type,
+                                    _compile_attrs(op, placement[op.name], outs),
                                     tuple(slot_of[t] for t in op.inputs), tuple(outs),
                                     op.traceback))
         stages.append(Stage(index, placement[members[0].name], tuple(calls), (), ()))
@@ -107,12 +108,16 @@ def compile_subgraph(sub: SubGraph, device: str) -> Plan:
     return compile_plan(fetches, sub.all_inputs, [device], device, soft_placement=True)
 
 
-def _compile_attrs(op: Operation, device: str) -> dict[str, Any]:
+def _compile_attrs(op: Operation, device: str, outs: Sequence[int] = ()) -> dict[str, Any]:
+    """Compiles SubGraph attrs; such ops also learn which of their outputs the plan reads
+    (``_outputs_read``), so a loop can skip recording history nobody differentiates."""
     attrs = op.attrs
     if not any(isinstance(v, SubGraph) for v in attrs.values()):
         return attrs
-    return {k: compile_subgraph(v, device) if isinstance(v, SubGraph) else v
-            for k, v in attrs.items()}
+    compiled = {k: compile_subgraph(v, device) if isinstance(v, SubGraph) else v
+                for k, v in attrs.items()}
+    compiled["_outputs_read"] = tuple(o >= 0 for o in outs)
+    return compiled
 
 
 def _main_op(calls: Sequence[KernelCall]) -> str:
