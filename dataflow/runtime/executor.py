@@ -6,13 +6,14 @@ microsecond per op in CPython, as much as a small numpy kernel itself. So each s
 kernel callables bound as globals of the generated function and every slot a local
 variable::
 
-    def stage_0(s0):          # stage inputs (feeds, other stages' outputs)
-        s2 = k1(s0, c0)       # c0: a constant bound at compile time (Folded)
-        del s0                # a slot is dropped after its last use
-        s3 = k2(s2)
-        return (s3,)          # stage outputs
+    def stage(r0):            # stage inputs (feeds, other stages' outputs)
+        r1 = k1(r0, c0)       # c0: a constant bound at compile time (Folded)
+        r0 = k2(r1)           # r0 died at k1: its variable is reused
+        return (r0,)          # stage outputs
 
-A call then costs what a Python function call costs. The source is kept (``source``)
+A call then costs what a Python function call costs. Slots get local variables by
+linear-scan register allocation, so a dead value is released as soon as its variable
+is reused, with no ``del`` lines. The source is kept (``source``)
 for inspection. When a kernel raises, the traceback's line number in the generated code
 identifies the call, so errors name the failing op without any per-call bookkeeping.
 
@@ -51,7 +52,18 @@ class StageFunction:
                 last_use[slot] = i
         keep = set(stage.outputs)
         constants: dict[int, str] = {}
-        args = ", ".join(f"s{s}" for s in stage.inputs)
+        # Register allocation: a local variable is reused once the slot it held is dead,
+        # which frees the old value (no `del` lines) and keeps the function short.
+        reg_of: dict[int, str] = {}
+        free: list[str] = []
+        counter = itertools.count()
+
+        def assign(slot: int) -> str:
+            reg = free.pop() if free else f"r{next(counter)}"
+            reg_of[slot] = reg
+            return reg
+
+        args = ", ".join(assign(s) for s in stage.inputs)
         filename = f"<dataflow-stage-{next(_counter)}>"
         lines.append(f"def stage({args}):")
         for i, call in enumerate(stage.calls):
@@ -64,12 +76,11 @@ class StageFunction:
                                 f"{call.op_type}, built at {call.traceback})") from None
             if isinstance(kernel, Folded):
                 # A value fixed at compile time: bind it, emit no call.
-                outs = [o for o in call.outputs]
-                for j, o in enumerate(outs):
+                for j, o in enumerate(call.outputs):
                     if o >= 0:
-                        name = f"c{o}"
-                        namespace[name] = kernel.value if len(outs) == 1 else kernel.value[j]
-                        constants[o] = name
+                        constants[o] = f"c{o}"
+                        namespace[f"c{o}"] = (kernel.value if len(call.outputs) == 1
+                                              else kernel.value[j])
                 continue
             if debug:
                 kernel = _checked(kernel, call, slot_specs)
@@ -77,20 +88,18 @@ class StageFunction:
                 kernel = _timed(kernel, call, stage.device, trace)
             kname = f"k{i}"
             namespace[kname] = kernel
-            ins = ", ".join(constants.get(s, f"s{s}") for s in call.inputs)
-            if len(call.outputs) == 1:
-                target = f"s{call.outputs[0]}" if call.outputs[0] >= 0 else "_"
-            elif len(call.outputs) == 0:
+            ins = ", ".join(constants.get(s) or reg_of[s] for s in call.inputs)
+            for s in set(call.inputs):
+                if last_use[s] == i and s not in keep and s not in constants:
+                    free.append(reg_of.pop(s))
+            outs = [assign(o) if o >= 0 else "_" for o in call.outputs]
+            if not outs:
                 target = "_"
             else:
-                target = ", ".join(f"s{o}" if o >= 0 else "_" for o in call.outputs) + ","
+                target = ", ".join(outs) + ("," if len(outs) > 1 else "")
             lines.append(f"    {target} = {kname}({ins})")
             self._line_to_call[len(lines)] = call
-            dead = [s for s in call.inputs
-                    if last_use.get(s) == i and s not in keep and s not in constants]
-            if dead:
-                lines.append(f"    del {', '.join(f's{s}' for s in sorted(set(dead)))}")
-        outs = ", ".join(constants.get(s, f"s{s}") for s in stage.outputs)
+        outs = ", ".join(constants.get(s) or reg_of[s] for s in stage.outputs)
         lines.append(f"    return ({outs}{',' if stage.outputs else ''})")
         self.source = "\n".join(lines)
         code = compile(self.source, filename, "exec")

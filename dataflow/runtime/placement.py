@@ -20,6 +20,7 @@ the plan.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from ..framework import dtypes, errors
@@ -70,7 +71,7 @@ def place(ops: Sequence[Operation], devices: Sequence[str], default_device: str,
     askers: dict[str, Operation] = {}
     for op in ops:
         root = groups.find(op.name)
-        want = DeviceSpec.from_string(op.device)
+        want = _parse(op.device)
         have = requests.get(root)
         if have is None:
             requests[root] = want
@@ -88,13 +89,24 @@ def place(ops: Sequence[Operation], devices: Sequence[str], default_device: str,
         else:
             requests[root] = have.merge(want)
     chosen: dict[str, str] = {}
+    note = getattr(devices, "note", "")  # a cluster lists the workers behind its devices
+    matched: dict[DeviceSpec, str] = {}  # most groups share a handful of requests
     for root, want in requests.items():
-        chosen[root] = _match(want, default, specs, soft_placement, askers[root])
+        device = matched.get(want)
+        if device is None:
+            device = matched[want] = _match(want, default, specs, soft_placement,
+                                            askers[root], note)
+        chosen[root] = device
     return {op.name: chosen[groups.find(op.name)] for op in ops}
 
 
+@functools.lru_cache(maxsize=4096)
+def _parse(device: str) -> DeviceSpec:
+    return DeviceSpec.from_string(device)
+
+
 def _match(want: DeviceSpec, default: DeviceSpec, specs: Sequence[DeviceSpec],
-           soft: bool, op: Operation) -> str:
+           soft: bool, op: Operation, note: str = "") -> str:
     full = want.fill_from(default)
     for candidate in (full, want):
         for spec in specs:
@@ -110,5 +122,6 @@ def _match(want: DeviceSpec, default: DeviceSpec, specs: Sequence[DeviceSpec],
     raise errors.InvalidArgumentError(
         None, op,
         f"Cannot assign a device for operation {op.describe()}: it requests '{want}', which "
-        f"matches none of the devices that exist: {', '.join(s.to_string() for s in specs)}. "
+        f"matches none of the devices that exist: {', '.join(s.to_string() for s in specs)}"
+        f"{note}. "
         "Pass config=tf.ConfigProto(allow_soft_placement=True) to let the placer choose.")

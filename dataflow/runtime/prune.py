@@ -31,6 +31,11 @@ def prune(fetch_tensors: Iterable[Tensor], target_ops: Iterable[Operation],
         for c in op.control_inputs:
             if c not in needed:
                 stack.append(c)
+    ordered = sorted(needed, key=_creation_index)
+    # Ops are created after their inputs, so creation order is already topological; only
+    # a control input added to an existing op later can break that (then sort properly).
+    if all(p._id < op._id for op in ordered for p in _parents(op)):
+        return ordered
     return toposort(needed, _parents, _creation_index)
 
 
