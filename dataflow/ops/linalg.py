@@ -400,6 +400,9 @@ def _infer_einsum(op: Operation) -> list:
 # Below this many multiply-adds numpy's C einsum beats planning a BLAS contraction
 # (measured: 16x16 matmul 4.5 us vs 15 us; 64x64: 53 us vs 22 us).
 _EINSUM_BLAS_THRESHOLD = 1 << 16
+# Kernels cache per-shape plans and masks; a feed whose shape changes every step must
+# not grow them without bound.
+_MAX_CACHED_SHAPES = 64
 
 
 def _einsum_kernel(ctx: Any, attrs: dict) -> Any:
@@ -440,6 +443,8 @@ def _einsum_kernel(ctx: Any, attrs: dict) -> Any:
         key = tuple(x.shape for x in xs)
         path = plans.get(key)
         if path is None:
+            if len(plans) >= _MAX_CACHED_SHAPES:
+                plans.clear()
             path = plans[key] = plan(xs)
         return einsum_(equation, *xs, optimize=path)
 
@@ -527,6 +532,8 @@ def _diagonal_mask_kernel(ctx: Any, attrs: dict) -> Any:
         key = (x.shape, x.dtype)
         mask = cache.get(key)
         if mask is None:
+            if len(cache) >= _MAX_CACHED_SHAPES:
+                cache.clear()
             ndim = x.ndim
             keep = xp.ones((1,) * ndim, dtype=bool)
             for group in groups:
@@ -956,6 +963,8 @@ def _band_part_kernel(ctx: Any, attrs: dict) -> Any:
         key = (x.shape[-2:], x.dtype)
         cached = masks.get(key)
         if cached is None:
+            if len(masks) >= _MAX_CACHED_SHAPES:
+                masks.clear()
             m, n = x.shape[-2:]
             rows = xp.arange(m).reshape(m, 1)
             cols = xp.arange(n).reshape(1, n)
