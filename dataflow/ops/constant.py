@@ -78,6 +78,11 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
         if array.dtype.kind in "US":
             raise TypeError(f"constant '{name}': cannot convert strings to {dt.name}")
         array = array.astype(dt.as_numpy_dtype)
+    elif dt == dtypes.string:
+        # TF strings are bytes: hold them as an object array of bytes.
+        array = np.array([v.encode() if isinstance(v, str) else bytes(v)
+                          for v in array.reshape(-1).tolist()] or [], dtype=object
+                         ).reshape(array.shape)
     if shape is not None:
         shape = as_shape(shape).as_list()
         if array.size == 1 and array.shape != tuple(shape):
