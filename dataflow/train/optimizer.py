@@ -58,7 +58,7 @@ def _init_scope(graph: Graph) -> Iterator[None]:
         yield
 
 
-def _zeros_initial_value(var: Variable, value: float = 0.0) -> Callable[[], Tensor]:
+def _filled_initial_value(var: Variable, value: float = 0.0) -> Callable[[], Tensor]:
     """A callable building ``value`` broadcast to ``var``'s shape and dtype.
 
     A fully defined shape becomes a scalar constant broadcast at run time (the graph
@@ -271,16 +271,26 @@ class Optimizer:
     def _slot_dict(self, slot_name: str) -> dict[Variable, Variable]:
         return self._slots.setdefault(slot_name, {})
 
-    def _get_or_make_slot_with_initializer(self, var: Variable, value: float,
-                                           slot_name: str, op_name: str) -> Variable:
-        """The slot of ``var`` holding ``value`` everywhere initially (made once)."""
+    def _get_or_make_slot_with_initializer(self, var: Variable, initializer: Any,
+                                           shape: Any, dtype: Any, slot_name: str,
+                                           op_name: str) -> Variable:
+        """The slot of ``var`` made by ``initializer`` (made once), TF1's signature.
+
+        ``initializer`` is a number (the slot's value everywhere) or a TF1 initializer
+        called as ``initializer(shape, dtype=dtype)``.
+        """
         slots = self._slot_dict(slot_name)
         if var not in slots:
-            slots[var] = _create_slot(var, _zeros_initial_value(var, value), op_name)
+            if callable(initializer):
+                make = lambda: initializer(shape.as_list(), dtype=dtype)  # noqa: E731
+            else:
+                make = _filled_initial_value(var, float(initializer))
+            slots[var] = _create_slot(var, make, op_name)
         return slots[var]
 
     def _zeros_slot(self, var: Variable, slot_name: str, op_name: str) -> Variable:
-        return self._get_or_make_slot_with_initializer(var, 0.0, slot_name, op_name)
+        return self._get_or_make_slot_with_initializer(var, 0.0, var.shape, var.dtype,
+                                                       slot_name, op_name)
 
     def _get_or_make_slot(self, var: Variable, val: Any, slot_name: str,
                           op_name: str) -> Variable:
@@ -315,9 +325,19 @@ class Optimizer:
         """Converts hyper-parameters to tensors (inside the apply name scope)."""
 
     def _resource_apply_dense(self, grad: Tensor, var: Variable) -> Operation:
-        """The update op of one variable (called colocated with it)."""
+        """The update op of one variable (called colocated with it).
+
+        A TF1 subclass that only implements ``_apply_dense(grad, var)`` (written for
+        reference variables, e.g. with ``tf.assign_sub``) gets that one.
+        """
+        if type(self)._apply_dense is not Optimizer._apply_dense:
+            return self._apply_dense(grad, var)
         raise NotImplementedError(f"{type(self).__name__} does not implement "
                                   "_resource_apply_dense")
+
+    def _apply_dense(self, grad: Tensor, var: Variable) -> Operation:
+        """TF1's hook for reference variables; see ``_resource_apply_dense``."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement _apply_dense")
 
     def _finish(self, update_ops: list[Operation], name_scope: str) -> Operation:
         """Groups the updates into one op named ``name_scope``."""

@@ -105,7 +105,8 @@ class AdagradOptimizer(Optimizer):
     def _create_slots(self, var_list: list[Variable]) -> None:
         for v in var_list:
             self._get_or_make_slot_with_initializer(v, self._initial_accumulator_value,
-                                                    "accumulator", self._name)
+                                                    v.shape, v.dtype, "accumulator",
+                                                    self._name)
 
     def _prepare(self) -> None:
         self._learning_rate_tensor = self._hyper(self._learning_rate, "learning_rate")
@@ -144,7 +145,8 @@ class RMSPropOptimizer(Optimizer):
 
     def _create_slots(self, var_list: list[Variable]) -> None:
         for v in var_list:
-            self._get_or_make_slot_with_initializer(v, 1.0, "rms", self._name)
+            self._get_or_make_slot_with_initializer(v, 1.0, v.shape, v.dtype, "rms",
+                                                    self._name)
             if self._centered:
                 self._zeros_slot(v, "mg", self._name)
             self._zeros_slot(v, "momentum", self._name)

@@ -334,3 +334,38 @@ def test_subclass_without_update_rule_raises():
     w = tf.Variable(np.ones(2), name="w")
     with pytest.raises(NotImplementedError, match="_resource_apply_dense"):
         Broken().apply_gradients([(tf.constant(np.ones(2)), w)])
+
+
+def test_tf1_style_custom_optimizer(sess):
+    """A subclass written the TF1 way: slots, ``_prepare``, ``_apply_dense`` with assigns."""
+
+    class SignSGD(tf.train.Optimizer):
+        def __init__(self, learning_rate, name="SignSGD"):
+            super().__init__(False, name)
+            self._lr = learning_rate
+
+        def _create_slots(self, var_list):
+            for v in var_list:
+                self._get_or_make_slot_with_initializer(
+                    v, tf.constant_initializer(0.5), v.shape, v.dtype, "scale", self._name)
+                self._zeros_slot(v, "count", self._name)
+
+        def _prepare(self):
+            self._lr_t = tf.convert_to_tensor(self._lr, name="learning_rate")
+
+        def _apply_dense(self, grad, var):
+            scale = self.get_slot(var, "scale")
+            count = self.get_slot(var, "count")
+            step = tf.cast(self._lr_t, var.dtype) * scale * tf.sign(grad)
+            return tf.group(var.assign_sub(step), count.assign_add(tf.ones_like(var)))
+
+    w = tf.Variable(np.array([1.0, -1.0, 0.0]), name="w")
+    opt = SignSGD(0.2)
+    train = opt.minimize(tf.reduce_sum(w * np.array([3.0, -2.0, 1.0])))
+    assert [v.name for v in opt.variables()] == ["w/SignSGD:0", "w/SignSGD_1:0"]
+    sess.run(tf.global_variables_initializer())
+    sess.run(train)
+    sess.run(train)
+    np.testing.assert_allclose(sess.run(w), [1.0 - 2 * f32(0.2) * 0.5,
+                                             -1.0 + 2 * f32(0.2) * 0.5, -2 * f32(0.2) * 0.5])
+    np.testing.assert_allclose(sess.run(opt.get_slot(w, "count")), [2.0, 2.0, 2.0])
