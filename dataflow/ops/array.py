@@ -53,7 +53,7 @@ from ..framework.graph import (
     register_operator,
 )
 from ..framework.tensor_shape import TensorShape, broadcast_shapes
-from ..framework.tensor_util import constant_shape, constant_value
+from ..framework.tensor_util import constant_value
 from .build import apply_op, apply_op_n, convert_inputs
 from .constant import constant
 from .control import identity
@@ -224,7 +224,7 @@ def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
         value: a scalar; its dtype is the output dtype.
         name: the op name.
     """
-    return apply_op("Fill", [_int_tensor(dims), value], name=name)
+    return apply_op("Fill", [_int_tensor(dims), convert_to_tensor(value)], name=name)
 
 
 def _filled(shape_value: Any, dtype: Any, fill_value: int, name: str) -> Tensor:
@@ -325,11 +325,7 @@ def rank(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
 
 # --- SumToShape / BroadcastTo: the pair that undoes and does broadcasting ---------------
 def _infer_sum_to_shape(op: Operation) -> list:
-    target = constant_shape(op.inputs[1])
-    if target is None:
-        rank = op.inputs[1].shape.as_tuple()[0] if op.inputs[1].shape.rank else None
-        return [(op.inputs[0].dtype, TensorShape(None if rank is None else [None] * rank))]
-    return [(op.inputs[0].dtype, TensorShape(target))]
+    return [(op.inputs[0].dtype, TensorShape(_partial_list(op.inputs[1])))]
 
 
 def _sum_to_shape_kernel(ctx: Any, attrs: dict) -> Any:
@@ -359,19 +355,19 @@ registry.register(registry.OpDef("SumToShape", _infer_sum_to_shape, _sum_to_shap
 def sum_to_shape(x: Any, target_shape: Any, name: str | None = None) -> Tensor:
     """Sums ``x`` over the dimensions numpy broadcasting added to reach its shape from
     ``target_shape`` (the adjoint of ``broadcast_to``)."""
-    return apply_op("SumToShape", [x, _int_tensor(target_shape)], name=name)
+    return apply_op("SumToShape", [convert_to_tensor(x), _int_tensor(target_shape)],
+                    name=name)
 
 
 def _infer_broadcast_to(op: Operation) -> list:
-    target = constant_shape(op.inputs[1])
     x = op.inputs[0]
+    target = _partial_list(op.inputs[1])
     if target is None:
-        rank = op.inputs[1].shape.as_tuple()[0] if op.inputs[1].shape.rank else None
-        return [(x.dtype, TensorShape(None if rank is None else [None] * rank))]
+        return [(x.dtype, TensorShape(None))]
     out = broadcast_shapes(x.shape, TensorShape(target))
     if out.rank != len(target) or not out.is_compatible_with(TensorShape(target)):
         raise ValueError(f"cannot broadcast shape {x.shape} to {target}")
-    return [(x.dtype, TensorShape(target))]
+    return [(x.dtype, TensorShape(target).merge_with(out))]
 
 
 def _broadcast_to_kernel(ctx: Any, attrs: dict) -> Any:
@@ -390,7 +386,7 @@ registry.register(registry.OpDef("BroadcastTo", _infer_broadcast_to, _broadcast_
 
 def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Broadcasts ``input`` to ``shape`` (numpy rules)."""
-    return apply_op("BroadcastTo", [input, _int_tensor(shape)], name=name)
+    return apply_op("BroadcastTo", [convert_to_tensor(input), _int_tensor(shape)], name=name)
 
 
 # --- Reshape / ExpandDims / Squeeze ------------------------------------------------------
@@ -444,7 +440,7 @@ def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
     Raises:
         ValueError: the sizes cannot match (when known at build time).
     """
-    return apply_op("Reshape", [tensor, _int_tensor(shape)], name=name)
+    return apply_op("Reshape", [convert_to_tensor(tensor), _int_tensor(shape)], name=name)
 
 
 def _infer_expand_dims(op: Operation) -> list:
@@ -482,7 +478,7 @@ def expand_dims(input: Any, axis: Any = None, name: str | None = None,  # noqa: 
     axis = dim if axis is None else axis
     if axis is None:
         raise ValueError("Must specify an axis argument to tf.expand_dims()")
-    return apply_op("ExpandDims", [input, _int_tensor(axis)], name=name)
+    return apply_op("ExpandDims", [convert_to_tensor(input), _int_tensor(axis)], name=name)
 
 
 def _infer_squeeze(op: Operation) -> list:
@@ -659,7 +655,7 @@ def reverse(tensor: Any, axis: Any, name: str | None = None) -> Tensor:
     """Reverses ``tensor`` along each dimension listed in ``axis``."""
     if isinstance(axis, (int, np.integer)):
         axis = [axis]
-    return apply_op("ReverseV2", [tensor, _int_tensor(axis)], name=name)
+    return apply_op("ReverseV2", [convert_to_tensor(tensor), _int_tensor(axis)], name=name)
 
 
 # --- ConcatV2 / Pack / Unpack / Split / SplitV -------------------------------------------
@@ -1577,7 +1573,7 @@ registry.register(registry.OpDef("Tile", _infer_tile, _tile_kernel, _tile_grad,
 
 def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Repeats ``input`` ``multiples[i]`` times along each dimension ``i``."""
-    return apply_op("Tile", [input, _int_tensor(multiples)], name=name)
+    return apply_op("Tile", [convert_to_tensor(input), _int_tensor(multiples)], name=name)
 
 
 # --- GatherV2 / UnsortedSegmentSum, GatherNd / ScatterNd, boolean_mask -----------------
@@ -1708,7 +1704,8 @@ def unsorted_segment_sum(data: Any, segment_ids: Any, num_segments: Any,
     ids at or above ``num_segments`` are an error when the step runs.
     """
     ids = _int_tensor(segment_ids)
-    return apply_op("UnsortedSegmentSum", [data, ids, _int_tensor(num_segments, ids.dtype)],
+    return apply_op("UnsortedSegmentSum",
+                    [convert_to_tensor(data), ids, _int_tensor(num_segments, ids.dtype)],
                     name=name)
 
 
@@ -1760,7 +1757,7 @@ def gather_nd(params: Any, indices: Any, name: str | None = None,
     indexes the leading dimensions of ``params``."""
     if batch_dims != 0:
         raise ValueError("gather_nd supports batch_dims=0 only")
-    return apply_op("GatherNd", [params, _int_tensor(indices)], name=name)
+    return apply_op("GatherNd", [convert_to_tensor(params), _int_tensor(indices)], name=name)
 
 
 def _infer_scatter_nd(op: Operation) -> list:
@@ -1803,7 +1800,8 @@ registry.register(registry.OpDef("ScatterNd", _infer_scatter_nd, _scatter_nd_ker
 def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) -> Tensor:
     """A zero tensor of ``shape`` with ``updates`` added at ``indices`` (duplicates sum)."""
     indices = _int_tensor(indices)
-    return apply_op("ScatterNd", [indices, updates, _int_tensor(shape, indices.dtype)],
+    return apply_op("ScatterNd",
+                    [indices, convert_to_tensor(updates), _int_tensor(shape, indices.dtype)],
                     name=name)
 
 
