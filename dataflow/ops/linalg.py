@@ -1145,7 +1145,7 @@ def eye(num_rows: Any, num_columns: Any = None, batch_shape: Any = None,
 
 
 # --- norm ---------------------------------------------------------------------------------
-_VECTOR_ORDS = ("euclidean", "fro")
+_MATRIX_ORDS = ("euclidean", "fro")
 
 
 def _is_positive_number(value: Any) -> bool:
@@ -1170,11 +1170,12 @@ def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None,  # noqa: A002
         keep_dims: deprecated alias of ``keepdims``.
 
     Returns:
-        The norms, of ``tensor``'s dtype (real for complex input is not done: the
-        norm keeps the input dtype, as TF's).
+        The norms, of ``tensor``'s dtype.
 
     Raises:
-        ValueError: an unsupported ``ord`` or a bad ``axis``.
+        ValueError: an unsupported ``ord`` or a bad ``axis`` (as TF1).
+        NotImplementedError: ``ord=2`` over two axes (the largest singular value),
+            which TF computes with an SVD this library does not have.
     """
     if keep_dims is not None:
         if keepdims is not None:
@@ -1185,24 +1186,22 @@ def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None,  # noqa: A002
     if is_matrix:
         if axis[0] == axis[1]:
             raise ValueError(f"'axis' must be a tuple of two distinct ints, got {axis}")
-        if not (ord in _VECTOR_ORDS or ord == 1 or ord == np.inf):
+        if isinstance(ord, (int, float)) and not isinstance(ord, bool) and ord == 2:
+            raise NotImplementedError("norm: the matrix 2-norm (largest singular value) is "
+                                      "not implemented")
+        if not (ord in _MATRIX_ORDS or ord == 1 or ord == np.inf):
             raise ValueError(f"'ord' must be a supported matrix norm in ['euclidean', 'fro', "
-                             f"1, inf], got {ord}")
+                             f"1, 2, inf], got {ord}")
     else:
-        if isinstance(axis, (list, tuple)):
-            if len(axis) != 1:
-                raise ValueError(f"'axis' must be None, an integer, or a tuple of 2 unique "
-                                 f"integers, got {axis}")
-            axis = axis[0]
         if axis is not None and not isinstance(axis, (int, np.integer)):
             raise ValueError(f"'axis' must be None, an integer, or a tuple of 2 unique "
                              f"integers, got {axis}")
-        if not (ord in _VECTOR_ORDS or _is_positive_number(ord)):
+        if not (ord == "euclidean" or _is_positive_number(ord)):
             raise ValueError(f"'ord' must be a supported vector norm, got {ord}")
     with name_scope(name, "norm", [tensor]):
         x = convert_inputs([tensor])[0]
         axes = list(axis) if is_matrix else axis
-        if ord in _VECTOR_ORDS or (not is_matrix and ord == 2):
+        if ord in _MATRIX_ORDS or (not is_matrix and ord == 2):
             square = math_ops.multiply(x, math_ops.conj(x)) if x.dtype.is_complex \
                 else math_ops.square(x)
             return math_ops.sqrt(math_ops.reduce_sum(square, axis=axes, keepdims=keepdims))

@@ -397,13 +397,20 @@ def _ph(*shape, dtype=tf.float32):
     (lambda: tf.linalg.cholesky(_ph(3, 4)), "Dimensions must be equal"),
     (lambda: tf.linalg.set_diag(_ph(3, 4), _ph(4)), "diagonal must have shape"),
     (lambda: tf.norm(_ph(3, 4), ord="nuc"), "'ord' must be a supported vector norm"),
-    (lambda: tf.norm(_ph(3, 4), ord=2, axis=(0, 1)), "supported matrix norm"),
+    (lambda: tf.norm(_ph(3, 4), ord=1.5, axis=(0, 1)), "supported matrix norm"),
+    (lambda: tf.norm(_ph(3, 4), ord="fro"), "'ord' must be a supported vector norm"),
+    (lambda: tf.norm(_ph(3, 4), axis=[1]), "'axis' must be None"),
     (lambda: tf.norm(_ph(3, 4), ord=-1), "'ord'"),
     (lambda: tf.norm(_ph(3, 4), axis=(0, 0)), "distinct"),
 ])
 def test_build_time_errors(build, message):
     with pytest.raises((ValueError, TypeError), match=message):
         build()
+
+
+def test_matrix_two_norm_is_not_implemented():
+    with pytest.raises(NotImplementedError, match="2-norm"):
+        tf.norm(_ph(3, 4), ord=2, axis=(0, 1))
 
 
 def test_error_names_op_and_shapes():
