@@ -310,6 +310,9 @@ from .runtime.session import (
     get_default_session as get_default_session,
 )
 
+# --- runtime/cluster.py ------------------------------------------------------------------
+from .runtime.cluster import LocalCluster as LocalCluster
+
 # --- sub-namespaces (tf.nn, tf.linalg, tf.train, tf.losses, ...) -------------------------
 from . import nn as nn
 from . import linalg as linalg
@@ -319,5 +322,6 @@ from . import math as math
 from . import debugging as debugging
 from . import initializers as initializers
 from . import random as random
+from . import viz as viz
 
 __version__ = "0.1.0"

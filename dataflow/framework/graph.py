@@ -655,6 +655,22 @@ class Graph:
     def __repr__(self) -> str:
         return f"<dataflow.Graph with {len(self._ops)} ops>"
 
+    # --- drawing (provided by dataflow.viz, a higher layer, through a hook) -------------
+    def visualize(self, filename: str | None = None, format: str = "svg",  # noqa: A002
+                  **kwargs: Any) -> Any:
+        """Draws the graph with graphviz (see ``dataflow.viz.visualize``)."""
+        if not _VISUALIZE_HOOK:
+            raise RuntimeError("graph drawing is unavailable (import dataflow.viz)")
+        return _VISUALIZE_HOOK[0](self, filename=filename, format=format, **kwargs)
+
+    def _repr_svg_(self) -> str | None:
+        if not _VISUALIZE_HOOK or len(self._ops) > 500:
+            return None
+        try:
+            return _VISUALIZE_HOOK[0](self, format="svg", as_svg_text=True)
+        except Exception:  # noqa: BLE001 - no graphviz binary: Jupyter falls back to repr
+            return None
+
 
 class _DefaultGraphStack(threading.local):
     """Per-thread stack of default graphs over one process-wide global default."""
@@ -755,6 +771,14 @@ def convert_n_to_tensor(values: Sequence[Any], dtype: Any = None) -> list[Tensor
 
 def is_tensor_like(value: Any) -> bool:
     return isinstance(value, Tensor) or any(isinstance(value, b) for b, _ in _CONVERSION_FUNCS)
+
+
+# Draws a graph; set by dataflow.viz.
+_VISUALIZE_HOOK: list[Callable[..., Any]] = []
+
+
+def register_visualize_hook(fn: Callable[..., Any]) -> None:
+    _VISUALIZE_HOOK[:] = [fn]
 
 
 # --- default session hook -----------------------------------------------------------------

@@ -258,8 +258,19 @@ class BaseSession:
 
     # --- inspection ----------------------------------------------------------------------
     def compiled_plan(self, fetches: Any, feed_dict: dict | None = None) -> Plan:
-        """The ``Plan`` one ``run(fetches, feed_dict)`` would execute."""
-        return self._signature(fetches, feed_dict or {}).plan
+        """The ``Plan`` one ``run(fetches, feed_dict)`` would execute (compiled, not run:
+        feeds may be omitted, placeholders then appear as ops of the plan)."""
+        feed_dict = feed_dict or {}
+        leaves = ([fetches] if type(fetches) is Tensor or type(fetches) is Operation
+                  else nest.flatten(fetches))
+        with contextlib.suppress(TypeError):
+            sig = self._cache.get((tuple(leaves), tuple(feed_dict)))
+            if sig is not None:
+                return sig.plan
+        unique = list(dict.fromkeys(self._graph.as_graph_element(leaf) for leaf in leaves))
+        feeds = [self._graph.as_graph_element(k, allow_operation=False) for k in feed_dict]
+        return compile_plan(unique, feeds, self._backend.devices,
+                            self._backend.default_device, self._config.allow_soft_placement)
 
     def placement(self, fetches: Any, feed_dict: dict | None = None) -> dict[str, str]:
         """Maps each op of the step to its device."""
@@ -285,6 +296,16 @@ class BaseSession:
         return call
 
     # --- lifecycle -----------------------------------------------------------------------
+    @staticmethod
+    def reset(target: Any, containers: list[str] | None = None,
+              config: ConfigProto | None = None) -> None:
+        """Clears the variables and other state held on the cluster behind ``target``
+        (which outlive sessions there, as in TF1's distributed runtime)."""
+        if target is None or target == "" or target == "local":
+            return
+        from .dask_backend import reset  # noqa: PLC0415
+        reset(target, containers)
+
     def close(self) -> None:
         """Releases the session's state (variables, queues) and cancels blocked steps."""
         if not self._closed:
