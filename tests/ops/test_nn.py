@@ -75,10 +75,13 @@ def test_activation_float32_and_extremes(name, sess):
         np.testing.assert_allclose(got, ref(x.astype(np.float64)), rtol=1e-6, atol=1e-6)
 
 
-def test_relu_gradient_is_zero_at_zero_and_ignores_nan_upstream(sess):
+def test_relu_gradient_at_zero_and_with_nan_upstream(sess):
+    """As TF: 0 at 0; a NaN upstream gradient stays NaN even at inactive units."""
     x = tf.constant([-1.0, 0.0, 2.0])
-    g = tf.gradients(tf.nn.relu(x), x, grad_ys=tf.constant([np.nan, np.nan, 3.0]))[0]
+    g = tf.gradients(tf.nn.relu(x), x, grad_ys=tf.constant([2.0, 2.0, 3.0]))[0]
     np.testing.assert_array_equal(sess.run(g), [0.0, 0.0, 3.0])
+    g = tf.gradients(tf.nn.relu(x), x, grad_ys=tf.constant([np.nan, np.nan, 3.0]))[0]
+    np.testing.assert_array_equal(sess.run(g), [np.nan, np.nan, 3.0])
 
 
 def test_relu_integer(sess):

@@ -272,6 +272,20 @@ def test_max_pool_ties_route_to_first_maximum(sess):
     np.testing.assert_array_equal(sess.run(g)[0, :, :, 0], [[1, 0], [0, 0]])
 
 
+def test_max_pool_grad_routes_nan_to_the_maximum_only(sess):
+    """A non-finite upstream gradient reaches only the routed element (TF), in both
+    MaxPoolGrad and MaxPoolGradGrad."""
+    x = tf.constant(np.arange(16.0).reshape(1, 4, 4, 1))
+    dy = tf.constant(np.array([np.nan, 1.0, 2.0, np.inf]).reshape(1, 2, 2, 1))
+    g = tf.gradients(tf.nn.max_pool(x, 2, 2, "VALID"), x, grad_ys=dy)[0]
+    want = np.zeros((4, 4))
+    want[1, 1], want[1, 3], want[3, 1], want[3, 3] = np.nan, 1.0, 2.0, np.inf
+    np.testing.assert_array_equal(sess.run(g)[0, :, :, 0], want)
+    gg = tf.gradients(g, dy, grad_ys=tf.constant(np.where(np.isnan(want), np.nan, 1.0)
+                                                  .reshape(1, 4, 4, 1)))[0]
+    np.testing.assert_array_equal(sess.run(gg).ravel(), [np.nan, 1.0, 1.0, 1.0])
+
+
 def test_max_pool_integer_input(sess):
     x = np.arange(-20, 16, dtype=np.int32).reshape(1, 6, 6, 1)
     y = sess.run(tf.nn.max_pool(tf.constant(x), 3, 2, "SAME"))
