@@ -326,6 +326,24 @@ def test_gradients_and_training_through_get_variable(sess):
     np.testing.assert_allclose(sess.run(grad), [4.0, -2.0])
 
 
+def test_get_variable_in_cond_branches_lives_in_the_outer_graph(sess):
+    pred = tf.placeholder(tf.bool, [])
+
+    def branch(scale):
+        def fn():
+            with tf.variable_scope("branch", reuse=tf.AUTO_REUSE):
+                v = tf.get_variable("v", [2], initializer=tf.ones_initializer())
+            return v * scale
+        return fn
+
+    out = tf.cond(pred, branch(2.0), branch(3.0))
+    (v,) = tf.global_variables()
+    assert v.name == "branch/v:0" and v.graph is tf.get_default_graph()
+    sess.run(tf.global_variables_initializer())
+    np.testing.assert_array_equal(sess.run(out, {pred: True}), [2.0, 2.0])
+    np.testing.assert_array_equal(sess.run(out, {pred: False}), [3.0, 3.0])
+
+
 def test_scopes_are_per_thread():
     seen = {}
     graph = tf.get_default_graph()

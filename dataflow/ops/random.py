@@ -10,8 +10,9 @@ integer attrs ``seed`` and ``seed2``:
 * neither: ``(None, None)``, nondeterministic (fresh OS entropy per session).
 
 Streams. An op's generator (``xp.random.default_rng`` seeded from ``(seed, seed2)``)
-lives in its device's ``ResourceStore`` under ``("rng", op name, seed, seed2)``, created
-on the op's first run. Successive runs of one op continue one stream (each run draws
+lives in its device's ``ResourceStore`` under ``("rng", op name, seed, seed2)`` (the
+name tagged with its body inside ``cond``/``while_loop`` bodies), created on the op's
+first run. Successive runs of one op continue one stream (each run draws
 new values, as in TF), and two sessions running the same graph with the same seeds see
 the same values run after run. Identical seeds give identical streams *within this
 project*; the numbers are not TensorFlow's (different generators), nor are numpy's and
@@ -86,7 +87,9 @@ def _generator_source(ctx: Any, attrs: dict) -> Any:
     """A zero-argument callable returning the op's generator from the device store."""
     xp, store = ctx.xp, ctx.resources
     seed, seed2 = attrs["seed"], attrs["seed2"]
-    key = ("rng", ctx.op_name, seed, seed2)  # bind op_name now: ctx is reused
+    # Bind op_name now (ctx is reused). Ops of control-flow bodies carry their body's
+    # tag, so they never share a generator with a same-named op of another graph.
+    key = ("rng", attrs.get("stream_tag", "") + ctx.op_name, seed, seed2)
     if seed is None:
         make = xp.random.default_rng
     else:
@@ -96,8 +99,15 @@ def _generator_source(ctx: Any, attrs: dict) -> Any:
 
 
 def _seed_attrs(seed: int | None) -> dict:
+    """The seed attrs of a new random op (and a tag when built inside a body)."""
     seed1, seed2 = get_seed(seed)
-    return {"seed": seed1, "seed2": seed2}
+    graph = get_default_graph()
+    attrs: dict[str, Any] = {"seed": seed1, "seed2": seed2}
+    if graph.outer_graph is not None:
+        # Only identifies the generator within one session's store; values depend on
+        # the seeds alone.
+        attrs["stream_tag"] = f"body-{id(graph):x}/"
+    return attrs
 
 
 # --- shape handling --------------------------------------------------------------------------

@@ -333,3 +333,24 @@ def test_op_names_match_tf():
     with tf1.Graph().as_default():
         want = build(tf1)
     assert build(tf) == want
+
+
+# --- inside control-flow bodies -----------------------------------------------------------------
+def test_random_op_in_while_loop_draws_each_iteration():
+    g = tf.Graph()
+    with g.as_default():
+        outer = tf.random_uniform([2], maxval=1000, dtype=tf.int64, seed=1)
+        _, total = tf.while_loop(
+            lambda i, acc: i < 3,
+            lambda i, acc: (i + 1, acc + tf.random_uniform([2], maxval=1000, dtype=tf.int64,
+                                                           seed=1)),
+            [tf.constant(0), tf.zeros([2], dtype=tf.int64)])
+    with _debug_session(g) as s:
+        draws = [s.run(outer) for _ in range(3)]
+    with _debug_session(g) as s:
+        # The body's op has the outer op's name and seeds but a stream of its own: its
+        # three iterations draw what the outer op draws in three runs.
+        first, looped = s.run([outer, total])
+        np.testing.assert_array_equal(first, draws[0])
+        np.testing.assert_array_equal(looped, np.sum(draws, axis=0))
+        assert not np.array_equal(s.run(total), looped)  # the next run continues
