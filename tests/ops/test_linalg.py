@@ -329,6 +329,18 @@ def test_matmul_operator_with_arrays(sess):
     np.testing.assert_allclose(out[1], left @ np.ones((2, 3)))
 
 
+def test_matmul_operator_with_variables(sess):
+    v = tf.Variable(np.arange(6.0).reshape(2, 3))
+    x = tf.constant(np.ones((3, 2)))
+    left, right = v @ x, tf.ones([2, 2], tf.float64) @ v
+    grad = tf.gradients(tf.reduce_sum(left) + tf.reduce_sum(right), v)[0]
+    sess.run(tf.global_variables_initializer())
+    out = sess.run([left, right, grad])
+    np.testing.assert_allclose(out[0], np.arange(6.0).reshape(2, 3) @ np.ones((3, 2)))
+    np.testing.assert_allclose(out[1], np.ones((2, 2)) @ np.arange(6.0).reshape(2, 3))
+    np.testing.assert_allclose(out[2], np.full((2, 3), 4.0))
+
+
 def test_unknown_shapes_run_and_differentiate(sess):
     a = tf.placeholder(tf.float64)
     b = tf.placeholder(tf.float64, [None, None, 2])
