@@ -98,7 +98,8 @@ def _common_shape(a: TensorShape, b: TensorShape) -> TensorShape:
     """The most specific shape compatible with both ``a`` and ``b``."""
     if a.rank is None or b.rank is None or a.rank != b.rank:
         return TensorShape(None)
-    return TensorShape([x if x == y else None for x, y in zip(a.as_tuple(), b.as_tuple(), strict=False)])
+    dims = zip(a.as_tuple(), b.as_tuple(), strict=True)
+    return TensorShape([x if x == y else None for x, y in dims])
 
 
 def _at_least_as_specific(shape: TensorShape, invariant: TensorShape) -> bool:
@@ -107,7 +108,8 @@ def _at_least_as_specific(shape: TensorShape, invariant: TensorShape) -> bool:
         return True
     if shape.rank != invariant.rank:
         return False
-    return all(i is None or s == i for s, i in zip(shape.as_tuple(), invariant.as_tuple(), strict=False))
+    dims = zip(shape.as_tuple(), invariant.as_tuple(), strict=True)
+    return all(i is None or s == i for s, i in dims)
 
 
 def _differentiable(t: Tensor) -> bool:
@@ -209,14 +211,14 @@ def _recompute(targets: Sequence[Tensor], mapping: dict[Tensor, Tensor],
                                          {"token": token, "num_inputs": len(inputs)},
                                          name=f"{op.type}_replay")
                 recorded = list(replay.outputs)
-            for t, new in zip(op.outputs, recorded, strict=False):
+            for t, new in zip(op.outputs, recorded, strict=True):
                 mapping[t] = new
             continue
         controls = [copies[c] for c in op.control_inputs if c in copies]
         new_op = graph.create_op(op.type, [mapping[t] for t in op.inputs], dict(op.attrs),
                                  name=op.type, control_inputs=controls)
         copies[op] = new_op
-        for t, new in zip(op.outputs, new_op.outputs, strict=False):
+        for t, new in zip(op.outputs, new_op.outputs, strict=True):
             mapping[t] = new
     return [mapping[t] for t in targets]
 
@@ -315,7 +317,8 @@ def _inner_placeholders(op: Operation, pos: int) -> list[Tensor]:
     if op.type in ("If", "StatelessIf") and pos > 0:
         for key, idx_key in (("then_branch", "then_inputs"), ("else_branch", "else_inputs")):
             sub = op.attrs[key]
-            found.extend(p for p, i in zip(sub.all_inputs, op.attrs[idx_key], strict=False) if i == pos - 1)
+            pairs = zip(sub.all_inputs, op.attrs[idx_key], strict=True)
+            found.extend(p for p, i in pairs if i == pos - 1)
     elif op.type in ("While", "StatelessWhile"):
         k = op.attrs["num_loop_vars"]
         start = k + (1 if op.attrs["has_max"] else 0)
@@ -326,7 +329,8 @@ def _inner_placeholders(op: Operation, pos: int) -> list[Tensor]:
             for key, idx_key in (("cond", "cond_inputs"), ("body", "body_inputs")):
                 sub = op.attrs[key]
                 caps = sub.all_inputs[k:]
-                found.extend(p for p, i in zip(caps, op.attrs[idx_key], strict=False) if i == pos - start)
+                pairs = zip(caps, op.attrs[idx_key], strict=True)
+                found.extend(p for p, i in pairs if i == pos - start)
     return found
 
 
@@ -341,7 +345,7 @@ def _infer_if(op: Operation) -> list:
     n = attrs["num_outputs"]
     then, other = attrs["then_branch"], attrs["else_branch"]
     specs = [(t.dtype, _common_shape(t.shape, e.shape))
-             for t, e in zip(then.outputs[:n], other.outputs[:n], strict=False)]
+             for t, e in zip(then.outputs[:n], other.outputs[:n], strict=True)]
     for t in then.outputs[n:n + attrs["then_records"]] + \
             other.outputs[n:n + attrs["else_records"]]:
         specs.append((t.dtype, t.shape if t.shape.is_fully_defined() else TensorShape(None)))
@@ -403,13 +407,13 @@ def _if_grad(op: Any, *grads: Tensor) -> list:
             fwd_args = args[:nf]
             rec_args = args[nf:nf + a + b]
             g_args = args[nf + a + b:]
-            mapping = {p: fwd_args[i] for p, i in zip(sub.all_inputs, idx, strict=False)}
+            mapping = {p: fwd_args[i] for p, i in zip(sub.all_inputs, idx, strict=True)}
             record_map = {t: rec_args[offset + j] for j, t in enumerate(recs)}
             ys = _recompute([sub.outputs[i] for i in out_idx], mapping, record_map)
             used = set(idx)
             wrt = [k for k in diff_in if k in used]
             result = gradients(ys, [fwd_args[k] for k in wrt], grad_ys=list(g_args))
-            return {k: g for k, g in zip(wrt, result, strict=False) if g is not None}
+            return {k: g for k, g in zip(wrt, result, strict=True) if g is not None}
 
         return fn
 
@@ -432,7 +436,7 @@ def _if_grad(op: Any, *grads: Tensor) -> list:
         seal(else_sub, else_out)
         args = fwd_in + rec_outputs + g_in
         outs = _make_if(op.inputs[0], args, then_sub, else_sub, len(keys), None)
-    by_input = dict(zip(keys, outs, strict=False))
+    by_input = dict(zip(keys, outs, strict=True))
     return [None] + [by_input.get(k) for k in range(nf)]
 
 
@@ -567,7 +571,7 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None,
                 "'true_fn' and 'false_fn' must have the same nested structure of return "
                 f"values: 'true_fn' returned {t_struct!r} and 'false_fn' returned "
                 f"{e_struct!r}.")
-        for t, e in zip(t_leaves, e_leaves, strict=False):
+        for t, e in zip(t_leaves, e_leaves, strict=True):
             if isinstance(t, Operation) != isinstance(e, Operation):
                 raise ValueError("'true_fn' and 'false_fn' must both return an operation "
                                  f"or both a tensor at the same place, got {t!r} and {e!r}")
@@ -645,7 +649,7 @@ def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None,
                 return last_fn()
 
         fn = default
-        for pred, action in reversed(list(zip(preds, fns, strict=False))):
+        for pred, action in reversed(list(zip(preds, fns, strict=True))):
             fn = _bind_cond(pred, action, fn, strict)
         if exclusive and len(pairs) > 1:
             check = _assert_at_most_one(list(p for p, _ in pairs))
@@ -688,11 +692,11 @@ def _infer_while(op: Operation) -> list:
     attrs = op.attrs
     k = attrs["num_loop_vars"]
     invariants = attrs["shape_invariants"]
-    specs = [(t.dtype, inv) for t, inv in zip(op.inputs[:k], invariants, strict=False)]
+    specs = [(t.dtype, inv) for t, inv in zip(op.inputs[:k], invariants, strict=True)]
     specs.append((dtypes.int32, scalar()))
     if attrs["back_prop"]:
         specs.extend((t.dtype, TensorShape([None]).concatenate(inv))
-                     for t, inv in zip(op.inputs[:k], invariants, strict=False))
+                     for t, inv in zip(op.inputs[:k], invariants, strict=True))
         body = attrs["body"]
         specs.extend((t.dtype, TensorShape([None]).concatenate(t.shape))
                      for t in body.outputs[k:k + attrs["num_records"]])
@@ -734,7 +738,7 @@ def _while_kernel(ctx: Any, attrs: dict) -> Any:
                 continue
             shape = values[i].shape
             if len(shape) != len(dims) or any(d is not None and d != s
-                                              for d, s in zip(dims, shape, strict=False)):
+                                              for d, s in zip(dims, shape, strict=True)):
                 raise errors.InvalidArgumentError(
                     None, op_name,
                     f"while_loop '{op_name}': loop variable {i} has shape {tuple(shape)} "
@@ -790,7 +794,7 @@ def _while_grad(op: Any, *grads: Tensor) -> list:
     rec_histories = list(op.outputs[2 * k + 1:2 * k + 1 + m])
     final_g = list(grads[:k])
     hist_g = [None if _is_zero_fill(g, h) else g
-              for g, h in zip(grads[k + 1:2 * k + 1], histories, strict=False)]
+              for g, h in zip(grads[k + 1:2 * k + 1], histories, strict=True)]
     diff_vars = [i for i in range(k) if _differentiable(op.inputs[i])]
     if not diff_vars or all(final_g[i] is None and hist_g[i] is None for i in diff_vars):
         return [None] * len(op.inputs)
@@ -819,10 +823,10 @@ def _while_grad(op: Any, *grads: Tensor) -> list:
         xs = [loop_history_get(h, count, j) for h in histories]
         recs = [loop_history_get(h, count, j) for h in rec_histories]
         inner_caps = [convert_to_tensor(c) for c in body_caps]
-        mapping = dict(zip(body.inputs, xs, strict=False))
-        mapping.update(zip(body_cap_phs, inner_caps, strict=False))
+        mapping = dict(zip(body.inputs, xs, strict=True))
+        mapping.update(zip(body_cap_phs, inner_caps, strict=True))
         ys = _recompute([body.outputs[i] for i in diff_vars], mapping,
-                        dict(zip(body_records, recs, strict=False)))
+                        dict(zip(body_records, recs, strict=True)))
         wrt = [xs[i] for i in diff_vars] + [inner_caps[c] for c in diff_caps]
         result = gradients(ys, wrt, grad_ys=list(g_x))
         new_g = []
@@ -935,7 +939,7 @@ def _make_while(cond_fn: Callable, body_fn: Callable, loop_vars: Sequence[Tensor
     graph = get_default_graph()
     k = len(loop_vars)
     names = names or [t.name for t in loop_vars]
-    specs = [(t.dtype, inv) for t, inv in zip(loop_vars, invariants, strict=False)]
+    specs = [(t.dtype, inv) for t, inv in zip(loop_vars, invariants, strict=True)]
     cond_sub, c = trace(cond_fn, specs, "cond")
     with cond_sub.graph.as_default():
         c = convert_to_tensor(c)
@@ -949,7 +953,7 @@ def _make_while(cond_fn: Callable, body_fn: Callable, loop_vars: Sequence[Tensor
         raise ValueError(f"while_loop's body returned {len(outs)} tensors for {k} loop "
                          "variables")
     checks = []
-    for t, o, inv, nm in zip(loop_vars, outs, invariants, names, strict=False):
+    for t, o, inv, nm in zip(loop_vars, outs, invariants, names, strict=True):
         if o.dtype != t.dtype:
             raise TypeError(f"Loop variable '{nm}' enters the loop with type {t.dtype.name}, "
                             f"but has type {o.dtype.name} after one iteration.")
@@ -971,10 +975,10 @@ def _make_while(cond_fn: Callable, body_fn: Callable, loop_vars: Sequence[Tensor
         return tuple(i - n_args for i in idx[k:])
 
     recorded = tuple(inv == t.shape or (inv.rank is None and t.shape.rank is None)
-                     for t, inv in zip(loop_vars, invariants, strict=False))
-    history_specs = tuple(
-        (t.dtype.as_numpy_dtype, inv.as_tuple()) for t, inv in zip(loop_vars, invariants, strict=False)
-    ) + tuple((r.dtype.as_numpy_dtype, r.shape.as_tuple()) for r in records)
+                     for t, inv in zip(loop_vars, invariants, strict=True))
+    history_specs = tuple((t.dtype.as_numpy_dtype, inv.as_tuple())
+                          for t, inv in zip(loop_vars, invariants, strict=True))
+    history_specs += tuple((r.dtype.as_numpy_dtype, r.shape.as_tuple()) for r in records)
     stateful = _graph_has_side_effects(cond_sub) or _graph_has_side_effects(body_sub)
     attrs = {"cond": cond_sub, "body": body_sub, "num_loop_vars": k,
              "has_max": maximum_iterations is not None,
@@ -1041,7 +1045,7 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
         else:
             invariants = _flatten_invariants(
                 structure, [shape_invariants] if wrapped else shape_invariants)
-            for t, inv in zip(flat, invariants, strict=False):
+            for t, inv in zip(flat, invariants, strict=True):
                 if not inv.is_compatible_with(t.shape):
                     raise ValueError(
                         f"The shape invariant specified for {t.name} is not compatible with "
@@ -1103,7 +1107,7 @@ def _flatten_invariants(structure: Any, invariants: Any) -> list[TensorShape]:
             if not isinstance(inv, (list, tuple)) or len(inv) != len(s):
                 raise ValueError(f"shape_invariants {inv!r} do not match the structure of "
                                  f"the loop variables {s!r}")
-            for a, b in zip(s, inv, strict=False):
+            for a, b in zip(s, inv, strict=True):
                 walk(a, b)
         else:
             out.append(TensorShape(None) if inv is None else as_shape(inv))

@@ -51,8 +51,9 @@ def _scalar_str(v: Any) -> str:
 
 
 def format_legacy(value: Any, summarize: int | None) -> str:
-    """TF1's ``Assert``/``Print`` format (TF's ``SummarizeArray``): ``[1 2 3...]``, the
-    first ``summarize`` elements (default 3, -1 for all) in nested brackets."""
+    """TF1's ``Assert``/``Print`` format (TF's ``SummarizeArray``): ``1 2 3...`` for a
+    vector, ``[1 2][3...]...`` for a matrix: the first ``summarize`` elements (default 3,
+    -1 for all) in nested brackets. Callers wrap each item in ``[...]``."""
     value = np.asarray(value)
     if value.ndim == 0:
         return _scalar_str(value[()])
@@ -90,7 +91,7 @@ def format_legacy(value: Any, summarize: int | None) -> str:
         stack.append([dim + 1, 0])
     if limit < flat.size:
         out.append("...")
-    return "[" + "".join(out) + "]"
+    return "".join(out)
 
 
 def format_value(value: Any, summarize: int) -> str:
@@ -334,7 +335,10 @@ def _template_of(value: Any, tensors: list[Tensor]) -> Any:
     return value
 
 
-def print(*inputs: Any, output_stream: Any = sys.stderr, summarize: int = 3,  # noqa: A001
+_STDERR, _STDOUT = sys.stderr, sys.stdout
+
+
+def print(*inputs: Any, output_stream: Any = _STDERR, summarize: int = 3,  # noqa: A001
           sep: str = " ", end: str = "\n", name: str | None = None) -> Operation:
     """``tf.print``: an op with no outputs that prints ``inputs`` when it runs.
 
@@ -349,9 +353,9 @@ def print(*inputs: Any, output_stream: Any = sys.stderr, summarize: int = 3,  # 
         The ``PrintV2`` operation; in graph mode it prints only when run (or when a
         control dependency runs it).
     """
-    if output_stream is sys.stderr:
-        stream = "stderr"
-    elif output_stream is sys.stdout:
+    if any(output_stream is s for s in (sys.stderr, sys.__stderr__, _STDERR)):
+        stream = "stderr"  # resolved when the op runs (so redirections apply)
+    elif any(output_stream is s for s in (sys.stdout, sys.__stdout__, _STDOUT)):
         stream = "stdout"
     elif isinstance(output_stream, str) and output_stream.startswith("file://"):
         stream = output_stream

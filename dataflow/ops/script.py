@@ -128,7 +128,8 @@ def _numpy_gradient(grad: Callable) -> Callable:
             if len(result) != k:
                 raise ValueError(f"the gradient function of py_func returned {len(result)} "
                                  f"values for {k} inputs")
-            return [np.zeros_like(x) if r is None else r for x, r in zip(args, result)]
+            pairs = zip(args, result, strict=False)  # args also hold the output grads
+            return [np.zeros_like(x) if r is None else r for x, r in pairs]
 
         outs = py_func(run, inputs + gs, [t.dtype for t in inputs], stateful=False,
                        name=f"{op.name.rsplit('/', 1)[-1]}_grad")
