@@ -473,3 +473,29 @@ def test_errors_match_tf1():
     with tf1.Graph().as_default():
         want = _error_program(tf1)
     assert _error_program(tf) == want
+
+
+def _reentry_program(t):
+    out = []
+    layer = t.variable_scope(None, default_name="layer")
+    with layer as s:
+        out += [s.name, t.get_variable("w", [1]).name, t.constant(0).name]
+    with layer as s:  # the same object again: same variable scope, new name scope
+        out += [s.name, s.original_name_scope, t.constant(0).name]
+    with t.variable_scope(None, default_name="layer") as s:
+        out.append(s.name)
+    foo = t.variable_scope("foo")
+    for _ in range(2):
+        with foo as s:
+            out += [s.name, t.constant(0).name, t.get_variable_scope().original_name_scope]
+    return out
+
+
+@pytest.mark.tf
+def test_reentering_one_variable_scope_object_matches_tf1():
+    tf1 = pytest.importorskip("tensorflow.compat.v1")
+    with tf1.Graph().as_default():
+        want = _reentry_program(tf1)
+    got = _reentry_program(tf)
+    assert got == want
+    assert got[:4] == ["layer", "layer/w:0", "layer/Const:0", "layer"]

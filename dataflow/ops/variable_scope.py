@@ -614,12 +614,22 @@ class variable_scope:  # noqa: N801 - TF1's name
         self._graph = _graph_of(values)
         self._auxiliary_name_scope = auxiliary_name_scope
         self._exit_stack: contextlib.ExitStack | None = None
+        # After a first entry: (name scope argument or None, the pure variable scope),
+        # reused when the same object is entered again (as TF1 does).
+        self._cached: tuple[str | None, _pure_variable_scope] | None = None
 
     def __enter__(self) -> VariableScope:
         stack = contextlib.ExitStack()
         try:
             stack.enter_context(self._graph.as_default())
-            scope = self._enter(stack)
+            if self._cached is None:
+                scope = self._enter(stack)
+            else:
+                name_scope_arg, pure = self._cached
+                if name_scope_arg is not None:
+                    stack.enter_context(self._graph.name_scope(name_scope_arg))
+                scope = pure.__enter__()
+                stack.push(pure.__exit__)
         except BaseException:
             stack.close()
             raise
@@ -639,25 +649,27 @@ class variable_scope:  # noqa: N801 - TF1's name
             ns = (name_or_scope if isinstance(name_or_scope, str)
                   else name_or_scope.name.split("/")[-1])
             if ns or current is not None:
-                entered = stack.enter_context(graph.name_scope(current if current is not None
-                                                               else ns))
+                name_scope_arg = current if current is not None else ns
+                entered = stack.enter_context(graph.name_scope(name_scope_arg))
                 old_name_scope = (entered if isinstance(name_or_scope, str)
                                   else name_or_scope.original_name_scope)
                 pure = _pure_variable_scope(name_or_scope, reuse=self._reuse,
                                             old_name_scope=old_name_scope, **self._settings)
             else:
                 # Only when entering the root variable scope.
+                name_scope_arg = None
                 pure = _pure_variable_scope(name_or_scope, reuse=self._reuse,
                                             **self._settings)
         else:
             if self._reuse:
                 raise ValueError("reuse=True cannot be used without a name_or_scope")
-            entered = stack.enter_context(graph.name_scope(
-                current if current is not None else self._default_name))
+            name_scope_arg = current if current is not None else self._default_name
+            entered = stack.enter_context(graph.name_scope(name_scope_arg))
             unique = _get_unique_variable_scope(self._default_name)
             pure = _pure_variable_scope(unique, old_name_scope=entered, **self._settings)
         scope = pure.__enter__()
         stack.push(pure.__exit__)
+        self._cached = (name_scope_arg, pure)
         return scope
 
     def __exit__(self, *exc: Any) -> None:
