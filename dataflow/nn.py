@@ -4,33 +4,54 @@
 
 # --- ops/nn.py ---------------------------------------------------------------------------
 from .ops.nn import (
-    bias_add as bias_add,
-    dropout as dropout,
+    crelu as crelu,
     elu as elu,
-    embedding_lookup as embedding_lookup,
-    l2_loss as l2_loss,
-    l2_normalize as l2_normalize,
     leaky_relu as leaky_relu,
     log_softmax as log_softmax,
-    moments as moments,
     relu as relu,
     relu6 as relu6,
     selu as selu,
     sigmoid as sigmoid,
     sigmoid_cross_entropy_with_logits as sigmoid_cross_entropy_with_logits,
+    silu as silu,
     softmax as softmax,
     softmax_cross_entropy_with_logits as softmax_cross_entropy_with_logits,
     softmax_cross_entropy_with_logits_v2 as softmax_cross_entropy_with_logits_v2,
     softplus as softplus,
+    softsign as softsign,
     sparse_softmax_cross_entropy_with_logits as sparse_softmax_cross_entropy_with_logits,
+    swish as swish,
     tanh as tanh,
+    weighted_cross_entropy_with_logits as weighted_cross_entropy_with_logits,
+)
+
+# --- ops/nn_impl.py ----------------------------------------------------------------------
+from .ops.nn_impl import (
+    batch_normalization as batch_normalization,
+    bias_add as bias_add,
+    dropout as dropout,
+    embedding_lookup as embedding_lookup,
+    l2_loss as l2_loss,
+    l2_normalize as l2_normalize,
+    moments as moments,
+    relu_layer as relu_layer,
+    xw_plus_b as xw_plus_b,
+    zero_fraction as zero_fraction,
 )
 
 # --- ops/nn_conv.py ----------------------------------------------------------------------
 from .ops.nn_conv import (
-    avg_pool as avg_pool,
+    conv1d as conv1d,
     conv2d as conv2d,
     conv2d_backprop_filter as conv2d_backprop_filter,
     conv2d_backprop_input as conv2d_backprop_input,
+    conv2d_transpose as conv2d_transpose,
+)
+
+# --- ops/nn_pool.py ----------------------------------------------------------------------
+from .ops.nn_pool import (
+    avg_pool as avg_pool,
+    avg_pool2d as avg_pool2d,
     max_pool as max_pool,
+    max_pool2d as max_pool2d,
 )

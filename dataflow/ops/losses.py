@@ -163,18 +163,8 @@ def mean_squared_error(labels: Any, predictions: Any, weights: Any = 1.0,
     Raises:
         ValueError: ``labels`` or ``predictions`` is ``None``, or their shapes differ.
     """
-    if labels is None:
-        raise ValueError("Argument `labels` must not be None.")
-    if predictions is None:
-        raise ValueError("Argument `predictions` must not be None.")
     with name_scope(scope, "mean_squared_error", [predictions, labels, weights]) as sc:
-        predictions = convert_to_tensor(predictions)
-        dtype = _compute_dtype(predictions.dtype)
-        predictions = _cast(predictions, dtype)
-        labels = _cast(convert_to_tensor(labels), dtype)
-        if not predictions.shape.is_compatible_with(labels.shape):
-            raise ValueError(f"Shapes {predictions.shape} and {labels.shape} are "
-                             "incompatible")
+        labels, predictions = _pair(labels, predictions)
         losses = math_ops.squared_difference(predictions, labels)
         return compute_weighted_loss(losses, weights, sc, loss_collection, reduction)
 
@@ -243,6 +233,124 @@ def sparse_softmax_cross_entropy(labels: Any, logits: Any, weights: Any = 1.0,
         labels, weights = _remove_squeezable(labels, logits, weights)
         losses = nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits,
                                                              name="xentropy")
+        return compute_weighted_loss(losses, weights, sc, loss_collection, reduction)
+
+
+def _pair(labels: Any, predictions: Any, what: str = "predictions") -> tuple:
+    """Both as tensors of the compute dtype, checked for compatible shapes."""
+    if labels is None:
+        raise ValueError("Argument `labels` must not be None.")
+    if predictions is None:
+        raise ValueError(f"Argument `{what}` must not be None.")
+    predictions = convert_to_tensor(predictions)
+    dtype = _compute_dtype(predictions.dtype)
+    predictions = _cast(predictions, dtype)
+    labels = _cast(convert_to_tensor(labels), dtype)
+    if not predictions.shape.is_compatible_with(labels.shape):
+        raise ValueError(f"Shapes {predictions.shape} and {labels.shape} are incompatible")
+    return labels, predictions
+
+
+def absolute_difference(labels: Any, predictions: Any, weights: Any = 1.0,
+                        scope: str | None = None, loss_collection: str | None = LOSSES,
+                        reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Tensor:
+    """Weighted absolute difference ``|predictions - labels|`` (an L1 loss). Arguments as
+    for ``mean_squared_error``."""
+    with name_scope(scope, "absolute_difference", [predictions, labels, weights]) as sc:
+        labels, predictions = _pair(labels, predictions)
+        losses = math_ops.abs(math_ops.subtract(predictions, labels))
+        return compute_weighted_loss(losses, weights, sc, loss_collection, reduction)
+
+
+def huber_loss(labels: Any, predictions: Any, weights: Any = 1.0, delta: float = 1.0,
+               scope: str | None = None, loss_collection: str | None = LOSSES,
+               reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Tensor:
+    """Weighted Huber loss: ``0.5 * e**2`` for ``|e| <= delta``, else ``delta * (|e| -
+    0.5 * delta)``, with ``e = predictions - labels``."""
+    with name_scope(scope, "huber_loss", [predictions, labels, weights]) as sc:
+        labels, predictions = _pair(labels, predictions)
+        error = math_ops.abs(math_ops.subtract(predictions, labels))
+        delta_t = constant(delta, dtype=error.dtype)
+        quadratic = math_ops.minimum(error, delta_t)
+        linear = math_ops.subtract(error, quadratic)
+        losses = math_ops.add(
+            math_ops.multiply(constant(0.5, dtype=error.dtype), math_ops.square(quadratic)),
+            math_ops.multiply(delta_t, linear))
+        return compute_weighted_loss(losses, weights, sc, loss_collection, reduction)
+
+
+def log_loss(labels: Any, predictions: Any, weights: Any = 1.0, epsilon: float = 1e-7,
+             scope: str | None = None, loss_collection: str | None = LOSSES,
+             reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Tensor:
+    """Weighted log loss of probabilities: ``-labels * log(predictions + epsilon) - (1 -
+    labels) * log(1 - predictions + epsilon)``."""
+    with name_scope(scope, "log_loss", [predictions, labels, weights]) as sc:
+        labels, predictions = _pair(labels, predictions)
+        eps = constant(epsilon, dtype=labels.dtype)
+        one = constant(1, dtype=labels.dtype)
+        losses = math_ops.subtract(
+            math_ops.negative(math_ops.multiply(
+                labels, math_ops.log(math_ops.add(predictions, eps)))),
+            math_ops.multiply(math_ops.subtract(one, labels), math_ops.log(
+                math_ops.add(math_ops.subtract(one, predictions), eps))))
+        return compute_weighted_loss(losses, weights, sc, loss_collection, reduction)
+
+
+def sigmoid_cross_entropy(multi_class_labels: Any, logits: Any, weights: Any = 1.0,
+                          label_smoothing: float = 0, scope: str | None = None,
+                          loss_collection: str | None = LOSSES,
+                          reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Tensor:
+    """Weighted sigmoid cross-entropy of independent binary ``multi_class_labels``; with
+    ``label_smoothing``, labels become ``labels * (1 - s) + 0.5 * s``."""
+    if multi_class_labels is None:
+        raise ValueError("Argument `multi_class_labels` must not be None.")
+    if logits is None:
+        raise ValueError("Argument `logits` must not be None.")
+    with name_scope(scope, "sigmoid_cross_entropy_loss",
+                    [logits, multi_class_labels, weights]) as sc:
+        logits = convert_to_tensor(logits)
+        labels = _cast(convert_to_tensor(multi_class_labels), logits.dtype)
+        if not logits.shape.is_compatible_with(labels.shape):
+            raise ValueError(f"Shapes {logits.shape} and {labels.shape} are incompatible")
+        if label_smoothing > 0:
+            labels = math_ops.add(
+                math_ops.multiply(labels, constant(1 - label_smoothing, dtype=logits.dtype)),
+                constant(0.5 * label_smoothing, dtype=logits.dtype))
+        losses = nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits,
+                                                      name="xentropy")
+        return compute_weighted_loss(losses, weights, sc, loss_collection, reduction)
+
+
+def hinge_loss(labels: Any, logits: Any, weights: Any = 1.0, scope: str | None = None,
+               loss_collection: str | None = LOSSES,
+               reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Tensor:
+    """Weighted hinge loss ``max(0, 1 - (2 * labels - 1) * logits)`` for 0/1 ``labels``."""
+    with name_scope(scope, "hinge_loss", [logits, labels, weights]) as sc:
+        labels, logits = _pair(labels, logits, "logits")
+        one = constant(1, dtype=logits.dtype)
+        signs = math_ops.subtract(math_ops.multiply(constant(2, dtype=logits.dtype), labels),
+                                  one)
+        losses = nn.relu(math_ops.subtract(one, math_ops.multiply(signs, logits)))
+        return compute_weighted_loss(losses, weights, sc, loss_collection, reduction)
+
+
+def cosine_distance(labels: Any, predictions: Any, axis: int | None = None,
+                    weights: Any = 1.0, scope: str | None = None,
+                    loss_collection: str | None = LOSSES,
+                    reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
+                    dim: int | None = None) -> Tensor:
+    """Weighted cosine distance ``1 - sum(labels * predictions, axis)`` between
+    unit-normalized ``labels`` and ``predictions``. ``dim`` is an alias of ``axis``."""
+    if axis is not None and dim is not None:
+        raise ValueError("Cannot specify both 'axis' and 'dim'")
+    axis = dim if axis is None else axis
+    if axis is None:
+        raise ValueError("You must specify argument `axis`.")
+    with name_scope(scope, "cosine_distance_loss", [predictions, labels, weights]) as sc:
+        labels, predictions = _pair(labels, predictions)
+        total = math_ops.reduce_sum(math_ops.multiply(predictions, labels), axis=[axis],
+                                    keepdims=True)
+        losses = math_ops.subtract(constant(1, dtype=total.dtype), total)
         return compute_weighted_loss(losses, weights, sc, loss_collection, reduction)
 
 

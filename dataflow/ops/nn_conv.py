@@ -1,5 +1,6 @@
-"""2-D convolution and pooling (``tf.nn.conv2d``, ``max_pool``, ``avg_pool``) and their
-gradients, closed under differentiation.
+"""2-D convolution (``tf.nn.conv2d``, ``conv2d_transpose``, ``conv1d``) and its
+gradients, closed under differentiation, plus the window geometry that pooling
+(``nn_pool.py``) shares.
 
 The approach: every kernel works on NHWC arrays (NCHW inputs are viewed as NHWC with
 ``moveaxis``, no copy) and on a *window view* of the padded input,
@@ -14,19 +15,12 @@ made with ``as_strided`` (no copy). Then
 * ``Conv2DBackpropInput`` is ``dy @ filter^T`` followed by col2im: the columns are
   added back into a zero padded input, one strided slice per kernel offset (a loop over
   the KH*KW offsets, never over pixels), then the padding is cropped;
-* ``MaxPool``/``AvgPool`` reduce the window view; their gradients scatter the same way.
+* ``conv2d_transpose`` is ``Conv2DBackpropInput`` and ``conv1d`` a ``Conv2D`` of
+  height 1 (composites).
 
 Gradients are ops whose own gradients are again these ops, so second derivatives work:
 ``Conv2D``'s gradient is ``(Conv2DBackpropInput, Conv2DBackpropFilter)``; the gradient
 of either backprop op is a ``Conv2D`` and the other backprop op (all three are bilinear).
-``MaxPoolGrad`` routes each output gradient to the first maximal element of its window
-(TF's tie rule, found by comparing shifted input slices with the pooled output, as TF
-does); its own gradient is ``MaxPoolGradGrad``, which gathers a gradient at those same
-argmax positions; the two are adjoint (linear in the routed gradient, and
-piecewise constant in the pooled input, so no gradient flows to the input).
-``AvgPoolGrad`` is the adjoint of the linear ``AvgPool``, so each is the other's
-gradient. As in TF, SAME average pooling divides by the number of real (unpadded)
-elements in each window.
 
 Geometry (TF's rules): with effective kernel ``k' = (k-1)*d + 1``, VALID gives
 ``out = ceil((size - k' + 1) / stride)`` and no padding; SAME gives ``out =
@@ -42,9 +36,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..framework import dtypes, registry
-from ..framework.graph import Operation, Tensor
+from ..framework.graph import Operation, Tensor, convert_to_tensor
+from ..framework.scopes import name_scope
 from ..framework.tensor_shape import TensorShape
 from ..framework.tensor_util import constant_shape
+from .array import expand_dims, squeeze
 from .array import shape as shape_op
 from .build import apply_op
 from .constant import constant
@@ -528,296 +524,94 @@ def _int_sizes(value: Any) -> Any:
                     dtype=dtypes.int32)
 
 
-# --- pooling ----------------------------------------------------------------------------------
-
-
-def _pool_attrs(op: Operation) -> dict:
-    a = op.attrs
-    return {"ksize": a["ksize"], "strides": a["strides"], "padding": a["padding"],
-            "explicit_paddings": (), "data_format": a["data_format"]}
-
-
-def _pool_kernel_hw(attrs: dict) -> tuple[int, int]:
-    k = attrs["ksize"]
-    return (k[2], k[3]) if attrs["data_format"] == "NCHW" else (k[1], k[2])
-
-
-def _pool_out_shape(op: Operation, x: Tensor) -> TensorShape:
-    p = _params(op.attrs)
-    kh, kw = _pool_kernel_hw(op.attrs)
-    n, h, w, c = _nhwc_dims(x, p.nchw, "input")
-    ho = _out_and_pads(h, kh, p.sh, 1, p.padding, None)[0]
-    wo = _out_and_pads(w, kw, p.sw, 1, p.padding, None)[0]
-    return _format_shape([n, ho, wo, c], p.nchw)
-
-
-def _infer_max_pool(op: Operation) -> list:
-    x = op.inputs[0]
-    if not (x.dtype.is_floating or x.dtype.is_integer):
-        raise TypeError(f"MaxPool needs a real input, got {x.dtype.name}")
-    return [(x.dtype, _pool_out_shape(op, x))]
-
-
-def _lowest(xp: Any, dtype: Any) -> Any:
-    """The padding value of max pooling: below every element."""
-    return -xp.inf if dtype.kind == "f" else xp.iinfo(dtype).min
-
-
-def _max_pool_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, p = ctx.xp, _params(attrs)
-    kh, kw = _pool_kernel_hw(attrs)
-    geometry = _geometry_cache(p)
-
-    def max_pool(x: Any) -> Any:
-        x = _to_nhwc(xp, x, p.nchw)
-        g = geometry(x.shape, kh, kw)
-        xpad = _pad(xp, x, g, _lowest(xp, x.dtype))
-        slices = _offset_slices(g, p)
-        # Elementwise maximum over the KH*KW shifted slices (contiguous along C; faster
-        # than reducing the strided window view over two inner axes).
-        out = xp.array(xpad[slices[0]])
-        for where in slices[1:]:
-            xp.maximum(out, xpad[where], out=out)
-        return _from_nhwc(xp, out, p.nchw)
-
-    return max_pool
-
-
-def _max_pool_grad(op: Operation, grad: Tensor) -> list:
-    x = op.inputs[0]
-    return [_apply("MaxPoolGrad", [x, op.outputs[0], grad], _pool_attrs(op))]
-
-
-def _first_max_hits(xp: Any, xpad: Any, y: Any, g: _Geometry, p: _Params) -> Any:
-    """Yields ``(where, hit)`` per kernel offset, in window order: ``hit[n, oh, ow, c]``
-    marks the outputs whose window has its *first* maximal element at this offset (TF's
-    tie rule). Elementwise compares of shifted slices against the pooled output ``y``:
-    no argmax over a strided window axis, no window copy."""
-    free = None
-    for where in _offset_slices(g, p):
-        hit = xpad[where] == y
-        if free is None:
-            free = ~hit
-        else:
-            hit &= free
-            free &= ~hit
-        yield where, hit
-
-
-def _route(xp: Any, values: Any, hit: Any, finite: bool) -> Any:
-    """``values`` where ``hit``, else 0. A multiply by the mask is ~10x faster than
-    ``where`` on irregular masks (no branches), but 0 * NaN is NaN: non-finite values
-    take the ``where`` path, so they reach only the element they are routed to (TF)."""
-    if finite:
-        return values * hit
-    return xp.where(hit, values, values.dtype.type(0))
-
-
-def _infer_max_pool_grad(op: Operation) -> list:
-    x, y, dy = op.inputs
-    if x.dtype != dy.dtype or y.dtype != x.dtype:
-        raise TypeError("MaxPoolGrad inputs must share one dtype")
-    want = _pool_out_shape(op, x)
-    for t, what in ((y, "orig_output"), (dy, "grad")):
-        if not t.shape.is_compatible_with(want):
-            raise ValueError(f"{what} has shape {t.shape}, but the pooling produces {want}")
-    return [(x.dtype, x.shape)]
-
-
-def _max_pool_grad_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, p = ctx.xp, _params(attrs)
-    kh, kw = _pool_kernel_hw(attrs)
-    geometry = _geometry_cache(p)
-
-    disjoint = p.sh >= kh and p.sw >= kw
-
-    def max_pool_grad(x: Any, y: Any, dy: Any) -> Any:
-        x, y, dy = (_to_nhwc(xp, t, p.nchw) for t in (x, y, dy))
-        g = geometry(x.shape, kh, kw)
-        xpad = _pad(xp, x, g, _lowest(xp, x.dtype))
-        dpad = _padded_zeros(xp, g, dy.dtype)
-        finite = bool(xp.isfinite(dy).all())
-        for where, hit in _first_max_hits(xp, xpad, y, g, p):
-            contrib = _route(xp, dy, hit, finite)
-            if disjoint:    # each input element lies in at most one window
-                dpad[where] = contrib
-            else:
-                dpad[where] += contrib
-        return _from_nhwc(xp, _crop(dpad, g), p.nchw)
-
-    return max_pool_grad
-
-
-def _max_pool_grad_grad(op: Operation, grad: Tensor) -> list:
-    x, y, _ = op.inputs
-    # Piecewise constant in x and y (the argmax routing); linear in the routed grad.
-    return [None, None, _apply("MaxPoolGradGrad", [x, y, grad], _pool_attrs(op))]
-
-
-def _infer_max_pool_grad_grad(op: Operation) -> list:
-    x, y, ddx = op.inputs
-    if x.dtype != ddx.dtype or y.dtype != x.dtype:
-        raise TypeError("MaxPoolGradGrad inputs must share one dtype")
-    if not ddx.shape.is_compatible_with(x.shape):
-        raise ValueError(f"grad has shape {ddx.shape}, but orig_input has {x.shape}")
-    return [(x.dtype, _pool_out_shape(op, x))]
-
-
-def _max_pool_grad_grad_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, p = ctx.xp, _params(attrs)
-    kh, kw = _pool_kernel_hw(attrs)
-    geometry = _geometry_cache(p)
-
-    def max_pool_grad_grad(x: Any, y: Any, ddx: Any) -> Any:
-        x, y, ddx = (_to_nhwc(xp, t, p.nchw) for t in (x, y, ddx))
-        g = geometry(x.shape, kh, kw)
-        xpad, ddpad = _pad(xp, x, g, _lowest(xp, x.dtype)), _pad(xp, ddx, g)
-        out = xp.zeros(y.shape, dtype=ddx.dtype)
-        finite = bool(xp.isfinite(ddx).all())
-        for where, hit in _first_max_hits(xp, xpad, y, g, p):
-            out += _route(xp, ddpad[where], hit, finite)   # exactly one hit per output
-        return _from_nhwc(xp, out, p.nchw)
-
-    return max_pool_grad_grad
-
-
-def _max_pool_grad_grad_grad(op: Operation, grad: Tensor) -> list:
-    x, y, _ = op.inputs
-    return [None, None, _apply("MaxPoolGrad", [x, y, grad], _pool_attrs(op))]
-
-
-def _avg_counts(xp: Any, g: _Geometry, p: _Params, dtype: Any) -> Any:
-    """(Ho, Wo, 1): how many real (unpadded) elements each window averages."""
-    pt, _, pl, _ = g.pads
-
-    def counts(out: int, size: int, k: int, stride: int, before: int) -> Any:
-        start = xp.arange(out) * stride - before
-        return xp.minimum(start + k, size) - xp.maximum(start, 0)
-
-    ch = counts(g.ho, g.h, g.kh, p.sh, pt)
-    cw = counts(g.wo, g.w, g.kw, p.sw, pl)
-    return (ch[:, None] * cw[None, :]).astype(dtype)[:, :, None]
-
-
-def _infer_avg_pool(op: Operation) -> list:
-    x = op.inputs[0]
-    if not x.dtype.is_floating:
-        raise TypeError(f"AvgPool needs a floating point input, got {x.dtype.name}")
-    return [(x.dtype, _pool_out_shape(op, x))]
-
-
-def _avg_pool_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, p = ctx.xp, _params(attrs)
-    kh, kw = _pool_kernel_hw(attrs)
-    geometry = _geometry_cache(p)
-    counts_cache: dict = {}
-
-    def avg_pool(x: Any) -> Any:
-        x = _to_nhwc(xp, x, p.nchw)
-        g = geometry(x.shape, kh, kw)
-        key = (g, x.dtype)
-        counts = counts_cache.get(key)
-        if counts is None:
-            counts = counts_cache[key] = _avg_counts(xp, g, p, x.dtype)
-        xpad = _pad(xp, x, g)
-        slices = _offset_slices(g, p)
-        out = xp.array(xpad[slices[0]])
-        for where in slices[1:]:
-            xp.add(out, xpad[where], out=out)
-        out /= counts
-        return _from_nhwc(xp, out, p.nchw)
-
-    return avg_pool
-
-
-def _avg_pool_grad(op: Operation, grad: Tensor) -> list:
-    return [_apply("AvgPoolGrad", [_shape_of(op.inputs[0]), grad], _pool_attrs(op))]
-
-
-def _infer_avg_pool_grad(op: Operation) -> list:
-    sizes, dy = op.inputs
-    if not dy.dtype.is_floating:
-        raise TypeError(f"AvgPoolGrad needs a floating point grad, got {dy.dtype.name}")
-    p = _params(op.attrs)
-    dims = _sizes_dims(sizes, p.nchw)
-    return [(dy.dtype, _format_shape(dims, p.nchw))]
-
-
-def _avg_pool_grad_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, p = ctx.xp, _params(attrs)
-    kh, kw = _pool_kernel_hw(attrs)
-    geometry = _geometry_cache(p)
-
-    def avg_pool_grad(sizes: Any, dy: Any) -> Any:
-        dy = _to_nhwc(xp, dy, p.nchw)
-        g = geometry(_sizes_nhwc(sizes, p.nchw), kh, kw)
-        share = dy / _avg_counts(xp, g, p, dy.dtype)
-        dpad = _padded_zeros(xp, g, dy.dtype)
-        for where in _offset_slices(g, p):
-            dpad[where] += share
-        return _from_nhwc(xp, _crop(dpad, g), p.nchw)
-
-    return avg_pool_grad
-
-
-def _avg_pool_grad_grad(op: Operation, grad: Tensor) -> list:
-    return [None, _apply("AvgPool", [grad], _pool_attrs(op))]
-
-
-registry.register(registry.OpDef("MaxPool", _infer_max_pool, _max_pool_kernel,
-                                 _max_pool_grad))
-registry.register(registry.OpDef("MaxPoolGrad", _infer_max_pool_grad, _max_pool_grad_kernel,
-                                 _max_pool_grad_grad))
-registry.register(registry.OpDef("MaxPoolGradGrad", _infer_max_pool_grad_grad,
-                                 _max_pool_grad_grad_kernel, _max_pool_grad_grad_grad))
-registry.register(registry.OpDef("AvgPool", _infer_avg_pool, _avg_pool_kernel,
-                                 _avg_pool_grad))
-registry.register(registry.OpDef("AvgPoolGrad", _infer_avg_pool_grad, _avg_pool_grad_kernel,
-                                 _avg_pool_grad_grad))
-
-
-def _make_pool_attrs(ksize: Any, strides: Any, padding: Any, data_format: Any) -> dict:
-    fmt = _data_format(data_format)
-    mode, _ = _padding_attrs(padding, fmt)
-    if mode == "EXPLICIT":
-        raise ValueError("pooling takes padding 'SAME' or 'VALID'")
-    return {"ksize": _spatial_list(ksize, "ksize", fmt),
-            "strides": _spatial_list(strides, "strides", fmt),
-            "padding": mode, "explicit_paddings": (), "data_format": fmt}
-
-
-def max_pool(value: Any, ksize: Any, strides: Any, padding: str,
-             data_format: str = "NHWC", name: str | None = None,
-             input: Any = None) -> Tensor:  # noqa: A002 - TF1 name
-    """Max pooling over the spatial dimensions of a 4-D tensor.
+def conv2d_transpose(value: Any = None, filter: Any = None,  # noqa: A002 - TF1 names
+                     output_shape: Any = None, strides: Any = None, padding: Any = "SAME",
+                     data_format: str = "NHWC", name: str | None = None, input: Any = None,
+                     filters: Any = None, dilations: Any = None) -> Tensor:
+    """The transpose of ``conv2d`` (sometimes called deconvolution): the gradient of
+    ``conv2d`` with respect to its input, as a layer.
 
     Args:
-        value: a tensor of shape ``[batch, height, width, channels]`` (NHWC) or NCHW.
-            ``input`` is an alias.
-        ksize: an int or a list of 1, 2 or 4 ints: the window size (4-lists in
-            ``data_format`` order, with 1 in batch and depth).
-        strides: an int or list like ``ksize``: the window's step.
-        padding: ``'SAME'`` (windows hanging over the border ignore the outside) or
-            ``'VALID'`` (only whole windows).
-        data_format: ``'NHWC'`` (default) or ``'NCHW'``.
+        value: a 4-D tensor ``[batch, height, width, in_channels]`` (NHWC). ``input`` is
+            an alias.
+        filter: ``[height, width, output_channels, in_channels]``: note that its last
+            dimension matches ``value``'s channels. ``filters`` is an alias.
+        output_shape: the 4-element shape of the result.
+        strides, padding, data_format, dilations: as for ``conv2d`` (of the convolution
+            this transposes).
         name: a name for the op.
 
-    Returns:
-        The max-pooled tensor, of the dtype of ``value``.
+    Raises:
+        ValueError: the filter's channels do not match ``value`` or ``output_shape``.
     """
     value = input if value is None else value
-    return apply_op("MaxPool", [value], _make_pool_attrs(ksize, strides, padding,
-                                                          data_format), name=name)
+    filter = filters if filter is None else filter  # noqa: A001
+    if value is None or filter is None or output_shape is None or strides is None:
+        raise ValueError("conv2d_transpose needs value, filter, output_shape and strides")
+    with name_scope(name, "conv2d_transpose", [value, filter, output_shape]) as scope:
+        value, filter = convert_to_tensor(value), convert_to_tensor(filter)  # noqa: A001
+        fmt = _data_format(data_format)
+        channel = 3 if fmt == "NHWC" else 1
+        if value.shape.rank == 4 and filter.shape.rank == 4:
+            got, want = value.shape.as_tuple()[channel], filter.shape.as_tuple()[3]
+            if got is not None and want is not None and got != want:
+                raise ValueError(f"input channels {got} do not match the filter's last "
+                                 f"dimension {want}")
+        if isinstance(output_shape, (list, tuple)) and filter.shape.rank == 4:
+            got, want = output_shape[channel], filter.shape.as_tuple()[2]
+            if want is not None and int(got) != want:
+                raise ValueError(f"output_shape's channels {got} do not match the filter's "
+                                 f"third dimension {want}")
+        return conv2d_backprop_input(output_shape, filter, value, strides=strides,
+                                     padding=padding, data_format=fmt, dilations=dilations,
+                                     name=scope)
 
 
-def avg_pool(value: Any, ksize: Any, strides: Any, padding: str,
-             data_format: str = "NHWC", name: str | None = None,
-             input: Any = None) -> Tensor:  # noqa: A002 - TF1 name
-    """Average pooling over the spatial dimensions of a 4-D tensor.
+def conv1d(value: Any = None, filters: Any = None, stride: Any = None, padding: Any = None,
+           use_cudnn_on_gpu: Any = None, data_format: str | None = None,
+           name: str | None = None, input: Any = None,  # noqa: A002 - TF1 name
+           dilations: Any = None) -> Tensor:
+    """A 1-D convolution: ``conv2d`` over a height-1 image.
 
-    With ``'SAME'`` padding each window averages only its real (unpadded) elements, as
-    in TF. Arguments as for ``max_pool``.
+    Args:
+        value: ``[batch, width, channels]`` (``'NWC'``, the default) or ``[batch,
+            channels, width]`` (``'NCW'``). ``input`` is an alias.
+        filters: ``[width, in_channels, out_channels]``.
+        stride: an int (or a list of 1 or 3 ints).
+        padding: ``'SAME'`` or ``'VALID'``.
+        data_format: ``'NWC'`` or ``'NCW'``.
+        dilations: an int (or a list of 1 or 3 ints), default 1.
+        name: a name for the op.
     """
     value = input if value is None else value
-    return apply_op("AvgPool", [value], _make_pool_attrs(ksize, strides, padding,
-                                                          data_format), name=name)
+    fmt = (data_format or "NWC").upper()
+    if fmt not in ("NWC", "NHWC", "NCW", "NCHW"):
+        raise ValueError(f"data_format must be 'NWC' or 'NCW', got {data_format!r}")
+    channels_last = fmt in ("NWC", "NHWC")
+
+    def spatial(v: Any, what: str) -> int:
+        if v is None:
+            return 1
+        if isinstance(v, int):
+            return v
+        v = [int(e) for e in v]
+        if len(v) == 1:
+            return v[0]
+        if len(v) == 3:
+            return v[1] if channels_last else v[2]
+        raise ValueError(f"{what} must be an int or a list of 1 or 3 ints, got {v}")
+
+    if stride is None or padding is None:
+        raise ValueError("conv1d needs stride and padding")
+    s, d = spatial(stride, "stride"), spatial(dilations, "dilations")
+    with name_scope(name, "conv1d", [value, filters]) as scope:
+        axis = 1 if channels_last else 2
+        image = expand_dims(value, axis)
+        kernel = expand_dims(filters, 0)
+        if channels_last:
+            out = conv2d(image, kernel, strides=[1, 1, s, 1], padding=padding,
+                         dilations=[1, 1, d, 1], data_format="NHWC")
+        else:
+            out = conv2d(image, kernel, strides=[1, 1, 1, s], padding=padding,
+                         dilations=[1, 1, 1, d], data_format="NCHW")
+        return squeeze(out, [axis], name=scope)

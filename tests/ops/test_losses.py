@@ -157,3 +157,55 @@ def test_errors():
         tf.losses.mean_squared_error(tf.zeros([2, 3]), tf.zeros([2, 3]), weights=tf.ones([3, 3]))
     with pytest.raises(ValueError, match="must not be None"):
         tf.losses.softmax_cross_entropy(None, tf.zeros([2, 2]))
+
+
+def _sigmoid_xent(lab, lg):
+    return np.maximum(lg, 0) - lg * lab + np.log1p(np.exp(-np.abs(lg)))
+
+
+def _huber(e, delta):
+    a = np.abs(e)
+    q = np.minimum(a, delta)
+    return 0.5 * q ** 2 + delta * (a - q)
+
+
+OTHER_LOSSES = {
+    "absolute_difference": (lambda lab, p, w: tf.losses.absolute_difference(lab, p, w),
+                            lambda lab, p: np.abs(p - lab)),
+    "huber_loss": (lambda lab, p, w: tf.losses.huber_loss(lab, p, w, delta=0.7),
+                   lambda lab, p: _huber(p - lab, 0.7)),
+    "log_loss": (lambda lab, p, w: tf.losses.log_loss(lab, tf.sigmoid(p), w),
+                 lambda lab, p: -lab * np.log(1 / (1 + np.exp(-p)) + 1e-7)
+                 - (1 - lab) * np.log(1 - 1 / (1 + np.exp(-p)) + 1e-7)),
+    "sigmoid_cross_entropy": (lambda lab, p, w: tf.losses.sigmoid_cross_entropy(lab, p, w),
+                              _sigmoid_xent),
+    "sigmoid_cross_entropy_smoothed": (
+        lambda lab, p, w: tf.losses.sigmoid_cross_entropy(lab, p, w, label_smoothing=0.2),
+        lambda lab, p: _sigmoid_xent(lab * 0.8 + 0.1, p)),
+    "hinge_loss": (lambda lab, p, w: tf.losses.hinge_loss(lab, p, w),
+                   lambda lab, p: np.maximum(0, 1 - (2 * lab - 1) * p)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_LOSSES))
+def test_other_losses(sess, name):
+    build, per_element = OTHER_LOSSES[name]
+    labels = (rng.random((4, 3)) > 0.5).astype(np.float64)
+    preds = rng.standard_normal((4, 3)) * 2
+    weights = WEIGHTS["per_row"]
+    loss = build(tf.constant(labels), tf.constant(preds), weights)
+    want = _reduce(per_element(labels, preds), weights, R.SUM_BY_NONZERO_WEIGHTS)
+    np.testing.assert_allclose(sess.run(loss), want, rtol=1e-9)
+    assert tf.losses.get_losses() == [loss]
+
+
+def test_cosine_distance(sess):
+    a = rng.standard_normal((4, 3))
+    b = rng.standard_normal((4, 3))
+    a /= np.linalg.norm(a, axis=1, keepdims=True)
+    b /= np.linalg.norm(b, axis=1, keepdims=True)
+    loss = tf.losses.cosine_distance(a, b, axis=1)
+    np.testing.assert_allclose(sess.run(loss), np.mean(1 - (a * b).sum(1)), rtol=1e-12)
+    with pytest.raises(ValueError, match="axis"):
+        tf.losses.cosine_distance(a, b)
+

@@ -50,6 +50,12 @@ ACTIVATIONS = {
     "leaky_relu_0.01": (lambda x: tf.nn.leaky_relu(x, alpha=0.01),
                         lambda x: anp.where(x > 0, x, 0.01 * x), [0.0]),
     "sigmoid": (tf.nn.sigmoid, lambda x: 1 / (1 + anp.exp(-x)), []),
+    "softsign": (tf.nn.softsign, lambda x: x / (1 + anp.abs(x)), [0.0]),
+    "swish": (tf.nn.swish, lambda x: x / (1 + anp.exp(-x)), []),
+    "swish_beta": (lambda x: tf.nn.swish(x, beta=0.5), lambda x: x / (1 + anp.exp(-0.5 * x)),
+                   []),
+    "crelu": (tf.nn.crelu, lambda x: anp.concatenate([anp.maximum(x, 0.0),
+                                                      anp.maximum(-x, 0.0)], axis=-1), [0.0]),
     "tanh": (tf.nn.tanh, anp.tanh, []),
 }
 
@@ -62,7 +68,7 @@ def test_activation(name):
 
 
 @pytest.mark.parametrize("name", ["relu", "relu6", "elu", "selu", "softplus", "leaky_relu",
-                                  "sigmoid", "tanh"])
+                                  "sigmoid", "tanh", "softsign", "swish"])
 def test_activation_float32_and_extremes(name, sess):
     build, ref, _ = ACTIVATIONS[name]
     x = np.array([-1e4, -50.0, -1.5, 0.5, 3.0, 7.0, 50.0, 1e4], np.float32)
@@ -229,6 +235,26 @@ def test_sigmoid_cross_entropy():
         tf.nn.sigmoid_cross_entropy_with_logits(labels=tf.zeros([2]), logits=tf.zeros([3]))
 
 
+def test_weighted_cross_entropy():
+    logits = rng.standard_normal((3, 4)) * 3
+    labels = rng.random((3, 4))
+
+    def ref(lab, lg):
+        p = 1 / (1 + anp.exp(-lg))
+        return -(lab * anp.log(p) * 2.5 + (1 - lab) * anp.log(1 - p))
+
+    check_op(lambda lab, lg: tf.nn.weighted_cross_entropy_with_logits(labels=lab, logits=lg,
+                                                                      pos_weight=2.5),
+             ref, [labels, logits])
+
+
+def test_weighted_cross_entropy_huge_logits_and_targets_alias(sess):
+    out = tf.nn.weighted_cross_entropy_with_logits(
+        targets=tf.constant([1.0, 0.0, 1.0, 0.0]), logits=tf.constant([1e4, 1e4, -1e4, -1e4]),
+        pos_weight=3.0)
+    np.testing.assert_allclose(sess.run(out), [0.0, 1e4, 3e4, 0.0], rtol=1e-6)
+
+
 # --- bias_add, l2_loss, moments, l2_normalize ------------------------------------------------
 def test_bias_add():
     x = rng.standard_normal((2, 3, 4))
@@ -247,6 +273,34 @@ def test_bias_add_errors():
         tf.nn.bias_add(tf.zeros([2, 3]), tf.zeros([1, 3]))
     with pytest.raises(ValueError, match="rank at least 2"):
         tf.nn.bias_add(tf.zeros([3]), tf.zeros([3]))
+
+
+def test_xw_plus_b_and_relu_layer():
+    x, w, b = rng.standard_normal((3, 4)), rng.standard_normal((4, 2)), rng.standard_normal(2)
+    check_op(tf.nn.xw_plus_b, lambda a, c, d: anp.dot(a, c) + d, [x, w, b])
+    check_op(tf.nn.relu_layer, lambda a, c, d: anp.maximum(anp.dot(a, c) + d, 0.0),
+             [x, w, b])
+
+
+def test_batch_normalization():
+    x = rng.standard_normal((4, 3))
+    mean, var = rng.standard_normal(3), rng.random(3) + 0.5
+    offset, scale = rng.standard_normal(3), rng.standard_normal(3)
+
+    def ref(a, m, v, o, s):
+        return (a - m) / anp.sqrt(v + 1e-3) * s + o
+
+    check_op(lambda *t: tf.nn.batch_normalization(*t, variance_epsilon=1e-3), ref,
+             [x, mean, var, offset, scale])
+    check_op(lambda a, m, v: tf.nn.batch_normalization(a, m, v, None, None, 1e-3),
+             lambda a, m, v: (a - m) / anp.sqrt(v + 1e-3), [x, mean, var])
+
+
+def test_zero_fraction(sess):
+    x = tf.constant([[0, 1, 0, 2]], tf.int32)
+    out = tf.nn.zero_fraction(x)
+    assert out.dtype == tf.float32
+    assert sess.run(out) == 0.5
 
 
 def test_l2_loss():

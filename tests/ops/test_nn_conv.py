@@ -142,6 +142,35 @@ def test_conv2d_backprop_input_builder():
                   ref, [f, dy])
 
 
+def test_conv2d_transpose():
+    """conv2d_transpose(value, filter[h, w, out, in]) is the adjoint of conv2d."""
+    f = rng.standard_normal((3, 3, 2, 4))
+    dy = rng.standard_normal((2, 3, 4, 4))
+    ref = _vjp(lambda x, b: ref_conv2d(x, b, 2, "SAME"), (2, 6, 7, 2))
+    check_op(lambda g, b: tf.nn.conv2d_transpose(g, b, [2, 6, 7, 2], strides=[1, 2, 2, 1]),
+             lambda g, b: ref(b, g), [dy, f])
+    with pytest.raises(ValueError, match="channels"):
+        tf.nn.conv2d_transpose(tf.zeros([1, 3, 3, 5]), tf.zeros([3, 3, 2, 4]), [1, 6, 6, 2],
+                               strides=2)
+
+
+@pytest.mark.parametrize("fmt", ["NWC", "NCW"])
+def test_conv1d(fmt):
+    x = rng.standard_normal((2, 9, 3))
+    f = rng.standard_normal((3, 3, 4))
+
+    def ref(a, b):
+        return ref_conv2d(a[:, None], b[None], 2, "SAME", 1)[:, 0]
+
+    if fmt == "NWC":
+        check_op(lambda a, b: tf.nn.conv1d(a, b, stride=2, padding="SAME"), ref, [x, f])
+    else:
+        check_op(lambda a, b: tf.transpose(tf.nn.conv1d(tf.transpose(a, [0, 2, 1]), b,
+                                                        stride=2, padding="SAME",
+                                                        data_format="NCW"), [0, 2, 1]),
+                 ref, [x, f])
+
+
 def test_conv2d_nchw_matches_nhwc():
     x = rng.standard_normal((2, 6, 5, 3))
     f = rng.standard_normal((3, 3, 3, 4))
@@ -263,6 +292,10 @@ def test_pools_nchw_and_unequal_windows():
             lambda a, ref=ref: ref(a, 3, 2, "SAME"), [x])
     y = tf.nn.max_pool(tf.zeros([1, 6, 9, 2]), [1, 2, 3, 1], [1, 2, 3, 1], "VALID")
     assert y.shape.as_list() == [1, 3, 3, 2]
+    y = tf.nn.max_pool2d(tf.zeros([1, 6, 9, 2]), 2, 2, "SAME")
+    assert y.shape.as_list() == [1, 3, 5, 2]
+    y = tf.nn.avg_pool2d(tf.zeros([1, 6, 9, 2]), [3, 3], [1, 2], "VALID")
+    assert y.shape.as_list() == [1, 4, 4, 2]
 
 
 def test_max_pool_ties_route_to_first_maximum(sess):

@@ -58,6 +58,18 @@ def test_conv2d_and_gradients(x_shape, f_shape, stride, padding, dilation):
     _assert_parity(program, _f32(*x_shape), _f32(*f_shape), rtol=1e-5, atol=1e-4)
 
 
+def test_conv2d_transpose_and_conv1d():
+    def program(tf, value, f, x1, f1):
+        t = tf.nn.conv2d_transpose(value, f, [2, 9, 8, 3], strides=[1, 2, 2, 1],
+                                   padding="SAME")
+        c1 = tf.nn.conv1d(x1, f1, stride=2, padding="VALID")
+        loss = tf.reduce_sum(t * t) + tf.reduce_sum(c1 * c1)
+        return [t, c1] + tf.gradients(loss, [value, f, x1, f1])
+
+    _assert_parity(program, _f32(2, 5, 4, 4), _f32(3, 3, 3, 4), _f32(2, 11, 3),
+                   _f32(3, 3, 2), atol=1e-4)
+
+
 POOL = [(2, 3, "SAME"), (2, 2, "VALID"), (3, 2, "SAME"), (3, 1, "VALID"), (3, 3, "SAME")]
 
 
@@ -111,7 +123,12 @@ def test_activations_and_helpers():
                 tf.nn.leaky_relu(x), tf.nn.leaky_relu(x, alpha=0.3), tf.nn.sigmoid(x),
                 tf.nn.tanh(x), tf.nn.bias_add(x, b), tf.nn.l2_loss(x),
                 tf.nn.l2_normalize(x, axis=1), *tf.nn.moments(x, [0]),
-                *tf.nn.moments(x, [0, 1], keep_dims=True)]
+                *tf.nn.moments(x, [0, 1], keep_dims=True), tf.nn.softsign(x),
+                tf.nn.swish(x), tf.nn.crelu(x),
+                tf.nn.xw_plus_b(x, tf.transpose(x), b[:1] + x[:, 0]),
+                tf.nn.batch_normalization(x, b, b * b + 1, b, -b, 1e-3),
+                tf.nn.weighted_cross_entropy_with_logits(labels=tf.sigmoid(x), logits=x,
+                                                         pos_weight=1.7)]
         loss = tf.add_n([tf.reduce_sum(o * o) for o in outs])
         return outs + tf.gradients(loss, [x, b])
 
@@ -141,11 +158,22 @@ def test_losses(reduction):
                                               label_smoothing=0.1, reduction=reduction)
         sparse = tf.losses.sparse_softmax_cross_entropy([0, 2, 1, 2], logits,
                                                         weights=weights, reduction=reduction)
-        loss = tf.reduce_sum(mse) + tf.reduce_sum(sce) + tf.reduce_sum(sparse)
+        w = weights[:, None]
+        others = [tf.losses.absolute_difference(labels, preds, w, reduction=reduction),
+                  tf.losses.huber_loss(labels, preds, w, delta=0.5, reduction=reduction),
+                  tf.losses.log_loss(tf.sigmoid(labels), tf.sigmoid(preds), w,
+                                     reduction=reduction),
+                  tf.losses.sigmoid_cross_entropy(tf.sigmoid(labels), logits, w,
+                                                  label_smoothing=0.1, reduction=reduction),
+                  tf.losses.hinge_loss(tf.sigmoid(labels), logits, w, reduction=reduction),
+                  tf.losses.cosine_distance(tf.nn.l2_normalize(labels, 1),
+                                            tf.nn.l2_normalize(preds, 1), axis=1, weights=w,
+                                            reduction=reduction)]
+        loss = tf.add_n([tf.reduce_sum(t) for t in [mse, sce, sparse] + others])
         grads = tf.gradients(loss, [preds, logits])
         if reduction == "none":     # per-element losses of different shapes: no total
-            return [mse, sce, sparse] + grads
-        return [mse, sce, sparse, tf.losses.get_total_loss()] + grads
+            return [mse, sce, sparse] + others + grads
+        return [mse, sce, sparse, tf.losses.get_total_loss()] + others + grads
 
     weights = np.array([1.0, 0.0, 2.0, 0.5], np.float32)
     _assert_parity(program, _f32(4, 3), _f32(4, 3), _f32(4, 3, scale=2), weights)
