@@ -77,7 +77,7 @@ def _partial(t: Tensor, depth: int = 6) -> np.ndarray | None:
     op = t.op
     if depth > 0:
         if op.type == "Shape" and op.inputs[0].shape.rank is not None:
-            return np.array(list(op.inputs[0].shape.as_tuple()) + [0], dtype=object)[:-1]
+            return np.array(list(op.inputs[0].shape.as_tuple()), dtype=object)
         parts = None
         if op.type in ("Pack", "ConcatV2"):
             inputs = op.inputs if op.type == "Pack" else op.inputs[:-1]
@@ -1881,9 +1881,8 @@ def _range_kernel(ctx: Any, attrs: dict) -> Any:
         integral = start.dtype.kind in "iu"
         n = _range_length(start, limit, delta, integral)
         if integral:
-            return xp.arange(start.item(), limit.item() if n else start.item(),
-                             delta.item(), dtype=start.dtype)[:n]
-        return start + xp.arange(n, dtype=start.dtype) * delta
+            return xp.arange(start.item(), limit.item(), delta.item(), dtype=start.dtype)
+        return start + xp.arange(n, dtype=start.dtype) * delta  # TF's size, in float
 
     return range_op
 

@@ -296,3 +296,22 @@ def test_run_time_errors(build, values, pattern):
     out = build(*phs)
     with pytest.raises(tf.errors.InvalidArgumentError, match=pattern):
         _run(out, dict(zip(phs, values, strict=True)))
+
+
+def test_kernels_use_only_the_device_array_namespace():
+    # Kernel bodies (and the helpers they call) must reach numpy/cupy through ctx.xp.
+    import ast
+    import inspect
+
+    from dataflow.ops import array
+
+    tree = ast.parse(inspect.getsource(array))
+    helpers = {"_slice_key", "_range_length", "_check_indices", "_nd_index"}
+    checked = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and (node.name.endswith("_kernel")
+                                                  or node.name in helpers):
+            names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            assert "np" not in names, f"{node.name} uses numpy directly"
+            checked += 1
+    assert checked > 30
