@@ -801,11 +801,12 @@ def _infer_cast(op: Operation) -> list:
 
 def _cast_kernel(ctx: Any, attrs: dict) -> Any:
     xp = ctx.xp
-    src, dst = attrs["SrcT"], attrs["DstT"]
+    src, dst = attrs.get("SrcT"), attrs["DstT"]
     np_dst = dst.as_numpy_dtype
-    if src.is_complex and not dst.is_complex:  # keeps the real part, as TF does
-        return lambda x: xp.real(x).astype(np_dst)
-    return lambda x: x.astype(np_dst)
+    if dst.is_complex or (src is not None and not src.is_complex):
+        return lambda x: x.astype(np_dst)
+    # From complex (or an unrecorded source dtype): keep the real part, as TF does.
+    return lambda x: (xp.real(x) if x.dtype.kind == "c" else x).astype(np_dst)
 
 
 def _cast_grad(op: Operation, grad: Tensor) -> list:
