@@ -1,0 +1,23 @@
+"""The shipped demos run and reach their goals."""
+
+from __future__ import annotations
+
+import pytest
+
+from dataflow.examples import input_pipeline
+
+
+def test_input_pipeline_embedded(tmp_path):
+    result = input_pipeline.main(steps=150, embedded=True, verbose=False,
+                                 checkpoint_dir=str(tmp_path))
+    assert result["final_loss"] < result["first_loss"] / 10
+    assert result["weight_error"] < 0.05
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_input_pipeline_on_a_local_cluster(tmp_path):
+    result = input_pipeline.main(steps=150, embedded=False, verbose=False,
+                                 checkpoint_dir=str(tmp_path))
+    assert result["final_loss"] < result["first_loss"] / 10
+    assert result["weight_error"] < 0.05
