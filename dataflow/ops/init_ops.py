@@ -333,7 +333,7 @@ def _orthogonal_kernel(ctx: Any, attrs: dict) -> Any:
     dims, gain = tuple(attrs["shape"]), attrs["gain"]
     draw = random_ops._draw_dtype(attrs["dtype"])
     out = attrs["dtype"].as_numpy_dtype
-    rows = int(np.prod(dims[:-1], dtype=np.int64))
+    rows = math.prod(dims[:-1])
     cols = int(dims[-1])
     flat = (cols, rows) if rows < cols else (rows, cols)
 
