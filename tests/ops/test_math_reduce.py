@@ -249,6 +249,8 @@ def test_static_shapes_of_reductions() -> None:
     assert tf.reduce_mean(x, axis, keepdims=True).shape.as_tuple() == (None, None, None)
     assert tf.reduce_max(tf.placeholder(tf.float32, None), 0).shape.rank is None
     assert tf.reduce_sum(x, tf.constant(np.array([1], np.int64))).shape.as_tuple() == (None, 4)
+    folded = tf.maximum(tf.constant([3]) - 2, 0)  # known while building: folded
+    assert tf.reduce_sum(x, folded).shape.as_tuple() == (None, 4)
 
 
 def test_reduction_argument_errors() -> None:
