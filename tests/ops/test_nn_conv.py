@@ -13,6 +13,8 @@ import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dataflow as tf
 from dataflow.ops import nn_conv
@@ -54,14 +56,21 @@ def ref_conv2d(x, w, s, padding, d=1):
     return out
 
 
+def _hw(k):
+    return (k, k) if isinstance(k, int) else tuple(k)
+
+
 def ref_max_pool(x, k, s, padding):
-    return anp.max(anp.stack([p for _, _, p in _patches(x, k, k, s, 1, padding, -np.inf)]),
+    kh, kw = _hw(k)
+    return anp.max(anp.stack([p for _, _, p in _patches(x, kh, kw, s, 1, padding, -np.inf)]),
                    axis=0)
 
 
 def ref_avg_pool(x, k, s, padding):
-    total = sum(p for _, _, p in _patches(x, k, k, s, 1, padding))
-    counts = sum(p for _, _, p in _patches(np.ones(x.shape[:3] + (1,)), k, k, s, 1, padding))
+    kh, kw = _hw(k)
+    total = sum(p for _, _, p in _patches(x, kh, kw, s, 1, padding))
+    ones = np.ones(x.shape[:3] + (1,))
+    counts = sum(p for _, _, p in _patches(ones, kh, kw, s, 1, padding))
     return total / counts
 
 
@@ -324,3 +333,42 @@ def test_max_pool_integer_input(sess):
     y = sess.run(tf.nn.max_pool(tf.constant(x), 3, 2, "SAME"))
     assert y.dtype == np.int32
     np.testing.assert_array_equal(y, ref_max_pool(x.astype(float), 3, 2, "SAME"))
+
+
+# --- hypothesis: geometry (static shape == kernel output == reference) ------------------------
+geometries = st.tuples(st.integers(1, 8), st.integers(1, 8), st.integers(1, 4),
+                       st.integers(1, 4), st.integers(1, 3), st.integers(1, 2),
+                       st.sampled_from(["SAME", "VALID"]))
+
+
+@settings(max_examples=30, deadline=None)
+@given(geometries)
+def test_conv2d_geometries(geometry):
+    """Any sizes, windows, strides, dilations and paddings: a VALID window larger than
+    the input fails at build time; everything else matches the reference, values and
+    gradients of input and filter (the backprop ops), with exact static shapes."""
+    h, w, kh, kw, s, d, padding = geometry
+    x = rng.standard_normal((1, h, w, 2))
+    f = rng.standard_normal((kh, kw, 2, 3))
+    if padding == "VALID" and ((kh - 1) * d + 1 > h or (kw - 1) * d + 1 > w):
+        with pytest.raises(ValueError, match="larger"):
+            tf.nn.conv2d(tf.constant(x), f, strides=s, padding=padding, dilations=d)
+        return
+    check_op(lambda a, b: tf.nn.conv2d(a, b, strides=s, padding=padding, dilations=d),
+             lambda a, b: ref_conv2d(a, b, s, padding, d), [x, f], order=1)
+
+
+@settings(max_examples=30, deadline=None)
+@given(geometries)
+def test_pool_geometries(geometry):
+    h, w, kh, kw, s, _, padding = geometry
+    x = rng.standard_normal((1, h, w, 2))
+    if padding == "VALID" and (kh > h or kw > w):
+        with pytest.raises(ValueError, match="larger"):
+            tf.nn.max_pool(tf.constant(x), [kh, kw], s, padding)
+        return
+
+    check_op(lambda a: tf.nn.max_pool(a, [kh, kw], s, padding),
+             lambda a: ref_max_pool(a, (kh, kw), s, padding), [x], order=1)
+    check_op(lambda a: tf.nn.avg_pool(a, [kh, kw], s, padding),
+             lambda a: ref_avg_pool(a, (kh, kw), s, padding), [x], order=1)
