@@ -1230,9 +1230,18 @@ def _infer_strided_slice_op(op: Operation) -> list:
 
 def _strided_slice_kernel(ctx: Any, attrs: dict) -> Any:
     asarray, masks = ctx.xp.asarray, _masks(attrs)
+    # The spec is almost always constant: the executor passes the same read-only
+    # arrays every step, so the numpy key is built once (an atomic tuple swap keeps
+    # this safe when several steps run at once).
+    memo: list = [(None, None, None, None)]
 
     def strided_slice_op(x: Any, begin: Any, end: Any, strides: Any) -> Any:
-        key = _slice_key(begin.tolist(), end.tolist(), strides.tolist(), masks)
+        b, e, s, key = memo[0]
+        if begin is not b or end is not e or strides is not s:
+            key = _slice_key(begin.tolist(), end.tolist(), strides.tolist(), masks)
+            if not any(getattr(getattr(a, "flags", None), "writeable", True)
+                       for a in (begin, end, strides)):
+                memo[0] = (begin, end, strides, key)
         return asarray(x[key])
 
     return strided_slice_op
@@ -1578,10 +1587,17 @@ def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:  # noqa
 
 # --- GatherV2 / UnsortedSegmentSum, GatherNd / ScatterNd, boolean_mask -----------------
 def _check_indices(xp: Any, indices: Any, limit: Any, what: str) -> None:
-    """TF rejects indices outside ``[0, limit)`` (numpy would wrap negative ones)."""
-    if indices.size and (bool((indices < 0).any()) or bool((indices >= limit).any())):
-        bad = indices[(indices < 0) | (indices >= limit)].reshape(-1)[:1].tolist()
-        raise IndexError(f"{what} {bad[0] if bad else ''} is not in [0, {limit})")
+    """TF rejects indices outside ``[0, limit)`` (numpy would wrap negative ones).
+    ``limit`` is an int, or an array broadcasting against ``indices``."""
+    if not indices.size:
+        return
+    if isinstance(limit, int):
+        if indices.min() >= 0 and indices.max() < limit:  # two reductions, no temporaries
+            return
+    elif not bool(((indices < 0) | (indices >= limit)).any()):
+        return
+    bad = indices[(indices < 0) | (indices >= limit)].reshape(-1)[0]
+    raise IndexError(f"{what} {bad} is not in [0, {limit})")
 
 
 def _infer_gather(op: Operation) -> list:
