@@ -372,3 +372,29 @@ def test_pool_geometries(geometry):
              lambda a: ref_max_pool(a, (kh, kw), s, padding), [x], order=1)
     check_op(lambda a: tf.nn.avg_pool(a, [kh, kw], s, padding),
              lambda a: ref_avg_pool(a, (kh, kw), s, padding), [x], order=1)
+
+
+def test_small_cnn_trains():
+    """conv2d + bias_add + relu + max_pool + dropout + dense + sparse softmax loss,
+    trained with Adam on a task a CNN solves (which half of the image is brighter)."""
+    data = np.random.default_rng(0)
+    images = data.standard_normal((64, 8, 8, 1)).astype(np.float32)
+    labels = (images[:, :4].sum(axis=(1, 2, 3)) > images[:, 4:].sum(axis=(1, 2, 3)))
+    x = tf.placeholder(tf.float32, [None, 8, 8, 1])
+    y = tf.placeholder(tf.int32, [None])
+    w1 = tf.get_variable("w1", [3, 3, 1, 4], initializer=tf.glorot_uniform_initializer(seed=1))
+    b1 = tf.Variable(tf.zeros([4]))
+    h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w1, 1, "SAME"), b1))
+    h = tf.nn.dropout(tf.nn.max_pool(h, 2, 2, "SAME"), rate=0.1, seed=2)
+    w2 = tf.get_variable("w2", [64, 2], initializer=tf.glorot_uniform_initializer(seed=3))
+    logits = tf.matmul(tf.reshape(h, [-1, 64]), w2)
+    loss = tf.losses.sparse_softmax_cross_entropy(y, logits) + 1e-4 * tf.nn.l2_loss(w1)
+    train = tf.train.AdamOptimizer(0.05).minimize(loss)
+    feed = {x: images, y: labels.astype(np.int32)}
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        first = sess.run(loss, feed)
+        for _ in range(60):
+            sess.run(train, feed)
+        last = sess.run(loss, feed)
+    assert last < 0.2 * first
