@@ -163,6 +163,7 @@ def test_process_killed_during_save_leaves_a_restorable_checkpoint(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+        proc.stdout.close()
     latest = tf.train.latest_checkpoint(str(tmp_path))
     assert latest is not None
     big = tf.Variable(np.zeros(2_000_000, np.float32), name="big")

@@ -30,6 +30,8 @@ import traceback as _traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ..framework import errors, registry
 from ..framework.kernel_context import Folded
 from .plan import KernelCall, Plan, Stage
@@ -217,7 +219,10 @@ class EmbeddedPlan:
         fn, arg_index = self._single_map
         args = feed_values if self._identity_args else [feed_values[i] for i in arg_index]
         try:
-            outs = fn(*args)
+            # TF is silent about floating-point exceptions (check_numerics is the way to
+            # catch them); numpy would warn, so kernels run with its warnings off.
+            with np.errstate(all="ignore"):
+                outs = fn(*args)
         except Exception as exc:  # noqa: BLE001 - every kernel failure becomes an OpError
             stage = self.stages[0]
             raise translate_error(exc, stage.call_for_traceback(exc.__traceback__),
@@ -238,7 +243,8 @@ class EmbeddedPlan:
                     v = self._transfer(v, src, stage.device)
                 args.append(v)
             try:
-                outs = sf.fn(*args)
+                with np.errstate(all="ignore"):
+                    outs = sf.fn(*args)
             except Exception as exc:  # noqa: BLE001
                 raise translate_error(exc, sf.call_for_traceback(exc.__traceback__),
                                       stage.device) from None
