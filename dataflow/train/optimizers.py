@@ -214,10 +214,20 @@ class AdamOptimizer(Optimizer):
         self._beta1_t = self._hyper(self._beta1, "beta1")
         self._beta2_t = self._hyper(self._beta2, "beta2")
         self._epsilon_t = self._hyper(self._epsilon, "epsilon")
+        self._powers_t: dict[Any, list[Tensor]] = {}
+
+    def _powers(self, var: Variable) -> list[Tensor]:
+        """``beta1_power``, ``beta2_power`` in ``var``'s dtype, read once per
+        ``apply_gradients`` and dtype (TF1 reads them once per variable: same values,
+        two kernel calls more per variable)."""
+        powers = self._powers_t.get(var.dtype)
+        if powers is None:
+            powers = [self._cast(p.read_value(), var) for p in self._get_beta_accumulators()]
+            self._powers_t[var.dtype] = powers
+        return powers
 
     def _resource_apply_dense(self, grad: Tensor, var: Variable) -> Operation:
-        beta1_power, beta2_power = self._get_beta_accumulators()
-        powers = [self._cast(p.read_value(), var) for p in (beta1_power, beta2_power)]
+        powers = self._powers(var)
         hypers = [self._cast(t, var) for t in (self._lr_t, self._beta1_t, self._beta2_t,
                                                self._epsilon_t)]
         return training_ops.resource_apply_adam(
