@@ -114,7 +114,7 @@ def _update_kernel(combine_name: str) -> Any:
                 if new.shape != old.shape:
                     raise errors.InvalidArgumentError(
                         None, None, f"Update of variable '{handle}' with shape "
-                        f"{tuple(old.shape)} by a value of shape {tuple(np.shape(delta))} "
+                        f"{tuple(old.shape)} by a value of shape {tuple(delta.shape)} "
                         "would change its shape")
                 return _freeze(ctx, new.astype(old.dtype, copy=False))
 
@@ -135,8 +135,7 @@ def _scatter_kernel(mode: str) -> Any:
                 if mode == "update":
                     new[indices] = updates
                 else:
-                    xp.add.at(new, indices, updates) if xp is np else \
-                        xp.scatter_add(new, indices, updates)
+                    xp.add.at(new, indices, updates)  # cupy has add.at too (v13+)
                 return _freeze(ctx, new)
 
             return store.update(handle, apply)

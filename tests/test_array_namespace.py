@@ -1,0 +1,497 @@
+"""Every kernel, run on the strict array namespace, gives what it gives on numpy.
+
+STYLE.md habit 12: one conformance suite runs on every array namespace. Here each case
+builds a small graph and runs it twice through the embedded executor with the same
+plan: once with a ``DeviceContext`` whose ``xp`` is ``numpy``, once with the strict
+stand-in (``dataflow.testing.strict_xp``), whose arrays refuse any numpy call that did
+not come through ``ctx.xp`` and any host array mixed into device arrays. Feeds enter the
+strict run as strict arrays (as they would be copied to a GPU). Values must agree
+exactly: both runs execute the same numpy code, so any difference is a kernel that
+behaves differently when ``ctx.xp`` is not numpy (the ``xp is np`` branches).
+
+Cases come from the op families' own spec tables (``tests/ops``: array, linalg, math,
+reductions), each with first-order gradients of its float inputs, plus a table below
+for the families that keep no such table: nn/conv/pool, random, state and variables,
+queues, control flow, debugging, py_func, checkpoints and the optimizers' apply ops.
+``test_every_kernel_is_covered`` checks that together they reach every registered op
+type that has a kernel (control-flow bodies included).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+from unittest import mock
+
+import numpy as np
+import pytest
+
+import dataflow as tf
+from dataflow._util import nest
+from dataflow.framework import errors, registry
+from dataflow.framework.graph import Graph, Tensor
+from dataflow.ops import checkpoint_format
+from dataflow.runtime import executor
+from dataflow.runtime.compiler import compile_plan
+from dataflow.runtime.context import DeviceContext
+from dataflow.runtime.executor import EmbeddedPlan
+from dataflow.runtime.plan import Plan
+from dataflow.runtime.resources import ResourceStore
+from dataflow.testing import strict_xp
+from tests.ops import test_array as array_tables
+from tests.ops import test_linalg as linalg_tables
+from tests.ops import test_math as math_tables
+from tests.ops import test_math_reduce as reduce_tables
+
+pytestmark = [pytest.mark.filterwarnings("ignore:Output seems independent of input")]
+
+DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
+
+# A step: (fetches, feed_dict), (fetches, feed_dict, FAILS) for a step that must raise
+# the same OpError in both runs, or a host action ``fn(previous step's values)`` run
+# between steps. A case builder returns its steps, in order.
+Step = Any
+FAILS = "fails"
+
+
+# --- the runner --------------------------------------------------------------------------
+def run_steps(steps: Sequence[Step], xp: Any) -> tuple[list[list[Any]], set[str]]:
+    """Runs ``steps`` on one device whose array namespace is ``xp``; returns the fetched
+    values (as numpy) per step and the op types the plans ran."""
+    ctx = DeviceContext(DEVICE, xp, ResourceStore(DEVICE), debug=True)
+    results, types = [], set()
+    for step in steps:
+        if callable(step):
+            step(results[-1])
+            continue
+        fetches, feed_dict, *expect = step
+        leaves = nest.flatten(fetches)
+        feeds = list(feed_dict)
+        plan = compile_plan(leaves, feeds, [DEVICE], DEVICE)
+        types |= plan_op_types(plan)
+        values = [np.asarray(v, dtype=t.dtype.as_numpy_dtype) for t, v in feed_dict.items()]
+        if xp is not np:
+            values = [xp.asarray(v) for v in values]
+        try:
+            with _outputs_checked(xp):
+                out = EmbeddedPlan(plan, {DEVICE: ctx}, debug=True).run(values)
+        except errors.OpError as exc:
+            if expect != [FAILS]:
+                raise
+            results.append([f"{type(exc).__name__}: {exc.message.split(' [[')[0]}"])
+            continue
+        assert expect != [FAILS], f"step {len(results)} was expected to fail"
+        results.append([strict_xp.to_numpy(v) for v in out])
+    return results, types
+
+
+@contextlib.contextmanager
+def _outputs_checked(xp: Any) -> Iterator[None]:
+    """With the strict namespace, the debug executor's per-kernel output check also
+    requires namespace arrays: a kernel returning a host array would hand numpy arrays
+    to the next kernel on a GPU. Host-only values (strings, objects) are exempt."""
+    if xp is np:
+        yield
+        return
+    plain = executor.check_value
+
+    def check(call: Any, dtype: Any, shape: Any, value: Any) -> None:
+        plain(call, dtype, shape, value)
+        if dtype.name != "string" and not isinstance(value, strict_xp.StrictArray):
+            raise errors.InternalError(
+                None, None, f"kernel of '{call.op_name}' ({call.op_type}) returned a "
+                f"{type(value).__name__}, not an array of its device's namespace")
+
+    with mock.patch.object(executor, "check_value", check):
+        yield
+
+
+def plan_op_types(plan: Plan) -> set[str]:
+    """Op types of a plan's calls and, recursively, of its control-flow bodies."""
+    found: set[str] = set()
+    stack = [plan]
+    while stack:
+        p = stack.pop()
+        for stage in p.stages:
+            for call in stage.calls:
+                found.add(call.op_type)
+                stack.extend(v for v in call.attrs.values() if isinstance(v, Plan))
+    return found
+
+
+def assert_same(got: Any, want: Any, where: str) -> None:
+    if want is None or isinstance(want, str):
+        assert got == want, where
+        return
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, f"{where}: dtype {got.dtype} vs numpy's {want.dtype}"
+    assert got.shape == want.shape, f"{where}: shape {got.shape} vs numpy's {want.shape}"
+    if want.dtype == object:
+        assert got.tolist() == want.tolist(), where
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=where)
+
+
+def check_case(build: Callable[[], list[Step]]) -> set[str]:
+    """Builds the case in a fresh graph; runs it on numpy and on the strict namespace."""
+    global R
+    runs = []
+    for xp in (np, strict_xp):
+        R = np.random.default_rng(3)  # both builds draw the same inputs
+        graph = Graph()
+        with graph.as_default():
+            steps = build()
+            runs.append(run_steps(steps, xp))
+    (want, types), (got, _) = runs
+    for i, (g_step, w_step) in enumerate(zip(got, want, strict=True)):
+        for j, (g, w) in enumerate(zip(g_step, w_step, strict=True)):
+            assert_same(g, w, f"step {i}, fetch {j}")
+    return types
+
+
+# --- cases from the op families' spec tables ----------------------------------------------
+def with_gradients(build: Callable, args: Sequence[Any],
+                   grad: bool = True) -> Callable[[], list[Step]]:
+    """A one-step case: ``build`` on placeholders fed ``args``, plus (``grad``) the
+    gradients of its float outputs' sum with respect to its float inputs."""
+
+    def case() -> list[Step]:
+        values = [np.asarray(a) for a in args]
+        phs = [tf.placeholder(tf.as_dtype(v.dtype), v.shape) for v in values]
+        out = build(*phs)
+        outs = [o for o in nest.flatten(out) if isinstance(o, Tensor)]
+        fetches: list[Any] = list(outs)
+        ys = [tf.reduce_sum(o) for o in outs if o.dtype.is_floating]
+        xs = [p for p in phs if p.dtype.is_floating]
+        if grad and ys and xs:
+            fetches += [g for g in tf.gradients(tf.add_n(ys) if len(ys) > 1 else ys[0], xs)
+                        if g is not None]
+        return [(fetches, dict(zip(phs, values, strict=True)))]
+
+    return case
+
+
+def table_cases() -> Iterator[tuple[str, Callable]]:
+    for name, build, _ref, args in array_tables.GRAD_CASES:
+        yield f"array/{name}", with_gradients(build, args)
+    for name, build, _ref, args in array_tables.FORWARD_CASES:
+        yield f"array/{name}", with_gradients(build, args, grad=False)
+    for name, build, _ref, args in linalg_tables.CASES:
+        yield f"linalg/{name}", with_gradients(build, args)
+    shapes = {1: [(2, 3)], 2: [(2, 3), (3,)]}
+    for spec in math_tables.UNARY + math_tables.BINARY + math_tables.COMPARISONS:
+        rng = np.random.default_rng(0)
+        args = [np.asarray(s(rng, shape)) for s, shape in zip(spec.samplers,
+                                                              shapes[spec.arity], strict=True)]
+        yield f"math/{spec.name}", with_gradients(spec.build, args, spec.grad)
+    x = np.random.default_rng(1).uniform(0.5, 1.5, (2, 3, 2))
+    for spec in reduce_tables.REDUCTIONS:
+        for axis in (None, 1, [0, 2]):
+            yield (f"reduce/{spec.name}-{axis}",
+                   with_gradients(lambda a, f=spec.build, ax=axis: f(a, axis=ax), [x]))
+
+
+# --- cases for the families without a spec table ------------------------------------------
+R = np.random.default_rng(3)
+
+
+def rand(*shape: int) -> np.ndarray:
+    return R.standard_normal(shape)
+
+
+def one(fetches: Any, feeds: dict | None = None) -> list[Step]:
+    return [(fetches, feeds or {})]
+
+
+def grads_of(y: Tensor, xs: list[Tensor], order: int = 1) -> list[Tensor]:
+    """First (and second, along a fixed direction) derivatives of ``y``."""
+    g = [t for t in tf.gradients(y, xs) if t is not None]
+    out = list(g)
+    if order == 2:
+        inner = tf.add_n([tf.reduce_sum(t * tf.ones_like(t) * 0.5) for t in g])
+        out += [t for t in tf.gradients(inner, xs) if t is not None]
+    return out
+
+
+def ph(value: np.ndarray) -> tuple[Tensor, np.ndarray]:
+    return tf.placeholder(tf.as_dtype(value.dtype), value.shape), value
+
+
+def _math_extras() -> list[Step]:
+    x, xv = ph(rand(3, 4))
+    i, iv = ph(np.array([[1, -2], [3, 0]], np.int32))
+    m, mv = ph(np.array([True, False, True]))
+    outs = [tf.add_n([x, x, x]), tf.cast(x, tf.int32), tf.round(x), tf.ceil(x), tf.floor(x),
+            tf.where(x > 0, x, -x), tf.where(m), tf.cumsum(x, axis=1),
+            tf.cumsum(x, axis=0, exclusive=True, reverse=True), tf.argmax(x, 1),
+            tf.argmin(x, 0), tf.reduce_all(m), tf.reduce_any(m), tf.math.is_nan(x),
+            tf.math.is_inf(x), tf.clip_by_value(x, -0.5, 0.5), tf.abs(i), tf.sign(i),
+            tf.math.floordiv(i, 2), tf.math.floormod(i, 3), tf.unsorted_segment_sum(
+                x, [0, 2, 0], 3), tf.broadcast_to(x[:1], [3, 4])]
+    y = tf.reduce_sum(tf.cumsum(x, axis=1) * tf.clip_by_value(x, -0.5, 0.5)
+                      + tf.unsorted_segment_sum(x, [0, 2, 0], 3)[:, :1])
+    return one(outs + grads_of(y, [x], order=2), {x: xv, i: iv, m: mv})
+
+
+def _nn() -> list[Step]:
+    x, xv = ph(rand(4, 5))
+    labels = np.array([0, 3, 4, 1])
+    onehot = np.eye(5)[labels]
+    acts = [tf.nn.relu(x), tf.nn.softmax(x), tf.nn.log_softmax(x), tf.nn.softplus(x),
+            tf.nn.sigmoid(x), tf.nn.tanh(x), tf.nn.elu(x), tf.nn.relu6(x),
+            tf.nn.leaky_relu(x), tf.nn.softsign(x), tf.nn.l2_normalize(x, 1)]
+    ce = tf.nn.softmax_cross_entropy_with_logits(labels=onehot, logits=x)
+    sce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=x)
+    mean, var = tf.nn.moments(x, [0])
+    y = tf.add_n([tf.reduce_sum(a * a) for a in acts] + [tf.reduce_sum(ce),
+                                                        tf.reduce_sum(sce)])
+    return one(acts + [ce, sce, mean, var, tf.nn.dropout(x, rate=0.5, seed=3)]
+               + grads_of(y, [x], order=2), {x: xv})
+
+
+def _conv_pool() -> list[Step]:
+    x, xv = ph(rand(2, 6, 5, 3))
+    w, wv = ph(rand(3, 3, 3, 4))
+    outs = [tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"),
+            tf.nn.conv2d(x, w, [1, 2, 2, 1], "VALID"),
+            tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "SAME"),
+            tf.nn.avg_pool(x, [1, 3, 3, 1], [1, 1, 1, 1], "VALID"),
+            tf.nn.conv2d_transpose(tf.nn.conv2d(x, w, [1, 2, 2, 1], "SAME"), w,
+                                   [2, 6, 5, 3], [1, 2, 2, 1], "SAME")]
+    y = tf.add_n([tf.reduce_sum(o * o) for o in outs])
+    return one(outs + grads_of(y, [x, w], order=2), {x: xv, w: wv})
+
+
+def _random() -> list[Step]:
+    tf.set_random_seed(5)
+    logits = tf.constant(np.log([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2]]))
+    outs = [tf.random_normal([3, 2], mean=1.0, stddev=2.0), tf.random_uniform([4], 1, 3),
+            tf.random_uniform([5], 0, 10, dtype=tf.int32), tf.truncated_normal([2, 3]),
+            tf.random_shuffle(tf.range(6)), tf.multinomial(logits, 4),
+            tf.orthogonal_initializer(seed=2)([3, 3])]
+    return [(outs, {}), (outs, {})]  # a second run continues each op's stream
+
+
+def _variables() -> list[Step]:
+    v = tf.Variable(np.arange(6.0).reshape(3, 2), name="v")
+    r = tf.get_variable("r", [4], tf.float32, initializer=tf.ones_initializer(),
+                        use_resource=True)
+    w = tf.Variable(tf.zeros([2]), name="w")  # never initialized
+    delta, dv = ph(np.ones((3, 2)))
+    rows = [tf.assign(v, v * 2.0), tf.assign_add(v, delta), tf.assign_sub(v, delta * 0.5),
+            tf.scatter_add(r, [0, 0, 3], [1.0, 2.0, 3.0]),
+            tf.scatter_update(r, [1], [7.0])]
+    return [([v.initializer, r.initializer], {}),
+            ([tf.is_variable_initialized(v), tf.is_variable_initialized(w),
+              tf.report_uninitialized_variables([v, w])], {}),
+            ([rows[0]], {}), ([rows[1], rows[2]], {delta: dv}), ([rows[3]], {}),
+            ([rows[4], v.read_value(), r.read_value()], {})]
+
+
+def _queues() -> list[Step]:
+    q = tf.FIFOQueue(4, [tf.float32, tf.int32], shapes=[[2], []])
+    x, xv = ph(np.array([1.0, 2.0], np.float32))
+    n, nv = ph(np.array(3, np.int32))
+    rq = tf.RandomShuffleQueue(5, 0, [tf.float32], shapes=[[]], seed=4)
+    return [([q.enqueue([x, n])], {x: xv, n: nv}), ([q.enqueue([x * 2, n + 1])], {x: xv, n: nv}),
+            ([q.size()], {}), (list(q.dequeue()), {}),
+            ([rq.enqueue_many([tf.range(5.0)])], {}), ([rq.dequeue()], {}),
+            ([q.close()], {}), ([q.is_closed()], {}), (list(q.dequeue()), {})]
+
+
+def _control_flow() -> list[Step]:
+    x, xv = ph(np.array([0.5, -1.5, 2.0]))
+    p, pv = ph(np.array(True))
+    c = tf.cond(p, lambda: tf.square(x), lambda: x * 3.0)
+    c2 = tf.cond(p, lambda: tf.random_normal([2], seed=1, dtype=tf.float64),
+                 lambda: tf.zeros([2], tf.float64))
+    case = tf.case([(tf.reduce_sum(x) > 10.0, lambda: x), (p, lambda: x + 1.0)],
+                   default=lambda: x - 1.0, exclusive=True)
+    _, w = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, tf.sin(a) * a),
+                         [tf.constant(0), x])
+    _, w2 = tf.while_loop(lambda i, a: i < 2, lambda i, a: (i + 1, a * 2.0 + tf.reduce_sum(
+        tf.random_uniform([1], seed=9, dtype=tf.float64))), [tf.constant(0), x])
+    # A py_func with a gradient inside a loop body: its gradient replays recorded values.
+    doubled = lambda a: tf.reshape(tf.py_func(  # noqa: E731
+        lambda v: v * 2.0, [a], tf.float64, grad=lambda op, g: [g * 2.0]), [3])
+    _, w3 = tf.while_loop(lambda i, a: i < 2, lambda i, a: (i + 1, doubled(tf.sin(a))),
+                          [tf.constant(0), x])
+    y = (tf.reduce_sum(c * c) + tf.reduce_sum(w * w) + tf.reduce_sum(case * case)
+         + tf.reduce_sum(w3 * w3))
+    return one([c, c2, case, w, w2, w3] + grads_of(y, [x], order=2), {x: xv, p: pv})
+
+
+def _debugging() -> list[Step]:
+    x, xv = ph(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    checked = tf.debugging.check_numerics(x, "x")
+    printed = tf.Print(x, [x, tf.shape(x)], "x = ", summarize=3)
+    with tf.control_dependencies([tf.Assert(tf.reduce_all(x > 0), [x]),
+                                  tf.debugging.assert_positive(x),
+                                  tf.debugging.assert_less(x, 10.0),
+                                  tf.print("x:", x, output_stream=sys.stderr)]):
+        y = tf.identity(x * 2.0)
+    return one([checked, printed, y] + grads_of(tf.reduce_sum(checked * printed), [x]),
+               {x: xv})
+
+
+def _py_func() -> list[Step]:
+    x, xv = ph(np.array([1.0, 2.0, 3.0]))
+    a = tf.py_func(lambda v: v * 2.0, [x], tf.float64)
+    b = tf.py_func(lambda v: (v + 1.0).astype(np.float32), [x], tf.float32, stateful=False)
+    return one([a, b], {x: xv})
+
+
+def _checkpoint(tmp: str) -> Callable[[], list[Step]]:
+    def case() -> list[Step]:
+        v = tf.Variable(np.arange(4.0), name="v")
+        u = tf.Variable(np.ones((2, 2), np.float32), name="u")
+        tf.train.Saver([v, u])
+        graph = tf.get_default_graph()
+        save = [op for op in graph.get_operations() if op.type == "SaveShard"]
+        restore = [op for op in graph.get_operations() if op.type == "RestoreShard"]
+        assert save and restore, "the Saver built no SaveShard/RestoreShard ops"
+        prefix = f"{tmp}/ckpt"
+        path = {save[0].inputs[0]: prefix}  # the saver's filename placeholder
+
+        def write_index(values: list) -> None:  # what Saver.save does after the shards
+            checkpoint_format.write_index(prefix, 1, json.loads(values[0].item()))
+
+        return [([v.initializer, u.initializer], {}), ([op.outputs[0] for op in save], path),
+                write_index,
+                ([tf.assign_add(v, tf.ones([4], tf.float64))], {}), (list(restore), path),
+                ([v.read_value(), u.read_value()], {})]
+
+    return case
+
+
+def _optimizers() -> list[Step]:
+    x = tf.constant(rand(6, 3))
+    target = tf.constant(rand(6, 1))
+    steps: list[Step] = []
+    trains = []
+    for i, opt in enumerate([
+            tf.train.GradientDescentOptimizer(0.1), tf.train.MomentumOptimizer(0.1, 0.9),
+            tf.train.MomentumOptimizer(0.1, 0.9, use_nesterov=True),
+            tf.train.AdagradOptimizer(0.1), tf.train.AdamOptimizer(0.01),
+            tf.train.RMSPropOptimizer(0.01), tf.train.RMSPropOptimizer(0.01, momentum=0.5,
+                                                                       centered=True)]):
+        w = tf.Variable(np.full((3, 1), 0.5), name=f"w{i}")
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - target))
+        trains.append((opt.minimize(loss), w))
+    steps.append(([tf.global_variables_initializer()], {}))
+    for _ in range(2):
+        steps.append(([t for t, _ in trains], {}))
+    steps.append(([w.read_value() for _, w in trains], {}))
+    return steps
+
+
+def _array_extras() -> list[Step]:
+    x, xv = ph(rand(3, 4))
+    e, ev = ph(rand(2, 2, 3))
+    outs = [tf.eye(3), tf.einsum("iij->ij", tf.constant(rand(2, 2, 3))),
+            tf.einsum("ij,ij->i", x, x), tf.linalg.band_part(tf.constant(rand(3, 3)), 1, 0),
+            tf.scatter_nd([[0], [2]], [[1.0, 2.0], [3.0, 4.0]], [3, 2]),
+            tf.gather_nd(x, [[0, 1], [2, 3]]), tf.reverse(x, [1]),
+            tf.pad(x, [[1, 0], [0, 2]], mode="REFLECT"), tf.one_hot([0, 2], 3)]
+    y = tf.reduce_sum(tf.pad(x, [[1, 1], [2, 1]], mode="SYMMETRIC") ** 2) + tf.reduce_sum(
+        tf.einsum("iij->ij", e) ** 2)
+    return one(outs + grads_of(y, [x, e], order=2), {x: xv, e: ev})
+
+
+def _sources_and_shapes() -> list[Step]:
+    x = tf.placeholder(tf.float64, None)  # unknown rank: Rank/Size/Shape run as kernels
+    n = tf.placeholder(tf.int32, [])
+    d = tf.placeholder_with_default(tf.constant([1.0, 2.0]), [2])
+    outs = [tf.rank(x), tf.size(x), tf.shape(x), tf.eye(n), tf.eye(2, n, batch_shape=[2]), d]
+    feeds = {x: rand(2, 3), n: np.array(3, np.int32)}
+    return [(outs, feeds), ([d * 2.0], {d: np.array([5.0, 6.0])}),
+            ([tf.placeholder(tf.float32, [2], name="never_fed")], {}, FAILS)]
+
+
+OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
+    ("math_extras", _math_extras), ("nn", _nn), ("conv_pool", _conv_pool),
+    ("random", _random), ("variables", _variables), ("queues", _queues),
+    ("control_flow", _control_flow), ("debugging", _debugging), ("py_func", _py_func),
+    ("optimizers", _optimizers), ("array_extras", _array_extras),
+    ("sources_and_shapes", _sources_and_shapes),
+]
+
+ALL_CASES = list(table_cases()) + OWN_CASES
+
+
+@pytest.mark.parametrize("build", [c[1] for c in ALL_CASES], ids=[c[0] for c in ALL_CASES])
+def test_kernels_agree_on_the_strict_namespace(build: Callable, capfd) -> None:
+    check_case(build)
+
+
+def test_checkpoint_ops_on_the_strict_namespace(tmp_path) -> None:
+    check_case(_checkpoint(str(tmp_path)))
+
+
+def test_every_kernel_is_covered(tmp_path) -> None:
+    covered: set[str] = set()
+    for _, build in ALL_CASES + [("checkpoint", _checkpoint(str(tmp_path)))]:
+        graph = Graph()
+        with graph.as_default():
+            for step in build():
+                if callable(step):
+                    continue
+                fetches, feeds = step[:2]
+                plan = compile_plan(nest.flatten(fetches), list(feeds), [DEVICE], DEVICE)
+                covered |= plan_op_types(plan)
+    with_kernel = {t for t in registry.registered_types() if registry.lookup(t).kernel}
+    missing = sorted(with_kernel - covered)
+    assert not missing, f"op types no conformance case runs: {missing}"
+
+
+# --- the stand-in itself ----------------------------------------------------------------------
+def test_strict_namespace_refuses_numpy_outside_it() -> None:
+    x = strict_xp.asarray([1.0, -2.0, 3.0])
+    assert isinstance(x, strict_xp.StrictArray)
+    # Through the namespace, methods and operators: fine, and results stay strict.
+    for value in (strict_xp.add(x, 1.0), x + 1.0, x.sum(), x[0], abs(x), x.astype(np.int32),
+                  strict_xp.linalg.norm(x), strict_xp.add.reduce(x),
+                  strict_xp.random.default_rng(0).normal(size=2),
+                  strict_xp.concatenate([x, x]), strict_xp.where(x > 0)[0]):
+        assert isinstance(value, strict_xp.StrictArray), type(value)
+    # numpy called directly on it, or a host array mixed in: refused, naming the call.
+    with pytest.raises(AssertionError, match="numpy.add"):
+        np.add(x, 1.0)
+    with pytest.raises(AssertionError, match="numpy.concatenate"):
+        np.concatenate([x, x])
+    with pytest.raises(AssertionError, match="add.reduce"):
+        np.add.reduce(x)
+    with pytest.raises(AssertionError, match="plain numpy array"):
+        strict_xp.maximum(x, np.zeros(3))
+    with pytest.raises(AssertionError, match="plain numpy array"):
+        x * np.ones(3)
+
+
+def test_strict_namespace_round_trips_to_numpy() -> None:
+    x = strict_xp.asarray(np.arange(6.0).reshape(2, 3))
+    y = x.copy()
+    y += 1.0  # in place stays strict
+    assert type(y) is strict_xp.StrictArray
+    host = strict_xp.to_numpy([x, (y,)])
+    assert type(host[0]) is np.ndarray and type(host[1][0]) is np.ndarray
+    np.testing.assert_array_equal(host[1][0], np.arange(6.0).reshape(2, 3) + 1)
+    assert type(x.get()) is np.ndarray  # cupy's device-to-host copy
+    np.add.at(x.get(), [0], 1.0)  # host copies are ordinary numpy arrays
+
+
+def test_a_kernel_with_a_stray_numpy_call_fails_on_the_strict_namespace() -> None:
+    def good(ctx: Any, attrs: dict) -> Callable:
+        xp = ctx.xp
+        return lambda a: xp.maximum(a, 0)
+
+    def stray(ctx: Any, attrs: dict) -> Callable:
+        return lambda a: np.maximum(a, 0)
+
+    ctx = DeviceContext(DEVICE, strict_xp, ResourceStore(DEVICE))
+    value = strict_xp.asarray([-1.0, 2.0])
+    np.testing.assert_array_equal(strict_xp.to_numpy(good(ctx, {})(value)), [0.0, 2.0])
+    with pytest.raises(AssertionError, match="numpy.maximum"):
+        stray(ctx, {})(value)
