@@ -17,10 +17,16 @@ The approach (TF2's functional ``If``/``While``, not TF1's Switch/Merge frames):
   each loop var, *per-iteration history of each record]``. Index attrs map each
   sub-graph's inputs to the op's inputs, because the two sub-graphs of an op capture
   different subsets.
+* **Variables.** A variable the body only reads is read once *before* the op runs and
+  passed by value (``_hoist_reads``), so the op does not take the handle and can run on
+  a worker while the variable lives on a parameter server; its gradient flows through
+  that read. A variable the body writes stays captured as a handle (the op then runs
+  on the variable's device).
 * **Records** are the outputs of the *side-effecting* ops of a body (stateful ops other
   than placeholders, handles and variable reads: assignments, random draws, stateful
-  ``py_func``s, nested stateful ``If``/``While``) that the body's outputs depend on.
-  The forward op emits them so that a gradient never re-runs a side effect.
+  ``py_func``s, nested stateful ``If``/``While``), and reads of variables the body
+  writes, that the body's outputs depend on. The forward op emits them so that a
+  gradient never re-runs a side effect and sees each iteration's values.
 * **Gradients recompute.** The gradient of a body is a new sub-graph that *copies* the
   body's pure ops from its inputs (``_recompute``), takes the recorded values in place
   of its side-effecting ops (a ``Replay`` op stands for one that has a gradient, so the
@@ -43,9 +49,9 @@ start of each of the 3 iterations into a ``[3, ...]`` history output. Its gradie
 Costs and limits: the forward loop keeps each iteration's loop variables when
 ``back_prop=True`` (one stacked copy at the end; ``back_prop=False`` skips it). A loop
 variable whose shape changes between iterations (a shape invariant less specific than
-its initial shape) is not recorded and cannot be differentiated. Variables read inside
-a body are read again by the gradient. A second derivative through ``LoopHistoryGet``
-builds a dense ``[count, ...]`` gradient per iteration (quadratic in ``count``).
+its initial shape) is not recorded and cannot be differentiated. A second derivative
+through ``LoopHistoryGet`` builds a dense ``[count, ...]`` gradient per iteration
+(quadratic in ``count``). TensorArrays are not supported.
 """
 
 from __future__ import annotations
@@ -137,17 +143,34 @@ def _graph_has_side_effects(sub: SubGraph) -> bool:
     return any(_has_side_effects(op) for op in sub.graph.get_operations())
 
 
+_READS = frozenset({"ReadVariableOp", "VarIsInitializedOp"})
+
+
+def _written_handles(graph: Any) -> set[Tensor]:
+    """Variable handles of ``graph`` that some op in it may write (any consumer other
+    than a read). Reads of those must be recorded, not repeated, by a gradient."""
+    return {t for op in graph.get_operations() for t in op.outputs
+            if t.dtype == dtypes.resource
+            and any(c.type not in _READS for c in t.consumers())}
+
+
 def _record_ops(outputs: Sequence[Tensor]) -> list[Operation]:
-    """Side-effecting ops whose outputs ``outputs`` depend on (through data edges)."""
+    """The ops whose values a gradient must not recompute (see the module docstring):
+    side-effecting ops, and reads of variables written in the same body, that
+    ``outputs`` depend on through data edges."""
     seen: set[Operation] = set()
     stack = [t.op for t in outputs if isinstance(t, Tensor)]
+    if not stack:
+        return []
+    written = _written_handles(stack[0].graph)
     found = []
     while stack:
         op = stack.pop()
         if op in seen:
             continue
         seen.add(op)
-        if _has_side_effects(op) and op.outputs:
+        if op.outputs and (_has_side_effects(op) or (
+                op.type == "ReadVariableOp" and op.inputs[0] in written)):
             found.append(op)
         stack.extend(t.op for t in op.inputs if t.op not in seen)
     return sorted(found, key=lambda o: o._id)
@@ -158,7 +181,7 @@ def _record_tensors(outputs: Sequence[Tensor]) -> list[Tensor]:
 
 
 def _replayable(op: Operation) -> bool:
-    """A side-effecting op whose gradient matters (e.g. a ``py_func`` with ``grad=``)."""
+    """A recorded op whose gradient matters (a ``py_func`` with ``grad=``, a read)."""
     grad = registry.lookup(op.type).grad
     return (grad is not None and grad is not registry.NOT_DIFFERENTIABLE
             and any(_differentiable(t) for t in op.inputs))
@@ -173,14 +196,18 @@ def _recompute(targets: Sequence[Tensor], mapping: dict[Tensor, Tensor],
     """Copies into the default graph the ops of a body that compute ``targets``.
 
     ``mapping`` sends the body's input placeholders to tensors of the default graph;
-    ``records`` sends the outputs of its side-effecting ops to their recorded values.
-    Pure ops are copied with the same type and attrs (their shape rules run again);
-    side-effecting ops are not run again: their outputs are the recorded values, through
-    a ``Replay`` op when a gradient must flow through them. Control inputs between copied
-    ops are kept; those on ops that are not copied are dropped (they ran in the forward
-    pass). Walks iteratively and copies in creation order.
+    ``records`` sends the outputs of its recorded ops (``_record_ops``) to their
+    recorded values. Other ops are copied with the same type and attrs (their shape
+    rules run again); recorded ops are not run again: their outputs are the recorded
+    values, through a ``Replay`` op when a gradient must flow through them. Control
+    inputs between copied ops are kept; those on ops that are not copied are dropped
+    (they ran in the forward pass). Walks iteratively and copies in creation order.
     """
     mapping = dict(mapping)
+
+    def recorded(op: Operation) -> bool:
+        return bool(op.outputs) and all(t in records for t in op.outputs)
+
     needed: set[Operation] = set()
     stack = [t.op for t in targets if t not in mapping]
     while stack:
@@ -188,30 +215,27 @@ def _recompute(targets: Sequence[Tensor], mapping: dict[Tensor, Tensor],
         if op in needed:
             continue
         needed.add(op)
-        if _has_side_effects(op):
-            missing = [t for t in op.outputs if t not in records]
-            if missing:
-                raise ValueError(f"internal: the recorded value of {missing[0].name} is "
-                                 "missing")
+        if recorded(op):
             if not _replayable(op):
                 continue
-        elif op.type == "Placeholder":
-            raise ValueError(f"internal: placeholder {op.name} of a body has no value")
+        elif _has_side_effects(op) or op.type == "Placeholder":
+            raise ValueError(f"internal: the value of {op.name} ({op.type}) in a body was "
+                             "not recorded")
         stack.extend(t.op for t in op.inputs if t not in mapping and t.op not in needed)
     graph = get_default_graph()
     copies: dict[Operation, Operation] = {}
     for op in sorted(needed, key=lambda o: o._id):
-        if _has_side_effects(op):
-            recorded = [records[t] for t in op.outputs]
+        if recorded(op):
+            values = [records[t] for t in op.outputs]
             if _replayable(op):
                 token = next(_replay_tokens)
                 _REPLAYED[token] = op
                 inputs = [mapping[t] for t in op.inputs]
-                replay = graph.create_op("Replay", inputs + recorded,
+                replay = graph.create_op("Replay", inputs + values,
                                          {"token": token, "num_inputs": len(inputs)},
                                          name=f"{op.type}_replay")
-                recorded = list(replay.outputs)
-            for t, new in zip(op.outputs, recorded, strict=True):
+                values = list(replay.outputs)
+            for t, new in zip(op.outputs, values, strict=True):
                 mapping[t] = new
             continue
         controls = [copies[c] for c in op.control_inputs if c in copies]
@@ -221,6 +245,66 @@ def _recompute(targets: Sequence[Tensor], mapping: dict[Tensor, Tensor],
         for t, new in zip(op.outputs, new_op.outputs, strict=True):
             mapping[t] = new
     return [mapping[t] for t in targets]
+
+
+def _hoist_reads(sub: SubGraph, control_outputs: Sequence[Operation] = ()) \
+        -> tuple[SubGraph, list[Operation]]:
+    """Reads a variable the body only reads *before* the op runs, and passes the value.
+
+    A body that reads a captured variable would otherwise take its handle as an input,
+    and the placer keeps every user of a handle on the variable's device: a loop over a
+    parameter-server variable would have to run on the parameter server. Passing the
+    value instead (one read per step, as the body cannot change it) lets the op run
+    anywhere, and its gradient flows to the variable through the outer read. Variables
+    the body writes stay captured as handles. Returns a re-traced copy of ``sub`` (and
+    its control outputs) when something was hoisted, else ``sub`` itself.
+    """
+    graph = sub.graph
+    hoist: dict[Tensor, Tensor] = {}
+    for outer, inner in graph.captures:
+        consumers = inner.consumers()
+        if outer.dtype == dtypes.resource and consumers and all(
+                c.type == "ReadVariableOp" for c in consumers):
+            hoist[inner] = outer
+    if not hoist:
+        return sub, list(control_outputs)
+    outer_graph = graph.outer_graph
+    values: dict[Tensor, Tensor] = {}
+    for inner, handle in hoist.items():
+        read_op = inner.consumers()[0]
+        with outer_graph.colocate_with(handle.op):
+            value = outer_graph.create_op("ReadVariableOp", [handle], dict(read_op.attrs),
+                                          name=f"{handle.op.name}/Read/hoisted").outputs[0]
+        for consumer in inner.consumers():
+            values[consumer.outputs[0]] = value
+    ops = graph.get_operations()
+    specs = [(t.dtype, t.shape) for t in sub.inputs]
+    new_controls: list[Operation] = []
+
+    def copy_all(*args: Tensor) -> list[Tensor]:
+        new_graph = get_default_graph()
+        mapping: dict[Tensor, Tensor] = dict(zip(sub.inputs, args, strict=True))
+        for outer, inner in graph.captures:
+            if inner not in hoist:
+                mapping[inner] = convert_to_tensor(outer)
+        mapping.update((t, convert_to_tensor(v)) for t, v in values.items())
+        copies: dict[Operation, Operation] = {}
+        for op in ops:
+            if op.type == "Placeholder" or all(t in mapping for t in op.outputs) and \
+                    op.outputs:
+                continue
+            controls = [copies[c] for c in op.control_inputs if c in copies]
+            new_op = new_graph.create_op(op.type, [mapping[t] for t in op.inputs],
+                                         dict(op.attrs), name=op.name,
+                                         control_inputs=controls)
+            copies[op] = new_op
+            mapping.update(zip(op.outputs, new_op.outputs, strict=True))
+        new_controls.extend(copies[c] for c in control_outputs)
+        new_graph.outer_control_inputs.extend(graph.outer_control_inputs)
+        return [mapping[t] for t in sub.outputs]
+
+    new_sub, outputs = trace(copy_all, specs, sub.name)
+    return seal(new_sub, outputs), new_controls
 
 
 class _OpView:
@@ -273,10 +357,6 @@ def _replay_grad(op: Operation, *grads: Tensor) -> list:
 
 
 registry.register(registry.OpDef("Replay", _infer_replay, _replay_kernel, _replay_grad))
-
-
-def _sub_placeholders(sub: SubGraph) -> list[Tensor]:
-    return sub.all_inputs
 
 
 def _zeros_for(t: Tensor, like: Tensor | None = None) -> Tensor:
@@ -471,10 +551,12 @@ def _make_if(pred: Tensor, args: Sequence[Tensor], then_sub: SubGraph, else_sub:
     """Creates the ``If`` op running ``then_sub``/``else_sub`` (each taking ``args``
     first, then its captures); returns its first ``num_outputs`` outputs."""
     graph = get_default_graph()
+    then_sub, then_ctrl = _hoist_reads(then_sub, control_outputs[0])
+    else_sub, else_ctrl = _hoist_reads(else_sub, control_outputs[1])
     then_recs = _record_tensors(then_sub.outputs[:num_outputs])
     else_recs = _record_tensors(else_sub.outputs[:num_outputs])
-    seal(then_sub, list(then_sub.outputs[:num_outputs]) + then_recs + control_outputs[0])
-    seal(else_sub, list(else_sub.outputs[:num_outputs]) + else_recs + control_outputs[1])
+    seal(then_sub, list(then_sub.outputs[:num_outputs]) + then_recs + then_ctrl)
+    seal(else_sub, list(else_sub.outputs[:num_outputs]) + else_recs + else_ctrl)
     inputs, (then_idx, else_idx) = _union_inputs(args, [then_sub, else_sub])
     fill = tuple((t.dtype.as_numpy_dtype, t.shape.as_tuple() if t.shape.is_fully_defined()
                   else None) for t in then_recs + else_recs)
@@ -945,7 +1027,7 @@ def _make_while(cond_fn: Callable, body_fn: Callable, loop_vars: Sequence[Tensor
         c = convert_to_tensor(c)
     if c.dtype != dtypes.bool or not c.shape.is_compatible_with(scalar()):
         raise TypeError(f"while_loop's cond must return a scalar bool tensor, got {c!r}")
-    seal(cond_sub, [c])
+    cond_sub, _ = _hoist_reads(seal(cond_sub, [c]))
     body_sub, outs = trace(body_fn, specs, "body")
     with body_sub.graph.as_default():
         outs = [convert_to_tensor(o) for o in outs]
@@ -964,6 +1046,8 @@ def _make_while(cond_fn: Callable, body_fn: Callable, loop_vars: Sequence[Tensor
                 "to vary across iterations, use the `shape_invariants` argument of "
                 "tf.while_loop to specify a less-specific shape.")
         checks.append(None if _at_least_as_specific(o.shape, inv) else inv.as_tuple())
+    body_sub, _ = _hoist_reads(seal(body_sub, outs))
+    outs = list(body_sub.outputs)
     records = _record_tensors(outs) if back_prop else []
     seal(body_sub, outs + records)
     args = list(loop_vars) + ([maximum_iterations] if maximum_iterations is not None else [])

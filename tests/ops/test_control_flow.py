@@ -504,3 +504,115 @@ def test_while_gradient_reuses_each_iterations_random_draw(sess):
     yv, gv = sess.run([y, g], {x: xv})
     np.testing.assert_allclose(gv, yv / 2.0)
     assert np.unique(gv).size > 2  # the draws differ per element and iteration
+
+
+def test_read_only_variables_are_passed_by_value(sess):
+    w = tf.Variable(2.0)
+    x = tf.placeholder(tf.float32, [])
+    _, y = tf.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * w), [tf.constant(0), x])
+    z = tf.cond(x > 0.0, lambda: w * x, lambda: x)
+    for op in (y.op, z.op):
+        assert all(t.dtype != tf.resource for t in op.inputs)
+        assert op.type.startswith("Stateless")
+    gw = tf.gradients(y + z, w)[0]
+    sess.run(tf.global_variables_initializer())
+    # y = x w^3, z = w x: d/dw = 3 x w^2 + x
+    assert sess.run(gw, {x: 1.5}) == pytest.approx(3 * 1.5 * 4 + 1.5)
+
+
+def test_gradient_uses_each_iterations_value_of_a_written_variable(sess):
+    v = tf.Variable(0.0, dtype=tf.float64)
+    x = tf.placeholder(tf.float64, [])
+
+    def body(i, acc):
+        with tf.control_dependencies([v.assign_add(1.0)]):
+            return i + 1, acc + x * v.read_value()
+
+    _, acc = tf.while_loop(lambda i, acc: i < 3, body, [tf.constant(0), tf.constant(0.0,
+                                                                              tf.float64)])
+    assert any(t.dtype == tf.resource for t in acc.op.inputs)  # written: a handle
+    gx, gv = tf.gradients(acc, [x, v])
+    sess.run(tf.global_variables_initializer())
+    got = sess.run([acc, gx, gv], {x: 2.0})
+    assert got[0] == 2.0 * (1 + 2 + 3)
+    assert got[1] == 1 + 2 + 3  # the values v had in each iteration, not its final one
+    assert got[2] == 3 * 2.0
+
+
+@pytest.fixture(scope="module")
+def small_cluster():
+    with tf.LocalCluster(ps=1, worker=2, dashboard_address=None) as cluster:
+        yield cluster
+
+
+@pytest.mark.distributed
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_control_flow_on_a_cluster_with_ps_variables(small_cluster):
+    """Loops and conds on a worker reading a parameter-server variable, with a py_func
+    shipped inside the plan, give the embedded session's values and gradients."""
+
+    def program():
+        with tf.device(tf.train.replica_device_setter(ps_tasks=1,
+                                                      worker_device="/job:worker/task:0")):
+            w = tf.Variable(np.eye(3, dtype=np.float32) * 0.5, name="w")
+            x = tf.placeholder(tf.float32, [3, 1])
+            _, h = tf.while_loop(lambda i, h: i < 4,
+                                 lambda i, h: (i + 1, tf.tanh(tf.matmul(w, h))),
+                                 [tf.constant(0), x])
+            y = tf.cond(tf.reduce_sum(h) > 0.0,
+                        lambda: tf.py_func(lambda a: a * 2, [h], tf.float32),
+                        lambda: h)
+            g = tf.gradients(tf.reduce_sum(h), w)[0]
+        return x, [y, g]
+
+    xv = np.array([[1.0], [-0.5], [2.0]], np.float32)
+    results = []
+    for target in (small_cluster, ""):
+        graph = tf.Graph()
+        with graph.as_default():
+            x, fetches = program()
+            config = tf.ConfigProto(debug=True, allow_soft_placement=not target)
+            with tf.Session(target, graph=graph, config=config) as s:
+                s.run(tf.global_variables_initializer())
+                results.append(s.run(fetches, {x: xv}))
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+# --- TF1 parity -----------------------------------------------------------------------------
+def _tf1_program(lib, x0, w0, pv):
+    x = lib.constant(x0)
+    w = lib.Variable(w0, name="w")
+    p = lib.constant(pv)
+
+    def body(i, h, acc):
+        h = lib.tanh(lib.matmul(w, h))
+        acc = lib.cond(lib.equal(i % 2, 0), lambda: acc + lib.reduce_sum(h),
+                       lambda: acc * 0.5)
+        return i + 1, h, acc
+
+    _, h, acc = lib.while_loop(lambda i, h, acc: i < 6, body,
+                               [lib.constant(0), x, lib.constant(0.0)])
+    out = lib.cond(p, lambda: acc * 2.0 + lib.reduce_sum(h), lambda: -acc)
+    gx, gw = lib.gradients(out, [x, w])
+    return [h, acc, out, gx, gw]
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("pv", [True, False])
+def test_tf1_parity_rnn_with_conds(pv):
+    tf1 = pytest.importorskip("tensorflow.compat.v1")
+    rng = np.random.default_rng(5)
+    x0 = rng.normal(size=(3, 1)).astype(np.float32)
+    w0 = (0.5 * rng.normal(size=(3, 3))).astype(np.float32)
+    results = []
+    for lib in (tf, tf1):
+        graph = lib.Graph()
+        with graph.as_default():
+            fetches = _tf1_program(lib, x0, w0, pv)
+            with lib.Session(graph=graph) as s:
+                s.run(lib.global_variables_initializer())
+                results.append(s.run(fetches))
+    for a, b in zip(*results, strict=True):
+        assert np.asarray(a).dtype == np.asarray(b).dtype
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
