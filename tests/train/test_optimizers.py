@@ -369,3 +369,65 @@ def test_tf1_style_custom_optimizer(sess):
     np.testing.assert_allclose(sess.run(w), [1.0 - 2 * f32(0.2) * 0.5,
                                              -1.0 + 2 * f32(0.2) * 0.5, -2 * f32(0.2) * 0.5])
     np.testing.assert_allclose(sess.run(opt.get_slot(w, "count")), [2.0, 2.0, 2.0])
+
+
+# --- buffer recycling in the update kernels -------------------------------------------------
+@pytest.mark.parametrize("case", ["gd", "momentum", "nesterov", "adagrad", "rmsprop_centered",
+                                  "adam"])
+def test_a_value_read_before_an_update_never_changes(case, sess):
+    """The kernels reuse retired buffers; a read taken before an update (still held by
+    the step when the update runs) must keep its value."""
+    make, ref, hyper = CASES[case]
+    rng = np.random.default_rng(5)
+    w0 = rng.standard_normal((4, 3))
+    grads = _grads(rng, (4, 3), 6)
+    w = tf.Variable(w0, name="w")
+    g = tf.placeholder(tf.float64, (4, 3))
+    before = w.read_value()
+    with tf.control_dependencies([before]):
+        train = make(**hyper).apply_gradients([(g, w)])
+    with tf.control_dependencies([train]):
+        after = w.read_value()
+        delta = before - after
+    sess.run(tf.global_variables_initializer())
+    previous = w0
+    for i, grad in enumerate(grads):
+        got_delta, got_after = sess.run([delta, after], {g: grad})
+        want_after, _ = ref(w0, grads[:i + 1], **hyper)
+        np.testing.assert_allclose(got_after, want_after, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(got_delta, previous - want_after, rtol=1e-9, atol=1e-12)
+        previous = want_after
+
+
+def test_update_kernels_recycle_their_buffers(sess):
+    w = tf.Variable(np.ones((64, 64), np.float32), name="w")
+    opt = tf.train.AdamOptimizer(0.01)
+    train = opt.apply_gradients([(tf.constant(np.full((64, 64), 0.5, np.float32)), w)])
+    sess.run(tf.global_variables_initializer())
+    store = sess.backend.resource_store()
+    seen = set()
+    for step in range(12):
+        sess.run(train)
+        if step >= 2:
+            seen.update(id(store.read(name)) for name in ("w", "w/Adam", "w/Adam_1"))
+    # Three live buffers and the retired ones they swap with, not 30 fresh arrays.
+    assert len(seen) <= 8
+    assert not store.read("w").flags.writeable
+
+
+def test_buffers_held_elsewhere_are_not_reused():
+    from dataflow.train.training_ops import _Buffers
+
+    buffers = _Buffers(np)
+    held = np.zeros(3)
+    buffers.retire(held)
+    fresh = buffers.like(held)
+    assert fresh is not held          # ``held`` is still referenced here
+    fresh.flags.writeable = False     # as stored values are
+    fresh_id = id(fresh)
+    buffers.retire(fresh)
+    del fresh                         # now only the pool holds it
+    reused = buffers.like(np.zeros(3))
+    assert id(reused) == fresh_id and reused.flags.writeable
+    assert buffers.like(np.zeros(3)) is not held
+    assert buffers.like(np.zeros(4)).shape == (4,)
