@@ -18,7 +18,7 @@ The approach (TF2's functional ``If``/``While``, not TF1's Switch/Merge frames):
   sub-graph's inputs to the op's inputs, because the two sub-graphs of an op capture
   different subsets.
 * **Variables.** A variable the body only reads is read once *before* the op runs and
-  passed by value (``_hoist_reads``), so the op does not take the handle and can run on
+  passed by value, so the op does not take the handle and can run on
   a worker while the variable lives on a parameter server; its gradient flows through
   that read. A variable the body writes stays captured as a handle (the op then runs
   on the variable's device).
@@ -28,7 +28,7 @@ The approach (TF2's functional ``If``/``While``, not TF1's Switch/Merge frames):
   writes, that the body's outputs depend on. The forward op emits them so that a
   gradient never re-runs a side effect and sees each iteration's values.
 * **Gradients recompute.** The gradient of a body is a new sub-graph that *copies* the
-  body's pure ops from its inputs (``_recompute``), takes the recorded values in place
+  body's pure ops from its inputs (``recompute``), takes the recorded values in place
   of its side-effecting ops (a ``Replay`` op stands for one that has a gradient, so the
   gradient rule of the original op still applies), then calls ``gradients`` on the
   copy. ``If``'s gradient is an ``If`` over the two gradient sub-graphs (a branch gives
@@ -46,8 +46,12 @@ start of each of the 3 iterations into a ``[3, ...]`` history output. Its gradie
 ``While`` of 3 iterations whose body reads ``x_{2-j}`` from that history, recomputes
 ``tanh(W @ x)`` and returns ``(g_x J_x, acc_W + g_x J_W)``.
 
-Costs and limits: the forward loop keeps each iteration's loop variables when
-``back_prop=True`` (one stacked copy at the end; ``back_prop=False`` skips it). A loop
+The body transformations (records, recomputation, ``Replay``, hoisting reads) live in
+``bodies.py``.
+
+Costs and limits: the forward loop keeps each iteration's loop variables only when the
+step reads its history (a gradient does: the compiler passes ``_outputs_read``), as one
+stacked copy at the end; ``back_prop=False`` never records. A loop
 variable whose shape changes between iterations (a shape invariant less specific than
 its initial shape) is not recorded and cannot be differentiated. A second derivative
 through ``LoopHistoryGet`` builds a dense ``[count, ...]`` gradient per iteration
@@ -56,8 +60,6 @@ through ``LoopHistoryGet`` builds a dense ``[count, ...]`` gradient per iteratio
 
 from __future__ import annotations
 
-import itertools
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -70,11 +72,15 @@ from ..framework.subgraph import SubGraph, seal, trace
 from ..framework.tensor_shape import TensorShape, as_shape, scalar
 from . import array as array_ops
 from . import math as math_ops
+from .bodies import (
+    differentiable,
+    graph_has_side_effects,
+    hoist_reads,
+    recompute,
+    record_tensors,
+    zeros_for,
+)
 from .constant import constant
-
-# Stateful ops that are safe to run again when a gradient recomputes a body.
-_RECOMPUTABLE = frozenset({"Placeholder", "VarHandleOp", "ReadVariableOp",
-                           "VarIsInitializedOp"})
 
 
 # --- structures and shapes ---------------------------------------------------------------
@@ -118,258 +124,12 @@ def _at_least_as_specific(shape: TensorShape, invariant: TensorShape) -> bool:
     return all(i is None or s == i for s, i in dims)
 
 
-def _differentiable(t: Tensor) -> bool:
-    return t.dtype.is_floating or t.dtype.is_complex or t.dtype == dtypes.resource
-
-
 def _shape_str(shape: TensorShape) -> str:
     dims = shape.as_tuple()
     if dims is None:
         return "<unknown>"
     return "(" + ", ".join("?" if d is None else str(d) for d in dims) + \
         ("," if len(dims) == 1 else "") + ")"
-
-
-# --- side effects, records and recomputation ----------------------------------------------
-def _has_side_effects(op: Operation) -> bool:
-    """A stateful op a gradient must not run again (see the module docstring)."""
-    if op.type in _RECOMPUTABLE or not registry.lookup(op.type).stateful:
-        return False
-    # Ops making handles (queues, readers) are idempotent lookups.
-    return not any(t.dtype == dtypes.resource for t in op.outputs)
-
-
-def _graph_has_side_effects(sub: SubGraph) -> bool:
-    return any(_has_side_effects(op) for op in sub.graph.get_operations())
-
-
-_READS = frozenset({"ReadVariableOp", "VarIsInitializedOp"})
-
-
-def _written_handles(graph: Any) -> set[Tensor]:
-    """Variable handles of ``graph`` that some op in it may write (any consumer other
-    than a read). Reads of those must be recorded, not repeated, by a gradient."""
-    return {t for op in graph.get_operations() for t in op.outputs
-            if t.dtype == dtypes.resource
-            and any(c.type not in _READS for c in t.consumers())}
-
-
-def _record_ops(outputs: Sequence[Tensor]) -> list[Operation]:
-    """The ops whose values a gradient must not recompute (see the module docstring):
-    side-effecting ops, and reads of variables written in the same body, that
-    ``outputs`` depend on through data edges."""
-    seen: set[Operation] = set()
-    stack = [t.op for t in outputs if isinstance(t, Tensor)]
-    if not stack:
-        return []
-    written = _written_handles(stack[0].graph)
-    found = []
-    while stack:
-        op = stack.pop()
-        if op in seen:
-            continue
-        seen.add(op)
-        if op.outputs and (_has_side_effects(op) or (
-                op.type == "ReadVariableOp" and op.inputs[0] in written)):
-            found.append(op)
-        stack.extend(t.op for t in op.inputs if t.op not in seen)
-    return sorted(found, key=lambda o: o._id)
-
-
-def _record_tensors(outputs: Sequence[Tensor]) -> list[Tensor]:
-    return [t for op in _record_ops(outputs) for t in op.outputs]
-
-
-def _replayable(op: Operation) -> bool:
-    """A recorded op whose gradient matters (a ``py_func`` with ``grad=``, a read)."""
-    grad = registry.lookup(op.type).grad
-    return (grad is not None and grad is not registry.NOT_DIFFERENTIABLE
-            and any(_differentiable(t) for t in op.inputs))
-
-
-_REPLAYED: weakref.WeakValueDictionary[int, Operation] = weakref.WeakValueDictionary()
-_replay_tokens = itertools.count(1)
-
-
-def _recompute(targets: Sequence[Tensor], mapping: dict[Tensor, Tensor],
-               records: dict[Tensor, Tensor]) -> list[Tensor]:
-    """Copies into the default graph the ops of a body that compute ``targets``.
-
-    ``mapping`` sends the body's input placeholders to tensors of the default graph;
-    ``records`` sends the outputs of its recorded ops (``_record_ops``) to their
-    recorded values. Other ops are copied with the same type and attrs (their shape
-    rules run again); recorded ops are not run again: their outputs are the recorded
-    values, through a ``Replay`` op when a gradient must flow through them. Control
-    inputs between copied ops are kept; those on ops that are not copied are dropped
-    (they ran in the forward pass). Walks iteratively and copies in creation order.
-    """
-    mapping = dict(mapping)
-
-    def recorded(op: Operation) -> bool:
-        return bool(op.outputs) and all(t in records for t in op.outputs)
-
-    needed: set[Operation] = set()
-    stack = [t.op for t in targets if t not in mapping]
-    while stack:
-        op = stack.pop()
-        if op in needed:
-            continue
-        needed.add(op)
-        if recorded(op):
-            if not _replayable(op):
-                continue
-        elif _has_side_effects(op) or op.type == "Placeholder":
-            raise ValueError(f"internal: the value of {op.name} ({op.type}) in a body was "
-                             "not recorded")
-        stack.extend(t.op for t in op.inputs if t not in mapping and t.op not in needed)
-    graph = get_default_graph()
-    copies: dict[Operation, Operation] = {}
-    for op in sorted(needed, key=lambda o: o._id):
-        if recorded(op):
-            values = [records[t] for t in op.outputs]
-            if _replayable(op):
-                token = next(_replay_tokens)
-                _REPLAYED[token] = op
-                inputs = [mapping[t] for t in op.inputs]
-                replay = graph.create_op("Replay", inputs + values,
-                                         {"token": token, "num_inputs": len(inputs)},
-                                         name=f"{op.type}_replay")
-                values = list(replay.outputs)
-            for t, new in zip(op.outputs, values, strict=True):
-                mapping[t] = new
-            continue
-        controls = [copies[c] for c in op.control_inputs if c in copies]
-        new_op = graph.create_op(op.type, [mapping[t] for t in op.inputs], dict(op.attrs),
-                                 name=op.type, control_inputs=controls)
-        copies[op] = new_op
-        for t, new in zip(op.outputs, new_op.outputs, strict=True):
-            mapping[t] = new
-    return [mapping[t] for t in targets]
-
-
-def _hoist_reads(sub: SubGraph, control_outputs: Sequence[Operation] = ()) \
-        -> tuple[SubGraph, list[Operation]]:
-    """Reads a variable the body only reads *before* the op runs, and passes the value.
-
-    A body that reads a captured variable would otherwise take its handle as an input,
-    and the placer keeps every user of a handle on the variable's device: a loop over a
-    parameter-server variable would have to run on the parameter server. Passing the
-    value instead (one read per step, as the body cannot change it) lets the op run
-    anywhere, and its gradient flows to the variable through the outer read. Variables
-    the body writes stay captured as handles. Returns a re-traced copy of ``sub`` (and
-    its control outputs) when something was hoisted, else ``sub`` itself.
-    """
-    graph = sub.graph
-    hoist: dict[Tensor, Tensor] = {}
-    for outer, inner in graph.captures:
-        consumers = inner.consumers()
-        if outer.dtype == dtypes.resource and consumers and all(
-                c.type == "ReadVariableOp" for c in consumers):
-            hoist[inner] = outer
-    if not hoist:
-        return sub, list(control_outputs)
-    outer_graph = graph.outer_graph
-    values: dict[Tensor, Tensor] = {}
-    for inner, handle in hoist.items():
-        read_op = inner.consumers()[0]
-        with outer_graph.colocate_with(handle.op):
-            value = outer_graph.create_op("ReadVariableOp", [handle], dict(read_op.attrs),
-                                          name=f"{handle.op.name}/Read/hoisted").outputs[0]
-        for consumer in inner.consumers():
-            values[consumer.outputs[0]] = value
-    ops = graph.get_operations()
-    specs = [(t.dtype, t.shape) for t in sub.inputs]
-    new_controls: list[Operation] = []
-
-    def copy_all(*args: Tensor) -> list[Tensor]:
-        new_graph = get_default_graph()
-        mapping: dict[Tensor, Tensor] = dict(zip(sub.inputs, args, strict=True))
-        for outer, inner in graph.captures:
-            if inner not in hoist:
-                mapping[inner] = convert_to_tensor(outer)
-        mapping.update((t, convert_to_tensor(v)) for t, v in values.items())
-        copies: dict[Operation, Operation] = {}
-        for op in ops:
-            if op.type == "Placeholder" or all(t in mapping for t in op.outputs) and \
-                    op.outputs:
-                continue
-            controls = [copies[c] for c in op.control_inputs if c in copies]
-            new_op = new_graph.create_op(op.type, [mapping[t] for t in op.inputs],
-                                         dict(op.attrs), name=op.name,
-                                         control_inputs=controls)
-            copies[op] = new_op
-            mapping.update(zip(op.outputs, new_op.outputs, strict=True))
-        new_controls.extend(copies[c] for c in control_outputs)
-        new_graph.outer_control_inputs.extend(graph.outer_control_inputs)
-        return [mapping[t] for t in sub.outputs]
-
-    new_sub, outputs = trace(copy_all, specs, sub.name)
-    return seal(new_sub, outputs), new_controls
-
-
-class _OpView:
-    """What a gradient rule sees for a replayed op: the original op's type and attrs,
-    with the recomputed inputs and the recorded outputs of the ``Replay`` op."""
-
-    def __init__(self, original: Operation, replay: Operation):
-        k = replay.attrs["num_inputs"]
-        self.original = original
-        self.type = original.type
-        self.attrs = original.attrs
-        self.name = replay.name
-        self.inputs = replay.inputs[:k]
-        self.outputs = replay.outputs
-        self.graph = replay.graph
-        self.device = replay.device
-        self.control_inputs = ()
-        self.traceback = original.traceback
-        self._id = replay._id
-
-    def get_attr(self, name: str) -> Any:
-        return self.attrs[name]
-
-    def describe(self) -> str:
-        return self.original.describe()
-
-
-def _infer_replay(op: Operation) -> list:
-    k = op.attrs["num_inputs"]
-    return [(t.dtype, t.shape) for t in op.inputs[k:]]
-
-
-def _replay_kernel(ctx: Any, attrs: dict) -> Any:
-    k = attrs["num_inputs"]
-
-    def replay(*args: Any) -> Any:
-        recorded = args[k:]
-        return recorded[0] if len(recorded) == 1 else tuple(recorded)
-
-    return replay
-
-
-def _replay_grad(op: Operation, *grads: Tensor) -> list:
-    original = _REPLAYED.get(op.attrs["token"])
-    if original is None:
-        raise LookupError(f"The op replayed by {op.name} no longer exists")
-    rule = registry.lookup(original.type).grad
-    in_grads = list(rule(_OpView(original, op), *grads))
-    return in_grads + [None] * (len(op.inputs) - op.attrs["num_inputs"])
-
-
-registry.register(registry.OpDef("Replay", _infer_replay, _replay_kernel, _replay_grad))
-
-
-def _zeros_for(t: Tensor, like: Tensor | None = None) -> Tensor:
-    """Zeros with the value-shape of ``t`` (for a variable handle: of its value)."""
-    if t.dtype != dtypes.resource:
-        return array_ops.zeros_like(t)
-    if like is not None and like.shape.is_fully_defined():
-        return constant(np.zeros(like.shape.as_list(), like.dtype.as_numpy_dtype))
-    if like is None:
-        raise ValueError(f"internal: no value spec for the handle {t.name}")
-    read = get_default_graph().create_op("ReadVariableOp", [t],
-                                         {"dtype": like.dtype, "shape": like.shape})
-    return array_ops.zeros_like(read.outputs[0])
 
 
 def _resource_value_spec(placeholder: Tensor) -> Tensor | None:
@@ -466,7 +226,7 @@ def _if_grad(op: Any, *grads: Tensor) -> list:
     attrs = op.attrs
     n, a, b = attrs["num_outputs"], attrs["then_records"], attrs["else_records"]
     fwd_in = list(op.inputs[1:])
-    out_idx = [i for i in range(n) if grads[i] is not None and _differentiable(op.outputs[i])]
+    out_idx = [i for i in range(n) if grads[i] is not None and differentiable(op.outputs[i])]
     if not out_idx:
         return [None] * len(op.inputs)
     g_in = [grads[i] for i in out_idx]
@@ -477,7 +237,7 @@ def _if_grad(op: Any, *grads: Tensor) -> list:
     specs = ([(t.dtype, t.shape) for t in fwd_in]
              + [(t.dtype, t.shape) for t in then_recs + else_recs]
              + [(g.dtype, g.shape) for g in g_in])
-    diff_in = [k for k, t in enumerate(fwd_in) if _differentiable(t)]
+    diff_in = [k for k, t in enumerate(fwd_in) if differentiable(t)]
     nf = len(fwd_in)
 
     def grad_fn(sub: SubGraph, idx: Sequence[int], recs: list[Tensor], offset: int) -> Callable:
@@ -489,7 +249,7 @@ def _if_grad(op: Any, *grads: Tensor) -> list:
             g_args = args[nf + a + b:]
             mapping = {p: fwd_args[i] for p, i in zip(sub.all_inputs, idx, strict=True)}
             record_map = {t: rec_args[offset + j] for j, t in enumerate(recs)}
-            ys = _recompute([sub.outputs[i] for i in out_idx], mapping, record_map)
+            ys = recompute([sub.outputs[i] for i in out_idx], mapping, record_map)
             used = set(idx)
             wrt = [k for k in diff_in if k in used]
             result = gradients(ys, [fwd_args[k] for k in wrt], grad_ys=list(g_args))
@@ -510,7 +270,7 @@ def _if_grad(op: Any, *grads: Tensor) -> list:
                 g = mine.get(k)
                 if g is None:
                     with sub.graph.as_default():
-                        g = _zeros_for(sub.inputs[k], theirs[k])
+                        g = zeros_for(sub.inputs[k], theirs[k])
                 out.append(g)
         seal(then_sub, then_out)
         seal(else_sub, else_out)
@@ -551,16 +311,16 @@ def _make_if(pred: Tensor, args: Sequence[Tensor], then_sub: SubGraph, else_sub:
     """Creates the ``If`` op running ``then_sub``/``else_sub`` (each taking ``args``
     first, then its captures); returns its first ``num_outputs`` outputs."""
     graph = get_default_graph()
-    then_sub, then_ctrl = _hoist_reads(then_sub, control_outputs[0])
-    else_sub, else_ctrl = _hoist_reads(else_sub, control_outputs[1])
-    then_recs = _record_tensors(then_sub.outputs[:num_outputs])
-    else_recs = _record_tensors(else_sub.outputs[:num_outputs])
+    then_sub, then_ctrl = hoist_reads(then_sub, control_outputs[0])
+    else_sub, else_ctrl = hoist_reads(else_sub, control_outputs[1])
+    then_recs = record_tensors(then_sub.outputs[:num_outputs])
+    else_recs = record_tensors(else_sub.outputs[:num_outputs])
     seal(then_sub, list(then_sub.outputs[:num_outputs]) + then_recs + then_ctrl)
     seal(else_sub, list(else_sub.outputs[:num_outputs]) + else_recs + else_ctrl)
     inputs, (then_idx, else_idx) = _union_inputs(args, [then_sub, else_sub])
     fill = tuple((t.dtype.as_numpy_dtype, t.shape.as_tuple() if t.shape.is_fully_defined()
                   else None) for t in then_recs + else_recs)
-    stateful = _graph_has_side_effects(then_sub) or _graph_has_side_effects(else_sub)
+    stateful = graph_has_side_effects(then_sub) or graph_has_side_effects(else_sub)
     attrs = {"then_branch": then_sub, "else_branch": else_sub,
              "then_inputs": then_idx, "else_inputs": else_idx,
              "num_outputs": num_outputs, "then_records": len(then_recs),
@@ -877,7 +637,7 @@ def _while_grad(op: Any, *grads: Tensor) -> list:
     final_g = list(grads[:k])
     hist_g = [None if _is_zero_fill(g, h) else g
               for g, h in zip(grads[k + 1:2 * k + 1], histories, strict=True)]
-    diff_vars = [i for i in range(k) if _differentiable(op.inputs[i])]
+    diff_vars = [i for i in range(k) if differentiable(op.inputs[i])]
     if not diff_vars or all(final_g[i] is None and hist_g[i] is None for i in diff_vars):
         return [None] * len(op.inputs)
     for i in range(k):
@@ -887,7 +647,7 @@ def _while_grad(op: Any, *grads: Tensor) -> list:
                 f"('{op.inputs[i].name}') changes shape between iterations (shape "
                 f"invariant {attrs['shape_invariants'][i]}, initial shape "
                 f"{op.inputs[i].shape}), so its values are not recorded.")
-    diff_caps = [c for c, t in enumerate(body_caps) if _differentiable(t)]
+    diff_caps = [c for c, t in enumerate(body_caps) if differentiable(t)]
     cap_specs: dict[int, Tensor | None] = {}
     for c in diff_caps:
         cap_specs[c] = (_resource_value_spec(body_cap_phs[c])
@@ -907,7 +667,7 @@ def _while_grad(op: Any, *grads: Tensor) -> list:
         inner_caps = [convert_to_tensor(c) for c in body_caps]
         mapping = dict(zip(body.inputs, xs, strict=True))
         mapping.update(zip(body_cap_phs, inner_caps, strict=True))
-        ys = _recompute([body.outputs[i] for i in diff_vars], mapping,
+        ys = recompute([body.outputs[i] for i in diff_vars], mapping,
                         dict(zip(body_records, recs, strict=True)))
         wrt = [xs[i] for i in diff_vars] + [inner_caps[c] for c in diff_caps]
         result = gradients(ys, wrt, grad_ys=list(g_x))
@@ -930,7 +690,7 @@ def _while_grad(op: Any, *grads: Tensor) -> list:
     with graph.name_scope("While_grad"):
         init_g = [final_g[i] if final_g[i] is not None else array_ops.zeros_like(op.outputs[i])
                   for i in diff_vars]
-        init_acc = [_zeros_for(body_caps[c], cap_specs[c]) for c in diff_caps]
+        init_acc = [zeros_for(body_caps[c], cap_specs[c]) for c in diff_caps]
         j0 = constant(0, dtype=dtypes.int32)
         loop_vars = [j0] + init_g + init_acc
         outs = _make_while(
@@ -1027,7 +787,7 @@ def _make_while(cond_fn: Callable, body_fn: Callable, loop_vars: Sequence[Tensor
         c = convert_to_tensor(c)
     if c.dtype != dtypes.bool or not c.shape.is_compatible_with(scalar()):
         raise TypeError(f"while_loop's cond must return a scalar bool tensor, got {c!r}")
-    cond_sub, _ = _hoist_reads(seal(cond_sub, [c]))
+    cond_sub, _ = hoist_reads(seal(cond_sub, [c]))
     body_sub, outs = trace(body_fn, specs, "body")
     with body_sub.graph.as_default():
         outs = [convert_to_tensor(o) for o in outs]
@@ -1046,9 +806,9 @@ def _make_while(cond_fn: Callable, body_fn: Callable, loop_vars: Sequence[Tensor
                 "to vary across iterations, use the `shape_invariants` argument of "
                 "tf.while_loop to specify a less-specific shape.")
         checks.append(None if _at_least_as_specific(o.shape, inv) else inv.as_tuple())
-    body_sub, _ = _hoist_reads(seal(body_sub, outs))
+    body_sub, _ = hoist_reads(seal(body_sub, outs))
     outs = list(body_sub.outputs)
-    records = _record_tensors(outs) if back_prop else []
+    records = record_tensors(outs) if back_prop else []
     seal(body_sub, outs + records)
     args = list(loop_vars) + ([maximum_iterations] if maximum_iterations is not None else [])
     inputs, (cond_idx, body_idx) = _union_inputs(args, [cond_sub, body_sub])
@@ -1063,7 +823,7 @@ def _make_while(cond_fn: Callable, body_fn: Callable, loop_vars: Sequence[Tensor
     history_specs = tuple((t.dtype.as_numpy_dtype, inv.as_tuple())
                           for t, inv in zip(loop_vars, invariants, strict=True))
     history_specs += tuple((r.dtype.as_numpy_dtype, r.shape.as_tuple()) for r in records)
-    stateful = _graph_has_side_effects(cond_sub) or _graph_has_side_effects(body_sub)
+    stateful = graph_has_side_effects(cond_sub) or graph_has_side_effects(body_sub)
     attrs = {"cond": cond_sub, "body": body_sub, "num_loop_vars": k,
              "has_max": maximum_iterations is not None,
              "cond_inputs": cap_index(cond_idx), "body_inputs": cap_index(body_idx),

@@ -288,7 +288,9 @@ def test_while_runs_as_one_kernel_call(sess):
                         [tf.constant(0), tf.constant(1.0)])
     plan = sess.compiled_plan(out, {n: 3})
     assert len(plan.stages) == 1
-    assert sum(c.op_type.endswith("While") for c in plan.stages[0].calls) == 1
+    (call,) = [c for c in plan.stages[0].calls if c.op_type.endswith("While")]
+    # Nobody differentiates here, so the loop records no per-iteration history.
+    assert call.attrs["_outputs_read"] == (True, True, False, False, False)
     assert sess.run(out[1], {n: 3}) == 1.5 ** 3
     assert sess.run(out[1], {n: 40}) == pytest.approx(1.5 ** 40)
 
@@ -424,6 +426,25 @@ def test_while_gradient_with_variable_weight_and_maximum_iterations(sess):
 
     np.testing.assert_allclose(got[0], autograd.grad(ref, 0)(x0, w0), rtol=1e-10)
     np.testing.assert_allclose(got[1], autograd.grad(ref, 1)(x0, w0), rtol=1e-10)
+
+
+def test_while_gradient_with_unknown_batch_dimension(sess):
+    x = tf.placeholder(tf.float64, [None, 2])
+    w = tf.constant([[0.5, -0.3], [0.2, 0.8]], tf.float64)
+    _, h = tf.while_loop(lambda i, h: i < 3, lambda i, h: (i + 1, tf.sin(tf.matmul(h, w))),
+                         [0, x])
+    assert h.shape.as_list() == [None, 2]
+    g = tf.gradients(tf.reduce_sum(h), x)[0]
+    xv = np.array([[0.1, 0.2], [0.3, -0.4], [1.0, 2.0]])
+
+    import autograd
+
+    def ref(x):
+        for _ in range(3):
+            x = anp.sin(anp.dot(x, np.array([[0.5, -0.3], [0.2, 0.8]])))
+        return anp.sum(x)
+
+    np.testing.assert_allclose(sess.run(g, {x: xv}), autograd.grad(ref)(xv), rtol=1e-10)
 
 
 def test_while_gradient_zero_iterations_and_back_prop_false(sess):
