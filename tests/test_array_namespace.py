@@ -34,7 +34,7 @@ from dataflow._util import nest
 from dataflow.framework import errors, registry
 from dataflow.framework.graph import Graph, Tensor
 from dataflow.ops import checkpoint_format
-from dataflow.runtime import executor
+from dataflow.runtime import devices, executor
 from dataflow.runtime.compiler import compile_plan
 from dataflow.runtime.context import DeviceContext
 from dataflow.runtime.executor import EmbeddedPlan
@@ -58,10 +58,11 @@ FAILS = "fails"
 
 
 # --- the runner --------------------------------------------------------------------------
-def run_steps(steps: Sequence[Step], xp: Any) -> tuple[list[list[Any]], set[str]]:
+def run_steps(steps: Sequence[Step], xp: Any,
+              device: str = DEVICE) -> tuple[list[list[Any]], set[str]]:
     """Runs ``steps`` on one device whose array namespace is ``xp``; returns the fetched
     values (as numpy) per step and the op types the plans ran."""
-    ctx = DeviceContext(DEVICE, xp, ResourceStore(DEVICE), debug=True)
+    ctx = DeviceContext(device, xp, ResourceStore(device), debug=True)
     results, types = [], set()
     for step in steps:
         if callable(step):
@@ -70,29 +71,29 @@ def run_steps(steps: Sequence[Step], xp: Any) -> tuple[list[list[Any]], set[str]
         fetches, feed_dict, *expect = step
         leaves = nest.flatten(fetches)
         feeds = list(feed_dict)
-        plan = compile_plan(leaves, feeds, [DEVICE], DEVICE)
+        plan = compile_plan(leaves, feeds, [device], device)
         types |= plan_op_types(plan)
         values = [np.asarray(v, dtype=t.dtype.as_numpy_dtype) for t, v in feed_dict.items()]
-        if xp is not np:
-            values = [xp.asarray(v) for v in values]
+        if xp is not np:  # feeds enter the device (strings stay on the host)
+            values = [v if v.dtype == object else xp.asarray(v) for v in values]
         try:
             with _outputs_checked(xp):
-                out = EmbeddedPlan(plan, {DEVICE: ctx}, debug=True).run(values)
+                out = EmbeddedPlan(plan, {device: ctx}, debug=True).run(values)
         except errors.OpError as exc:
             if expect != [FAILS]:
                 raise
             results.append([f"{type(exc).__name__}: {exc.message.split(' [[')[0]}"])
             continue
         assert expect != [FAILS], f"step {len(results)} was expected to fail"
-        results.append([strict_xp.to_numpy(v) for v in out])
+        results.append([strict_xp.to_numpy(devices.to_host(v)) for v in out])
     return results, types
 
 
 @contextlib.contextmanager
 def _outputs_checked(xp: Any) -> Iterator[None]:
-    """With the strict namespace, the debug executor's per-kernel output check also
-    requires namespace arrays: a kernel returning a host array would hand numpy arrays
-    to the next kernel on a GPU. Host-only values (strings, objects) are exempt."""
+    """Off numpy, the debug executor's per-kernel output check also requires arrays of
+    ``xp`` (``xp.ndarray``): a kernel returning a host array would hand numpy arrays to
+    the next kernel on a GPU. Host-only values (strings, objects) are exempt."""
     if xp is np:
         yield
         return
@@ -100,7 +101,7 @@ def _outputs_checked(xp: Any) -> Iterator[None]:
 
     def check(call: Any, dtype: Any, shape: Any, value: Any) -> None:
         plain(call, dtype, shape, value)
-        if dtype.name != "string" and not isinstance(value, strict_xp.StrictArray):
+        if dtype.name != "string" and not isinstance(value, xp.ndarray):
             raise errors.InternalError(
                 None, None, f"kernel of '{call.op_name}' ({call.op_type}) returned a "
                 f"{type(value).__name__}, not an array of its device's namespace")

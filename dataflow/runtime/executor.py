@@ -238,8 +238,8 @@ class EmbeddedPlan:
             args = []
             for slot in stage.inputs:
                 v = values[slot]
-                src = device_of.get(slot)
-                if self._transfer is not None and src is not None and src != stage.device:
+                src = device_of.get(slot, "")  # "": a feed, from the client's memory
+                if self._transfer is not None and src != stage.device:
                     v = self._transfer(v, src, stage.device)
                 args.append(v)
             try:

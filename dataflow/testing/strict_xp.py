@@ -20,10 +20,12 @@ itself never sees a ``StrictArray`` on the allowed paths, and one that does see 
 (``__array_ufunc__``/``__array_function__`` called with the flag down) comes from a
 numpy call the kernel made itself: that raises ``AssertionError`` naming the function.
 
-Host arrays mixed with namespace arrays are refused as well (``check_mixing``): cupy
-raises ``TypeError`` for ``cupy.add(device_array, numpy_array)``, so a kernel that builds
-a temporary with ``np.zeros`` and combines it with its inputs fails here as it would on a
-GPU. Python and numpy scalars mix freely, as in cupy.
+Host arrays given to the namespace's functions are refused as well (``check_mixing``):
+cupy raises ``TypeError`` for ``cupy.add(device_array, numpy_array)`` or
+``cupy.exp(numpy_array)``, so a kernel that builds a temporary with ``np.zeros``, or is
+handed a value that missed its copy to the device, fails here as it would on a GPU.
+Creation and conversion routines (``asarray``, ``array``, ...) take host data, and
+Python and numpy scalars mix freely, as in cupy.
 
 One allowance: ``scipy.special``'s ufuncs may be applied to strict arrays, because cupy
 arrays accept them as well (cupy dispatches them to ``cupyx.scipy.special``).
@@ -197,8 +199,9 @@ def _wrap(x: Any, cls: type) -> Any:
     return x
 
 
-def check_mixing(name: str, args: tuple, cls: type) -> None:
-    """Refuses host (plain numpy) arrays among operands next to namespace arrays."""
+def check_mixing(name: str, args: tuple, cls: type, refuse_host: bool = False) -> None:
+    """Refuses host (plain numpy) arrays among operands next to namespace arrays (or
+    anywhere among them, with ``refuse_host``)."""
     device = host = False
     for a in args:
         items = a if type(a) is list or type(a) is tuple else (a,)
@@ -207,11 +210,11 @@ def check_mixing(name: str, args: tuple, cls: type) -> None:
                 device = True
             elif type(v) is np.ndarray and v.ndim > 0 and v.dtype != object:
                 host = True
-    if device and host:
+    if host and (device or refuse_host):
         raise AssertionError(
-            f"{name} got a plain numpy array next to {cls.__name__}s: a kernel built a "
-            "host array (np.* instead of ctx.xp, or an unconverted attr); cupy would raise "
-            "TypeError here")
+            f"{name} got a plain numpy array {'next to' if device else 'instead of'} "
+            f"{cls.__name__}s: a kernel built a host array (np.* instead of ctx.xp), or a "
+            "host value missed its transfer to the device; cupy would raise TypeError here")
 
 
 def to_numpy(x: Any) -> Any:
@@ -229,12 +232,12 @@ _CONVERTING = {"asarray", "array", "asanyarray", "ascontiguousarray", "asfortran
                "copy", "frombuffer", "fromiter", "full", "full_like"}
 
 
-def _function(fn: Callable, name: str, cls: type) -> Callable:
+def _function(fn: Callable, name: str, cls: type, refuse_host: bool = False) -> Callable:
     check = name not in _CONVERTING
 
     def call(*args: Any, **kwargs: Any) -> Any:
         if check:
-            check_mixing(f"xp.{name}", args, cls)
+            check_mixing(f"xp.{name}", args, cls, refuse_host)
         with _INSIDE:
             out = fn(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
         return _wrap(out, cls)
@@ -248,13 +251,13 @@ def _function(fn: Callable, name: str, cls: type) -> Callable:
 class _Ufunc:
     """A numpy ufunc seen through the namespace: call, reduce, accumulate, outer, at."""
 
-    def __init__(self, ufunc: np.ufunc, cls: type) -> None:
+    def __init__(self, ufunc: np.ufunc, cls: type, refuse_host: bool) -> None:
         self._ufunc = ufunc
         self.__name__ = ufunc.__name__
-        self._call = _function(ufunc, ufunc.__name__, cls)
+        self._call = _function(ufunc, ufunc.__name__, cls, refuse_host)
         for method in ("reduce", "accumulate", "reduceat", "outer", "at"):
             setattr(self, method, _function(getattr(ufunc, method),
-                                            f"{ufunc.__name__}.{method}", cls))
+                                            f"{ufunc.__name__}.{method}", cls, refuse_host))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._call(*args, **kwargs)
@@ -294,9 +297,10 @@ class StrictNamespace:
     """
 
     def __init__(self, module: types.ModuleType = np, array_type: type = StrictArray,
-                 name: str = "dataflow.testing.strict_xp") -> None:
+                 name: str = "dataflow.testing.strict_xp", refuse_host: bool = True) -> None:
         self._module = module
         self._cls = array_type
+        self._refuse_host = refuse_host
         self.__name__ = name
         self.ndarray = array_type
 
@@ -305,13 +309,14 @@ class StrictNamespace:
             raise AttributeError(name)
         attr = getattr(self._module, name)
         if isinstance(attr, np.ufunc):
-            value: Any = _Ufunc(attr, self._cls)
+            value: Any = _Ufunc(attr, self._cls, self._refuse_host)
         elif isinstance(attr, types.ModuleType):
-            value = StrictNamespace(attr, self._cls, f"{self.__name__}.{name}")
+            value = StrictNamespace(attr, self._cls, f"{self.__name__}.{name}",
+                                    self._refuse_host)
         elif isinstance(attr, type) or not callable(attr):
             value = attr
         else:
-            value = _function(attr, name, self._cls)
+            value = _function(attr, name, self._cls, self._refuse_host)
         self.__dict__[name] = value  # cache: later lookups skip __getattr__
         return value
 
@@ -319,12 +324,18 @@ class StrictNamespace:
         return f"<strict array namespace {self.__name__} over {self._module.__name__}>"
 
 
-def make_namespace(array_type: type = StrictArray,
-                   name: str = "dataflow.testing.strict_xp") -> StrictNamespace:
-    """A strict namespace whose arrays are ``array_type`` (a ``StrictArray`` subclass)."""
+def make_namespace(array_type: type = StrictArray, name: str = "dataflow.testing.strict_xp",
+                   refuse_host: bool = True) -> StrictNamespace:
+    """A strict namespace whose arrays are ``array_type`` (a ``StrictArray`` subclass).
+
+    ``refuse_host``: its functions refuse plain numpy arrays as operands even when no
+    array of its own is among them (as cupy's do); ``False`` refuses them only mixed
+    with its own arrays. Creation and conversion routines (``asarray``, ``array``, ...)
+    accept host data either way.
+    """
     if not issubclass(array_type, StrictArray):
         raise TypeError("array_type must subclass StrictArray")
-    return StrictNamespace(np, array_type, name)
+    return StrictNamespace(np, array_type, name, refuse_host)
 
 
 _DEFAULT = StrictNamespace()
