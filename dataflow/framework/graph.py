@@ -557,14 +557,20 @@ class Graph:
         inner = self._capture_map.get(tensor)
         if inner is not None:
             return inner
+        original = tensor
         if tensor.graph is not self.outer_graph:
             tensor = self.outer_graph.capture(tensor)  # capture through each level
+            inner = self._capture_map.get(tensor)
+            if inner is not None:  # captured before through its outer placeholder
+                self._capture_map[original] = inner
+                return inner
         with self.control_dependencies(None), self.device(None), self.name_scope(None):
             op = self.create_op("Placeholder", [], {"dtype": tensor.dtype,
                                                     "shape": tensor.shape},
                                 name="capture")
         inner = op.outputs[0]
         self._capture_map[tensor] = inner
+        self._capture_map[original] = inner  # a tensor from further out maps here too
         if tensor.graph is not self.outer_graph:
             raise AssertionError("capture chain broken")
         self.captures.append((tensor, inner))

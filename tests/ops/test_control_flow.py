@@ -541,6 +541,23 @@ def test_read_only_variables_are_passed_by_value(sess):
     assert sess.run(gw, {x: 1.5}) == pytest.approx(3 * 1.5 * 4 + 1.5)
 
 
+def test_nested_bodies_capture_each_outer_tensor_once(sess):
+    w = tf.Variable(2.0, dtype=tf.float64)
+    x = tf.placeholder(tf.float64, [])
+    p = tf.placeholder(tf.bool, [])
+    inner = lambda: tf.while_loop(lambda i, a: i < 3,  # noqa: E731
+                                  lambda i, a: (i + 1, a * w + x * 0.0), [0, x])[1]
+    y = tf.cond(p, inner, lambda: x)
+    assert [t.dtype for t in y.op.inputs] == [tf.bool, tf.float64, tf.float64]
+    loop = next(o for o in y.op.attrs["then_branch"].graph.get_operations()
+                if o.type.endswith("While"))
+    outers = [outer for outer, _ in loop.attrs["body"].graph.captures]
+    assert len(outers) == len(set(outers)) == 2
+    gx, gw = tf.gradients(y, [x, w])
+    sess.run(tf.global_variables_initializer())
+    assert sess.run([y, gx, gw], {x: 1.5, p: True}) == [12.0, 8.0, 3 * 1.5 * 4]
+
+
 def test_gradient_uses_each_iterations_value_of_a_written_variable(sess):
     v = tf.Variable(0.0, dtype=tf.float64)
     x = tf.placeholder(tf.float64, [])
