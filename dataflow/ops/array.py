@@ -364,6 +364,8 @@ def _infer_broadcast_to(op: Operation) -> list:
     target = _partial_list(op.inputs[1])
     if target is None:
         return [(x.dtype, TensorShape(None))]
+    if x.shape.rank is None:  # e.g. a py_func output: checked when the kernel runs
+        return [(x.dtype, TensorShape(target))]
     out = broadcast_shapes(x.shape, TensorShape(target))
     if out.rank != len(target) or not out.is_compatible_with(TensorShape(target)):
         raise ValueError(f"cannot broadcast shape {x.shape} to {target}")
