@@ -89,8 +89,15 @@ def _read_kernel(ctx: Any, attrs: dict) -> Any:
     return ctx.resources.read
 
 
+def _token(ctx: Any, op_name: str) -> tuple | None:
+    """``(step, op)``: lets a store ignore an update a cluster runs twice (None when the
+    runtime has no step ids, as in the embedded session)."""
+    step = ctx.step()
+    return (step, op_name) if step else None
+
+
 def _assign_kernel(ctx: Any, attrs: dict) -> Any:
-    store, xp = ctx.resources, ctx.xp
+    store, xp, op_name = ctx.resources, ctx.xp, ctx.op_name
     dtype = attrs["dtype"].as_numpy_dtype
     shape = attrs["shape"] if attrs.get("validate_shape", True) else TensorShape(None)
 
@@ -98,14 +105,14 @@ def _assign_kernel(ctx: Any, attrs: dict) -> Any:
         # Copy: the value may alias a feed or another tensor the store must not share.
         value = xp.array(value, dtype=dtype, copy=True)
         _check_shape(handle, shape, value, "Assigned value")
-        return store.write(handle, _freeze(ctx, value))
+        return store.write(handle, _freeze(ctx, value), _token(ctx, op_name))
 
     return assign
 
 
 def _update_kernel(combine_name: str) -> Any:
     def factory(ctx: Any, attrs: dict) -> Any:
-        store, xp = ctx.resources, ctx.xp
+        store, xp, op_name = ctx.resources, ctx.xp, ctx.op_name
         combine = getattr(xp, combine_name)
 
         def update(handle: str, delta: Any) -> Any:
@@ -118,7 +125,7 @@ def _update_kernel(combine_name: str) -> Any:
                         "would change its shape")
                 return _freeze(ctx, new.astype(old.dtype, copy=False))
 
-            return store.update(handle, apply)
+            return store.update(handle, apply, _token(ctx, op_name))
 
         return update
 
@@ -127,7 +134,7 @@ def _update_kernel(combine_name: str) -> Any:
 
 def _scatter_kernel(mode: str) -> Any:
     def factory(ctx: Any, attrs: dict) -> Any:
-        store, xp = ctx.resources, ctx.xp
+        store, xp, op_name = ctx.resources, ctx.xp, ctx.op_name
 
         def scatter(handle: str, indices: Any, updates: Any) -> Any:
             def apply(old: Any) -> Any:
@@ -138,7 +145,7 @@ def _scatter_kernel(mode: str) -> Any:
                     xp.add.at(new, indices, updates)  # cupy has add.at too (v13+)
                 return _freeze(ctx, new)
 
-            return store.update(handle, apply)
+            return store.update(handle, apply, _token(ctx, op_name))
 
         return scatter
 

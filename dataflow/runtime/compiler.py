@@ -84,9 +84,17 @@ def compile_plan(fetches: Sequence[Tensor | Operation], feeds: Sequence[Tensor],
     for slot in fetch_slots:
         if slot >= 0 and slot in stage_of_slot:
             needed_out[stage_of_slot[slot]].add(slot)
+    stage_of_op = {op: i for i, members in enumerate(stage_ops) for op in members}
+    after: dict[int, set[int]] = {s.index: set() for s in stages}
+    for op in ops:
+        for c in op.control_inputs:
+            src = stage_of_op.get(c)
+            if src is not None and src != stage_of_op[op]:
+                after[stage_of_op[op]].add(src)
     final = tuple(
         Stage(s.index, s.device, s.calls, tuple(stage_inputs[s.index]),
-              tuple(sorted(needed_out[s.index])), _main_op(s.calls))
+              tuple(sorted(needed_out[s.index])), _main_op(s.calls),
+              tuple(sorted(after[s.index])))
         for s in stages)
     resources: dict[str, list[str]] = {}
     for op in ops:

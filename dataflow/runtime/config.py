@@ -24,6 +24,12 @@ class ConfigProto:
         operation_timeout_in_ms: deadline of one ``run`` on a cluster (0: none).
         intra_op_parallelism_threads: BLAS threads of the embedded session (0: keep).
         debug: check every kernel output against its static dtype and shape.
+        cluster_def: on a cluster, a ``tf.train.ClusterSpec`` (or dict job -> worker
+            addresses or names) saying which Dask worker is ``/job:J/task:T``; by
+            default a worker named ``J-T`` is.
+        resident_steps: on a cluster, keep each compiled plan on its workers and run
+            repeated steps by direct worker-to-worker messages, without a scheduler
+            round trip (faster; the steps do not show in the dashboard's task stream).
         device_count, inter_op_parallelism_threads, gpu_options: accepted for TF1
             compatibility.
     """
@@ -36,6 +42,8 @@ class ConfigProto:
     device_count: dict[str, int] = field(default_factory=dict)
     gpu_options: GPUOptions = field(default_factory=GPUOptions)
     debug: bool = False
+    cluster_def: Any = None
+    resident_steps: bool = False
 
 
 class RunOptions:

@@ -36,6 +36,8 @@ class Stage:
     inputs: tuple[int, ...]      # slots produced outside the stage (feeds, other stages)
     outputs: tuple[int, ...]     # slots other stages or the fetches need
     main_op: str = ""            # the op the dashboard names the stage after
+    # Earlier stages this one must follow for control edges alone (no slot crosses).
+    control_inputs: tuple[int, ...] = ()
 
     @property
     def key_name(self) -> str:

@@ -32,7 +32,7 @@ class ResourceStore:
         self._locks: dict[str, threading.Lock] = {}
         self._registry_lock = threading.Lock()
         self._objects: dict[str, Any] = {}   # queues, random generators, ...
-        self._tokens: OrderedDict[tuple, Any] = OrderedDict()
+        self._tokens: OrderedDict[tuple, None] = OrderedDict()
 
     # --- variables --------------------------------------------------------------------
     def lock(self, name: str) -> threading.Lock:
@@ -54,21 +54,21 @@ class ResourceStore:
 
     def write(self, name: str, value: Any, token: tuple | None = None) -> Any:
         if token is not None and self._seen(token):
-            return self._tokens[token]
+            return self._values.get(name, value)
         self._values[name] = value
         if token is not None:
-            self._remember(token, value)
+            self._remember(token)
         return value
 
     def update(self, name: str, fn: Callable[[Any], Any], token: tuple | None = None) -> Any:
         """Atomically replaces the value with ``fn(old)`` and returns the new value."""
         with self.lock(name):
             if token is not None and self._seen(token):
-                return self._tokens[token]
+                return self.read(name)
             new = fn(self.read(name))
             self._values[name] = new
             if token is not None:
-                self._remember(token, new)
+                self._remember(token)
             return new
 
     def delete(self, name: str) -> None:
@@ -107,7 +107,9 @@ class ResourceStore:
     def _seen(self, token: tuple) -> bool:
         return token in self._tokens
 
-    def _remember(self, token: tuple, value: Any) -> None:
-        self._tokens[token] = value
+    def _remember(self, token: tuple) -> None:
+        # Only the token is kept (a repeat returns the current value): remembering the
+        # values would pin _MAX_TOKENS old copies of every variable in memory.
+        self._tokens[token] = None
         if len(self._tokens) > _MAX_TOKENS:
             self._tokens.popitem(last=False)

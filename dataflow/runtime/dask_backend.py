@@ -1,0 +1,403 @@
+"""``DaskBackend``: runs compiled plans on a Dask cluster (``Session(target)``).
+
+The backend interface is ``EmbeddedBackend``'s (``session.py``): ``devices``,
+``default_device``, ``bind(plan)``, ``execute(bound, feed_values, timeout)``,
+``close()``, plus ``to_dask`` and ``resource_store``.
+
+* **Devices.** ``/job:J/replica:0/task:T/device:CPU:0`` (and ``GPU:k`` for a worker with
+  the ``GPU`` resource) for every worker that is a task (``cluster.task_map``). Ops with
+  no device request go to ``/job:worker/task:0`` when it exists, else the first worker.
+* **Bind** (once per compiled plan): ``lowering.lower`` splits the plan by worker; each
+  worker's part is installed on it (``Client.run``), and again on a worker that comes
+  back after a restart, before the next step that needs it.
+* **Execute, default path.** One ``HighLevelGraph`` per step, one task per stage, pinned
+  by the ``dataflow-<worker>`` resource, submitted with ``Client.get`` (never
+  optimized) and gathered. Before submitting, every worker the plan needs must be alive
+  (a pinned task would otherwise wait forever); while waiting, the loss of any of them
+  (a scheduler ``remove-worker`` event) ends the step with ``UnavailableError`` naming
+  it, and ``timeout`` with ``DeadlineExceededError``. The session stays usable.
+* **Execute, resident path** (``ConfigProto(resident_steps=True)``): the client sends
+  each worker's part of the step straight to it (``dataflow_run`` RPC); workers pass
+  tensors to each other directly and reply with the fetched values. No scheduler round
+  trip and no per-step graph, so the step does not appear in the task stream; the
+  failure semantics are the same (worker loss -> ``UnavailableError``, deadline ->
+  ``DeadlineExceededError``, a kernel error -> its ``OpError``).
+* **State** lives on the workers (``worker_state.RUNTIME``), shared by every client of
+  the cluster by variable name; ``close()`` forgets this session's plans but not the
+  variables (as TF's distributed runtime keeps them: use ``reset``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import threading
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..framework import errors
+from . import cluster as cluster_module
+from .config import ConfigProto
+from .lowering import LoweredPlan, lower, step_graph
+from .plan import Plan
+from .worker_state import (
+    PlanMissingError,
+    StoreActor,
+    install_plans,
+    list_variables,
+    reset_state,
+    run_stage,
+    uninstall_plans,
+)
+
+
+@dataclass
+class BoundPlan:
+    """A plan lowered for this cluster, plus which worker addresses hold it."""
+
+    lowered: LoweredPlan
+    installed: dict[str, str] = field(default_factory=dict)  # worker name -> address
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def plan(self) -> Plan:
+        return self.lowered.plan
+
+
+class _StepWatch:
+    """A running step: the workers it needs, and why it must stop early."""
+
+    __slots__ = ("workers", "event", "lost")
+
+    def __init__(self, workers: Sequence[str]) -> None:
+        self.workers = frozenset(workers)
+        self.event = asyncio.Event()
+        self.lost: cluster_module.WorkerInfo | None = None
+
+
+class DaskBackend:
+    """Executes plans on the Dask cluster behind ``target``."""
+
+    def __init__(self, target: Any, config: ConfigProto, container: str = "") -> None:
+        self._config = config
+        connect_timeout = (config.operation_timeout_in_ms / 1000.0
+                           if config.operation_timeout_in_ms else None)
+        self.client, self._owns_client = cluster_module.connect(target, connect_timeout)
+        self.view = None
+        try:
+            self.view = cluster_module.view(self.client)
+            spec = config.cluster_def
+            if spec is None and isinstance(target, cluster_module.LocalCluster):
+                spec = target.cluster_spec
+            self.tasks = cluster_module.task_map(self.view.workers(), spec)
+            self.devices, self._worker_of_device, self.default_device = \
+                cluster_module.cluster_devices(self.tasks)
+        except BaseException:
+            if self.view is not None:
+                cluster_module.release_view(self.client)
+            if self._owns_client:
+                self.client.close()
+            raise
+        self._task_of_worker = {info.name: f"/job:{job}/task:{task}"
+                                for (job, task), info in self.tasks.items()}
+        self.container = container
+        self.session_id = uuid.uuid4().hex[:8]
+        self._plan_ids = itertools.count()
+        self._steps = itertools.count(1)
+        self._running: set[_StepWatch] = set()
+        self._running_lock = threading.Lock()
+        self._actors: dict[str, Any] = {}
+        # One span per session (not per step: the scheduler keeps every span it sees).
+        self._span = {"name": ("dataflow", f"session-{self.session_id}"),
+                      "ids": (str(uuid.uuid4()), str(uuid.uuid4()))}
+        self.view.add_listener(self._on_worker_lost)
+        self._closed = False
+
+    # --- binding ----------------------------------------------------------------------
+    def bind(self, plan: Plan) -> BoundPlan:
+        plan_id = f"{self.session_id}{next(self._plan_ids):x}"
+        lowered = lower(plan, self._worker_of_device, plan_id, self.container,
+                        self._config.debug)
+        for t in lowered.templates:
+            t.annotations["span"] = self._span
+        bound = BoundPlan(lowered)
+        self._ensure_installed(bound)
+        return bound
+
+    def _ensure_installed(self, bound: BoundPlan) -> dict[str, str]:
+        """Worker name -> address for the plan's workers, installing the plan where a
+        worker does not hold it yet (first use, or the worker restarted)."""
+        addresses = {}
+        for name in bound.lowered.workers:
+            address = self.view.address_of(name)
+            if address is None:
+                raise errors.UnavailableError(
+                    None, None, f"Dask worker '{name}' ({self._task_of_worker.get(name)}) is "
+                    f"not in the cluster; the step needs it. Workers now: "
+                    f"{self.view.describe()}")
+            addresses[name] = address
+        stale = [n for n, a in addresses.items() if bound.installed.get(n) != a]
+        if stale:
+            with bound.lock:
+                for name in stale:
+                    plan = bound.lowered.worker_plans[name]
+                    self._run_on(addresses[name], install_plans, [plan])
+                    bound.installed[name] = addresses[name]
+        return addresses
+
+    def _run_on(self, address: str, fn: Any, *args: Any) -> Any:
+        try:
+            return self.client.run(fn, *args, workers=[address])[address]
+        except (OSError, KeyError) as exc:
+            raise errors.UnavailableError(None, None, f"Dask worker at {address} did not "
+                                          f"answer: {type(exc).__name__}: {exc}") from None
+
+    # --- executing ----------------------------------------------------------------------
+    def execute(self, bound: BoundPlan, feed_values: list[Any], timeout: float | None
+                ) -> list[Any]:
+        run = self._run_resident if self._config.resident_steps else self._run_graph
+        for attempt in range(2):
+            addresses = self._ensure_installed(bound)
+            step = f"{next(self._steps)}-{self.session_id}"
+            watch = _StepWatch(bound.lowered.workers)
+            with self._running_lock:
+                self._running.add(watch)
+            try:
+                return self.client.sync(run, bound.lowered, step, feed_values, addresses,
+                                        watch, timeout)
+            except PlanMissingError:
+                # A worker restarted between our check and the step: reinstall, once.
+                bound.installed.clear()
+                if attempt:
+                    raise errors.UnavailableError(
+                        None, None, "a worker lost the step's plan twice in a row") from None
+            finally:
+                with self._running_lock:
+                    self._running.discard(watch)
+        raise AssertionError("unreachable")
+
+    async def _run_graph(self, lowered: LoweredPlan, step: str, feed_values: list[Any],
+                         addresses: dict[str, str], watch: _StepWatch,
+                         timeout: float | None) -> list[Any]:
+        graph, keys = step_graph(lowered, step, feed_values, run_stage)
+        wanted = [keys[i] for i in lowered.result_stages]
+        futures = self.client.get(graph, wanted, sync=False)
+        gather = asyncio.ensure_future(self.client.gather(futures, asynchronous=True))
+
+        async def stop() -> None:
+            # Cancelling the Dask futures ends the gather (whose inner tasks must not be
+            # cancelled from outside).
+            await self.client.cancel(futures, asynchronous=True)
+
+        results = await self._wait(gather, watch, timeout, step, stop)
+        by_stage = dict(zip(lowered.result_stages, results, strict=True))
+        return _assemble(lowered, feed_values, lambda stage, pos: by_stage[stage][pos])
+
+    async def _run_resident(self, lowered: LoweredPlan, step: str, feed_values: list[Any],
+                            addresses: dict[str, str], watch: _StepWatch,
+                            timeout: float | None) -> list[Any]:
+        from distributed.protocol import to_serialize  # noqa: PLC0415
+
+        async def call(name: str, plan: Any) -> Any:
+            feeds = {slot: to_serialize(feed_values[i])
+                     for slot, i in lowered.feeds_by_worker.get(name, ())}
+            try:
+                return await self.client.rpc(addresses[name]).dataflow_run(
+                    key=plan.key, step=step, feeds=feeds, peers=addresses)
+            except Exception as exc:  # noqa: BLE001 - the worker is gone: stop the others
+                asyncio.ensure_future(self._abort(lowered, step, addresses))
+                return exc
+
+        calls = {name: call(name, plan) for name, plan in lowered.worker_plans.items()}
+        everything = asyncio.ensure_future(asyncio.gather(*calls.values(),
+                                                          return_exceptions=True))
+
+        async def stop() -> None:
+            # A worker may be inside a long kernel: stop waiting for its reply.
+            await self._abort(lowered, step, addresses)
+            everything.cancel()
+
+        replies = await self._wait(everything, watch, timeout, step, stop)
+        values: dict[int, Any] = {}
+        failure = None
+        for name, reply in zip(calls, replies, strict=True):
+            if isinstance(reply, BaseException):
+                failure = failure or errors.UnavailableError(
+                    None, None, f"Dask worker '{name}' ({self._task_of_worker.get(name)}, "
+                    f"{addresses[name]}) was lost during the step: "
+                    f"{type(reply).__name__}: {reply}")
+            elif reply["status"] == "OK":
+                values.update(reply["values"])
+            elif reply["status"] == "error":
+                failure = reply["error"] if not isinstance(failure, errors.OpError) or \
+                    isinstance(failure, errors.UnavailableError) else failure
+            elif reply["status"] == "missing":
+                await self._abort(lowered, step, addresses)
+                raise PlanMissingError(name)
+            elif failure is None:
+                failure = errors.AbortedError(None, None, f"step aborted on '{name}': "
+                                              f"{reply.get('reason', '')}")
+        if failure is not None:
+            raise failure
+        plan = lowered.plan
+        outputs = {stage.index: stage.outputs for stage in plan.stages}
+        return _assemble(lowered, feed_values,
+                         lambda stage, pos: values[outputs[stage][pos]])
+
+    async def _abort(self, lowered: LoweredPlan, step: str, addresses: dict[str, str]) -> None:
+        calls = [self.client.rpc(addresses[name]).dataflow_abort(
+            key=plan.key, step=step, reason="cancelled by the client")
+            for name, plan in lowered.worker_plans.items()]
+        await asyncio.gather(*calls, return_exceptions=True)
+
+    async def _wait(self, work: asyncio.Future, watch: _StepWatch, timeout: float | None,
+                    step: str, stop: Any) -> Any:
+        """``work``'s result, unless a needed worker is lost or the deadline passes; then
+        ``stop()`` ends the work, which is awaited (its outcome ignored)."""
+        for name in watch.workers:  # lost before the watch was registered?
+            if watch.lost is None and self.view.address_of(name) is None:
+                watch.lost = cluster_module.WorkerInfo(name, "?", 0, 0)
+                watch.event.set()
+        lost = asyncio.ensure_future(watch.event.wait())
+        try:
+            done, _ = await asyncio.wait({work, lost}, timeout=timeout,
+                                         return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            lost.cancel()
+        if work in done:
+            try:
+                return work.result()
+            except (errors.OpError, PlanMissingError):
+                raise
+            except Exception as exc:  # noqa: BLE001 - Dask-level failures: a lost worker
+                raise self._unavailable(watch, exc) from None
+        await stop()
+        with contextlib.suppress(Exception, asyncio.CancelledError):  # its outcome is moot
+            await asyncio.wait_for(work, 5)
+        if watch.lost is not None:
+            raise self._unavailable(watch, None)
+        raise errors.DeadlineExceededError(
+            None, None, f"Timed out: step {step} did not finish within {timeout:g} s")
+
+    def _unavailable(self, watch: _StepWatch, exc: BaseException | None) -> errors.OpError:
+        if watch.lost is not None:
+            info = watch.lost
+            return errors.UnavailableError(
+                None, None, f"Dask worker '{info.name}' ({self._task_of_worker.get(info.name)}"
+                f", {info.address}) was lost during the step. Its variables are gone; "
+                "restore them from a checkpoint once it is back.")
+        return errors.UnavailableError(None, None, f"The step failed on the cluster: "
+                                       f"{type(exc).__name__}: {exc}")
+
+    def _on_worker_lost(self, info: cluster_module.WorkerInfo) -> None:
+        with self._running_lock:
+            running = list(self._running)
+        for watch in running:
+            if info.name in watch.workers and watch.lost is None:
+                watch.lost = info
+                watch.event.set()
+
+    # --- inspection ---------------------------------------------------------------------
+    def to_dask(self, bound: BoundPlan, feed_values: list[Any]) -> Any:
+        """The ``HighLevelGraph`` one step would submit (one task per stage)."""
+        graph, _ = step_graph(bound.lowered, f"{next(self._steps)}-{self.session_id}",
+                              feed_values, run_stage)
+        return graph
+
+    def variables(self) -> dict[str, list[str]]:
+        """Device -> variable names, as the workers report them."""
+        out: dict[str, list[str]] = {}
+        for found in self.client.run(list_variables, self.container).values():
+            out.update(found)
+        return out
+
+    def resource_store(self, device: str | None = None) -> RemoteStore:
+        """The store of ``device`` (default device if omitted), through an actor."""
+        device = device or self.default_device
+        actor = self._actors.get(device)
+        if actor is None:
+            address = self.view.address_of(self._worker_of_device[device])
+            future = self.client.submit(StoreActor, self.container, device, actor=True,
+                                        workers=[address], allow_other_workers=False,
+                                        key=f"dataflow-store-{uuid.uuid4().hex}")
+            actor = self._actors[device] = future.result()
+        return RemoteStore(actor, self.client)
+
+    # --- lifecycle ----------------------------------------------------------------------
+    def close(self) -> None:
+        """Forgets this session's plans on the workers; variables stay on the cluster."""
+        if self._closed:
+            return
+        self._closed = True
+        self.view.remove_listener(self._on_worker_lost)
+        self._actors.clear()
+        try:
+            if self.client.status == "running":
+                self.client.run(uninstall_plans, self.session_id, wait=False)
+        except Exception:  # noqa: BLE001, S110 - best effort: workers may be gone
+            pass
+        cluster_module.release_view(self.client)
+        if self._owns_client:
+            self.client.close()
+
+
+class RemoteStore:
+    """A worker's ``ResourceStore`` seen from the client (each call is an actor call).
+
+    Actors find their client through ``distributed.get_client``; sessions do not make
+    their client the process default, so each call names it (``Client.as_current``).
+    """
+
+    def __init__(self, actor: Any, client: Any) -> None:
+        self._actor = actor
+        self._client = client
+
+    def _call(self, method: str, *args: Any) -> Any:
+        with self._client.as_current():
+            return getattr(self._actor, method)(*args).result()
+
+    def names(self) -> list[str]:
+        return self._call("names")
+
+    def is_initialized(self, name: str) -> bool:
+        return self._call("is_initialized", name)
+
+    def read(self, name: str) -> Any:
+        return self._call("read", name)
+
+    def write(self, name: str, value: Any, token: tuple | None = None) -> Any:
+        self._call("write", name, value)
+        return value
+
+    def delete(self, name: str) -> None:
+        self._call("delete", name)
+
+    def snapshot(self) -> dict[str, Any]:
+        return self._call("snapshot")
+
+
+def _assemble(lowered: LoweredPlan, feed_values: Sequence[Any], stage_value: Any
+              ) -> list[Any]:
+    out = []
+    for src in lowered.fetch_sources:
+        if src[0] == "n":
+            out.append(None)
+        elif src[0] == "f":
+            out.append(feed_values[src[1]])
+        else:
+            out.append(stage_value(src[1], src[2]))
+    return out
+
+
+def reset(target: Any, containers: Sequence[str] | None = None,
+          timeout: float | None = None) -> None:
+    """Clears the variables (and other state) held on the cluster behind ``target``."""
+    client, owned = cluster_module.connect(target, timeout)
+    try:
+        client.run(reset_state, list(containers) if containers is not None else None)
+    finally:
+        if owned:
+            client.close()

@@ -1,0 +1,427 @@
+"""The worker side of a cluster session: stores, installed plans, stage tasks, RPCs.
+
+Each Dask worker process holds one ``WorkerRuntime`` (module global ``RUNTIME``):
+
+* **Stores.** One ``ResourceStore`` per ``(container, device)``, created on first use and
+  never replaced (compiled kernels keep a reference; ``reset`` clears it in place). The
+  container is ``""`` unless a session names another, so every client of the cluster
+  sees the same variables by name: TF1's between-graph replication. State therefore
+  belongs to the cluster, not to one client, and outlives sessions, as in TF's
+  distributed runtime; ``reset`` (``Session.reset(target)``) drops it, and a worker that
+  dies takes its state with it (recover from a checkpoint).
+* **Installed plans.** ``WorkerPlan``s (see ``lowering.py``) keyed by plan key. A stage
+  is compiled to a ``StageFunction`` the first time it runs here, bound to this worker's
+  stores, and cached.
+* **Stage tasks.** ``run_stage`` is the function of every Dask task a step submits: it
+  finds the compiled stage, sets the step id (thread-local) that state kernels turn into
+  ``(step, op)`` update tokens (Dask may run a task twice; the store ignores a repeated
+  token), runs it and returns its output tuple. Kernels touch the store in-process.
+* **Resident steps.** ``DataflowWorkerPlugin`` adds three RPC handlers to the worker:
+  ``dataflow_run`` (a client starts this worker's part of one step), ``dataflow_send``
+  (a peer delivers a stage's outputs) and ``dataflow_abort``. A step then costs one
+  message per worker from the client plus one per crossing edge, with no scheduler
+  round trip. A per-step ``_Rendezvous`` holds arrived values; a stage runs once the
+  stages it waits for have delivered (Send/Recv as in TF's runtime).
+* **Remote access.** ``StoreActor`` is a ``distributed`` Actor over one store, for what
+  the client does outside steps (inspection, checkpoints). The actor holds no state of
+  its own: losing it (e.g. its client disconnecting) loses nothing.
+
+Stage functions run in the worker's thread pool; a resident stage made only of
+stateless or variable ops that ran in under a millisecond last time runs inline on the
+event loop instead (a thread hop costs about as much as such a stage).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from distributed import WorkerPlugin
+from distributed.protocol import to_serialize
+
+from ..framework import errors, registry
+from .context import DeviceContext
+from .devices import array_namespace, gpu_count, to_host, transfer
+from .executor import StageFunction, translate_error
+from .lowering import StagePart, WorkerPlan, resource_name
+from .resources import ResourceStore
+
+_local = threading.local()
+
+# Op types whose kernels never block (safe to run on the worker's event loop).
+_NON_BLOCKING_STATEFUL = frozenset({
+    "VarHandleOp", "ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp",
+    "AssignSubVariableOp", "ResourceScatterUpdate", "ResourceScatterAdd",
+    "VarIsInitializedOp"})
+_INLINE_SECONDS = 0.001
+
+
+class PlanMissingError(RuntimeError):
+    """A worker was asked to run a plan it does not hold (e.g. it restarted)."""
+
+
+class WorkerDeviceContext(DeviceContext):
+    """Kernel context of one device on a worker; the step id is per thread."""
+
+    def step(self) -> Any:
+        return getattr(_local, "step", None)
+
+    def subgraph(self, plan: Any) -> Any:
+        run = super().subgraph(plan)
+
+        def run_body(values: Any) -> Any:
+            # A loop body runs its updates many times in one step: no tokens inside.
+            saved = getattr(_local, "step", None)
+            _local.step = None
+            try:
+                return run(values)
+            finally:
+                _local.step = saved
+
+        return run_body
+
+
+class CompiledStage:
+    """A stage bound to this worker's store: ``stage(step, args) -> outputs``."""
+
+    def __init__(self, part: StagePart, ctx: WorkerDeviceContext, slot_specs: Sequence,
+                 debug: bool) -> None:
+        self.part = part
+        self.device = part.stage.device
+        self.function = StageFunction(part.stage, ctx, slot_specs, debug)
+        self.gpu = "/device:GPU:" in self.device
+        self.inline_ok = all(not registry.lookup(c.op_type).stateful
+                             or c.op_type in _NON_BLOCKING_STATEFUL
+                             for c in part.stage.calls)
+        self.last_seconds = float("inf")
+
+    def __call__(self, step: Any, args: Sequence[Any]) -> tuple:
+        fn = self.function.fn
+        start = time.perf_counter()
+        _local.step = step
+        try:
+            if self.gpu:
+                args = [transfer(a, "", self.device) for a in args]
+            outs = fn(*args)
+        except Exception as exc:  # noqa: BLE001 - every kernel failure becomes an OpError
+            raise translate_error(exc, self.function.call_for_traceback(exc.__traceback__),
+                                  self.device) from None
+        finally:
+            _local.step = None
+        if self.gpu:
+            outs = tuple(to_host(o) for o in outs)
+        self.last_seconds = time.perf_counter() - start
+        return outs
+
+
+class WorkerRuntime:
+    """Everything dataflow keeps in one worker process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._stores: dict[tuple[str, str], ResourceStore] = {}
+        self._contexts: dict[tuple[str, str, bool], WorkerDeviceContext] = {}
+        self._plans: dict[str, WorkerPlan] = {}
+        self._compiled: dict[tuple[str, int], CompiledStage] = {}
+        self.rendezvous: dict[tuple[str, str], _Rendezvous] = {}
+        self.finished: collections.OrderedDict[tuple[str, str], None] = \
+            collections.OrderedDict()
+
+    # --- stores -----------------------------------------------------------------------
+    def store(self, container: str, device: str) -> ResourceStore:
+        key = (container, device)
+        store = self._stores.get(key)
+        if store is None:
+            with self._lock:
+                store = self._stores.setdefault(key, ResourceStore(device))
+        return store
+
+    def context(self, container: str, device: str, debug: bool) -> WorkerDeviceContext:
+        key = (container, device, debug)
+        ctx = self._contexts.get(key)
+        if ctx is None:
+            with self._lock:
+                ctx = self._contexts.get(key)
+                if ctx is None:
+                    ctx = WorkerDeviceContext(device, array_namespace(device),
+                                              self.store(container, device), debug)
+                    self._contexts[key] = ctx
+        return ctx
+
+    def variables(self, container: str = "") -> dict[str, list[str]]:
+        """Device -> names of the variables held here."""
+        return {device: store.names() for (c, device), store in self._stores.items()
+                if c == container and store.names()}
+
+    def reset(self, containers: Sequence[str] | None = None) -> None:
+        with self._lock:
+            for (c, _), store in self._stores.items():
+                if containers is None or c in containers:
+                    store.clear()
+
+    # --- plans ------------------------------------------------------------------------
+    def install(self, plans: Sequence[WorkerPlan]) -> None:
+        with self._lock:
+            for plan in plans:
+                self._plans[plan.key] = plan
+
+    def uninstall(self, prefix: str) -> None:
+        """Forgets every plan whose key starts with ``prefix`` (a session's id)."""
+        with self._lock:
+            for key in [k for k in self._plans if k.startswith(prefix)]:
+                del self._plans[key]
+            for key in [k for k in self._compiled if k[0].startswith(prefix)]:
+                del self._compiled[key]
+
+    def plan(self, key: str) -> WorkerPlan:
+        plan = self._plans.get(key)
+        if plan is None:
+            raise PlanMissingError(f"plan {key} is not installed on this worker")
+        return plan
+
+    def compiled(self, key: str, index: int) -> CompiledStage:
+        stage = self._compiled.get((key, index))
+        if stage is not None:
+            return stage
+        with self._lock:  # compiling sets ctx.op_name: one compile at a time
+            stage = self._compiled.get((key, index))
+            if stage is None:
+                plan = self.plan(key)
+                part = plan.part(index)
+                ctx = self.context(plan.container, part.stage.device, plan.debug)
+                stage = CompiledStage(part, ctx, plan.slot_specs, plan.debug)
+                self._compiled[(key, index)] = stage
+        return stage
+
+    def installed(self) -> list[str]:
+        return sorted(self._plans)
+
+    # --- resident steps ---------------------------------------------------------------
+    def rendezvous_for(self, key: str, step: str) -> _Rendezvous | None:
+        """The step's mailbox (``None`` once the step finished: late messages drop)."""
+        rv = self.rendezvous.get((key, step))
+        if rv is None:
+            if (key, step) in self.finished:
+                return None
+            rv = self.rendezvous[(key, step)] = _Rendezvous()
+        return rv
+
+    def finish(self, key: str, step: str) -> None:
+        self.rendezvous.pop((key, step), None)
+        self.finished[(key, step)] = None
+        while len(self.finished) > 4096:
+            self.finished.popitem(last=False)
+
+
+RUNTIME = WorkerRuntime()
+
+
+# --- Dask stage tasks ---------------------------------------------------------------------
+def run_stage(plan_key: str, index: int, step: str, feeds: tuple, *upstream: tuple) -> tuple:
+    """The function of every stage task: runs stage ``index`` of an installed plan."""
+    stage = RUNTIME.compiled(plan_key, index)
+    args = [feeds[src[1]] if src[0] == "f" else upstream[src[1]][src[2]]
+            for src in stage.part.sources]
+    return stage(step, args)
+
+
+# --- functions the client runs on workers (Client.run) -----------------------------------
+def install_plans(plans: Sequence[WorkerPlan]) -> int:
+    RUNTIME.install(plans)
+    return len(plans)
+
+
+async def uninstall_plans(prefix: str) -> None:
+    # A coroutine so that a closing session can fire it without waiting (wait=False).
+    RUNTIME.uninstall(prefix)
+
+
+def reset_state(containers: Sequence[str] | None = None) -> None:
+    RUNTIME.reset(containers)
+
+
+def list_variables(container: str = "") -> dict[str, list[str]]:
+    return RUNTIME.variables(container)
+
+
+def installed_plans() -> list[str]:
+    return RUNTIME.installed()
+
+
+# --- resident steps: the worker's RPC handlers ---------------------------------------------
+class _Rendezvous:
+    """One step's mailbox on one worker: values by slot, and which remote stages have
+    delivered (futures created on the worker's event loop)."""
+
+    def __init__(self) -> None:
+        self.values: dict[int, Any] = {}
+        self.arrived: dict[int, asyncio.Future] = {}
+        self.error: BaseException | None = None
+
+    def future(self, stage: int) -> asyncio.Future:
+        fut = self.arrived.get(stage)
+        if fut is None:
+            fut = self.arrived[stage] = asyncio.get_running_loop().create_future()
+            if self.error is not None:
+                fut.set_exception(self.error)
+        return fut
+
+    def deliver(self, stage: int, values: dict[int, Any]) -> None:
+        self.values.update(values)
+        fut = self.future(stage)
+        if not fut.done():
+            fut.set_result(None)
+
+    def abort(self, error: BaseException) -> None:
+        if self.error is None:
+            self.error = error
+        for fut in self.arrived.values():
+            if not fut.done():
+                fut.set_exception(error)
+                fut.exception()  # mark retrieved: nobody may be waiting on this one
+
+
+class _Aborted(Exception):
+    """This worker's part of a step stopped because another part failed."""
+
+
+def _wrap(values: dict[int, Any]) -> dict[int, Any]:
+    return {slot: to_serialize(v) for slot, v in values.items()}
+
+
+async def _run_part(worker: Any, key: str, step: str, feeds: dict, peers: dict) -> dict:
+    """This worker's stages of one resident step; returns the slots the client fetches."""
+    try:
+        plan = RUNTIME.plan(key)
+    except PlanMissingError:
+        return {"status": "missing"}
+    rv = RUNTIME.rendezvous_for(key, step)
+    if rv is None:
+        return {"status": "aborted", "reason": "step already finished"}
+    rv.values.update(feeds)
+    loop = asyncio.get_running_loop()
+    sends: list[asyncio.Task] = []
+    out: dict[int, Any] = {}
+    try:
+        for part in plan.parts:
+            for j in part.remote_waits:
+                await rv.future(j)
+            stage = RUNTIME.compiled(key, part.stage.index)
+            args = [rv.values[s] for s in part.stage.inputs]
+            if stage.inline_ok and stage.last_seconds < _INLINE_SECONDS:
+                outs = stage(step, args)
+            else:
+                outs = await loop.run_in_executor(worker.executor, stage, step, args)
+            values = dict(zip(part.stage.outputs, outs, strict=True))
+            rv.values.update(values)
+            for dest, slots in part.send_to:
+                msg = {"key": f"{plan.plan_id}/{dest}", "step": step,
+                       "stage": part.stage.index,
+                       "values": _wrap({s: values[s] for s in slots})}
+                sends.append(asyncio.ensure_future(worker.rpc(peers[dest]).dataflow_send(
+                    **msg)))
+            for slot in part.client_slots:
+                out[slot] = values[slot]
+        if sends:
+            await asyncio.gather(*sends)
+        return {"status": "OK", "values": _wrap(out)}
+    except _Aborted as exc:
+        return {"status": "aborted", "reason": str(exc)}
+    except errors.OpError as exc:
+        await _abort_peers(worker, plan, step, peers, f"{exc.__class__.__name__} in "
+                           f"{plan.worker}")
+        return {"status": "error", "error": exc}
+    except Exception as exc:  # noqa: BLE001 - a failed send (peer lost) or a bug
+        await _abort_peers(worker, plan, step, peers, f"{type(exc).__name__} in "
+                           f"{plan.worker}")
+        return {"status": "error", "error": errors.UnavailableError(
+            None, None, f"worker {plan.worker} could not finish its part of the step: "
+                        f"{type(exc).__name__}: {exc}")}
+    finally:
+        for s in sends:
+            if not s.done():
+                s.cancel()
+        RUNTIME.finish(key, step)
+
+
+async def _abort_peers(worker: Any, plan: WorkerPlan, step: str, peers: dict,
+                       reason: str) -> None:
+    calls = [worker.rpc(address).dataflow_abort(key=f"{plan.plan_id}/{name}", step=step,
+                                                 reason=reason)
+             for name, address in peers.items() if name != plan.worker]
+    if calls:
+        await asyncio.gather(*calls, return_exceptions=True)
+
+
+def _handlers(worker: Any) -> dict[str, Any]:
+    async def dataflow_run(key: str, step: str, feeds: dict, peers: dict) -> dict:
+        return await _run_part(worker, key, step, feeds, peers)
+
+    def dataflow_send(key: str, step: str, stage: int, values: dict) -> None:
+        rv = RUNTIME.rendezvous_for(key, step)
+        if rv is not None:
+            rv.deliver(stage, values)
+
+    def dataflow_abort(key: str, step: str, reason: str = "") -> None:
+        rv = RUNTIME.rendezvous_for(key, step)
+        if rv is not None:
+            rv.abort(_Aborted(reason))
+
+    return {"dataflow_run": dataflow_run, "dataflow_send": dataflow_send,
+            "dataflow_abort": dataflow_abort}
+
+
+class DataflowWorkerPlugin(WorkerPlugin):
+    """Prepares a worker for dataflow: its pinning resource ``dataflow-<name>``, a GPU
+    resource when CuPy sees GPUs and none was declared, and the resident-step RPCs.
+
+    Registered once per client (``Client.register_plugin``); the scheduler replays it on
+    workers that join or restart later.
+    """
+
+    name = "dataflow"
+
+    async def setup(self, worker: Any) -> None:
+        worker.handlers.update(_handlers(worker))
+        wanted = {resource_name(str(worker.name)): 1e9}
+        if "GPU" not in worker.state.total_resources and gpu_count():
+            wanted["GPU"] = gpu_count()
+        missing = {k: v for k, v in wanted.items() if k not in worker.state.total_resources}
+        if missing:
+            await worker.set_resources(**missing)
+
+    def teardown(self, worker: Any) -> None:
+        for name in ("dataflow_run", "dataflow_send", "dataflow_abort"):
+            worker.handlers.pop(name, None)
+
+
+class StoreActor:
+    """Remote access to one device's store on a worker (a ``distributed`` Actor).
+
+    Methods return plain values; the store itself lives in ``RUNTIME``.
+    """
+
+    def __init__(self, container: str, device: str) -> None:
+        self._store = RUNTIME.store(container, device)
+
+    def names(self) -> list[str]:
+        return self._store.names()
+
+    def is_initialized(self, name: str) -> bool:
+        return self._store.is_initialized(name)
+
+    def read(self, name: str) -> Any:
+        return self._store.read(name)
+
+    def write(self, name: str, value: Any) -> None:
+        self._store.write(name, value)
+
+    def delete(self, name: str) -> None:
+        self._store.delete(name)
+
+    def snapshot(self) -> dict[str, Any]:
+        return self._store.snapshot()

@@ -1,0 +1,70 @@
+"""Fixtures for the distributed tests: real Dask clusters on 127.0.0.1.
+
+One ``LocalCluster(ps=1, worker=2, processes=True)`` is shared by the whole folder
+(starting one costs seconds); tests that break workers start their own. Variables live
+on the cluster and outlive sessions, so every test starts from a reset cluster.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import sys
+
+import pytest
+
+import dataflow as tf
+
+
+@contextlib.contextmanager
+def collect_leaked_sockets():
+    """``distributed``'s scheduler leaks a socket when it starts its HTTP server (a
+    ``ResourceWarning`` at garbage collection, which pytest turns into an error in
+    whichever test happens to be running then): collect it here, on purpose."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable):
+        if not (isinstance(unraisable.exc_value, ResourceWarning)
+                and "socket" in str(unraisable.exc_value)):
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+        gc.collect()
+    finally:
+        sys.unraisablehook = previous
+
+
+def local_cluster(**kwargs):
+    with collect_leaked_sockets():
+        return tf.LocalCluster(dashboard_address=None, **kwargs)
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    c = local_cluster(ps=1, worker=2)
+    yield c
+    with collect_leaked_sockets():
+        c.close()
+
+
+@pytest.fixture
+def clean_cluster(cluster):
+    tf.Session.reset(cluster)
+    yield cluster
+
+
+@pytest.fixture
+def csess(clean_cluster):
+    """A session on the shared cluster, with per-kernel dtype/shape checks on."""
+    with tf.Session(clean_cluster, config=tf.ConfigProto(debug=True)) as s:
+        yield s
+
+
+@pytest.fixture
+def rsess(clean_cluster):
+    """A session on the shared cluster running resident steps."""
+    with tf.Session(clean_cluster, config=tf.ConfigProto(debug=True,
+                                                         resident_steps=True)) as s:
+        yield s
