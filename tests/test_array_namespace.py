@@ -455,7 +455,7 @@ def test_strict_namespace_refuses_numpy_outside_it() -> None:
     # Through the namespace, methods and operators: fine, and results stay strict.
     for value in (strict_xp.add(x, 1.0), x + 1.0, x.sum(), x[0], abs(x), x.astype(np.int32),
                   strict_xp.linalg.norm(x), strict_xp.add.reduce(x),
-                  strict_xp.random.default_rng(0).normal(size=2),
+                  strict_xp.random.default_rng(0).standard_normal(2),
                   strict_xp.concatenate([x, x]), strict_xp.where(x > 0)[0]):
         assert isinstance(value, strict_xp.StrictArray), type(value)
     # numpy called directly on it, or a host array mixed in: refused, naming the call.
@@ -469,6 +469,10 @@ def test_strict_namespace_refuses_numpy_outside_it() -> None:
         strict_xp.maximum(x, np.zeros(3))
     with pytest.raises(AssertionError, match="plain numpy array"):
         x * np.ones(3)
+    with pytest.raises(AssertionError, match="plain numpy array"):
+        strict_xp.exp(np.ones(3))  # cupy functions take no host arrays
+    with pytest.raises(AttributeError, match="permutation"):
+        strict_xp.random.default_rng(0).permutation(3)  # cupy's Generator lacks it
 
 
 def test_strict_namespace_round_trips_to_numpy() -> None:

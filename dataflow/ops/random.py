@@ -369,7 +369,8 @@ def _shuffle_kernel(ctx: Any, attrs: dict) -> Any:
     def random_shuffle(value: Any) -> Any:
         if value.ndim == 0 or value.shape[0] <= 1:
             return xp.array(value, copy=True)
-        return value[rng().permutation(value.shape[0])]  # fancy indexing copies
+        # argsort of uniform draws: cupy's Generator has no permutation.
+        return value[xp.argsort(rng().random(value.shape[0]))]  # fancy indexing copies
 
     return random_shuffle
 

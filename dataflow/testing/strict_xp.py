@@ -30,9 +30,12 @@ Python and numpy scalars mix freely, as in cupy.
 One allowance: ``scipy.special``'s ufuncs may be applied to strict arrays, because cupy
 arrays accept them as well (cupy dispatches them to ``cupyx.scipy.special``).
 
+Random generators (``xp.random.default_rng``) offer only the methods
+``cupy.random.Generator`` has (``CUPY_GENERATOR_METHODS``).
+
 What this cannot catch: ``np.asarray(x)``/``np.array(x)`` (numpy does not dispatch them
 for ndarray subclasses; the AST check in ``tests/test_kernel_hygiene.py`` covers them),
-and names numpy has but cupy lacks (only a run on a GPU shows those).
+and other names numpy has but cupy lacks (only a run on a GPU shows those).
 
 ``StrictArray.get()`` returns a plain numpy copy, as ``cupy.ndarray.get()`` does, and
 ``to_numpy`` converts results (nested in tuples/lists) back for comparisons.
@@ -269,14 +272,29 @@ class _Ufunc:
         return f"<strict ufunc '{self.__name__}'>"
 
 
+# The methods ``cupy.random.Generator`` has (CuPy 13): numpy's Generator has more
+# (``permutation``, ``shuffle``, ``choice``, ``normal``, ...), which a kernel must not
+# rely on.
+CUPY_GENERATOR_METHODS = frozenset({
+    "beta", "binomial", "bit_generator", "chisquare", "dirichlet", "exponential", "f",
+    "gamma", "geometric", "hypergeometric", "integers", "logseries", "poisson", "power",
+    "random", "standard_exponential", "standard_gamma", "standard_normal", "uniform",
+})
+
+
 class _Proxy:
-    """A numpy object (random generator) whose methods return strict arrays."""
+    """A numpy object (random generator) whose methods return strict arrays. A
+    ``Generator`` offers only what ``cupy.random.Generator`` has."""
 
     def __init__(self, obj: Any, cls: type) -> None:
         self._obj = obj
         self._cls = cls
 
     def __getattr__(self, name: str) -> Any:
+        if (isinstance(self._obj, np.random.Generator) and not name.startswith("_")
+                and name not in CUPY_GENERATOR_METHODS):
+            raise AttributeError(f"cupy.random.Generator has no '{name}' (numpy's does): "
+                                 "kernels must use the methods both have")
         attr = getattr(self._obj, name)
         if callable(attr) and not isinstance(attr, type):
             attr = _function(attr, f"{type(self._obj).__name__}.{name}", self._cls)
