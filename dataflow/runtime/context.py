@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .executor import EmbeddedPlan
+from .executor import EmbeddedPlan, translate_error
 from .resources import ResourceStore
 
 
@@ -28,4 +28,35 @@ class DeviceContext:
         saved = self.op_name  # compiling the body's kernels rebinds op_name
         bound = EmbeddedPlan(plan, {self.device: self}, self.debug)
         self.op_name = saved
-        return bound.run
+        return _direct_runner(bound) or bound.run
+
+
+def _direct_runner(bound: EmbeddedPlan) -> Any:
+    """``bound.run`` for a one-stage body, minus the per-step work a body does not need.
+
+    A loop runs its body once per iteration, inside its own kernel call (so inside the
+    step's numpy error state): this calls the stage function directly and picks the
+    fetched values, which halves a small loop's per-iteration cost.
+    """
+    if len(bound.stages) != 1 or bound._single_map is None:
+        return None
+    fn, arg_index = bound._single_map
+    identity_args = bound._identity_args
+    fetch = bound._fetch_from
+    stage = bound.stages[0]
+    in_order = all(kind == "o" for kind, _ in fetch) and \
+        tuple(i for _, i in fetch) == tuple(range(len(stage.stage.outputs)))
+
+    def run(values: Any) -> Any:
+        args = values if identity_args else [values[i] for i in arg_index]
+        try:
+            outs = fn(*args)
+        except Exception as exc:  # noqa: BLE001 - a kernel failure becomes an OpError
+            raise translate_error(exc, stage.call_for_traceback(exc.__traceback__),
+                                  stage.stage.device) from None
+        if in_order:
+            return outs
+        return [None if kind == "n" else (outs[i] if kind == "o" else values[i])
+                for kind, i in fetch]
+
+    return run

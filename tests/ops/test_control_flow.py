@@ -219,6 +219,10 @@ def test_while_counts(sess):
     assert isinstance(out, list) and sess.run(out) == [10]
     # A bare tensor as loop_vars, and a loop that never runs.
     assert sess.run(tf.while_loop(lambda i: i < 0, lambda i: i + 1, i)) == 0
+    # A loop variable the body passes through unchanged.
+    x = tf.placeholder(tf.float32, [])
+    assert sess.run(tf.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x), [i, x]),
+                    {x: 2.5}) == [3, 2.5]
 
 
 def test_while_nested_structures(sess):
