@@ -240,6 +240,17 @@ def test_session_places_gpu_ops_and_transfers_at_stage_boundaries(
     assert ("GPU:0", "client", "DeviceArray", "ndarray") in transfers  # h to the client
 
 
+def test_cpu_only_steps_on_a_gpu_machine_skip_transfers(
+        one_gpu: types.ModuleType, transfers: list) -> None:
+    x = tf.placeholder(tf.float32, [2])
+    y = tf.square(x) + 1.0
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(y, {x: [1.0, 2.0]}), [2.0, 5.0])
+        bound = sess._signature(y, {x: None}).bound
+    assert bound.run == bound._run_single  # the one-stage fast path, as without a GPU
+    assert transfers == []
+
+
 def test_gpu_variables_train_on_the_gpu_like_on_the_cpu(
         one_gpu: types.ModuleType) -> None:
     def train(device: str) -> tuple[np.ndarray, list]:

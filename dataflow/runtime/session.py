@@ -46,8 +46,14 @@ class EmbeddedBackend:
         self._step_lock = threading.Lock()
 
     def bind(self, plan: Plan) -> Any:
-        return EmbeddedPlan(plan, self.contexts, self._debug,
-                            transfer if self._multi_device else None)
+        return EmbeddedPlan(plan, self.contexts, self._debug, self._transfer_for(plan))
+
+    def _transfer_for(self, plan: Plan) -> Any:
+        """``devices.transfer`` when the plan has a GPU stage (values must cross to and
+        from device memory); ``None`` otherwise, so CPU-only steps keep the fast path."""
+        if self._multi_device and any("/device:GPU:" in s.device for s in plan.stages):
+            return transfer
+        return None
 
     @property
     def _debug(self) -> bool:
@@ -61,7 +67,7 @@ class EmbeddedBackend:
         """Runs with every kernel timed; the timings go to ``run_metadata.step_stats``."""
         trace: list[dict] = []
         traced = EmbeddedPlan(bound.plan, self.contexts, self._debug,
-                              transfer if self._multi_device else None, trace)
+                              self._transfer_for(bound.plan), trace)
         try:
             return traced.run(feed_values)
         finally:
