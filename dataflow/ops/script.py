@@ -13,8 +13,9 @@ Gradients: ``grad=`` gives a ``py_func`` one. It is either a graph gradient func
 ``grad(op, *output_grads) -> [input_grad or None, ...]`` built from ops (recognized by
 its first parameter being named ``op``), or a numpy function
 ``grad(*inputs, *output_grads) -> one array per input`` that runs as another
-``py_func``. The callable is kept in a table keyed by a token stored in the attrs (a
-gradient is only needed while building, never inside a plan).
+``py_func``. The callable is kept, for as long as the graph lives, in a table keyed by
+a token stored in the attrs (a gradient is only needed while building, never inside a
+plan, so it need not pickle).
 
 ``autograd_op(func)`` makes ``func`` (written with ``autograd.numpy``) an op whose
 gradient is the vector-Jacobian product computed by the ``autograd`` package; that
@@ -28,6 +29,7 @@ import inspect
 import itertools
 import re
 import traceback
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -38,8 +40,16 @@ from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_
 from ..framework.tensor_shape import TensorShape
 from . import array as array_ops
 
-_GRADS: dict[int, Callable] = {}
+# Gradient functions by token, per root graph (they live as long as the graph does).
+_GRADS: weakref.WeakKeyDictionary[Any, dict[int, Callable]] = weakref.WeakKeyDictionary()
 _grad_tokens = itertools.count(1)
+
+
+def _root(graph: Any) -> Any:
+    """The outermost graph: ops copied into cond/while bodies still find their gradient."""
+    while graph.outer_graph is not None:
+        graph = graph.outer_graph
+    return graph
 
 
 def _infer_py_func(op: Operation) -> list:
@@ -93,7 +103,7 @@ def _py_func_kernel(ctx: Any, attrs: dict) -> Any:
 
 
 def _py_func_grad(op: Operation, *grads: Tensor) -> list:
-    fn = _GRADS.get(op.attrs.get("grad_token") or 0)
+    fn = _GRADS.get(_root(op.graph), {}).get(op.attrs.get("grad_token") or 0)
     if fn is None:
         raise LookupError(f"No gradient defined for operation {op.describe()} (op type: "
                           f"{op.type}); pass grad= to py_func, or use autograd_op.")
@@ -174,7 +184,8 @@ def py_func(func: Callable, inp: Any, Tout: Any, stateful: bool = True,  # noqa:
         if not callable(grad):
             raise TypeError(f"py_func's grad must be callable, got {grad!r}")
         token = next(_grad_tokens)
-        _GRADS[token] = grad if _is_graph_gradient(grad) else _numpy_gradient(grad)
+        _GRADS.setdefault(_root(get_default_graph()), {})[token] = \
+            grad if _is_graph_gradient(grad) else _numpy_gradient(grad)
         attrs["grad_token"] = token
     op = get_default_graph().create_op("PyFunc" if stateful else "PyFuncStateless", tensors,
                                        attrs, name=name)

@@ -99,6 +99,16 @@ def test_py_func_graph_gradient(sess):
     np.testing.assert_allclose(sess.run(g, {x: xv}), 2 * np.sin(xv) * np.cos(xv))
 
 
+def test_py_func_gradient_function_stays_out_of_plans(sess):
+    x = tf.placeholder(tf.float64, [])
+    scale = tf.constant(2.0, tf.float64)  # a tensor in the gradient's closure
+    y = tf.py_func(lambda a: a * 2.0, [x], tf.float64, grad=lambda op, g: [g * scale])
+    g = tf.gradients(y, x)[0]
+    plan = sess.compiled_plan([y, g], {x: 1.0})
+    cloudpickle.dumps(plan)  # tensors refuse pickling: the closure is not in the plan
+    assert sess.run(g, {x: 1.0}) == 2.0
+
+
 def test_py_func_numpy_gradient(sess):
     def grad(a, b, g):  # numpy: inputs, then output gradients; one array per input
         return g * b, g * a
