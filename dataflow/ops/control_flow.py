@@ -386,7 +386,7 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None,
     """
     true_fn = true_fn if true_fn is not None else fn1
     false_fn = false_fn if false_fn is not None else fn2
-    if isinstance(pred, (bool, np.bool_)):
+    if isinstance(pred, bool):
         raise TypeError("'pred' must not be a Python bool.")
     if not callable(true_fn):
         raise TypeError("'true_fn' must be callable.")
@@ -590,7 +590,7 @@ def _while_kernel(ctx: Any, attrs: dict) -> Any:
     def run_while(*args: Any) -> tuple:
         values = list(args[:k])
         rest = args[k:]
-        limit = int(rest[0]) if has_max else -1
+        limit = max(int(rest[0]), 0) if has_max else -1  # -1: no limit
         caps = rest[1:] if has_max else rest
         cond_caps = [caps[i] for i in cond_idx]
         body_caps = [caps[i] for i in body_idx]

@@ -250,6 +250,7 @@ def test_while_maximum_iterations(sess):
     n = tf.placeholder(tf.int32, [])
     both = tf.while_loop(lambda i: i < 5, lambda i: i + 1, [i], maximum_iterations=n)
     assert sess.run(both, {n: 3}) == 3 and sess.run(both, {n: 30}) == 5
+    assert sess.run(both, {n: 0}) == 0 and sess.run(both, {n: -2}) == 0
 
 
 def test_while_shape_invariants(sess):
