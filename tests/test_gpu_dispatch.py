@@ -187,6 +187,8 @@ def test_transfer_and_to_host_cross_the_boundary(fake_cupy: types.ModuleType) ->
     assert devices.to_host(host) is host  # host values pass through
     record = {"get": 1}  # something with a ``get`` that is no device array
     assert devices.to_host(record) is record
+    names = np.array([b"w", b"b"], dtype=object)
+    assert devices.transfer(names, "", GPU0) is names  # strings stay in host memory
     # GPU to GPU goes through the destination device.
     assert type(devices.transfer(on_gpu, GPU1, GPU0)) is DeviceArray
     assert fake_cupy.entered == [1, 0]
@@ -274,6 +276,25 @@ def test_gpu_variables_train_on_the_gpu_like_on_the_cpu(
     assert type(on_gpu) is np.ndarray
     np.testing.assert_allclose(on_gpu, on_cpu, rtol=1e-6)
     assert gpu_types and set(gpu_types) == {"DeviceArray"}  # the state lives on the GPU
+
+
+def test_strings_stay_in_host_memory_inside_gpu_blocks(
+        one_gpu: types.ModuleType, tmp_path: Any) -> None:
+    # As in TF, string tensors live in host memory even on a GPU device: a string
+    # constant, a string feed (the saver's file name) and checkpoint ops colocated with
+    # GPU variables all work.
+    with tf.device("/gpu:0"):
+        v = tf.Variable(np.arange(3.0, dtype=np.float32), name="v")
+        label = tf.constant("weights")
+        saver = tf.train.Saver([v])
+    with tf.Session(config=tf.ConfigProto(debug=True)) as sess:
+        sess.run(v.initializer)
+        assert sess.placement(label)[label.op.name] == GPU0
+        assert sess.run(label) == b"weights"
+        path = saver.save(sess, str(tmp_path / "model"))
+        sess.run(tf.assign(v, [7.0, 8.0, 9.0]))
+        saver.restore(sess, path)
+        np.testing.assert_array_equal(sess.run(v), [0.0, 1.0, 2.0])
 
 
 def test_fetching_a_gpu_value_directly_gives_numpy(one_gpu: types.ModuleType) -> None:

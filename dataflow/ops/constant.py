@@ -21,7 +21,9 @@ def _infer_const(op: Any) -> list:
 
 def _const_kernel(ctx: Any, attrs: dict) -> Folded:
     value = attrs["value"]
-    return Folded(value if ctx.xp is np else ctx.xp.asarray(value))
+    # Strings stay in host memory on every device (cupy has no string arrays).
+    return Folded(value if ctx.xp is np or value.dtype.kind in "OSU"
+                  else ctx.xp.asarray(value))
 
 
 registry.register(registry.OpDef("Const", _infer_const, _const_kernel,

@@ -34,6 +34,12 @@ def array_namespace(device: str) -> Any:
     return np
 
 
+def is_host_only(value: Any) -> bool:
+    """Strings and Python objects, which only host memory holds."""
+    dtype = getattr(value, "dtype", None)
+    return isinstance(value, (str, bytes)) or (dtype is not None and dtype.kind in "OSU")
+
+
 def to_host(value: Any) -> Any:
     """Copies a device array to host memory (no-op for numpy values)."""
     get = getattr(value, "get", None)
@@ -43,8 +49,9 @@ def to_host(value: Any) -> Any:
 
 
 def transfer(value: Any, src: str, dst: str) -> Any:
-    """Moves ``value`` from device ``src`` to ``dst`` ('' is the client/host)."""
-    if "/device:GPU:" in dst:
+    """Moves ``value`` from device ``src`` to ``dst`` ('' is the client/host). Strings
+    stay in host memory, as in TF (cupy has no string arrays)."""
+    if "/device:GPU:" in dst and not is_host_only(value):
         import cupy  # noqa: PLC0415
         index = int(dst.rsplit(":", 1)[1])
         with cupy.cuda.Device(index):
