@@ -358,7 +358,8 @@ def _checkpoint(tmp: str) -> Callable[[], list[Step]]:
         path = {save[0].inputs[0]: prefix}  # the saver's filename placeholder
 
         def write_index(values: list) -> None:  # what Saver.save does after the shards
-            checkpoint_format.write_index(prefix, 1, json.loads(values[0].item()))
+            meta = values[0].item() if hasattr(values[0], "item") else values[0]
+            checkpoint_format.write_index(prefix, 1, json.loads(meta))
 
         return [([v.initializer, u.initializer], {}), ([op.outputs[0] for op in save], path),
                 write_index,

@@ -87,10 +87,23 @@ def make_fake_cupy(count: int) -> types.ModuleType:
 
 @pytest.fixture
 def fake_cupy(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
-    """The stand-in cupy with two GPUs, importable as ``cupy`` during one test."""
+    """The stand-in cupy with two GPUs, importable as ``cupy`` (and ``cupyx.scipy.special``
+    as scipy's) during one test."""
     module = make_fake_cupy(2)
     count = devices.gpu_count  # (a test may monkeypatch it over)
     monkeypatch.setitem(sys.modules, "cupy", module)
+    # cupyx.scipy.special: scipy's ufuncs, which the strict arrays accept as cupy's do.
+    try:
+        import scipy.special as scipy_special  # noqa: PLC0415 - optional, as for cupy
+    except ImportError:
+        scipy_special = None
+    if scipy_special is not None:
+        cupyx = types.ModuleType("cupyx")
+        cupyx.scipy = types.ModuleType("cupyx.scipy")
+        cupyx.scipy.special = scipy_special
+        for name, mod in (("cupyx", cupyx), ("cupyx.scipy", cupyx.scipy),
+                          ("cupyx.scipy.special", scipy_special)):
+            monkeypatch.setitem(sys.modules, name, mod)
     count.cache_clear()
     yield module
     count.cache_clear()  # the next test sees this machine's real GPUs
@@ -306,6 +319,57 @@ def test_fetching_a_gpu_value_directly_gives_numpy(one_gpu: types.ModuleType) ->
         values = sess.run([v, s, v.read_value()])
     assert [type(x) for x in values] == [np.ndarray, np.float32, np.ndarray]
     assert float(values[1]) == 9.0
+
+
+def _session_steps(sess: Any, steps: list) -> list[list[Any]]:
+    """Runs conformance steps (see ``tests/test_array_namespace.py``) in a session."""
+    from tests import test_array_namespace as conformance  # noqa: PLC0415
+
+    results: list[list[Any]] = []
+    for step in steps:
+        if callable(step):
+            step(results[-1])
+            continue
+        fetches, feed_dict, *expect = step
+        try:
+            results.append(list(sess.run(list(fetches), feed_dict)))
+        except tf.errors.OpError as exc:
+            assert expect == [conformance.FAILS], exc
+            results.append([f"{type(exc).__name__}: {exc.message.split(' [[')[0]}"])
+    return results
+
+
+def _conformance_cases() -> list[tuple[str, Callable]]:
+    from tests import test_array_namespace as conformance  # noqa: PLC0415
+
+    return conformance.ALL_CASES
+
+
+@pytest.mark.parametrize("name,build", _conformance_cases(),
+                         ids=[c[0] for c in _conformance_cases()])
+def test_every_conformance_case_runs_on_a_stand_in_gpu(
+        name: str, build: Callable, one_gpu: types.ModuleType) -> None:
+    # Each case built inside ``tf.device('/gpu:0')`` and run by a session that sees one
+    # (stand-in) GPU gives what the plain numpy run gives: feeds are copied in, fetches
+    # come back as numpy, strings stay on the host, state lives on the device.
+    from tests import test_array_namespace as conformance  # noqa: PLC0415
+
+    conformance.R = np.random.default_rng(3)
+    graph = tf.Graph()
+    with graph.as_default():
+        want, _ = conformance.run_steps(build(), np)
+    conformance.R = np.random.default_rng(3)
+    graph = tf.Graph()
+    with graph.as_default(), tf.device("/gpu:0"):
+        steps = build()
+    with graph.as_default(), tf.Session(graph=graph, config=tf.ConfigProto(debug=True)) as sess:
+        got = _session_steps(sess, steps)
+        first = next(s for s in steps if not callable(s))
+        assert set(sess.placement(list(first[0]), first[1]).values()) == {GPU0}
+    for i, (g_step, w_step) in enumerate(zip(got, want, strict=True)):
+        for j, (g, w) in enumerate(zip(g_step, w_step, strict=True)):
+            assert not isinstance(g, strict_xp.StrictArray), f"step {i}, fetch {j}: {type(g)}"
+            conformance.assert_same(g, w, f"step {i}, fetch {j}")
 
 
 # --- the stand-in: the Dask side -----------------------------------------------------------
