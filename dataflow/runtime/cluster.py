@@ -241,6 +241,14 @@ def connect(target: Any, timeout: float | None = None) -> tuple[Any, bool]:
                 dask.config.get("distributed.comm.timeouts.connect")))
         try:
             return distributed.Client(target, timeout=timeout, set_as_default=False), True
+        except TypeError as exc:
+            if "TLS" not in str(exc):
+                raise
+            raise errors.UnavailableError(
+                None, None, f"The Dask scheduler at '{target}' speaks TLS and no TLS "
+                "credentials are configured: pass Session(distributed.Client(address, "
+                "security=distributed.security.Security(...))), or set "
+                f"distributed.comm.tls.* in the Dask configuration ({exc})") from None
         except (OSError, TimeoutError, asyncio.TimeoutError) as exc:
             raise errors.UnavailableError(
                 None, None, f"Cannot reach a Dask scheduler at '{target}' within {timeout:g} s "
@@ -287,7 +295,8 @@ class LocalCluster:
         from .lowering import resource_name  # noqa: PLC0415 - imports dask
 
         if not processes and "protocol" not in kwargs:
-            kwargs["protocol"] = "tcp://"  # threads would talk inproc://, which takes no host
+            # Threads would talk inproc://, which takes no host.
+            kwargs["protocol"] = "tls://" if security else "tcp://"
         self.cluster = distributed.LocalCluster(
             n_workers=0, processes=processes, threads_per_worker=threads_per_worker,
             host=host, dashboard_address=dashboard_address, security=security,

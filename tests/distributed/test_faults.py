@@ -1,0 +1,108 @@
+"""Faults on a real cluster: a worker process killed during a step, or between steps.
+
+These tests kill workers, so they run on a cluster of their own.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+import dataflow as tf
+
+from .conftest import collect_leaked_sockets, local_cluster
+
+pytestmark = pytest.mark.distributed
+
+
+@pytest.fixture(scope="module")
+def fragile():
+    c = local_cluster(ps=1, worker=2)
+    yield c
+    with collect_leaked_sockets():
+        c.close()
+
+
+def _kill(cluster, name):
+    address = cluster.workers[name]
+    pid = cluster.client.run(os.getpid, workers=[address])[address]
+    os.kill(pid, signal.SIGKILL)
+    return address
+
+
+def _wait_back(cluster, name, old_address, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        address = cluster.workers.get(name)
+        if address is not None and address != old_address:
+            return address
+        time.sleep(0.2)
+    raise AssertionError(f"{name} did not come back")
+
+
+@pytest.mark.parametrize("resident", [False, True])
+def test_worker_killed_mid_step(fragile, resident):
+    tf.Session.reset(fragile)
+
+    def slow(a):
+        time.sleep(30)
+        return a
+
+    with tf.device("/job:ps/task:0"):
+        v = tf.Variable(5.0, name="survivor")
+    with tf.device("/job:worker/task:1"):
+        stuck = tf.py_func(slow, [v.read_value()], tf.float32)
+        fine = v.read_value() * 2.0
+    config = tf.ConfigProto(resident_steps=resident)
+    with tf.Session(fragile, config=config) as sess:
+        sess.run(v.initializer)
+        assert sess.run(fine) == 10.0
+        outcome = {}
+
+        def run():
+            try:
+                sess.run(stuck)
+            except Exception as exc:  # noqa: BLE001 - inspected below
+                outcome["error"] = exc
+            outcome["at"] = time.monotonic()
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        time.sleep(1.5)  # the py_func is sleeping on worker-1 now
+        killed_at = time.monotonic()
+        old = _kill(fragile, "worker-1")
+        thread.join(20)
+        assert not thread.is_alive(), "the step hung after its worker died"
+        error = outcome["error"]
+        assert isinstance(error, tf.errors.UnavailableError), error
+        assert "worker-1" in str(error)
+        assert outcome["at"] - killed_at < 5.0
+        # The session stays usable: the ps kept its variable, and once the nanny has
+        # restarted worker-1 the same step signature runs there again.
+        _wait_back(fragile, "worker-1", old)
+        assert sess.run(v) == 5.0
+        assert sess.run(fine) == 10.0
+
+
+def test_ps_killed_between_steps_loses_its_variables(fragile):
+    tf.Session.reset(fragile)
+    with tf.device("/job:ps/task:0"):
+        v = tf.Variable(1.0, name="volatile")
+        bump = v.assign_add(1.0)
+    with tf.Session(fragile) as sess:
+        sess.run(v.initializer)
+        sess.run(bump)
+        old = _kill(fragile, "ps-0")
+        # Until the nanny restarts it the step cannot run; afterwards its state is gone
+        # (recovery is from a checkpoint) and re-initializing works.
+        with pytest.raises((tf.errors.UnavailableError, tf.errors.FailedPreconditionError)):
+            sess.run(bump)
+        _wait_back(fragile, "ps-0", old)
+        with pytest.raises(tf.errors.FailedPreconditionError, match="volatile"):
+            sess.run(bump)
+        sess.run(v.initializer)
+        assert sess.run(bump) == 2.0

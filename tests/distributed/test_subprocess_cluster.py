@@ -1,0 +1,124 @@
+"""A cluster started the way users start one: ``dask scheduler`` and ``dask worker
+--name ...`` as separate processes on loopback, reached by ``Session(address)``.
+
+The scheduler and workers unpickle dataflow's task graphs and plans, so dataflow must
+be importable there (here through ``PYTHONPATH``).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import distributed
+import numpy as np
+import pytest
+
+import dataflow as tf
+from dataflow.runtime import worker_state
+
+pytestmark = pytest.mark.distributed
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def cli_cluster():
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               OPENBLAS_NUM_THREADS="1")
+    dask = [sys.executable, "-m", "dask"]  # the `dask` command
+    quiet = {"env": env, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    procs = [subprocess.Popen(dask + ["scheduler", "--host", "127.0.0.1", "--port", str(port),
+                                      "--no-dashboard"], **quiet)]
+    try:
+        for name in ("ps-0", "worker-0", "worker-1"):
+            procs.append(subprocess.Popen(
+                dask + ["worker", address, "--name", name, "--nthreads", "2",
+                        "--no-dashboard", "--host", "127.0.0.1"], **quiet))
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with distributed.Client(address, timeout=5, set_as_default=False) as c:
+                    c.wait_for_workers(3, timeout=max(1, deadline - time.monotonic()))
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+        yield address
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+def test_session_by_address_on_cli_workers(cli_cluster):
+    with tf.device("/job:ps/task:0"):
+        beta = tf.Variable(np.ones((3, 1), np.float32), name="beta")
+    x = tf.placeholder(tf.float32, [None, 3])
+    with tf.device("/job:worker/task:1"):
+        cost = tf.reduce_sum(tf.square(tf.matmul(x, beta)))
+        grad = tf.gradients(cost, [beta])[0]
+    with tf.device("/job:ps/task:0"):
+        update = beta.assign_sub(0.01 * grad)
+    feed = {x: np.arange(6, dtype=np.float32).reshape(2, 3)}
+    with tf.Session(config=tf.ConfigProto(allow_soft_placement=True)) as local:
+        local.run(beta.initializer)
+        want = [local.run([cost, update], feed)[0] for _ in range(3)]
+    tf.Session.reset(cli_cluster)
+    with tf.Session(cli_cluster) as sess:
+        sess.run(beta.initializer)
+        got = [sess.run([cost, update], feed)[0] for _ in range(3)]
+        assert "worker-1 at tcp://127.0.0.1" in sess.backend.devices.note
+        client = sess.backend.client
+        held = client.run(worker_state.list_variables)
+        names = {a: str(w["name"]) for a, w in
+                 client.scheduler_info(n_workers=-1)["workers"].items()}
+        assert {names[a]: v for a, v in held.items() if v} == {
+            "ps-0": {"/job:ps/replica:0/task:0/device:CPU:0": ["beta"]}}
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    with tf.Session(cli_cluster, config=tf.ConfigProto(resident_steps=True)) as sess:
+        np.testing.assert_allclose(sess.run(beta), local_beta(want, feed), rtol=1e-5)
+
+
+def local_beta(costs, feed):
+    """beta after the three updates above, recomputed in numpy."""
+    beta = np.ones((3, 1), np.float32)
+    x = feed[next(iter(feed))]
+    for _ in costs:
+        beta = beta - 0.01 * (2 * x.T @ (x @ beta))
+    return beta
+
+
+def test_cluster_spec_maps_tasks_by_address(cli_cluster):
+    tf.Session.reset(cli_cluster)
+    with distributed.Client(cli_cluster, set_as_default=False) as client:
+        by_name = {str(w["name"]): a for a, w in
+                   client.scheduler_info(n_workers=-1)["workers"].items()}
+        # Swap roles: the worker named worker-1 is now the ps, by its address.
+        spec = tf.train.ClusterSpec({"ps": [by_name["worker-1"]],
+                                     "worker": [by_name["worker-0"], by_name["ps-0"]]})
+        with tf.device("/job:ps/task:0"):
+            v = tf.Variable(7.0, name="moved")
+        with tf.Session(client, config=tf.ConfigProto(cluster_def=spec)) as sess:
+            sess.run(v.initializer)
+            assert sess.run(v) == 7.0
+        held = client.run(worker_state.list_variables)
+        assert held[by_name["worker-1"]] == {
+            "/job:ps/replica:0/task:0/device:CPU:0": ["moved"]}
