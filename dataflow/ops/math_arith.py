@@ -1,0 +1,510 @@
+"""Elementwise arithmetic: ``AddN`` and the binary and unary math primitives, with their
+gradients (TF1's ``math_ops``, the arithmetic part).
+
+Each op type is one record: shape/dtype rule, kernel (through ``ctx.xp``; most kernels
+are the namespace's ufunc itself, see ``math_compare._ufunc``) and gradient rule side by
+side. In file order:
+
+* ``AddN``, the sum of a list of tensors of one shape (the gradient pass sums fan-out
+  with it);
+* binary arithmetic (``AddV2 Sub Mul RealDiv DivNoNan FloorDiv FloorMod Pow Maximum
+  Minimum SquaredDifference``);
+* unary math (``Neg Abs Sign Square Sqrt Rsqrt Exp Expm1 Log Log1p Sin Cos Tan Tanh
+  Sigmoid Erf Floor Ceil Round Reciprocal``); ``Sigmoid`` and ``Erf`` use
+  ``scipy.special`` when it is installed.
+
+Binary and unary ops share one module because their gradient rules are built from each
+other (``Sub``'s from ``Neg``, ``Exp``'s from ``Mul``, ``Pow``'s from ``Log``); the
+comparisons, ``Select`` and ``Cast`` these rules also use come from ``math_compare``.
+Builders over these primitives with no record of their own (``truediv``, ``div``,
+``clip_by_value``, the ``Tensor`` operators) are in ``math_composite``.
+
+Dtype rules follow TF1: the inputs of an n-ary op must share one dtype (a mismatch is a
+``TypeError`` at build time); Python numbers take the dtype of the tensor inputs
+(``apply_op``'s hint). Gradient rules return full-shape gradients: the gradient pass
+undoes broadcasting once (``SumToShape``), so ``Add``'s rule is ``[grad, grad]``.
+"""
+
+from __future__ import annotations
+
+import math as _pymath
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..framework import registry
+from ..framework.graph import Operation, Tensor
+from .array import ones_like, zeros_like
+from .build import apply_op
+from .math_compare import (
+    _FLOAT,
+    _NOT_DIFF,
+    _NUMERIC,
+    _check_rule,
+    _register,
+    _select,
+    _ufunc,
+    greater,
+    greater_equal,
+    less_equal,
+)
+from .rules import broadcast, require_same_dtype
+
+# --- AddN ------------------------------------------------------------------------------
+
+
+def _infer_add_n(op: Operation) -> list:
+    dtype = require_same_dtype(op)
+    shape = op.inputs[0].shape
+    for t in op.inputs[1:]:
+        if not shape.is_compatible_with(t.shape):
+            raise ValueError(f"AddN inputs must all have one shape, got {shape} and {t.shape}")
+        shape = shape.merge_with(t.shape)
+    broadcast(op)
+    return [(dtype, shape)]
+
+
+def _add_n_kernel(ctx: Any, attrs: dict) -> Any:
+    add = ctx.xp.add
+
+    def add_n(first: Any, *rest: Any) -> Any:
+        out = first
+        for x in rest:
+            out = add(out, x)
+        return out
+
+    return add_n
+
+
+def _add_n_grad(op: Operation, grad: Tensor) -> list:
+    return [grad] * len(op.inputs)
+
+
+registry.register(registry.OpDef("AddN", _infer_add_n, _add_n_kernel, _add_n_grad,
+                                 foldable=True))
+
+
+def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
+    """Sums a list of tensors of one shape and dtype."""
+    inputs = list(inputs)
+    if not inputs:
+        raise ValueError("add_n needs at least one input")
+    if len(inputs) == 1 and name is None:
+        return apply_op("Identity", inputs)
+    return apply_op("AddN", inputs, name=name)
+
+
+# --- kernel helpers --------------------------------------------------------------------
+def _special_module(xp: Any) -> Any:
+    """``scipy.special`` for numpy (``cupyx.scipy.special`` for cupy), or ``None``."""
+    try:
+        if getattr(xp, "__name__", "").startswith("cupy"):
+            import cupyx.scipy.special as special  # noqa: PLC0415
+        else:
+            import scipy.special as special  # noqa: PLC0415
+    except ImportError:
+        return None
+    return special
+
+
+def _keep_dtype(fn: Callable, xp: Any) -> Callable:
+    """Wraps ``fn`` so its result has the dtype of its input (scipy widens float16)."""
+
+    def run(x: Any) -> Any:
+        out = fn(x)
+        return out if out.dtype == x.dtype else xp.asarray(out, dtype=x.dtype)
+
+    return run
+
+
+# --- binary arithmetic -----------------------------------------------------------------
+def _add_grad(op: Operation, grad: Tensor) -> list:
+    return [grad, grad]
+
+
+def _sub_grad(op: Operation, grad: Tensor) -> list:
+    return [grad, negative(grad)]
+
+
+def _mul_grad(op: Operation, grad: Tensor) -> list:
+    x, y = op.inputs
+    return [multiply(grad, y), multiply(x, grad)]
+
+
+def _real_div_grad(op: Operation, grad: Tensor) -> list:
+    x, y = op.inputs
+    return [realdiv(grad, y), multiply(grad, realdiv(realdiv(negative(x), y), y))]
+
+
+def _div_no_nan_grad(op: Operation, grad: Tensor) -> list:
+    x, y = op.inputs
+    return [div_no_nan(grad, y), multiply(grad, div_no_nan(div_no_nan(negative(x), y), y))]
+
+
+def _floor_mod_grad(op: Operation, grad: Tensor) -> list:
+    # x mod y = x - floor(x / y) * y, with floor(x / y) piecewise constant.
+    x, y = op.inputs
+    return [grad, multiply(grad, negative(floordiv(x, y)))]
+
+
+def _pow_grad(op: Operation, grad: Tensor) -> list:
+    x, y = op.inputs
+    z = op.outputs[0]
+    gx = multiply(grad, multiply(y, pow(x, subtract(y, 1))))
+    # d(x^y)/dy = x^y log(x), taken as 0 where x <= 0 (as TF does).
+    positive = greater(x, 0)
+    safe_x = _select(positive, x, ones_like(x))
+    log_x = _select(positive, log(safe_x), zeros_like(x))
+    gy = multiply(grad, multiply(z, log_x))
+    return [gx, gy]
+
+
+def _maximum_grad(op: Operation, grad: Tensor) -> list:
+    x, y = op.inputs
+    return _min_max_grad(greater_equal(x, y), grad)
+
+
+def _minimum_grad(op: Operation, grad: Tensor) -> list:
+    x, y = op.inputs
+    return _min_max_grad(less_equal(x, y), grad)
+
+
+def _min_max_grad(x_wins: Tensor, grad: Tensor) -> list:
+    """Ties go to ``x``, as in TF."""
+    zeros = zeros_like(grad)
+    return [_select(x_wins, grad, zeros), _select(x_wins, zeros, grad)]
+
+
+def _squared_difference_grad(op: Operation, grad: Tensor) -> list:
+    x, y = op.inputs
+    gx = multiply(multiply(grad, 2), subtract(x, y))
+    return [gx, negative(gx)]
+
+
+def _squared_difference_kernel(ctx: Any, attrs: dict) -> Any:
+    xp = ctx.xp
+    return lambda x, y: xp.square(xp.subtract(x, y))
+
+
+def _div_no_nan_kernel(ctx: Any, attrs: dict) -> Any:
+    xp = ctx.xp
+
+    def div_no_nan(x: Any, y: Any) -> Any:
+        zero = y == 0
+        quotient = xp.true_divide(x, xp.where(zero, 1, y))
+        return xp.where(zero, 0, quotient)
+
+    return div_no_nan
+
+
+for _type, _kernel, _grad, _dtypes, _fold in [
+    ("AddV2", _ufunc("add"), _add_grad, _NUMERIC, True),
+    ("Sub", _ufunc("subtract"), _sub_grad, _NUMERIC, True),
+    ("Mul", _ufunc("multiply"), _mul_grad, _NUMERIC, True),
+    ("RealDiv", _ufunc("true_divide"), _real_div_grad, _FLOAT, False),
+    ("DivNoNan", _div_no_nan_kernel, _div_no_nan_grad, _FLOAT, False),
+    ("FloorDiv", _ufunc("floor_divide"), registry.NOT_DIFFERENTIABLE, _NUMERIC, True),
+    ("FloorMod", _ufunc("mod"), _floor_mod_grad, _NUMERIC, True),
+    ("Pow", _ufunc("power"), _pow_grad, _NUMERIC, False),
+    ("Maximum", _ufunc("maximum"), _maximum_grad, _NUMERIC, True),
+    ("Minimum", _ufunc("minimum"), _minimum_grad, _NUMERIC, True),
+    ("SquaredDifference", _squared_difference_kernel, _squared_difference_grad, _NUMERIC,
+     False),
+]:
+    _register(_type, _check_rule(*_dtypes), _kernel, _grad, foldable=_fold)
+
+
+def add(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Returns ``x + y`` elementwise, with numpy broadcasting.
+
+    Args:
+        x: a tensor (or value convertible to one) of a numeric dtype.
+        y: a tensor of the same dtype as ``x`` (Python numbers take ``x``'s dtype).
+        name: optional op name.
+
+    Raises:
+        TypeError: ``x`` and ``y`` have different dtypes.
+        ValueError: the shapes do not broadcast.
+    """
+    return apply_op("AddV2", [x, y], name=name or "Add")
+
+
+def subtract(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Returns ``x - y`` elementwise, with numpy broadcasting."""
+    return apply_op("Sub", [x, y], name=name)
+
+
+def multiply(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Returns ``x * y`` elementwise, with numpy broadcasting."""
+    return apply_op("Mul", [x, y], name=name)
+
+
+def realdiv(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Returns ``x / y`` for floating-point tensors (no integer conversion)."""
+    return apply_op("RealDiv", [x, y], name=name)
+
+
+def div_no_nan(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Returns ``x / y``, or 0 where ``y`` is 0 (even when ``x`` is 0, inf or nan)."""
+    return apply_op("DivNoNan", [x, y], name=name or "div_no_nan")
+
+
+def floordiv(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Returns ``floor(x / y)`` elementwise (Python's ``//`` semantics)."""
+    return apply_op("FloorDiv", [x, y], name=name or "floordiv")
+
+
+def floormod(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Returns ``x - floor(x / y) * y`` (Python's ``%``: the sign of ``y``)."""
+    return apply_op("FloorMod", [x, y], name=name)
+
+
+mod = floormod
+
+
+def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF1 name
+    """Returns ``x ** y`` elementwise, with numpy broadcasting."""
+    return apply_op("Pow", [x, y], name=name)
+
+
+def maximum(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Returns the elementwise maximum (gradient ties go to ``x``)."""
+    return apply_op("Maximum", [x, y], name=name)
+
+
+def minimum(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Returns the elementwise minimum (gradient ties go to ``x``)."""
+    return apply_op("Minimum", [x, y], name=name)
+
+
+def squared_difference(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Returns ``(x - y) * (x - y)`` elementwise."""
+    return apply_op("SquaredDifference", [x, y], name=name)
+
+
+# --- unary math ------------------------------------------------------------------------
+def _neg_grad(op: Operation, grad: Tensor) -> list:
+    return [negative(grad)]
+
+
+def _abs_grad(op: Operation, grad: Tensor) -> list:
+    return [multiply(grad, sign(op.inputs[0]))]
+
+
+def _sign_grad(op: Operation, grad: Tensor) -> list:
+    return [zeros_like(op.inputs[0])]
+
+
+def _square_grad(op: Operation, grad: Tensor) -> list:
+    return [multiply(grad, multiply(op.inputs[0], 2))]
+
+
+def _sqrt_grad(op: Operation, grad: Tensor) -> list:
+    return [realdiv(multiply(grad, 0.5), op.outputs[0])]
+
+
+def _rsqrt_grad(op: Operation, grad: Tensor) -> list:
+    y = op.outputs[0]
+    return [multiply(multiply(grad, -0.5), multiply(y, square(y)))]
+
+
+def _exp_grad(op: Operation, grad: Tensor) -> list:
+    return [multiply(grad, op.outputs[0])]
+
+
+def _expm1_grad(op: Operation, grad: Tensor) -> list:
+    return [multiply(grad, exp(op.inputs[0]))]
+
+
+def _log_grad(op: Operation, grad: Tensor) -> list:
+    return [multiply(grad, reciprocal(op.inputs[0]))]
+
+
+def _log1p_grad(op: Operation, grad: Tensor) -> list:
+    return [multiply(grad, reciprocal(add(op.inputs[0], 1)))]
+
+
+def _sin_grad(op: Operation, grad: Tensor) -> list:
+    return [multiply(grad, cos(op.inputs[0]))]
+
+
+def _cos_grad(op: Operation, grad: Tensor) -> list:
+    return [negative(multiply(grad, sin(op.inputs[0])))]
+
+
+def _tan_grad(op: Operation, grad: Tensor) -> list:
+    return [multiply(grad, square(reciprocal(cos(op.inputs[0]))))]
+
+
+def _tanh_grad(op: Operation, grad: Tensor) -> list:
+    y = op.outputs[0]
+    return [multiply(grad, subtract(1, square(y)))]
+
+
+def _sigmoid_grad(op: Operation, grad: Tensor) -> list:
+    y = op.outputs[0]
+    return [multiply(grad, multiply(y, subtract(1, y)))]
+
+
+def _erf_grad(op: Operation, grad: Tensor) -> list:
+    x = op.inputs[0]
+    return [multiply(grad, multiply(exp(negative(square(x))), 2 / _pymath.sqrt(_pymath.pi)))]
+
+
+def _reciprocal_grad(op: Operation, grad: Tensor) -> list:
+    return [negative(multiply(grad, square(op.outputs[0])))]
+
+
+def _rsqrt_kernel(ctx: Any, attrs: dict) -> Any:
+    xp = ctx.xp
+    return lambda x: xp.reciprocal(xp.sqrt(x))
+
+
+def _sigmoid_kernel(ctx: Any, attrs: dict) -> Any:
+    xp = ctx.xp
+    special = _special_module(xp)
+    if special is not None:
+        return _keep_dtype(special.expit, xp)
+
+    def sigmoid(x: Any) -> Any:
+        # exp of -|x| never overflows; both branches are accurate in relative terms.
+        e = xp.exp(-xp.abs(x))
+        return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+    return sigmoid
+
+
+def _erf_kernel(ctx: Any, attrs: dict) -> Any:
+    xp = ctx.xp
+    special = _special_module(xp)
+    if special is not None:
+        return _keep_dtype(special.erf, xp)
+    erf_object = xp.frompyfunc(_pymath.erf, 1, 1)  # without scipy: exact but slow
+    return lambda x: xp.asarray(erf_object(x), dtype=x.dtype)
+
+
+for _type, _kernel, _grad, _dtypes, _fold in [
+    ("Neg", _ufunc("negative"), _neg_grad, _NUMERIC, True),
+    ("Abs", _ufunc("abs"), _abs_grad, _NUMERIC, True),
+    ("Sign", _ufunc("sign"), _sign_grad, _NUMERIC, True),
+    ("Square", _ufunc("square"), _square_grad, _NUMERIC, True),
+    ("Sqrt", _ufunc("sqrt"), _sqrt_grad, _FLOAT, False),
+    ("Rsqrt", _rsqrt_kernel, _rsqrt_grad, _FLOAT, False),
+    ("Exp", _ufunc("exp"), _exp_grad, _FLOAT, False),
+    ("Expm1", _ufunc("expm1"), _expm1_grad, _FLOAT, False),
+    ("Log", _ufunc("log"), _log_grad, _FLOAT, False),
+    ("Log1p", _ufunc("log1p"), _log1p_grad, _FLOAT, False),
+    ("Sin", _ufunc("sin"), _sin_grad, _FLOAT, False),
+    ("Cos", _ufunc("cos"), _cos_grad, _FLOAT, False),
+    ("Tan", _ufunc("tan"), _tan_grad, _FLOAT, False),
+    ("Tanh", _ufunc("tanh"), _tanh_grad, _FLOAT, False),
+    ("Sigmoid", _sigmoid_kernel, _sigmoid_grad, _FLOAT, False),
+    ("Erf", _erf_kernel, _erf_grad, _FLOAT, False),
+    ("Floor", _ufunc("floor"), _NOT_DIFF, _FLOAT, True),
+    ("Ceil", _ufunc("ceil"), _NOT_DIFF, _FLOAT, True),
+    ("Round", _ufunc("round"), _NOT_DIFF, _NUMERIC, True),
+    ("Reciprocal", _ufunc("reciprocal"), _reciprocal_grad, _FLOAT, False),
+]:
+    _register(_type, _check_rule(*_dtypes), _kernel, _grad, foldable=_fold)
+
+
+def negative(x: Any, name: str | None = None) -> Tensor:
+    """Returns ``-x`` elementwise."""
+    return apply_op("Neg", [x], name=name)
+
+
+def abs(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF1 name
+    """Returns ``|x|`` elementwise."""
+    return apply_op("Abs", [x], name=name)
+
+
+def sign(x: Any, name: str | None = None) -> Tensor:
+    """Returns -1, 0 or 1 by the sign of ``x`` (its gradient is zero)."""
+    return apply_op("Sign", [x], name=name)
+
+
+def square(x: Any, name: str | None = None) -> Tensor:
+    """Returns ``x * x`` elementwise."""
+    return apply_op("Square", [x], name=name)
+
+
+def sqrt(x: Any, name: str | None = None) -> Tensor:
+    """Returns the square root of ``x`` elementwise (floating-point ``x``)."""
+    return apply_op("Sqrt", [x], name=name)
+
+
+def rsqrt(x: Any, name: str | None = None) -> Tensor:
+    """Returns ``1 / sqrt(x)`` elementwise."""
+    return apply_op("Rsqrt", [x], name=name)
+
+
+def exp(x: Any, name: str | None = None) -> Tensor:
+    """Returns ``e ** x`` elementwise."""
+    return apply_op("Exp", [x], name=name)
+
+
+def expm1(x: Any, name: str | None = None) -> Tensor:
+    """Returns ``exp(x) - 1`` elementwise, accurate for small ``x``."""
+    return apply_op("Expm1", [x], name=name)
+
+
+def log(x: Any, name: str | None = None) -> Tensor:
+    """Returns the natural logarithm of ``x`` elementwise."""
+    return apply_op("Log", [x], name=name)
+
+
+def log1p(x: Any, name: str | None = None) -> Tensor:
+    """Returns ``log(1 + x)`` elementwise, accurate for small ``x``."""
+    return apply_op("Log1p", [x], name=name)
+
+
+def sin(x: Any, name: str | None = None) -> Tensor:
+    """Returns ``sin(x)`` elementwise."""
+    return apply_op("Sin", [x], name=name)
+
+
+def cos(x: Any, name: str | None = None) -> Tensor:
+    """Returns ``cos(x)`` elementwise."""
+    return apply_op("Cos", [x], name=name)
+
+
+def tan(x: Any, name: str | None = None) -> Tensor:
+    """Returns ``tan(x)`` elementwise."""
+    return apply_op("Tan", [x], name=name)
+
+
+def tanh(x: Any, name: str | None = None) -> Tensor:
+    """Returns the hyperbolic tangent of ``x`` elementwise."""
+    return apply_op("Tanh", [x], name=name)
+
+
+def sigmoid(x: Any, name: str | None = None) -> Tensor:
+    """Returns ``1 / (1 + exp(-x))`` elementwise, computed without overflow."""
+    return apply_op("Sigmoid", [x], name=name)
+
+
+def erf(x: Any, name: str | None = None) -> Tensor:
+    """Returns the Gauss error function of ``x`` elementwise."""
+    return apply_op("Erf", [x], name=name)
+
+
+def floor(x: Any, name: str | None = None) -> Tensor:
+    """Returns the largest integer not greater than ``x`` (same float dtype)."""
+    return apply_op("Floor", [x], name=name)
+
+
+def ceil(x: Any, name: str | None = None) -> Tensor:
+    """Returns the smallest integer not less than ``x`` (same float dtype)."""
+    return apply_op("Ceil", [x], name=name)
+
+
+def round(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF1 name
+    """Rounds half to even (banker's rounding), as TF does."""
+    return apply_op("Round", [x], name=name)
+
+
+def reciprocal(x: Any, name: str | None = None) -> Tensor:
+    """Returns ``1 / x`` elementwise."""
+    return apply_op("Reciprocal", [x], name=name)
+
+
+del _type, _kernel, _grad, _dtypes, _fold

@@ -1,0 +1,321 @@
+"""Comparisons, logical ops, selection and casts, and the helpers every elementwise op
+of the math family is registered with (TF1's ``math_ops``, the non-arithmetic part).
+
+Each op type is one record: shape/dtype rule, kernel (through ``ctx.xp``) and gradient
+rule side by side. This module holds:
+
+* comparisons, logical ops and float classification (``Less LessEqual Greater
+  GreaterEqual Equal NotEqual LogicalAnd LogicalOr LogicalNot IsNan IsInf IsFinite``):
+  bool outputs, not differentiable, foldable; ``logical_xor`` is a composite;
+* ``Select`` (three-argument ``where``; a rank-1 condition against higher-rank
+  branches selects whole rows, TF1's rule) and ``Where`` (the int64 coordinates of the
+  true elements);
+* ``Cast`` and TF1's deprecated ``to_float``-style shorthands.
+
+It sits at the bottom of the math family: the arithmetic gradients (``math_arith``) and
+the reduction gradients (``math_reduce``) are built from ``Select``, ``Cast`` and the
+comparisons, and nothing here needs arithmetic, so those modules import this one and
+not the other way round.
+
+The shared helpers: ``_check_rule(check, what)`` is the elementwise shape/dtype rule
+(inputs share one dtype accepted by ``check``, no promotion as in TF1, shapes broadcast
+as in numpy); ``_ufunc(name)`` is a kernel factory returning ``ctx.xp.<name>`` itself,
+so the executor calls the ufunc with no wrapper; ``_register`` makes the record.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+from typing import Any
+
+from ..framework import dtypes, registry
+from ..framework.graph import Operation, Tensor, convert_to_tensor
+from ..framework.tensor_shape import TensorShape
+from .array import zeros_like
+from .build import apply_op, convert_inputs
+from .rules import broadcast, is_bool, is_float, is_int_or_float, require_same_dtype
+
+
+# --- shared helpers --------------------------------------------------------------------
+def _check_rule(check: Callable[[dtypes.DType], bool] | None, what: str,
+                out_dtype: dtypes.DType | None = None) -> Callable[[Operation], list]:
+    """Elementwise rule: inputs share a dtype accepted by ``check``; numpy broadcasting."""
+
+    def rule(op: Operation) -> list:
+        dtype = require_same_dtype(op)
+        if check is not None and not check(dtype):
+            raise TypeError(f"'{op.type}' needs {what} inputs, got {dtype.name} for "
+                            f"'{op.inputs[0].name}'")
+        shape = op.inputs[0].shape if len(op.inputs) == 1 else broadcast(op)
+        return [(out_dtype or dtype, shape)]
+
+    return rule
+
+
+def _ufunc(name: str) -> Callable[[Any, dict], Any]:
+    """Kernel factory returning the namespace's ufunc itself (no per-call wrapper)."""
+
+    def factory(ctx: Any, attrs: dict) -> Any:
+        return getattr(ctx.xp, name)
+
+    factory.__name__ = f"_{name}_kernel"
+    return factory
+
+
+def _register(op_type: str, infer: Callable, kernel: Callable, grad: Any,
+              foldable: bool = False) -> None:
+    registry.register(registry.OpDef(op_type, infer, kernel, grad, foldable=foldable))
+
+
+_NUMERIC = (is_int_or_float, "integer or floating-point")
+_FLOAT = (is_float, "floating-point")
+_NOT_DIFF = registry.NOT_DIFFERENTIABLE
+
+
+# --- comparisons, logical ops, float classification ------------------------------------
+def _is_comparable(d: dtypes.DType) -> bool:
+    return is_int_or_float(d) or d.is_bool
+
+
+for _type, _ufunc_name, _dtypes in [
+    ("Less", "less", _NUMERIC),
+    ("LessEqual", "less_equal", _NUMERIC),
+    ("Greater", "greater", _NUMERIC),
+    ("GreaterEqual", "greater_equal", _NUMERIC),
+    ("Equal", "equal", (_is_comparable, "numeric or bool")),
+    ("NotEqual", "not_equal", (_is_comparable, "numeric or bool")),
+    ("LogicalAnd", "logical_and", (is_bool, "bool")),
+    ("LogicalOr", "logical_or", (is_bool, "bool")),
+    ("LogicalNot", "logical_not", (is_bool, "bool")),
+    ("IsNan", "isnan", _FLOAT),
+    ("IsInf", "isinf", _FLOAT),
+    ("IsFinite", "isfinite", _FLOAT),
+]:
+    _register(_type, _check_rule(*_dtypes, out_dtype=dtypes.bool), _ufunc(_ufunc_name),
+              _NOT_DIFF, foldable=True)
+
+
+def less(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Returns the truth value of ``x < y`` elementwise (bool)."""
+    return apply_op("Less", [x, y], name=name)
+
+
+def less_equal(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Returns the truth value of ``x <= y`` elementwise (bool)."""
+    return apply_op("LessEqual", [x, y], name=name)
+
+
+def greater(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Returns the truth value of ``x > y`` elementwise (bool)."""
+    return apply_op("Greater", [x, y], name=name)
+
+
+def greater_equal(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Returns the truth value of ``x >= y`` elementwise (bool)."""
+    return apply_op("GreaterEqual", [x, y], name=name)
+
+
+def equal(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Returns the truth value of ``x == y`` elementwise (bool)."""
+    return apply_op("Equal", [x, y], name=name)
+
+
+def not_equal(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Returns the truth value of ``x != y`` elementwise (bool)."""
+    return apply_op("NotEqual", [x, y], name=name)
+
+
+def logical_and(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Returns ``x AND y`` elementwise for bool tensors."""
+    return apply_op("LogicalAnd", [x, y], name=name)
+
+
+def logical_or(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Returns ``x OR y`` elementwise for bool tensors."""
+    return apply_op("LogicalOr", [x, y], name=name)
+
+
+def logical_not(x: Any, name: str | None = None) -> Tensor:
+    """Returns ``NOT x`` elementwise for a bool tensor."""
+    return apply_op("LogicalNot", [x], name=name)
+
+
+def logical_xor(x: Any, y: Any, name: str = "LogicalXor") -> Tensor:
+    """Returns ``x XOR y`` elementwise for bool tensors (a composite, as in TF)."""
+    return logical_and(logical_or(x, y), logical_not(logical_and(x, y)), name=name)
+
+
+def is_nan(x: Any, name: str | None = None) -> Tensor:
+    """Returns which elements of ``x`` are NaN."""
+    return apply_op("IsNan", [x], name=name)
+
+
+def is_inf(x: Any, name: str | None = None) -> Tensor:
+    """Returns which elements of ``x`` are +inf or -inf."""
+    return apply_op("IsInf", [x], name=name)
+
+
+def is_finite(x: Any, name: str | None = None) -> Tensor:
+    """Returns which elements of ``x`` are finite (not inf, not NaN)."""
+    return apply_op("IsFinite", [x], name=name)
+
+
+# --- Select / Where -------------------------------------------------------------------
+def _infer_select(op: Operation) -> list:
+    c, x, y = op.inputs
+    if not c.dtype.is_bool:
+        raise TypeError(f"The condition of 'Select' must be bool, got {c.dtype.name}")
+    if x.dtype != y.dtype:
+        raise TypeError(f"Input 'e' of 'Select' has dtype {y.dtype.name}, which does not "
+                        f"match dtype {x.dtype.name} of input 't'")
+    if op.attrs["rowwise"]:
+        out = x.shape.merge_with(y.shape) if x.shape.is_compatible_with(y.shape) else None
+        if out is None or out.rank is None or out.rank < 1 or not TensorShape(
+                out.as_tuple()[:1]).is_compatible_with(c.shape):
+            raise ValueError(f"A rank-1 condition selects rows: its length must equal the "
+                             f"first dimension of x and y, which must have one shape; got "
+                             f"{c.shape}, {x.shape}, {y.shape}")
+        return [(x.dtype, out)]
+    return [(x.dtype, broadcast(op))]
+
+
+def _select_kernel(ctx: Any, attrs: dict) -> Any:
+    xp = ctx.xp
+    if not attrs["rowwise"]:
+        return xp.where
+
+    def select_rows(c: Any, x: Any, y: Any) -> Any:
+        rank = builtins.max(x.ndim, y.ndim)
+        return xp.where(c.reshape(c.shape + (1,) * (rank - 1)), x, y)
+
+    return select_rows
+
+
+def _select_grad(op: Operation, grad: Tensor) -> list:
+    c = op.inputs[0]
+    zeros = zeros_like(grad)
+    rowwise = op.attrs["rowwise"]
+    return [None, _select(c, grad, zeros, rowwise), _select(c, zeros, grad, rowwise)]
+
+
+_register("Select", _infer_select, _select_kernel, _select_grad, foldable=True)
+
+
+def _select(condition: Tensor, x: Tensor, y: Tensor, rowwise: bool = False,
+            name: str | None = None) -> Tensor:
+    return apply_op("Select", [condition, x, y], {"rowwise": rowwise}, name=name)
+
+
+def _infer_where(op: Operation) -> list:
+    rank = op.inputs[0].shape.rank
+    return [(dtypes.int64, TensorShape([None, rank]))]
+
+
+def _where_kernel(ctx: Any, attrs: dict) -> Any:
+    xp = ctx.xp
+    return lambda c: xp.asarray(xp.argwhere(c), dtype=xp.int64)
+
+
+_register("Where", _infer_where, _where_kernel, _NOT_DIFF)
+
+
+def _select_inputs(condition: Any, x: Any, y: Any) -> tuple[Tensor, Tensor, Tensor]:
+    # Python numbers in x/y take the dtype of the other branch, not the condition's.
+    x, y = convert_inputs([x, y])
+    return convert_to_tensor(condition), x, y
+
+
+def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None) -> Tensor:
+    """TF1's ``where``: elementwise selection, or the coordinates of true elements.
+
+    With ``x`` and ``y``, returns elements of ``x`` where ``condition`` is true and of
+    ``y`` elsewhere. A rank-1 ``condition`` with higher-rank ``x``/``y`` selects whole
+    rows (TF1's rule); otherwise the three broadcast with numpy rules.
+
+    Without ``x`` and ``y``, returns the int64 coordinates of the true (nonzero)
+    elements of ``condition``, of shape ``[num_true, rank(condition)]``.
+
+    Raises:
+        ValueError: exactly one of ``x`` and ``y`` is given, or shapes do not fit.
+        TypeError: ``x`` and ``y`` have different dtypes.
+    """
+    if x is None and y is None:
+        return apply_op("Where", [condition], name=name)
+    if x is None or y is None:
+        raise ValueError("x and y must both be non-None or both be None.")
+    c, x, y = _select_inputs(condition, x, y)
+    ranks = [t.shape.rank for t in (x, y)]
+    rowwise = c.shape.rank == 1 and all(r is not None and r > 1 for r in ranks)
+    return _select(c, x, y, rowwise, name=name)
+
+
+def where_v2(condition: Any, x: Any = None, y: Any = None, name: str | None = None) -> Tensor:
+    """Like ``where``, but ``condition``, ``x`` and ``y`` always broadcast (numpy)."""
+    if x is None and y is None:
+        return apply_op("Where", [condition], name=name)
+    if x is None or y is None:
+        raise ValueError("x and y must both be non-None or both be None.")
+    c, x, y = _select_inputs(condition, x, y)
+    return _select(c, x, y, False, name=name)
+
+
+# --- Cast ------------------------------------------------------------------------------
+def _infer_cast(op: Operation) -> list:
+    return [(op.attrs["DstT"], op.inputs[0].shape)]
+
+
+def _cast_kernel(ctx: Any, attrs: dict) -> Any:
+    xp = ctx.xp
+    src, dst = attrs.get("SrcT"), attrs["DstT"]
+    np_dst = dst.as_numpy_dtype
+    if dst.is_complex or (src is not None and not src.is_complex):
+        return lambda x: x.astype(np_dst)
+    # From complex (or an unrecorded source dtype): keep the real part, as TF does.
+    return lambda x: (xp.real(x) if x.dtype.kind == "c" else x).astype(np_dst)
+
+
+def _cast_grad(op: Operation, grad: Tensor) -> list:
+    src = op.inputs[0].dtype
+    if is_float(src) and is_float(op.outputs[0].dtype):
+        return [cast(grad, src)]
+    return [None]
+
+
+_register("Cast", _infer_cast, _cast_kernel, _cast_grad, foldable=True)
+
+
+def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
+    """Casts ``x`` to ``dtype``. Returns ``x`` itself when it already has that dtype.
+
+    Floats cast to integers truncate toward zero; nonzero values cast to bool are True;
+    complex values cast to a real dtype keep their real part.
+    """
+    dst = dtypes.as_dtype(dtype)
+    x = convert_to_tensor(x)
+    if x.dtype == dst:
+        return x
+    return apply_op("Cast", [x], {"SrcT": x.dtype, "DstT": dst}, name=name)
+
+
+def to_float(x: Any, name: str = "ToFloat") -> Tensor:
+    """Casts ``x`` to float32 (deprecated in TF1: use ``cast``)."""
+    return cast(x, dtypes.float32, name=name)
+
+
+def to_double(x: Any, name: str = "ToDouble") -> Tensor:
+    """Casts ``x`` to float64 (deprecated in TF1: use ``cast``)."""
+    return cast(x, dtypes.float64, name=name)
+
+
+def to_int32(x: Any, name: str = "ToInt32") -> Tensor:
+    """Casts ``x`` to int32 (deprecated in TF1: use ``cast``)."""
+    return cast(x, dtypes.int32, name=name)
+
+
+def to_int64(x: Any, name: str = "ToInt64") -> Tensor:
+    """Casts ``x`` to int64 (deprecated in TF1: use ``cast``)."""
+    return cast(x, dtypes.int64, name=name)
+
+
+del _type, _ufunc_name, _dtypes

@@ -1,0 +1,501 @@
+"""Reductions and scans: ``Sum Mean Max Min Prod All Any``, ``ArgMax``/``ArgMin``,
+``Cumsum``, and ``BroadcastReduced``, the adjoint of a reduction that their gradients
+share (TF1's ``math_ops`` reductions).
+
+Each op type is one record: shape/dtype rule, kernel (through ``ctx.xp``) and gradient
+rule side by side. The axes are an optional int32/int64 input (a constant in almost
+every graph): the shape rule folds it at build time when it can (``_reduced_shape``),
+and kernels turn it into a tuple once per plan (``_AxesReader`` remembers the last axes
+array, which for a constant is the same object every step). Kernels return exactly the
+static dtype, so they pass ``dtype=`` to numpy reductions that would otherwise widen
+(``sum`` of int32 gives int64 in numpy); an integer ``Mean`` truncates toward zero, as
+TF's does.
+
+Gradients re-insert the reduced dimensions with ``BroadcastReduced(grad, shape(x),
+axes)``; e.g. for ``y = reduce_sum(x, 1)`` with ``x`` of shape [2, 3], ``dx =
+BroadcastReduced(dy, [2, 3], [1])``: ``dy`` of shape [2] is viewed as [2, 1] and
+broadcast to [2, 3]. ``Max``/``Min`` share the gradient among the elements equal to
+the extremum; ``Prod``'s handles zeros without dividing by them.
+
+Composite reductions (``reduce_logsumexp``, ``reduce_variance``, ...) are in
+``math_composite``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..framework import dtypes
+from ..framework.graph import Operation, Tensor, convert_to_tensor
+from ..framework.tensor_shape import TensorShape
+from ..framework.tensor_util import constant_shape, constant_value
+from .array import ones_like, zeros_like
+from .array import shape as _shape_op
+from .build import apply_op
+from .constant import constant
+from .math_arith import floordiv, maximum, multiply, realdiv
+from .math_compare import _NOT_DIFF, _register, _select, cast, equal, logical_and
+from .rules import is_bool, is_int_or_float
+
+
+# --- reductions ------------------------------------------------------------------------
+class _AxesReader:
+    """Turns an axes array into a tuple of ints, remembering the last array seen.
+
+    Constant axes arrive as the same bound object on every step, so the conversion
+    runs once per plan. (One tuple assignment keeps this safe between threads.)
+    """
+
+    __slots__ = ("_last",)
+
+    def __init__(self) -> None:
+        self._last: tuple[Any, Any] = (None, None)
+
+    def __call__(self, axes: Any) -> Any:
+        if axes is None:
+            return None
+        last = self._last
+        if last[0] is axes:
+            return last[1]
+        value = tuple(int(a) for a in axes.reshape(-1).tolist())
+        self._last = (axes, value)
+        return value
+
+    def scalar(self, axis: Any) -> int:
+        return self(axis)[0]
+
+
+def _reduced_shape(op: Operation, axes_input: int = 1) -> TensorShape:
+    """Static output shape of a reduction with optional axes at ``axes_input``."""
+    x = op.inputs[0]
+    keep = op.attrs["keep_dims"]
+    rank = x.shape.rank
+    if len(op.inputs) > axes_input:
+        value = constant_value(op.inputs[axes_input])
+        if value is None:
+            if keep and rank is not None:
+                return TensorShape([None] * rank)
+            return TensorShape(None)
+        axes = [int(a) for a in np.reshape(value, [-1])]
+    else:
+        axes = None if rank is None else list(range(rank))
+    if rank is None:
+        return TensorShape(None)
+    for a in axes:
+        if not -rank <= a < rank:
+            raise ValueError(f"Invalid reduction dimension {a} for input with {rank} "
+                             "dimensions")
+    reduced = {a % rank for a in axes}
+    dims = x.shape.as_tuple()
+    if keep:
+        return TensorShape([1 if i in reduced else d for i, d in enumerate(dims)])
+    return TensorShape([d for i, d in enumerate(dims) if i not in reduced])
+
+
+def _check_axes(op: Operation, index: int = 1) -> None:
+    if len(op.inputs) > index:
+        axes = op.inputs[index]
+        if axes.dtype not in (dtypes.int32, dtypes.int64):
+            raise TypeError(f"The axis of '{op.type}' must be int32 or int64, got "
+                            f"{axes.dtype.name}")
+        if axes.shape.rank is not None and axes.shape.rank > 1:
+            raise ValueError(f"The axis of '{op.type}' must be a scalar or a vector, got "
+                             f"shape {axes.shape}")
+
+
+def _reduction_rule(check: Callable[[dtypes.DType], bool], what: str) -> Callable:
+    def rule(op: Operation) -> list:
+        x = op.inputs[0]
+        if not check(x.dtype):
+            raise TypeError(f"'{op.type}' needs {what} inputs, got {x.dtype.name} for "
+                            f"'{x.name}'")
+        _check_axes(op)
+        return [(x.dtype, _reduced_shape(op))]
+
+    return rule
+
+
+def _reduction_kernel(fn_name: str, pass_dtype: bool = False) -> Callable:
+    """Factory for ``xp.<fn_name>(x, axis, keepdims)`` reductions."""
+
+    def factory(ctx: Any, attrs: dict) -> Any:
+        fn = getattr(ctx.xp, fn_name)
+        keep = attrs["keep_dims"]
+        read = _AxesReader()
+        if pass_dtype:  # numpy widens int32 sums/products to int64 otherwise
+            return lambda x, axes=None: fn(x, axis=read(axes), keepdims=keep, dtype=x.dtype)
+        return lambda x, axes=None: fn(x, axis=read(axes), keepdims=keep)
+
+    factory.__name__ = f"_{fn_name}_kernel"
+    return factory
+
+
+def _mean_kernel(ctx: Any, attrs: dict) -> Any:
+    xp = ctx.xp
+    keep = attrs["keep_dims"]
+    read = _AxesReader()
+
+    def mean(x: Any, axes: Any = None) -> Any:
+        axis = read(axes)
+        if x.dtype.kind in "fc":
+            return xp.mean(x, axis=axis, keepdims=keep)
+        # Integer mean: the sum divided by the count, truncated toward zero (as TF).
+        total = xp.sum(x, axis=axis, keepdims=keep, dtype=x.dtype)
+        count = builtins.max(x.size // builtins.max(total.size, 1), 1)
+        quotient = total // count
+        return quotient + ((total % count != 0) & (total < 0)).astype(x.dtype)
+
+    return mean
+
+
+def _shape_tensor(x: Tensor) -> Tensor:
+    """``shape(x)``: a constant when the static shape is fully known."""
+    if x.shape.is_fully_defined():
+        return constant(x.shape.as_list(), dtype=dtypes.int32)
+    return _shape_op(x)
+
+
+def _unreduce(grad: Tensor, op: Operation) -> Tensor:
+    """``grad`` (shaped like the reduction ``op``'s output) broadcast to its input."""
+    x = op.inputs[0]
+    inputs = [grad, _shape_tensor(x)] + list(op.inputs[1:2])
+    return apply_op("BroadcastReduced", inputs,
+                    {"keep_dims": op.attrs["keep_dims"], "shape_hint": x.shape})
+
+
+def _reduction_axes(op: Operation) -> Tensor | None:
+    return op.inputs[1] if len(op.inputs) > 1 else None
+
+
+def _with_axes(op: Operation, grad: Tensor) -> list:
+    """``[grad]`` plus ``None`` for the axes input, if the reduction has one."""
+    return [grad] + [None] * (len(op.inputs) - 1)
+
+
+def _sum_grad(op: Operation, grad: Tensor) -> list:
+    return _with_axes(op, _unreduce(grad, op))
+
+
+def _mean_grad(op: Operation, grad: Tensor) -> list:
+    x, y = op.inputs[0], op.outputs[0]
+    if x.shape.is_fully_defined() and y.shape.is_fully_defined():
+        count: Any = x.shape.num_elements() // builtins.max(y.shape.num_elements(), 1)
+    else:
+        sizes = [reduce_prod(_shape_op(t)) for t in (x, y)]
+        count = cast(floordiv(sizes[0], maximum(sizes[1], 1)), grad.dtype)
+    return _with_axes(op, _unreduce(realdiv(grad, count), op))
+
+
+def _min_or_max_grad(op: Operation, grad: Tensor) -> list:
+    """The gradient is shared equally among the elements equal to the extremum."""
+    x, y = op.inputs[0], op.outputs[0]
+    axes = _reduction_axes(op)
+    keep = op.attrs["keep_dims"]
+    hits = cast(equal(_unreduce(y, op), x), grad.dtype)
+    count = _unreduce(reduce_sum(hits, axes, keepdims=keep), op)
+    return _with_axes(op, multiply(realdiv(hits, count), _unreduce(grad, op)))
+
+
+def _prod_grad(op: Operation, grad: Tensor) -> list:
+    """d prod(x) / dx_i = prod of the others, handling zeros.
+
+    With no zero in a reduced group it is ``p / x_i``; with one zero, the product of the
+    nonzero elements at that zero and 0 elsewhere; with more, 0 everywhere.
+    """
+    x = op.inputs[0]
+    axes = _reduction_axes(op)
+    keep = op.attrs["keep_dims"]
+    is_zero = equal(x, 0)
+    zeros = zeros_like(x)
+    safe_x = _select(is_zero, ones_like(x), x)
+    zero_count = _unreduce(reduce_sum(cast(is_zero, x.dtype), axes, keepdims=keep), op)
+    nonzero_prod = _unreduce(reduce_prod(safe_x, axes, keepdims=keep), op)
+    others = _select(equal(zero_count, 0), realdiv(nonzero_prod, safe_x),
+                     _select(logical_and(equal(zero_count, 1), is_zero), nonzero_prod,
+                             zeros))
+    return _with_axes(op, multiply(_unreduce(grad, op), others))
+
+
+_NUMERIC_REDUCE = (is_int_or_float, "integer or floating-point")
+for _type, _kernel, _grad, _dtypes, _fold in [
+    ("Sum", _reduction_kernel("sum", pass_dtype=True), _sum_grad, _NUMERIC_REDUCE, True),
+    ("Mean", _mean_kernel, _mean_grad, _NUMERIC_REDUCE, False),
+    ("Prod", _reduction_kernel("prod", pass_dtype=True), _prod_grad, _NUMERIC_REDUCE, True),
+    ("Max", _reduction_kernel("max"), _min_or_max_grad, _NUMERIC_REDUCE, True),
+    ("Min", _reduction_kernel("min"), _min_or_max_grad, _NUMERIC_REDUCE, True),
+    ("All", _reduction_kernel("all"), _NOT_DIFF, (is_bool, "bool"), True),
+    ("Any", _reduction_kernel("any"), _NOT_DIFF, (is_bool, "bool"), True),
+]:
+    _register(_type, _reduction_rule(*_dtypes), _kernel, _grad, foldable=_fold)
+
+
+def _infer_broadcast_reduced(op: Operation) -> list:
+    target = constant_shape(op.inputs[1])
+    hint = op.attrs["shape_hint"]
+    shape = hint if target is None else TensorShape(target).merge_with(hint)
+    return [(op.inputs[0].dtype, shape)]
+
+
+def _broadcast_reduced_kernel(ctx: Any, attrs: dict) -> Any:
+    xp = ctx.xp
+    keep = attrs["keep_dims"]
+    read_axes, read_shape = _AxesReader(), _AxesReader()
+
+    def broadcast_reduced(grad: Any, shape: Any, axes: Any = None) -> Any:
+        target = read_shape(shape)
+        if axes is not None and not keep:
+            kept = list(target)
+            for a in read_axes(axes):
+                kept[a] = 1
+            grad = grad.reshape(kept)
+        # Materialize: a broadcast view would alias ``grad`` and be read-only.
+        return xp.array(xp.broadcast_to(grad, target))
+
+    return broadcast_reduced
+
+
+def _broadcast_reduced_grad(op: Operation, grad: Tensor) -> list:
+    axes = op.inputs[2] if len(op.inputs) > 2 else None
+    return [reduce_sum(grad, axes, keepdims=op.attrs["keep_dims"])] + \
+        [None] * (len(op.inputs) - 1)
+
+
+# The adjoint of a reduction (like XLA's broadcast_in_dim): re-inserts the reduced
+# dimensions (unless the reduction kept them) and broadcasts to the input's shape.
+_register("BroadcastReduced", _infer_broadcast_reduced, _broadcast_reduced_kernel,
+          _broadcast_reduced_grad)
+
+
+def _pick(new: Any, old: Any, new_name: str, old_name: str) -> Any:
+    if old is not None:
+        if new is not None:
+            raise ValueError(f"Cannot specify both '{new_name}' and '{old_name}'.")
+        return old
+    return new
+
+
+def _axis_tensor(axis: Any) -> Tensor | None:
+    if axis is None or isinstance(axis, Tensor):
+        return axis
+    value = np.asarray(axis)
+    if value.size == 0:
+        return constant(np.zeros(value.shape, np.int32))
+    if value.dtype.kind not in "iu":
+        return convert_to_tensor(axis)  # e.g. a Variable; the shape rule checks its dtype
+    # Python ints give int32 (as in TF1); an int64 numpy value stays int64.
+    is_int64 = isinstance(axis, (np.ndarray, np.generic)) and value.dtype == np.int64
+    return constant(value, dtype=dtypes.int64 if is_int64 else dtypes.int32)
+
+
+def _reduce(op_type: str, input_tensor: Any, axis: Any, keepdims: Any, name: str | None,
+            reduction_indices: Any, keep_dims: Any) -> Tensor:
+    axis = _pick(axis, reduction_indices, "axis", "reduction_indices")
+    keepdims = bool(_pick(keepdims, keep_dims, "keepdims", "keep_dims"))
+    x = convert_to_tensor(input_tensor)
+    axes = _axis_tensor(axis)
+    inputs = [x] if axes is None else [x, axes]
+    return apply_op(op_type, inputs, {"keep_dims": keepdims}, name=name)
+
+
+_REDUCE_DOC = """Computes the {what} of elements across dimensions of a tensor.
+
+    Reduces ``input_tensor`` along ``axis``: each reduced dimension is removed unless
+    ``keepdims`` is true, in which case it is kept with length 1. With ``axis=None``
+    all dimensions are reduced.
+
+    Args:
+        input_tensor: the tensor to reduce ({dtypes}).
+        axis: an int, a list of ints (negative counts from the end), ``None``, or an
+            int32/int64 tensor. A tensor whose value is unknown while building gives
+            an output of unknown shape.
+        keepdims: keep reduced dimensions with length 1.
+        name: optional op name.
+        reduction_indices: the deprecated name of ``axis``.
+        keep_dims: the deprecated name of ``keepdims``.
+
+    Raises:
+        ValueError: an axis is out of range, or both spellings of an argument are given.
+        TypeError: the input dtype is not supported.
+    """
+
+
+def reduce_sum(input_tensor: Any, axis: Any = None, keepdims: Any = None,
+               name: str | None = None, reduction_indices: Any = None,
+               keep_dims: Any = None) -> Tensor:
+    return _reduce("Sum", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+
+
+def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: Any = None,
+                name: str | None = None, reduction_indices: Any = None,
+                keep_dims: Any = None) -> Tensor:
+    return _reduce("Mean", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+
+
+def reduce_max(input_tensor: Any, axis: Any = None, keepdims: Any = None,
+               name: str | None = None, reduction_indices: Any = None,
+               keep_dims: Any = None) -> Tensor:
+    return _reduce("Max", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+
+
+def reduce_min(input_tensor: Any, axis: Any = None, keepdims: Any = None,
+               name: str | None = None, reduction_indices: Any = None,
+               keep_dims: Any = None) -> Tensor:
+    return _reduce("Min", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+
+
+def reduce_prod(input_tensor: Any, axis: Any = None, keepdims: Any = None,
+                name: str | None = None, reduction_indices: Any = None,
+                keep_dims: Any = None) -> Tensor:
+    return _reduce("Prod", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+
+
+def reduce_all(input_tensor: Any, axis: Any = None, keepdims: Any = None,
+               name: str | None = None, reduction_indices: Any = None,
+               keep_dims: Any = None) -> Tensor:
+    return _reduce("All", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+
+
+def reduce_any(input_tensor: Any, axis: Any = None, keepdims: Any = None,
+               name: str | None = None, reduction_indices: Any = None,
+               keep_dims: Any = None) -> Tensor:
+    return _reduce("Any", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+
+
+for _fn, _what, _dtypes_doc in [
+    (reduce_sum, "sum", "integer or floating-point"),
+    (reduce_mean, "mean", "integer or floating-point; integer means truncate"),
+    (reduce_max, "maximum", "integer or floating-point"),
+    (reduce_min, "minimum", "integer or floating-point"),
+    (reduce_prod, "product", "integer or floating-point"),
+    (reduce_all, "logical and", "bool"),
+    (reduce_any, "logical or", "bool"),
+]:
+    _fn.__doc__ = _REDUCE_DOC.format(what=_what, dtypes=_dtypes_doc)
+
+
+# --- ArgMax / ArgMin --------------------------------------------------------------------
+def _infer_arg_reduce(op: Operation) -> list:
+    x, dim = op.inputs
+    if not is_int_or_float(x.dtype):
+        raise TypeError(f"'{op.type}' needs integer or floating-point inputs, got "
+                        f"{x.dtype.name}")
+    _check_axes(op)
+    if dim.shape.rank not in (None, 0) and dim.shape.as_tuple() != (1,):
+        raise ValueError(f"The dimension of '{op.type}' must be a scalar, got {dim.shape}")
+    out = op.attrs["output_type"]
+    rank = x.shape.rank
+    value = constant_value(dim)
+    if rank is None:
+        return [(out, TensorShape(None))]
+    if value is None:
+        return [(out, TensorShape([None] * builtins.max(rank - 1, 0)))]
+    axis = int(np.reshape(value, [-1])[0])
+    if not -rank <= axis < builtins.max(rank, 1) or rank == 0:
+        raise ValueError(f"Expected dimension in the range [{-rank}, {rank}), but got "
+                         f"{axis}")
+    dims = list(x.shape.as_tuple())
+    del dims[axis]
+    return [(out, TensorShape(dims))]
+
+
+def _arg_reduce_kernel(fn_name: str) -> Callable:
+    def factory(ctx: Any, attrs: dict) -> Any:
+        fn = getattr(ctx.xp, fn_name)
+        out = attrs["output_type"].as_numpy_dtype
+        read = _AxesReader()
+        return lambda x, dim: fn(x, axis=read.scalar(dim)).astype(out)
+
+    return factory
+
+
+_register("ArgMax", _infer_arg_reduce, _arg_reduce_kernel("argmax"), _NOT_DIFF)
+_register("ArgMin", _infer_arg_reduce, _arg_reduce_kernel("argmin"), _NOT_DIFF)
+
+
+def _arg_reduce(op_type: str, input: Any, axis: Any, name: str | None, dimension: Any,  # noqa: A002
+                output_type: Any) -> Tensor:
+    axis = _pick(axis, dimension, "axis", "dimension")
+    if axis is None:
+        axis = 0
+    out = dtypes.as_dtype(output_type)
+    if out not in (dtypes.int32, dtypes.int64):
+        raise TypeError(f"output_type of {op_type} must be int32 or int64, got {out.name}")
+    return apply_op(op_type, [convert_to_tensor(input), _axis_tensor(axis)],
+                    {"output_type": out}, name=name)
+
+
+def argmax(input: Any, axis: Any = None, name: str | None = None,  # noqa: A002 - TF1 name
+           dimension: Any = None, output_type: Any = dtypes.int64) -> Tensor:
+    """Returns the index of the largest value along ``axis`` (default 0).
+
+    Ties give the smallest index. ``dimension`` is the deprecated name of ``axis``.
+    """
+    return _arg_reduce("ArgMax", input, axis, name, dimension, output_type)
+
+
+def argmin(input: Any, axis: Any = None, name: str | None = None,  # noqa: A002 - TF1 name
+           dimension: Any = None, output_type: Any = dtypes.int64) -> Tensor:
+    """Returns the index of the smallest value along ``axis`` (default 0)."""
+    return _arg_reduce("ArgMin", input, axis, name, dimension, output_type)
+
+
+# --- Cumsum ----------------------------------------------------------------------------
+def _infer_cumsum(op: Operation) -> list:
+    x = op.inputs[0]
+    if not is_int_or_float(x.dtype):
+        raise TypeError(f"'Cumsum' needs integer or floating-point inputs, got "
+                        f"{x.dtype.name}")
+    _check_axes(op)
+    value = constant_value(op.inputs[1])
+    rank = x.shape.rank
+    if value is not None and rank is not None:
+        axis = int(np.reshape(value, [-1])[0])
+        if not -rank <= axis < rank:
+            raise ValueError(f"Expected axis in the range [{-rank}, {rank}), got {axis}")
+    return [(x.dtype, x.shape)]
+
+
+def _cumsum_kernel(ctx: Any, attrs: dict) -> Any:
+    xp = ctx.xp
+    exclusive, reverse = attrs["exclusive"], attrs["reverse"]
+    read = _AxesReader()
+
+    def cumsum(x: Any, axis: Any) -> Any:
+        a = read.scalar(axis)
+        if reverse:
+            x = xp.flip(x, a)
+        out = xp.cumsum(x, axis=a, dtype=x.dtype)
+        if exclusive:
+            out = xp.roll(out, 1, axis=a)
+            index = [slice(None)] * out.ndim
+            index[a] = 0
+            out[tuple(index)] = 0
+        return xp.flip(out, a) if reverse else out
+
+    return cumsum
+
+
+def _cumsum_grad(op: Operation, grad: Tensor) -> list:
+    return [cumsum(grad, op.inputs[1], exclusive=op.attrs["exclusive"],
+                   reverse=not op.attrs["reverse"]), None]
+
+
+_register("Cumsum", _infer_cumsum, _cumsum_kernel, _cumsum_grad)
+
+
+def cumsum(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False,
+           name: str | None = None) -> Tensor:
+    """Cumulative sum along ``axis``.
+
+    ``exclusive`` leaves each element out of its own sum (the first is 0); ``reverse``
+    sums from the end.
+    """
+    return apply_op("Cumsum", [convert_to_tensor(x), _axis_tensor(axis)],
+                    {"exclusive": bool(exclusive), "reverse": bool(reverse)}, name=name)
+
+
+del _type, _kernel, _grad, _dtypes, _fold, _fn, _what, _dtypes_doc
