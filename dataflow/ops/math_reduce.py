@@ -24,6 +24,7 @@ Composite reductions (``reduce_logsumexp``, ``reduce_variance``, ...) are in
 from __future__ import annotations
 
 import builtins
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -37,7 +38,7 @@ from .array import ones_like, zeros_like
 from .array import shape as _shape_op
 from .build import apply_op
 from .constant import constant
-from .math_arith import floordiv, maximum, multiply, realdiv
+from .math_arith import multiply, realdiv
 from .math_compare import _NOT_DIFF, _register, _select, cast, equal, logical_and
 from .rules import is_bool, is_int_or_float
 
@@ -159,12 +160,14 @@ def _shape_tensor(x: Tensor) -> Tensor:
     return _shape_op(x)
 
 
-def _unreduce(grad: Tensor, op: Operation) -> Tensor:
-    """``grad`` (shaped like the reduction ``op``'s output) broadcast to its input."""
+def _unreduce(grad: Tensor, op: Operation, mean: bool = False) -> Tensor:
+    """``grad`` (shaped like the reduction ``op``'s output) broadcast to its input;
+    with ``mean``, also divided by the number of elements each output reduced."""
     x = op.inputs[0]
     inputs = [grad, _shape_tensor(x)] + list(op.inputs[1:2])
     return apply_op("BroadcastReduced", inputs,
-                    {"keep_dims": op.attrs["keep_dims"], "shape_hint": x.shape})
+                    {"keep_dims": op.attrs["keep_dims"], "shape_hint": x.shape,
+                     "mean": mean})
 
 
 def _reduction_axes(op: Operation) -> Tensor | None:
@@ -184,10 +187,10 @@ def _mean_grad(op: Operation, grad: Tensor) -> list:
     x, y = op.inputs[0], op.outputs[0]
     if x.shape.is_fully_defined() and y.shape.is_fully_defined():
         count: Any = x.shape.num_elements() // builtins.max(y.shape.num_elements(), 1)
-    else:
-        sizes = [reduce_prod(_shape_op(t)) for t in (x, y)]
-        count = cast(floordiv(sizes[0], maximum(sizes[1], 1)), grad.dtype)
-    return _with_axes(op, _unreduce(realdiv(grad, count), op))
+        return _with_axes(op, _unreduce(realdiv(grad, count), op))
+    # Sizes known only at run time: one op divides by the count while it broadcasts
+    # (instead of a chain of Shape/Prod/FloorDiv/Cast/RealDiv ops on tiny vectors).
+    return _with_axes(op, _unreduce(grad, op, mean=True))
 
 
 def _min_or_max_grad(op: Operation, grad: Tensor) -> list:
@@ -243,10 +246,15 @@ def _infer_broadcast_reduced(op: Operation) -> list:
 def _broadcast_reduced_kernel(ctx: Any, attrs: dict) -> Any:
     xp = ctx.xp
     keep = attrs["keep_dims"]
+    mean = attrs.get("mean", False)
     read_axes, read_shape = _AxesReader(), _AxesReader()
 
     def broadcast_reduced(grad: Any, shape: Any, axes: Any = None) -> Any:
         target = read_shape(shape)
+        if mean:
+            count = math.prod(target) // builtins.max(grad.size, 1)
+            grad = xp.true_divide(grad, builtins.max(count, 1)).astype(grad.dtype,
+                                                                        copy=False)
         if axes is not None and not keep:
             kept = list(target)
             for a in read_axes(axes):
@@ -260,7 +268,8 @@ def _broadcast_reduced_kernel(ctx: Any, attrs: dict) -> Any:
 
 def _broadcast_reduced_grad(op: Operation, grad: Tensor) -> list:
     axes = op.inputs[2] if len(op.inputs) > 2 else None
-    return [reduce_sum(grad, axes, keepdims=op.attrs["keep_dims"])] + \
+    reduce = reduce_mean if op.attrs.get("mean", False) else reduce_sum
+    return [reduce(grad, axes, keepdims=op.attrs["keep_dims"])] + \
         [None] * (len(op.inputs) - 1)
 
 
