@@ -3,6 +3,11 @@ registers every op type and the Tensor operator overloads."""
 
 from . import (  # noqa: F401 - imported for their registrations
     array,
+    array_gather,
+    array_join,
+    array_shape,
+    array_slice,
+    array_transpose,
     constant,
     control,
     control_flow,
