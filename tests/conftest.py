@@ -7,6 +7,8 @@ import os
 # Deterministic, uncontended BLAS in the test process (see DESIGN.md, "BLAS threads").
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# Every session in the tests checks each kernel's output dtype and shape (STYLE habit 6).
+os.environ.setdefault("DATAFLOW_DEBUG", "1")
 
 import pytest  # noqa: E402
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +24,8 @@ class ConfigProto:
         log_device_placement: print each op's device when a plan is compiled.
         operation_timeout_in_ms: deadline of one ``run`` on a cluster (0: none).
         intra_op_parallelism_threads: BLAS threads of the embedded session (0: keep).
-        debug: check every kernel output against its static dtype and shape.
+        debug: check every kernel output against its static dtype and shape (default:
+            on when the environment variable ``DATAFLOW_DEBUG=1``; the tests set it).
         cluster_def: on a cluster, a ``tf.train.ClusterSpec`` (or dict job -> worker
             addresses or names) saying which Dask worker is ``/job:J/task:T``; by
             default a worker named ``J-T`` is.
@@ -41,7 +43,7 @@ class ConfigProto:
     inter_op_parallelism_threads: int = 0
     device_count: dict[str, int] = field(default_factory=dict)
     gpu_options: GPUOptions = field(default_factory=GPUOptions)
-    debug: bool = False
+    debug: bool = field(default_factory=lambda: os.environ.get("DATAFLOW_DEBUG") == "1")
     cluster_def: Any = None
     resident_steps: bool = False
 
