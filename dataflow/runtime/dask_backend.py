@@ -249,7 +249,7 @@ class DaskBackend:
 
     async def _abort(self, lowered: LoweredPlan, step: str, addresses: dict[str, str]) -> None:
         calls = [self.client.rpc(addresses[name]).dataflow_abort(
-            key=plan.key, step=step, reason="cancelled by the client")
+            key=plan.key, step=step, reason="cancelled by the client", reply=False)
             for name, plan in lowered.worker_plans.items()]
         await asyncio.gather(*calls, return_exceptions=True)
 
@@ -293,6 +293,9 @@ class DaskBackend:
                                        f"{type(exc).__name__}: {exc}")
 
     def _on_worker_lost(self, info: cluster_module.WorkerInfo) -> None:
+        for device, name in self._worker_of_device.items():
+            if name == info.name:
+                self._actors.pop(device, None)  # its actor died with it
         with self._running_lock:
             running = list(self._running)
         for watch in running:

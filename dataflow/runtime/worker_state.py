@@ -183,6 +183,9 @@ class WorkerRuntime:
             raise PlanMissingError(f"plan {key} is not installed on this worker")
         return plan
 
+    def cached(self, key: str, index: int) -> CompiledStage | None:
+        return self._compiled.get((key, index))
+
     def compiled(self, key: str, index: int) -> CompiledStage:
         stage = self._compiled.get((key, index))
         if stage is not None:
@@ -310,7 +313,10 @@ async def _run_part(worker: Any, key: str, step: str, feeds: dict, peers: dict) 
         for part in plan.parts:
             for j in part.remote_waits:
                 await rv.future(j)
-            stage = RUNTIME.compiled(key, part.stage.index)
+            stage = RUNTIME.cached(key, part.stage.index)
+            if stage is None:  # compile off the event loop: a big stage takes a while
+                stage = await loop.run_in_executor(worker.executor, RUNTIME.compiled, key,
+                                                   part.stage.index)
             args = [rv.values[s] for s in part.stage.inputs]
             if stage.inline_ok and stage.last_seconds < _INLINE_SECONDS:
                 outs = stage(step, args)
@@ -322,8 +328,9 @@ async def _run_part(worker: Any, key: str, step: str, feeds: dict, peers: dict) 
                 msg = {"key": f"{plan.plan_id}/{dest}", "step": step,
                        "stage": part.stage.index,
                        "values": _wrap({s: values[s] for s in slots})}
+                # One-way (reply=False): the receiver's mailbox is the acknowledgement.
                 sends.append(asyncio.ensure_future(worker.rpc(peers[dest]).dataflow_send(
-                    **msg)))
+                    reply=False, **msg)))
             for slot in part.client_slots:
                 out[slot] = values[slot]
         if sends:
@@ -351,7 +358,7 @@ async def _run_part(worker: Any, key: str, step: str, feeds: dict, peers: dict) 
 async def _abort_peers(worker: Any, plan: WorkerPlan, step: str, peers: dict,
                        reason: str) -> None:
     calls = [worker.rpc(address).dataflow_abort(key=f"{plan.plan_id}/{name}", step=step,
-                                                 reason=reason)
+                                                 reason=reason, reply=False)
              for name, address in peers.items() if name != plan.worker]
     if calls:
         await asyncio.gather(*calls, return_exceptions=True)
