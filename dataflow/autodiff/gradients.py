@@ -169,11 +169,8 @@ def _match_shape(graph: Any, op: Operation, t: Tensor, g: Tensor) -> Tensor:
         return g
     if t.shape.is_fully_defined() and g.shape.is_fully_defined():
         return array.sum_to_shape(g, t.shape.as_list())
-    reduced = array.sum_to_shape(g, array.shape(t))
-    # Whatever broadcasting happened at run time, the result has exactly x's shape: keep
-    # the dimensions known statically (the shape tensor alone would lose them).
-    reduced.set_shape(t.shape)
-    return reduced
+    # Sizes known only at run time: one op that is a no-op unless broadcasting happened.
+    return array.sum_like(g, t)
 
 
 def _relevant_ops(ys: list[Tensor], xs: list[Tensor], stops: set[Tensor]) -> set[Operation]:

@@ -77,6 +77,7 @@ from .array_shape import reshape as reshape
 from .array_shape import shape as shape
 from .array_shape import size as size
 from .array_shape import squeeze as squeeze
+from .array_shape import sum_like as sum_like
 from .array_shape import sum_to_shape as sum_to_shape
 from .array_shape import zeros as zeros
 from .array_shape import zeros_like as zeros_like

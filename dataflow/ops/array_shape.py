@@ -378,6 +378,34 @@ def sum_to_shape(x: Any, target_shape: Any, name: str | None = None) -> Tensor:
                     name=name)
 
 
+def _infer_sum_like(op: Operation) -> list:
+    return [(op.inputs[0].dtype, op.inputs[1].shape)]
+
+
+def _sum_like_kernel(ctx: Any, attrs: dict) -> Any:
+    reduce = _sum_to_shape_kernel(ctx, attrs)
+
+    def sum_like(x: Any, like: Any) -> Any:
+        # The common case at run time: nothing was broadcast, one tuple comparison.
+        return x if x.shape == like.shape else reduce(x, like.shape)
+
+    return sum_like
+
+
+def _sum_like_grad(op: Operation, grad: Tensor) -> list:
+    return [broadcast_to(grad, shape(op.inputs[0])), None]
+
+
+registry.register(registry.OpDef("SumLike", _infer_sum_like, _sum_like_kernel,
+                                 _sum_like_grad, foldable=True))
+
+
+def sum_like(x: Any, like: Any, name: str | None = None) -> Tensor:
+    """``sum_to_shape(x, shape(like))`` as one op: what the gradient pass uses to undo
+    broadcasting when shapes are known only at run time (no separate ``Shape`` op)."""
+    return apply_op("SumLike", [convert_to_tensor(x), convert_to_tensor(like)], name=name)
+
+
 def _infer_broadcast_to(op: Operation) -> list:
     x = op.inputs[0]
     target = _partial_list(op.inputs[1])
