@@ -36,10 +36,13 @@ import contextlib
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ..framework import dtypes, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
 from ..ops import array
 from ..ops import math as math_ops
+from ..ops.constant import constant
 
 
 def _as_list(value: Any) -> list:
@@ -97,7 +100,12 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
             g = grad_ys_list[i] if grad_ys_list and grad_ys_list[i] is not None else None
             if g is None:
                 with graph.colocate_with(y.op):
-                    g = array.ones_like(y, name=f"grad_ys_{i}")
+                    if y.shape.is_fully_defined() and y.shape.num_elements() <= 1024:
+                        # Usually a scalar loss: a constant, folded into the plan.
+                        g = constant(np.ones(y.shape.as_list(), y.dtype.as_numpy_dtype),
+                                     dtype=y.dtype, name=f"grad_ys_{i}")
+                    else:
+                        g = array.ones_like(y, name=f"grad_ys_{i}")
             else:
                 g = convert_to_tensor(g, dtype=y.dtype)
                 if not y.shape.is_compatible_with(g.shape):

@@ -421,8 +421,9 @@ def _infer_broadcast_to(op: Operation) -> list:
 
 def _broadcast_to_kernel(ctx: Any, attrs: dict) -> Any:
     xp = ctx.xp
-    # Materialize: a broadcast view would alias its input and be read-only.
-    return lambda x, shape: xp.array(xp.broadcast_to(x, tuple(int(d) for d in shape)))
+    # A read-only broadcast view, not a copy: kernels never write into their inputs, and
+    # a fetched read-only array is copied for the caller (Session._host_value).
+    return lambda x, shape: xp.broadcast_to(x, tuple(int(d) for d in shape))
 
 
 def _broadcast_to_grad(op: Operation, grad: Tensor) -> list:

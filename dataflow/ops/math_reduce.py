@@ -260,8 +260,8 @@ def _broadcast_reduced_kernel(ctx: Any, attrs: dict) -> Any:
             for a in read_axes(axes):
                 kept[a] = 1
             grad = grad.reshape(kept)
-        # Materialize: a broadcast view would alias ``grad`` and be read-only.
-        return xp.array(xp.broadcast_to(grad, target))
+        # A read-only view, not a copy (kernels never write into their inputs).
+        return xp.broadcast_to(grad, target)
 
     return broadcast_reduced
 
