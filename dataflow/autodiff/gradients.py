@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .._util.toposort import reachable
 from ..framework import dtypes, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
 from ..ops import array
@@ -183,16 +184,8 @@ def _match_shape(graph: Any, op: Operation, t: Tensor, g: Tensor) -> Tensor:
 
 def _relevant_ops(ys: list[Tensor], xs: list[Tensor], stops: set[Tensor]) -> set[Operation]:
     """Ops on some path x -> y (through data edges, not through stopped tensors)."""
-    backward: set[Operation] = set()
-    stack = [y.op for y in ys if y not in stops]
-    while stack:
-        op = stack.pop()
-        if op in backward:
-            continue
-        backward.add(op)
-        for t in op.inputs:
-            if t not in stops and t.op not in backward:
-                stack.append(t.op)
+    backward = reachable([y.op for y in ys if y not in stops],
+                         lambda op: [t.op for t in op.inputs if t not in stops])
     forward_tensors: set[Tensor] = set(xs)
     relevant: set[Operation] = set()
     for op in sorted(backward, key=lambda o: o._id):

@@ -392,12 +392,9 @@ def _sum_like_kernel(ctx: Any, attrs: dict) -> Any:
     return sum_like
 
 
-def _sum_like_grad(op: Operation, grad: Tensor) -> list:
-    return [broadcast_to(grad, shape(op.inputs[0])), None]
-
-
+# Same adjoint as SumToShape: broadcast back to the summed input's shape.
 registry.register(registry.OpDef("SumLike", _infer_sum_like, _sum_like_kernel,
-                                 _sum_like_grad, foldable=True))
+                                 _sum_to_shape_grad, foldable=True))
 
 
 def sum_like(x: Any, like: Any, name: str | None = None) -> Tensor:
