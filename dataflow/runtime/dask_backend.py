@@ -158,10 +158,42 @@ class DaskBackend:
     # --- executing ----------------------------------------------------------------------
     def execute(self, bound: BoundPlan, feed_values: list[Any], timeout: float | None
                 ) -> list[Any]:
-        run = self._run_resident if self._config.resident_steps else self._run_graph
+        return self._execute(bound, feed_values, timeout, self._config.resident_steps)
+
+    def execute_traced(self, bound: BoundPlan, feed_values: list[Any],
+                       run_metadata: Any) -> list[Any]:
+        """A step through the task graph (also with resident steps on, so that it shows
+        in the dashboard), with each stage's compute time on its worker recorded in
+        ``run_metadata.step_stats``."""
+        import distributed  # noqa: PLC0415
+
+        steps: list[str] = []
+        with distributed.get_task_stream(client=self.client) as stream:
+            out = self._execute(bound, feed_values, None, False, steps)
+        templates = bound.lowered.templates
+        mine = {f"{t.name}-{step}": t for t in templates for step in steps}
+        for record in stream.data:
+            key = record["key"]
+            t = mine.get(key[0]) if isinstance(key, tuple) else None
+            if t is None:
+                continue
+            for span in record.get("startstops", ()):
+                if span.get("action") != "compute":
+                    continue
+                run_metadata.step_stats.append({
+                    "name": t.name, "type": bound.plan.stages[t.index].main_op or "Stage",
+                    "device": bound.plan.stages[t.index].device, "thread": 0,
+                    "start_us": span["start"] * 1e6, "end_us": span["stop"] * 1e6})
+        return out
+
+    def _execute(self, bound: BoundPlan, feed_values: list[Any], timeout: float | None,
+                 resident: bool, steps: list[str] | None = None) -> list[Any]:
+        run = self._run_resident if resident else self._run_graph
         for attempt in range(2):
             addresses = self._ensure_installed(bound)
             step = f"{next(self._steps)}-{self.session_id}"
+            if steps is not None:
+                steps.append(step)
             watch = _StepWatch(bound.lowered.workers)
             with self._running_lock:
                 self._running.add(watch)
@@ -199,6 +231,7 @@ class DaskBackend:
     async def _run_resident(self, lowered: LoweredPlan, step: str, feed_values: list[Any],
                             addresses: dict[str, str], watch: _StepWatch,
                             timeout: float | None) -> list[Any]:
+        from distributed.comm import CommClosedError  # noqa: PLC0415
         from distributed.protocol import to_serialize  # noqa: PLC0415
 
         async def call(name: str, plan: Any) -> Any:
@@ -224,10 +257,14 @@ class DaskBackend:
         values: dict[int, Any] = {}
         failure = None
         for name, reply in zip(calls, replies, strict=True):
-            if isinstance(reply, BaseException):
+            if isinstance(reply, (OSError, CommClosedError)):
                 failure = failure or errors.UnavailableError(
                     None, None, f"Dask worker '{name}' ({self._task_of_worker.get(name)}, "
                     f"{addresses[name]}) was lost during the step: "
+                    f"{type(reply).__name__}: {reply}")
+            elif isinstance(reply, BaseException):
+                failure = failure or errors.InternalError(
+                    None, None, f"Dask worker '{name}' failed to run its part of the step: "
                     f"{type(reply).__name__}: {reply}")
             elif reply["status"] == "OK":
                 values.update(reply["values"])

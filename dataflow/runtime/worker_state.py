@@ -58,6 +58,7 @@ _NON_BLOCKING_STATEFUL = frozenset({
     "AssignSubVariableOp", "ResourceScatterUpdate", "ResourceScatterAdd",
     "VarIsInitializedOp"})
 _INLINE_SECONDS = 0.001
+_MAX_OPEN_STEPS = 4096
 
 
 class PlanMissingError(RuntimeError):
@@ -210,6 +211,9 @@ class WorkerRuntime:
         if rv is None:
             if (key, step) in self.finished:
                 return None
+            if len(self.rendezvous) >= _MAX_OPEN_STEPS:
+                # Mail for steps that never started here (their client went away).
+                del self.rendezvous[next(iter(self.rendezvous))]
             rv = self.rendezvous[(key, step)] = _Rendezvous()
         return rv
 

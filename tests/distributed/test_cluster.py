@@ -358,3 +358,19 @@ def test_lowered_stage_keys_in_task_stream(csess, cluster):
     bound = csess._signature(update, {x: xv, y: yv}).bound
     assert {t.name for t in bound.lowered.templates} == groups
     assert isinstance(bound.lowered, lowering.LoweredPlan)
+
+
+def test_traced_run_records_stages(csess):
+    beta, x, y, cost, update = _ridge()
+    csess.run(tf.global_variables_initializer())
+    xv, yv = _data()
+    meta = tf.RunMetadata()
+    options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+    csess.run([cost, update], {x: xv, y: yv}, options=options, run_metadata=meta)
+    devices = {s["device"] for s in meta.step_stats}
+    assert devices == {"/job:ps/replica:0/task:0/device:CPU:0",
+                       "/job:worker/replica:0/task:1/device:CPU:0"}
+    assert len(meta.step_stats) == 3
+    assert all(s["end_us"] >= s["start_us"] for s in meta.step_stats)
+    trace = meta.chrome_trace()
+    assert any(e.get("name", "").startswith("AssignSub") for e in trace["traceEvents"])
