@@ -58,6 +58,7 @@ class ClusterView:
         self.client = client
         self._lock = threading.Lock()
         self._workers: dict[str, WorkerInfo] = {}
+        self._by_name: dict[str, str] = {}  # replaced whole, so reads need no lock
         self._listeners: list[Callable[[WorkerInfo], None]] = []
         client.register_plugin(DataflowWorkerPlugin(), name="dataflow")
         self._update(client.scheduler_info(n_workers=-1)["workers"])
@@ -75,17 +76,14 @@ class ClusterView:
                                         int(info.get("nthreads", 1)))
         with self._lock:
             self._workers = table
+            self._by_name = {info.name: address for address, info in table.items()}
 
     def workers(self) -> list[WorkerInfo]:
         with self._lock:
             return list(self._workers.values())
 
     def address_of(self, name: str) -> str | None:
-        with self._lock:
-            for info in self._workers.values():
-                if info.name == name:
-                    return info.address
-        return None
+        return self._by_name.get(name)
 
     def refresh(self) -> None:
         self._update(self.client.scheduler_info(n_workers=-1)["workers"])
@@ -114,6 +112,9 @@ class ClusterView:
         if action == "remove-worker":
             with self._lock:
                 info = self._workers.pop(msg.get("worker"), None)
+                if info is not None and self._by_name.get(info.name) == info.address:
+                    self._by_name = {k: v for k, v in self._by_name.items()
+                                     if k != info.name}
                 listeners = list(self._listeners)
             if info is not None:
                 for fn in listeners:
