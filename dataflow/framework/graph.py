@@ -66,6 +66,14 @@ def _user_frame() -> str:
     return f"{frame.f_code.co_filename}:{frame.f_lineno} ({frame.f_code.co_name})"
 
 
+def _apply_operator(name: str, *args: Any) -> Tensor:
+    """Calls the op library's builder registered for operator ``name``."""
+    fn = _OPERATORS.get(name)
+    if fn is None:
+        raise TypeError(f"operator {name} is not available (import dataflow.ops)")
+    return fn(*args)
+
+
 class Tensor:
     """One output of an ``Operation``: a symbolic handle to a value computed by a step."""
 
@@ -159,32 +167,103 @@ class Tensor:
                             f"{shape}")
         return shape.as_tuple()[0]
 
+    # --- operators: delegate to the op library's registered builders ---------------
+    def __add__(self, other: Any) -> Tensor:
+        return _apply_operator("add", self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return _apply_operator("add", other, self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return _apply_operator("sub", self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return _apply_operator("sub", other, self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return _apply_operator("mul", self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return _apply_operator("mul", other, self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return _apply_operator("truediv", self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return _apply_operator("truediv", other, self)
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        return _apply_operator("floordiv", self, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return _apply_operator("floordiv", other, self)
+
+    def __mod__(self, other: Any) -> Tensor:
+        return _apply_operator("mod", self, other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return _apply_operator("mod", other, self)
+
+    def __pow__(self, other: Any) -> Tensor:
+        return _apply_operator("pow", self, other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return _apply_operator("pow", other, self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return _apply_operator("matmul", self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return _apply_operator("matmul", other, self)
+
+    def __lt__(self, other: Any) -> Tensor:
+        return _apply_operator("lt", self, other)
+
+    def __le__(self, other: Any) -> Tensor:
+        return _apply_operator("le", self, other)
+
+    def __gt__(self, other: Any) -> Tensor:
+        return _apply_operator("gt", self, other)
+
+    def __ge__(self, other: Any) -> Tensor:
+        return _apply_operator("ge", self, other)
+
+    def __and__(self, other: Any) -> Tensor:
+        return _apply_operator("and", self, other)
+
+    def __rand__(self, other: Any) -> Tensor:
+        return _apply_operator("and", other, self)
+
+    def __or__(self, other: Any) -> Tensor:
+        return _apply_operator("or", self, other)
+
+    def __ror__(self, other: Any) -> Tensor:
+        return _apply_operator("or", other, self)
+
+    def __xor__(self, other: Any) -> Tensor:
+        return _apply_operator("xor", self, other)
+
+    def __rxor__(self, other: Any) -> Tensor:
+        return _apply_operator("xor", other, self)
+
+    __div__ = __truediv__
+    __rdiv__ = __rtruediv__
+
+    def __neg__(self) -> Tensor:
+        return _apply_operator("neg", self)
+
+    def __abs__(self) -> Tensor:
+        return _apply_operator("abs", self)
+
+    def __invert__(self) -> Tensor:
+        return _apply_operator("invert", self)
+
+    def __getitem__(self, key: Any) -> Tensor:
+        return _apply_operator("getitem", self, key)
+
     def __reduce__(self):
         raise TypeError(f"Tensor '{self.name}' cannot be pickled; fetch its value with a "
                         "Session instead.")
-
-
-def _operator(name: str, swap: bool = False) -> Callable:
-    def method(self: Tensor, *args: Any) -> Any:
-        fn = _OPERATORS.get(name)
-        if fn is None:
-            raise TypeError(f"operator {name} is not available (import dataflow.ops)")
-        if swap:
-            return fn(args[0], self)
-        return fn(self, *args)
-
-    method.__name__ = f"__{name}__"
-    return method
-
-
-for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
-              "lt", "le", "gt", "ge", "and", "or", "xor"):
-    setattr(Tensor, f"__{_name}__", _operator(_name))
-    setattr(Tensor, f"__r{_name}__", _operator(_name, swap=True))
-for _name in ("neg", "abs", "invert", "getitem"):
-    setattr(Tensor, f"__{_name}__", _operator(_name))
-Tensor.__div__ = Tensor.__truediv__
-Tensor.__rdiv__ = Tensor.__rtruediv__
 
 
 class Operation:

@@ -255,6 +255,9 @@ class Variable:
         shape: the static shape (default: the initial value's).
     """
 
+    # Make numpy defer to our operators in ``ndarray + variable``.
+    __array_priority__ = 100
+
     def __init__(self, initial_value: Any = None, trainable: bool = True,
                  collections: list[str] | None = None, validate_shape: bool = True,
                  caching_device: Any = None, name: str | None = None,
@@ -439,22 +442,99 @@ class Variable:
         raise TypeError(f"tf.Variable '{self.name}' has no value outside a Session; run it "
                         "to get a numpy array.")
 
+    # --- operators: those of a read of the current value (``value()``) ---------------
+    def __add__(self, other: Any) -> Tensor:
+        return self.value().__add__(other)
 
-def _variable_operator(name: str) -> Any:
-    def method(self: Variable, *args: Any) -> Any:
-        return getattr(Tensor, name)(self.value(), *args)
+    def __radd__(self, other: Any) -> Tensor:
+        return self.value().__radd__(other)
 
-    method.__name__ = name
-    return method
+    def __sub__(self, other: Any) -> Tensor:
+        return self.value().__sub__(other)
 
+    def __rsub__(self, other: Any) -> Tensor:
+        return self.value().__rsub__(other)
 
-for _op_name in [n for n in dir(Tensor) if n.startswith("__") and n.endswith("__") and n[2:-2]
-                 in ("add", "radd", "sub", "rsub", "mul", "rmul", "truediv", "rtruediv",
-                     "floordiv", "rfloordiv", "mod", "rmod", "pow", "rpow", "matmul",
-                     "rmatmul", "lt", "le", "gt", "ge", "neg", "abs", "getitem", "and",
-                     "rand", "or", "ror", "invert", "xor", "rxor", "div", "rdiv")]:
-    setattr(Variable, _op_name, _variable_operator(_op_name))
-Variable.__array_priority__ = 100
+    def __mul__(self, other: Any) -> Tensor:
+        return self.value().__mul__(other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return self.value().__rmul__(other)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return self.value().__truediv__(other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return self.value().__rtruediv__(other)
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        return self.value().__floordiv__(other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return self.value().__rfloordiv__(other)
+
+    def __mod__(self, other: Any) -> Tensor:
+        return self.value().__mod__(other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return self.value().__rmod__(other)
+
+    def __pow__(self, other: Any) -> Tensor:
+        return self.value().__pow__(other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return self.value().__rpow__(other)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return self.value().__matmul__(other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return self.value().__rmatmul__(other)
+
+    def __lt__(self, other: Any) -> Tensor:
+        return self.value().__lt__(other)
+
+    def __le__(self, other: Any) -> Tensor:
+        return self.value().__le__(other)
+
+    def __gt__(self, other: Any) -> Tensor:
+        return self.value().__gt__(other)
+
+    def __ge__(self, other: Any) -> Tensor:
+        return self.value().__ge__(other)
+
+    def __and__(self, other: Any) -> Tensor:
+        return self.value().__and__(other)
+
+    def __rand__(self, other: Any) -> Tensor:
+        return self.value().__rand__(other)
+
+    def __or__(self, other: Any) -> Tensor:
+        return self.value().__or__(other)
+
+    def __ror__(self, other: Any) -> Tensor:
+        return self.value().__ror__(other)
+
+    def __xor__(self, other: Any) -> Tensor:
+        return self.value().__xor__(other)
+
+    def __rxor__(self, other: Any) -> Tensor:
+        return self.value().__rxor__(other)
+
+    __div__ = __truediv__
+    __rdiv__ = __rtruediv__
+
+    def __neg__(self) -> Tensor:
+        return self.value().__neg__()
+
+    def __abs__(self) -> Tensor:
+        return self.value().__abs__()
+
+    def __invert__(self) -> Tensor:
+        return self.value().__invert__()
+
+    def __getitem__(self, key: Any) -> Tensor:
+        return self.value()[key]
 
 
 def _convert_variable(value: Variable, dtype: Any = None, name: Any = None) -> Tensor:
