@@ -43,7 +43,8 @@ def pack_sequence_as(structure: Any, flat: list[Any]) -> Any:
         # Recursion here follows the user's fetch nesting, which is shallow by nature.
         if isinstance(item, Mapping):
             pairs = [(k, build(v)) for k, v in item.items()]
-            return dict(pairs) if type(item) is dict else type(item)(pairs)
+            # The user's own mapping type, rebuilt from pairs (OrderedDict and the like).
+            return dict(pairs) if type(item) is dict else type(item)(pairs)  # type: ignore[call-arg]
         if is_namedtuple(item):
             return type(item)(*[build(v) for v in item])
         if isinstance(item, (list, tuple)):

@@ -35,27 +35,27 @@ class DType:
         return self
 
     @property
-    def is_floating(self) -> bool:
+    def is_floating(self) -> builtins.bool:
         return self._np is not None and np.issubdtype(self._np, np.floating)
 
     @property
-    def is_complex(self) -> bool:
+    def is_complex(self) -> builtins.bool:
         return self._np is not None and np.issubdtype(self._np, np.complexfloating)
 
     @property
-    def is_integer(self) -> bool:
+    def is_integer(self) -> builtins.bool:
         return self._np is not None and np.issubdtype(self._np, np.integer)
 
     @property
-    def is_unsigned(self) -> bool:
+    def is_unsigned(self) -> builtins.bool:
         return self._np is not None and np.issubdtype(self._np, np.unsignedinteger)
 
     @property
-    def is_bool(self) -> bool:
+    def is_bool(self) -> builtins.bool:
         return self._np is np.bool_
 
     @property
-    def is_numeric(self) -> bool:
+    def is_numeric(self) -> builtins.bool:
         return self.is_floating or self.is_integer or self.is_complex
 
     @property
@@ -70,13 +70,13 @@ class DType:
     def max(self):
         return np.finfo(self._np).max if self.is_floating else np.iinfo(self._np).max
 
-    def is_compatible_with(self, other: Any) -> bool:
+    def is_compatible_with(self, other: Any) -> builtins.bool:
         return self is as_dtype(other)
 
     def __repr__(self) -> str:
         return f"tf.{self._name}"
 
-    def __eq__(self, other: object) -> bool:
+    def __eq__(self, other: object) -> builtins.bool:
         if other is None:
             return False
         try:
@@ -84,7 +84,7 @@ class DType:
         except TypeError:
             return False
 
-    def __ne__(self, other: object) -> bool:
+    def __ne__(self, other: object) -> builtins.bool:
         return not self.__eq__(other)
 
     def __hash__(self) -> int:

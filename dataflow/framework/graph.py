@@ -25,7 +25,8 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from types import FrameType
+from typing import Any, Literal, overload
 
 from .._util import naming
 from . import device_spec, dtypes, errors
@@ -58,7 +59,7 @@ def register_tensor_conversion_function(base_type: type, fn: Callable) -> None:
 
 def _user_frame() -> str:
     """'file:line (function)' of the innermost frame outside this package."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame = frame.f_back
     if frame is None:
@@ -153,19 +154,19 @@ class Tensor:
     __nonzero__ = __bool__
 
     def __iter__(self) -> Iterator:
-        shape = self._shape
-        if shape.rank is None or shape.rank == 0 or shape.as_tuple()[0] is None:
+        dims = self._shape.as_tuple()
+        if not dims or dims[0] is None:  # unknown rank, a scalar, or an unknown length
             raise TypeError(
                 f"Tensor '{self.name}' is not iterable: its first dimension must be "
-                f"statically known (shape {shape}).")
-        return (self[i] for i in range(shape.as_tuple()[0]))
+                f"statically known (shape {self._shape}).")
+        return (self[i] for i in range(dims[0]))
 
     def __len__(self) -> int:
-        shape = self._shape
-        if shape.rank is None or shape.rank == 0 or shape.as_tuple()[0] is None:
+        dims = self._shape.as_tuple()
+        if not dims or dims[0] is None:
             raise TypeError(f"len is not well defined for Tensor '{self.name}' of shape "
-                            f"{shape}")
-        return shape.as_tuple()[0]
+                            f"{self._shape}")
+        return dims[0]
 
     # --- operators: delegate to the op library's registered builders ---------------
     def __add__(self, other: Any) -> Tensor:
@@ -443,6 +444,14 @@ class Graph:
                            f"{len(op.outputs)} outputs.")
         return op.outputs[i]
 
+    @overload
+    def as_graph_element(self, obj: Any, allow_tensor: bool = ..., *,
+                         allow_operation: Literal[False]) -> Tensor: ...
+
+    @overload
+    def as_graph_element(self, obj: Any, allow_tensor: bool = ...,
+                         allow_operation: bool = ...) -> Tensor | Operation: ...
+
     def as_graph_element(self, obj: Any, allow_tensor: bool = True,
                          allow_operation: bool = True) -> Tensor | Operation:
         """Resolves a tensor, op, name string or convertible object of this graph."""
@@ -637,8 +646,11 @@ class Graph:
         if inner is not None:
             return inner
         original = tensor
-        if tensor.graph is not self.outer_graph:
-            tensor = self.outer_graph.capture(tensor)  # capture through each level
+        outer = self.outer_graph
+        if outer is None:
+            raise ValueError(f"{tensor!r} cannot be captured: {self!r} has no outer graph")
+        if tensor.graph is not outer:
+            tensor = outer.capture(tensor)  # capture through each level
             inner = self._capture_map.get(tensor)
             if inner is not None:  # captured before through its outer placeholder
                 self._capture_map[original] = inner

@@ -21,27 +21,36 @@ and names where the first one was made.
 
 from __future__ import annotations
 
+import enum
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
+
+from .kernel_context import Folded
 
 
-class _NotDifferentiable:
-    """Marks an op type whose outputs carry no gradient (e.g. Shape, ArgMax)."""
+class _NotDifferentiable(enum.Enum):
+    """Marks an op type whose outputs carry no gradient (e.g. Shape, ArgMax).
+
+    A one-member ``Enum`` so that ``grad is NOT_DIFFERENTIABLE`` narrows the type.
+    """
+
+    NOT_DIFFERENTIABLE = "NOT_DIFFERENTIABLE"
 
     def __repr__(self) -> str:
         return "NOT_DIFFERENTIABLE"
 
 
-NOT_DIFFERENTIABLE = _NotDifferentiable()
+NOT_DIFFERENTIABLE: Final = _NotDifferentiable.NOT_DIFFERENTIABLE
 
 
 @dataclass(frozen=True, slots=True)
 class OpDef:
     type: str
     infer: Callable[[Any], list]
-    kernel: Callable[[Any, dict], Callable] | None
+    # A kernel factory returns the per-step callable, or ``Folded`` for a fixed value.
+    kernel: Callable[[Any, dict], Callable | Folded] | None
     grad: Callable | _NotDifferentiable | None = None
     stateful: bool = False
     # Kernels that can run on constant numpy inputs at build time (shape arithmetic).

@@ -75,6 +75,7 @@ class TensorShape:
     __slots__ = ("_dims",)
 
     def __init__(self, dims: Any):
+        self._dims: tuple[int | None, ...] | None
         if dims is None:
             self._dims = None
         elif isinstance(dims, TensorShape):
@@ -108,10 +109,12 @@ class TensorShape:
         return self._dims is not None and all(d is not None for d in self._dims)
 
     def num_elements(self) -> int | None:
-        if not self.is_fully_defined():
+        if self._dims is None:
             return None
         n = 1
         for d in self._dims:
+            if d is None:
+                return None
             n *= d
         return n
 
@@ -217,12 +220,13 @@ def broadcast_shapes(*shapes: TensorShape) -> TensorShape:
 
     Raises ``ValueError`` when two known dims differ and neither is 1.
     """
-    if any(s.rank is None for s in shapes):
+    known_ranks = [s._dims for s in shapes if s._dims is not None]
+    if len(known_ranks) < len(shapes):
         return TensorShape(None)
-    rank = max((s.rank for s in shapes), default=0)
+    rank = max((len(d) for d in known_ranks), default=0)
     out: list[int | None] = []
     for axis in range(-rank, 0):
-        dims = [s.as_tuple()[axis] for s in shapes if s.rank >= -axis]
+        dims = [d[axis] for d in known_ranks if len(d) >= -axis]
         known = {d for d in dims if d is not None and d != 1}
         if len(known) > 1:
             raise ValueError(

@@ -47,7 +47,7 @@ def constant_value(tensor: Any) -> np.ndarray | None:
                                 dtype=op.outputs[0].dtype.as_numpy_dtype)
             continue
         opdef = registry.lookup(op.type)
-        if not opdef.foldable or opdef.stateful:
+        if not opdef.foldable or opdef.stateful or opdef.kernel is None:
             cache[t] = None
             continue
         if not expanded:
@@ -56,11 +56,14 @@ def constant_value(tensor: Any) -> np.ndarray | None:
             continue
         values = [cache.get(i) for i in op.inputs]
         if any(v is None for v in values) or any(
-                np.size(v) > _MAX_FOLD_ELEMENTS for v in values):
+                np.size(v) > _MAX_FOLD_ELEMENTS for v in values if v is not None):
             cache[t] = None
             continue
         try:
-            out = opdef.kernel(FoldContext, op.attrs)(*values)
+            fn = opdef.kernel(FoldContext, op.attrs)
+            if not callable(fn):  # a Folded value: nothing to evaluate at build time
+                raise TypeError(f"{op.type} has no build-time kernel")
+            out = fn(*values)
         except Exception:  # noqa: BLE001 - a fold that fails just means "not known"
             cache[t] = None
             continue

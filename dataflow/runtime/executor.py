@@ -71,6 +71,9 @@ class StageFunction:
         for i, call in enumerate(stage.calls):
             ctx.op_name = call.op_name
             opdef = registry.lookup(call.op_type)
+            if opdef.kernel is None:
+                raise TypeError(f"op type {call.op_type} has no kernel (op '{call.op_name}', "
+                                f"built at {call.traceback})")
             try:
                 kernel = opdef.kernel(ctx, call.attrs)
             except errors.OpError as exc:
@@ -101,8 +104,8 @@ class StageFunction:
                 target = ", ".join(outs) + ("," if len(outs) > 1 else "")
             lines.append(f"    {target} = {kname}({ins})")
             self._line_to_call[len(lines)] = call
-        outs = ", ".join(constants.get(s) or reg_of[s] for s in stage.outputs)
-        lines.append(f"    return ({outs}{',' if stage.outputs else ''})")
+        returned = ", ".join(constants.get(s) or reg_of[s] for s in stage.outputs)
+        lines.append(f"    return ({returned}{',' if stage.outputs else ''})")
         self.source = "\n".join(lines)
         code = compile(self.source, filename, "exec")
         exec(code, namespace)
@@ -198,7 +201,8 @@ class EmbeddedPlan:
                        for s in plan.stages]
         self._transfer = transfer
         if len(self.stages) == 1 and transfer is None:
-            self.run = self._run_single  # the common case: no slot dictionary at all
+            # The common case: no slot dictionary at all (a per-instance fast path).
+            self.run = self._run_single  # type: ignore[method-assign]
         self._single_map = self._build_single_map()
 
     def _build_single_map(self) -> tuple[Callable, tuple[int, ...]] | None:
@@ -216,6 +220,7 @@ class EmbeddedPlan:
         return self.stages[0].fn, arg_index
 
     def _run_single(self, feed_values: Sequence[Any]) -> list[Any]:
+        assert self._single_map is not None  # only bound for a one-stage plan
         fn, arg_index = self._single_map
         args = feed_values if self._identity_args else [feed_values[i] for i in arg_index]
         try:
@@ -251,7 +256,7 @@ class EmbeddedPlan:
             for slot, v in zip(stage.outputs, outs):
                 values[slot] = v
                 device_of[slot] = stage.device
-        out = []
+        out: list[Any] = []
         for slot in self.plan.fetch_slots:
             if slot < 0:
                 out.append(None)
