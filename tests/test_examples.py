@@ -6,6 +6,8 @@ import pytest
 
 from dataflow.examples import input_pipeline
 
+from .distributed.conftest import collect_leaked_sockets
+
 
 def test_input_pipeline_embedded(tmp_path):
     result = input_pipeline.main(steps=150, embedded=True, verbose=False,
@@ -17,7 +19,8 @@ def test_input_pipeline_embedded(tmp_path):
 @pytest.mark.slow
 @pytest.mark.distributed
 def test_input_pipeline_on_a_local_cluster(tmp_path):
-    result = input_pipeline.main(steps=150, embedded=False, verbose=False,
-                                 checkpoint_dir=str(tmp_path))
+    with collect_leaked_sockets():  # distributed's scheduler leaks one (see that helper)
+        result = input_pipeline.main(steps=150, embedded=False, verbose=False,
+                                     checkpoint_dir=str(tmp_path))
     assert result["final_loss"] < result["first_loss"] / 10
     assert result["weight_error"] < 0.05

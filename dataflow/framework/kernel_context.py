@@ -8,7 +8,11 @@
 * ``resources``: the device's ``ResourceStore`` (variables, queues, random streams);
 * ``subgraph(plan_attr)``: a callable running a compiled sub-graph (``cond`` branches,
   ``while_loop`` bodies) with the same context;
-* ``step``: a zero-argument callable giving the current step id (for idempotent updates).
+* ``step``: a zero-argument callable giving the current step id (for idempotent updates);
+* optionally ``will_block()`` and ``cancelled()``, for kernels that wait on other steps
+  (queues): call ``will_block()`` once before first waiting (a Dask worker frees the
+  thread's slot), and re-check ``cancelled()`` whenever woken (the step's session closed
+  or its client gave up; raise ``CancelledError``).
 
 Kernels may return ``Folded(value)`` instead of a callable when the op's output never
 changes between steps (constants); the executor then binds the value directly.

@@ -32,6 +32,11 @@ def _lookup(ctx: Any, name: str) -> QueueState:
     return ctx.resources.get_or_create(_queue_key(name), missing)
 
 
+def _waiter(ctx: Any) -> Any:
+    """The context, when it offers the blocking hooks (``will_block``/``cancelled``)."""
+    return ctx if hasattr(ctx, "cancelled") and hasattr(ctx, "will_block") else None
+
+
 # --- kernels ---------------------------------------------------------------------------
 def _handle_kernel(ctx: Any, attrs: dict) -> Folded:
     name = attrs["shared_name"]
@@ -42,15 +47,15 @@ def _handle_kernel(ctx: Any, attrs: dict) -> Folded:
 
 
 def _enqueue_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, many = ctx.xp, attrs["many"]
+    xp, many, waiter = ctx.xp, attrs["many"], _waiter(ctx)
 
     def enqueue(handle: str, *components: Any) -> None:
         queue = _lookup(ctx, handle)
         # Copies: a fed batch may be changed by its owner after the step.
         if many:
-            queue.enqueue_many(tuple(xp.array(c) for c in components))
+            queue.enqueue_many(tuple(xp.array(c) for c in components), waiter)
         else:
-            queue.enqueue(tuple(xp.array(c) for c in components))
+            queue.enqueue(tuple(xp.array(c) for c in components), waiter)
 
     return enqueue
 
@@ -67,14 +72,16 @@ def _dequeue_kernel(ctx: Any, attrs: dict) -> Any:
     xp, mode, ncomp = ctx.xp, attrs["mode"], len(attrs["component_types"])
     padded = attrs["kind"] == "padding"
     stack = (lambda vs: _pad_stack(xp, vs)) if padded else xp.stack
+    waiter = _waiter(ctx)
 
     def dequeue(handle: str, n: Any = None) -> Any:
         queue = _lookup(ctx, handle)
         if mode == "one":
-            (item,) = queue.dequeue_many(1)
+            (item,) = queue.dequeue_many(1, waiter=waiter)
             out = item
         else:
-            items = queue.dequeue_many(int(n), allow_smaller=(mode == "up_to"))
+            items = queue.dequeue_many(int(n), allow_smaller=(mode == "up_to"),
+                                       waiter=waiter)
             out = tuple(stack([it[i] for it in items]) for i in range(ncomp))
         return out if ncomp > 1 else out[0]
 

@@ -14,8 +14,15 @@ Semantics (TF1's):
   ``OutOfRangeError`` when closed with fewer, leaving them queued); ``dequeue_up_to(n)``
   returns what is left once closed.
 * ``close(cancel_pending_enqueues=True)`` also fails blocked enqueues.
-* ``cancel_all()`` (the session closing) wakes every blocked call with
+* ``cancel_all()`` (the embedded session closing) wakes every blocked call with
   ``CancelledError``, so no step hangs.
+
+Blocking calls take an optional ``waiter`` (the kernel context): ``waiter.will_block()``
+is called once before a call first waits (a Dask worker then frees the task's thread
+slot, so the step that would unblock it can run on the same worker), and
+``waiter.cancelled()`` is checked whenever the call wakes (a cluster session closing,
+or a step past its deadline, cancels only its own steps: the queue itself lives on and
+other sessions keep using it). ``wake()`` wakes every waiter to re-check.
 
 A plain class with one condition variable; no Dask, testable alone.
 """
@@ -49,10 +56,18 @@ class QueueState:
         self._rng = np.random.default_rng(seed)
 
     # --- helpers ---------------------------------------------------------------------
-    def _check_cancelled(self) -> None:
-        if self._cancelled:
+    def _check_cancelled(self, waiter: Any) -> None:
+        if self._cancelled or (waiter is not None and waiter.cancelled()):
             raise errors.CancelledError(None, None, f"Queue '{self.name}': session closed, "
                                         "pending operation cancelled")
+
+    def _wait(self, waiter: Any, blocked: bool) -> bool:
+        """Waits on the condition (held); ``blocked`` says whether this call waited
+        before. Returns ``True``."""
+        if waiter is not None and not blocked:
+            waiter.will_block()
+        self._cond.wait()
+        return True
 
     def _full(self) -> bool:
         return self.capacity is not None and len(self._items) >= self.capacity
@@ -70,37 +85,47 @@ class QueueState:
         return len(self._items) >= n + keep
 
     # --- operations ------------------------------------------------------------------
-    def enqueue(self, components: tuple) -> None:
-        with self._cond:
-            while True:
-                self._check_cancelled()
-                if self._closed:
-                    raise errors.CancelledError(
-                        None, None, f"Queue '{self.name}' is closed.")
-                if not self._full():
-                    break
-                self._cond.wait()
-                if self._cancel_enqueues:
-                    raise errors.CancelledError(
-                        None, None, f"Queue '{self.name}' was closed with pending "
-                        "enqueues cancelled.")
-            self._items.append(components)
-            self._cond.notify_all()
+    def enqueue(self, components: tuple, waiter: Any = None) -> None:
+        self._put([components], waiter)
 
-    def enqueue_many(self, components: tuple) -> None:
+    def enqueue_many(self, components: tuple, waiter: Any = None) -> None:
         n = len(components[0]) if components else 0
         for c in components:
             if len(c) != n:
                 raise errors.InvalidArgumentError(
                     None, None, f"enqueue_many into '{self.name}': components have "
                     f"different first dimensions ({n} and {len(c)})")
-        for i in range(n):
-            self.enqueue(tuple(c[i] for c in components))
+        self._put([tuple(c[i] for c in components) for i in range(n)], waiter)
 
-    def dequeue_many(self, n: int, allow_smaller: bool = False) -> list[tuple]:
+    def _put(self, elements: list, waiter: Any) -> None:
+        """Appends ``elements`` in order, as many at a time as there is room for."""
+        done, blocked = 0, False
+        with self._cond:
+            while done < len(elements):
+                self._check_cancelled(waiter)
+                if self._closed:
+                    if blocked and self._cancel_enqueues:
+                        raise errors.CancelledError(
+                            None, None, f"Queue '{self.name}' was closed with pending "
+                            "enqueues cancelled.")
+                    raise errors.CancelledError(
+                        None, None, f"Queue '{self.name}' is closed.")
+                if self._full():
+                    blocked = self._wait(waiter, blocked)
+                    continue
+                room = len(elements) - done if self.capacity is None else \
+                    self.capacity - len(self._items)
+                take = min(room, len(elements) - done)
+                self._items.extend(elements[done:done + take])
+                done += take
+                self._cond.notify_all()
+
+    def dequeue_many(self, n: int, allow_smaller: bool = False,
+                     waiter: Any = None) -> list[tuple]:
+        blocked = False
         with self._cond:
             while True:
-                self._check_cancelled()
+                self._check_cancelled(waiter)
                 if self._available(n):
                     break
                 if self._closed:
@@ -110,7 +135,7 @@ class QueueState:
                     raise errors.OutOfRangeError(
                         None, None, f"Queue '{self.name}' is closed and has insufficient "
                         f"elements (requested {n}, current size {len(self._items)})")
-                self._cond.wait()
+                blocked = self._wait(waiter, blocked)
             out = [self._pop() for _ in range(n)]
             self._cond.notify_all()
             return out
@@ -124,6 +149,11 @@ class QueueState:
     def cancel_all(self) -> None:
         with self._cond:
             self._cancelled = True
+            self._cond.notify_all()
+
+    def wake(self) -> None:
+        """Wakes every blocked call to re-check whether its step was cancelled."""
+        with self._cond:
             self._cond.notify_all()
 
     def size(self) -> int:

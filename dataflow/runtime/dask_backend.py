@@ -33,6 +33,7 @@ import asyncio
 import contextlib
 import itertools
 import threading
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ from .plan import Plan
 from .worker_state import (
     PlanMissingError,
     StoreActor,
+    cancel_steps,
     install_plans,
     list_variables,
     reset_state,
@@ -201,6 +203,9 @@ class DaskBackend:
                 return self.client.sync(run, bound.lowered, step, feed_values, addresses,
                                         watch, timeout)
             except PlanMissingError:
+                if self._closed:
+                    raise errors.CancelledError(None, None, "Session closed: the step was "
+                                                "cancelled") from None
                 # A worker restarted between our check and the step: reinstall, once.
                 bound.installed.clear()
                 if attempt:
@@ -221,8 +226,12 @@ class DaskBackend:
 
         async def stop() -> None:
             # Cancelling the Dask futures ends the gather (whose inner tasks must not be
-            # cancelled from outside).
+            # cancelled from outside); a stage blocked in a queue is woken to fail, so a
+            # step given up on never takes an element later.
             await self.client.cancel(futures, asynchronous=True)
+            lost = watch.lost.name if watch.lost is not None else None
+            self._cancel_on_workers(None, [step], [a for name, a in addresses.items()
+                                                    if name != lost])
 
         results = await self._wait(gather, watch, timeout, step, stop)
         by_stage = dict(zip(lowered.result_stages, results, strict=True))
@@ -368,10 +377,20 @@ class DaskBackend:
 
     # --- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
-        """Forgets this session's plans on the workers; variables stay on the cluster."""
+        """Cancels this session's running steps (a step blocked in a queue fails with
+        ``CancelledError``), then forgets its plans on the workers; variables and queues
+        stay on the cluster."""
         if self._closed:
             return
         self._closed = True
+        with self._running_lock:
+            running = bool(self._running)
+        if running:
+            self._cancel_on_workers(self.session_id, [],
+                                    [info.address for info in self.view.workers()])
+            deadline = time.monotonic() + 10.0
+            while self._running and time.monotonic() < deadline:
+                time.sleep(0.005)
         self.view.remove_listener(self._on_worker_lost)
         self._actors.clear()
         try:
@@ -382,6 +401,19 @@ class DaskBackend:
         cluster_module.release_view(self.client)
         if self._owns_client:
             self.client.close()
+
+    def _cancel_on_workers(self, session: str | None, steps: list[str],
+                           addresses: list[str]) -> None:
+        """Fire and forget: cancels a session's or some steps' blocked kernels on the
+        workers at ``addresses`` (a lost one would hold the broadcast for the connect
+        timeout)."""
+        async def cancel() -> None:
+            with contextlib.suppress(Exception):
+                await self.client.run(cancel_steps, session, steps, workers=addresses,
+                                      wait=False, asynchronous=True)
+
+        if addresses and self.client.status == "running":
+            self.client.loop.add_callback(cancel)
 
 
 class RemoteStore:

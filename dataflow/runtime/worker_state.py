@@ -71,6 +71,30 @@ class WorkerDeviceContext(DeviceContext):
     def step(self) -> Any:
         return getattr(_local, "step", None)
 
+    def will_block(self) -> None:
+        """A kernel (a queue) is about to wait for another step: free this thread's slot
+        in the worker's pool, once per stage call, so that the step that would wake it
+        can run here (with two threads, two blocked enqueues would otherwise starve the
+        dequeue that makes room)."""
+        if getattr(_local, "seceded", True):
+            return
+        _local.seceded = True
+        from distributed import secede  # noqa: PLC0415
+        from distributed.threadpoolexecutor import secede as leave_pool  # noqa: PLC0415
+        from distributed.threadpoolexecutor import thread_state  # noqa: PLC0415
+        executor = getattr(thread_state, "executor", None)
+        if executor is None or threading.current_thread() not in executor._threads:
+            return  # not a pool thread: nothing to free
+        if getattr(_local, "task", False):
+            secede()       # a Dask task: the worker's state machine learns of it too
+        else:
+            leave_pool()   # a resident stage run in the worker's executor
+
+    def cancelled(self) -> bool:
+        """Whether the running step was cancelled (its session closed, or its client
+        gave up on it): a blocked kernel checks this when woken."""
+        return RUNTIME.is_cancelled(getattr(_local, "running", None))
+
     def subgraph(self, plan: Any) -> Any:
         run = super().subgraph(plan)
 
@@ -103,7 +127,8 @@ class CompiledStage:
     def __call__(self, step: Any, args: Sequence[Any]) -> tuple:
         fn = self.function.fn
         start = time.perf_counter()
-        _local.step = step
+        _local.step = _local.running = step
+        _local.seceded = False
         try:
             if self.gpu:
                 args = [transfer(a, "", self.device) for a in args]
@@ -112,7 +137,8 @@ class CompiledStage:
             raise translate_error(exc, self.function.call_for_traceback(exc.__traceback__),
                                   self.device) from None
         finally:
-            _local.step = None
+            _local.step = _local.running = None
+            _local.seceded = True
         if self.gpu:
             outs = tuple(to_host(o) for o in outs)
         self.last_seconds = time.perf_counter() - start
@@ -131,6 +157,32 @@ class WorkerRuntime:
         self.rendezvous: dict[tuple[str, str], _Rendezvous] = {}
         self.finished: collections.OrderedDict[tuple[str, str], None] = \
             collections.OrderedDict()
+        self._cancelled_sessions: set[str] = set()
+        self._cancelled_steps: collections.OrderedDict[str, None] = collections.OrderedDict()
+
+    # --- cancellation -----------------------------------------------------------------
+    def cancel(self, session: str | None = None, steps: Sequence[str] = ()) -> None:
+        """Cancels a session's steps (all of them, now and later) or single steps, and
+        wakes every blocked kernel (queues) to notice."""
+        with self._lock:
+            if session is not None:
+                self._cancelled_sessions.add(session)
+            for step in steps:
+                self._cancelled_steps[step] = None
+            while len(self._cancelled_steps) > 4096:
+                self._cancelled_steps.popitem(last=False)
+            stores = list(self._stores.values())
+        for store in stores:
+            for obj in store.objects().values():
+                wake = getattr(obj, "wake", None)
+                if wake is not None:
+                    wake()
+
+    def is_cancelled(self, step: str | None) -> bool:
+        if step is None:
+            return False
+        return step in self._cancelled_steps or \
+            step.rpartition("-")[2] in self._cancelled_sessions
 
     # --- stores -----------------------------------------------------------------------
     def store(self, container: str, device: str) -> ResourceStore:
@@ -233,7 +285,11 @@ def run_stage(plan_key: str, index: int, step: str, feeds: tuple, *upstream: tup
     stage = RUNTIME.compiled(plan_key, index)
     args = [feeds[src[1]] if src[0] == "f" else upstream[src[1]][src[2]]
             for src in stage.part.sources]
-    return stage(step, args)
+    _local.task = True   # a blocking kernel secedes through Dask (will_block)
+    try:
+        return stage(step, args)
+    finally:
+        _local.task = False
 
 
 # --- functions the client runs on workers (Client.run) -----------------------------------
@@ -245,6 +301,11 @@ def install_plans(plans: Sequence[WorkerPlan]) -> int:
 async def uninstall_plans(prefix: str) -> None:
     # A coroutine so that a closing session can fire it without waiting (wait=False).
     RUNTIME.uninstall(prefix)
+
+
+async def cancel_steps(session: str | None = None, steps: Sequence[str] = ()) -> None:
+    # A coroutine so that a closing session can fire it without waiting (wait=False).
+    RUNTIME.cancel(session, steps)
 
 
 def reset_state(containers: Sequence[str] | None = None) -> None:
@@ -378,6 +439,7 @@ def _handlers(worker: Any) -> dict[str, Any]:
             rv.deliver(stage, values)
 
     def dataflow_abort(key: str, step: str, reason: str = "") -> None:
+        RUNTIME.cancel(steps=[step])  # wakes a stage blocked in a queue
         rv = RUNTIME.rendezvous_for(key, step)
         if rv is not None:
             rv.abort(_Aborted(reason))
