@@ -13,14 +13,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .graph import Graph, Tensor, get_default_graph
+from .graph import Graph, Operation, Tensor, get_default_graph
 
 
 @dataclass(eq=False)
 class SubGraph:
     graph: Graph
     inputs: list[Tensor]      # argument placeholders, then one per capture
-    outputs: list[Tensor]
+    outputs: list[Tensor | Operation]  # results, then control outputs (ops run for effect)
     name: str = "body"
 
     @property
@@ -55,6 +55,6 @@ def trace(fn: Callable[..., Any], arg_specs: Sequence[tuple[Any, Any]], name: st
     return SubGraph(graph, args, [], name), result
 
 
-def seal(sub: SubGraph, outputs: Sequence[Tensor]) -> SubGraph:
+def seal(sub: SubGraph, outputs: Sequence[Tensor | Operation]) -> SubGraph:
     sub.outputs = list(outputs)
     return sub

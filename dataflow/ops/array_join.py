@@ -58,9 +58,9 @@ from .rules import normalize_axis, require_same_dtype
 # --- ConcatV2 / Pack / Unpack / Split / SplitV -------------------------------------------
 def _merge_dims(shapes: Sequence[TensorShape], skip: int | None, op_type: str) -> list:
     """Merges same-rank shapes dimension by dimension (except ``skip``)."""
-    out = list(shapes[0].as_tuple())
+    out = shapes[0].as_list()
     for s in shapes[1:]:
-        for i, d in enumerate(s.as_tuple()):
+        for i, d in enumerate(s.as_list()):
             if i == skip or d is None:
                 continue
             if out[i] is not None and out[i] != d:
@@ -100,7 +100,7 @@ def _infer_concat(op: Operation) -> list:
     if axis is None:
         return [(dtype, TensorShape([None] * rank))]
     out = _merge_dims(known, axis, "ConcatV2")
-    sizes = [s.as_tuple()[axis] if s.rank is not None else None for s in shapes]
+    sizes = [s[axis].value for s in shapes]  # None for an unknown rank or size
     out[axis] = None if None in sizes else sum(sizes)
     return [(dtype, TensorShape(out))]
 
@@ -127,8 +127,7 @@ def _concat_grad(op: Operation, grad: Tensor) -> list:
     rank_ = _common_rank([t.shape for t in values], "ConcatV2")
     axis = _static_axis(axis_t, rank_, "ConcatV2")
     if axis is not None and rank_ is not None:
-        sizes = [t.shape.as_tuple()[axis] if t.shape.rank is not None else None
-                 for t in values]
+        sizes = [t.shape[axis].value for t in values]  # None for an unknown rank or size
         if None not in sizes:
             size_splits = constant(sizes, dtype=dtypes.int32)
         else:
@@ -418,7 +417,7 @@ def split(value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = 
                                name=name).outputs)
     sizes = _int_tensor(num_or_size_splits)
     if num is None:
-        length = sizes.shape.as_tuple()[0] if sizes.shape.rank == 1 else None
+        length = sizes.shape[0].value if sizes.shape.rank == 1 else None
         if length is None:
             raise ValueError(f"Cannot infer num from shape {sizes.shape}")
         num = length

@@ -60,17 +60,17 @@ def _partial(t: Tensor, depth: int = 6) -> np.ndarray | None:
     op = t.op
     if depth > 0:
         if op.type == "Shape" and op.inputs[0].shape.rank is not None:
-            return np.array(list(op.inputs[0].shape.as_tuple()), dtype=object)
-        parts = None
+            return np.array(op.inputs[0].shape.as_list(), dtype=object)
         if op.type in ("Pack", "ConcatV2"):
             inputs = op.inputs if op.type == "Pack" else op.inputs[:-1]
             parts = [_partial(i, depth - 1) for i in inputs]
-        if op.type == "Pack" and all(p is not None for p in parts):
-            return np.stack(parts, axis=op.attrs["axis"])
-        if op.type == "ConcatV2" and all(p is not None for p in parts):
-            axis = constant_value(op.inputs[-1])
-            if axis is not None and parts:
-                return np.concatenate(parts, axis=int(axis))
+            known = [p for p in parts if p is not None]
+            if op.type == "Pack" and len(known) == len(parts):
+                return np.stack(known, axis=op.attrs["axis"])
+            if op.type == "ConcatV2" and len(known) == len(parts):
+                axis = constant_value(op.inputs[-1])
+                if axis is not None and known:
+                    return np.concatenate(known, axis=int(axis))
         if op.type == "StridedSlice":
             base = _partial(op.inputs[0], depth - 1)
             key = _constant_slice_key(op)
@@ -173,9 +173,11 @@ def _masks(attrs: dict) -> tuple:
 
 def _constant_slice_key(op: Operation) -> tuple | None:
     values = [constant_value(t) for t in op.inputs[1:4]]
-    if any(v is None for v in values):
+    known = [v.tolist() for v in values if v is not None]
+    if len(known) < len(values):
         return None
-    return _slice_key(*(v.tolist() for v in values), _masks(op.attrs))
+    begin, end, strides = known
+    return _slice_key(begin, end, strides, _masks(op.attrs))
 
 
 # --- ZerosLike / OnesLike / Fill, zeros, ones ------------------------------------------
@@ -250,13 +252,13 @@ def _filled(shape_value: Any, dtype: Any, fill_value: int, name: str) -> Tensor:
     dtype = dtypes.as_dtype(dtype)
     np_dtype = dtype.as_numpy_dtype
     if not isinstance(shape_value, Tensor):
-        static = shape_value.as_list() if isinstance(shape_value, TensorShape) else \
+        static: Any = shape_value.as_list() if isinstance(shape_value, TensorShape) else \
             shape_value
         if isinstance(static, (list, builtins.tuple, int, np.integer, np.ndarray)) and all(
                 isinstance(d, (int, np.integer)) for d in np.reshape(static, [-1])):
-            dims = [int(d) for d in np.reshape(static, [-1])]
-            if int(np.prod(dims, dtype=np.int64)) < 1000:  # TF1 inlines small constants
-                return constant(np.full(dims, fill_value, dtype=np_dtype), dtype=dtype,
+            static_dims = [int(d) for d in np.reshape(static, [-1])]
+            if int(np.prod(static_dims, dtype=np.int64)) < 1000:  # TF1 inlines small constants
+                return constant(np.full(static_dims, fill_value, dtype=np_dtype), dtype=dtype,
                                 name=name)
     dims = _int_tensor(shape_value)
     with get_default_graph().name_scope(name) as scope:
@@ -501,7 +503,7 @@ def _infer_expand_dims(op: Operation) -> list:
         return [(x.dtype, TensorShape(None))]
     if axis is None:
         return [(x.dtype, TensorShape([None] * (rank + 1)))]
-    dims = list(x.shape.as_tuple())
+    dims = x.shape.as_list()
     return [(x.dtype, TensorShape(dims[:axis] + [1] + dims[axis:]))]
 
 

@@ -75,9 +75,12 @@ def _infer_slice(op: Operation) -> list:
     dims = x.shape.as_tuple()
     begin, sizes = _partial_list(begin_t), _partial_list(size_t)
     n = len(begin) if begin is not None else len(sizes) if sizes is not None else None
-    if dims is None and n is None:
+    if dims is not None:
+        rank_ = len(dims)
+    elif n is not None:
+        rank_ = n
+    else:
         return [(x.dtype, TensorShape(None))]
-    rank_ = len(dims) if dims is not None else n
     begin = begin if begin is not None else [None] * rank_
     sizes = sizes if sizes is not None else [None] * rank_
     if len(begin) != rank_ or len(sizes) != rank_:
@@ -402,7 +405,7 @@ register_operator("getitem", _getitem)
 
 
 # --- Pad / PadV2 / MirrorPad / MirrorPadGrad ---------------------------------------------
-def _padded_dims(op: Operation, sign: int) -> list:
+def _padded_dims(op: Operation, sign: int) -> list | None:
     """Output dims of padding (``sign=1``) or un-padding (``sign=-1``) input 0."""
     x, paddings_t = op.inputs[0], op.inputs[1]
     _require_index_dtype(paddings_t, "paddings", op.type)
@@ -418,7 +421,7 @@ def _padded_dims(op: Operation, sign: int) -> list:
         return None if pads is None else [None] * pads.shape[0]
     if pads is None:
         return [None] * len(dims)
-    out = []
+    out: list[Any] = []
     mode = op.attrs.get("mode", "CONSTANT")
     for i, (d, (before, after)) in enumerate(zip(dims, pads.tolist(), strict=True)):
         for p in (before, after):

@@ -180,7 +180,8 @@ def _infer_range(op: Operation) -> list:
     values = [constant_value(t) for t in op.inputs]
     if any(v is None for v in values):
         return [(dtype, TensorShape([None]))]
-    n = _range_length(*(np.asarray(v).reshape(()) for v in values), dtype.is_integer)
+    start_v, limit_v, delta_v = (np.asarray(v).reshape(()) for v in values)
+    n = _range_length(start_v, limit_v, delta_v, dtype.is_integer)
     return [(dtype, TensorShape([n]))]
 
 

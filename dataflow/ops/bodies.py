@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -182,6 +182,7 @@ def hoist_reads(sub: SubGraph, control_outputs: Sequence[Operation] = ()) \
     if not hoist:
         return sub, list(control_outputs)
     outer_graph = graph.outer_graph
+    assert outer_graph is not None  # a body with captures has an outer graph
     values: dict[Tensor, Tensor] = {}
     for inner, handle in hoist.items():
         read_op = inner.consumers()[0]
@@ -214,7 +215,8 @@ def hoist_reads(sub: SubGraph, control_outputs: Sequence[Operation] = ()) \
             mapping.update(zip(op.outputs, new_op.outputs, strict=True))
         new_controls.extend(copies[c] for c in control_outputs)
         new_graph.outer_control_inputs.extend(graph.outer_control_inputs)
-        return [mapping[t] for t in sub.outputs]
+        # Read before the control outputs are sealed in: the outputs are all tensors.
+        return [mapping[cast(Tensor, t)] for t in sub.outputs]
 
     new_sub, outputs = trace(copy_all, specs, sub.name)
     return seal(new_sub, outputs), new_controls
@@ -265,6 +267,8 @@ def _replay_grad(op: Operation, *grads: Tensor) -> list:
     if original is None:
         raise LookupError(f"The op replayed by {op.name} no longer exists")
     rule = registry.lookup(original.type).grad
+    if rule is None or rule is registry.NOT_DIFFERENTIABLE:
+        raise TypeError(f"op type {original.type} replayed by {op.name} has no gradient rule")
     in_grads = list(rule(_OpView(original, op), *grads))
     return in_grads + [None] * (len(op.inputs) - op.attrs["num_inputs"])
 

@@ -70,7 +70,7 @@ def _as_op(x: Any) -> Operation:
 def group(*inputs: Any, name: str | None = None) -> Operation:
     """An op that runs all ``inputs`` (ops or tensors) and has no output."""
     graph = get_default_graph()
-    flat = []
+    flat: list[Any] = []
     for x in inputs:
         flat.extend(x if isinstance(x, (list, builtins.tuple)) else [x])
     deps = [_as_op(x) for x in flat]

@@ -61,7 +61,7 @@ through ``LoopHistoryGet`` builds a dense ``[count, ...]`` gradient per iteratio
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -110,7 +110,7 @@ def _common_shape(a: TensorShape, b: TensorShape) -> TensorShape:
     """The most specific shape compatible with both ``a`` and ``b``."""
     if a.rank is None or b.rank is None or a.rank != b.rank:
         return TensorShape(None)
-    dims = zip(a.as_tuple(), b.as_tuple(), strict=True)
+    dims = zip(a.as_list(), b.as_list(), strict=True)
     return TensorShape([x if x == y else None for x, y in dims])
 
 
@@ -120,7 +120,7 @@ def _at_least_as_specific(shape: TensorShape, invariant: TensorShape) -> bool:
         return True
     if shape.rank != invariant.rank:
         return False
-    dims = zip(shape.as_tuple(), invariant.as_tuple(), strict=True)
+    dims = zip(shape.as_list(), invariant.as_list(), strict=True)
     return all(i is None or s == i for s, i in dims)
 
 
@@ -153,7 +153,7 @@ def _resource_value_spec(placeholder: Tensor) -> Tensor | None:
 
 def _inner_placeholders(op: Operation, pos: int) -> list[Tensor]:
     """The placeholders of ``op``'s sub-graphs fed by its input ``pos``."""
-    found = []
+    found: list[Tensor] = []
     if op.type in ("If", "StatelessIf") and pos > 0:
         for key, idx_key in (("then_branch", "then_inputs"), ("else_branch", "else_inputs")):
             sub = op.attrs[key]
@@ -249,7 +249,9 @@ def _if_grad(op: Any, *grads: Tensor) -> list:
             g_args = args[nf + a + b:]
             mapping = {p: fwd_args[i] for p, i in zip(sub.all_inputs, idx, strict=True)}
             record_map = {t: rec_args[offset + j] for j, t in enumerate(recs)}
-            ys = recompute([sub.outputs[i] for i in out_idx], mapping, record_map)
+            # The first outputs of an If branch are tensors (control outputs come last).
+            ys = recompute([cast(Tensor, sub.outputs[i]) for i in out_idx], mapping,
+                           record_map)
             used = set(idx)
             wrt = [k for k in diff_in if k in used]
             result = gradients(ys, [fwd_args[k] for k in wrt], grad_ys=list(g_args))
@@ -263,7 +265,8 @@ def _if_grad(op: Any, *grads: Tensor) -> list:
         else_sub, else_g = trace(grad_fn(other, attrs["else_inputs"], else_recs, a), specs,
                                  "else_grad")
         keys = sorted(set(then_g) | set(else_g))
-        then_out, else_out = [], []
+        then_out: list[Tensor] = []
+        else_out: list[Tensor] = []
         for k in keys:
             for sub, mine, theirs, out in ((then_sub, then_g, else_g, then_out),
                                            (else_sub, else_g, then_g, else_out)):
@@ -307,16 +310,20 @@ def _union_inputs(args: Sequence[Tensor], subs: Sequence[SubGraph]) \
 def _make_if(pred: Tensor, args: Sequence[Tensor], then_sub: SubGraph, else_sub: SubGraph,
              num_outputs: int, name: str | None,
              control_outputs: tuple[list[Operation], list[Operation]] = ([], [])) \
-        -> list[Tensor]:
+        -> list[Any]:
     """Creates the ``If`` op running ``then_sub``/``else_sub`` (each taking ``args``
-    first, then its captures); returns its first ``num_outputs`` outputs."""
+    first, then its captures); returns its first ``num_outputs`` outputs (tensors), or
+    ``[op]`` when there are none."""
     graph = get_default_graph()
     then_sub, then_ctrl = hoist_reads(then_sub, control_outputs[0])
     else_sub, else_ctrl = hoist_reads(else_sub, control_outputs[1])
-    then_recs = record_tensors(then_sub.outputs[:num_outputs])
-    else_recs = record_tensors(else_sub.outputs[:num_outputs])
-    seal(then_sub, list(then_sub.outputs[:num_outputs]) + then_recs + then_ctrl)
-    seal(else_sub, list(else_sub.outputs[:num_outputs]) + else_recs + else_ctrl)
+    # The branches were sealed with tensors only; their control outputs are added here.
+    then_results = cast(list[Tensor], then_sub.outputs[:num_outputs])
+    else_results = cast(list[Tensor], else_sub.outputs[:num_outputs])
+    then_recs = record_tensors(then_results)
+    else_recs = record_tensors(else_results)
+    seal(then_sub, [*then_results, *then_recs, *then_ctrl])
+    seal(else_sub, [*else_results, *else_recs, *else_ctrl])
     inputs, (then_idx, else_idx) = _union_inputs(args, [then_sub, else_sub])
     fill = tuple((t.dtype.as_numpy_dtype, t.shape.as_tuple() if t.shape.is_fully_defined()
                   else None) for t in then_recs + else_recs)
@@ -341,7 +348,7 @@ def _branch_outputs(result: Any, strict: bool, which: str) -> tuple[Any, list[An
             and len(result) == 1:
         result = result[0]
     result = _canonical(result)
-    leaves = []
+    leaves: list[Tensor | Operation | None] = []
     for leaf in nest.flatten(result):
         if leaf is None or isinstance(leaf, Operation):
             leaves.append(leaf)
@@ -671,17 +678,18 @@ def _while_grad(op: Any, *grads: Tensor) -> list:
                         dict(zip(body_records, recs, strict=True)))
         wrt = [xs[i] for i in diff_vars] + [inner_caps[c] for c in diff_caps]
         result = gradients(ys, wrt, grad_ys=list(g_x))
-        new_g = []
+        new_g: list[Tensor] = []
         for pos, i in enumerate(diff_vars):
-            g = result[pos] if result[pos] is not None else array_ops.zeros_like(xs[i])
-            if hist_g[i] is not None:
-                g = math_ops.add_n([g, loop_history_get(hist_g[i], count, j)])
+            r, h = result[pos], hist_g[i]
+            g = r if r is not None else array_ops.zeros_like(xs[i])
+            if h is not None:
+                g = math_ops.add_n([g, loop_history_get(h, count, j)])
             new_g.append(g)
-        new_acc = []
+        new_acc: list[Tensor] = []
         for pos, c in enumerate(diff_caps):
-            g = result[nv + pos]
-            connected[c] = g is not None
-            new_acc.append(accs[pos] if g is None else math_ops.add_n([accs[pos], g]))
+            g_cap = result[nv + pos]
+            connected[c] = g_cap is not None
+            new_acc.append(accs[pos] if g_cap is None else math_ops.add_n([accs[pos], g_cap]))
         with graph.name_scope(None):
             one = constant(1, dtype=dtypes.int32)
         return [math_ops.add_n([j, one])] + new_g + new_acc

@@ -129,7 +129,8 @@ def _fill(template: Any, values: Sequence[Any], summarize: int) -> list[str]:
 
 def _split_data(data: Sequence[Any]) -> tuple[tuple, list[Tensor]]:
     """A template (Python values, ``_SLOT`` per tensor) and the tensors of ``data``."""
-    template, tensors = [], []
+    template: list[str | _Slot] = []
+    tensors: list[Tensor] = []
     for item in data:
         if isinstance(item, (str, bytes)):
             template.append(item if isinstance(item, str) else item.decode())
@@ -388,9 +389,10 @@ def _assert_condition(condition: Tensor, static: Any, message: str | None, what:
     if static is not None and not bool(np.all(static)):
         _static_fail(message, what, [(label, constant_value(t)) for label, t in shown])
     if data is None:
-        data = ([message] if message else []) + [what]
+        items: list[Any] = ([message] if message else []) + [what]
         for label, t in shown:
-            data += [f"{label} = ", t]
+            items += [f"{label} = ", t]
+        data = items
     return Assert(condition, data, summarize=summarize, name=name)
 
 

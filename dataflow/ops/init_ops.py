@@ -393,7 +393,7 @@ class Identity(Initializer):
             raise ValueError("The tensor to initialize, specified by argument `shape` must "
                              f"be at least two-dimensional. Received shape={dims}")
         dtype = dtypes.as_dtype(dtype if dtype is not None else self.dtype)
-        return constant(self.gain * np.eye(*dims), dtype=dtype, name="identity")
+        return constant(self.gain * np.eye(dims[0], dims[1]), dtype=dtype, name="identity")
 
     def get_config(self) -> dict:
         return {"gain": self.gain, "dtype": self.dtype.name}

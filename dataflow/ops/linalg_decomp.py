@@ -248,7 +248,7 @@ _MATRIX_ORDS = ("euclidean", "fro")
 
 def _is_positive_number(value: Any) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and \
-        not isinstance(value, bool) and value > 0
+        not isinstance(value, bool) and bool(value > 0)
 
 
 def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None,  # noqa: A002
@@ -300,8 +300,11 @@ def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None,  # noqa: A002
         x = convert_inputs([tensor])[0]
         axes = list(axis) if is_matrix else axis
         if ord in _MATRIX_ORDS or (not is_matrix and ord == 2):
-            square = math_ops.multiply(x, math_ops.conj(x)) if x.dtype.is_complex \
-                else math_ops.square(x)
+            if x.dtype.is_complex:
+                # BUG (kept as is): there is no conj op yet, so a complex input fails here.
+                square = math_ops.multiply(x, math_ops.conj(x))  # type: ignore[attr-defined]
+            else:
+                square = math_ops.square(x)
             return math_ops.sqrt(math_ops.reduce_sum(square, axis=axes, keepdims=keepdims))
         magnitude = math_ops.abs(x)
         if is_matrix:

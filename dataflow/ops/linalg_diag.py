@@ -230,8 +230,8 @@ def _infer_eye(op: Operation) -> list:
     batch_value = constant_value(batch)
     if batch_value is not None:
         dims.extend(int(d) for d in np.reshape(batch_value, [-1]))
-    elif batch.shape.rank == 1 and batch.shape.as_tuple()[0] is not None:
-        dims.extend([None] * batch.shape.as_tuple()[0])
+    elif batch.shape.rank == 1 and batch.shape[0].value is not None:
+        dims.extend([None] * batch.shape[0].value)
     else:
         return [(op.attrs["dtype"], TensorShape(None))]
     for t in (rows, cols):

@@ -207,7 +207,7 @@ def _infer_einsum(op: Operation) -> list:
                          f"equation '{equation}'")
     if has_ellipsis and ell_shape.rank is None:
         return [(dtype, TensorShape(None))]
-    dims = [sizes[c] for c in head] + (list(ell_shape.as_tuple()) if has_ellipsis else []) + \
+    dims = [sizes[c] for c in head] + (ell_shape.as_list() if has_ellipsis else []) + \
         [sizes[c] for c in tail]
     return [(dtype, TensorShape(dims))]
 
@@ -275,7 +275,8 @@ def _rename_repeats(spec: str, fresh: list[str]) -> tuple[str, list[tuple[int, .
     groups of axes (negative after the ellipsis) that shared a label."""
     head, tail, has_ellipsis = _split_spec(spec)
     axes: dict[str, list[int]] = {}
-    out_head, out_tail = [], []
+    out_head: list[str] = []
+    out_tail: list[str] = []
     for part, out_part, axis_of in ((head, out_head, lambda k: k),
                                     (tail, out_tail, lambda k: k - len(tail))):
         for k, c in enumerate(part):
@@ -317,8 +318,8 @@ def _einsum_grad(op: Operation, grad: Tensor) -> list:
             # broadcast axes it sums are the ellipsis's own, then move it back.
             front = _ELLIPSIS + _letters(renamed)
             g = einsum(f"{lhs}->{front}", *operands)
-            dims = x.shape.as_tuple()
             if x.shape.is_fully_defined():
+                dims = x.shape.as_list()
                 n_tail = len(_letters(renamed)) - len(head)
                 target: Any = [*dims[len(head):len(dims) - n_tail], *dims[:len(head)],
                                *dims[len(dims) - n_tail:]]
@@ -489,7 +490,10 @@ def matrix_transpose(a: Any, name: str = "matrix_transpose", conjugate: bool = F
             return array_ops.transpose(a, [*range(rank - 2), rank - 1, rank - 2],
                                        conjugate=conjugate)
         out = einsum("...ij->...ji", a)
-        return math_ops.conj(out) if conjugate and a.dtype.is_complex else out
+        if conjugate and a.dtype.is_complex:
+            # BUG (kept as is): there is no conj op yet, so a complex input fails here.
+            return math_ops.conj(out)  # type: ignore[attr-defined]
+        return out
 
 
 def adjoint(matrix: Any, name: str | None = None) -> Tensor:

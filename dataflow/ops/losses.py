@@ -97,7 +97,7 @@ def _check_weights(weights: Tensor, losses: Tensor) -> None:
     if w.rank != lo.rank:
         raise ValueError(f"weights can not be broadcast to values. values.rank={lo.rank}. "
                          f"weights.rank={w.rank}. values.shape={lo}. weights.shape={w}.")
-    for a, b in zip(w.as_tuple(), lo.as_tuple(), strict=True):
+    for a, b in zip(w.as_list(), lo.as_list(), strict=True):
         if a is not None and b is not None and a not in (1, b):
             raise ValueError(f"weights can not be broadcast to values. values.shape={lo}. "
                              f"weights.shape={w}.")
@@ -197,7 +197,7 @@ def softmax_cross_entropy(onehot_labels: Any, logits: Any, weights: Any = 1.0,
         if not logits.shape.is_compatible_with(labels.shape):
             raise ValueError(f"Shapes {logits.shape} and {labels.shape} are incompatible")
         if label_smoothing > 0:
-            static = labels.shape.as_tuple()[-1] if labels.shape.rank else None
+            static = labels.shape[-1].value if labels.shape.rank else None
             num_classes = constant(static, dtype=logits.dtype) if static is not None else \
                 math_ops.cast(array_ops.shape(labels)[-1], logits.dtype)
             labels = math_ops.add(
@@ -359,7 +359,7 @@ def _remove_squeezable(labels: Tensor, logits: Tensor, weights: Any) -> tuple:
     their rank is one more than expected (static ranks only)."""
     lr, gr = labels.shape.rank, logits.shape.rank
     if lr is not None and gr is not None and lr == gr:
-        last = labels.shape.as_tuple()[-1]
+        last = labels.shape[-1].value
         if last in (1, None):
             labels = array_ops.squeeze(labels, [-1])
     if isinstance(weights, numbers.Real):

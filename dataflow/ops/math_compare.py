@@ -171,8 +171,8 @@ def _infer_select(op: Operation) -> list:
                         f"match dtype {x.dtype.name} of input 't'")
     if op.attrs["rowwise"]:
         out = x.shape.merge_with(y.shape) if x.shape.is_compatible_with(y.shape) else None
-        if out is None or out.rank is None or out.rank < 1 or not TensorShape(
-                out.as_tuple()[:1]).is_compatible_with(c.shape):
+        if out is None or out.rank is None or out.rank < 1 or not out[:1].is_compatible_with(
+                c.shape):
             raise ValueError(f"A rank-1 condition selects rows: its length must equal the "
                              f"first dimension of x and y, which must have one shape; got "
                              f"{c.shape}, {x.shape}, {y.shape}")

@@ -83,7 +83,7 @@ def _reduced_shape(op: Operation, axes_input: int = 1) -> TensorShape:
             return TensorShape(None)
         axes = [int(a) for a in np.reshape(value, [-1])]
     else:
-        axes = None if rank is None else list(range(rank))
+        axes = list(range(rank)) if rank is not None else []
     if rank is None:
         return TensorShape(None)
     for a in axes:
@@ -91,7 +91,7 @@ def _reduced_shape(op: Operation, axes_input: int = 1) -> TensorShape:
             raise ValueError(f"Invalid reduction dimension {a} for input with {rank} "
                              "dimensions")
     reduced = {a % rank for a in axes}
-    dims = x.shape.as_tuple()
+    dims = x.shape.as_list()
     if keep:
         return TensorShape([1 if i in reduced else d for i, d in enumerate(dims)])
     return TensorShape([d for i, d in enumerate(dims) if i not in reduced])
@@ -185,8 +185,9 @@ def _sum_grad(op: Operation, grad: Tensor) -> list:
 
 def _mean_grad(op: Operation, grad: Tensor) -> list:
     x, y = op.inputs[0], op.outputs[0]
-    if x.shape.is_fully_defined() and y.shape.is_fully_defined():
-        count: Any = x.shape.num_elements() // builtins.max(y.shape.num_elements(), 1)
+    x_size, y_size = x.shape.num_elements(), y.shape.num_elements()
+    if x_size is not None and y_size is not None:  # both fully defined
+        count: Any = x_size // builtins.max(y_size, 1)
         return _with_axes(op, _unreduce(realdiv(grad, count), op))
     # Sizes known only at run time: one op divides by the count while it broadcasts
     # (instead of a chain of Shape/Prod/FloorDiv/Cast/RealDiv ops on tiny vectors).
@@ -406,7 +407,7 @@ def _infer_arg_reduce(op: Operation) -> list:
     if not -rank <= axis < builtins.max(rank, 1) or rank == 0:
         raise ValueError(f"Expected dimension in the range [{-rank}, {rank}), but got "
                          f"{axis}")
-    dims = list(x.shape.as_tuple())
+    dims = x.shape.as_list()
     del dims[axis]
     return [(out, TensorShape(dims))]
 
@@ -480,7 +481,7 @@ def _cumsum_kernel(ctx: Any, attrs: dict) -> Any:
         out = xp.cumsum(x, axis=a, dtype=x.dtype)
         if exclusive:
             out = xp.roll(out, 1, axis=a)
-            index = [slice(None)] * out.ndim
+            index: list[Any] = [slice(None)] * out.ndim
             index[a] = 0
             out[tuple(index)] = 0
         return xp.flip(out, a) if reverse else out

@@ -332,7 +332,7 @@ def _infer_xent(op: Operation) -> list:
     if full.rank == 0:
         raise ValueError("logits and labels must have rank at least 1")
     axis = normalize_axis(op.attrs["axis"], full.rank, op.type)
-    dims = list(full.as_tuple())
+    dims = full.as_list()
     return [(dtype, dims[:axis] + dims[axis + 1:]), (dtype, full)]
 
 
@@ -443,12 +443,12 @@ def _infer_sparse_xent(op: Operation) -> list:
             raise ValueError(f"Rank mismatch: Rank of labels (received "
                              f"{labels.shape.rank}) should equal rank of logits minus 1 "
                              f"(received {logits.shape.rank}).")
-        if not labels.shape.is_compatible_with(TensorShape(logits.shape.as_tuple()[:-1])):
+        if not labels.shape.is_compatible_with(logits.shape[:-1]):
             raise ValueError(f"labels shape {labels.shape} does not match logits shape "
                              f"{logits.shape} without its last dimension")
     loss_shape = labels.shape
     if logits.shape.rank is not None:
-        loss_shape = loss_shape.merge_with(TensorShape(logits.shape.as_tuple()[:-1]))
+        loss_shape = loss_shape.merge_with(logits.shape[:-1])
     return [(logits.dtype, loss_shape), (logits.dtype, logits.shape)]
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from ..framework import dtypes, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor
@@ -124,6 +124,16 @@ def _params(attrs: dict) -> _Params:
                    attrs.get("explicit_paddings", ()), nchw)
 
 
+@overload
+def _out_and_pads(size: int, k: int, stride: int, dilation: int, padding: str,
+                  explicit: tuple | None) -> tuple[int, int, int]: ...
+
+
+@overload
+def _out_and_pads(size: None, k: int, stride: int, dilation: int, padding: str,
+                  explicit: tuple | None) -> tuple[None, int, int]: ...
+
+
 def _out_and_pads(size: int | None, k: int, stride: int, dilation: int, padding: str,
                   explicit: tuple | None) -> tuple[int | None, int, int]:
     """(output size, pad before, pad after) of one spatial dimension (module doc)."""
@@ -139,6 +149,7 @@ def _out_and_pads(size: int | None, k: int, stride: int, dilation: int, padding:
         out = -(-size // stride)
         total = max((out - 1) * stride + k_eff - size, 0)
         return out, total // 2, total - total // 2
+    assert explicit is not None  # EXPLICIT padding always carries its pads (_padding_attr)
     before, after = explicit
     if size + before + after < k_eff:
         raise ValueError(f"the (dilated) window {k_eff} is larger than the padded input "

@@ -222,7 +222,8 @@ def dropout(x: Any, keep_prob: Any = None, noise_shape: Any = None, seed: int | 
                              f"scaled. Got a {x.dtype.name} tensor instead.")
         if rate is None:
             if isinstance(keep_prob, numbers.Real):
-                if not 0 < keep_prob <= 1:
+                # typeshed's numbers.Real declares no comparison operators.
+                if not 0 < keep_prob <= 1:  # type: ignore[operator]
                     raise ValueError(f"keep_prob must be a scalar tensor or a float in the "
                                      f"range (0, 1], got {keep_prob}")
                 rate = 1 - keep_prob
@@ -230,7 +231,7 @@ def dropout(x: Any, keep_prob: Any = None, noise_shape: Any = None, seed: int | 
                 keep_prob = convert_to_tensor(keep_prob, dtype=x.dtype)
                 rate = math_ops.subtract(_scalar(1, x.dtype), keep_prob)
         if isinstance(rate, numbers.Real):
-            if not 0 <= rate < 1:
+            if not 0 <= rate < 1:  # type: ignore[operator]  # (numbers.Real, as above)
                 raise ValueError(f"rate must be a scalar tensor or a float in the range "
                                  f"[0, 1), got {rate}")
             if rate == 0:
@@ -304,15 +305,16 @@ def _sharded_lookup(shards: list, tables: list[Tensor], ids: Tensor, strategy: s
     gives the lookup; each shard's gradient is its own dense gather gradient."""
     n = len(tables)
     dtype = ids.dtype
-    sizes = [t.shape.as_tuple()[0] if t.shape.rank else None for t in tables]
+    sizes = [t.shape[0].value if t.shape.rank else None for t in tables]
     if strategy == "mod":
         owner = math_ops.floormod(ids, _scalar(n, dtype))
         local = math_ops.floordiv(ids, _scalar(n, dtype))
     else:
-        if any(s is None for s in sizes):
+        known_sizes = [s for s in sizes if s is not None]
+        if len(known_sizes) < len(sizes):
             raise ValueError("partition_strategy='div' needs shards with a static first "
                              "dimension")
-        starts = [sum(sizes[:p]) for p in range(n)]
+        starts = [sum(known_sizes[:p]) for p in range(n)]
         # owner = number of shard starts <= id, minus one.
         owner = math_ops.add_n([math_ops.cast(math_ops.greater_equal(
             ids, _scalar(start, dtype)), dtype) for start in starts[1:]]) if n > 2 else \

