@@ -51,6 +51,7 @@ def build(p: int, lam: float, learning_rate: float, init: np.ndarray) -> dict[st
     y_pred = tf.matmul(X, beta)
     cost = tf.reduce_mean(tf.square(y - y_pred)) + lam_t * tf.reduce_sum(tf.square(beta))
     grad = tf.gradients(cost, [beta])[0]
+    assert grad is not None  # the cost depends on beta
     update = beta.assign_sub(learning_rate * grad)
     return {"X": X, "y": y, "beta": beta, "cost": cost, "grad": grad, "update": update}
 
@@ -85,7 +86,7 @@ def main(steps: int = 300, verbose: bool = True, n: int = 2000, p: int = 20,
             costs.append(float(cost))
             if verbose and (step % every == 0 or step == steps - 1):
                 beta = sess.run(g["beta"])
-                distance = np.linalg.norm(beta - target) / np.linalg.norm(target)
+                distance = float(np.linalg.norm(beta - target) / np.linalg.norm(target))
                 print(f"step {step:4d}  cost {cost:.6f}  distance to closed form "
                       f"{distance:.2e}")
         beta = sess.run(g["beta"])

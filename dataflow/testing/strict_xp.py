@@ -48,7 +48,7 @@ from __future__ import annotations
 import functools
 import threading
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -98,7 +98,8 @@ class StrictArray(np.ndarray):
             return out[0] if len(out) == 1 else out
         return _wrap(result, type(self))
 
-    def __array_function__(self, func: Callable, types: Any, args: tuple, kwargs: dict):
+    def __array_function__(self, func: Callable, types: Any, args: Iterable[Any],
+                           kwargs: Mapping[str, Any]) -> Any:
         if not _depth():
             raise AssertionError(
                 f"{func.__module__}.{func.__name__} was called on a {type(self).__name__} "

@@ -77,7 +77,7 @@ def create_global_step(graph: Graph | None = None) -> Variable:
                         collections=[GLOBAL_VARIABLES, GLOBAL_STEP])
 
 
-def get_or_create_global_step(graph: Graph | None = None) -> Variable:
+def get_or_create_global_step(graph: Graph | None = None) -> Variable | Tensor:
     """The global step of ``graph``, created if it has none."""
     graph = graph or get_default_graph()
     step = get_global_step(graph)

@@ -43,6 +43,7 @@ class GradientDescentOptimizer(Optimizer):
         self._learning_rate_tensor = self._hyper(self._learning_rate, "learning_rate")
 
     def _resource_apply_dense(self, grad: Tensor, var: Variable) -> Operation:
+        assert self._learning_rate_tensor is not None  # made by _prepare
         return training_ops.resource_apply_gradient_descent(
             var, self._cast(self._learning_rate_tensor, var), grad)
 
@@ -158,13 +159,15 @@ class RMSPropOptimizer(Optimizer):
         self._epsilon_tensor = self._hyper(self._epsilon, "epsilon")
 
     def _resource_apply_dense(self, grad: Tensor, var: Variable) -> Operation:
-        hypers = [self._cast(t, var) for t in (self._learning_rate_tensor, self._decay_tensor,
-                                               self._momentum_tensor, self._epsilon_tensor)]
+        lr, decay, momentum, epsilon = (
+            self._cast(t, var) for t in (self._learning_rate_tensor, self._decay_tensor,
+                                         self._momentum_tensor, self._epsilon_tensor))
         rms, mom = self.get_slot(var, "rms"), self.get_slot(var, "momentum")
         if self._centered:
             return training_ops.resource_apply_centered_rms_prop(
-                var, self.get_slot(var, "mg"), rms, mom, *hypers, grad)
-        return training_ops.resource_apply_rms_prop(var, rms, mom, *hypers, grad)
+                var, self.get_slot(var, "mg"), rms, mom, lr, decay, momentum, epsilon, grad)
+        return training_ops.resource_apply_rms_prop(var, rms, mom, lr, decay, momentum,
+                                                    epsilon, grad)
 
 
 class AdamOptimizer(Optimizer):
@@ -196,8 +199,10 @@ class AdamOptimizer(Optimizer):
 
     def _get_beta_accumulators(self) -> tuple[Variable, Variable]:
         graph = get_default_graph()
-        return (self._get_non_slot_variable("beta1_power", graph),
-                self._get_non_slot_variable("beta2_power", graph))
+        beta1_power = self._get_non_slot_variable("beta1_power", graph)
+        beta2_power = self._get_non_slot_variable("beta2_power", graph)
+        assert beta1_power is not None and beta2_power is not None  # made by _create_slots
+        return beta1_power, beta2_power
 
     def _create_slots(self, var_list: list[Variable]) -> None:
         first_var = min(var_list, key=lambda x: x.name)
@@ -227,11 +232,12 @@ class AdamOptimizer(Optimizer):
         return powers
 
     def _resource_apply_dense(self, grad: Tensor, var: Variable) -> Operation:
-        powers = self._powers(var)
-        hypers = [self._cast(t, var) for t in (self._lr_t, self._beta1_t, self._beta2_t,
-                                               self._epsilon_t)]
+        beta1_power, beta2_power = self._powers(var)
+        lr, beta1, beta2, epsilon = (self._cast(t, var) for t in (
+            self._lr_t, self._beta1_t, self._beta2_t, self._epsilon_t))
         return training_ops.resource_apply_adam(
-            var, self.get_slot(var, "m"), self.get_slot(var, "v"), *powers, *hypers, grad)
+            var, self.get_slot(var, "m"), self.get_slot(var, "v"), beta1_power, beta2_power,
+            lr, beta1, beta2, epsilon, grad)
 
     def _finish(self, update_ops: list[Operation], name_scope: str) -> Operation:
         graph = get_default_graph()
