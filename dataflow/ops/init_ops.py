@@ -21,6 +21,7 @@ out]`` has ``fan_in = kh*kw*in``); a vector has ``fan_in = fan_out = shape[0]``;
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -179,44 +180,37 @@ class RandomUniform(Initializer):
                 "dtype": self.dtype.name}
 
 
-class RandomNormal(Initializer):
+class _MeanStddevInitializer(Initializer):
+    """A draw of the random op ``_draw(shape, mean, stddev, dtype, seed=)``."""
+
+    _draw: Callable[..., Tensor]
+
+    def __init__(self, mean: Any = 0.0, stddev: Any = 1.0, seed: int | None = None,
+                 dtype: Any = dtypes.float32):
+        self.mean = mean
+        self.stddev = stddev
+        self.seed = seed
+        self.dtype = _assert_float_dtype(dtype)
+
+    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Tensor:
+        dtype = dtypes.as_dtype(dtype if dtype is not None else self.dtype)
+        return self._draw(_as_dims(shape), self.mean, self.stddev, dtype, seed=self.seed)
+
+    def get_config(self) -> dict:
+        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed,
+                "dtype": self.dtype.name}
+
+
+class RandomNormal(_MeanStddevInitializer):
     """Initializes from a normal distribution with ``mean`` and ``stddev``."""
 
-    def __init__(self, mean: Any = 0.0, stddev: Any = 1.0, seed: int | None = None,
-                 dtype: Any = dtypes.float32):
-        self.mean = mean
-        self.stddev = stddev
-        self.seed = seed
-        self.dtype = _assert_float_dtype(dtype)
-
-    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Tensor:
-        dtype = dtypes.as_dtype(dtype if dtype is not None else self.dtype)
-        return random_ops.random_normal(_as_dims(shape), self.mean, self.stddev, dtype,
-                                        seed=self.seed)
-
-    def get_config(self) -> dict:
-        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed,
-                "dtype": self.dtype.name}
+    _draw = staticmethod(random_ops.random_normal)
 
 
-class TruncatedNormal(Initializer):
+class TruncatedNormal(_MeanStddevInitializer):
     """Initializes from a normal distribution truncated at 2 ``stddev`` (re-drawn)."""
 
-    def __init__(self, mean: Any = 0.0, stddev: Any = 1.0, seed: int | None = None,
-                 dtype: Any = dtypes.float32):
-        self.mean = mean
-        self.stddev = stddev
-        self.seed = seed
-        self.dtype = _assert_float_dtype(dtype)
-
-    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Tensor:
-        dtype = dtypes.as_dtype(dtype if dtype is not None else self.dtype)
-        return random_ops.truncated_normal(_as_dims(shape), self.mean, self.stddev, dtype,
-                                           seed=self.seed)
-
-    def get_config(self) -> dict:
-        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed,
-                "dtype": self.dtype.name}
+    _draw = staticmethod(random_ops.truncated_normal)
 
 
 class UniformUnitScaling(Initializer):
@@ -299,26 +293,29 @@ class VarianceScaling(Initializer):
                 "seed": self.seed, "dtype": self.dtype.name}
 
 
-class GlorotUniform(VarianceScaling):
-    """Glorot (Xavier) uniform: ``U(-l, l)``, ``l = sqrt(6 / (fan_in + fan_out))``."""
+class _Glorot(VarianceScaling):
+    """Variance scaling with ``scale=1``, ``mode="fan_avg"`` and the class's distribution."""
+
+    _distribution: str
 
     def __init__(self, seed: int | None = None, dtype: Any = dtypes.float32):
-        super().__init__(scale=1.0, mode="fan_avg", distribution="uniform", seed=seed,
-                         dtype=dtype)
-
-    def get_config(self) -> dict:
-        return {"seed": self.seed, "dtype": self.dtype.name}
-
-
-class GlorotNormal(VarianceScaling):
-    """Glorot (Xavier) normal: truncated normal, variance ``2 / (fan_in + fan_out)``."""
-
-    def __init__(self, seed: int | None = None, dtype: Any = dtypes.float32):
-        super().__init__(scale=1.0, mode="fan_avg", distribution="truncated_normal",
+        super().__init__(scale=1.0, mode="fan_avg", distribution=self._distribution,
                          seed=seed, dtype=dtype)
 
     def get_config(self) -> dict:
         return {"seed": self.seed, "dtype": self.dtype.name}
+
+
+class GlorotUniform(_Glorot):
+    """Glorot (Xavier) uniform: ``U(-l, l)``, ``l = sqrt(6 / (fan_in + fan_out))``."""
+
+    _distribution = "uniform"
+
+
+class GlorotNormal(_Glorot):
+    """Glorot (Xavier) normal: truncated normal, variance ``2 / (fan_in + fan_out)``."""
+
+    _distribution = "truncated_normal"
 
 
 # --- Orthogonal --------------------------------------------------------------------------
