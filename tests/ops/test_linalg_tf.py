@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import dataflow
+from dataflow.testing.tf_parity import assert_same_fetches, run_in_fresh_graph
 
 pytestmark = pytest.mark.tf
 
@@ -21,23 +22,15 @@ def tf1():
 
 def run_both(tf1, program, feeds):
     """Runs ``program(tf) -> (placeholders dict, fetches)`` in both libraries."""
-    results = []
-    for lib in (tf1, dataflow):
-        graph = lib.Graph()
-        with graph.as_default():
-            placeholders, fetches = program(lib)
-            with lib.Session(graph=graph) as sess:
-                results.append(sess.run(fetches, {placeholders[k]: v for k, v in feeds.items()}))
-    return results
+    def build(tf):
+        placeholders, fetches = program(tf)
+        return fetches, {placeholders[k]: v for k, v in feeds.items()}
+
+    return [run_in_fresh_graph(lib, build) for lib in (tf1, dataflow)]
 
 
 def assert_same(ours, theirs, rtol):
-    assert len(ours) == len(theirs)
-    for i, (a, b) in enumerate(zip(ours, theirs, strict=True)):
-        a, b = np.asarray(a), np.asarray(b)
-        assert a.shape == b.shape, f"fetch {i}: shape {a.shape} != TF's {b.shape}"
-        assert a.dtype == b.dtype, f"fetch {i}: dtype {a.dtype} != TF's {b.dtype}"
-        np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol, err_msg=f"fetch {i}")
+    assert_same_fetches(ours, theirs, rtol=rtol, atol=rtol)
 
 
 def test_dense_layer_float32(tf1):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import dataflow
+from dataflow.testing.tf_parity import assert_same_fetches, run_in_fresh_graph
 
 pytestmark = pytest.mark.tf
 tf1 = pytest.importorskip("tensorflow.compat.v1")
@@ -15,26 +16,13 @@ tf1 = pytest.importorskip("tensorflow.compat.v1")
 rng = np.random.default_rng(7)
 
 
-def _run_both(program, *inputs):
-    """Runs ``program(lib, *constants)`` (a list of tensors) in both libraries."""
-    results = []
-    for lib in (dataflow, tf1):
-        graph = lib.Graph()
-        with graph.as_default():
-            fetches = program(lib, *[lib.constant(x) for x in inputs])
-            with lib.Session(graph=graph) as sess:
-                results.append(sess.run(fetches))
-    return results
-
-
 def _assert_parity(program, *inputs, rtol=1e-5, atol=1e-6):
-    ours, theirs = _run_both(program, *inputs)
-    assert len(ours) == len(theirs)
-    for k, (a, b) in enumerate(zip(ours, theirs, strict=True)):
-        a, b = np.asarray(a), np.asarray(b)
-        assert a.shape == b.shape, f"fetch {k}: shape {a.shape} != TF's {b.shape}"
-        assert a.dtype == b.dtype, f"fetch {k}: dtype {a.dtype} != TF's {b.dtype}"
-        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg=f"fetch {k}")
+    """Runs ``program(lib, *constants)`` (a list of tensors) in both libraries."""
+    def build(tf):
+        return program(tf, *[tf.constant(x) for x in inputs]), None
+
+    ours, theirs = (run_in_fresh_graph(lib, build) for lib in (dataflow, tf1))
+    assert_same_fetches(ours, theirs, rtol=rtol, atol=atol)
 
 
 def _f32(*shape, low=-2.0, high=2.0):
