@@ -3,7 +3,8 @@
 Run: ``python benchmarks/bench_embedded.py`` (add ``--quick`` for fewer repeats).
 
 Cases (issue 2):
-* a 20-op and a 200-op elementwise chain over a [10] float32 vector, fed each step;
+* a 20-op and a 200-op elementwise chain over a [10] float32 vector, fed each step,
+  against numpy in a loop and numpy written out call by call ("unrolled");
 * a 10,000-op chain: graph build time, first run (compile) and steady run.
 
 All contenders run in this one process, interleaved round by round, with BLAS pinned
@@ -41,19 +42,37 @@ def numpy_chain(n_ops: int):
     return run
 
 
+def numpy_unrolled(n_ops: int):
+    """The same calls written out one per line, as a person would by hand (no loop, no
+    branching): the strictest numpy baseline."""
+    body = {"add": "x = add(x, c05)", "mul": "x = multiply(x, c09)", "tanh": "x = tanh(x)",
+            "sub": "x = subtract(x, c01)"}
+    lines = ["def run(x):"] + [f"    {body[CYCLE[i % 4]]}" for i in range(n_ops)]
+    lines.append("    return x")
+    namespace = {"add": np.add, "multiply": np.multiply, "tanh": np.tanh,
+                 "subtract": np.subtract, "c05": np.float32(0.5), "c09": np.float32(0.9),
+                 "c01": np.float32(0.1)}
+    exec("\n".join(lines), namespace)
+    return namespace["run"]
+
+
+def chain_op(tf, y, i: int):
+    """Op ``i`` of the chain applied to ``y``: add, mul, tanh, sub in turn (``CYCLE``)."""
+    kind = CYCLE[i % 4]
+    if kind == "add":
+        return tf.add(y, 0.5)
+    if kind == "mul":
+        return tf.multiply(y, 0.9)
+    if kind == "tanh":
+        return tf.tanh(y)
+    return tf.subtract(y, 0.1)
+
+
 def build_chain(tf, n_ops: int):
     x = tf.placeholder(tf.float32, [10], name="x")
     y = x
     for i in range(n_ops):
-        kind = CYCLE[i % 4]
-        if kind == "add":
-            y = tf.add(y, 0.5)
-        elif kind == "mul":
-            y = tf.multiply(y, 0.9)
-        elif kind == "tanh":
-            y = tf.tanh(y)
-        else:
-            y = tf.subtract(y, 0.1)
+        y = chain_op(tf, y, i)
     return x, y
 
 
@@ -89,7 +108,8 @@ def time_per_call(fn, arg, number: int) -> float:
 
 def latency_case(n_ops: int, rounds: int, number: int) -> dict[str, float]:
     x = np.linspace(-1, 1, 10, dtype=np.float32)
-    runners = {"numpy": numpy_chain(n_ops), "dataflow": dataflow_runner(n_ops)}
+    runners = {"numpy": numpy_chain(n_ops), "numpy_unrolled": numpy_unrolled(n_ops),
+               "dataflow": dataflow_runner(n_ops)}
     tf1 = tf1_runner(n_ops)
     if tf1 is not None:
         runners["tf1"] = tf1
@@ -145,14 +165,15 @@ def main() -> None:
     args = parser.parse_args()
     rounds, number = (5, 200) if args.quick else (15, 500)
     with threadpool_limits(limits=1):
-        print(f"{'case':<22}{'dataflow us':>12}{'numpy us':>10}{'tf1 us':>10}"
-              f"{'df/numpy':>10}{'df/tf1':>8}")
+        print(f"{'case':<22}{'dataflow us':>12}{'numpy us':>10}{'unrolled us':>12}"
+              f"{'tf1 us':>10}{'df/numpy':>10}{'df/unrolled':>12}{'df/tf1':>8}")
         for n_ops in (20, 200):
             r = latency_case(n_ops, rounds, number if n_ops == 20 else number // 5)
             tf1 = r.get("tf1", float("nan"))
             print(f"{f'{n_ops}-op chain step':<22}{r['dataflow'] * 1e6:>12.1f}"
-                  f"{r['numpy'] * 1e6:>10.1f}{tf1 * 1e6:>10.1f}"
-                  f"{r['dataflow'] / r['numpy']:>10.2f}{r['dataflow'] / tf1:>8.2f}")
+                  f"{r['numpy'] * 1e6:>10.1f}{r['numpy_unrolled'] * 1e6:>12.1f}"
+                  f"{tf1 * 1e6:>10.1f}{r['dataflow'] / r['numpy']:>10.2f}"
+                  f"{r['dataflow'] / r['numpy_unrolled']:>12.2f}{r['dataflow'] / tf1:>8.2f}")
         big = big_graph_case(10_000, 3 if args.quick else 7)
         df, tf1 = big["dataflow"], big.get("tf1", {})
         nan = float("nan")
