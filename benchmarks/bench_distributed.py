@@ -36,10 +36,10 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from bench_embedded import chain_op  # the same chain (this directory is on sys.path)
 from threadpoolctl import threadpool_limits
 
 N, P, LR = 100, 10, 0.01
-CYCLE = ("add", "mul", "tanh", "sub")
 
 
 def _data(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -58,15 +58,7 @@ def split_chain(tf, n_ops: int = 20):
     for i in range(n_ops):
         device = "/job:ps/task:0" if i < n_ops // 2 else "/job:worker/task:0"
         with tf.device(device):
-            kind = CYCLE[i % 4]
-            if kind == "add":
-                y = tf.add(y, 0.5)
-            elif kind == "mul":
-                y = tf.multiply(y, 0.9)
-            elif kind == "tanh":
-                y = tf.tanh(y)
-            else:
-                y = tf.subtract(y, 0.1)
+            y = chain_op(tf, y, i)
     return x, y
 
 
