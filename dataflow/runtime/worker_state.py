@@ -293,7 +293,10 @@ def run_stage(plan_key: str, index: int, step: str, feeds: tuple, *upstream: tup
 
 
 # --- functions the client runs on workers (Client.run) -----------------------------------
-def install_plans(plans: Sequence[WorkerPlan]) -> int:
+def install_plans(plans: Sequence[WorkerPlan], dask_worker: Any = None) -> int:
+    if dask_worker is not None and "dataflow_run" not in dask_worker.handlers:
+        # A worker that just (re)started may not have run the plugin's setup yet.
+        dask_worker.handlers.update(_handlers(dask_worker))
     RUNTIME.install(plans)
     return len(plans)
 
