@@ -243,10 +243,10 @@ def test_unknown_fetch_is_a_clear_error(sess):
 
 
 def test_trace_run_metadata(sess):
-    x = tf.constant([1.0, 2.0])
+    x = tf.placeholder(tf.float32, [2])
     y = x * 3.0
     meta = tf.RunMetadata()
-    sess.run(y, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+    sess.run(y, {x: [1.0, 2.0]}, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
              run_metadata=meta)
     assert meta.step_stats
     trace = meta.chrome_trace()
@@ -257,3 +257,12 @@ def test_make_callable(sess):
     x = tf.placeholder(tf.float32, [])
     f = sess.make_callable(x * 2.0, [x])
     assert f(3.0) == 6.0
+
+
+def test_constant_subexpressions_are_folded_into_the_plan(sess):
+    x = tf.placeholder(tf.float32, [2])
+    scale = tf.constant(2.0) * tf.constant(3.0) + 1.0      # all constant: folded
+    y = x * scale
+    np.testing.assert_allclose(sess.run(y, {x: [1.0, 2.0]}), [7.0, 14.0])
+    source = sess._signature(y, {x: 0}).bound.stages[0].source
+    assert source.count("= k") == 1                       # only the multiply by x runs

@@ -277,7 +277,7 @@ def _broadcast_reduced_grad(op: Operation, grad: Tensor) -> list:
 # The adjoint of a reduction (like XLA's broadcast_in_dim): re-inserts the reduced
 # dimensions (unless the reduction kept them) and broadcasts to the input's shape.
 _register("BroadcastReduced", _infer_broadcast_reduced, _broadcast_reduced_kernel,
-          _broadcast_reduced_grad)
+          _broadcast_reduced_grad, foldable=True)
 
 
 def _pick(new: Any, old: Any, new_name: str, old_name: str) -> Any:

@@ -79,6 +79,9 @@ class StageFunction:
             except errors.OpError as exc:
                 raise type(exc)(None, None, f"{exc.message} (op '{call.op_name}' of type "
                                 f"{call.op_type}, built at {call.traceback})") from None
+            if not isinstance(kernel, Folded) and opdef.foldable and not opdef.stateful \
+                    and call.inputs and all(i in constants for i in call.inputs):
+                kernel = _fold(kernel, [namespace[constants[i]] for i in call.inputs])
             if isinstance(kernel, Folded):
                 # A value fixed at compile time: bind it, emit no call.
                 for j, o in enumerate(call.outputs):
@@ -120,6 +123,17 @@ class StageFunction:
                 found = self._line_to_call.get(tb.tb_lineno)
             tb = tb.tb_next
         return found
+
+
+def _fold(kernel: Callable, values: list) -> Any:
+    """Constant folding: a pure op whose inputs are all compile-time constants runs once,
+    now (e.g. ``grad_ys * learning_rate`` in a gradient). A failure is left to happen at
+    run time, where it is reported against the op as usual."""
+    try:
+        with np.errstate(all="ignore"):
+            return Folded(kernel(*values))
+    except Exception:  # noqa: BLE001 - not foldable after all: run it each step
+        return kernel
 
 
 def _checked(kernel: Callable, call: KernelCall, slot_specs: Sequence) -> Callable:
