@@ -169,6 +169,22 @@ def mean_squared_error(labels: Any, predictions: Any, weights: Any = 1.0,
         return compute_weighted_loss(losses, weights, sc, loss_collection, reduction)
 
 
+def _require_arguments(**arguments: Any) -> None:
+    """A ``ValueError`` naming the first argument that is ``None`` (in the order given)."""
+    for name, value in arguments.items():
+        if value is None:
+            raise ValueError(f"Argument `{name}` must not be None.")
+
+
+def _labels_like_logits(labels: Any, logits: Any) -> tuple[Tensor, Tensor]:
+    """``labels`` cast to the dtype of ``logits`` (as a tensor), shapes checked compatible."""
+    logits = convert_to_tensor(logits)
+    labels = _cast(convert_to_tensor(labels), logits.dtype)
+    if not logits.shape.is_compatible_with(labels.shape):
+        raise ValueError(f"Shapes {logits.shape} and {labels.shape} are incompatible")
+    return labels, logits
+
+
 def softmax_cross_entropy(onehot_labels: Any, logits: Any, weights: Any = 1.0,
                           label_smoothing: float = 0, scope: str | None = None,
                           loss_collection: str | None = LOSSES,
@@ -186,16 +202,10 @@ def softmax_cross_entropy(onehot_labels: Any, logits: Any, weights: Any = 1.0,
     Raises:
         ValueError: a missing argument, or mismatched shapes.
     """
-    if onehot_labels is None:
-        raise ValueError("Argument `onehot_labels` must not be None.")
-    if logits is None:
-        raise ValueError("Argument `logits` must not be None.")
+    _require_arguments(onehot_labels=onehot_labels, logits=logits)
     with name_scope(scope, "softmax_cross_entropy_loss",
                     [logits, onehot_labels, weights]) as sc:
-        logits = convert_to_tensor(logits)
-        labels = _cast(convert_to_tensor(onehot_labels), logits.dtype)
-        if not logits.shape.is_compatible_with(labels.shape):
-            raise ValueError(f"Shapes {logits.shape} and {labels.shape} are incompatible")
+        labels, logits = _labels_like_logits(onehot_labels, logits)
         if label_smoothing > 0:
             static = labels.shape[-1].value if labels.shape.rank else None
             num_classes = constant(static, dtype=logits.dtype) if static is not None else \
@@ -222,10 +232,7 @@ def sparse_softmax_cross_entropy(labels: Any, logits: Any, weights: Any = 1.0,
             squeezed).
         scope, loss_collection, reduction: as for ``mean_squared_error``.
     """
-    if labels is None:
-        raise ValueError("Argument `labels` must not be None.")
-    if logits is None:
-        raise ValueError("Argument `logits` must not be None.")
+    _require_arguments(labels=labels, logits=logits)
     with name_scope(scope, "sparse_softmax_cross_entropy_loss",
                     [logits, labels, weights]) as sc:
         logits = convert_to_tensor(logits)
@@ -238,10 +245,7 @@ def sparse_softmax_cross_entropy(labels: Any, logits: Any, weights: Any = 1.0,
 
 def _pair(labels: Any, predictions: Any, what: str = "predictions") -> tuple:
     """Both as tensors of the compute dtype, checked for compatible shapes."""
-    if labels is None:
-        raise ValueError("Argument `labels` must not be None.")
-    if predictions is None:
-        raise ValueError(f"Argument `{what}` must not be None.")
+    _require_arguments(labels=labels, **{what: predictions})
     predictions = convert_to_tensor(predictions)
     dtype = _compute_dtype(predictions.dtype)
     predictions = _cast(predictions, dtype)
@@ -302,16 +306,10 @@ def sigmoid_cross_entropy(multi_class_labels: Any, logits: Any, weights: Any = 1
                           reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Tensor:
     """Weighted sigmoid cross-entropy of independent binary ``multi_class_labels``; with
     ``label_smoothing``, labels become ``labels * (1 - s) + 0.5 * s``."""
-    if multi_class_labels is None:
-        raise ValueError("Argument `multi_class_labels` must not be None.")
-    if logits is None:
-        raise ValueError("Argument `logits` must not be None.")
+    _require_arguments(multi_class_labels=multi_class_labels, logits=logits)
     with name_scope(scope, "sigmoid_cross_entropy_loss",
                     [logits, multi_class_labels, weights]) as sc:
-        logits = convert_to_tensor(logits)
-        labels = _cast(convert_to_tensor(multi_class_labels), logits.dtype)
-        if not logits.shape.is_compatible_with(labels.shape):
-            raise ValueError(f"Shapes {logits.shape} and {labels.shape} are incompatible")
+        labels, logits = _labels_like_logits(multi_class_labels, logits)
         if label_smoothing > 0:
             labels = math_ops.add(
                 math_ops.multiply(labels, constant(1 - label_smoothing, dtype=logits.dtype)),
