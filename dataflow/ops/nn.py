@@ -41,24 +41,12 @@ from . import math as math_ops
 from .build import apply_op, apply_op_n
 from .constant import constant
 from .control import stop_gradient
-from .rules import normalize_axis
-
-
-def _require_float(op: Operation, *tensors: Tensor) -> dtypes.DType:
-    dtype = tensors[0].dtype
-    for t in tensors:
-        if not t.dtype.is_floating:
-            raise TypeError(f"'{op.type}' needs floating point inputs, got {t.dtype.name} "
-                            f"for '{t.name}'")
-        if t.dtype != dtype:
-            raise TypeError(f"'{op.type}' inputs must share one dtype, got {dtype.name} "
-                            f"and {t.dtype.name}")
-    return dtype
+from .rules import normalize_axis, require_float
 
 
 def _infer_float_unary(op: Operation) -> list:
     x = op.inputs[0]
-    _require_float(op, x)
+    require_float(op, x)
     return [(x.dtype, x.shape)]
 
 
@@ -232,7 +220,7 @@ def tanh(x: Any, name: str | None = None) -> Tensor:
 # --- Softmax / LogSoftmax ---------------------------------------------------------------------
 def _infer_softmax(op: Operation) -> list:
     x = op.inputs[0]
-    _require_float(op, x)
+    require_float(op, x)
     if x.shape.rank is not None:
         if x.shape.rank == 0:
             raise ValueError(f"'{op.type}' needs an input of rank at least 1")
@@ -321,7 +309,7 @@ def log_softmax(logits: Any, axis: int | None = None, name: str | None = None,
 # --- fused softmax cross-entropies ------------------------------------------------------------
 def _infer_xent(op: Operation) -> list:
     logits, labels = op.inputs
-    dtype = _require_float(op, logits, labels)
+    dtype = require_float(op, logits, labels)
     try:
         full = broadcast_shapes(logits.shape, labels.shape)
     except ValueError:
@@ -433,7 +421,7 @@ def softmax_cross_entropy_with_logits(_sentinel: Any = None, labels: Any = None,
 
 def _infer_sparse_xent(op: Operation) -> list:
     logits, labels = op.inputs
-    _require_float(op, logits)
+    require_float(op, logits)
     if labels.dtype not in (dtypes.int32, dtypes.int64):
         raise TypeError(f"labels must be int32 or int64, got {labels.dtype.name}")
     if logits.shape.rank == 0:

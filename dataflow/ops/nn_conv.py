@@ -44,6 +44,7 @@ from .array import expand_dims, squeeze
 from .array import shape as shape_op
 from .build import apply_op
 from .constant import constant
+from .rules import require_float
 
 # --- attribute normalization (build time) ------------------------------------------------
 
@@ -257,18 +258,6 @@ def _shape_of(t: Tensor) -> Tensor:
     return shape_op(t)
 
 
-def _require_float(op: Operation, *tensors: Tensor) -> dtypes.DType:
-    dtype = tensors[0].dtype
-    for t in tensors:
-        if not t.dtype.is_floating:
-            raise TypeError(f"'{op.type}' needs floating point inputs, got {t.dtype.name} "
-                            f"for '{t.name}'")
-        if t.dtype != dtype:
-            raise TypeError(f"'{op.type}' inputs must share one dtype, got {dtype.name} "
-                            f"and {t.dtype.name}")
-    return dtype
-
-
 def _nhwc_dims(t: Tensor, nchw: bool, what: str) -> list:
     if t.shape.rank is None:
         return [None] * 4
@@ -332,7 +321,7 @@ def _conv_attrs(op: Operation) -> dict:
 
 def _infer_conv2d(op: Operation) -> list:
     x, f = op.inputs
-    dtype = _require_float(op, x, f)
+    dtype = require_float(op, x, f)
     p = _params(op.attrs)
     if f.shape.rank is not None and f.shape.rank != 4:
         raise ValueError(f"filter must be rank 4 (HWIO), got shape {f.shape}")
@@ -368,7 +357,7 @@ def _conv2d_grad(op: Operation, grad: Tensor) -> list:
 
 def _infer_backprop_input(op: Operation) -> list:
     sizes, f, dy = op.inputs
-    dtype = _require_float(op, f, dy)
+    dtype = require_float(op, f, dy)
     p = _params(op.attrs)
     x = _sizes_dims(sizes, p.nchw)
     fdims = f.shape.as_list() if f.shape.rank is not None else [None] * 4
@@ -403,7 +392,7 @@ def _backprop_input_grad(op: Operation, grad: Tensor) -> list:
 
 def _infer_backprop_filter(op: Operation) -> list:
     x, sizes, dy = op.inputs
-    dtype = _require_float(op, x, dy)
+    dtype = require_float(op, x, dy)
     p = _params(op.attrs)
     fdims = _static_sizes(sizes)
     if fdims is None:

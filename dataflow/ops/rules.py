@@ -30,6 +30,19 @@ def require_same_dtype(op: Any) -> dtypes.DType:
     return first
 
 
+def require_float(op: Any, *tensors: Any) -> dtypes.DType:
+    """``tensors`` (inputs of ``op``) are floating point and share one dtype; returns it."""
+    dtype = tensors[0].dtype
+    for t in tensors:
+        if not t.dtype.is_floating:
+            raise TypeError(f"'{op.type}' needs floating point inputs, got {t.dtype.name} "
+                            f"for '{t.name}'")
+        if t.dtype != dtype:
+            raise TypeError(f"'{op.type}' inputs must share one dtype, got {dtype.name} "
+                            f"and {t.dtype.name}")
+    return dtype
+
+
 def require_dtype(op: Any, check: Callable[[dtypes.DType], bool], what: str) -> None:
     for t in op.inputs:
         if not check(t.dtype):
