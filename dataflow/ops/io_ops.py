@@ -3,9 +3,16 @@
 ``SaveShard(prefix, *handles)`` runs on the device holding the variables (it takes
 their handles, so the placer puts it there), writes one shard file from that device's
 store and returns the shard's index entries as a JSON string; the client writes the
-index. ``RestoreShard(prefix, *handles)`` reads its variables' entries from whichever
-shards hold them (so a checkpoint restores onto a different cluster shape) and stores
-them. File layout and atomicity: ``checkpoint_format.py``.
+index. File layout and atomicity: ``checkpoint_format.py``.
+
+A restore runs in two phases of ``RestoreShard(prefix, *handles)``, both on the
+variables' device: ``phase="load"`` reads its variables' entries from whichever shards
+hold them (so a checkpoint restores onto a different cluster shape), checks sizes,
+checksums, shapes and dtypes, and stages the arrays in the device's store;
+``phase="commit"`` (with a control input from every load of the restore) moves them
+into the variables. A damaged checkpoint fails a load, so no commit runs on any device:
+a restore changes every variable or none, on one device or many. (Arrays staged by the
+loads that did succeed are dropped by the next restore of the same variables.)
 """
 
 from __future__ import annotations
@@ -45,12 +52,32 @@ def _save_kernel(ctx: Any, attrs: dict) -> Any:
     return save
 
 
+_STAGED = "checkpoint:staged"  # store object: {(prefix, handle): array} between phases
+
+
 def _restore_kernel(ctx: Any, attrs: dict) -> Any:
     store, xp = ctx.resources, ctx.xp
+    if attrs.get("phase", "load") == "commit":
+        def commit(prefix: Any, *handles: str) -> None:
+            prefix = _as_str(prefix)
+            staged = store.get_or_create(_STAGED, dict)
+            try:
+                values = [staged.pop((prefix, h)) for h in handles]
+            except KeyError as exc:
+                raise errors.InternalError(None, None, f"restore of '{prefix}': nothing "
+                                           f"was loaded for {exc.args[0][1]}") from None
+            for handle, value in zip(handles, values):
+                store.write(handle, value)
+
+        return commit
+
     names, specs = attrs["names"], attrs["specs"]
 
-    def restore(prefix: Any, *handles: str) -> None:
+    def load(prefix: Any, *handles: str) -> None:
         prefix = _as_str(prefix)
+        staged = store.get_or_create(_STAGED, dict)
+        for key in [k for k in staged if k[1] in handles]:  # left by a failed restore
+            del staged[key]
         index = checkpoint_format.read_index(prefix)
         loaded = []
         for key, handle, (dtype, shape) in zip(names, handles, specs):
@@ -64,14 +91,14 @@ def _restore_kernel(ctx: Any, attrs: dict) -> Any:
                     None, None, f"Checkpoint '{prefix}' holds {key} as {value.dtype}, "
                     f"but the variable is {dtype.name}")
             loaded.append((handle, value))
-        # Store only after every entry read and checked: a bad checkpoint changes nothing.
+        # Staged only after every entry was read and checked; the commit phase stores.
         for handle, value in loaded:
             value = xp.asarray(value)
             if isinstance(value, np.ndarray):
                 value.flags.writeable = False
-            store.write(handle, value)
+            staged[(prefix, handle)] = value
 
-    return restore
+    return load
 
 
 def _infer_save(op: Operation) -> list:

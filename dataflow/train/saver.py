@@ -1,12 +1,13 @@
 """``tf.train.Saver``: checkpoints written by each device from where its variables live.
 
 The saver groups its variables by requested device and builds, per group, one
-``SaveShard`` and one ``RestoreShard`` op taking the variables' handles, so on a cluster
-each worker writes (and reads) its own variables and no variable travels through the
-client. ``save`` runs the shard ops, then writes the index and the ``checkpoint`` state
-file, each atomically; see ``ops/checkpoint_format.py`` for the file layout. A restore
-reads entries from whichever shards hold them, so a checkpoint written on 2 ps tasks
-restores on 1, or in an embedded session.
+``SaveShard`` and two ``RestoreShard`` ops (load, then commit once every group has
+loaded) taking the variables' handles, so on a cluster each worker writes (and reads)
+its own variables and no variable travels through the client. ``save`` runs the shard
+ops, then writes the index and the ``checkpoint`` state file, each atomically; see
+``ops/checkpoint_format.py`` for the file layout. A restore reads entries from whichever
+shards hold them, so a checkpoint written on 2 ps tasks restores on 1, or in an embedded
+session; it changes every variable or, if any shard is damaged, none.
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ class Saver:
             self._save_ops: list[Tensor] = []
             restores = []
             n = len(by_device)
+            loads = []
             for shard, (_, members) in enumerate(sorted(by_device.items())):
                 keys = tuple(k for k, _ in members)
                 handles = [v.handle for _, v in members]
@@ -89,10 +91,17 @@ class Saver:
                     "SaveShard", [self._filename, *handles],
                     {"names": keys, "shard": shard, "num_shards": n},
                     name=f"save_shard_{shard}").outputs[0])
-                restores.append(graph.create_op(
+                loads.append(graph.create_op(
                     "RestoreShard", [self._filename, *handles],
-                    {"names": keys, "specs": tuple((v.dtype, v.shape) for _, v in members)},
+                    {"phase": "load", "names": keys,
+                     "specs": tuple((v.dtype, v.shape) for _, v in members)},
                     name=f"restore_shard_{shard}"))
+            # Commits wait for every load (on every device): all variables or none.
+            with graph.control_dependencies(loads):
+                for shard, (_, members) in enumerate(sorted(by_device.items())):
+                    restores.append(graph.create_op(
+                        "RestoreShard", [self._filename, *[v.handle for _, v in members]],
+                        {"phase": "commit"}, name=f"commit_shard_{shard}"))
             self._restore_op = group(*restores, name="restore_all") if restores else None
         self._num_shards = len(by_device)
 
