@@ -208,13 +208,20 @@ def random_normal(shape: Any, mean: Any = 0.0, stddev: float = 1.0, dtype: Any =
     Returns:
         A tensor of ``shape`` and ``dtype``; each run draws new values.
     """
-    dtype = _float_dtype(dtype, "random_normal")
-    with name_scope(name, "random_normal", [shape, mean, stddev]) as scope:
+    return _normal_sample("RandomNormal", "random_normal", shape, mean, stddev, dtype, seed,
+                          name)
+
+
+def _normal_sample(op_type: str, default_name: str, shape: Any, mean: Any, stddev: Any,
+                   dtype: Any, seed: int | None, name: str | None) -> Tensor:
+    """An ``op_type`` op (``RandomNormal`` or ``TruncatedNormal``) drawing ``shape``."""
+    dtype = _float_dtype(dtype, default_name)
+    with name_scope(name, default_name, [shape, mean, stddev]) as scope:
         shape_t = _shape_tensor(shape)
         mean_t = convert_to_tensor(mean, dtype=dtype, name="mean")
         stddev_t = convert_to_tensor(stddev, dtype=dtype, name="stddev")
         attrs = dict(_seed_attrs(seed), dtype=dtype)
-        return apply_op("RandomNormal", [shape_t, mean_t, stddev_t], attrs, name=scope)
+        return apply_op(op_type, [shape_t, mean_t, stddev_t], attrs, name=scope)
 
 
 # --- TruncatedNormal ---------------------------------------------------------------------------
@@ -259,13 +266,8 @@ def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0,
         seed: the op-level seed (see ``set_random_seed``).
         name: the op name.
     """
-    dtype = _float_dtype(dtype, "truncated_normal")
-    with name_scope(name, "truncated_normal", [shape, mean, stddev]) as scope:
-        shape_t = _shape_tensor(shape)
-        mean_t = convert_to_tensor(mean, dtype=dtype, name="mean")
-        stddev_t = convert_to_tensor(stddev, dtype=dtype, name="stddev")
-        attrs = dict(_seed_attrs(seed), dtype=dtype)
-        return apply_op("TruncatedNormal", [shape_t, mean_t, stddev_t], attrs, name=scope)
+    return _normal_sample("TruncatedNormal", "truncated_normal", shape, mean, stddev, dtype,
+                          seed, name)
 
 
 # --- RandomUniform / RandomUniformInt ----------------------------------------------------------
