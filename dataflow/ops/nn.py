@@ -397,6 +397,16 @@ def softmax_cross_entropy_with_logits_v2(labels: Any, logits: Any, axis: int | N
                           {"axis": axis}, name=scope).outputs[0]
 
 
+def _check_named_labels_logits(function: str, sentinel: Any, labels: Any,
+                                logits: Any) -> None:
+    """TF1's checks of the cross-entropies: named arguments only, both given."""
+    if sentinel is not None:
+        raise ValueError(f"Only call `{function}` with named arguments (labels=..., "
+                         "logits=..., ...).")
+    if labels is None or logits is None:
+        raise ValueError("Both labels and logits must be provided.")
+
+
 def softmax_cross_entropy_with_logits(_sentinel: Any = None, labels: Any = None,
                                       logits: Any = None, dim: int = -1,
                                       name: str | None = None,
@@ -407,11 +417,7 @@ def softmax_cross_entropy_with_logits(_sentinel: Any = None, labels: Any = None,
     Call with named arguments: ``softmax_cross_entropy_with_logits(labels=...,
     logits=...)``.
     """
-    if _sentinel is not None:
-        raise ValueError("Only call `softmax_cross_entropy_with_logits` with named "
-                         "arguments (labels=..., logits=..., ...).")
-    if labels is None or logits is None:
-        raise ValueError("Both labels and logits must be provided.")
+    _check_named_labels_logits("softmax_cross_entropy_with_logits", _sentinel, labels, logits)
     axis = dim if axis is None else axis
     with name_scope(name, "softmax_cross_entropy_with_logits_sg", [logits, labels]) as scope:
         labels = stop_gradient(labels)
@@ -489,11 +495,8 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel: Any = None, labels: Any 
     Returns:
         The loss, with the shape of ``labels``.
     """
-    if _sentinel is not None:
-        raise ValueError("Only call `sparse_softmax_cross_entropy_with_logits` with named "
-                         "arguments (labels=..., logits=..., ...).")
-    if labels is None or logits is None:
-        raise ValueError("Both labels and logits must be provided.")
+    _check_named_labels_logits("sparse_softmax_cross_entropy_with_logits", _sentinel, labels,
+                               logits)
     with name_scope(name, "SparseSoftmaxCrossEntropyWithLogits", [labels, logits]) as scope:
         logits = convert_to_tensor(logits)
         labels = convert_to_tensor(labels)
@@ -509,11 +512,7 @@ def sigmoid_cross_entropy_with_logits(_sentinel: Any = None, labels: Any = None,
     for logits of any magnitude (softplus is one ``logaddexp``), with gradient
     ``sigmoid(logits) - labels``.
     """
-    if _sentinel is not None:
-        raise ValueError("Only call `sigmoid_cross_entropy_with_logits` with named "
-                         "arguments (labels=..., logits=..., ...).")
-    if labels is None or logits is None:
-        raise ValueError("Both labels and logits must be provided.")
+    _check_named_labels_logits("sigmoid_cross_entropy_with_logits", _sentinel, labels, logits)
     with name_scope(name, "logistic_loss", [logits, labels]) as scope:
         logits = convert_to_tensor(logits)
         labels = convert_to_tensor(labels, dtype=logits.dtype)
