@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+import dataflow
+
 
 def run_in_fresh_graph(tf: Any, build: Callable[[Any], tuple[Any, dict | None]]) -> Any:
     """Builds ``build(tf)`` in a new ``tf.Graph`` and returns one run of its fetches."""
@@ -26,6 +28,17 @@ def run_in_fresh_graph(tf: Any, build: Callable[[Any], tuple[Any, dict | None]])
         fetches, feed_dict = build(tf)
         with tf.Session(graph=graph) as sess:
             return sess.run(fetches, feed_dict)
+
+
+def assert_parity_on_constants(tf1: Any, program: Callable[..., Any], *inputs: Any,
+                               rtol: float = 1e-5, atol: float = 1e-6) -> None:
+    """``program(tf, *constants)`` (a list of tensors; ``inputs`` as constants) fetches the
+    same with ``dataflow`` (run first) and with ``tf1``."""
+    def build(tf: Any) -> tuple[Any, None]:
+        return program(tf, *[tf.constant(x) for x in inputs]), None
+
+    ours, theirs = (run_in_fresh_graph(lib, build) for lib in (dataflow, tf1))
+    assert_same_fetches(ours, theirs, rtol=rtol, atol=atol)
 
 
 def assert_same_fetches(ours: Sequence[Any], theirs: Sequence[Any], rtol: float = 1e-5,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dataflow
-from dataflow.testing.tf_parity import assert_same_fetches, run_in_fresh_graph
+from dataflow.testing.tf_parity import assert_parity_on_constants
 
 pytestmark = pytest.mark.tf
 tf1 = pytest.importorskip("tensorflow.compat.v1")
@@ -17,12 +17,7 @@ rng = np.random.default_rng(7)
 
 
 def _assert_parity(program, *inputs, rtol=1e-5, atol=1e-6):
-    """Runs ``program(lib, *constants)`` (a list of tensors) in both libraries."""
-    def build(tf):
-        return program(tf, *[tf.constant(x) for x in inputs]), None
-
-    ours, theirs = (run_in_fresh_graph(lib, build) for lib in (dataflow, tf1))
-    assert_same_fetches(ours, theirs, rtol=rtol, atol=atol)
+    assert_parity_on_constants(tf1, program, *inputs, rtol=rtol, atol=atol)
 
 
 def _f32(*shape, low=-2.0, high=2.0):
