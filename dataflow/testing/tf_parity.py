@@ -3,8 +3,9 @@
 A parity test writes its program once, against a module ``tf``: ``build(tf)`` returns
 ``(fetches, feed_dict)`` (``feed_dict`` may be ``None``). ``run_in_fresh_graph`` builds
 it in a new graph of one library and runs it once in a session of that graph;
-``assert_same_fetches`` compares our fetched values with TensorFlow's. The caller
-imports TensorFlow (``pytest.importorskip``); this module never does.
+``assert_same_fetches`` compares our fetched values with TensorFlow's, and
+``assert_parity_on_constants`` does both for a program of constant inputs. The caller
+imports TensorFlow (``pytest.importorskip``) and passes it in; this module never does.
 
     ours = run_in_fresh_graph(dataflow, build)
     theirs = run_in_fresh_graph(tf1, build)
