@@ -94,7 +94,11 @@ class DaskBackend:
             spec = config.cluster_def
             if spec is None and isinstance(target, cluster_module.LocalCluster):
                 spec = target.cluster_spec
-            self.tasks = cluster_module.task_map(self.view.workers(), spec)
+            try:
+                self.tasks = cluster_module.task_map(self.view.workers(), spec)
+            except errors.UnavailableError:
+                self.view.refresh()  # events may lag the scheduler: ask it, once
+                self.tasks = cluster_module.task_map(self.view.workers(), spec)
             self.devices, self._worker_of_device, self.default_device = \
                 cluster_module.cluster_devices(self.tasks)
         except BaseException:
@@ -111,6 +115,9 @@ class DaskBackend:
         self._steps = itertools.count(1)
         self._running: set[_StepWatch] = set()
         self._running_lock = threading.Lock()
+        # Names of this session's workers lost since it started (their state is gone,
+        # even once a replacement is back): the recovery loop reads it.
+        self.lost_workers: set[str] = set()
         self._actors: dict[str, Any] = {}
         # One span per session (not per step: the scheduler keeps every span it sees).
         self._span = {"name": ("dataflow", f"session-{self.session_id}"),
@@ -135,6 +142,10 @@ class DaskBackend:
         addresses = {}
         for name in bound.lowered.workers:
             address = self.view.address_of(name)
+            if address is None:
+                # The scheduler may know of a worker whose add-worker event is on its way.
+                self.view.refresh()
+                address = self.view.address_of(name)
             if address is None:
                 raise errors.UnavailableError(
                     None, None, f"Dask worker '{name}' ({self._task_of_worker.get(name)}) is "
@@ -339,6 +350,8 @@ class DaskBackend:
                                        f"{type(exc).__name__}: {exc}")
 
     def _on_worker_lost(self, info: cluster_module.WorkerInfo) -> None:
+        if info.name in self._task_of_worker:
+            self.lost_workers.add(info.name)
         for device, name in self._worker_of_device.items():
             if name == info.name:
                 self._actors.pop(device, None)  # its actor died with it
