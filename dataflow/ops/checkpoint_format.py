@@ -69,7 +69,7 @@ def write_shard(prefix: str, shard: int, num_shards: int,
             if pad:
                 f.write(b"\0" * pad)
                 offset += pad
-            view = memoryview(value).cast("B") if value.size else b""
+            view = value.data.cast("B") if value.size else b""
             f.write(view)
             entries[name] = {"shard": shard, "offset": offset, "nbytes": value.nbytes,
                              "dtype": value.dtype.str, "shape": list(value.shape),
@@ -114,7 +114,7 @@ def read_entry(prefix: str, index: dict[str, Any], name: str) -> np.ndarray:
                                    f"'{prefix}'")
     path = shard_path(prefix, entry["shard"], index["num_shards"])
     out = np.empty(tuple(entry["shape"]), dtype=np.dtype(entry["dtype"]))
-    view = memoryview(out).cast("B") if out.size else memoryview(b"")
+    view = out.data.cast("B") if out.size else memoryview(b"")
     try:
         with open(path, "rb") as f:
             f.seek(entry["offset"])

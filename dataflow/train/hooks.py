@@ -106,6 +106,7 @@ class StopAtStepHook(SessionRunHook):
     def after_create_session(self, session: Any, coord: Any) -> None:
         step = int(session.run(self._global_step))
         if self._last_step is None:
+            assert self._num_steps is not None  # __init__ takes exactly one of the two
             self._last_step = step + self._num_steps
 
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs:
@@ -113,9 +114,11 @@ class StopAtStepHook(SessionRunHook):
 
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
         step = int(run_values.results) + 1  # the step this run performed
-        if step >= self._last_step:
+        last_step = self._last_step
+        assert last_step is not None  # set by after_create_session
+        if step >= last_step:
             # Read again: another worker may have moved the shared step further.
-            if int(run_context.session.run(self._global_step)) >= self._last_step:
+            if int(run_context.session.run(self._global_step)) >= last_step:
                 run_context.request_stop()
 
 
@@ -130,10 +133,11 @@ class _Timer:
         self._last_step: int | None = None
 
     def should_trigger(self, step: int) -> bool:
-        if self._last_step is None:
+        if self._last_step is None or self._last_time is None:  # (set together by update)
             return True
         if self._steps is not None:
             return step >= self._last_step + self._steps
+        assert self._secs is not None  # __init__ takes exactly one of the two
         return time.monotonic() >= self._last_time + self._secs
 
     def update(self, step: int) -> None:
@@ -266,6 +270,7 @@ class LoggingTensorHook(SessionRunHook):
 
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
         if self._should_log:
+            assert self._timer is not None  # before_run logs only with a timer
             self._timer.update(self._iter)
             self._log(run_values.results)
         self._iter += 1
