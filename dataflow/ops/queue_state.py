@@ -78,6 +78,7 @@ class QueueState:
             items = self._items
             items[index], items[-1] = items[-1], items[index]
             return items.pop()
+        assert isinstance(self._items, deque)  # a FIFO queue keeps a deque (__init__)
         return self._items.popleft()
 
     def _available(self, n: int) -> bool:
