@@ -227,8 +227,8 @@ class WorkerRuntime:
         with self._lock:
             for key in [k for k in self._plans if k.startswith(prefix)]:
                 del self._plans[key]
-            for key in [k for k in self._compiled if k[0].startswith(prefix)]:
-                del self._compiled[key]
+            for compiled_key in [k for k in self._compiled if k[0].startswith(prefix)]:
+                del self._compiled[compiled_key]
 
     def plan(self, key: str) -> WorkerPlan:
         plan = self._plans.get(key)
