@@ -46,12 +46,12 @@ from .lowering import LoweredPlan, lower, step_graph
 from .plan import Plan
 from .worker_state import (
     PlanMissingError,
-    StoreActor,
     cancel_steps,
     install_plans,
     list_variables,
     reset_state,
     run_stage,
+    store_call,
     uninstall_plans,
 )
 
@@ -118,7 +118,6 @@ class DaskBackend:
         # Names of this session's workers lost since it started (their state is gone,
         # even once a replacement is back): the recovery loop reads it.
         self.lost_workers: set[str] = set()
-        self._actors: dict[str, Any] = {}
         # One span per session (not per step: the scheduler keeps every span it sees).
         self._span = {"name": ("dataflow", f"session-{self.session_id}"),
                       "ids": (str(uuid.uuid4()), str(uuid.uuid4()))}
@@ -352,9 +351,6 @@ class DaskBackend:
     def _on_worker_lost(self, info: cluster_module.WorkerInfo) -> None:
         if info.name in self._task_of_worker:
             self.lost_workers.add(info.name)
-        for device, name in self._worker_of_device.items():
-            if name == info.name:
-                self._actors.pop(device, None)  # its actor died with it
         with self._running_lock:
             running = list(self._running)
         for watch in running:
@@ -377,16 +373,9 @@ class DaskBackend:
         return out
 
     def resource_store(self, device: str | None = None) -> RemoteStore:
-        """The store of ``device`` (default device if omitted), through an actor."""
+        """The store of ``device`` (default device if omitted), reached by worker RPC."""
         device = device or self.default_device
-        actor = self._actors.get(device)
-        if actor is None:
-            address = self.view.address_of(self._worker_of_device[device])
-            future = self.client.submit(StoreActor, self.container, device, actor=True,
-                                        workers=[address], allow_other_workers=False,
-                                        key=f"dataflow-store-{uuid.uuid4().hex}")
-            actor = self._actors[device] = future.result()
-        return RemoteStore(actor, self.client)
+        return RemoteStore(self, self._worker_of_device[device], device)
 
     # --- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
@@ -405,7 +394,6 @@ class DaskBackend:
             while self._running and time.monotonic() < deadline:
                 time.sleep(0.005)
         self.view.remove_listener(self._on_worker_lost)
-        self._actors.clear()
         try:
             if self.client.status == "running":
                 self.client.run(uninstall_plans, self.session_id, wait=False)
@@ -430,19 +418,23 @@ class DaskBackend:
 
 
 class RemoteStore:
-    """A worker's ``ResourceStore`` seen from the client (each call is an actor call).
+    """A worker's ``ResourceStore`` seen from the client: each call is one
+    ``Client.run`` RPC to the worker holding it (``worker_state.store_call``)."""
 
-    Actors find their client through ``distributed.get_client``; sessions do not make
-    their client the process default, so each call names it (``Client.as_current``).
-    """
-
-    def __init__(self, actor: Any, client: Any) -> None:
-        self._actor = actor
-        self._client = client
+    def __init__(self, backend: DaskBackend, worker: str, device: str) -> None:
+        self._backend = backend
+        self._worker = worker
+        self._device = device
 
     def _call(self, method: str, *args: Any) -> Any:
-        with self._client.as_current():
-            return getattr(self._actor, method)(*args).result()
+        backend = self._backend
+        address = backend.view.address_of(self._worker)
+        if address is None:
+            raise errors.UnavailableError(None, None, f"worker {self._worker} holding "
+                                          f"{self._device} is not in the cluster")
+        out = backend.client.run(store_call, backend.container, self._device, method,
+                                 *args, workers=[address])
+        return out[address]
 
     def names(self) -> list[str]:
         return self._call("names")

@@ -22,9 +22,9 @@ Each Dask worker process holds one ``WorkerRuntime`` (module global ``RUNTIME``)
   message per worker from the client plus one per crossing edge, with no scheduler
   round trip. A per-step ``_Rendezvous`` holds arrived values; a stage runs once the
   stages it waits for have delivered (Send/Recv as in TF's runtime).
-* **Remote access.** ``StoreActor`` is a ``distributed`` Actor over one store, for what
-  the client does outside steps (inspection, checkpoints). The actor holds no state of
-  its own: losing it (e.g. its client disconnecting) loses nothing.
+* **Remote access.** ``store_call`` runs one store method on a worker through
+  ``Client.run``, for what the client does outside steps (inspection). It holds no
+  state: the stores are the only state.
 
 Stage functions run in the worker's thread pool; a resident stage made only of
 stateless or variable ops that ran in under a millisecond last time runs inline on the
@@ -475,29 +475,18 @@ class DataflowWorkerPlugin(WorkerPlugin):
             worker.handlers.pop(name, None)
 
 
-class StoreActor:
-    """Remote access to one device's store on a worker (a ``distributed`` Actor).
+def store_call(container: str, device: str, method: str, *args: Any) -> Any:
+    """Runs ``ResourceStore.<method>(*args)`` on one device's store of this worker.
 
-    Methods return plain values; the store itself lives in ``RUNTIME``.
+    What the client does outside steps (inspection, reading or writing a variable) comes
+    here through ``Client.run``, a direct RPC to the worker. (A ``distributed`` Actor
+    was used first; its client-side futures occasionally never resolved under the test
+    suite's load, hanging the caller, and an actor adds nothing a stateless call needs.)
     """
+    if method not in _STORE_METHODS:
+        raise ValueError(f"not a store method: {method}")
+    return getattr(RUNTIME.store(container, device), method)(*args)
 
-    def __init__(self, container: str, device: str) -> None:
-        self._store = RUNTIME.store(container, device)
 
-    def names(self) -> list[str]:
-        return self._store.names()
-
-    def is_initialized(self, name: str) -> bool:
-        return self._store.is_initialized(name)
-
-    def read(self, name: str) -> Any:
-        return self._store.read(name)
-
-    def write(self, name: str, value: Any) -> None:
-        self._store.write(name, value)
-
-    def delete(self, name: str) -> None:
-        self._store.delete(name)
-
-    def snapshot(self) -> dict[str, Any]:
-        return self._store.snapshot()
+_STORE_METHODS = frozenset({"names", "is_initialized", "read", "write", "delete",
+                            "snapshot"})
