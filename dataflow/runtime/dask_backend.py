@@ -88,9 +88,10 @@ class DaskBackend:
         connect_timeout = (config.operation_timeout_in_ms / 1000.0
                            if config.operation_timeout_in_ms else None)
         self.client, self._owns_client = cluster_module.connect(target, connect_timeout)
-        self.view = None
+        have_view = False
         try:
-            self.view = cluster_module.view(self.client)
+            self.view: cluster_module.ClusterView = cluster_module.view(self.client)
+            have_view = True
             spec = config.cluster_def
             if spec is None and isinstance(target, cluster_module.LocalCluster):
                 spec = target.cluster_spec
@@ -102,7 +103,7 @@ class DaskBackend:
             self.devices, self._worker_of_device, self.default_device = \
                 cluster_module.cluster_devices(self.tasks)
         except BaseException:
-            if self.view is not None:
+            if have_view:
                 cluster_module.release_view(self.client)
             if self._owns_client:
                 self.client.close()
@@ -458,7 +459,7 @@ class RemoteStore:
 
 def _assemble(lowered: LoweredPlan, feed_values: Sequence[Any], stage_value: Any
               ) -> list[Any]:
-    out = []
+    out: list[Any] = []
     for src in lowered.fetch_sources:
         if src[0] == "n":
             out.append(None)
