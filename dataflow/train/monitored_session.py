@@ -12,7 +12,12 @@ Layers, innermost first (as TF1):
   lost, a cluster restarting), throws the broken session away, makes a new one (which
   restores the latest checkpoint onto the remaining or replacement workers) and retries
   the step; the hooks' ``after_create_session`` runs again, so a training loop continues
-  from the last checkpoint and loses at most the steps taken since it;
+  from the last checkpoint and loses at most the steps taken since it. A worker that
+  came back between two steps (a nanny restarts a killed worker within a second or two)
+  fails the next step with ``FailedPreconditionError`` (its variables are gone): when the
+  session saw one of its workers leave, that too is recovered from. A new session is
+  only made once every worker the first one had is back (waiting up to
+  ``recovery_wait_secs``), so the checkpoint restores onto the same shape;
 * the *monitored* session runs the hooks around each step and answers ``should_stop``.
 """
 
@@ -98,11 +103,13 @@ class ChiefSessionCreator:
         self._master, self._config = master, config
         self._checkpoint_dir = checkpoint_dir
         self._checkpoint_path = checkpoint_filename_with_path
+        self._tasks: frozenset | None = None
 
     def create_session(self) -> Session:
         self._scaffold.finalize()
         sess = Session(self._master, graph=get_default_graph(), config=self._config)
         try:
+            self._tasks = _check_tasks(sess, self._tasks)
             path = self._checkpoint_path or (latest_checkpoint(self._checkpoint_dir)
                                              if self._checkpoint_dir else None)
             if path is not None and self._scaffold.saver is not None:
@@ -127,10 +134,16 @@ class WorkerSessionCreator:
         self._scaffold = scaffold or Scaffold()
         self._master, self._config = master, config
         self._max_wait = max_wait_secs
+        self._tasks: frozenset | None = None
 
     def create_session(self) -> Session:
         self._scaffold.finalize()
         sess = Session(self._master, graph=get_default_graph(), config=self._config)
+        try:
+            self._tasks = _check_tasks(sess, self._tasks)
+        except BaseException:
+            sess.close()
+            raise
         deadline = time.monotonic() + self._max_wait
         while True:
             missing = sess.run(self._scaffold.ready_op)
@@ -146,19 +159,43 @@ class WorkerSessionCreator:
         return sess
 
 
+def _check_tasks(sess: Session, expected: frozenset | None) -> frozenset | None:
+    """The ``(job, task)``s of a cluster session; ``UnavailableError`` when some of
+    ``expected`` (those of the creator's first session) are missing: a lost worker is
+    not back yet, and restoring now would place its variables elsewhere or fail."""
+    tasks = getattr(sess.backend, "tasks", None)
+    if tasks is None:
+        return expected
+    found = frozenset(tasks)
+    if expected is not None and not expected <= found:
+        missing = ", ".join(f"/job:{j}/task:{t}" for j, t in sorted(expected - found))
+        raise errors.UnavailableError(None, None, f"waiting for {missing} to come back")
+    return found if expected is None else expected
+
+
 class MonitoredSession:
     """Runs steps with hooks; recovers from lost workers by restoring a checkpoint.
 
     Use as a context manager; ``OutOfRangeError`` (end of input) ends the ``with``
     block quietly, as in TF1.
+
+    Args:
+        session_creator: makes (and remakes, after a failure) the session.
+        hooks: ``SessionRunHook``s.
+        stop_grace_period_secs: how long ``close`` waits for queue-runner threads.
+        max_recoveries: how many failed steps to recover from before giving up.
+        recovery_wait_secs: how long one recovery keeps trying to make a new session
+            (waiting for lost workers to come back) before giving up.
     """
 
     def __init__(self, session_creator: Any = None, hooks: list | None = None,
-                 stop_grace_period_secs: float = 120, max_recoveries: int = 10):
+                 stop_grace_period_secs: float = 120, max_recoveries: int = 10,
+                 recovery_wait_secs: float = 600):
         self._creator = session_creator or ChiefSessionCreator()
         self._hooks: list[SessionRunHook] = list(hooks or [])
         self._grace = stop_grace_period_secs
         self._max_recoveries = max_recoveries
+        self._recovery_wait = recovery_wait_secs
         self.recoveries = 0
         for hook in self._hooks:
             hook.begin()
@@ -178,14 +215,20 @@ class MonitoredSession:
             hook.after_create_session(self._sess, self._coord)
 
     def _discard(self) -> None:
-        """Drops a broken session without running hooks' ``end``."""
-        if self._coord is not None:
-            self._coord.request_stop()
+        """Drops a broken session without running hooks' ``end``.
+
+        The session is closed before the coordinator stops, which cancels its queue
+        runners' steps: a runner stopping through the coordinator would close its queue
+        (``cancel_op``), and queues on the surviving workers must stay open for the
+        next session's runners.
+        """
         if self._sess is not None:
             try:
                 self._sess.close()
             except Exception:  # noqa: BLE001 - the session is already broken
                 logger.debug("closing a broken session failed", exc_info=True)
+        if self._coord is not None:
+            self._coord.request_stop()
         self._sess = None
 
     @property
@@ -202,29 +245,40 @@ class MonitoredSession:
         while True:
             try:
                 return self._run_with_hooks(fetches, feed_dict, options, run_metadata)
-            except _RECOVERABLE as exc:
+            except (*_RECOVERABLE, errors.FailedPreconditionError) as exc:
+                if isinstance(exc, errors.FailedPreconditionError) and \
+                        not self._lost_workers():
+                    raise  # a real bug (say, an uninitialized variable), not a failure
                 if self.recoveries >= self._max_recoveries:
                     raise
                 self.recoveries += 1
                 logger.warning("step failed with %s; recreating the session from the "
-                               "latest checkpoint (recovery %d)", type(exc).__name__,
-                               self.recoveries)
+                               "latest checkpoint (recovery %d): %s", type(exc).__name__,
+                               self.recoveries, exc)
                 self._discard()
                 self._recreate_with_retries()
 
+    def _lost_workers(self) -> set[str]:
+        """Workers of the current session that left the cluster since it started."""
+        backend = getattr(self._sess, "backend", None)
+        return set(getattr(backend, "lost_workers", ()))
+
     def _recreate_with_retries(self) -> None:
-        delay = 0.5
+        """Makes a new session, retrying while the cluster is unavailable (a lost worker
+        not back yet) for up to ``recovery_wait_secs``."""
+        deadline = time.monotonic() + self._recovery_wait
+        delay = 0.1
         while True:
             try:
                 self._create()
                 return
-            except _RECOVERABLE:
+            except _RECOVERABLE as exc:
                 self._discard()
-                if self.recoveries >= self._max_recoveries:
+                if time.monotonic() + delay > deadline:
                     raise
-                self.recoveries += 1
+                logger.info("cannot recreate the session yet (%s); retrying", exc)
                 time.sleep(delay)
-                delay = min(delay * 2, 5.0)
+                delay = min(delay * 2, 2.0)
 
     def _run_with_hooks(self, fetches: Any, feed_dict: dict | None, options: Any,
                         run_metadata: Any) -> Any:
@@ -328,14 +382,16 @@ def MonitoredTrainingSession(master: Any = "", is_chief: bool = True,  # noqa: N
                              log_step_count_steps: int = 100, max_wait_secs: float = 7200,
                              save_checkpoint_steps: Any = USE_DEFAULT,
                              summary_dir: str | None = None,
-                             max_recoveries: int = 10) -> MonitoredSession:
+                             max_recoveries: int = 10,
+                             recovery_wait_secs: float = 600) -> MonitoredSession:
     """A ``MonitoredSession`` set up for training, as in TF1.
 
     On the chief it restores from (or initializes and then writes) checkpoints in
     ``checkpoint_dir``, saving every ``save_checkpoint_secs`` (default 600) or
     ``save_checkpoint_steps``; other workers wait for the chief's initialization. A lost
     worker (``UnavailableError``) recreates the session from the latest checkpoint, up
-    to ``max_recoveries`` times.
+    to ``max_recoveries`` times, each time waiting up to ``recovery_wait_secs`` for the
+    lost worker (or a replacement of the same name) to be back.
     """
     scaffold = scaffold or Scaffold()
     all_hooks = list(hooks or [])
@@ -353,5 +409,6 @@ def MonitoredTrainingSession(master: Any = "", is_chief: bool = True,  # noqa: N
         creator: Any = ChiefSessionCreator(scaffold, master, config, checkpoint_dir)
     else:
         creator = WorkerSessionCreator(scaffold, master, config, max_wait_secs)
-    return MonitoredSession(creator, all_hooks, stop_grace_period_secs, max_recoveries)
+    return MonitoredSession(creator, all_hooks, stop_grace_period_secs, max_recoveries,
+                            recovery_wait_secs)
 
