@@ -231,15 +231,19 @@ class DaskBackend:
                          addresses: dict[str, str], watch: _StepWatch,
                          timeout: float | None) -> list[Any]:
         graph, keys = step_graph(lowered, step, feed_values, run_stage)
-        wanted = [keys[i] for i in lowered.result_stages]
-        futures = self.client.get(graph, wanted, sync=False)
+        # Every stage is wanted, though only result stages are gathered: the scheduler's
+        # cancel walks from a cancelled key to its dependents and asserts that a client
+        # wants each (distributed 2026.8), which a stage feeding another does not, and
+        # the failed assertion drops the client's connection.
+        everything = self.client.get(graph, keys, sync=False)
+        futures = [everything[i] for i in lowered.result_stages]
         gather = asyncio.ensure_future(self.client.gather(futures, asynchronous=True))
 
         async def stop() -> None:
             # Cancelling the Dask futures ends the gather (whose inner tasks must not be
             # cancelled from outside); a stage blocked in a queue is woken to fail, so a
             # step given up on never takes an element later.
-            await self.client.cancel(futures, asynchronous=True)
+            await self.client.cancel(everything, asynchronous=True)
             lost = watch.lost.name if watch.lost is not None else None
             self._cancel_on_workers(None, [step], [a for name, a in addresses.items()
                                                     if name != lost])
