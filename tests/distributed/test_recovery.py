@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import dataflow as tf
+from dataflow.examples import input_pipeline
 
 from .conftest import collect_leaked_sockets, local_cluster
 
@@ -32,7 +33,7 @@ LAST_STEP = 50
 
 @pytest.fixture(scope="module")
 def fragile():
-    c = local_cluster(ps=1, worker=1)
+    c = local_cluster(ps=1, worker=2)
     yield c
     with collect_leaked_sockets():
         c.close()
@@ -146,3 +147,30 @@ def test_recovery_gives_up_when_the_worker_stays_away(fragile, tmp_path):
         release.set()
         _wait_back(fragile, "ps-0", address)
         del nanny.instantiate
+
+
+@pytest.mark.slow
+def test_input_pipeline_survives_losing_its_ps(fragile, tmp_path):
+    """Queue runners feed a RandomShuffleQueue on worker-0 while the ps is killed: the
+    broken session's runners stop without closing the queue, the new session's runners
+    refill it, and training reaches its last step and goal."""
+    tf.Session.reset(fragile)
+    true_w = np.linspace(-1.0, 1.0, input_pipeline.FEATURES,
+                         dtype=np.float32).reshape(-1, 1)
+    model = input_pipeline.build(true_w)
+    steps_seen = 0
+    with tf.train.MonitoredTrainingSession(
+            master=fragile, checkpoint_dir=str(tmp_path), save_checkpoint_steps=20,
+            hooks=[tf.train.StopAtStepHook(last_step=120)], recovery_wait_secs=60) as sess:
+        while not sess.should_stop():
+            sess.run(model["train"])
+            steps_seen += 1
+            if steps_seen == 50:
+                _kill(fragile, "ps-0")
+        final_step = sess.run(model["step"])
+        w = sess.run(model["w"])
+        recoveries = sess.recoveries
+    assert recoveries == 1
+    assert final_step == 120
+    assert 120 <= steps_seen <= 120 + 20 + 1  # redone: at most the steps since a save
+    assert np.max(np.abs(w - true_w)) < 0.05
