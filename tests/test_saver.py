@@ -174,3 +174,31 @@ def test_process_killed_during_save_leaves_a_restorable_checkpoint(tmp_path):
         assert latest.endswith(f"-{k}")
         values = s.run(big)
         assert values.min() == values.max() == k
+
+
+def test_checkpoint_checksum_catches_flips_swaps_and_zeroed_pages():
+    from dataflow.ops.checkpoint_format import checksum
+
+    rng = np.random.default_rng(0)
+    for nbytes in (0, 1, 7, 8, 4095, 4096, 4097, 3 * 4096 + 13, 1 << 20):
+        data = rng.integers(0, 256, nbytes, dtype=np.uint8)
+        base = checksum(data)
+        assert checksum(data.copy()) == base
+        for _ in range(min(nbytes * 8, 40)):  # any single flipped bit
+            bit = int(rng.integers(nbytes * 8))
+            flipped = data.copy()
+            flipped[bit // 8] ^= np.uint8(1 << (bit % 8))
+            assert checksum(flipped) != base, (nbytes, bit)
+        words = nbytes // 8
+        for _ in range(20 if words > 1 else 0):  # two different words exchanged
+            i, j = rng.choice(words, 2, replace=False)
+            view = data.copy()
+            w = view[: words * 8].view(np.uint64)
+            if w[i] == w[j]:
+                continue
+            w[i], w[j] = w[j], w[i]
+            assert checksum(view) != base, (nbytes, i, j)
+        if nbytes >= 8192:  # a page of zeros
+            zeroed = data.copy()
+            zeroed[4096:8192] = 0
+            assert checksum(zeroed) != base

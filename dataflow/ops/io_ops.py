@@ -43,10 +43,12 @@ def _to_host(value: Any) -> np.ndarray:
 def _save_kernel(ctx: Any, attrs: dict) -> Any:
     store, names = ctx.resources, attrs["names"]
     shard, num_shards = attrs["shard"], attrs["num_shards"]
+    sync = attrs.get("sync", False)
 
     def save(prefix: Any, *handles: str) -> Any:
         arrays = {key: _to_host(store.read(h)) for key, h in zip(names, handles)}
-        entries = checkpoint_format.write_shard(_as_str(prefix), shard, num_shards, arrays)
+        entries = checkpoint_format.write_shard(_as_str(prefix), shard, num_shards, arrays,
+                                                sync)
         return np.asarray(json.dumps(entries), dtype=object)
 
     return save
@@ -79,20 +81,19 @@ def _restore_kernel(ctx: Any, attrs: dict) -> Any:
         for key in [k for k in staged if k[1] in handles]:  # left by a failed restore
             del staged[key]
         index = checkpoint_format.read_index(prefix)
-        loaded = []
-        for key, handle, (dtype, shape) in zip(names, handles, specs):
-            value = checkpoint_format.read_entry(prefix, index, key)
-            if not shape.is_compatible_with(value.shape):
+        for key, (dtype, shape) in zip(names, specs):  # from the index, before reading
+            entry = checkpoint_format.entry_of(prefix, index, key)
+            if not shape.is_compatible_with(tuple(entry["shape"])):
                 raise errors.InvalidArgumentError(
                     None, None, f"Checkpoint '{prefix}' holds {key} with shape "
-                    f"{value.shape}, but the variable has shape {shape}")
-            if value.dtype != dtype.as_numpy_dtype:
+                    f"{tuple(entry['shape'])}, but the variable has shape {shape}")
+            if np.dtype(entry["dtype"]) != dtype.as_numpy_dtype:
                 raise errors.InvalidArgumentError(
-                    None, None, f"Checkpoint '{prefix}' holds {key} as {value.dtype}, "
-                    f"but the variable is {dtype.name}")
-            loaded.append((handle, value))
+                    None, None, f"Checkpoint '{prefix}' holds {key} as "
+                    f"{np.dtype(entry['dtype'])}, but the variable is {dtype.name}")
+        values = checkpoint_format.read_entries(prefix, index, names)
         # Staged only after every entry was read and checked; the commit phase stores.
-        for handle, value in loaded:
+        for handle, value in zip(handles, values):
             value = xp.asarray(value)
             if isinstance(value, np.ndarray):
                 value.flags.writeable = False

@@ -45,6 +45,10 @@ class Saver:
         max_to_keep: how many recent checkpoints to keep (0 or None: all).
         name: name scope of the saver's ops.
         allow_empty: permit a saver with no variables.
+        sync: fsync every file before it is renamed into place, so a checkpoint also
+            survives a machine crash (slower: the data must reach the disk). Without
+            it (the default, as TF's checkpoints), a checkpoint survives the saving
+            process being killed at any point, which is what recovery needs.
     """
 
     def __init__(self, var_list: Any = None, reshape: bool = False, sharded: bool = True,
@@ -53,7 +57,7 @@ class Saver:
                  saver_def: Any = None, builder: Any = None, defer_build: bool = False,
                  allow_empty: bool = False, write_version: int = 2,
                  pad_step_number: bool = False, save_relative_paths: bool = False,
-                 filename: str | None = None):
+                 filename: str | None = None, sync: bool = False):
         if var_list is None:
             var_list = global_variables()
         if isinstance(var_list, dict):
@@ -71,6 +75,7 @@ class Saver:
             raise ValueError("No variables to save")
         self._vars = named
         self._max_to_keep = max_to_keep
+        self._sync = sync
         self._pad_step_number = pad_step_number
         self._last_checkpoints: list[str] = []
         graph = get_default_graph()
@@ -89,7 +94,7 @@ class Saver:
                 handles = [v.handle for _, v in members]
                 self._save_ops.append(graph.create_op(
                     "SaveShard", [self._filename, *handles],
-                    {"names": keys, "shard": shard, "num_shards": n},
+                    {"names": keys, "shard": shard, "num_shards": n, "sync": sync},
                     name=f"save_shard_{shard}").outputs[0])
                 loads.append(graph.create_op(
                     "RestoreShard", [self._filename, *handles],
@@ -137,7 +142,7 @@ class Saver:
         if self._save_ops:
             for meta in sess.run(self._save_ops, {self._filename: prefix}):
                 entries.update(json.loads(meta.item() if hasattr(meta, "item") else meta))
-        checkpoint_format.write_index(prefix, self._num_shards, entries)
+        checkpoint_format.write_index(prefix, self._num_shards, entries, self._sync)
         if write_state:
             if prefix in self._last_checkpoints:
                 self._last_checkpoints.remove(prefix)
@@ -147,7 +152,7 @@ class Saver:
                 while len(self._last_checkpoints) > self._max_to_keep:
                     stale.append(self._last_checkpoints.pop(0))
             update_checkpoint_state(os.path.dirname(os.path.abspath(prefix)), prefix,
-                                    self._last_checkpoints, latest_filename)
+                                    self._last_checkpoints, latest_filename, self._sync)
             for old in stale:
                 checkpoint_format.delete_checkpoint(old)
         return prefix
@@ -177,7 +182,7 @@ def _quote(path: str) -> str:
 
 def update_checkpoint_state(save_dir: str, model_checkpoint_path: str,
                             all_model_checkpoint_paths: list[str] | None = None,
-                            latest_filename: str | None = None) -> None:
+                            latest_filename: str | None = None, sync: bool = False) -> None:
     """Writes the ``checkpoint`` state file atomically (paths relative to ``save_dir``)."""
     def rel(p: str) -> str:
         p = os.path.abspath(p)
@@ -187,7 +192,8 @@ def update_checkpoint_state(save_dir: str, model_checkpoint_path: str,
     lines += [f"all_model_checkpoint_paths: {_quote(rel(p))}"
               for p in (all_model_checkpoint_paths or [model_checkpoint_path])]
     checkpoint_format.atomic_write_bytes(
-        os.path.join(save_dir, latest_filename or _STATE_FILE), ("\n".join(lines) + "\n").encode())
+        os.path.join(save_dir, latest_filename or _STATE_FILE),
+        ("\n".join(lines) + "\n").encode(), sync)
 
 
 _LINE = re.compile(r'^(\w+):\s*"((?:[^"\\]|\\.)*)"\s*$')
