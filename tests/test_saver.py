@@ -176,7 +176,7 @@ def test_process_killed_during_save_leaves_a_restorable_checkpoint(tmp_path):
         assert values.min() == values.max() == k
 
 
-def test_checkpoint_checksum_catches_flips_swaps_and_zeroed_pages():
+def test_checkpoint_checksum_catches_flips_moved_blocks_and_zeroed_pages():
     from dataflow.ops.checkpoint_format import checksum
 
     rng = np.random.default_rng(0)
@@ -189,16 +189,40 @@ def test_checkpoint_checksum_catches_flips_swaps_and_zeroed_pages():
             flipped = data.copy()
             flipped[bit // 8] ^= np.uint8(1 << (bit % 8))
             assert checksum(flipped) != base, (nbytes, bit)
-        words = nbytes // 8
-        for _ in range(20 if words > 1 else 0):  # two different words exchanged
-            i, j = rng.choice(words, 2, replace=False)
-            view = data.copy()
-            w = view[: words * 8].view(np.uint64)
-            if w[i] == w[j]:
-                continue
-            w[i], w[j] = w[j], w[i]
-            assert checksum(view) != base, (nbytes, i, j)
+        blocks = nbytes // 4096
+        for _ in range(10 if blocks > 1 else 0):  # two different 4 KiB blocks exchanged
+            i, j = rng.choice(blocks, 2, replace=False)
+            moved = data.copy()
+            moved[i * 4096:(i + 1) * 4096] = data[j * 4096:(j + 1) * 4096]
+            moved[j * 4096:(j + 1) * 4096] = data[i * 4096:(i + 1) * 4096]
+            assert checksum(moved) != base, (nbytes, i, j)
         if nbytes >= 8192:  # a page of zeros
             zeroed = data.copy()
             zeroed[4096:8192] = 0
             assert checksum(zeroed) != base
+
+
+def test_large_entries_are_verified_chunk_by_chunk(tmp_path):
+    n = 5 * 2**20 + 3  # 20 MiB + 12 bytes: more than one 16 MiB read chunk, and a tail
+    v = tf.Variable(tf.zeros([n]), name="big")
+    saver = tf.train.Saver()
+    values = np.random.default_rng(1).random(n, dtype=np.float32)
+    with tf.Session() as s:
+        s.run(v.assign(values))
+        path = saver.save(s, str(tmp_path / "m"))
+        s.run(v.assign(np.zeros(n, np.float32)))
+        saver.restore(s, path)
+        np.testing.assert_array_equal(s.run(v), values)
+        shard = path + ".data-00000-of-00001"
+        for offset in (n * 4 - 5, 2**24 + 100):  # in the tail, then in the second chunk
+            with open(shard, "r+b") as f:
+                f.seek(offset)
+                byte = f.read(1)
+                f.seek(offset)
+                f.write(bytes([byte[0] ^ 0x01]))
+            with pytest.raises(tf.errors.DataLossError, match="corrupted"):
+                saver.restore(s, path)
+            with open(shard, "r+b") as f:
+                f.seek(offset)
+                f.write(byte)
+        saver.restore(s, path)
