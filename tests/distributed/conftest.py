@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
+import signal
 import sys
+import time
 
 import pytest
 
@@ -39,6 +42,26 @@ def collect_leaked_sockets():
 def local_cluster(**kwargs):
     with collect_leaked_sockets():
         return tf.LocalCluster(dashboard_address=None, **kwargs)
+
+
+def kill_worker(cluster, name):
+    """SIGKILLs the process of worker ``name`` (its nanny restarts it); returns the old
+    address."""
+    address = cluster.workers[name]
+    pid = cluster.client.run(os.getpid, workers=[address])[address]
+    os.kill(pid, signal.SIGKILL)
+    return address
+
+
+def wait_until_back(cluster, name, old_address, timeout=60):
+    """Waits until worker ``name`` is in the cluster again at a new address."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        address = cluster.workers.get(name)
+        if address is not None and address != old_address:
+            return address
+        time.sleep(0.05)
+    raise AssertionError(f"{name} did not come back")
 
 
 @pytest.fixture(scope="session")

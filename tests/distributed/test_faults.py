@@ -5,8 +5,6 @@ These tests kill workers, so they run on a cluster of their own.
 
 from __future__ import annotations
 
-import os
-import signal
 import threading
 import time
 
@@ -15,6 +13,8 @@ import pytest
 import dataflow as tf
 
 from .conftest import collect_leaked_sockets, local_cluster
+from .conftest import kill_worker as _kill
+from .conftest import wait_until_back as _wait_back
 
 pytestmark = pytest.mark.distributed
 
@@ -27,21 +27,6 @@ def fragile():
         c.close()
 
 
-def _kill(cluster, name):
-    address = cluster.workers[name]
-    pid = cluster.client.run(os.getpid, workers=[address])[address]
-    os.kill(pid, signal.SIGKILL)
-    return address
-
-
-def _wait_back(cluster, name, old_address, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        address = cluster.workers.get(name)
-        if address is not None and address != old_address:
-            return address
-        time.sleep(0.2)
-    raise AssertionError(f"{name} did not come back")
 
 
 @pytest.mark.parametrize("resident", [False, True])

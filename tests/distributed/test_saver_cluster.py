@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import threading
 import time
 
@@ -22,6 +21,8 @@ import pytest
 import dataflow as tf
 
 from .conftest import collect_leaked_sockets, local_cluster
+from .conftest import kill_worker as _kill
+from .conftest import wait_until_back as _wait_back
 
 pytestmark = pytest.mark.distributed
 
@@ -165,21 +166,6 @@ def test_damaged_checkpoint_is_a_clear_error_and_changes_no_worker(two_ps, tmp_p
         _check(sess, model, current)
 
 
-def _kill(cluster, name):
-    address = cluster.workers[name]
-    pid = cluster.client.run(os.getpid, workers=[address])[address]
-    os.kill(pid, signal.SIGKILL)
-    return address
-
-
-def _wait_back(cluster, name, old_address, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        address = cluster.workers.get(name)
-        if address is not None and address != old_address:
-            return address
-        time.sleep(0.1)
-    raise AssertionError(f"{name} did not come back")
 
 
 def test_worker_killed_during_save_leaves_the_previous_checkpoint(two_ps, tmp_path):
