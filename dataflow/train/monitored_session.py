@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import Any, cast
 
 from ..framework import errors
 from ..framework.graph import get_default_graph
@@ -294,6 +294,8 @@ class MonitoredSession:
                                        f"{overlap}")
                 feeds.update(e.feed_dict)
         hook_fetches = [e.fetches if e is not None else None for e in extra]
+        if self._sess is None:
+            raise RuntimeError("Attempted to run a closed MonitoredSession.")
         results = self._sess.run({"caller": fetches, "hooks": [
             f if f is not None else [] for f in hook_fetches]}, feeds, options, run_metadata)
         for hook, e, value in zip(self._hooks, extra, results["hooks"]):
@@ -368,6 +370,8 @@ class SingularMonitoredSession(MonitoredSession):
                          hooks, stop_grace_period_secs)
 
     def raw_session(self) -> Session:
+        if self._sess is None:
+            raise RuntimeError("The MonitoredSession is closed.")
         return self._sess
 
 
@@ -403,7 +407,8 @@ def MonitoredTrainingSession(master: Any = "", is_chief: bool = True,  # noqa: N
                                                      save_steps=save_checkpoint_steps,
                                                      scaffold=scaffold))
             elif save_checkpoint_secs is USE_DEFAULT or save_checkpoint_secs:
-                secs = 600 if save_checkpoint_secs is USE_DEFAULT else save_checkpoint_secs
+                secs = 600.0 if save_checkpoint_secs is USE_DEFAULT else float(
+                    cast(float, save_checkpoint_secs))
                 all_hooks.append(CheckpointSaverHook(checkpoint_dir, save_secs=secs,
                                                      scaffold=scaffold))
         creator: Any = ChiefSessionCreator(scaffold, master, config, checkpoint_dir)
