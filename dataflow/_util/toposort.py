@@ -11,19 +11,16 @@ Example: nodes a(0) -> c(2), b(1) -> c(2) give [a, b, c].
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable
 from typing import TypeVar
 
 Node = TypeVar("Node", bound=Hashable)
 
 
-def reachable(roots: Iterable[Node], parents: Callable[[Node], Iterable[Node]],
-              stop: Callable[[Node], bool] | None = None) -> set[Node]:
-    """Returns every node reachable from ``roots`` by following ``parents``.
-
-    A node for which ``stop`` is true is included but not expanded (used to cut the
-    graph at fed tensors).
-    """
+def reachable(roots: Iterable[Node], parents: Callable[[Node], Iterable[Node]]
+              ) -> set[Node]:
+    """Returns every node reachable from ``roots`` by following ``parents`` (callers cut
+    the walk, e.g. at fed tensors, by what ``parents`` returns)."""
     seen: set[Node] = set()
     stack = list(roots)
     while stack:
@@ -31,8 +28,6 @@ def reachable(roots: Iterable[Node], parents: Callable[[Node], Iterable[Node]],
         if node in seen:
             continue
         seen.add(node)
-        if stop is not None and stop(node):
-            continue
         stack.extend(parents(node))
     return seen
 
@@ -70,8 +65,3 @@ def toposort(nodes: Iterable[Node], parents: Callable[[Node], Iterable[Node]],
         raise ValueError("graph has a cycle among: "
                          + ", ".join(sorted(str(n) for n in members if pending[n] > 0))[:500])
     return out
-
-
-def creation_ordered(nodes: Sequence[Node], order_key: Callable[[Node], int]) -> list[Node]:
-    """Sorts nodes by creation index (a stable order for sets)."""
-    return sorted(nodes, key=order_key)
