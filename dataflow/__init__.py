@@ -52,7 +52,6 @@ from .framework.scopes import (
 from .framework.tensor_shape import Dimension as Dimension, TensorShape as TensorShape
 from .framework.tensor_util import constant_value as get_static_value
 
-newaxis = None
 
 # --- ops/constant.py ---------------------------------------------------------------------
 from .ops.constant import (
@@ -323,5 +322,7 @@ from . import debugging as debugging
 from . import initializers as initializers
 from . import random as random
 from . import viz as viz
+
+newaxis = None  # tf.newaxis: indexing with it inserts a dimension (numpy's None)
 
 __version__ = "0.1.0"
