@@ -106,10 +106,8 @@ class ChiefSessionCreator:
         self._tasks: frozenset | None = None
 
     def create_session(self) -> Session:
-        self._scaffold.finalize()
-        sess = Session(self._master, graph=get_default_graph(), config=self._config)
+        sess = _open_session(self)
         try:
-            self._tasks = _check_tasks(sess, self._tasks)
             path = self._checkpoint_path or (latest_checkpoint(self._checkpoint_dir)
                                              if self._checkpoint_dir else None)
             if path is not None and self._scaffold.saver is not None:
@@ -137,13 +135,7 @@ class WorkerSessionCreator:
         self._tasks: frozenset | None = None
 
     def create_session(self) -> Session:
-        self._scaffold.finalize()
-        sess = Session(self._master, graph=get_default_graph(), config=self._config)
-        try:
-            self._tasks = _check_tasks(sess, self._tasks)
-        except BaseException:
-            sess.close()
-            raise
+        sess = _open_session(self)
         deadline = time.monotonic() + self._max_wait
         while True:
             missing = sess.run(self._scaffold.ready_op)
@@ -157,6 +149,19 @@ class WorkerSessionCreator:
             time.sleep(0.1)
         sess.run(self._scaffold.local_init_op)
         return sess
+
+
+def _open_session(creator: ChiefSessionCreator | WorkerSessionCreator) -> Session:
+    """Finalizes the creator's scaffold and opens a session on its target, checking that
+    every task of its first session is there (the session is closed if not)."""
+    creator._scaffold.finalize()
+    sess = Session(creator._master, graph=get_default_graph(), config=creator._config)
+    try:
+        creator._tasks = _check_tasks(sess, creator._tasks)
+    except BaseException:
+        sess.close()
+        raise
+    return sess
 
 
 def _check_tasks(sess: Session, expected: frozenset | None) -> frozenset | None:
