@@ -34,6 +34,7 @@ import numpy as np
 
 from ..framework import errors, registry
 from ..framework.kernel_context import Folded
+from .fp_state import restore, silence
 from .plan import KernelCall, Plan, Stage
 
 _counter = itertools.count()
@@ -237,15 +238,17 @@ class EmbeddedPlan:
         assert self._single_map is not None  # only bound for a one-stage plan
         fn, arg_index = self._single_map
         args = feed_values if self._identity_args else [feed_values[i] for i in arg_index]
+        # TF is silent about floating-point exceptions (check_numerics is the way to
+        # catch them); numpy would warn, so kernels run with its warnings off.
+        token = silence()
         try:
-            # TF is silent about floating-point exceptions (check_numerics is the way to
-            # catch them); numpy would warn, so kernels run with its warnings off.
-            with np.errstate(all="ignore"):
-                outs = fn(*args)
+            outs = fn(*args)
         except Exception as exc:  # noqa: BLE001 - every kernel failure becomes an OpError
             stage = self.stages[0]
             raise translate_error(exc, stage.call_for_traceback(exc.__traceback__),
                                   stage.stage.device) from None
+        finally:
+            restore(token)
         return [None if kind == "n" else (outs[i] if kind == "o" else feed_values[i])
                 for kind, i in self._fetch_from]
 
@@ -261,12 +264,14 @@ class EmbeddedPlan:
                 if self._transfer is not None and src != stage.device:
                     v = self._transfer(v, src, stage.device)
                 args.append(v)
+            token = silence()
             try:
-                with np.errstate(all="ignore"):
-                    outs = sf.fn(*args)
+                outs = sf.fn(*args)
             except Exception as exc:  # noqa: BLE001
                 raise translate_error(exc, sf.call_for_traceback(exc.__traceback__),
                                       stage.device) from None
+            finally:
+                restore(token)
             for slot, v in zip(stage.outputs, outs):
                 values[slot] = v
                 device_of[slot] = stage.device

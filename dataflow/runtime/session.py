@@ -13,6 +13,7 @@ process; ``runtime.dask_backend.DaskBackend`` lowers them to Dask task graphs.
 from __future__ import annotations
 
 import contextlib
+import copy
 import threading
 import time
 from collections.abc import Iterator
@@ -85,7 +86,7 @@ class _Signature:
     """What a compiled signature remembers: the bound plan and how to map values."""
 
     __slots__ = ("bound", "unique_fetches", "leaf_index", "feed_tensors", "feed_checks",
-                 "plan")
+                 "plan", "flat")
 
     def __init__(self, bound: Any, plan: Plan, unique_fetches: list, leaf_index: list[int],
                  feed_tensors: list[Tensor]):
@@ -94,8 +95,14 @@ class _Signature:
         self.unique_fetches = unique_fetches
         self.leaf_index = leaf_index
         self.feed_tensors = feed_tensors
-        self.feed_checks = [(t.dtype.as_numpy_dtype, t.shape.as_tuple(), t.name)
+        # (numpy dtype, static dims, name) per feed; a dtype object (not a scalar type)
+        # so the per-step check is one identity-fast comparison.
+        self.feed_checks = [(None if t.dtype.as_numpy_dtype is None
+                             else np.dtype(t.dtype.as_numpy_dtype), t.shape.as_tuple(), t.name)
                             for t in feed_tensors]
+        # Whether the fetches were a plain list/tuple of graph elements (no nesting):
+        # then results need no re-packing.
+        self.flat = False
 
 
 class BaseSession:
@@ -159,7 +166,24 @@ class BaseSession:
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
         feed_dict = feed_dict or {}
-        sig = self._signature(fetches, feed_dict)
+        kind = type(fetches)
+        sig = None
+        if kind is list or kind is tuple:
+            # The common training step, ``run([loss, train_op], feeds)``: one lookup
+            # keyed by the elements themselves, no flattening and no re-packing.
+            try:
+                flat_key: Any = (kind, tuple(fetches), tuple(feed_dict))
+                sig = self._cache.get(flat_key)
+            except TypeError:  # a nested list or dict inside: the general path
+                flat_key = None
+        if sig is None:
+            sig = self._signature(fetches, feed_dict)
+            if (kind is list or kind is tuple) and flat_key is not None and all(
+                    type(f) is Tensor or type(f) is Operation for f in fetches):
+                # A copy: the general key of ``[a, b]`` is also that of ``[[a, b]]``.
+                sig = copy.copy(sig)
+                sig.flat = True
+                self._cache[flat_key] = sig
         feed_values = self._convert_feeds(sig, feed_dict)
         timeout = self._timeout(options)
         if options is not None and options.trace_level and run_metadata is not None:
@@ -167,7 +191,9 @@ class BaseSession:
         else:
             results = self._backend.execute(sig.bound, feed_values, timeout)
         leaves = [_host_value(results[i]) for i in sig.leaf_index]
-        if type(fetches) is Tensor or type(fetches) is Operation or isinstance(fetches, str):
+        if sig.flat:
+            return leaves if kind is list else tuple(leaves)
+        if kind is Tensor or kind is Operation or isinstance(fetches, str):
             return leaves[0]
         return nest.pack_sequence_as(fetches, leaves)
 
@@ -227,25 +253,18 @@ class BaseSession:
     def _convert_feeds(self, sig: _Signature, feed_dict: dict) -> list[Any]:
         values = []
         for value, (np_dtype, shape, name) in zip(feed_dict.values(), sig.feed_checks):
-            if isinstance(value, Tensor):
-                raise TypeError(f"The value of a feed cannot be a tf.Tensor object ({name}). "
-                                "Acceptable feed values include Python scalars, strings, "
-                                "lists, numpy ndarrays, or TensorHandles.")
-            if np_dtype is not None and not (type(value) is np.ndarray
-                                             and value.dtype == np_dtype):
-                try:
-                    value = np.asarray(value, dtype=np_dtype)
-                except (TypeError, ValueError) as exc:
-                    raise ValueError(f"Cannot feed value for Tensor '{name}': {exc}") from None
-            if shape is not None:
+            if type(value) is np.ndarray and value.dtype == np_dtype:
+                got = value.shape  # the usual feed: an array of the right dtype
+            else:
+                value = _convert_feed(value, np_dtype, name)
                 got = np.shape(value)
-                if len(got) != len(shape) or any(
-                        d is not None and d != g for d, g in zip(shape, got)):
-                    shape_str = "(" + ", ".join("?" if d is None else str(d)
-                                                for d in shape) + ("," if len(shape) == 1
-                                                                   else "") + ")"
-                    raise ValueError(f"Cannot feed value of shape {got} for Tensor "
-                                     f"'{name}', which has shape '{shape_str}'")
+            if shape is not None and (len(got) != len(shape) or any(
+                    d is not None and d != g for d, g in zip(shape, got))):
+                shape_str = "(" + ", ".join("?" if d is None else str(d)
+                                            for d in shape) + ("," if len(shape) == 1
+                                                               else "") + ")"
+                raise ValueError(f"Cannot feed value of shape {got} for Tensor "
+                                 f"'{name}', which has shape '{shape_str}'")
             values.append(value)
         return values
 
@@ -342,6 +361,20 @@ class BaseSession:
         with contextlib.suppress(Exception):
             if not self._closed:
                 self.close()
+
+
+def _convert_feed(value: Any, np_dtype: Any, name: str) -> Any:
+    """A fed value that is not already an array of the placeholder's dtype."""
+    if isinstance(value, Tensor):
+        raise TypeError(f"The value of a feed cannot be a tf.Tensor object ({name}). "
+                        "Acceptable feed values include Python scalars, strings, "
+                        "lists, numpy ndarrays, or TensorHandles.")
+    if np_dtype is None:
+        return value
+    try:
+        return np.asarray(value, dtype=np_dtype)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"Cannot feed value for Tensor '{name}': {exc}") from None
 
 
 def _host_value(value: Any) -> Any:
