@@ -28,6 +28,7 @@ undoes broadcasting once (``SumToShape``), so ``Add``'s rule is ``[grad, grad]``
 from __future__ import annotations
 
 import math as _pymath
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -40,6 +41,7 @@ from .math_compare import (
     _NOT_DIFF,
     _NUMERIC,
     _check_rule,
+    _operator,
     _register,
     _select,
     _ufunc,
@@ -64,7 +66,7 @@ def _infer_add_n(op: Operation) -> list:
 
 
 def _add_n_kernel(ctx: Any, attrs: dict) -> Any:
-    add = ctx.xp.add
+    add = operator.add  # numpy's scalar fast path on scalars; ``xp.add`` on arrays
 
     def add_n(first: Any, *rest: Any) -> Any:
         out = first
@@ -197,9 +199,9 @@ def _div_no_nan_kernel(ctx: Any, attrs: dict) -> Any:
 
 
 for _type, _kernel, _grad, _dtypes, _fold in [
-    ("AddV2", _ufunc("add"), _add_grad, _NUMERIC, True),
-    ("Sub", _ufunc("subtract"), _sub_grad, _NUMERIC, True),
-    ("Mul", _ufunc("multiply"), _mul_grad, _NUMERIC, True),
+    ("AddV2", _operator(operator.add), _add_grad, _NUMERIC, True),
+    ("Sub", _operator(operator.sub), _sub_grad, _NUMERIC, True),
+    ("Mul", _operator(operator.mul), _mul_grad, _NUMERIC, True),
     ("RealDiv", _ufunc("true_divide"), _real_div_grad, _FLOAT, False),
     ("DivNoNan", _div_no_nan_kernel, _div_no_nan_grad, _FLOAT, False),
     ("FloorDiv", _ufunc("floor_divide"), registry.NOT_DIFFERENTIABLE, _NUMERIC, True),
@@ -383,7 +385,7 @@ def _erf_kernel(ctx: Any, attrs: dict) -> Any:
 
 
 for _type, _kernel, _grad, _dtypes, _fold in [
-    ("Neg", _ufunc("negative"), _neg_grad, _NUMERIC, True),
+    ("Neg", _operator(operator.neg), _neg_grad, _NUMERIC, True),
     ("Abs", _ufunc("abs"), _abs_grad, _NUMERIC, True),
     ("Sign", _ufunc("sign"), _sign_grad, _NUMERIC, True),
     ("Square", _ufunc("square"), _square_grad, _NUMERIC, True),

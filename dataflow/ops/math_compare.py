@@ -63,6 +63,21 @@ def _ufunc(name: str) -> Callable[[Any, dict], Any]:
     return factory
 
 
+def _operator(fn: Callable) -> Callable[[Any, dict], Any]:
+    """Kernel factory returning a Python operator (``operator.mul``) in place of its ufunc.
+
+    On arrays ``a * b`` is ``multiply(a, b)``; on the numpy scalars a scalar loss is
+    built from, the operator takes numpy's scalar fast path (0.06 us, where calling the
+    ufunc costs 0.9 us). Operators are part of every array namespace (cupy's too).
+    """
+
+    def factory(ctx: Any, attrs: dict) -> Any:
+        return fn
+
+    factory.__name__ = f"_{fn.__name__}_kernel"
+    return factory
+
+
 def _register(op_type: str, infer: Callable, kernel: Callable, grad: Any,
               foldable: bool = False) -> None:
     registry.register(registry.OpDef(op_type, infer, kernel, grad, foldable=foldable))

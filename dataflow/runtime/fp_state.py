@@ -11,13 +11,19 @@ variable ``np.errstate`` itself sets (0.2 us). Where numpy keeps that variable e
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import numpy as np
 
 try:
-    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
-except ImportError:  # pragma: no cover - numpy < 2 or a future layout
+    _config: Any = importlib.import_module("numpy._core._ufunc_config")
+except ImportError:  # pragma: no cover - numpy < 2
+    _config = None
+# Both private names or neither (then np.errstate is used).
+_extobj_contextvar = getattr(_config, "_extobj_contextvar", None)
+_make_extobj = getattr(_config, "_make_extobj", None)
+if _make_extobj is None:  # pragma: no cover - another numpy layout
     _extobj_contextvar = None
 
 # The caller's error state -> the same state with every warning off. Error states are
@@ -27,7 +33,7 @@ _quiet_for: dict[Any, Any] = {}
 
 def silence() -> Any:
     """Turns floating-point warnings off; returns what ``restore`` needs."""
-    if _extobj_contextvar is None:
+    if _extobj_contextvar is None or _make_extobj is None:
         state = np.errstate(all="ignore")
         state.__enter__()
         return state
