@@ -41,12 +41,14 @@ from typing import Any
 
 from ..framework import errors
 from . import cluster as cluster_module
+from .channel import ChannelClient, Lost
 from .config import ConfigProto
 from .lowering import LoweredPlan, lower, step_graph
 from .plan import Plan
 from .worker_state import (
     PlanMissingError,
     cancel_steps,
+    channel_address,
     install_plans,
     list_variables,
     reset_state,
@@ -62,6 +64,8 @@ class BoundPlan:
 
     lowered: LoweredPlan
     installed: dict[str, str] = field(default_factory=dict)  # worker name -> address
+    # Worker name -> step-channel address (resident steps on a tcp:// cluster).
+    channels: dict[str, str] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -123,6 +127,7 @@ class DaskBackend:
         self._span = {"name": ("dataflow", f"session-{self.session_id}"),
                       "ids": (str(uuid.uuid4()), str(uuid.uuid4()))}
         self.view.add_listener(self._on_worker_lost)
+        self._channels: ChannelClient | None = None
         self._closed = False
 
     # --- binding ----------------------------------------------------------------------
@@ -158,6 +163,12 @@ class DaskBackend:
                 for name in stale:
                     plan = bound.lowered.worker_plans[name]
                     self._run_on(addresses[name], install_plans, [plan])
+                    if self._config.resident_steps:
+                        channel = self._run_on(addresses[name], channel_address)
+                        if channel is None:
+                            bound.channels.pop(name, None)
+                        else:
+                            bound.channels[name] = channel
                     bound.installed[name] = addresses[name]
         return addresses
 
@@ -211,6 +222,9 @@ class DaskBackend:
             with self._running_lock:
                 self._running.add(watch)
             try:
+                if resident and len(bound.channels) == len(addresses):
+                    return self._run_channel(bound, step, feed_values, addresses, watch,
+                                             timeout)
                 return self.client.sync(run, bound.lowered, step, feed_values, addresses,
                                         watch, timeout)
             except PlanMissingError:
@@ -255,7 +269,6 @@ class DaskBackend:
     async def _run_resident(self, lowered: LoweredPlan, step: str, feed_values: list[Any],
                             addresses: dict[str, str], watch: _StepWatch,
                             timeout: float | None) -> list[Any]:
-        from distributed.comm import CommClosedError  # noqa: PLC0415
         from distributed.protocol import to_serialize  # noqa: PLC0415
 
         async def call(name: str, plan: Any) -> Any:
@@ -278,10 +291,20 @@ class DaskBackend:
             everything.cancel()
 
         replies = await self._wait(everything, watch, timeout, step, stop)
-        values: dict[int, Any] = {}
+        missing = self._failure_of(dict(zip(calls, replies, strict=True)), addresses)
+        if missing is not None:
+            await self._abort(lowered, step, addresses)
+            raise PlanMissingError(missing)
+        return self._resident_results(lowered, feed_values, replies)
+
+    def _failure_of(self, replies: dict[str, Any], addresses: dict[str, str]) -> str | None:
+        """Raises the error a resident step's replies report (a lost worker first, then
+        an op's error); returns the name of a worker that lacked the plan, if any."""
+        from distributed.comm import CommClosedError  # noqa: PLC0415
+
         failure = None
-        for name, reply in zip(calls, replies, strict=True):
-            if isinstance(reply, (OSError, CommClosedError)):
+        for name, reply in replies.items():
+            if isinstance(reply, (OSError, CommClosedError, EOFError)):
                 failure = failure or errors.UnavailableError(
                     None, None, f"Dask worker '{name}' ({self._task_of_worker.get(name)}, "
                     f"{addresses[name]}) was lost during the step: "
@@ -290,23 +313,69 @@ class DaskBackend:
                 failure = failure or errors.InternalError(
                     None, None, f"Dask worker '{name}' failed to run its part of the step: "
                     f"{type(reply).__name__}: {reply}")
-            elif reply["status"] == "OK":
-                values.update(reply["values"])
             elif reply["status"] == "error":
                 failure = reply["error"] if not isinstance(failure, errors.OpError) or \
                     isinstance(failure, errors.UnavailableError) else failure
             elif reply["status"] == "missing":
-                await self._abort(lowered, step, addresses)
-                raise PlanMissingError(name)
-            elif failure is None:
+                return name
+            elif reply["status"] != "OK" and failure is None:
                 failure = errors.AbortedError(None, None, f"step aborted on '{name}': "
                                               f"{reply.get('reason', '')}")
         if failure is not None:
             raise failure
-        plan = lowered.plan
-        outputs = {stage.index: stage.outputs for stage in plan.stages}
+        return None
+
+    @staticmethod
+    def _resident_results(lowered: LoweredPlan, feed_values: list[Any],
+                          replies: Sequence[Any]) -> list[Any]:
+        values: dict[int, Any] = {}
+        for reply in replies:
+            values.update(reply["values"])
+        outputs = {stage.index: stage.outputs for stage in lowered.plan.stages}
         return _assemble(lowered, feed_values,
                          lambda stage, pos: values[outputs[stage][pos]])
+
+    def _run_channel(self, bound: BoundPlan, step: str, feed_values: list[Any],
+                     addresses: dict[str, str], watch: _StepWatch,
+                     timeout: float | None) -> list[Any]:
+        """A resident step over the step channels, from the calling thread (no trip
+        through the client's event loop); same outcomes as ``_run_resident``."""
+        lowered = bound.lowered
+        channels = bound.channels
+        requests = {}
+        for name, plan in lowered.worker_plans.items():
+            feeds = {slot: feed_values[i] for slot, i in lowered.feeds_by_worker.get(name, ())}
+            requests[name] = (channels[name], {"op": "run", "key": plan.key, "step": step,
+                                                "feeds": feeds, "peers": channels})
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            replies = self._channel_client().request_all(
+                requests, lambda: watch.lost is not None, deadline)
+        except (Lost, TimeoutError):
+            self.client.sync(self._abort, lowered, step, addresses)
+            if watch.lost is not None:
+                raise self._unavailable(watch, None) from None
+            raise errors.DeadlineExceededError(
+                None, None, f"Timed out: step {step} did not finish within {timeout:g} s"
+            ) from None
+        if any(isinstance(r, BaseException) for r in replies.values()):
+            # A channel broke: a lost worker, or a restarted one (new channel address).
+            self.client.sync(self._abort, lowered, step, addresses)
+            bound.installed.clear()
+            if watch.lost is not None:
+                raise self._unavailable(watch, None)
+        missing = self._failure_of(replies, addresses)
+        if missing is not None:
+            self.client.sync(self._abort, lowered, step, addresses)
+            raise PlanMissingError(missing)
+        return self._resident_results(lowered, feed_values, list(replies.values()))
+
+    def _channel_client(self) -> ChannelClient:
+        if self._channels is None:
+            with self._running_lock:
+                if self._channels is None:
+                    self._channels = ChannelClient()
+        return self._channels
 
     async def _abort(self, lowered: LoweredPlan, step: str, addresses: dict[str, str]) -> None:
         calls = [self.client.rpc(addresses[name]).dataflow_abort(
@@ -399,6 +468,8 @@ class DaskBackend:
             while self._running and time.monotonic() < deadline:
                 time.sleep(0.005)
         self.view.remove_listener(self._on_worker_lost)
+        if self._channels is not None:
+            self._channels.close()
         try:
             if self.client.status == "running":
                 self.client.run(uninstall_plans, self.session_id, wait=False)

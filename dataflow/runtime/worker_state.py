@@ -44,6 +44,7 @@ from distributed import WorkerPlugin
 from distributed.protocol import to_serialize
 
 from ..framework import errors, registry
+from .channel import ChannelServer
 from .context import DeviceContext
 from .devices import array_namespace, gpu_count, to_host, transfer
 from .executor import StageFunction, translate_error
@@ -364,8 +365,43 @@ def _wrap(values: dict[int, Any]) -> dict[int, Any]:
     return {slot: to_serialize(v) for slot, v in values.items()}
 
 
-async def _run_part(worker: Any, key: str, step: str, feeds: dict, peers: dict) -> dict:
-    """This worker's stages of one resident step; returns the slots the client fetches."""
+class _DaskTransport:
+    """Resident-step messages through ``distributed``'s RPC (TLS clusters use this)."""
+
+    def __init__(self, worker: Any) -> None:
+        self.worker = worker
+
+    @staticmethod
+    def wrap(values: dict[int, Any]) -> dict[int, Any]:
+        return _wrap(values)
+
+    async def send(self, address: str, message: dict) -> None:
+        op = message.pop("op")
+        # One-way (reply=False): the receiver's mailbox is the acknowledgement.
+        await getattr(self.worker.rpc(address), f"dataflow_{op}")(reply=False, **message)
+
+
+class _ChannelTransport:
+    """Resident-step messages through this worker's step channel (``channel.py``)."""
+
+    def __init__(self, server: ChannelServer) -> None:
+        self.server = server
+
+    @staticmethod
+    def wrap(values: dict[int, Any]) -> dict[int, Any]:
+        return values  # arrays travel out of band as they are
+
+    async def send(self, address: str, message: dict) -> None:
+        await self.server.send(address, message)
+
+
+async def _run_part(worker: Any, key: str, step: str, feeds: dict, peers: dict,
+                    transport: Any = None) -> dict:
+    """This worker's stages of one resident step; returns the slots the client fetches.
+
+    ``peers`` maps worker names to where ``transport`` reaches them (Dask addresses, or
+    step-channel addresses)."""
+    transport = transport or _DaskTransport(worker)
     try:
         plan = RUNTIME.plan(key)
     except PlanMissingError:
@@ -393,25 +429,23 @@ async def _run_part(worker: Any, key: str, step: str, feeds: dict, peers: dict) 
             values = dict(zip(part.stage.outputs, outs, strict=True))
             rv.values.update(values)
             for dest, slots in part.send_to:
-                msg = {"key": f"{plan.plan_id}/{dest}", "step": step,
+                msg = {"op": "send", "key": f"{plan.plan_id}/{dest}", "step": step,
                        "stage": part.stage.index,
-                       "values": _wrap({s: values[s] for s in slots})}
-                # One-way (reply=False): the receiver's mailbox is the acknowledgement.
-                sends.append(asyncio.ensure_future(worker.rpc(peers[dest]).dataflow_send(
-                    reply=False, **msg)))
+                       "values": transport.wrap({s: values[s] for s in slots})}
+                sends.append(asyncio.ensure_future(transport.send(peers[dest], msg)))
             for slot in part.client_slots:
                 out[slot] = values[slot]
         if sends:
             await asyncio.gather(*sends)
-        return {"status": "OK", "values": _wrap(out)}
+        return {"status": "OK", "values": transport.wrap(out)}
     except _Aborted as exc:
         return {"status": "aborted", "reason": str(exc)}
     except errors.OpError as exc:
-        await _abort_peers(worker, plan, step, peers, f"{exc.__class__.__name__} in "
+        await _abort_peers(transport, plan, step, peers, f"{exc.__class__.__name__} in "
                            f"{plan.worker}")
         return {"status": "error", "error": exc}
     except Exception as exc:  # noqa: BLE001 - a failed send (peer lost) or a bug
-        await _abort_peers(worker, plan, step, peers, f"{type(exc).__name__} in "
+        await _abort_peers(transport, plan, step, peers, f"{type(exc).__name__} in "
                            f"{plan.worker}")
         return {"status": "error", "error": errors.UnavailableError(
             None, None, f"worker {plan.worker} could not finish its part of the step: "
@@ -423,13 +457,26 @@ async def _run_part(worker: Any, key: str, step: str, feeds: dict, peers: dict) 
         RUNTIME.finish(key, step)
 
 
-async def _abort_peers(worker: Any, plan: WorkerPlan, step: str, peers: dict,
+async def _abort_peers(transport: Any, plan: WorkerPlan, step: str, peers: dict,
                        reason: str) -> None:
-    calls = [worker.rpc(address).dataflow_abort(key=f"{plan.plan_id}/{name}", step=step,
-                                                 reason=reason, reply=False)
+    calls = [transport.send(address, {"op": "abort", "key": f"{plan.plan_id}/{name}",
+                                      "step": step, "reason": reason})
              for name, address in peers.items() if name != plan.worker]
     if calls:
         await asyncio.gather(*calls, return_exceptions=True)
+
+
+def _deliver(key: str, step: str, stage: int, values: dict) -> None:
+    rv = RUNTIME.rendezvous_for(key, step)
+    if rv is not None:
+        rv.deliver(stage, values)
+
+
+def _abort_step(key: str, step: str, reason: str = "") -> None:
+    RUNTIME.cancel(steps=[step])  # wakes a stage blocked in a queue
+    rv = RUNTIME.rendezvous_for(key, step)
+    if rv is not None:
+        rv.abort(_Aborted(reason))
 
 
 def _handlers(worker: Any) -> dict[str, Any]:
@@ -437,18 +484,57 @@ def _handlers(worker: Any) -> dict[str, Any]:
         return await _run_part(worker, key, step, feeds, peers)
 
     def dataflow_send(key: str, step: str, stage: int, values: dict) -> None:
-        rv = RUNTIME.rendezvous_for(key, step)
-        if rv is not None:
-            rv.deliver(stage, values)
+        _deliver(key, step, stage, values)
 
     def dataflow_abort(key: str, step: str, reason: str = "") -> None:
-        RUNTIME.cancel(steps=[step])  # wakes a stage blocked in a queue
-        rv = RUNTIME.rendezvous_for(key, step)
-        if rv is not None:
-            rv.abort(_Aborted(reason))
+        _abort_step(key, step, reason)
 
     return {"dataflow_run": dataflow_run, "dataflow_send": dataflow_send,
             "dataflow_abort": dataflow_abort}
+
+
+def _channel_handler(worker: Any, server: ChannelServer) -> Any:
+    """What a worker's step channel does with each message (the same three as the
+    RPC handlers above)."""
+    transport = _ChannelTransport(server)
+
+    async def run(message: dict, reply: Any) -> None:
+        answer = await _run_part(worker, message["key"], message["step"], message["feeds"],
+                                 message["peers"], transport)
+        answer["id"] = message["id"]
+        try:
+            reply(answer)
+        except Exception as exc:  # noqa: BLE001 - e.g. an error that does not pickle
+            reply({"id": message["id"], "status": "error", "error": errors.InternalError(
+                None, None, f"worker {worker.name} could not send its reply: "
+                            f"{type(exc).__name__}: {exc}")})
+
+    def handle(message: dict, reply: Any) -> None:
+        op = message["op"]
+        if op == "run":
+            asyncio.ensure_future(run(message, reply))
+        elif op == "send":
+            _deliver(message["key"], message["step"], message["stage"], message["values"])
+        elif op == "abort":
+            _abort_step(message["key"], message["step"], message.get("reason", ""))
+
+    return handle
+
+
+async def channel_address(dask_worker: Any = None) -> str | None:
+    """This worker's step-channel address, starting the channel on first use; ``None``
+    on a worker whose Dask address is not plain ``tcp://`` (TLS keeps Dask's comms)."""
+    server = getattr(dask_worker, "_dataflow_channel", None)
+    if server is None:
+        address = str(dask_worker.address)
+        if not address.startswith("tcp://"):
+            return None
+        host = address[len("tcp://"):].rsplit(":", 1)[0].strip("[]")
+        server = ChannelServer()
+        server.handler = _channel_handler(dask_worker, server)
+        await server.start(host)
+        dask_worker._dataflow_channel = server
+    return server.address
 
 
 class DataflowWorkerPlugin(WorkerPlugin):
@@ -473,6 +559,9 @@ class DataflowWorkerPlugin(WorkerPlugin):
     def teardown(self, worker: Any) -> None:
         for name in ("dataflow_run", "dataflow_send", "dataflow_abort"):
             worker.handlers.pop(name, None)
+        # The step channel stays open: every new client re-registers this plugin (a
+        # teardown then a setup), and other sessions' plans keep using the channel. It
+        # closes with the worker's event loop.
 
 
 def store_call(container: str, device: str, method: str, *args: Any) -> Any:
