@@ -85,6 +85,7 @@ class ChannelServer:
         self._server: asyncio.AbstractServer | None = None
         self._peers: dict[str, asyncio.StreamWriter] = {}
         self._connecting: dict[str, asyncio.Lock] = {}
+        self._serving: set[asyncio.Task] = set()   # one per accepted connection
         self.address = ""
 
     async def start(self, host: str) -> str:
@@ -95,6 +96,9 @@ class ChannelServer:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         _no_delay(writer)
+        task = asyncio.current_task()
+        if task is not None:
+            self._serving.add(task)
 
         def reply(message: Any) -> None:
             if not writer.is_closing():
@@ -111,6 +115,7 @@ class ChannelServer:
             pass  # the worker is closing
         finally:
             writer.close()
+            self._serving.discard(task)  # type: ignore[arg-type]
 
     async def send(self, address: str, message: Any) -> None:
         """One-way ``message`` to the worker whose channel is at ``address``."""
@@ -127,12 +132,18 @@ class ChannelServer:
         write_message(writer, message)
         await writer.drain()
 
-    def close(self) -> None:
+    async def aclose(self) -> None:
+        """Stops listening and closes every connection (on the server's loop)."""
         if self._server is not None:
             self._server.close()
         for writer in self._peers.values():
             writer.close()
         self._peers.clear()
+        for task in list(self._serving):
+            task.cancel()
+        if self._serving:
+            await asyncio.wait(list(self._serving), timeout=5)
+        await asyncio.sleep(0.01)  # closing transports finish on the next loop turns
 
 
 def _no_delay(writer: asyncio.StreamWriter) -> None:

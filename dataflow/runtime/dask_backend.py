@@ -352,15 +352,17 @@ class DaskBackend:
             replies = self._channel_client().request_all(
                 requests, lambda: watch.lost is not None, deadline)
         except (Lost, TimeoutError):
-            self.client.sync(self._abort, lowered, step, addresses)
+            self._abort_soon(lowered, step, addresses, watch)
             if watch.lost is not None:
                 raise self._unavailable(watch, None) from None
             raise errors.DeadlineExceededError(
                 None, None, f"Timed out: step {step} did not finish within {timeout:g} s"
             ) from None
-        if any(isinstance(r, BaseException) for r in replies.values()):
-            # A channel broke: a lost worker, or a restarted one (new channel address).
-            self.client.sync(self._abort, lowered, step, addresses)
+        broken = {name for name, r in replies.items() if isinstance(r, BaseException)}
+        if broken:
+            # A channel broke: a lost worker, or a restarted one (new channel address,
+            # fetched again at the next install).
+            self._abort_soon(lowered, step, addresses, watch, broken)
             bound.installed.clear()
             if watch.lost is not None:
                 raise self._unavailable(watch, None)
@@ -369,6 +371,19 @@ class DaskBackend:
             self.client.sync(self._abort, lowered, step, addresses)
             raise PlanMissingError(missing)
         return self._resident_results(lowered, feed_values, list(replies.values()))
+
+    def _abort_soon(self, lowered: LoweredPlan, step: str, addresses: dict[str, str],
+                    watch: _StepWatch, skip: frozenset[str] | set[str] = frozenset()) -> None:
+        """Fire and forget: aborts the step's parts on the workers still there (waiting
+        on a dead worker's address would hold the caller for the connect timeout)."""
+        lost = watch.lost.name if watch.lost is not None else None
+        alive = {name: a for name, a in addresses.items() if name != lost and name not in skip}
+        if alive and self.client.status == "running":
+            async def abort() -> None:
+                with contextlib.suppress(Exception):
+                    await self._abort(lowered, step, alive)
+
+            self.client.loop.add_callback(abort)
 
     def _channel_client(self) -> ChannelClient:
         if self._channels is None:
@@ -380,7 +395,7 @@ class DaskBackend:
     async def _abort(self, lowered: LoweredPlan, step: str, addresses: dict[str, str]) -> None:
         calls = [self.client.rpc(addresses[name]).dataflow_abort(
             key=plan.key, step=step, reason="cancelled by the client", reply=False)
-            for name, plan in lowered.worker_plans.items()]
+            for name, plan in lowered.worker_plans.items() if name in addresses]
         await asyncio.gather(*calls, return_exceptions=True)
 
     async def _wait(self, work: asyncio.Future, watch: _StepWatch, timeout: float | None,

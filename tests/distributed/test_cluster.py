@@ -374,3 +374,27 @@ def test_traced_run_records_stages(csess):
     assert all(s["end_us"] >= s["start_us"] for s in meta.step_stats)
     trace = meta.chrome_trace()
     assert any(e.get("name", "").startswith("AssignSub") for e in trace["traceEvents"])
+
+
+def test_resident_steps_use_step_channels(rsess, cluster):
+    """On a tcp:// cluster resident steps go over the workers' step channels, and a
+    second client (which re-registers the worker plugin) leaves them working for
+    both sessions, sharing the variable."""
+    with tf.device("/job:ps/task:0"):
+        v = tf.Variable(1.0, name="chan")
+        bump = v.assign_add(1.0)
+    with tf.device("/job:worker/task:0"):
+        twice = bump * 2.0
+    rsess.run(v.initializer)
+    assert rsess.run(twice) == 4.0
+    bound = rsess._signature(twice, {}).bound
+    assert set(bound.channels) == {"ps-0", "worker-0"}
+    assert all(not a.startswith("tcp://") and ":" in a for a in bound.channels.values())
+    other = distributed.Client(cluster.target, set_as_default=False)
+    try:
+        with tf.Session(other, config=tf.ConfigProto(resident_steps=True)) as second:
+            assert second.run(twice) == 6.0
+            assert rsess.run(twice) == 8.0
+    finally:
+        other.close()
+    assert rsess.run(v) == 4.0

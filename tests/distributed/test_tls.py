@@ -33,6 +33,8 @@ def test_sessions_over_tls(tls_cluster, resident):
     with tf.Session(tls_cluster, config=config) as sess:
         sess.run(v.initializer)
         assert sess.run(doubled) == 6.0
+        # Plain-TCP step channels would bypass TLS: resident steps keep Dask's comms.
+        assert sess._signature(doubled, {}).bound.channels == {}
     # A client of one's own, with the cluster's credentials.
     client = distributed.Client(tls_cluster.target, security=tls_cluster.cluster.security,
                                 set_as_default=False)
