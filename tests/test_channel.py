@@ -66,9 +66,9 @@ def test_replies_come_back_per_thread_and_request(server):
 
     def worker(i):
         for j in range(20):
-            out = client.request_all({"s": (server.address,
-                                            {"op": "echo", "values": {0: np.full(3, i * 100 + j)}})},
-                                     lambda: False, time.monotonic() + 10)
+            message = {"op": "echo", "values": {0: np.full(3, i * 100 + j)}}
+            out = client.request_all({"s": (server.address, message)}, lambda: False,
+                                     time.monotonic() + 10)
             results.append((i * 100 + j, int(out["s"]["values"][0][0])))
 
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
