@@ -17,8 +17,10 @@ The backend interface is ``EmbeddedBackend``'s (``session.py``): ``devices``,
   (a scheduler ``remove-worker`` event) ends the step with ``UnavailableError`` naming
   it, and ``timeout`` with ``DeadlineExceededError``. The session stays usable.
 * **Execute, resident path** (``ConfigProto(resident_steps=True)``): the client sends
-  each worker's part of the step straight to it (``dataflow_run`` RPC); workers pass
-  tensors to each other directly and reply with the fetched values. No scheduler round
+  each worker's part of the step straight to it; workers pass tensors to each other
+  directly and reply with the fetched values. On a ``tcp://`` cluster this goes over
+  the workers' step channels (``channel.py``) from the calling thread; on a TLS
+  cluster, over ``distributed``'s RPC (``dataflow_run``) and the client's event loop. No scheduler round
   trip and no per-step graph, so the step does not appear in the task stream; the
   failure semantics are the same (worker loss -> ``UnavailableError``, deadline ->
   ``DeadlineExceededError``, a kernel error -> its ``OpError``).

@@ -16,9 +16,11 @@ Each Dask worker process holds one ``WorkerRuntime`` (module global ``RUNTIME``)
   finds the compiled stage, sets the step id (thread-local) that state kernels turn into
   ``(step, op)`` update tokens (Dask may run a task twice; the store ignores a repeated
   token), runs it and returns its output tuple. Kernels touch the store in-process.
-* **Resident steps.** ``DataflowWorkerPlugin`` adds three RPC handlers to the worker:
-  ``dataflow_run`` (a client starts this worker's part of one step), ``dataflow_send``
-  (a peer delivers a stage's outputs) and ``dataflow_abort``. A step then costs one
+* **Resident steps.** Three messages: ``run`` (a client starts this worker's part of
+  one step), ``send`` (a peer delivers a stage's outputs) and ``abort``. They arrive
+  on the worker's step channel (``channel.py``, started by ``channel_address``) on a
+  ``tcp://`` cluster, or as the RPC handlers ``DataflowWorkerPlugin`` adds
+  (``dataflow_run``, ...) on a TLS one. A step then costs one
   message per worker from the client plus one per crossing edge, with no scheduler
   round trip. A per-step ``_Rendezvous`` holds arrived values; a stage runs once the
   stages it waits for have delivered (Send/Recv as in TF's runtime).
