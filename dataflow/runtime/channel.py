@@ -115,7 +115,8 @@ class ChannelServer:
             pass  # the worker is closing
         finally:
             writer.close()
-            self._serving.discard(task)  # type: ignore[arg-type]
+            if task is not None:
+                self._serving.discard(task)
 
     async def send(self, address: str, message: Any) -> None:
         """One-way ``message`` to the worker whose channel is at ``address``."""

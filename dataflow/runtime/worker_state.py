@@ -558,12 +558,17 @@ class DataflowWorkerPlugin(WorkerPlugin):
         if missing:
             await worker.set_resources(**missing)
 
-    def teardown(self, worker: Any) -> None:
+    async def teardown(self, worker: Any) -> None:
         for name in ("dataflow_run", "dataflow_send", "dataflow_abort"):
             worker.handlers.pop(name, None)
-        # The step channel stays open: every new client re-registers this plugin (a
-        # teardown then a setup), and other sessions' plans keep using the channel. It
-        # closes with the worker's event loop.
+        # The step channel stays open while the worker runs: every new client
+        # re-registers this plugin (a teardown then a setup), and other sessions' plans
+        # keep using the channel. It closes with the worker.
+        server = getattr(worker, "_dataflow_channel", None)
+        status = getattr(getattr(worker, "status", None), "name", "")
+        if server is not None and status.startswith("clos"):
+            worker._dataflow_channel = None
+            await server.aclose()
 
 
 def store_call(container: str, device: str, method: str, *args: Any) -> Any:
