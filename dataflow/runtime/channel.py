@@ -137,9 +137,12 @@ class ChannelServer:
         """Stops listening and closes every connection (on the server's loop)."""
         if self._server is not None:
             self._server.close()
-        for writer in self._peers.values():
-            writer.close()
+        peers = list(self._peers.values())
         self._peers.clear()
+        for writer in peers:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(writer.wait_closed(), 5)
         for task in list(self._serving):
             task.cancel()
         if self._serving:
