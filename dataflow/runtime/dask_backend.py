@@ -20,8 +20,8 @@ The backend interface is ``EmbeddedBackend``'s (``session.py``): ``devices``,
   each worker's part of the step straight to it; workers pass tensors to each other
   directly and reply with the fetched values. On a ``tcp://`` cluster this goes over
   the workers' step channels (``channel.py``) from the calling thread; on a TLS
-  cluster, over ``distributed``'s RPC (``dataflow_run``) and the client's event loop. No scheduler round
-  trip and no per-step graph, so the step does not appear in the task stream; the
+  cluster, over ``distributed``'s RPC (``dataflow_run``) and the client's event loop.
+  No scheduler round trip and no per-step graph, so the step does not appear in the task stream; the
   failure semantics are the same (worker loss -> ``UnavailableError``, deadline ->
   ``DeadlineExceededError``, a kernel error -> its ``OpError``).
 * **State** lives on the workers (``worker_state.RUNTIME``), shared by every client of
