@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import pickle
 import select
 import socket
@@ -135,6 +136,10 @@ class ChannelServer:
 
     async def aclose(self) -> None:
         """Stops listening and closes every connection (on the server's loop)."""
+        # Let accepts in flight finish first: asyncio (3.11) builds an accepted
+        # connection's transport a loop turn later, and if the server is closed by then
+        # that transport is dropped unclosed.
+        await asyncio.sleep(0.005)
         if self._server is not None:
             self._server.close()
         peers = list(self._peers.values())
@@ -193,8 +198,8 @@ class ChannelClient:
     def __init__(self, connect_timeout: float = 10.0) -> None:
         self._local = threading.local()
         self._connect_timeout = connect_timeout
-        self._ids = iter(range(1, 1 << 62))
-        self._id_lock = threading.Lock()
+        self._ids = itertools.count(1)   # request ids (``next`` is atomic in CPython)
+        self._lock = threading.Lock()
         self._every: set[socket.socket] = set()   # all threads' sockets, for close()
 
     def _sockets(self) -> dict[str, socket.socket]:
@@ -212,7 +217,7 @@ class ChannelClient:
             sock.settimeout(None)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             socks[address] = sock
-            with self._id_lock:
+            with self._lock:
                 self._every.add(sock)
         return sock
 
@@ -220,7 +225,7 @@ class ChannelClient:
         """Closes this thread's connection to ``address`` (late replies die with it)."""
         sock = self._sockets().pop(address, None)
         if sock is not None:
-            with self._id_lock:
+            with self._lock:
                 self._every.discard(sock)
             with contextlib.suppress(OSError):
                 sock.close()
@@ -233,8 +238,7 @@ class ChannelClient:
         ``Lost`` when ``lost()`` turns true, ``TimeoutError`` past ``deadline``
         (``time.monotonic()``); connections still owing a reply are then dropped.
         """
-        with self._id_lock:
-            request_id = next(self._ids)
+        request_id = next(self._ids)
         out: dict[str, Any] = {}
         waiting: dict[socket.socket, tuple[str, str]] = {}
         for name, (address, message) in requests.items():
@@ -280,7 +284,7 @@ class ChannelClient:
 
     def close(self) -> None:
         """Closes every thread's connections."""
-        with self._id_lock:
+        with self._lock:
             every, self._every = self._every, set()
         for sock in every:
             with contextlib.suppress(OSError):
