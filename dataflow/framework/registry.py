@@ -101,3 +101,25 @@ def is_registered(op_type: str) -> bool:
 
 def registered_types() -> list[str]:
     return sorted(_REGISTRY)
+
+
+# --- producer-consumer fusions --------------------------------------------------------------
+# ``consumer(producer(a, ...), b, ...)`` computed by one kernel ``fused(a, ..., b, ...)``
+# (with the consumer's attrs). The plan compiler applies these where the producer's
+# output feeds nothing but that consumer (``runtime/fusion.py``). A fused type is an
+# ordinary registered op type that no graph builder creates.
+_FUSIONS: dict[tuple[str, str], str] = {}
+
+
+def register_fusion(producer: str, consumer: str, fused: str) -> None:
+    """Declares that ``consumer(producer(...))`` may run as the one kernel ``fused``."""
+    previous = _FUSIONS.get((producer, consumer))
+    if previous is not None:
+        raise KeyError(f"The fusion of '{producer}' into '{consumer}' is already "
+                       f"registered (as '{previous}')")
+    _FUSIONS[(producer, consumer)] = fused
+
+
+def fusion_of(producer: str, consumer: str) -> str | None:
+    """The fused op type for ``consumer(producer(...))``, or None."""
+    return _FUSIONS.get((producer, consumer))

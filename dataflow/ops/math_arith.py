@@ -198,7 +198,7 @@ def _div_no_nan_kernel(ctx: Any, attrs: dict) -> Any:
     return div_no_nan
 
 
-for _type, _kernel, _grad, _dtypes, _fold in [
+_BINARY = [
     ("AddV2", _operator(operator.add), _add_grad, _NUMERIC, True),
     ("Sub", _operator(operator.sub), _sub_grad, _NUMERIC, True),
     ("Mul", _operator(operator.mul), _mul_grad, _NUMERIC, True),
@@ -211,8 +211,11 @@ for _type, _kernel, _grad, _dtypes, _fold in [
     ("Minimum", _ufunc("minimum"), _minimum_grad, _NUMERIC, True),
     ("SquaredDifference", _squared_difference_kernel, _squared_difference_grad, _NUMERIC,
      False),
-]:
+]
+for _type, _kernel, _grad, _dtypes, _fold in _BINARY:
     _register(_type, _check_rule(*_dtypes), _kernel, _grad, foldable=_fold)
+# Elementwise two-input ops: their output has the broadcast shape of their inputs.
+BINARY_ELEMENTWISE = frozenset(entry[0] for entry in _BINARY)
 
 
 def add(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -384,7 +387,7 @@ def _erf_kernel(ctx: Any, attrs: dict) -> Any:
     return lambda x: xp.asarray(erf_object(x), dtype=x.dtype)
 
 
-for _type, _kernel, _grad, _dtypes, _fold in [
+_UNARY = [
     ("Neg", _operator(operator.neg), _neg_grad, _NUMERIC, True),
     ("Abs", _ufunc("abs"), _abs_grad, _NUMERIC, True),
     ("Sign", _ufunc("sign"), _sign_grad, _NUMERIC, True),
@@ -405,8 +408,11 @@ for _type, _kernel, _grad, _dtypes, _fold in [
     ("Ceil", _ufunc("ceil"), _NOT_DIFF, _FLOAT, True),
     ("Round", _ufunc("round"), _NOT_DIFF, _NUMERIC, True),
     ("Reciprocal", _ufunc("reciprocal"), _reciprocal_grad, _FLOAT, False),
-]:
+]
+for _type, _kernel, _grad, _dtypes, _fold in _UNARY:
     _register(_type, _check_rule(*_dtypes), _kernel, _grad, foldable=_fold)
+# Elementwise one-input ops: their output has their input's shape.
+UNARY_ELEMENTWISE = frozenset(entry[0] for entry in _UNARY)
 
 
 def negative(x: Any, name: str | None = None) -> Tensor:

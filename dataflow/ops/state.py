@@ -8,10 +8,13 @@ placer colocates consumers of ``resource`` tensors with their producer), so on a
 cluster reads and updates run on the worker holding the variable.
 
 The value lives in the device's ``ResourceStore`` (runtime), keyed by the handle op's
-name. Updates never write into an existing buffer; they store a new read-only array,
-so a value read or fetched earlier never changes under its reader and a failed step
-leaves each variable wholly old or wholly new. Read-modify-write updates run under the
-variable's lock, so concurrent ``assign_add``s never lose an increment.
+name, as a read-only array. A value read or fetched earlier never changes under its
+reader: ``assign`` stores a new array, and read-modify-write updates
+(``assign_add``/``assign_sub``, the optimizers' apply ops) write in place only when
+nobody else holds the buffer, else into a new one (``ResourceStore.update_in_place``).
+They check their inputs before writing, so a failed update leaves the variable as it
+was, and run under the variable's lock, so concurrent ``assign_add``s never lose an
+increment.
 
 Using a variable as a tensor makes a fresh ``ReadVariableOp`` in the current scope, so
 ``control_dependencies`` order the read after the updates it names (as TF1's resource
@@ -30,6 +33,7 @@ from ..framework import graph as graph_module
 from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
 from ..framework.kernel_context import Folded
 from ..framework.tensor_shape import TensorShape, as_shape, broadcast_shapes, scalar
+from .buffer_pool import BufferPool
 from .build import apply_op
 
 GLOBAL_VARIABLES = "variables"
@@ -110,22 +114,31 @@ def _assign_kernel(ctx: Any, attrs: dict) -> Any:
     return assign
 
 
+def _broadcasts_to(shape: tuple, target: tuple) -> bool:
+    """Whether an array of ``shape`` combines with one of ``target`` into ``target``."""
+    return len(shape) <= len(target) and all(
+        d in (1, t) for d, t in zip(reversed(shape), reversed(target)))
+
+
 def _update_kernel(combine_name: str) -> Any:
     def factory(ctx: Any, attrs: dict) -> Any:
         store, xp, op_name = ctx.resources, ctx.xp, ctx.op_name
         combine = getattr(xp, combine_name)
+        pool = BufferPool(xp)
 
         def update(handle: str, delta: Any) -> Any:
-            def apply(old: Any) -> Any:
-                new = combine(old, delta)
-                if new.shape != old.shape:
+            def compute(olds: list, outs: list) -> None:
+                old = olds[0]
+                if delta.shape != old.shape and \
+                        not _broadcasts_to(tuple(delta.shape), tuple(old.shape)):
                     raise errors.InvalidArgumentError(
                         None, None, f"Update of variable '{handle}' with shape "
                         f"{tuple(old.shape)} by a value of shape {tuple(delta.shape)} "
                         "would change its shape")
-                return _freeze(ctx, new.astype(old.dtype, copy=False))
+                combine(old, delta, out=outs[0])
 
-            return store.update(handle, apply, _token(ctx, op_name))
+            return store.update_in_place((handle,), compute, pool.like, pool.retire,
+                                         _token(ctx, op_name))[0]
 
         return update
 

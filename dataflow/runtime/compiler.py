@@ -1,4 +1,4 @@
-"""Compile one step signature into a ``Plan``: prune, place, partition, assign slots.
+"""Compile one step signature into a ``Plan``: prune, place, partition, fuse, assign slots.
 
 Slots are numbered in this order: feeds (in the signature's order), then every op
 output that some later call or fetch reads, in op order. Outputs nobody reads get slot
@@ -14,6 +14,7 @@ from typing import Any
 from ..framework import registry
 from ..framework.graph import Operation, Tensor
 from ..framework.subgraph import SubGraph
+from .fusion import fuse
 from .partition import partition
 from .placement import place
 from .plan import KernelCall, Plan, Stage
@@ -43,15 +44,18 @@ def compile_plan(fetches: Sequence[Tensor | Operation], feeds: Sequence[Tensor],
 
     for t in feeds:
         new_slot(t)
+    stage_calls = fuse(stage_ops, ops, set(fetch_tensors))
     read: set[Tensor] = set(fetch_tensors)
-    for op in ops:
-        read.update(op.inputs)
+    for calls in stage_calls:
+        for planned in calls:
+            read.update(planned.inputs)
 
     stage_of_slot: dict[int, int] = {}
     stages: list[Stage] = []
-    for index, members in enumerate(stage_ops):
-        calls = []
-        for op in members:
+    for index, calls in enumerate(stage_calls):
+        kernel_calls = []
+        for planned in calls:
+            op = planned.op
             outs = []
             for t in op.outputs:
                 if t in read and t not in fed:
@@ -60,11 +64,11 @@ def compile_plan(fetches: Sequence[Tensor | Operation], feeds: Sequence[Tensor],
                     outs.append(slot)
                 else:
                     outs.append(-1)
-            calls.append(KernelCall(op.name, op.type,
-                                    _compile_attrs(op, placement[op.name], outs),
-                                    tuple(slot_of[t] for t in op.inputs), tuple(outs),
-                                    op.traceback))
-        stages.append(Stage(index, placement[members[0].name], tuple(calls), (), ()))
+            kernel_calls.append(KernelCall(op.name, planned.op_type,
+                                           _compile_attrs(op, placement[op.name], outs),
+                                           tuple(slot_of[t] for t in planned.inputs),
+                                           tuple(outs), op.traceback))
+        stages.append(Stage(index, placement[calls[0].op.name], tuple(kernel_calls), (), ()))
 
     # Stage inputs/outputs: slots crossing a stage boundary (or fetched / fed).
     fetch_slots = tuple(slot_of[f] if isinstance(f, Tensor) else -1 for f in fetches)

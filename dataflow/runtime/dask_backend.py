@@ -304,7 +304,7 @@ class DaskBackend:
         an op's error); returns the name of a worker that lacked the plan, if any."""
         from distributed.comm import CommClosedError  # noqa: PLC0415
 
-        failure = None
+        failure = aborted = None
         for name, reply in replies.items():
             if isinstance(reply, (OSError, CommClosedError, EOFError)):
                 failure = failure or errors.UnavailableError(
@@ -320,9 +320,12 @@ class DaskBackend:
                     isinstance(failure, errors.UnavailableError) else failure
             elif reply["status"] == "missing":
                 return name
-            elif reply["status"] != "OK" and failure is None:
-                failure = errors.AbortedError(None, None, f"step aborted on '{name}': "
+            elif reply["status"] != "OK" and aborted is None:
+                # Only a consequence of another part's failure, which is reported first
+                # whatever order the replies come in.
+                aborted = errors.AbortedError(None, None, f"step aborted on '{name}': "
                                               f"{reply.get('reason', '')}")
+        failure = failure or aborted
         if failure is not None:
             raise failure
         return None

@@ -2,10 +2,24 @@
 
 A ``ResourceStore`` is a plain class with a lock per entry; the embedded session owns
 one, and on a cluster each worker holds one (wrapped by an actor for remote calls,
-touched in-process by stage tasks). It never hands out a buffer it will later mutate:
-an update stores a new array, so a value read earlier in a step, or fetched by a
-client, never changes under its reader, and a step that fails half-way leaves every
-variable either fully updated or untouched.
+touched in-process by stage tasks).
+
+A value once handed out never changes under its holder: a value read earlier in a
+step, or fetched by a client, stays what it was. Updates keep that promise in one of
+two ways (``update_in_place``, TF's copy-on-write for resource variables):
+
+* *in place*, when nobody but the store holds the buffer (its reference count says
+  so): the update writes into the stored array, as TF's training ops do, with no new
+  allocation and no second copy of a large variable in memory;
+* *by replacement* otherwise: the update writes a new buffer and swaps it in, and the
+  holders keep the old one.
+
+Reads take no lock. A reader that arrives while a buffer is being written in place
+sees the variable marked busy and waits for the writer's lock, then reads again; the
+writer marks the variable busy *before* it looks at the reference count, so a reader
+either holds its reference early enough to be counted (and the update replaces
+instead) or sees the mark. Stored numpy arrays are read-only between updates, so a
+kernel cannot write into one by mistake.
 
 Updates may carry a ``token`` (step id, op name): Dask can run a task twice, and a
 repeated token is ignored so an update is applied once.
@@ -13,14 +27,33 @@ repeated token is ignored so an update is applied once.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..framework import errors
 
 _MAX_TOKENS = 4096
+
+
+def _refcounts(items: list) -> list[int]:
+    return [sys.getrefcount(item) for item in items]
+
+
+def _exclusive_count() -> int:
+    """The count ``_refcounts`` reports inside ``update_in_place`` for a buffer held by
+    nothing but the store: measured the same way rather than assumed, since it differs
+    between Python versions."""
+    values = {"v": np.empty(1)}
+    olds = [values["v"]]
+    return _refcounts(olds)[0]
+
+
+_EXCLUSIVE = _exclusive_count()
 
 
 class ResourceStore:
@@ -33,6 +66,8 @@ class ResourceStore:
         self._registry_lock = threading.Lock()
         self._objects: dict[str, Any] = {}   # queues, random generators, ...
         self._tokens: OrderedDict[tuple, None] = OrderedDict()
+        self._busy: set[str] = set()   # names being written in place (see module doc)
+        self._lock_sets: dict[tuple[str, ...], tuple[threading.Lock, ...]] = {}
 
     # --- variables --------------------------------------------------------------------
     def lock(self, name: str) -> threading.Lock:
@@ -47,10 +82,16 @@ class ResourceStore:
 
     def read(self, name: str) -> Any:
         try:
-            return self._values[name]
+            value = self._values[name]
         except KeyError:
             raise errors.FailedPreconditionError(
                 None, None, f"Attempting to use uninitialized value {name}") from None
+        if name in self._busy:
+            # Being written in place: wait for the writer (it holds the lock), re-read.
+            del value
+            with self.lock(name):
+                value = self._values[name]
+        return value
 
     def write(self, name: str, value: Any, token: tuple | None = None) -> Any:
         if token is not None and self._seen(token):
@@ -71,6 +112,76 @@ class ResourceStore:
                 self._remember(token)
             return new
 
+    def update_in_place(self, names: tuple[str, ...],
+                        compute: Callable[[list[Any], list[Any]], None],
+                        new_buffer: Callable[[Any], Any],
+                        retire: Callable[..., None] | None = None,
+                        token: tuple | None = None) -> list[Any]:
+        """Atomically gives each variable in ``names`` a new value; returns the values.
+
+        ``compute(olds, outs)`` must write the whole new value of ``names[i]`` into
+        ``outs[i]``, and check everything that can fail *before* it writes (an in-place
+        write cannot be undone). ``outs[i]`` is ``olds[i]`` itself where the store is the
+        buffer's only holder (so ``compute`` must read each old element before writing
+        it, as elementwise ``out=`` arithmetic does), and ``new_buffer(olds[i])``, an
+        uninitialised array of the same shape and dtype, elsewhere; the replaced buffers
+        go to ``retire`` (a recycling pool) once swapped out. Only numpy arrays that own
+        their memory are written in place. The locks of all ``names`` are held
+        throughout, taken in sorted order so that two updates never deadlock.
+        """
+        locks = self._lock_sets.get(names) or self._lock_set(names)
+        for lock in locks:
+            lock.acquire()
+        outs: list[Any] = []
+        busy = self._busy
+        try:
+            if token is not None and token in self._tokens:
+                return [self._values[n] for n in names]
+            try:
+                olds = [self._values[n] for n in names]
+            except KeyError as exc:
+                raise errors.FailedPreconditionError(
+                    None, None, f"Attempting to use uninitialized value {exc.args[0]}") from None
+            busy.update(names)   # before counting references: see the module doc
+            replaced = False
+            for old, count in zip(olds, _refcounts(olds)):
+                if count == _EXCLUSIVE and type(old) is np.ndarray and old.flags.owndata:
+                    old.setflags(write=True)
+                    outs.append(old)
+                else:
+                    outs.append(new_buffer(old))
+                    replaced = True
+            compute(olds, outs)
+            values = self._values
+            for name, out in zip(names, outs):
+                values[name] = out
+            if replaced and retire is not None:
+                retire(*(old for old, out in zip(olds, outs) if out is not old))
+            if token is not None:
+                self._remember(token)
+            return outs
+        finally:
+            for out in outs:   # also after a failure: stored values stay read-only
+                if type(out) is np.ndarray:
+                    out.setflags(write=False)
+            busy.difference_update(names)
+            for lock in reversed(locks):
+                lock.release()
+
+    def _lock_set(self, names: tuple[str, ...]) -> tuple[threading.Lock, ...]:
+        locks = tuple(self.lock(n) for n in sorted(set(names)))
+        self._lock_sets[names] = locks
+        return locks
+
+    def read_locked(self, name: str) -> Any:
+        """``read`` for a caller holding ``name``'s lock (no busy check: it would wait
+        on that lock)."""
+        try:
+            return self._values[name]
+        except KeyError:
+            raise errors.FailedPreconditionError(
+                None, None, f"Attempting to use uninitialized value {name}") from None
+
     def delete(self, name: str) -> None:
         self._values.pop(name, None)
 
@@ -78,7 +189,7 @@ class ResourceStore:
         return sorted(self._values)
 
     def snapshot(self) -> dict[str, Any]:
-        return dict(self._values)
+        return {name: self.read(name) for name in list(self._values)}
 
     # --- other objects (queues, random generators) ------------------------------------
     def get_or_create(self, name: str, factory: Callable[[], Any]) -> Any:

@@ -399,35 +399,59 @@ def test_a_value_read_before_an_update_never_changes(case, sess):
         previous = want_after
 
 
-def test_update_kernels_recycle_their_buffers(sess):
-    w = tf.Variable(np.ones((64, 64), np.float32), name="w")
-    opt = tf.train.AdamOptimizer(0.01)
-    train = opt.apply_gradients([(tf.constant(np.full((64, 64), 0.5, np.float32)), w)])
+def _address(store, name):
+    return store.read(name).__array_interface__["data"][0]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_updates_write_in_place_when_nobody_holds_the_buffer(case, sess):
+    make, _, hyper = CASES[case]
+    w = tf.Variable(np.ones((64, 64)), name="w")
+    opt = make(**hyper)
+    train = opt.apply_gradients([(tf.constant(np.full((64, 64), 0.5)), w)])
     sess.run(tf.global_variables_initializer())
     store = sess.backend.resource_store()
-    seen = set()
-    for step in range(12):
+    names = ["w", *(s.name.split(":")[0] for s in
+                    (opt.get_slot(w, n) for n in opt.get_slot_names()))]
+    sess.run(train)
+    before = {name: _address(store, name) for name in names}
+    for _ in range(3):
         sess.run(train)
-        if step >= 2:
-            seen.update(id(store.read(name)) for name in ("w", "w/Adam", "w/Adam_1"))
-    # Three live buffers and the retired ones they swap with, not 30 fresh arrays.
-    assert len(seen) <= 8
-    assert not store.read("w").flags.writeable
+    assert {name: _address(store, name) for name in names} == before
+    assert not any(store.read(name).flags.writeable for name in names)
 
 
-def test_buffers_held_elsewhere_are_not_reused():
-    from dataflow.train.training_ops import _Buffers
+def test_a_fetched_value_is_copied_on_write_then_updates_go_in_place_again(sess):
+    w = tf.Variable(np.ones((8, 8), np.float32), name="w")
+    train = tf.train.AdamOptimizer(0.1).apply_gradients(
+        [(tf.constant(np.ones((8, 8), np.float32)), w)])
+    flat = tf.reshape(w, [-1])        # a view of the stored buffer
+    sess.run(tf.global_variables_initializer())
+    store = sess.backend.resource_store()
+    held, view = sess.run([w, flat])
+    sess.run(train)
+    np.testing.assert_array_equal(held, 1)          # the update went to a new buffer
+    np.testing.assert_array_equal(view, 1)
+    assert store.read("w") is not held
+    del held, view
+    address = _address(store, "w")
+    sess.run(train)
+    assert _address(store, "w") == address         # nobody holds it now: in place
 
-    buffers = _Buffers(np)
+
+def test_buffer_pool_hands_out_only_buffers_nobody_holds():
+    from dataflow.ops.buffer_pool import BufferPool
+
+    pool = BufferPool(np)
     held = np.zeros(3)
-    buffers.retire(held)
-    fresh = buffers.like(held)
+    pool.retire(held)
+    fresh = pool.like(held)
     assert fresh is not held          # ``held`` is still referenced here
     fresh.flags.writeable = False     # as stored values are
     fresh_id = id(fresh)
-    buffers.retire(fresh)
+    pool.retire(fresh)
     del fresh                         # now only the pool holds it
-    reused = buffers.like(np.zeros(3))
+    reused = pool.like(np.zeros(3))
     assert id(reused) == fresh_id and reused.flags.writeable
-    assert buffers.like(np.zeros(3)) is not held
-    assert buffers.like(np.zeros(4)).shape == (4,)
+    assert pool.like(np.zeros(3)) is not held
+    assert pool.like(np.zeros(4)).shape == (4,)
