@@ -413,12 +413,24 @@ def _sources_and_shapes() -> list[Step]:
             ([tf.placeholder(tf.float32, [2], name="never_fed")], {}, FAILS)]
 
 
+def _fused_reductions() -> list[Step]:
+    # Plan-time fusions (runtime/fusion.py): whole float arrays take the dot path, a
+    # partial reduction and an integer input the unfused kernels.
+    x, xv = ph(rand(3, 4))
+    f, fv = ph(rand(5, 1).astype(np.float32))
+    i, iv = ph(np.array([[1, -2], [3, 4]], np.int32))
+    outs = [tf.reduce_mean(tf.square(x)), tf.reduce_sum(tf.square(f)),
+            tf.reduce_sum(tf.square(x), axis=1), tf.reduce_mean(tf.square(i)),
+            tf.reduce_sum(tf.square(x), keepdims=True)]
+    return one(outs + grads_of(outs[0] + tf.reduce_sum(outs[2]), [x]), {x: xv, f: fv, i: iv})
+
+
 OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
     ("math_extras", _math_extras), ("nn", _nn), ("conv_pool", _conv_pool),
     ("random", _random), ("variables", _variables), ("queues", _queues),
     ("control_flow", _control_flow), ("debugging", _debugging), ("py_func", _py_func),
     ("optimizers", _optimizers), ("array_extras", _array_extras),
-    ("sources_and_shapes", _sources_and_shapes),
+    ("sources_and_shapes", _sources_and_shapes), ("fused_reductions", _fused_reductions),
 ]
 
 ALL_CASES = list(table_cases()) + OWN_CASES

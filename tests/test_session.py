@@ -266,3 +266,19 @@ def test_constant_subexpressions_are_folded_into_the_plan(sess):
     np.testing.assert_allclose(sess.run(y, {x: [1.0, 2.0]}), [7.0, 14.0])
     source = sess._signature(y, {x: 0}).bound.stages[0].source
     assert source.count("= k") == 1                       # only the multiply by x runs
+
+
+def test_assign_add_writes_in_place_and_a_bad_shape_leaves_the_value(sess):
+    v = tf.Variable(np.zeros((2, 3)), name="v")
+    delta = tf.placeholder(tf.float64)
+    inc, dec = tf.assign_add(v, delta), tf.assign_sub(v, delta)
+    sess.run(v.initializer)
+    store = sess.backend.resource_store()
+    address = store.read("v").__array_interface__["data"][0]
+    sess.run(inc.op, {delta: np.ones((2, 3))})
+    sess.run(dec.op, {delta: np.full(3, 0.5)})          # broadcast along rows
+    assert store.read("v").__array_interface__["data"][0] == address
+    with pytest.raises(tf.errors.InvalidArgumentError, match="would change its shape"):
+        sess.run(inc.op, {delta: np.ones((4, 2, 3))})
+    np.testing.assert_array_equal(sess.run(v), np.full((2, 3), 0.5))
+    assert not store.read("v").flags.writeable
