@@ -136,15 +136,9 @@ class Tensor:
 
     __str__ = __repr__
 
-    def __hash__(self) -> int:
-        return id(self)
-
-    def __eq__(self, other: object) -> bool:
-        # TF1 graph mode: tensors compare by identity (use tf.equal for values).
-        return self is other
-
-    def __ne__(self, other: object) -> bool:
-        return self is not other
+    # TF1 graph mode: tensors compare and hash by identity (use tf.equal for values),
+    # which is object's own ``==`` and ``hash``: left undefined here, they stay C-level
+    # (tensors are dict keys throughout building, compiling and every ``run``).
 
     def __bool__(self) -> bool:
         raise TypeError(
@@ -362,11 +356,7 @@ class Operation:
     def __repr__(self) -> str:
         return f"<tf.Operation '{self._name}' type={self._type}>"
 
-    def __hash__(self) -> int:
-        return id(self)
-
-    def __eq__(self, other: object) -> bool:
-        return self is other
+    # Identity ``==`` and ``hash``: object's own (see Tensor).
 
     def __reduce__(self):
         raise TypeError(f"Operation '{self._name}' cannot be pickled.")

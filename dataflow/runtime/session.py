@@ -86,7 +86,7 @@ class _Signature:
     """What a compiled signature remembers: the bound plan and how to map values."""
 
     __slots__ = ("bound", "unique_fetches", "leaf_index", "feed_tensors", "feed_checks",
-                 "plan", "flat")
+                 "accepted_shapes", "plan", "flat")
 
     def __init__(self, bound: Any, plan: Plan, unique_fetches: list, leaf_index: list[int],
                  feed_tensors: list[Tensor]):
@@ -100,6 +100,9 @@ class _Signature:
         self.feed_checks = [(None if t.dtype.as_numpy_dtype is None
                              else np.dtype(t.dtype.as_numpy_dtype), t.shape.as_tuple(), t.name)
                             for t in feed_tensors]
+        # Per feed, the last shape that passed the static-shape check: a step feeding
+        # the same shapes again (the usual loop) skips the check with one comparison.
+        self.accepted_shapes: list[tuple | None] = [None] * len(feed_tensors)
         # Whether the fetches were a plain list/tuple of graph elements (no nesting):
         # then results need no re-packing.
         self.flat = False
@@ -252,12 +255,17 @@ class BaseSession:
 
     def _convert_feeds(self, sig: _Signature, feed_dict: dict) -> list[Any]:
         values = []
-        for value, (np_dtype, shape, name) in zip(feed_dict.values(), sig.feed_checks):
+        accepted = sig.accepted_shapes
+        for i, (value, (np_dtype, shape, name)) in enumerate(zip(feed_dict.values(),
+                                                                 sig.feed_checks)):
             if type(value) is np.ndarray and value.dtype == np_dtype:
                 got = value.shape  # the usual feed: an array of the right dtype
             else:
                 value = _convert_feed(value, np_dtype, name)
                 got = np.shape(value)
+            if got == accepted[i]:
+                values.append(value)
+                continue
             if shape is not None and (len(got) != len(shape) or any(
                     d is not None and d != g for d, g in zip(shape, got))):
                 shape_str = "(" + ", ".join("?" if d is None else str(d)
@@ -265,6 +273,7 @@ class BaseSession:
                                                                else "") + ")"
                 raise ValueError(f"Cannot feed value of shape {got} for Tensor "
                                  f"'{name}', which has shape '{shape_str}'")
+            accepted[i] = got
             values.append(value)
         return values
 
