@@ -18,7 +18,9 @@ checked to compute the same numbers, then all run in this one process, interleav
 round by round, with the same thread budget: ``threadpoolctl`` limits the BLAS pool
 (numpy and dataflow) and TF1's session gets ``intra_op``/``inter_op`` of the same size.
 Reported: medians, ratios, and what the plan cache saves (first run vs steady run).
-Nothing here is asserted; the figures go to ``docs/performance.md``.
+Nothing here is asserted; the figures go to ``docs/performance.md``. Where OpenBLAS does
+not recognise the CPU (it then runs its Haswell kernels, as on this project's VM), set
+``OPENBLAS_CORETYPE`` (e.g. ``SkylakeX``) to compare against TF1's AVX-512 matmuls.
 """
 
 from __future__ import annotations
