@@ -127,7 +127,9 @@ class ResourceStore:
         uninitialised array of the same shape and dtype, elsewhere; the replaced buffers
         go to ``retire`` (a recycling pool) once swapped out. Only numpy arrays that own
         their memory are written in place. The locks of all ``names`` are held
-        throughout, taken in sorted order so that two updates never deadlock.
+        throughout, taken in sorted order so that two updates never deadlock; so
+        ``compute`` gets its values as arguments and must not ``read`` them (a read of a
+        busy name waits for its lock).
         """
         locks = self._lock_sets.get(names) or self._lock_set(names)
         for lock in locks:
@@ -172,15 +174,6 @@ class ResourceStore:
         locks = tuple(self.lock(n) for n in sorted(set(names)))
         self._lock_sets[names] = locks
         return locks
-
-    def read_locked(self, name: str) -> Any:
-        """``read`` for a caller holding ``name``'s lock (no busy check: it would wait
-        on that lock)."""
-        try:
-            return self._values[name]
-        except KeyError:
-            raise errors.FailedPreconditionError(
-                None, None, f"Attempting to use uninitialized value {name}") from None
 
     def delete(self, name: str) -> None:
         self._values.pop(name, None)
