@@ -64,12 +64,26 @@ def wait_until_back(cluster, name, old_address, timeout=60):
     raise AssertionError(f"{name} did not come back")
 
 
-@pytest.fixture(scope="session")
-def cluster():
-    c = local_cluster(ps=1, worker=2)
+@contextlib.contextmanager
+def started_cluster(**kwargs):
+    """A ``local_cluster`` closed on exit (collecting the socket its close leaks)."""
+    c = local_cluster(**kwargs)
     yield c
     with collect_leaked_sockets():
         c.close()
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    with started_cluster(ps=1, worker=2) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def fragile():
+    """A cluster of the test module's own, for tests that kill its workers."""
+    with started_cluster(ps=1, worker=2) as c:
+        yield c
 
 
 @pytest.fixture

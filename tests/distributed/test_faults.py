@@ -12,19 +12,10 @@ import pytest
 
 import dataflow as tf
 
-from .conftest import collect_leaked_sockets, local_cluster
 from .conftest import kill_worker as _kill
 from .conftest import wait_until_back as _wait_back
 
 pytestmark = pytest.mark.distributed
-
-
-@pytest.fixture(scope="module")
-def fragile():
-    c = local_cluster(ps=1, worker=2)
-    yield c
-    with collect_leaked_sockets():
-        c.close()
 
 
 

@@ -21,7 +21,6 @@ import pytest
 import dataflow as tf
 from dataflow.examples import input_pipeline
 
-from .conftest import collect_leaked_sockets, local_cluster
 from .conftest import kill_worker as _kill
 from .conftest import wait_until_back as _wait_back
 
@@ -29,14 +28,6 @@ pytestmark = pytest.mark.distributed
 
 SAVE_EVERY = 10
 LAST_STEP = 50
-
-
-@pytest.fixture(scope="module")
-def fragile():
-    c = local_cluster(ps=1, worker=2)
-    yield c
-    with collect_leaked_sockets():
-        c.close()
 
 
 

@@ -20,8 +20,8 @@ import pytest
 
 import dataflow as tf
 
-from .conftest import collect_leaked_sockets, local_cluster
 from .conftest import kill_worker as _kill
+from .conftest import started_cluster
 from .conftest import wait_until_back as _wait_back
 
 pytestmark = pytest.mark.distributed
@@ -32,10 +32,8 @@ SHAPES = {"a": ((3, 4), np.float32), "b": ((5,), np.float64), "c": ((), np.int32
 
 @pytest.fixture(scope="module")
 def two_ps():
-    c = local_cluster(ps=2, worker=1)
-    yield c
-    with collect_leaked_sockets():
-        c.close()
+    with started_cluster(ps=2, worker=1) as c:
+        yield c
 
 
 def _values(seed):
