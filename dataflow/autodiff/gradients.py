@@ -44,7 +44,7 @@ from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_
 from ..ops import array
 from ..ops import math as math_ops
 from ..ops.constant import constant
-from ..ops.math_arith import BINARY_ELEMENTWISE, UNARY_ELEMENTWISE
+from ..ops.math_reduce import shape_root
 
 
 def _as_list(value: Any) -> list:
@@ -180,38 +180,13 @@ def _match_shape(graph: Any, op: Operation, t: Tensor, g: Tensor) -> Tensor:
     if t.shape.is_fully_defined() and g.shape.is_fully_defined():
         return array.sum_to_shape(g, t.shape.as_list())
     roots: dict[Tensor, Tensor] = {}
-    root = _shape_root(t, roots)
-    if _shape_root(g, roots) is root:
+    root = shape_root(t, roots)
+    if shape_root(g, roots) is root:
         return g   # the same run-time shape by construction: nothing was broadcast
     # Sizes known only at run time: one op that is a no-op unless broadcasting happened.
     # Its ``like`` input is ``t``'s shape root, so an elementwise ``t`` stays read by its
     # forward consumer alone (and can fuse with it, runtime/fusion.py).
     return array.sum_like(g, root)
-
-
-def _shape_root(t: Tensor, roots: dict[Tensor, Tensor]) -> Tensor:
-    """A tensor with ``t``'s run-time shape, found through ops that keep a shape:
-    elementwise one-input ops; elementwise two-input ops with a scalar operand, or with
-    operands of one root; ``BroadcastReduced``, whose output has the shape its ``Shape``
-    input reads. ``roots`` memoizes (a graph may reach a tensor by many paths)."""
-    found = roots.get(t)
-    if found is not None:
-        return found
-    op, root = t.op, t
-    if op.type in UNARY_ELEMENTWISE:
-        root = _shape_root(op.inputs[0], roots)
-    elif op.type == "BroadcastReduced" and op.inputs[1].op.type == "Shape":
-        root = _shape_root(op.inputs[1].op.inputs[0], roots)
-    elif op.type in BINARY_ELEMENTWISE:
-        a, b = op.inputs
-        if b.shape.rank == 0:
-            root = _shape_root(a, roots)
-        elif a.shape.rank == 0:
-            root = _shape_root(b, roots)
-        elif _shape_root(a, roots) is _shape_root(b, roots):
-            root = roots[a]
-    roots[t] = root
-    return root
 
 
 def _relevant_ops(ys: list[Tensor], xs: list[Tensor], stops: set[Tensor]) -> set[Operation]:

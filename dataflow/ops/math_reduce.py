@@ -38,7 +38,7 @@ from .array import ones_like, zeros_like
 from .array import shape as _shape_op
 from .build import apply_op
 from .constant import constant
-from .math_arith import UNARY_ELEMENTWISE, multiply, realdiv
+from .math_arith import BINARY_ELEMENTWISE, UNARY_ELEMENTWISE, multiply, realdiv
 from .math_compare import _NOT_DIFF, _register, _select, cast, equal, logical_and
 from .rules import is_bool, is_int_or_float
 
@@ -196,9 +196,32 @@ def _shape_tensor(x: Tensor) -> Tensor:
         return constant(x.shape.as_list(), dtype=dtypes.int32)
     # shape(f(x)) is shape(x) for an elementwise f: asking x leaves f's output read by
     # the reduction alone, so the two can fuse (reduce_mean(square(x)), fusion above).
-    while x.op.type in UNARY_ELEMENTWISE:
-        x = x.op.inputs[0]
-    return _shape_op(x)
+    return _shape_op(shape_root(x, {}))
+
+
+def shape_root(t: Tensor, roots: dict[Tensor, Tensor]) -> Tensor:
+    """A tensor with ``t``'s run-time shape, found through ops that keep a shape:
+    elementwise one-input ops; elementwise two-input ops with a scalar operand, or with
+    operands of one root; ``BroadcastReduced``, whose output has the shape its ``Shape``
+    input reads. ``roots`` memoizes (a graph may reach a tensor by many paths)."""
+    found = roots.get(t)
+    if found is not None:
+        return found
+    op, root = t.op, t
+    if op.type in UNARY_ELEMENTWISE:
+        root = shape_root(op.inputs[0], roots)
+    elif op.type == "BroadcastReduced" and op.inputs[1].op.type == "Shape":
+        root = shape_root(op.inputs[1].op.inputs[0], roots)
+    elif op.type in BINARY_ELEMENTWISE:
+        a, b = op.inputs
+        if b.shape.rank == 0:
+            root = shape_root(a, roots)
+        elif a.shape.rank == 0:
+            root = shape_root(b, roots)
+        elif shape_root(a, roots) is shape_root(b, roots):
+            root = roots[a]
+    roots[t] = root
+    return root
 
 
 def _unreduce(grad: Tensor, op: Operation, mean: bool = False) -> Tensor:

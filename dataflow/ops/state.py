@@ -24,6 +24,7 @@ handle; each read passes its gradient through to the handle.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -120,11 +121,24 @@ def _broadcasts_to(shape: tuple, target: tuple) -> bool:
         d in (1, t) for d, t in zip(reversed(shape), reversed(target)))
 
 
+def in_place_updater(ctx: Any) -> tuple[Callable, BufferPool]:
+    """For an update kernel: ``run(names, compute) -> new values``, ``compute`` applied
+    through ``ResourceStore.update_in_place`` with the kernel's buffer pool (returned
+    too, for its temporaries) and idempotency token."""
+    store, op_name = ctx.resources, ctx.op_name
+    pool = BufferPool(ctx.xp)
+
+    def run(names: tuple[str, ...], compute: Callable[[list, list], None]) -> list:
+        return store.update_in_place(names, compute, pool.like, pool.retire,
+                                     _token(ctx, op_name))
+
+    return run, pool
+
+
 def _update_kernel(combine_name: str) -> Any:
     def factory(ctx: Any, attrs: dict) -> Any:
-        store, xp, op_name = ctx.resources, ctx.xp, ctx.op_name
-        combine = getattr(xp, combine_name)
-        pool = BufferPool(xp)
+        combine = getattr(ctx.xp, combine_name)
+        run, _ = in_place_updater(ctx)
 
         def update(handle: str, delta: Any) -> Any:
             def compute(olds: list, outs: list) -> None:
@@ -137,8 +151,7 @@ def _update_kernel(combine_name: str) -> Any:
                         "would change its shape")
                 combine(old, delta, out=outs[0])
 
-            return store.update_in_place((handle,), compute, pool.like, pool.retire,
-                                         _token(ctx, op_name))[0]
+            return run((handle,), compute)[0]
 
         return update
 

@@ -47,8 +47,7 @@ from typing import Any
 
 from ..framework import dtypes, errors, registry
 from ..framework.graph import Operation, Tensor, get_default_graph
-from ..ops.buffer_pool import BufferPool
-from ..ops.state import _token
+from ..ops.state import in_place_updater
 
 # --- the shape/dtype rule shared by every apply op -------------------------------------------
 
@@ -102,22 +101,9 @@ def _scalars(*values: Any) -> list[Any]:
     return [v[()] for v in values]
 
 
-def _updater(ctx: Any) -> tuple[Callable, BufferPool]:
-    """``run(names, compute)``: ``compute`` applied through the store, with this
-    kernel's pool and idempotency token."""
-    store, op_name = ctx.resources, ctx.op_name
-    pool = BufferPool(ctx.xp)
-
-    def run(names: tuple[str, ...], compute: Callable[[list, list], None]) -> None:
-        store.update_in_place(names, compute, pool.like, pool.retire,
-                              _token(ctx, op_name))
-
-    return run, pool
-
-
 def _gradient_descent_kernel(ctx: Any, attrs: dict) -> Callable:
     xp, op_name = ctx.xp, ctx.op_name
-    run, pool = _updater(ctx)
+    run, pool = in_place_updater(ctx)
 
     def apply(var: str, alpha: Any, delta: Any) -> None:
         (alpha,) = _scalars(alpha)
@@ -136,7 +122,7 @@ def _gradient_descent_kernel(ctx: Any, attrs: dict) -> Callable:
 def _momentum_kernel(ctx: Any, attrs: dict) -> Callable:
     xp, op_name = ctx.xp, ctx.op_name
     nesterov = bool(attrs.get("use_nesterov", False))
-    run, pool = _updater(ctx)
+    run, pool = in_place_updater(ctx)
 
     def apply(var: str, accum: str, lr: Any, grad: Any, momentum: Any) -> None:
         lr, momentum = _scalars(lr, momentum)
@@ -165,7 +151,7 @@ def _momentum_kernel(ctx: Any, attrs: dict) -> Callable:
 
 def _adagrad_kernel(ctx: Any, attrs: dict) -> Callable:
     xp, op_name = ctx.xp, ctx.op_name
-    run, pool = _updater(ctx)
+    run, pool = in_place_updater(ctx)
 
     def apply(var: str, accum: str, lr: Any, grad: Any) -> None:
         (lr,) = _scalars(lr)
@@ -189,7 +175,7 @@ def _adagrad_kernel(ctx: Any, attrs: dict) -> Callable:
 def _rms_prop_kernel(centered: bool) -> Callable:
     def factory(ctx: Any, attrs: dict) -> Callable:
         xp, op_name = ctx.xp, ctx.op_name
-        run, pool = _updater(ctx)
+        run, pool = in_place_updater(ctx)
 
         def apply(var: str, *args: Any) -> None:
             if centered:
@@ -238,7 +224,7 @@ def _rms_prop_kernel(centered: bool) -> Callable:
 
 def _adam_kernel(ctx: Any, attrs: dict) -> Callable:
     xp, op_name = ctx.xp, ctx.op_name
-    run, pool = _updater(ctx)
+    run, pool = in_place_updater(ctx)
 
     def apply(var: str, m: str, v: str, beta1_power: Any, beta2_power: Any, lr: Any,
               beta1: Any, beta2: Any, epsilon: Any, grad: Any) -> None:
