@@ -325,4 +325,4 @@ from . import viz as viz
 
 newaxis = None  # tf.newaxis: indexing with it inserts a dimension (numpy's None)
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
