@@ -87,10 +87,11 @@ def _restore_kernel(ctx: Any, attrs: dict) -> Any:
                 raise errors.InvalidArgumentError(
                     None, None, f"Checkpoint '{prefix}' holds {key} with shape "
                     f"{tuple(entry['shape'])}, but the variable has shape {shape}")
-            if np.dtype(entry["dtype"]) != dtype.as_numpy_dtype:
+            if checkpoint_format.entry_dtype(entry) != dtype.as_numpy_dtype:
                 raise errors.InvalidArgumentError(
                     None, None, f"Checkpoint '{prefix}' holds {key} as "
-                    f"{np.dtype(entry['dtype'])}, but the variable is {dtype.name}")
+                    f"{checkpoint_format.entry_dtype(entry)}, but the variable is "
+                    f"{dtype.name}")
         values = checkpoint_format.read_entries(prefix, index, names)
         # Staged only after every entry was read and checked; the commit phase stores.
         for handle, value in zip(handles, values):

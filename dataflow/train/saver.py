@@ -128,7 +128,16 @@ class Saver:
 
         The shards are written by the devices holding the variables, then the index and
         the directory's ``checkpoint`` state file, so a crash at any point leaves the
-        previous checkpoint usable.
+        previous checkpoint usable. Temporaries left in the directory by saves that did
+        not finish are removed first (see ``ops/checkpoint_format.py``). The directory
+        is created when missing.
+
+        Raises:
+            ValueError: the directory cannot be created (a path under a regular file,
+                say), as TF1's "Parent directory of ... doesn't exist, can't save.".
+            errors.OpError: a file cannot be written: the class TF raises for the
+                ``errno`` (``PermissionDeniedError``, ``ResourceExhaustedError`` for a
+                full disk, ``FailedPreconditionError`` for a directory in the way, ...).
         """
         if global_step is not None:
             step = global_step if isinstance(global_step, int) else int(
@@ -137,12 +146,27 @@ class Saver:
                 f"{save_path}-{step}"
         else:
             prefix = save_path
-        os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
-        entries: dict[str, Any] = {}
-        if self._save_ops:
-            for meta in sess.run(self._save_ops, {self._filename: prefix}):
-                entries.update(json.loads(meta.item() if hasattr(meta, "item") else meta))
-        checkpoint_format.write_index(prefix, self._num_shards, entries, self._sync)
+        directory = os.path.dirname(os.path.abspath(prefix))
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError:
+            pass  # TF1's error, just below
+        missing = f"Parent directory of {save_path} doesn't exist, can't save."
+        if not os.path.isdir(directory):
+            raise ValueError(missing)
+        try:
+            checkpoint_format.remove_stale_temps(directory)
+            entries: dict[str, Any] = {}
+            if self._save_ops:
+                for meta in sess.run(self._save_ops, {self._filename: prefix}):
+                    entries.update(json.loads(meta.item() if hasattr(meta, "item")
+                                              else meta))
+            checkpoint_format.write_index(prefix, self._num_shards, entries, self._sync)
+        except (errors.FailedPreconditionError, errors.NotFoundError) as exc:
+            # TF1's own translation, for a directory that is not there (or is a file).
+            if not os.path.isdir(directory):
+                raise ValueError(missing) from exc
+            raise
         if write_state:
             if prefix in self._last_checkpoints:
                 self._last_checkpoints.remove(prefix)
@@ -160,14 +184,22 @@ class Saver:
     def restore(self, sess: Any, save_path: str) -> None:
         """Loads every variable of this saver from the checkpoint ``save_path``.
 
+        Every entry is checked (index fields, sizes against the files, checksums)
+        before any variable changes; temporaries left in the checkpoint's directory by
+        saves that did not finish are removed first.
+
         Raises:
-            ValueError: ``save_path`` is not a checkpoint.
-            errors.DataLossError: a file is truncated or corrupted (no variable changes).
+            ValueError: ``save_path`` is not a checkpoint (TF1's error).
+            errors.DataLossError: a file is truncated, corrupted or crafted (no variable
+                changes); the message names the file.
+            errors.NotFoundError: the checkpoint lacks one of the variables.
+            errors.InvalidArgumentError: a variable's shape or dtype differs.
         """
         if save_path is None:
             raise ValueError("Can't load save_path when it is None.")
         if not checkpoint_exists(save_path):
             raise ValueError(f"The passed save_path is not a valid checkpoint: {save_path}")
+        checkpoint_format.remove_stale_temps(os.path.dirname(os.path.abspath(save_path)))
         if self._restore_op is not None:
             sess.run(self._restore_op, {self._filename: save_path})
 
