@@ -10,7 +10,8 @@ of its workers.
 * ``ClusterView`` (one per client, shared by its sessions) keeps the live workers
   (name, address, GPUs) current from the scheduler's ``add-worker``/``remove-worker``
   events, so a step that needs a lost worker fails within milliseconds of the scheduler
-  noticing, and registers the ``DataflowWorkerPlugin`` once.
+  noticing, and registers this client's ``DataflowWorkerPlugin`` (``worker_plugin``),
+  taking it back when the last session on the client closes.
 * ``task_map`` decides which worker is ``/job:J/task:T``: the one named ``J-T``, or the
   one a ``ClusterSpec`` names by address or name. Workers of a cluster where no name has
   that shape become ``/job:worker/task:0..n-1`` in name order.
@@ -22,16 +23,21 @@ is imported inside the functions.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
 import re
 import threading
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..framework import errors
 from .cluster_spec import ClusterSpec
+from .main_guard import refuse_unguarded_main
+
+logger = logging.getLogger(__name__)
 
 _TASK_NAME = re.compile(r"^(?P<job>[A-Za-z_][\w.]*(?:-[A-Za-z_][\w.]*)*)-(?P<task>\d+)$")
 
@@ -54,17 +60,30 @@ class ClusterView:
     """The workers one client sees, kept current by scheduler events."""
 
     def __init__(self, client: Any) -> None:
-        from .worker_state import DataflowWorkerPlugin  # noqa: PLC0415 - needs distributed
+        from .worker_plugin import PLUGIN_PREFIX  # noqa: PLC0415 - imports distributed
+
         self.client = client
         self._lock = threading.Lock()
         self._workers: dict[str, WorkerInfo] = {}
         self._by_name: dict[str, str] = {}  # replaced whole, so reads need no lock
         self._listeners: list[Callable[[WorkerInfo], None]] = []
-        client.register_plugin(DataflowWorkerPlugin(), name="dataflow")
-        self._update(client.scheduler_info(n_workers=-1)["workers"])
+        self.plugin_name = f"{PLUGIN_PREFIX}{client.id}"
+        with comm_failures_as_unavailable("registering dataflow on the Dask workers"):
+            self._update(client.scheduler_info(n_workers=-1)["workers"])
+            _register_plugin(client, self.plugin_name, len(self._workers))
+            self.refresh()
         previous = getattr(client, "_event_handlers", {}).get("all")
         self._previous_handler = previous
         client.subscribe_topic("all", self._on_event)
+
+    def close(self) -> None:
+        """Stops following the cluster's events and takes this client's worker plugin
+        back, so the cluster is left as it was found (see ``worker_plugin``)."""
+        if self.client.status != "running":
+            return
+        with contextlib.suppress(Exception):  # best effort: the scheduler may be gone
+            self.client.unsubscribe_topic("all")
+            self.client.unregister_worker_plugin(self.plugin_name)
 
     # --- the live workers -------------------------------------------------------------
     def _update(self, workers: Mapping[str, Mapping]) -> None:
@@ -141,8 +160,9 @@ def view(client: Any) -> ClusterView:
 
 
 def release_view(client: Any) -> None:
-    """Drops one user of ``client``'s view; the last one stops following the cluster's
-    events, so that closing the client later leaves the scheduler nobody to notify."""
+    """Drops one user of ``client``'s view; the last one closes it (``ClusterView.close``),
+    so that closing the client later leaves the scheduler nobody to notify and no plugin
+    of ours on the workers."""
     with _views_lock:
         left = _users.get(client, 0) - 1
         if left > 0:
@@ -150,18 +170,62 @@ def release_view(client: Any) -> None:
             return
         _users.pop(client, None)
         found = _views.pop(client, None)
-    if found is not None and client.status == "running":
-        client.unsubscribe_topic("all")
+    if found is not None:
+        found.close()
 
 
 def forget_view(client: Any) -> None:
-    """Stops following ``client``'s cluster events whoever still uses the view (before
-    closing the client)."""
+    """Closes ``client``'s view whoever still uses it (before closing the client)."""
     with _views_lock:
         _users.pop(client, None)
         found = _views.pop(client, None)
-    if found is not None and client.status == "running":
-        client.unsubscribe_topic("all")
+    if found is not None:
+        found.close()
+
+
+@contextlib.contextmanager
+def comm_failures_as_unavailable(what: str, *also: type[BaseException]
+                                 ) -> Iterator[None]:
+    """Turns the ways Dask reports a lost or restarting worker or scheduler into TF's
+    ``UnavailableError``, the error recovery (``MonitoredTrainingSession``) retries on.
+
+    Dask raises ``CommClosedError`` (an ``OSError``) when a connection drops, other
+    ``OSError``s when a peer refuses it, and ``TimeoutError`` when a connect or a
+    call times out. ``also`` adds exception types the caller knows to mean the same
+    (``Client.run`` leaves a worker that just left out of its ``dict`` of results).
+    """
+    lost: tuple[type[BaseException], ...] = (OSError, TimeoutError, asyncio.TimeoutError,
+                                             *also)
+    try:
+        yield
+    except errors.OpError:
+        raise
+    except lost as exc:
+        raise errors.UnavailableError(
+            None, None, f"{what} failed: the Dask cluster lost a worker or the scheduler "
+            f"({type(exc).__name__}: {exc})") from exc
+
+
+# How long registering may take before the user is told what the session waits for.
+WAIT_NOTICE_AFTER_S = 2.0
+
+
+def _register_plugin(client: Any, name: str, n_workers: int) -> None:
+    """Registers this client's ``DataflowWorkerPlugin``; every worker runs its setup,
+    which imports dataflow there. On a fresh cluster that takes seconds, so a user who
+    waits is told what for."""
+    from .worker_plugin import DataflowWorkerPlugin, register_by_value  # noqa: PLC0415
+
+    register_by_value()
+    notice = threading.Timer(WAIT_NOTICE_AFTER_S, lambda: logger.warning(
+        "dataflow: waiting for %d Dask worker(s) to import dataflow (once per worker; "
+        "dataflow.LocalCluster preloads it)", n_workers))
+    notice.daemon = True
+    notice.start()
+    try:
+        client.register_plugin(DataflowWorkerPlugin(name), name=name)
+    finally:
+        notice.cancel()
 
 
 def task_map(workers: list[WorkerInfo], cluster_def: Any = None
@@ -217,6 +281,12 @@ def cluster_devices(tasks: Mapping[tuple[str, int], WorkerInfo]
     return devices, worker_of, default
 
 
+# Clients that sessions opened for themselves (``Session("tcp://...")``): closing a
+# ``LocalCluster`` closes those of its scheduler first, or each would spend 30 s trying
+# to reconnect to the scheduler that is gone and then log an error.
+_owned_clients: weakref.WeakSet = weakref.WeakSet()
+
+
 def connect(target: Any, timeout: float | None = None) -> tuple[Any, bool]:
     """A client for ``target``, and whether the caller owns (must close) it.
 
@@ -231,7 +301,9 @@ def connect(target: Any, timeout: float | None = None) -> tuple[Any, bool]:
     if isinstance(target, distributed.Client):
         return target, False
     if hasattr(target, "scheduler_address"):  # a Dask cluster object
-        return distributed.Client(target, set_as_default=False), True
+        client = distributed.Client(target, set_as_default=False)
+        _owned_clients.add(client)
+        return client, True
     if isinstance(target, str):
         if target.startswith("grpc://"):
             raise ValueError(f"'{target}' is a TensorFlow gRPC target; dataflow runs on Dask: "
@@ -241,7 +313,9 @@ def connect(target: Any, timeout: float | None = None) -> tuple[Any, bool]:
             timeout = float(dask.utils.parse_timedelta(
                 dask.config.get("distributed.comm.timeouts.connect")))
         try:
-            return distributed.Client(target, timeout=timeout, set_as_default=False), True
+            client = distributed.Client(target, timeout=timeout, set_as_default=False)
+            _owned_clients.add(client)
+            return client, True
         except TypeError as exc:
             if "TLS" not in str(exc):
                 raise
@@ -257,6 +331,35 @@ def connect(target: Any, timeout: float | None = None) -> tuple[Any, bool]:
                 "do the address and protocol (tcp:// or tls://) match?") from None
     raise TypeError(f"Session target must be '', a Dask scheduler address, a "
                     f"distributed.Client or a dataflow.LocalCluster, not {target!r}")
+
+
+@functools.cache
+def _dask_local_cluster_class(processes: bool) -> type:
+    """``distributed.LocalCluster``; with worker processes, one that leaves a worker's
+    restarts to its nanny.
+
+    Dask's ``SpecCluster`` closes a worker's nanny when, ``lost-worker-timeout`` (15 s)
+    after the scheduler reported the worker gone, no worker of that name is in the
+    cluster. It checks whatever is true then: a ps killed, back, and killed again 15 s
+    later while its new process is still importing finds its nanny closed mid-restart,
+    and the worker never comes back (recovery then waits forever). Our nannies live in
+    this process and restart their workers themselves, so a worker's removal leaves
+    them alone; ``scale`` and ``close`` still stop them.
+    """
+    import distributed  # noqa: PLC0415
+    from distributed.deploy.cluster import Cluster  # noqa: PLC0415
+
+    if not processes:
+        return distributed.LocalCluster
+
+    class NannyRestartsLocalCluster(distributed.LocalCluster):
+        def _update_worker_status(self, op: str, msg: Any) -> None:
+            if op == "remove":
+                Cluster._update_worker_status(self, op, msg)  # no timer to close the nanny
+            else:
+                super()._update_worker_status(op, msg)
+
+    return NannyRestartsLocalCluster
 
 
 class LocalCluster:
@@ -295,10 +398,14 @@ class LocalCluster:
 
         from .lowering import resource_name  # noqa: PLC0415 - imports dask
 
+        if processes:
+            refuse_unguarded_main()
+            # Workers import dataflow when they start, not when the first step needs it.
+            kwargs.setdefault("preload", ["dataflow.runtime.worker_state"])
         if not processes and "protocol" not in kwargs:
             # Threads would talk inproc://, which takes no host.
             kwargs["protocol"] = "tls://" if security else "tcp://"
-        self.cluster = distributed.LocalCluster(
+        self.cluster = _dask_local_cluster_class(processes)(
             n_workers=0, processes=processes, threads_per_worker=threads_per_worker,
             host=host, dashboard_address=dashboard_address, security=security,
             silence_logs=silence_logs, **kwargs)
@@ -341,7 +448,15 @@ class LocalCluster:
         return {str(w["name"]): address for address, w in info.items()}
 
     def close(self) -> None:
-        """Stops the workers and the scheduler (all variables on them are lost)."""
+        """Stops the workers and the scheduler (all variables on them are lost).
+
+        Sessions still open on the cluster stay open but fail their next step; closing
+        them afterwards is quick."""
+        for client in list(_owned_clients):
+            if client.scheduler is not None and \
+                    client.scheduler.address == self.target and client.status == "running":
+                forget_view(client)
+                client.close()
         forget_view(self.client)
         self.client.close()
         self.cluster.close()
@@ -355,3 +470,4 @@ class LocalCluster:
     def __repr__(self) -> str:
         jobs = ", ".join(f"{job}={len(names)}" for job, names in self._jobs.items())
         return f"<dataflow.LocalCluster {jobs} scheduler={self.target}>"
+

@@ -175,11 +175,9 @@ class DaskBackend:
         return addresses
 
     def _run_on(self, address: str, fn: Any, *args: Any) -> Any:
-        try:
+        with cluster_module.comm_failures_as_unavailable(
+                f"calling the Dask worker at {address}", KeyError):
             return self.client.run(fn, *args, workers=[address])[address]
-        except (OSError, KeyError) as exc:
-            raise errors.UnavailableError(None, None, f"Dask worker at {address} did not "
-                                          f"answer: {type(exc).__name__}: {exc}") from None
 
     # --- executing ----------------------------------------------------------------------
     def execute(self, bound: BoundPlan, feed_values: list[Any], timeout: float | None
@@ -528,9 +526,11 @@ class RemoteStore:
         if address is None:
             raise errors.UnavailableError(None, None, f"worker {self._worker} holding "
                                           f"{self._device} is not in the cluster")
-        out = backend.client.run(store_call, backend.container, self._device, method,
-                                 *args, workers=[address])
-        return out[address]
+        with cluster_module.comm_failures_as_unavailable(
+                f"{method} on the store of {self._device} (worker {self._worker})"):
+            out = backend.client.run(store_call, backend.container, self._device, method,
+                                     *args, workers=[address])
+            return out[address]
 
     def names(self) -> list[str]:
         return self._call("names")

@@ -42,7 +42,6 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from distributed import WorkerPlugin
 from distributed.protocol import to_serialize
 
 from ..framework import errors, registry
@@ -539,36 +538,31 @@ async def channel_address(dask_worker: Any = None) -> str | None:
     return server.address
 
 
-class DataflowWorkerPlugin(WorkerPlugin):
-    """Prepares a worker for dataflow: its pinning resource ``dataflow-<name>``, a GPU
-    resource when CuPy sees GPUs and none was declared, and the resident-step RPCs.
+async def prepare_worker(worker: Any) -> None:
+    """Readies a worker for dataflow (``worker_plugin.DataflowWorkerPlugin.setup``): its
+    pinning resource ``dataflow-<name>``, a GPU resource when CuPy sees GPUs and none
+    was declared, and the resident-step RPC handlers."""
+    worker.handlers.update(_handlers(worker))
+    wanted = {resource_name(str(worker.name)): 1e9}
+    if "GPU" not in worker.state.total_resources and gpu_count():
+        wanted["GPU"] = gpu_count()
+    missing = {k: v for k, v in wanted.items() if k not in worker.state.total_resources}
+    if missing:
+        await worker.set_resources(**missing)
 
-    Registered once per client (``Client.register_plugin``); the scheduler replays it on
-    workers that join or restart later.
-    """
 
-    name = "dataflow"
-
-    async def setup(self, worker: Any) -> None:
-        worker.handlers.update(_handlers(worker))
-        wanted = {resource_name(str(worker.name)): 1e9}
-        if "GPU" not in worker.state.total_resources and gpu_count():
-            wanted["GPU"] = gpu_count()
-        missing = {k: v for k, v in wanted.items() if k not in worker.state.total_resources}
-        if missing:
-            await worker.set_resources(**missing)
-
-    async def teardown(self, worker: Any) -> None:
-        for name in ("dataflow_run", "dataflow_send", "dataflow_abort"):
-            worker.handlers.pop(name, None)
-        # The step channel stays open while the worker runs: every new client
-        # re-registers this plugin (a teardown then a setup), and other sessions' plans
-        # keep using the channel. It closes with the worker.
-        server = getattr(worker, "_dataflow_channel", None)
-        status = getattr(getattr(worker, "status", None), "name", "")
-        if server is not None and status.startswith("clos"):
-            worker._dataflow_channel = None
-            await server.aclose()
+async def release_worker(worker: Any) -> None:
+    """Undoes ``prepare_worker`` when the last dataflow plugin on the worker goes (every
+    client of ours closed, or the worker is closing): the RPC handlers and the step
+    channel's port. The pinning resource stays: Dask cannot take a resource back, and
+    plain Dask work never asks for it. A client that comes later registers its plugin
+    again, and ``channel_address`` starts a new channel."""
+    for name in ("dataflow_run", "dataflow_send", "dataflow_abort"):
+        worker.handlers.pop(name, None)
+    server = getattr(worker, "_dataflow_channel", None)
+    if server is not None:
+        worker._dataflow_channel = None
+        await server.aclose()
 
 
 def store_call(container: str, device: str, method: str, *args: Any) -> Any:

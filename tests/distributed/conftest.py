@@ -11,9 +11,12 @@ import contextlib
 import gc
 import os
 import signal
+import socket
+import subprocess
 import sys
 import time
 
+import distributed
 import pytest
 
 import dataflow as tf
@@ -41,7 +44,7 @@ def collect_leaked_sockets():
 
 def local_cluster(**kwargs):
     with collect_leaked_sockets():
-        return tf.LocalCluster(dashboard_address=None, **kwargs)
+        return tf.LocalCluster(**{"dashboard_address": None, **kwargs})
 
 
 def kill_worker(cluster, name):
@@ -62,6 +65,72 @@ def wait_until_back(cluster, name, old_address, timeout=60):
             return address
         time.sleep(0.05)
     raise AssertionError(f"{name} did not come back")
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def dask_process(*args, pythonpath=ROOT):
+    """``dask <args>`` (the command users type) as a subprocess on loopback, with
+    ``pythonpath`` first on its ``PYTHONPATH``; its output is dropped."""
+    env = dict(os.environ, PYTHONPATH=pythonpath + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               OPENBLAS_NUM_THREADS="1")
+    return subprocess.Popen([sys.executable, "-m", "dask", *args], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def dask_worker(address, name, pythonpath=ROOT):
+    return dask_process("worker", address, "--name", name, "--nthreads", "2",
+                        "--no-dashboard", "--host", "127.0.0.1", pythonpath=pythonpath)
+
+
+def wait_for_workers(address, n, timeout=120):
+    """Waits until the scheduler at ``address`` answers and has ``n`` workers."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with distributed.Client(address, timeout=5, set_as_default=False) as c:
+                c.wait_for_workers(n, timeout=max(1, deadline - time.monotonic()))
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def stop_processes(procs, timeout=20):
+    """SIGTERMs ``procs`` (last first); returns those that did not exit within
+    ``timeout`` s, after killing them."""
+    for p in reversed(procs):
+        p.terminate()
+    stuck = []
+    for p in procs:
+        try:
+            p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            stuck.append(p)
+            p.kill()
+            p.wait()
+    return stuck
+
+
+@contextlib.contextmanager
+def cli_scheduler():
+    """A ``dask scheduler`` subprocess; yields ``(address, procs)``: add the workers you
+    start to ``procs`` and they are stopped with it."""
+    port = free_port()
+    procs = [dask_process("scheduler", "--host", "127.0.0.1", "--port", str(port),
+                          "--no-dashboard")]
+    try:
+        yield f"tcp://127.0.0.1:{port}", procs
+    finally:
+        stop_processes(procs)
 
 
 @contextlib.contextmanager

@@ -7,12 +7,6 @@ be importable there (here through ``PYTHONPATH``).
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-
 import distributed
 import numpy as np
 import pytest
@@ -20,52 +14,18 @@ import pytest
 import dataflow as tf
 from dataflow.runtime import worker_state
 
+from .conftest import cli_scheduler, dask_worker, wait_for_workers
+
 pytestmark = pytest.mark.distributed
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def cli_cluster():
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               OPENBLAS_NUM_THREADS="1")
-    dask = [sys.executable, "-m", "dask"]  # the `dask` command
-    quiet = {"env": env, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-    procs = [subprocess.Popen(dask + ["scheduler", "--host", "127.0.0.1", "--port", str(port),
-                                      "--no-dashboard"], **quiet)]
-    try:
+    with cli_scheduler() as (address, procs):
         for name in ("ps-0", "worker-0", "worker-1"):
-            procs.append(subprocess.Popen(
-                dask + ["worker", address, "--name", name, "--nthreads", "2",
-                        "--no-dashboard", "--host", "127.0.0.1"], **quiet))
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with distributed.Client(address, timeout=5, set_as_default=False) as c:
-                    c.wait_for_workers(3, timeout=max(1, deadline - time.monotonic()))
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
+            procs.append(dask_worker(address, name))
+        wait_for_workers(address, 3)
         yield address
-    finally:
-        for p in reversed(procs):
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
 
 
 def test_session_by_address_on_cli_workers(cli_cluster):
