@@ -147,6 +147,159 @@ def test_bad_components_fail_at_build_time():
         tf.RandomShuffleQueue(3, 3, tf.int32)
 
 
+# --- deadlines (issue 11): RunOptions(timeout_in_ms) and operation_timeout_in_ms ----------
+def test_dequeue_past_the_deadline_fails_and_loses_nothing(sess):
+    q = tf.FIFOQueue(2, tf.float32, shapes=[[]], name="q")
+    deq, size = q.dequeue(), q.size()
+    start = time.monotonic()
+    with pytest.raises(tf.errors.DeadlineExceededError, match="(?s)Timed out.*'q'.*dequeue"):
+        sess.run(deq, options=tf.RunOptions(timeout_in_ms=300))
+    assert 0.25 <= time.monotonic() - start < 5
+    # The session and the queue are intact: an element enqueued now is the one dequeued.
+    sess.run(q.enqueue([7.0]))
+    assert sess.run(size) == 1
+    assert sess.run(deq, options=tf.RunOptions(timeout_in_ms=300)) == 7.0
+
+
+def test_enqueue_into_a_full_queue_past_the_deadline_adds_nothing(sess):
+    q = tf.FIFOQueue(1, tf.int32, shapes=[[]])
+    x = tf.placeholder(tf.int32, [])
+    enq = q.enqueue([x])
+    sess.run(enq, {x: 1})
+    with pytest.raises(tf.errors.DeadlineExceededError, match="full"):
+        sess.run(enq, {x: 2}, options=tf.RunOptions(timeout_in_ms=200))
+    assert sess.run(q.size()) == 1
+    assert sess.run(q.dequeue()) == 1
+
+
+def test_dequeue_many_past_the_deadline_keeps_the_elements_there(sess):
+    q = tf.FIFOQueue(5, tf.int32, shapes=[[]])
+    sess.run(q.enqueue_many([[1, 2]]))
+    with pytest.raises(tf.errors.DeadlineExceededError):
+        sess.run(q.dequeue_many(3), options=tf.RunOptions(timeout_in_ms=200))
+    assert sess.run(q.dequeue_many(2)).tolist() == [1, 2]
+
+
+def test_config_operation_timeout_is_the_default_deadline():
+    q = tf.FIFOQueue(2, tf.int32, shapes=[[]])
+    deq = q.dequeue()
+    with tf.Session(config=tf.ConfigProto(operation_timeout_in_ms=200)) as s:
+        start = time.monotonic()
+        with pytest.raises(tf.errors.DeadlineExceededError):
+            s.run(deq)
+        assert time.monotonic() - start < 5
+        # RunOptions overrides it: this one waits for the element enqueued meanwhile.
+        timer = _run_later(lambda: s.run(q.enqueue([3])), delay=0.4)
+        assert s.run(deq, options=tf.RunOptions(timeout_in_ms=5000)) == 3
+        timer.join()
+
+
+def test_deadline_applies_to_a_traced_step(sess):
+    q = tf.FIFOQueue(2, tf.int32, shapes=[[]])
+    meta = tf.RunMetadata()
+    options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE, timeout_in_ms=200)
+    with pytest.raises(tf.errors.DeadlineExceededError):
+        sess.run(q.dequeue(), options=options, run_metadata=meta)
+
+
+def test_a_deadline_ends_with_its_step():
+    # A step without a deadline, after one with, still blocks until an element arrives.
+    q = tf.FIFOQueue(2, tf.int32, shapes=[[]])
+    deq = q.dequeue()
+    with tf.Session() as s:
+        with pytest.raises(tf.errors.DeadlineExceededError):
+            s.run(deq, options=tf.RunOptions(timeout_in_ms=100))
+        timer = _run_later(lambda: s.run(q.enqueue([5])), delay=0.4)
+        assert s.run(deq) == 5
+        timer.join()
+
+
+# --- shapes and dtypes are the queue's (issue 11) -------------------------------------------
+def test_fed_components_of_another_shape_are_refused_at_run_time(sess):
+    q = tf.FIFOQueue(4, tf.float32, shapes=[[3]], name="q")
+    x = tf.placeholder(tf.float32, None)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"component 0.*Expected \[3\], "
+                       r"got \[4\]"):
+        sess.run(q.enqueue([x]), {x: np.zeros(4, np.float32)})
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Expected \[2,3\], got \[2,4\]"):
+        sess.run(q.enqueue_many([x]), {x: np.zeros((2, 4), np.float32)})
+    with pytest.raises(tf.errors.InvalidArgumentError, match="rank >= 1"):
+        sess.run(q.enqueue_many([x]), {x: np.float32(1.0)})
+    assert sess.run(q.size()) == 0
+    sess.run(q.enqueue([x]), {x: np.ones(3, np.float32)})
+    np.testing.assert_array_equal(sess.run(q.dequeue()), [1.0, 1.0, 1.0])
+
+
+def test_padding_queue_refuses_fixed_dimensions_that_differ(sess):
+    q = tf.PaddingFIFOQueue(4, tf.int32, shapes=[[None, 2]])
+    x = tf.placeholder(tf.int32, None)
+    sess.run(q.enqueue([x]), {x: np.ones((3, 2), np.int32)})
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Expected \[\?,2\], got \[3\]"):
+        sess.run(q.enqueue([x]), {x: np.ones(3, np.int32)})
+    with pytest.raises(ValueError, match="shape"):
+        q.enqueue([np.ones((2, 3), np.int32)])
+
+
+def test_static_shapes_and_dtypes_are_refused_at_build_time():
+    q = tf.FIFOQueue(2, tf.float32, shapes=[[3]], name="q")
+    with pytest.raises(ValueError, match=r"\(4,\).*\(3,\)"):
+        q.enqueue([tf.zeros([4])])
+    with pytest.raises(ValueError, match="(?s)'q'.*component 0.*int32"):
+        q.enqueue([tf.constant([1, 2, 3])])
+    ints = tf.FIFOQueue(2, tf.int32, shapes=[[]])
+    with pytest.raises(TypeError, match="1.5"):
+        ints.enqueue([1.5])
+    with pytest.raises(ValueError, match="fully defined"):
+        tf.FIFOQueue(2, tf.float32, shapes=[[None]])
+    with pytest.raises(ValueError, match="same length"):
+        tf.FIFOQueue(2, tf.float32, shapes=[[2], [3]])
+    with pytest.raises(ValueError, match="must be >= 0"):
+        q.dequeue_many(-1)
+
+
+def test_dequeue_many_needs_shapes_and_zero_is_an_empty_batch(sess):
+    shapeless = tf.FIFOQueue(4, tf.float32)
+    sess.run(shapeless.enqueue([1.0]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="specified shapes"):
+        sess.run(shapeless.dequeue_many(1))
+    assert sess.run(shapeless.dequeue()) == 1.0   # the element is still there
+    q = tf.FIFOQueue(4, tf.int64, shapes=[[2]])
+    empty = sess.run(q.dequeue_many(0))
+    assert empty.shape == (0, 2) and empty.dtype == np.int64
+
+
+@pytest.mark.parametrize("dtype", [tf.int64, tf.int32, tf.float64, tf.bool, tf.uint8])
+def test_dequeued_values_keep_the_queue_dtype(sess, dtype):
+    q = tf.FIFOQueue(8, dtype, shapes=[[]])
+    x = tf.placeholder(dtype, [None])
+    sess.run(q.enqueue([1]))
+    sess.run(q.enqueue_many([x]), {x: np.array([1, 0, 1])})
+    one, many = sess.run(q.dequeue()), sess.run(q.dequeue_many(2))
+    sess.run(q.close())
+    rest = sess.run(q.dequeue_up_to(5))
+    want = dtype.as_numpy_dtype
+    assert np.asarray(one).dtype == want and many.dtype == want and rest.dtype == want
+    assert q.dequeue().dtype == dtype
+
+
+def test_a_shared_queue_redeclared_differently_is_refused(sess):
+    a = tf.FIFOQueue(2, tf.float32, shapes=[[3]], shared_name="box", name="a")
+    same = tf.FIFOQueue(2, tf.float32, shapes=[[3]], shared_name="box", name="same")
+    sess.run(a.enqueue([[1.0, 2.0, 3.0]]))
+    assert sess.run(same.size()) == 1   # the same declaration shares the queue
+    others = [tf.FIFOQueue(2, tf.int32, shapes=[[3]], shared_name="box", name="dtype"),
+              tf.FIFOQueue(2, tf.float32, shapes=[[4]], shared_name="box", name="shape"),
+              tf.FIFOQueue(5, tf.float32, shapes=[[3]], shared_name="box", name="capacity"),
+              tf.RandomShuffleQueue(2, 1, tf.float32, shapes=[[3]], shared_name="box",
+                                    name="kind")]
+    for other in others:
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"(?s)'queue:box'.*FIFOQueue with component types "
+                                 rf"\[float32\].*requested.*{other.name}"):
+            sess.run(other.size())
+    assert sess.run(a.size()) == 1   # the queue is untouched
+
+
 def test_many_producers_and_consumers_lose_and_duplicate_nothing():
     q = tf.FIFOQueue(8, tf.int64, shapes=[[]])
     x = tf.placeholder(tf.int64, [])

@@ -163,3 +163,17 @@ def test_snapshot_waits_for_an_in_place_write():
     store.update_in_place(("v",), slow_compute, np.empty_like)
     thread.join()
     np.testing.assert_array_equal(snapshots[0], 1.0)
+
+
+def test_an_object_redeclared_with_another_signature_is_refused():
+    store = ResourceStore("/cpu:0")
+    made = []
+    first = store.get_or_create("queue:q", lambda: made.append(1) or object(), signature=("a", 1))
+    assert store.get_or_create("queue:q", object, signature=("a", 1)) is first
+    assert store.get_or_create("queue:q", object) is first   # a lookup declares nothing
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"'queue:q'.*created as a \('a', 1\).*requested as a \('b', 1\)"):
+        store.get_or_create("queue:q", object, signature=("b", 1))
+    assert made == [1]
+    store.clear()   # a new object may take the name with another signature
+    store.get_or_create("queue:q", object, signature=("b", 1))

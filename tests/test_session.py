@@ -231,8 +231,11 @@ def test_control_dependencies_order_reads_after_updates(sess):
 
 
 def test_unknown_fetch_is_a_clear_error(sess):
-    with pytest.raises(KeyError, match="nope"):
+    # TF1's classes: ValueError for an unknown name (not the graph's KeyError).
+    with pytest.raises(ValueError, match="nope:0.*does not exist"):
         sess.run("nope:0")
+    with pytest.raises(ValueError, match="nope.*not in the graph"):
+        sess.run("nope")
     with pytest.raises(TypeError, match="None"):
         sess.run([None])
     other = tf.Graph()
@@ -240,6 +243,25 @@ def test_unknown_fetch_is_a_clear_error(sess):
         t = tf.constant(1.0)
     with pytest.raises(ValueError, match="not an element of this graph"):
         sess.run(t)
+
+
+def test_bad_feeds_and_sessions_raise_tf1_classes(sess):
+    x = tf.placeholder(tf.int32, [], name="x")
+    y = x + 1
+    with pytest.raises(TypeError, match="2199023255552.*int32.*int64"):
+        sess.run(y, {x: 2 ** 41})
+    with pytest.raises(TypeError, match="feed_dict must be a dictionary"):
+        sess.run(y, [1])
+    assert sess.run(y, {x: 2}) == 3
+    assert sess.run(tf.constant(1.0), []) == 1.0   # an empty feed_dict of any kind: none
+    with pytest.raises(TypeError, match="Cannot interpret feed_dict key.*nope:0"):
+        sess.run(y, {"nope:0": 1})
+    with pytest.raises(TypeError, match="graph must be a tf.Graph"):
+        tf.Session(graph=3)
+    with pytest.raises(TypeError, match="config must be a tf.ConfigProto"):
+        tf.Session(config={"allow_soft_placement": True})
+    with pytest.raises(ValueError, match="nope"):
+        sess.compiled_plan("nope:0")
 
 
 def test_trace_run_metadata(sess):

@@ -12,7 +12,9 @@
 * optionally ``will_block()`` and ``cancelled()``, for kernels that wait on other steps
   (queues): call ``will_block()`` once before first waiting (a Dask worker frees the
   thread's slot), and re-check ``cancelled()`` whenever woken (the step's session closed
-  or its client gave up; raise ``CancelledError``).
+  or its client gave up; raise ``CancelledError``); optionally also ``deadline()``, the
+  ``time.monotonic()`` by which the step must finish (or ``None``): a kernel still
+  waiting then raises ``DeadlineExceededError``, having changed nothing.
 
 Kernels may return ``Folded(value)`` instead of a callable when the op's output never
 changes between steps (constants); the executor then binds the value directly.

@@ -17,7 +17,10 @@ from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_
 from ..framework.kernel_context import Folded
 from ..framework.tensor_shape import TensorShape, as_shape, scalar
 from ..framework.tensor_util import constant_value
-from .queue_state import QueueState
+from .queue_state import QueueSignature, QueueState
+
+_KIND_NAMES = {"fifo": "FIFOQueue", "shuffle": "RandomShuffleQueue",
+               "padding": "PaddingFIFOQueue"}
 
 
 def _queue_key(name: str) -> str:
@@ -38,24 +41,77 @@ def _waiter(ctx: Any) -> Any:
 
 
 # --- kernels ---------------------------------------------------------------------------
+def _signature(attrs: dict) -> QueueSignature:
+    shapes = attrs["shapes"]
+    return QueueSignature(
+        _KIND_NAMES[attrs["kind"]], tuple(t.name for t in attrs["component_types"]),
+        None if shapes is None else tuple(tuple(s.as_list()) for s in shapes),
+        attrs["capacity"] if attrs["capacity"] and attrs["capacity"] > 0 else None,
+        attrs["min_after_dequeue"])
+
+
 def _handle_kernel(ctx: Any, attrs: dict) -> Folded:
     name = attrs["shared_name"]
+    # A queue re-declared under its shared name must be the same queue (TF1's resource
+    # manager refuses another kind, dtypes, shapes or capacity with InvalidArgumentError).
     ctx.resources.get_or_create(_queue_key(name), lambda: QueueState(
         name, attrs["capacity"], len(attrs["component_types"]), attrs["kind"] == "shuffle",
-        attrs["min_after_dequeue"], attrs["seed"], attrs["kind"] == "padding"))
+        attrs["min_after_dequeue"], attrs["seed"], attrs["kind"] == "padding"),
+        signature=_signature(attrs))
     return Folded(name)
+
+
+def _shape_text(shape: Any) -> str:
+    """TF's ``[2,?]`` form of a ``TensorShape`` or a tuple of dims."""
+    dims = shape.as_list() if isinstance(shape, TensorShape) else list(shape)
+    return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
+
+
+def _component_checker(attrs: dict) -> Any:
+    """``check(handle, components)``: refuses values of another dtype or shape than the
+    queue's (fed values are only known at run time), naming the component and both."""
+    types = attrs["component_types"]
+    np_types = [t.as_numpy_dtype for t in types]
+    shapes, many = attrs["shapes"], attrs["many"]
+
+    def check(handle: str, components: tuple) -> None:
+        for i, value in enumerate(components):
+            dtype = getattr(value, "dtype", None)
+            if np_types[i] is not None and dtype != np_types[i]:
+                raise errors.InvalidArgumentError(
+                    None, None, f"Type mismatch in tuple component {i} of queue "
+                    f"'{handle}': expected {types[i].name}, got {dtype}")
+            got = tuple(value.shape)
+            if many:
+                if not got:
+                    raise errors.InvalidArgumentError(
+                        None, None, f"enqueue_many into queue '{handle}' needs component "
+                        f"{i} to have rank >= 1 (the batch dimension), got a scalar")
+                want = None if shapes is None else TensorShape([got[0]]).concatenate(
+                    shapes[i])
+            else:
+                want = None if shapes is None else shapes[i]
+            if want is not None and not want.is_compatible_with(got):
+                raise errors.InvalidArgumentError(
+                    None, None, f"Shape mismatch in tuple component {i} of queue "
+                    f"'{handle}'. Expected {_shape_text(want)}, got {_shape_text(got)}")
+
+    return check
 
 
 def _enqueue_kernel(ctx: Any, attrs: dict) -> Any:
     xp, many, waiter = ctx.xp, attrs["many"], _waiter(ctx)
+    check = _component_checker(attrs)
 
     def enqueue(handle: str, *components: Any) -> None:
         queue = _lookup(ctx, handle)
         # Copies: a fed batch may be changed by its owner after the step.
+        values = tuple(xp.array(c) for c in components)
+        check(handle, values)
         if many:
-            queue.enqueue_many(tuple(xp.array(c) for c in components), waiter)
+            queue.enqueue_many(values, waiter)
         else:
-            queue.enqueue(tuple(xp.array(c) for c in components), waiter)
+            queue.enqueue(values, waiter)
 
     return enqueue
 
@@ -73,6 +129,14 @@ def _dequeue_kernel(ctx: Any, attrs: dict) -> Any:
     padded = attrs["kind"] == "padding"
     stack = (lambda vs: _pad_stack(xp, vs)) if padded else xp.stack
     waiter = _waiter(ctx)
+    shapes, types = attrs["shapes"], attrs["component_types"]
+    kind_name = _KIND_NAMES[attrs["kind"]]
+
+    def empty_batch() -> tuple:
+        """``dequeue_many(0)``: zero elements, of the queue's dtypes and shapes."""
+        assert shapes is not None  # checked before any dequeue_many
+        return tuple(xp.zeros([0] + [d or 0 for d in s.as_list()], dtype=t.as_numpy_dtype)
+                     for s, t in zip(shapes, types))
 
     def dequeue(handle: str, n: Any = None) -> Any:
         queue = _lookup(ctx, handle)
@@ -80,9 +144,20 @@ def _dequeue_kernel(ctx: Any, attrs: dict) -> Any:
             (item,) = queue.dequeue_many(1, waiter=waiter)
             out = item
         else:
-            items = queue.dequeue_many(int(n), allow_smaller=(mode == "up_to"),
+            if shapes is None:
+                raise errors.InvalidArgumentError(
+                    None, None, f"{kind_name} '{handle}': DequeueMany and DequeueUpTo "
+                    "require the components to have specified shapes (give the queue "
+                    "shapes=)")
+            count = int(n)
+            if count < 0:
+                raise errors.InvalidArgumentError(
+                    None, None, f"{kind_name} '{handle}': DequeueMany/DequeueUpTo "
+                    f"requested {count} < 0 elements")
+            items = queue.dequeue_many(count, allow_smaller=(mode == "up_to"),
                                        waiter=waiter)
-            out = tuple(stack([it[i] for it in items]) for i in range(ncomp))
+            out = tuple(stack([it[i] for it in items]) for i in range(ncomp)) if items \
+                else empty_batch()
         return out if ncomp > 1 else out[0]
 
     return dequeue
@@ -117,15 +192,15 @@ def _infer_enqueue(op: Operation) -> list:
         if v.dtype != dt:
             raise TypeError(f"component {i} has dtype {v.dtype.name}, the queue expects "
                             f"{dt.name}")
+        if op.attrs["many"] and v.shape.rank == 0:
+            raise ValueError(f"enqueue_many needs component {i} to have rank >= 1 "
+                             "(the batch dimension), got a scalar")
         if shapes is not None:
             want = shapes[i]
             got = v.shape[1:] if op.attrs["many"] else v.shape
-            if op.attrs["kind"] != "padding" and not want.is_compatible_with(got):
+            # (A PaddingFIFOQueue's None dimensions are compatible with any size.)
+            if not want.is_compatible_with(got):
                 raise ValueError(f"component {i} has shape {got}, the queue expects {want}")
-            if op.attrs["kind"] == "padding" and got.rank is not None and \
-                    want.rank is not None and got.rank != want.rank:
-                raise ValueError(f"component {i} has rank {got.rank}, the queue expects "
-                                 f"rank {want.rank}")
     return []
 
 
@@ -135,6 +210,8 @@ def _infer_dequeue(op: Operation) -> list:
     lead: list = []
     if mode != "one":
         n = constant_value(op.inputs[1])
+        if n is not None and int(n) < 0:
+            raise ValueError(f"Input 'n' must be >= 0, but is {int(n)}")
         lead = [int(n) if n is not None and mode == "many" else None]
     out = []
     for i, dt in enumerate(types):
@@ -189,8 +266,13 @@ class QueueBase:
         if shapes is not None:
             shapes = _as_shape_list(shapes)
             if len(shapes) != len(self._dtypes):
-                raise ValueError(f"queue '{name}' has {len(self._dtypes)} dtypes but "
-                                 f"{len(shapes)} shapes")
+                raise ValueError(f"queue '{name}': shapes must have the same length as "
+                                 f"dtypes, got {len(shapes)} shapes for "
+                                 f"{len(self._dtypes)} dtypes")
+            if kind != "padding" and not all(s.is_fully_defined() for s in shapes):
+                raise ValueError(f"queue '{name}': all shapes must be fully defined (only "
+                                 f"a PaddingFIFOQueue takes None dimensions), got "
+                                 f"{[str(s) for s in shapes]}")
         elif kind == "padding":
             raise ValueError("PaddingFIFOQueue needs shapes (use None for dimensions to pad)")
         self._shapes = shapes
@@ -239,8 +321,15 @@ class QueueBase:
             vals = [vals[n] for n in self._names]
         elif not isinstance(vals, (list, tuple)):
             vals = [vals]
-        return [convert_to_tensor(v, dtype=dt) for v, dt in zip(vals, self._dtypes)] + \
-            [convert_to_tensor(v) for v in list(vals)[len(self._dtypes):]]
+        out = []
+        for i, v in enumerate(vals):
+            try:
+                out.append(convert_to_tensor(v, dtype=self._dtypes[i])
+                           if i < len(self._dtypes) else convert_to_tensor(v))
+            except (TypeError, ValueError) as exc:
+                # TF1's class, naming the queue and the component.
+                raise type(exc)(f"queue '{self.name}', component {i}: {exc}") from None
+        return out
 
     def _op(self, op_type: str, inputs: Sequence[Tensor], attrs: dict,
             name: str | None) -> Operation:

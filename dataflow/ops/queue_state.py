@@ -22,7 +22,12 @@ is called once before a call first waits (a Dask worker then frees the task's th
 slot, so the step that would unblock it can run on the same worker), and
 ``waiter.cancelled()`` is checked whenever the call wakes (a cluster session closing,
 or a step past its deadline, cancels only its own steps: the queue itself lives on and
-other sessions keep using it). ``wake()`` wakes every waiter to re-check.
+other sessions keep using it). ``wake()`` wakes every waiter to re-check. A waiter may
+also offer ``deadline()`` (a ``time.monotonic()`` value or ``None``: the embedded
+session's ``RunOptions(timeout_in_ms=...)``); a call still waiting then raises
+``DeadlineExceededError``. A dequeue takes its elements at once, when all are there,
+and an ``enqueue`` adds its element at once, so a timed-out dequeue or enqueue leaves
+the queue as it was; an ``enqueue_many`` keeps the elements it had room for, as TF1's.
 
 A plain class with one condition variable; no Dask, testable alone.
 """
@@ -30,12 +35,35 @@ A plain class with one condition variable; no Dask, testable alone.
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..framework import errors
+
+
+@dataclass(frozen=True, slots=True)
+class QueueSignature:
+    """What a queue was declared as; a queue shared by name must be declared alike."""
+
+    kind: str
+    dtypes: tuple[str, ...]
+    shapes: tuple[tuple[int | None, ...], ...] | None
+    capacity: int | None
+    min_after_dequeue: int = 0
+
+    def __str__(self) -> str:
+        shapes = "unspecified" if self.shapes is None else "[" + ", ".join(
+            "[" + ",".join("?" if d is None else str(d) for d in s) + "]"
+            for s in self.shapes) + "]"
+        text = (f"{self.kind} with component types [{', '.join(self.dtypes)}], component "
+                f"shapes {shapes}, capacity {self.capacity or 'unbounded'}")
+        if self.kind == "RandomShuffleQueue":
+            text += f", min_after_dequeue {self.min_after_dequeue}"
+        return text
 
 
 class QueueState:
@@ -61,12 +89,24 @@ class QueueState:
             raise errors.CancelledError(None, None, f"Queue '{self.name}': session closed, "
                                         "pending operation cancelled")
 
-    def _wait(self, waiter: Any, blocked: bool) -> bool:
+    def _wait(self, waiter: Any, blocked: bool, what: str) -> bool:
         """Waits on the condition (held); ``blocked`` says whether this call waited
-        before. Returns ``True``."""
+        before. Returns ``True``. Past the step's deadline (``waiter.deadline()``), raises
+        ``DeadlineExceededError`` instead: the caller has changed nothing yet."""
         if waiter is not None and not blocked:
             waiter.will_block()
-        self._cond.wait()
+        deadline = waiter.deadline() if waiter is not None and hasattr(waiter, "deadline") \
+            else None
+        if deadline is None:
+            self._cond.wait()
+            return True
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise errors.DeadlineExceededError(
+                None, None, f"Timed out waiting for notification: the step passed its "
+                f"deadline while {what} queue '{self.name}' ({len(self._items)} elements, "
+                f"capacity {self.capacity})")
+        self._cond.wait(remaining)
         return True
 
     def _full(self) -> bool:
@@ -112,7 +152,7 @@ class QueueState:
                     raise errors.CancelledError(
                         None, None, f"Queue '{self.name}' is closed.")
                 if self._full():
-                    blocked = self._wait(waiter, blocked)
+                    blocked = self._wait(waiter, blocked, "enqueuing into the full")
                     continue
                 room = len(elements) - done if self.capacity is None else \
                     self.capacity - len(self._items)
@@ -136,7 +176,7 @@ class QueueState:
                     raise errors.OutOfRangeError(
                         None, None, f"Queue '{self.name}' is closed and has insufficient "
                         f"elements (requested {n}, current size {len(self._items)})")
-                blocked = self._wait(waiter, blocked)
+                blocked = self._wait(waiter, blocked, f"dequeuing {n} from the")
             out = [self._pop() for _ in range(n)]
             self._cond.notify_all()
             return out

@@ -22,7 +22,9 @@ class ConfigProto:
         allow_soft_placement: let the placer pick another device when a request
             matches none (instead of ``InvalidArgumentError``).
         log_device_placement: print each op's device when a plan is compiled.
-        operation_timeout_in_ms: deadline of one ``run`` on a cluster (0: none).
+        operation_timeout_in_ms: deadline of each ``run`` (0: none), unless its
+            ``RunOptions(timeout_in_ms=...)`` sets one: a step still blocked then (in a
+            queue, or on a cluster) fails with ``DeadlineExceededError``.
         intra_op_parallelism_threads: BLAS threads of the embedded session (0: keep).
         debug: check every kernel output against its static dtype and shape (default:
             on when the environment variable ``DATAFLOW_DEBUG=1``; the tests set it).
@@ -49,7 +51,8 @@ class ConfigProto:
 
 
 class RunOptions:
-    """``tf.RunOptions``: ``trace_level=RunOptions.FULL_TRACE`` records timings."""
+    """``tf.RunOptions``: ``trace_level=RunOptions.FULL_TRACE`` records timings;
+    ``timeout_in_ms`` gives the step a deadline (see ``ConfigProto``)."""
 
     NO_TRACE = 0
     SOFTWARE_TRACE = 1

@@ -3,10 +3,36 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
 from typing import Any
 
 from .executor import EmbeddedPlan, translate_error
 from .resources import ResourceStore
+
+
+class _StepDeadline(threading.local):
+    """The ``time.monotonic()`` by which the step running in this thread must finish
+    (``None``: no deadline). Per thread: sessions run steps from several threads."""
+
+    at: float | None = None
+
+
+_step_deadline = _StepDeadline()
+
+
+@contextlib.contextmanager
+def step_deadline(timeout: float) -> Iterator[None]:
+    """Gives the step run inside the block ``timeout`` seconds: a kernel that blocks
+    (a queue) past then fails with ``DeadlineExceededError``."""
+    saved = _step_deadline.at
+    _step_deadline.at = time.monotonic() + timeout
+    try:
+        yield
+    finally:
+        _step_deadline.at = saved
 
 
 class DeviceContext:
@@ -22,6 +48,18 @@ class DeviceContext:
 
     def step(self) -> int:
         return self.current_step
+
+    # --- the blocking hooks (see framework/kernel_context.py) ---------------------------
+    def will_block(self) -> None:
+        """Nothing to do in this process: the step's thread simply waits."""
+
+    def cancelled(self) -> bool:
+        """An embedded step is cancelled only by its session closing (``cancel_all``)."""
+        return False
+
+    def deadline(self) -> float | None:
+        """The ``time.monotonic()`` deadline of the step running in this thread."""
+        return _step_deadline.at
 
     def subgraph(self, plan: Any) -> Any:
         """A callable running a compiled control-flow body on this device."""

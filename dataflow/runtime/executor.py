@@ -191,7 +191,7 @@ def translate_error(exc: BaseException, call: KernelCall | None, device: str) ->
         where = (f" [[node {call.op_name} (type {call.op_type}) on {device or 'this process'}"
                  f", built at {call.traceback}]]")
     if isinstance(exc, errors.OpError):
-        if call is not None and call.op_name not in exc.message:
+        if call is not None and "[[node " not in exc.message:
             return type(exc)(exc.node_def, call.op_name, exc.message + where)
         return exc
     text = "".join(_traceback.format_exception_only(type(exc), exc)).strip()

@@ -65,6 +65,7 @@ class ResourceStore:
         self._locks: dict[str, threading.Lock] = {}
         self._registry_lock = threading.Lock()
         self._objects: dict[str, Any] = {}   # queues, random generators, ...
+        self._signatures: dict[str, Any] = {}   # what each object was declared as
         self._tokens: OrderedDict[tuple, None] = OrderedDict()
         self._busy: set[str] = set()   # names being written in place (see module doc)
         self._lock_sets: dict[tuple[str, ...], tuple[threading.Lock, ...]] = {}
@@ -185,7 +186,17 @@ class ResourceStore:
         return {name: self.read(name) for name in list(self._values)}
 
     # --- other objects (queues, random generators) ------------------------------------
-    def get_or_create(self, name: str, factory: Callable[[], Any]) -> Any:
+    def get_or_create(self, name: str, factory: Callable[[], Any],
+                      signature: Any = None) -> Any:
+        """The object stored under ``name``, made by ``factory()`` if there is none.
+
+        ``signature`` (any value with ``==`` and ``str``) says what the caller declares
+        the object to be, e.g. a queue's kind, dtypes, shapes and capacity. The first
+        declaration's signature is kept; a later one that differs is refused with
+        ``InvalidArgumentError`` naming the object and both signatures, as TF1's
+        resource manager refuses a shared queue re-declared differently (clients of a
+        cluster share objects by name, so the old object must not be silently reused).
+        """
         obj = self._objects.get(name)
         if obj is None:
             with self._registry_lock:
@@ -193,6 +204,17 @@ class ResourceStore:
                 if obj is None:
                     obj = factory()
                     self._objects[name] = obj
+                    if signature is not None:
+                        self._signatures[name] = signature
+                    return obj
+        if signature is not None:
+            known = self._signatures.get(name)
+            if known is None:
+                self._signatures.setdefault(name, signature)
+            elif known != signature:
+                raise errors.InvalidArgumentError(
+                    None, None, f"Shared resource '{name}' on {self.device or 'this device'} "
+                    f"was created as a {known}, but is now requested as a {signature}")
         return obj
 
     def objects(self) -> dict[str, Any]:
@@ -205,6 +227,7 @@ class ResourceStore:
                 close()
         self._values.clear()
         self._objects.clear()
+        self._signatures.clear()
         self._tokens.clear()
 
     # --- idempotency tokens -----------------------------------------------------------

@@ -16,7 +16,7 @@ import contextlib
 import copy
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,7 @@ from ..framework import graph as graph_module
 from ..framework.graph import Graph, Operation, Tensor
 from .compiler import compile_plan
 from .config import ConfigProto, RunMetadata, RunOptions
-from .context import DeviceContext
+from .context import DeviceContext, step_deadline
 from .devices import array_namespace, local_devices, transfer
 from .executor import EmbeddedPlan
 from .plan import Plan
@@ -61,16 +61,24 @@ class EmbeddedBackend:
         return next(iter(self.contexts.values())).debug
 
     def execute(self, bound: Any, feed_values: list[Any], timeout: float | None) -> list[Any]:
-        return bound.run(feed_values)
+        """Runs one step; with a ``timeout`` (seconds), a kernel blocked past it (a queue
+        op) fails the step with ``DeadlineExceededError``, as in TF1's DirectSession."""
+        if timeout is None:
+            return bound.run(feed_values)
+        with step_deadline(timeout):
+            return bound.run(feed_values)
 
     def execute_traced(self, bound: Any, feed_values: list[Any],
-                       run_metadata: RunMetadata) -> list[Any]:
+                       run_metadata: RunMetadata, timeout: float | None = None) -> list[Any]:
         """Runs with every kernel timed; the timings go to ``run_metadata.step_stats``."""
         trace: list[dict] = []
         traced = EmbeddedPlan(bound.plan, self.contexts, self._debug,
                               self._transfer_for(bound.plan), trace)
         try:
-            return traced.run(feed_values)
+            if timeout is None:
+                return traced.run(feed_values)
+            with step_deadline(timeout):
+                return traced.run(feed_values)
         finally:
             run_metadata.step_stats.extend(trace)
 
@@ -113,6 +121,12 @@ class BaseSession:
 
     def __init__(self, target: Any = "", graph: Graph | None = None,
                  config: ConfigProto | None = None):
+        if graph is not None and not isinstance(graph, Graph):
+            raise TypeError(f"Session's graph must be a tf.Graph, but got "
+                            f"{type(graph).__name__!r}")
+        if config is not None and not isinstance(config, ConfigProto):
+            raise TypeError(f"Session's config must be a tf.ConfigProto, but got "
+                            f"{type(config).__name__!r}")
         self._graph = graph if graph is not None else graph_module.get_default_graph()
         self._config = config or ConfigProto()
         self._target = target
@@ -168,7 +182,10 @@ class BaseSession:
         """
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        feed_dict = feed_dict or {}
+        if feed_dict is None:
+            feed_dict = {}
+        elif type(feed_dict) is not dict:
+            feed_dict = _as_feed_dict(feed_dict)
         kind = type(fetches)
         sig = None
         if kind is list or kind is tuple:
@@ -190,7 +207,7 @@ class BaseSession:
         feed_values = self._convert_feeds(sig, feed_dict)
         timeout = self._timeout(options)
         if options is not None and options.trace_level and run_metadata is not None:
-            results = self._traced_run(sig, feed_values, run_metadata)
+            results = self._traced_run(sig, feed_values, run_metadata, timeout)
         else:
             results = self._backend.execute(sig.bound, feed_values, timeout)
         leaves = [_host_value(results[i]) for i in sig.leaf_index]
@@ -227,24 +244,12 @@ class BaseSession:
         position: dict[Any, int] = {}
         leaf_index = []
         for leaf in leaves:
-            if leaf is None:
-                raise TypeError("Fetch argument None has invalid type <class 'NoneType'>")
-            try:
-                element = graph.as_graph_element(leaf)
-            except (TypeError, ValueError, KeyError) as exc:
-                raise type(exc)(f"Fetch argument {leaf!r} cannot be interpreted as a Tensor. "
-                                f"({exc})") from None
+            element = _fetch_element(graph, leaf)
             if element not in position:
                 position[element] = len(unique)
                 unique.append(element)
             leaf_index.append(position[element])
-        feed_tensors = []
-        for key in feed_dict:
-            try:
-                t = graph.as_graph_element(key, allow_operation=False)
-            except (TypeError, ValueError, KeyError) as exc:
-                raise TypeError(f"Cannot interpret feed_dict key as Tensor: {exc}") from None
-            feed_tensors.append(t)
+        feed_tensors = [_feed_tensor(graph, key) for key in feed_dict]
         plan = compile_plan(unique, feed_tensors, self._backend.devices,
                             self._backend.default_device, self._config.allow_soft_placement)
         if self._config.log_device_placement:
@@ -278,13 +283,16 @@ class BaseSession:
         return values
 
     def _traced_run(self, sig: _Signature, feed_values: list[Any],
-                    run_metadata: RunMetadata) -> list[Any]:
+                    run_metadata: RunMetadata, timeout: float | None) -> list[Any]:
+        if isinstance(self._backend, EmbeddedBackend):
+            return self._backend.execute_traced(sig.bound, feed_values, run_metadata,
+                                                timeout)
         traced = getattr(self._backend, "execute_traced", None)
         if traced is not None:
             return traced(sig.bound, feed_values, run_metadata)
         # A backend without per-kernel timing: record the step as one event.
         start = time.perf_counter()
-        out = self._backend.execute(sig.bound, feed_values, self._timeout(None))
+        out = self._backend.execute(sig.bound, feed_values, timeout)
         run_metadata.step_stats.append({"name": "step", "type": "Step", "device": "",
                                         "start_us": start * 1e6,
                                         "end_us": time.perf_counter() * 1e6})
@@ -301,8 +309,8 @@ class BaseSession:
             sig = self._cache.get((tuple(leaves), tuple(feed_dict)))
             if sig is not None:
                 return sig.plan
-        unique = list(dict.fromkeys(self._graph.as_graph_element(leaf) for leaf in leaves))
-        feeds = [self._graph.as_graph_element(k, allow_operation=False) for k in feed_dict]
+        unique = list(dict.fromkeys(_fetch_element(self._graph, leaf) for leaf in leaves))
+        feeds = [_feed_tensor(self._graph, k) for k in feed_dict]
         return compile_plan(unique, feeds, self._backend.devices,
                             self._backend.default_device, self._config.allow_soft_placement)
 
@@ -372,6 +380,32 @@ class BaseSession:
                 self.close()
 
 
+def _fetch_element(graph: Graph, leaf: Any) -> Tensor | Operation:
+    """The graph element a fetch names, or TF1's error: ``TypeError`` for something that
+    is no graph element, ``ValueError`` for an unknown name or another graph's element."""
+    if leaf is None:
+        raise TypeError("Fetch argument None has invalid type <class 'NoneType'>")
+    try:
+        return graph.as_graph_element(leaf)
+    except TypeError as exc:
+        raise TypeError(f"Fetch argument {leaf!r} has invalid type "
+                        f"{type(leaf).__name__!r}, must be a string or Tensor. "
+                        f"({exc})") from None
+    except (ValueError, KeyError) as exc:
+        detail = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        raise ValueError(f"Fetch argument {leaf!r} cannot be interpreted as a Tensor. "
+                         f"({detail})") from None
+
+
+def _feed_tensor(graph: Graph, key: Any) -> Tensor:
+    """The tensor a ``feed_dict`` key names (TF1: any failure is a ``TypeError``)."""
+    try:
+        return graph.as_graph_element(key, allow_operation=False)
+    except (TypeError, ValueError, KeyError) as exc:
+        detail = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        raise TypeError(f"Cannot interpret feed_dict key as Tensor: {detail}") from None
+
+
 def _convert_feed(value: Any, np_dtype: Any, name: str) -> Any:
     """A fed value that is not already an array of the placeholder's dtype."""
     if isinstance(value, Tensor):
@@ -381,9 +415,31 @@ def _convert_feed(value: Any, np_dtype: Any, name: str) -> Any:
     if np_dtype is None:
         return value
     try:
-        return np.asarray(value, dtype=np_dtype)
+        out = np.asarray(value, dtype=np_dtype)
+    except OverflowError:
+        raise TypeError(f"Type of feed value {value!r} with type {type(value)} is not "
+                        f"compatible with Tensor '{name}' of type {np.dtype(np_dtype).name}. "
+                        "Try explicitly setting the type of the feed tensor to a larger "
+                        "type (e.g. int64).") from None
     except (TypeError, ValueError) as exc:
         raise ValueError(f"Cannot feed value for Tensor '{name}': {exc}") from None
+    if type(value) is int and out.dtype.kind in "iub" and out != value:
+        # numpy wraps some out-of-range Python ints silently: refuse them as TF1 does.
+        raise TypeError(f"Type of feed value {value!r} with type {type(value)} is not "
+                        f"compatible with Tensor '{name}' of type {out.dtype.name}. Try "
+                        "explicitly setting the type of the feed tensor to a larger type "
+                        "(e.g. int64).")
+    return out
+
+
+def _as_feed_dict(feed_dict: Any) -> dict:
+    """A ``feed_dict`` given as another mapping, as a dict; anything else is refused."""
+    if not isinstance(feed_dict, Mapping):
+        if isinstance(feed_dict, (list, tuple)) and not feed_dict:
+            return {}   # TF1 treats an empty feed_dict of any kind as none
+        raise TypeError(f"feed_dict must be a dictionary (or another Mapping) of tensors "
+                        f"to values, not a {type(feed_dict).__name__}")
+    return dict(feed_dict)
 
 
 def _host_value(value: Any) -> Any:
