@@ -411,12 +411,38 @@ def read_index(prefix: str) -> dict[str, Any]:
 
 
 def entry_of(prefix: str, index: dict[str, Any], name: str) -> dict[str, Any]:
-    """The index entry of ``name`` (``NotFoundError`` when the checkpoint lacks it)."""
+    """The index entry of ``name`` (of an index ``read_index`` checked), after checking
+    that its bytes lie inside its shard file: a restore compares the entry with its
+    variable next, and a damaged checkpoint is damaged before it is a mismatch.
+
+    Raises:
+        errors.NotFoundError: the checkpoint lacks ``name``.
+        errors.DataLossError: its shard file is missing or too short.
+    """
     entry = index["entries"].get(name)
     if entry is None:
         raise errors.NotFoundError(None, None, f"Key {name} not found in checkpoint "
                                    f"'{prefix}'")
+    path = shard_path(prefix, entry["shard"], index["num_shards"])
+    try:
+        size = os.stat(path).st_size
+    except FileNotFoundError:
+        raise _missing(path, name) from None
+    except OSError as exc:
+        raise io_error(exc, path, f"Cannot read checkpoint shard (for {name})") from None
+    _check_extent(path, name, entry, size)
     return entry
+
+
+def _missing(path: str, name: str) -> errors.DataLossError:
+    return _corrupt(f"Checkpoint shard {path} is missing (needed for {name})")
+
+
+def _check_extent(path: str, name: str, entry: dict[str, Any], size: int) -> None:
+    if entry["offset"] + entry["nbytes"] > size:
+        raise _corrupt(f"Checkpoint shard {path} is truncated: {name} needs "
+                       f"{entry['nbytes']} bytes at offset {entry['offset']}, the file "
+                       f"has {size}")
 
 
 def entry_dtype(entry: dict[str, Any]) -> np.dtype:
@@ -431,8 +457,7 @@ def _open(path: str, name: str, files: dict[str, Any]) -> tuple[Any, int]:
         try:
             f = open(path, "rb")  # noqa: SIM115 - closed by the caller
         except FileNotFoundError:
-            raise _corrupt(f"Checkpoint shard {path} is missing (needed for "
-                           f"{name})") from None
+            raise _missing(path, name) from None
         except OSError as exc:
             raise io_error(exc, path, f"Cannot read checkpoint shard (for {name})") \
                 from None
@@ -470,9 +495,7 @@ def _read_one(prefix: str, index: dict[str, Any], name: str, files: dict[str, An
     path = shard_path(prefix, entry["shard"], index["num_shards"])
     f, size = _open(path, name, files)
     offset, nbytes = entry["offset"], entry["nbytes"]
-    if offset + nbytes > size:
-        raise _corrupt(f"Checkpoint shard {path} is truncated: {name} needs {nbytes} "
-                       f"bytes at offset {offset}, the file has {size}")
+    _check_extent(path, name, entry, size)  # again: the file may have changed since
     strings = entry["dtype"] == STRING
     out = np.empty(nbytes, np.uint8) if strings else \
         np.empty(tuple(entry["shape"]), np.dtype(entry["dtype"]))
