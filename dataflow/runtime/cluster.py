@@ -68,10 +68,14 @@ class ClusterView:
         self._by_name: dict[str, str] = {}  # replaced whole, so reads need no lock
         self._listeners: list[Callable[[WorkerInfo], None]] = []
         self.plugin_name = f"{PLUGIN_PREFIX}{client.id}"
-        with comm_failures_as_unavailable("registering dataflow on the Dask workers"):
-            self._update(client.scheduler_info(n_workers=-1)["workers"])
-            _register_plugin(client, self.plugin_name, len(self._workers))
-            self.refresh()
+        try:
+            with comm_failures_as_unavailable("registering dataflow on the Dask workers"):
+                self._update(client.scheduler_info(n_workers=-1)["workers"])
+                _register_plugin(client, self.plugin_name, len(self._workers))
+                self.refresh()
+        except BaseException:
+            self._unregister()  # the scheduler may hold it though a worker failed
+            raise
         previous = getattr(client, "_event_handlers", {}).get("all")
         self._previous_handler = previous
         client.subscribe_topic("all", self._on_event)
@@ -79,11 +83,15 @@ class ClusterView:
     def close(self) -> None:
         """Stops following the cluster's events and takes this client's worker plugin
         back, so the cluster is left as it was found (see ``worker_plugin``)."""
-        if self.client.status != "running":
-            return
-        with contextlib.suppress(Exception):  # best effort: the scheduler may be gone
-            self.client.unsubscribe_topic("all")
-            self.client.unregister_worker_plugin(self.plugin_name)
+        if self.client.status == "running":
+            with contextlib.suppress(Exception):  # best effort: the scheduler may be gone
+                self.client.unsubscribe_topic("all")
+        self._unregister()
+
+    def _unregister(self) -> None:
+        if self.client.status == "running":
+            with contextlib.suppress(Exception):  # best effort, as above
+                self.client.unregister_worker_plugin(self.plugin_name)
 
     # --- the live workers -------------------------------------------------------------
     def _update(self, workers: Mapping[str, Mapping]) -> None:
