@@ -162,6 +162,8 @@ from .ops.math import (
     to_int32 as to_int32,
     to_int64 as to_int64,
     truediv as truediv,
+    truncatediv as truncatediv,
+    truncatemod as truncatemod,
     where as where,
     where_v2 as where_v2,
 )

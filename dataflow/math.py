@@ -66,4 +66,6 @@ from .ops.math import (
     tan as tan,
     tanh as tanh,
     truediv as truediv,
+    truncatediv as truncatediv,
+    truncatemod as truncatemod,
 )

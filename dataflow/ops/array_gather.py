@@ -25,7 +25,9 @@ import builtins
 from collections.abc import Sequence
 from typing import Any
 
-from ..framework import dtypes, registry
+import numpy as np
+
+from ..framework import dtypes, errors, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
 from ..framework.tensor_shape import TensorShape
 from .array_shape import (
@@ -40,6 +42,15 @@ from .array_shape import (
 from .array_transpose import transpose
 from .build import apply_op
 from .constant import constant
+
+
+def _index_tensor(value: Any) -> Tensor:
+    """Indices as an integer tensor; floating-point values stay floating point, so that
+    the op's rule refuses them with TF1's ``TypeError`` (never rounded into indices)."""
+    if not isinstance(value, Tensor) and not hasattr(value, "_as_graph_element") and \
+            np.asarray(value).dtype.kind in "fc":
+        return convert_to_tensor(value)
+    return _int_tensor(value)
 
 
 # --- GatherV2 / UnsortedSegmentSum, GatherNd / ScatterNd -------------------------------
@@ -121,8 +132,9 @@ def gather(params: Any, indices: Any, validate_indices: Any = None,
     ``unsorted_segment_sum``), never ``IndexedSlices``.
     """
     params = convert_to_tensor(params)
-    indices = _int_tensor(indices)
-    axis_t = _int_tensor(0 if axis is None else axis, dtype=indices.dtype)
+    indices = _index_tensor(indices)
+    axis_t = _int_tensor(0 if axis is None else axis,
+                         dtype=indices.dtype if indices.dtype.is_integer else dtypes.int32)
     return apply_op("GatherV2", [params, indices, axis_t], {"batch_dims": int(batch_dims)},
                     name=name)
 
@@ -176,9 +188,10 @@ def unsorted_segment_sum(data: Any, segment_ids: Any, num_segments: Any,
     ``segment_ids`` has the shape of a prefix of ``data``'s; ids below zero are dropped,
     ids at or above ``num_segments`` are an error when the step runs.
     """
-    ids = _int_tensor(segment_ids)
+    ids = _index_tensor(segment_ids)
     return apply_op("UnsortedSegmentSum",
-                    [convert_to_tensor(data), ids, _int_tensor(num_segments, ids.dtype)],
+                    [convert_to_tensor(data), ids, _int_tensor(
+                        num_segments, ids.dtype if ids.dtype.is_integer else dtypes.int32)],
                     name=name)
 
 
@@ -230,7 +243,7 @@ def gather_nd(params: Any, indices: Any, name: str | None = None,
     indexes the leading dimensions of ``params``."""
     if batch_dims != 0:
         raise ValueError("gather_nd supports batch_dims=0 only")
-    return apply_op("GatherNd", [convert_to_tensor(params), _int_tensor(indices)], name=name)
+    return apply_op("GatherNd", [convert_to_tensor(params), _index_tensor(indices)], name=name)
 
 
 def _infer_scatter_nd(op: Operation) -> list:
@@ -272,9 +285,10 @@ registry.register(registry.OpDef("ScatterNd", _infer_scatter_nd, _scatter_nd_ker
 
 def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) -> Tensor:
     """A zero tensor of ``shape`` with ``updates`` added at ``indices`` (duplicates sum)."""
-    indices = _int_tensor(indices)
+    indices = _index_tensor(indices)
+    index_dtype = indices.dtype if indices.dtype.is_integer else dtypes.int32
     return apply_op("ScatterNd",
-                    [indices, convert_to_tensor(updates), _int_tensor(shape, indices.dtype)],
+                    [indices, convert_to_tensor(updates), _int_tensor(shape, index_dtype)],
                     name=name)
 
 
@@ -309,7 +323,11 @@ def _one_hot_kernel(ctx: Any, attrs: dict) -> Any:
     xp, axis = ctx.xp, attrs["axis"]
 
     def one_hot_op(indices: Any, depth: Any, on: Any, off: Any) -> Any:
-        hot = xp.expand_dims(indices, -1) == xp.arange(depth.item(), dtype=indices.dtype)
+        size = depth.item()
+        if size < 0:
+            raise errors.InvalidArgumentError(None, None, f"one_hot: depth must be "
+                                              f"non-negative, got {size}")
+        hot = xp.expand_dims(indices, -1) == xp.arange(size, dtype=indices.dtype)
         out = xp.where(hot, on, off)
         return out if axis in (-1, indices.ndim) else xp.moveaxis(out, -1, axis)
 
@@ -351,5 +369,5 @@ def one_hot(indices: Any, depth: Any, on_value: Any = None, off_value: Any = Non
                                     f"{d.name} of {what}")
         on = convert_to_tensor(1 if on_value is None else on_value, dtype=want)
         off = convert_to_tensor(0 if off_value is None else off_value, dtype=want)
-        return apply_op("OneHot", [_int_tensor(indices), _int_tensor(depth), on, off],
+        return apply_op("OneHot", [_index_tensor(indices), _int_tensor(depth), on, off],
                         {"axis": -1 if axis is None else int(axis)}, name=scope)

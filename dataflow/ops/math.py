@@ -73,6 +73,8 @@ from .math_arith import squared_difference as squared_difference
 from .math_arith import subtract as subtract
 from .math_arith import tan as tan
 from .math_arith import tanh as tanh
+from .math_arith import truncatediv as truncatediv
+from .math_arith import truncatemod as truncatemod
 from .math_compare import cast as cast
 from .math_compare import equal as equal
 from .math_compare import greater as greater

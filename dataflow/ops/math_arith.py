@@ -7,8 +7,9 @@ side. In file order:
 
 * ``AddN``, the sum of a list of tensors of one shape (the gradient pass sums fan-out
   with it);
-* binary arithmetic (``AddV2 Sub Mul RealDiv DivNoNan FloorDiv FloorMod Pow Maximum
-  Minimum SquaredDifference``);
+* binary arithmetic (``AddV2 Sub Mul RealDiv DivNoNan FloorDiv FloorMod TruncateDiv
+  TruncateMod Pow Maximum Minimum SquaredDifference``); the integer divisions fail on a
+  zero divisor as TF1's do (numpy would give 0);
 * unary math (``Neg Abs Sign Square Sqrt Rsqrt Exp Expm1 Log Log1p Sin Cos Tan Tanh
   Sigmoid Erf Floor Ceil Round Reciprocal``); ``Sigmoid`` and ``Erf`` use
   ``scipy.special`` when it is installed.
@@ -32,7 +33,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..framework import registry
+from ..framework import errors, registry
 from ..framework.graph import Operation, Tensor
 from .array import ones_like, zeros_like
 from .build import apply_op
@@ -187,6 +188,50 @@ def _squared_difference_kernel(ctx: Any, attrs: dict) -> Any:
     return lambda x, y: xp.square(xp.subtract(x, y))
 
 
+def _refuse_integer_zero(xp: Any, y: Any) -> None:
+    """TF1 fails an integer division by zero, where numpy gives 0 (with a warning that
+    steps silence); floating-point division keeps its IEEE inf and nan."""
+    if y.dtype.kind in "iu" and not xp.all(y):
+        raise errors.InvalidArgumentError(None, None, "Integer division by zero")
+
+
+def _dividing(ufunc_name: str) -> Callable[[Any, dict], Any]:
+    """Kernel factory: the namespace's ufunc, refusing an integer division by zero."""
+
+    def factory(ctx: Any, attrs: dict) -> Any:
+        xp = ctx.xp
+        fn = getattr(xp, ufunc_name)
+
+        def divide(x: Any, y: Any) -> Any:
+            _refuse_integer_zero(xp, y)
+            return fn(x, y)
+
+        return divide
+
+    factory.__name__ = f"_{ufunc_name}_kernel"
+    return factory
+
+
+def _truncate_div_kernel(ctx: Any, attrs: dict) -> Any:
+    xp = ctx.xp
+
+    def truncate_div(x: Any, y: Any) -> Any:
+        _refuse_integer_zero(xp, y)
+        if x.dtype.kind not in "iu":
+            return xp.trunc(xp.true_divide(x, y))
+        # Exact for integers: floor, plus one where the quotient is negative and inexact.
+        q = xp.floor_divide(x, y)
+        return xp.where((xp.remainder(x, y) != 0) & ((x < 0) != (y < 0)), q + 1, q)
+
+    return truncate_div
+
+
+def _truncate_mod_grad(op: Operation, grad: Tensor) -> list:
+    # x tmod y = x - trunc(x / y) * y, with trunc(x / y) piecewise constant.
+    x, y = op.inputs
+    return [grad, multiply(grad, negative(truncatediv(x, y)))]
+
+
 def _div_no_nan_kernel(ctx: Any, attrs: dict) -> Any:
     xp = ctx.xp
 
@@ -204,8 +249,10 @@ _BINARY = [
     ("Mul", _operator(operator.mul), _mul_grad, _NUMERIC, True),
     ("RealDiv", _ufunc("true_divide"), _real_div_grad, _FLOAT, False),
     ("DivNoNan", _div_no_nan_kernel, _div_no_nan_grad, _FLOAT, False),
-    ("FloorDiv", _ufunc("floor_divide"), registry.NOT_DIFFERENTIABLE, _NUMERIC, True),
-    ("FloorMod", _ufunc("mod"), _floor_mod_grad, _NUMERIC, True),
+    ("FloorDiv", _dividing("floor_divide"), registry.NOT_DIFFERENTIABLE, _NUMERIC, True),
+    ("FloorMod", _dividing("mod"), _floor_mod_grad, _NUMERIC, True),
+    ("TruncateDiv", _truncate_div_kernel, registry.NOT_DIFFERENTIABLE, _NUMERIC, True),
+    ("TruncateMod", _dividing("fmod"), _truncate_mod_grad, _NUMERIC, True),
     ("Pow", _ufunc("power"), _pow_grad, _NUMERIC, False),
     ("Maximum", _ufunc("maximum"), _maximum_grad, _NUMERIC, True),
     ("Minimum", _ufunc("minimum"), _minimum_grad, _NUMERIC, True),
@@ -254,16 +301,42 @@ def div_no_nan(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 
 def floordiv(x: Any, y: Any, name: str | None = None) -> Tensor:
-    """Returns ``floor(x / y)`` elementwise (Python's ``//`` semantics)."""
+    """Returns ``floor(x / y)`` elementwise (Python's ``//`` semantics).
+
+    Raises (at run time):
+        errors.InvalidArgumentError: an integer ``y`` holds a zero.
+    """
     return apply_op("FloorDiv", [x, y], name=name or "floordiv")
 
 
 def floormod(x: Any, y: Any, name: str | None = None) -> Tensor:
-    """Returns ``x - floor(x / y) * y`` (Python's ``%``: the sign of ``y``)."""
+    """Returns ``x - floor(x / y) * y`` (Python's ``%``: the sign of ``y``).
+
+    Raises (at run time):
+        errors.InvalidArgumentError: an integer ``y`` holds a zero.
+    """
     return apply_op("FloorMod", [x, y], name=name)
 
 
 mod = floormod
+
+
+def truncatediv(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Returns ``x / y`` rounded toward zero (C's integer division).
+
+    Raises (at run time):
+        errors.InvalidArgumentError: an integer ``y`` holds a zero.
+    """
+    return apply_op("TruncateDiv", [x, y], name=name)
+
+
+def truncatemod(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Returns ``x - truncatediv(x, y) * y`` (C's ``%`` and ``fmod``: the sign of ``x``).
+
+    Raises (at run time):
+        errors.InvalidArgumentError: an integer ``y`` holds a zero.
+    """
+    return apply_op("TruncateMod", [x, y], name=name)
 
 
 def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF1 name

@@ -29,7 +29,7 @@ import builtins
 from collections.abc import Callable
 from typing import Any
 
-from ..framework import dtypes, registry
+from ..framework import dtypes, errors, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor
 from ..framework.tensor_shape import TensorShape
 from .array import zeros_like
@@ -283,6 +283,10 @@ def _infer_cast(op: Operation) -> list:
 def _cast_kernel(ctx: Any, attrs: dict) -> Any:
     xp = ctx.xp
     src, dst = attrs.get("SrcT"), attrs["DstT"]
+    if src is not None and (src == dtypes.string) != (dst == dtypes.string):
+        # TF1 has no such kernel (parsing numbers is ``tf.strings.to_number``'s job).
+        raise errors.UnimplementedError(None, None, f"Cast {src.name} to {dst.name} is "
+                                        "not supported")
     np_dst = dst.as_numpy_dtype
     if dst.is_complex or (src is not None and not src.is_complex):
         return lambda x: x.astype(np_dst)

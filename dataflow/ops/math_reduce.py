@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..framework import dtypes, registry
+from ..framework import dtypes, errors, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor
 from ..framework.tensor_shape import TensorShape
 from ..framework.tensor_util import constant_shape, constant_value
@@ -120,10 +120,25 @@ def _reduction_rule(check: Callable[[dtypes.DType], bool], what: str) -> Callabl
     return rule
 
 
+def _in_range(axis: Any, ndim: int) -> Any:
+    """``axis`` (a tuple of ints, or ``None``), after refusing a dimension out of range
+    as TF1 does at run time (an input of unknown rank cannot be checked when built)."""
+    if axis and (builtins.min(axis) < -ndim or builtins.max(axis) >= ndim):
+        bad = next(a for a in axis if not -ndim <= a < ndim)
+        raise errors.InvalidArgumentError(
+            None, None, f"Invalid reduction dimension {bad} for input with {ndim} "
+            f"dimensions: axis must be in the range [{-ndim}, {ndim})")
+    return axis
+
+
 def _whole(axis: Any, ndim: int) -> Any:
     """``None`` when ``axis`` names every dimension (a whole-array reduction, numpy's
-    fastest path: ``reduce_sum(x)`` passes all axes explicitly), else ``axis``."""
-    if axis is None or len(axis) != ndim:
+    fastest path: ``reduce_sum(x)`` passes all axes explicitly), else ``axis``. An axis
+    out of range is refused (``_in_range``), never wrapped around."""
+    if axis is None:
+        return None
+    _in_range(axis, ndim)
+    if len(axis) != ndim:
         return axis
     return None if len({a % ndim for a in axis}) == ndim else axis
 
@@ -158,8 +173,9 @@ def _reduction_kernel(fn_name: str, pass_dtype: bool = False) -> Callable:
                 x, axis=_whole(read(axes), x.ndim), keepdims=keep,
                 dtype=x.dtype if cast else None)
         if pass_dtype:
-            return lambda x, axes=None: fn(x, axis=read(axes), keepdims=keep, dtype=x.dtype)
-        return lambda x, axes=None: fn(x, axis=read(axes), keepdims=keep)
+            return lambda x, axes=None: fn(x, axis=_in_range(read(axes), x.ndim),
+                                           keepdims=keep, dtype=x.dtype)
+        return lambda x, axes=None: fn(x, axis=_in_range(read(axes), x.ndim), keepdims=keep)
 
     factory.__name__ = f"_{fn_name}_kernel"
     return factory

@@ -60,6 +60,9 @@ def _py_func_kernel(ctx: Any, attrs: dict) -> Any:
     func, op_name = attrs["func"], ctx.op_name
     out_dtypes = [t.as_numpy_dtype for t in attrs["Tout"]]
     as_list = attrs["as_list"]
+    # ``py_func``'s results must have the declared dtypes, as in TF1; the wrappers
+    # built here (``autograd_op``, numpy gradients) cast theirs to dtypes they chose.
+    cast = attrs.get("cast", False)
     xp = ctx.xp
     on_host = xp is np
     n = len(out_dtypes)
@@ -90,11 +93,18 @@ def _py_func_kernel(ctx: Any, attrs: dict) -> Any:
         else:
             result = (result,)
         try:
-            outs = [np.asarray(r, dtype=dt) for r, dt in zip(result, out_dtypes, strict=True)]
+            outs = [np.asarray(r, dtype=dt if cast or np.dtype(dt).kind in "OSU" else None)
+                    for r, dt in zip(result, out_dtypes, strict=True)]
         except (TypeError, ValueError) as exc:
             raise errors.InvalidArgumentError(
                 None, op_name, f"py_func '{op_name}' returned a value not convertible to "
                 f"Tout: {exc}") from None
+        for i, (o, dt) in enumerate(zip(outs, out_dtypes)):
+            if o.dtype != dt:
+                raise errors.InvalidArgumentError(
+                    None, op_name, f"{i}-th value returned by py_func '{op_name}' is "
+                    f"{o.dtype}, but expects {np.dtype(dt)} (Tout); convert it with "
+                    f"astype, e.g. np.asarray(value, np.{np.dtype(dt)})")
         if not on_host:
             outs = [xp.asarray(o) for o in outs]
         return outs[0] if n == 1 else tuple(outs)
@@ -141,8 +151,8 @@ def _numpy_gradient(grad: Callable) -> Callable:
             pairs = zip(args, result, strict=False)  # args also hold the output grads
             return [np.zeros_like(x) if r is None else r for x, r in pairs]
 
-        outs = py_func(run, inputs + gs, [t.dtype for t in inputs], stateful=False,
-                       name=f"{op.name.rsplit('/', 1)[-1]}_grad")
+        outs = _py_func(run, inputs + gs, [t.dtype for t in inputs], stateful=False,
+                        name=f"{op.name.rsplit('/', 1)[-1]}_grad", cast=True)
         for o, t in zip(outs, inputs, strict=True):
             o.set_shape(t.shape)
         return [o if t.dtype.is_floating or t.dtype.is_complex else None
@@ -171,8 +181,18 @@ def py_func(func: Callable, inp: Any, Tout: Any, stateful: bool = True,  # noqa:
         has no outputs). Static shapes are unknown.
 
     Raises (at run time):
-        errors.InvalidArgumentError: ``func`` raised (the message names the op).
+        errors.InvalidArgumentError: ``func`` raised, or returned a value whose dtype is
+            not its ``Tout`` (a Python float is float64: TF1 refuses it for float32);
+            the message names the op.
     """
+    return _py_func(func, inp, Tout, stateful, name, grad)
+
+
+def _py_func(func: Callable, inp: Any, Tout: Any, stateful: bool = True,  # noqa: N803
+             name: str | None = None, grad: Callable | None = None,
+             cast: bool = False) -> Any:
+    """``py_func``; ``cast=True`` converts the results to ``Tout`` instead of refusing
+    other dtypes (for the wrappers of this module, whose ``Tout`` is their own choice)."""
     if not callable(func):
         raise TypeError(f"py_func needs a callable, got {func!r}")
     as_list = isinstance(Tout, (list, tuple))
@@ -180,6 +200,8 @@ def py_func(func: Callable, inp: Any, Tout: Any, stateful: bool = True,  # noqa:
     inputs = list(inp) if isinstance(inp, (list, tuple)) else [inp]
     tensors = [convert_to_tensor(x) for x in inputs]
     attrs: dict[str, Any] = {"func": func, "Tout": touts, "as_list": as_list}
+    if cast:
+        attrs["cast"] = True
     if grad is not None:
         if not callable(grad):
             raise TypeError(f"py_func's grad must be callable, got {grad!r}")
@@ -248,8 +270,8 @@ def _autograd_gradient(func: Callable, multi: bool) -> Callable:
 
 def _autograd_call(func: Callable, inputs: Sequence[Any], Tout: Any, multi: bool,  # noqa: N803
                    name: str | None) -> Any:
-    return py_func(func, list(inputs), Tout, stateful=False, name=name,
-                   grad=_autograd_gradient(func, multi))
+    return _py_func(func, list(inputs), Tout, stateful=False, name=name,
+                    grad=_autograd_gradient(func, multi), cast=True)
 
 
 def _op_name(func: Callable) -> str:

@@ -267,6 +267,28 @@ def test_gather_on_variable_gives_dense_gradient(sess):
     np.testing.assert_array_equal(sess.run(g), [[0, 0], [2, 2], [0, 0], [1, 1]])
 
 
+def test_float_indices_are_refused_not_rounded() -> None:
+    # TF1: a TypeError naming the argument, for integral floats too ([1.0] was taken as 1).
+    for build in (lambda: tf.gather(tf.zeros([3]), [1.0]),
+                  lambda: tf.gather_nd(tf.zeros([3]), [[1.0]]),
+                  lambda: tf.one_hot([1.0], 3),
+                  lambda: tf.unsorted_segment_sum(tf.zeros([2]), [0.0, 1.0], 2),
+                  lambda: tf.scatter_nd([[1.0]], [1.0], [3])):
+        with pytest.raises(TypeError, match="indices|segment_ids"):
+            build()
+
+
+def test_one_hot_refuses_a_negative_depth(sess) -> None:
+    with pytest.raises(ValueError, match="depth must be non-negative, got -3"):
+        tf.one_hot([0, 1], -3)
+    depth = tf.placeholder(tf.int32, [])
+    y = tf.one_hot([0, 1], depth, name="hot")
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"(?s)depth must be non-negative, got -1.*node hot "):
+        sess.run(y, {depth: -1})
+    assert sess.run(y, {depth: 2}).tolist() == [[1.0, 0.0], [0.0, 1.0]]
+
+
 def test_unknown_shape_gradients(sess):
     # Gradients built for placeholders of unknown dims use shape() at run time.
     x = tf.placeholder(tf.float64, [None, None])

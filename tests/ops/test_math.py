@@ -106,6 +106,10 @@ BINARY = [
          grad=False, float_only=False),
     Spec("mod", tf.math.floormod, anp.mod, (real(-5, 5), nonzero(0.7, 2.0)),
          float_only=False),
+    Spec("truncatediv", tf.truncatediv, lambda x, y: np.trunc(x / y),
+         (real(-5, 5), nonzero(0.7, 2.0)), grad=False, float_only=False),
+    Spec("truncatemod", tf.truncatemod, lambda x, y: x - anp.trunc(x / y) * y,
+         (real(-5, 5), nonzero(0.7, 2.0)), float_only=False),
     Spec("pow", tf.pow, anp.power, (positive(), real()), float_only=False),
     Spec("maximum", tf.maximum, anp.maximum, (real(), real()), float_only=False),
     Spec("minimum", tf.minimum, anp.minimum, (real(), real()), float_only=False),
@@ -294,6 +298,7 @@ def test_python_numbers_take_the_tensor_dtype() -> None:
 INT_CASES = [
     (tf.add, np.add), (tf.subtract, np.subtract), (tf.multiply, np.multiply),
     (tf.math.floordiv, np.floor_divide), (tf.math.floormod, np.mod),
+    (tf.truncatediv, lambda x, y: np.trunc(x / y).astype(x.dtype)), (tf.truncatemod, np.fmod),
     (tf.maximum, np.maximum), (tf.minimum, np.minimum),
     (tf.math.squared_difference, lambda x, y: (x - y) ** 2),
 ]
@@ -310,6 +315,40 @@ def test_integer_binary_ops(dtype, sess) -> None:
     p = sess.run(tf.pow(tf.constant(x), tf.constant(np.array([2], dtype))))
     np.testing.assert_array_equal(p, x ** 2)
     assert p.dtype == dtype
+
+
+@pytest.mark.parametrize("dtype", [tf.int32, tf.int64, tf.uint8])
+@pytest.mark.parametrize("build", [tf.floordiv, tf.floormod, tf.truncatediv, tf.truncatemod,
+                                   lambda x, y: x // y, lambda x, y: x % y],
+                         ids=["floordiv", "floormod", "truncatediv", "truncatemod", "//", "%"])
+def test_integer_division_by_zero_fails_as_in_tf1(sess, dtype, build) -> None:
+    x = tf.placeholder(dtype, [3], name="x")
+    y = tf.placeholder(dtype, [3], name="y")
+    z = build(x, y)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=rf"(?s)Integer division by zero.*node {z.op.name} "):
+        sess.run(z, {x: [7, 6, 5], y: [2, 0, 1]})
+    assert sess.run(z, {x: [7, 6, 5], y: [2, 3, 1]}).dtype == dtype.as_numpy_dtype
+    folded = build(tf.constant([3, 4], dtype), tf.constant(0, dtype))   # constant inputs
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Integer division by zero"):
+        sess.run(folded)
+
+
+def test_float_division_by_zero_keeps_ieee_values(sess) -> None:
+    x = tf.constant([1.0, -1.0, 0.0])
+    out = sess.run([tf.floordiv(x, 0.0), tf.floormod(x, 0.0), tf.truncatediv(x, 0.0)])
+    assert np.isinf(out[0][:2]).all() and np.isnan(out[0][2])
+    assert np.isnan(out[1]).all()
+    assert np.isinf(out[2][:2]).all()
+
+
+def test_truncate_semantics_match_c(sess) -> None:
+    pairs = [(7, 2), (-7, 2), (7, -2), (-7, -2), (6, 3), (-6, 4)]
+    xs = tf.constant([a for a, _ in pairs])
+    ys = tf.constant([b for _, b in pairs])
+    q, r = sess.run([tf.truncatediv(xs, ys), tf.truncatemod(xs, ys)])
+    assert list(q) == [int(a / b) for a, b in pairs]
+    assert list(r) == [a - int(a / b) * b for a, b in pairs]
 
 
 def test_floor_semantics_match_python(sess) -> None:
@@ -528,6 +567,16 @@ def test_cast_values(sess) -> None:
     c = tf.cast(f, "float64", name="wide")
     assert c.op.name == "wide" and c.op.type == "Cast"
     assert c.op.get_attr("DstT") == tf.float64
+
+
+def test_cast_between_strings_and_numbers_is_unimplemented(sess) -> None:
+    # As in TF1 (tf.strings.to_number parses): UnimplementedError when the step runs.
+    y = tf.cast(tf.constant(["1"]), tf.float32, name="parse")
+    with pytest.raises(tf.errors.UnimplementedError,
+                       match="(?s)Cast string to float32 is not supported.*'parse'"):
+        sess.run(y)
+    with pytest.raises(tf.errors.UnimplementedError, match="Cast int32 to string"):
+        sess.run(tf.cast(tf.constant([1]), tf.string))
 
 
 def test_cast_gradient() -> None:

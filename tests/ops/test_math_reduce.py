@@ -271,6 +271,31 @@ def test_reduction_argument_errors() -> None:
         tf.reduce_sum(x, tf.constant([[0]]))
 
 
+@pytest.mark.parametrize("name", ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min",
+                                  "reduce_prod", "reduce_logsumexp", "reduce_std"])
+@pytest.mark.parametrize(("shape", "axis"), [((3,), 1), ((2, 3), 2), ((2, 3), [0, -3])])
+def test_an_axis_out_of_range_fails_at_run_time_when_the_rank_is_unknown(
+        sess, name: str, shape: tuple, axis: object) -> None:
+    # Never wrapped around (a 1-D input summed over axis 1 used to give the total).
+    x = tf.placeholder(tf.float32, None)
+    y = getattr(tf.math, name)(x, axis=axis)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"(?s)Invalid reduction dimension -?\d for input with "
+                             rf"{len(shape)} dimensions.*\[\[node "):
+        sess.run(y, {x: np.ones(shape, np.float32)})
+    assert sess.run(tf.reduce_sum(x, axis=-1), {x: np.ones(shape, np.float32)}).shape == \
+        shape[:-1]
+
+
+def test_boolean_and_fused_reductions_refuse_an_axis_out_of_range(sess) -> None:
+    b = tf.placeholder(tf.bool, None)
+    x = tf.placeholder(tf.float32, None)
+    for y, feed in ((tf.reduce_all(b, 1), {b: [True]}), (tf.reduce_any(b, 1), {b: [True]}),
+                    (tf.reduce_sum(tf.square(x), 1), {x: [1.0, 2.0]})):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Invalid reduction"):
+            sess.run(y, feed)
+
+
 def test_reduce_names_and_types() -> None:
     x = tf.placeholder(tf.float32, [2, 3])
     s = tf.reduce_sum(x, 1)

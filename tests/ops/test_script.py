@@ -18,7 +18,8 @@ def test_py_func_single_and_list_outputs(sess):
     x = tf.placeholder(tf.float32, [3])
     y = tf.py_func(lambda a: a * 2, [x], tf.float32)
     assert isinstance(y, tf.Tensor) and y.dtype == tf.float32 and y.shape.rank is None
-    a, b = tf.py_func(lambda a: (a.sum(), a.astype(np.int64)), [x], [tf.float64, tf.int32])
+    a, b = tf.py_func(lambda a: (a.sum(dtype=np.float64), a.astype(np.int32)), [x],
+                      [tf.float64, tf.int32])
     assert a.dtype == tf.float64 and b.dtype == tf.int32
     xv = np.array([1.5, 2.0, 3.0], np.float32)
     got = sess.run([y, a, b], {x: xv})
@@ -26,9 +27,29 @@ def test_py_func_single_and_list_outputs(sess):
     assert got[0].dtype == np.float32
     assert got[1] == 6.5 and got[2].dtype == np.int32
     np.testing.assert_array_equal(got[2], [1, 2, 3])
-    # Outputs are cast to Tout; a single tensor input need not be in a list.
-    z = tf.numpy_function(lambda a: a + 0.5, x, tf.float64)
+    # A single tensor input need not be in a list.
+    z = tf.numpy_function(lambda a: (a + 0.5).astype(np.float64), x, tf.float64)
     assert sess.run(z, {x: xv}).dtype == np.float64
+
+
+@pytest.mark.parametrize(("result", "tout", "got"), [
+    (lambda a: a.astype(np.float64), "float32", "float64"),
+    (lambda a: 1.0, "float32", "float64"),   # a Python float is float64, as in TF1
+    (lambda a: 1, "int32", "int64"),
+    (lambda a: a, "float64", "float32"),
+])
+def test_py_func_results_must_have_the_declared_dtype(sess, result, tout, got):
+    # TF1 refuses them (InvalidArgumentError naming both dtypes); nothing is cast.
+    x = tf.constant([1.0, 2.0])
+    y = tf.py_func(result, [x], getattr(tf, tout), name="typed")
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=rf"(?s)0-th value returned by py_func 'typed' is {got}, but "
+                             rf"expects {tout}.*\[\[node typed "):
+        sess.run(y)
+    second = tf.py_func(lambda a: (a, result(a)), [x], [tf.float32, getattr(tf, tout)])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="1-th value"):
+        sess.run(second)
+    assert sess.run(x).tolist() == [1.0, 2.0]
 
 
 def test_py_func_shapes_can_be_set_and_ops_without_outputs_run(sess):
@@ -56,8 +77,10 @@ def test_py_func_errors_name_the_op(sess):
     assert "my_func" in info.value.message
     with pytest.raises(tf.errors.InvalidArgumentError, match="returned 1 value"):
         sess.run(tf.py_func(lambda a: a, [x], [tf.float32, tf.float32]))
-    with pytest.raises(tf.errors.InvalidArgumentError, match="not convertible"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="expects float32"):
         sess.run(tf.py_func(lambda a: "text", [x], tf.float32))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not convertible"):
+        sess.run(tf.py_func(lambda a: [[1.0], [2.0, 3.0]], [x], tf.float32))
 
     def stop(a):
         raise StopIteration
