@@ -16,16 +16,19 @@ strings' bytes back to back: ``[b"ab", b""]`` is ``02 00 .. 00  00 00 .. 00  61 
 as ``bytes``.
 
 **Reading never trusts the files.** ``read_index`` checks every entry before anything
-is read: the format name, a dtype from the list above (never an object, void or
-unknown dtype: object arrays are never made from bytes, and nothing is unpickled),
-integer non-negative shard/offset/nbytes, a shape of non-negative integers whose size
-matches ``nbytes``. A read then checks that ``offset + nbytes`` lies inside the shard
+is read: the format name, a shard count of at most 99999 (what the file names can
+count), a dtype from the list above (never an object, void or unknown dtype: object
+arrays are never made from bytes, and nothing is unpickled), integer non-negative
+shard/offset/nbytes, a shape of non-negative integers whose size matches ``nbytes``.
+``entry_of`` and each read then check that ``offset + nbytes`` lies inside the shard
 file before allocating anything (a crafted shape cannot ask for more memory than the
 file holds), then the size read and the checksum; strings are decoded only after their
-lengths are checked to add up. Any failure is a ``DataLossError`` naming the file (and
-the entry); a missing index is a ``NotFoundError``; no other exception escapes for any
-bytes in the files. ``"dataflow-checkpoint-v1"`` indexes (before the string encoding)
-still load, except their ``|O`` entries, which held memory addresses and are refused.
+lengths are checked to add up, bools only if every byte is 0 or 1. Any failure,
+a missing shard included, is a ``DataLossError`` naming the file (and the entry); a
+missing index is a ``NotFoundError``; no other exception escapes for any bytes in the
+files (``tests/test_checkpoint_fuzz.py``). ``"dataflow-checkpoint-v1"`` indexes (before
+the string encoding) still load, except their ``|O`` entries, which held memory
+addresses and are refused.
 
 **Atomicity.** Every file is written under a temporary name and renamed into place, and
 the index only after all shards, so a checkpoint exists whole or not at all: a process
@@ -93,6 +96,7 @@ _NUMERIC = frozenset(np.dtype(t).newbyteorder("<").str for t in (
     np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128))
 _MAX_NDIM = 64             # numpy's limit
 _MAX_BYTES = 1 << 62       # no shape may describe more (numpy refuses about 2**63)
+_MAX_SHARDS = 99999        # what the 5-digit shard names can count
 _ALIGN = 64
 _ROW = 512                 # 64-bit words per checksum row (4 KiB)
 _PARALLEL = 1 << 20        # arrays from this size are checksummed on a helper thread
@@ -399,7 +403,7 @@ def read_index(prefix: str) -> dict[str, Any]:
         raise _corrupt(f"Checkpoint index {path} is corrupted: {exc}") from None
     if not isinstance(index, dict) or index.get("format") not in _READABLE or \
             not isinstance(index.get("entries"), dict) or \
-            not _is_count(index.get("num_shards")):
+            not _is_count(index.get("num_shards")) or index["num_shards"] > _MAX_SHARDS:
         raise _corrupt(f"Checkpoint index {path} is corrupted: not a dataflow checkpoint "
                        f"index")
     for name, entry in index["entries"].items():

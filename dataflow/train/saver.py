@@ -7,7 +7,8 @@ its own variables and no variable travels through the client. ``save`` runs the 
 ops, then writes the index and the ``checkpoint`` state file, each atomically; see
 ``ops/checkpoint_format.py`` for the file layout. A restore reads entries from whichever
 shards hold them, so a checkpoint written on 2 ps tasks restores on 1, or in an embedded
-session; it changes every variable or, if any shard is damaged, none.
+session; it changes every variable or, if any shard is damaged, none. A save or restore
+first removes the temporaries that saves killed midway left in the directory.
 """
 
 from __future__ import annotations
