@@ -12,7 +12,11 @@ The approach (TF's ``_GradientsHelper``, autograd's backward pass):
    for outputs that got none, and call the op type's registered gradient rule inside a
    ``gradients/<op>_grad`` name scope, colocated with the forward op. The rule returns
    one entry per input (``None`` where nothing flows).
-4. *Bookkeeping done once, here, not in rules*: the rule's output count is checked;
+4. *Stops*: the op producing a tensor of ``stop_gradients`` passes no gradient to its
+   inputs (any of its outputs stopped stops all: TF1's rule), but the stopped tensor
+   itself collects its gradient like any other, so ``gradients(y, [x, s],
+   stop_gradients=[s])`` gives ``s`` its gradient and ``x`` only what bypasses ``s``.
+5. *Bookkeeping done once, here, not in rules*: the rule's output count is checked;
    each input gradient whose static shape differs from (or is not known to equal) its
    input's is reduced with one ``SumToShape`` (undoing broadcasting); gradients for
    integer/bool inputs are dropped; op types registered ``NOT_DIFFERENTIABLE`` pass
@@ -76,7 +80,9 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
         xs: a tensor, variable, or list of them.
         grad_ys: optional upstream gradients, one per ``y`` (default: ones).
         name: name scope of the gradient ops.
-        stop_gradients: tensors treated as constants.
+        stop_gradients: tensors treated as constants: nothing flows through them to
+            what they were computed from, but each still gets its own gradient when it
+            is one of ``xs`` (TF1's semantics).
         unconnected_gradients: ``'none'`` (return ``None`` for an ``x`` that ``ys`` do
             not depend on) or ``'zero'``.
 
@@ -93,10 +99,12 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
     grad_ys_list = _as_list(grad_ys)
     if grad_ys_list and len(grad_ys_list) != len(ys):
         raise ValueError(f"Passed {len(grad_ys_list)} grad_ys for {len(ys)} ys")
-    stops = {convert_to_tensor(t) for t in _as_list(stop_gradients)}
+    # As in TF1, a stopped tensor still gets its own gradient (it may be one of ``xs``);
+    # what stops is the op producing it, which passes nothing to any of its inputs.
+    stop_ops = {convert_to_tensor(t).op for t in _as_list(stop_gradients)}
 
     with graph.name_scope(name):
-        relevant = _relevant_ops(ys, xs_list, stops)
+        relevant = _relevant_ops(ys, xs_list, stop_ops)
         pending: dict[Tensor, list[Tensor]] = {}
         for i, y in enumerate(ys):
             g = grad_ys_list[i] if grad_ys_list and grad_ys_list[i] is not None else None
@@ -117,6 +125,8 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
 
         x_set = set(xs_list)
         for op in sorted(relevant, key=lambda o: o._id, reverse=True):
+            if op in stop_ops:
+                continue
             out_grads = [_aggregate(pending.get(t), t) for t in op.outputs]
             if all(g is None for g in out_grads):
                 continue
@@ -138,7 +148,7 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
                                  f"{len(in_grads)} gradients for {len(op.inputs)} inputs "
                                  f"(op {op.describe()})")
             for t, g in zip(op.inputs, in_grads):
-                if g is None or not _differentiable(t) or t in stops:
+                if g is None or not _differentiable(t):
                     continue
                 if t.op not in relevant and t not in x_set:
                     continue
@@ -189,10 +199,12 @@ def _match_shape(graph: Any, op: Operation, t: Tensor, g: Tensor) -> Tensor:
     return array.sum_like(g, root)
 
 
-def _relevant_ops(ys: list[Tensor], xs: list[Tensor], stops: set[Tensor]) -> set[Operation]:
-    """Ops on some path x -> y (through data edges, not through stopped tensors)."""
-    backward = reachable([y.op for y in ys if y not in stops],
-                         lambda op: [t.op for t in op.inputs if t not in stops])
+def _relevant_ops(ys: list[Tensor], xs: list[Tensor],
+                  stop_ops: set[Operation]) -> set[Operation]:
+    """Ops on some path x -> y (through data edges, not through the inputs of the ops
+    producing stopped tensors)."""
+    backward = reachable([y.op for y in ys],
+                         lambda op: [] if op in stop_ops else [t.op for t in op.inputs])
     forward_tensors: set[Tensor] = set(xs)
     relevant: set[Operation] = set()
     for op in sorted(backward, key=lambda o: o._id):

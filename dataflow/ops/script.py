@@ -9,9 +9,10 @@ in it fails the step with ``InvalidArgumentError`` naming the op (``StopIteratio
 becomes ``OutOfRangeError``, as in TF). Output shapes are unknown statically unless the
 caller sets them (``Tensor.set_shape``).
 
-Gradients: ``grad=`` gives a ``py_func`` one. It is either a graph gradient function
-``grad(op, *output_grads) -> [input_grad or None, ...]`` built from ops (recognized by
-its first parameter being named ``op``), or a numpy function
+Gradients: without ``grad=`` a ``py_func`` is not differentiable (``gradients`` gives
+``None`` through it, as TF1's). ``grad=`` gives it one: either a graph gradient
+function ``grad(op, *output_grads) -> [input_grad or None, ...]`` built from ops
+(recognized by its first parameter being named ``op``), or a numpy function
 ``grad(*inputs, *output_grads) -> one array per input`` that runs as another
 ``py_func``. The callable is kept, for as long as the graph lives, in a table keyed by
 a token stored in the attrs (a gradient is only needed while building, never inside a
@@ -115,8 +116,9 @@ def _py_func_kernel(ctx: Any, attrs: dict) -> Any:
 def _py_func_grad(op: Operation, *grads: Tensor) -> list:
     fn = _GRADS.get(_root(op.graph), {}).get(op.attrs.get("grad_token") or 0)
     if fn is None:
-        raise LookupError(f"No gradient defined for operation {op.describe()} (op type: "
-                          f"{op.type}); pass grad= to py_func, or use autograd_op.")
+        # TF1 registers PyFunc as not differentiable: nothing flows (give it grad=, or
+        # use autograd_op, for a gradient).
+        return [None] * len(op.inputs)
     return list(fn(op, *grads))
 
 
