@@ -2,12 +2,14 @@
 
 A ``PyFunc`` op (``PyFuncStateless`` when ``stateful=False``) holds the Python callable
 in its attrs; its kernel hands it the input arrays as numpy arrays (copied to the host
-from a GPU), casts what it returns to ``Tout`` and, on a GPU, copies the results back.
-The callable travels inside compiled plans, so it must pickle with ``cloudpickle``
-(lambdas and closures do) when the Dask runtime ships plans to workers. An exception
-in it fails the step with ``InvalidArgumentError`` naming the op (``StopIteration``
-becomes ``OutOfRangeError``, as in TF). Output shapes are unknown statically unless the
-caller sets them (``Tensor.set_shape``).
+from a GPU), checks that what it returns has the dtypes of ``Tout`` and, on a GPU,
+copies the results back. The callable travels inside compiled plans, so it must pickle
+with ``cloudpickle`` (lambdas and closures do) when the Dask runtime ships plans to
+workers. An exception in it fails the step with ``InvalidArgumentError`` naming the op
+(``StopIteration`` becomes ``OutOfRangeError``, as in TF), and so does a result of
+another dtype (TF1 converts nothing: a Python float is float64, refused for float32);
+the wrappers this module builds itself (``autograd_op``, numpy gradients) cast theirs.
+Output shapes are unknown statically unless the caller sets them (``Tensor.set_shape``).
 
 Gradients: without ``grad=`` a ``py_func`` is not differentiable (``gradients`` gives
 ``None`` through it, as TF1's). ``grad=`` gives it one: either a graph gradient
