@@ -193,7 +193,7 @@ def io_error(exc: OSError, path: str, doing: str) -> errors.OpError:
     return cls(None, None, f"{doing} {path}: {exc.strerror or exc}")
 
 
-def _corrupt(message: str) -> errors.DataLossError:
+def _corrupt(message: str) -> errors.OpError:
     return errors.DataLossError(None, None, message)
 
 
@@ -438,7 +438,7 @@ def entry_of(prefix: str, index: dict[str, Any], name: str) -> dict[str, Any]:
     return entry
 
 
-def _missing(path: str, name: str) -> errors.DataLossError:
+def _missing(path: str, name: str) -> errors.OpError:
     return _corrupt(f"Checkpoint shard {path} is missing (needed for {name})")
 
 
