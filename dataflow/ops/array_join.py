@@ -155,10 +155,13 @@ def concat(values: Sequence[Any], axis: Any, name: str = "concat") -> Tensor:
         name: the op name.
 
     Raises:
-        ValueError: ranks or dimensions differ, or ``axis`` is out of range.
+        ValueError: ``values`` is empty, ranks or dimensions differ, or ``axis`` is out
+            of range.
     """
     if not isinstance(values, (list, builtins.tuple)):
         values = [values]
+    if not values:
+        raise ValueError(f"concat '{name}' needs at least one tensor in 'values', got none")
     values = convert_inputs(list(values))
     axis_t = _int_tensor(axis)
     if len(values) == 1:

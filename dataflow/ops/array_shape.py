@@ -257,6 +257,9 @@ def _filled(shape_value: Any, dtype: Any, fill_value: int, name: str) -> Tensor:
         if isinstance(static, (list, builtins.tuple, int, np.integer, np.ndarray)) and all(
                 isinstance(d, (int, np.integer)) for d in np.reshape(static, [-1])):
             static_dims = [int(d) for d in np.reshape(static, [-1])]
+            if any(d < 0 for d in static_dims):
+                raise ValueError(f"'{name}': Fill dimensions must be >= 0, got shape "
+                                 f"{static_dims}")
             if int(np.prod(static_dims, dtype=np.int64)) < 1000:  # TF1 inlines small constants
                 return constant(np.full(static_dims, fill_value, dtype=np_dtype), dtype=dtype,
                                 name=name)

@@ -53,16 +53,20 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
         dtype: element type; inferred from ``value`` when ``None`` (Python floats give
             float32 and ints int32, as in TF1).
         shape: optional shape; a scalar ``value`` is broadcast to it, a value of the
-            same size is reshaped.
+            same size is reshaped, a smaller one padded with its last element (TF1's
+            graph-mode rule).
+        verify_shape: refuse a ``value`` whose shape is not ``shape`` (``TypeError``).
         name: the op name.
 
     Raises:
         TypeError: ``value`` cannot be represented in ``dtype``.
-        ValueError: ``value`` does not fit ``shape``.
+        ValueError: ``value`` is ``None``, ragged, or has more elements than ``shape``.
     """
     if isinstance(value, Tensor):
         raise TypeError(f"constant() needs a Python or numpy value, got the tensor "
                         f"{value.name}")
+    if value is None:
+        raise ValueError(f"constant '{name}': None values not supported.")
     try:
         array = np.asarray(value)
     except ValueError as exc:
@@ -87,17 +91,21 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
                          ).reshape(array.shape)
     if shape is not None:
         shape = as_shape(shape).as_list()
+        size = int(np.prod(shape, dtype=np.int64))
+        if verify_shape and array.shape != tuple(shape):
+            raise TypeError(f"Expected Tensor's shape: {tuple(shape)}, got {array.shape}.")
         if array.size == 1 and array.shape != tuple(shape):
             array = np.full(shape, array.reshape(()), dtype=array.dtype)
-        elif array.size == int(np.prod(shape, dtype=np.int64)):
-            if verify_shape and array.shape != tuple(shape):
-                raise TypeError(f"Expected Tensor's shape: {tuple(shape)}, got "
-                                f"{array.shape}.")
+        elif array.size == size:
             array = array.reshape(shape)
+        elif array.size > size or array.size == 0:
+            raise ValueError(f"Too many elements provided. Takes at most {size}, but got "
+                             f"{array.size} (constant '{name}' of shape {tuple(shape)}).")
         else:
-            raise TypeError(f"Eager execution of tf.constant with unsupported shape. Tensor "
-                            f"'{name}' of shape {array.shape} cannot become shape "
-                            f"{tuple(shape)}.")
+            # TF1's graph-mode rule: a shorter value is padded with its last element.
+            flat = array.reshape(-1)
+            array = np.concatenate([flat, np.repeat(flat[-1:], size - flat.size)]
+                                   ).reshape(shape)
     array = np.array(array, copy=True)
     array.flags.writeable = False
     return get_default_graph().create_op("Const", [], {"value": array, "dtype": dt},

@@ -384,9 +384,10 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None,
         specific shapes both branches agree on (operations become the ``If`` op).
 
     Raises:
-        TypeError: ``pred`` is a Python bool, a function is not callable, or a branch
-            returns a non-tensor.
-        ValueError: the branches return different structures or dtypes.
+        TypeError: ``pred`` is a Python bool, a function is not callable, a branch
+            returns a non-tensor, or the branches return different structures or
+            dtypes.
+        ValueError: ``pred`` is not a scalar.
 
     Example:
         >>> y = tf.cond(x < 0., lambda: -x, lambda: x)  # doctest: +SKIP
@@ -415,17 +416,19 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None,
                 structure, leaves = _branch_outputs(raw, strict, f"'{which}'")
             branches.append((sub, structure, leaves))
         (then_sub, t_struct, t_leaves), (else_sub, e_struct, e_leaves) = branches
+        # TypeError for every mismatch, as tensorflow.compat.v1's cond (TF 1.15 raised
+        # ValueError for some of them).
         if _structure(t_struct) != _structure(e_struct):
-            raise ValueError(
+            raise TypeError(
                 "'true_fn' and 'false_fn' must have the same nested structure of return "
                 f"values: 'true_fn' returned {t_struct!r} and 'false_fn' returned "
                 f"{e_struct!r}.")
         for t, e in zip(t_leaves, e_leaves, strict=True):
             if isinstance(t, Operation) != isinstance(e, Operation):
-                raise ValueError("'true_fn' and 'false_fn' must both return an operation "
-                                 f"or both a tensor at the same place, got {t!r} and {e!r}")
+                raise TypeError("'true_fn' and 'false_fn' must both return an operation "
+                                f"or both a tensor at the same place, got {t!r} and {e!r}")
             if isinstance(t, Tensor) and t.dtype != e.dtype:
-                raise ValueError(
+                raise TypeError(
                     "Outputs of 'true_fn' and 'false_fn' must have the same type(s). "
                     f"Received {t.dtype.name} from 'true_fn' and {e.dtype.name} from "
                     "'false_fn'.")

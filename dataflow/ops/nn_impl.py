@@ -96,6 +96,9 @@ def l2_loss(t: Any, name: str | None = None) -> Tensor:
     """Half the squared L2 norm of ``t``: ``sum(t ** 2) / 2``."""
     with name_scope(name, "L2Loss", [t]) as scope:
         t = convert_to_tensor(t)
+        if not t.dtype.is_floating:
+            raise TypeError(f"l2_loss needs a floating-point 't', got {t.dtype.name} for "
+                            f"'{t.name}'")
         return math_ops.multiply(math_ops.reduce_sum(math_ops.square(t)),
                                  _scalar(0.5, t.dtype), name=scope)
 

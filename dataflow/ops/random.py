@@ -188,7 +188,8 @@ registry.register(registry.OpDef("RandomNormal", _infer_sample, _normal_kernel,
 def _float_dtype(dtype: Any, what: str) -> dtypes.DType:
     dtype = dtypes.as_dtype(dtype)
     if not dtype.is_floating:
-        raise ValueError(f"{what} needs a floating point dtype, got {dtype.name}")
+        # TF1's class: its float mean/stddev do not convert to an integer dtype.
+        raise TypeError(f"{what} needs a floating point dtype, got {dtype.name}")
     return dtype
 
 

@@ -89,12 +89,15 @@ def test_cond_build_errors():
         tf.cond(True, lambda: x, lambda: x)
     with pytest.raises(TypeError, match="callable"):
         tf.cond(p, x, lambda: x)
-    with pytest.raises(ValueError, match="same nested structure"):
+    # TypeError, as tensorflow.compat.v1 (TF 1.15 raised ValueError for these).
+    with pytest.raises(TypeError, match="same nested structure"):
         tf.cond(p, lambda: (x, x), lambda: x)
-    with pytest.raises(ValueError, match="same nested structure"):
+    with pytest.raises(TypeError, match="same nested structure"):
         tf.cond(p, lambda: {"a": x}, lambda: {"b": x})
-    with pytest.raises(ValueError, match="same type"):
+    with pytest.raises(TypeError, match="same type"):
         tf.cond(p, lambda: x, lambda: tf.constant(1))
+    with pytest.raises(TypeError, match="operation"):
+        tf.cond(p, lambda: x, lambda: tf.no_op())
     with pytest.raises(TypeError, match="bool"):
         tf.cond(tf.constant(1), lambda: x, lambda: x)
     with pytest.raises(ValueError, match="scalar"):

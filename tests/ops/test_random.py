@@ -101,10 +101,13 @@ def test_random_uniform_int_errors(sess):
 
 
 def test_float_only_ops_refuse_ints():
-    with pytest.raises(ValueError, match="floating point"):
+    # TF1's class: a TypeError (its float mean and stddev do not convert to ints).
+    with pytest.raises(TypeError, match="floating point"):
         tf.random_normal([2], dtype=tf.int32)
-    with pytest.raises(ValueError, match="floating point"):
+    with pytest.raises(TypeError, match="floating point"):
         tf.truncated_normal([2], dtype=tf.int64)
+    with pytest.raises(TypeError, match="floating point"):
+        tf.get_variable("w", [2], dtype=tf.int32, initializer=tf.random_normal_initializer())
 
 
 # --- shapes --------------------------------------------------------------------------------------
