@@ -51,10 +51,11 @@ class _AxesReader:
     runs once per plan. (One tuple assignment keeps this safe between threads.)
     """
 
-    __slots__ = ("_last",)
+    __slots__ = ("_last", "_last_whole")
 
     def __init__(self) -> None:
         self._last: tuple[Any, Any] = (None, None)
+        self._last_whole: tuple[Any, int, Any] = (None, -1, None)
 
     def __call__(self, axes: Any) -> Any:
         if axes is None:
@@ -68,6 +69,18 @@ class _AxesReader:
 
     def scalar(self, axis: Any) -> int:
         return self(axis)[0]
+
+    def whole(self, axes: Any, ndim: int) -> Any:
+        """``_whole(self(axes), ndim)``, remembered with the axes array and ``ndim`` (so
+        the range check and the whole-array test run once per plan, not per step)."""
+        if axes is None:
+            return None
+        last = self._last_whole
+        if last[0] is axes and last[1] == ndim:
+            return last[2]
+        value = _whole(self(axes), ndim)
+        self._last_whole = (axes, ndim, value)
+        return value
 
 
 def _reduced_shape(op: Operation, axes_input: int = 1) -> TensorShape:
@@ -159,7 +172,7 @@ def _reduction_kernel(fn_name: str, pass_dtype: bool = False) -> Callable:
         read = _AxesReader()
         if ufunc is not None and fn_name in ("max", "min"):
             def extremum(x: Any, axes: Any = None) -> Any:
-                axis = _whole(read(axes), x.ndim)
+                axis = read.whole(axes, x.ndim)
                 if x.size == 0:  # numpy's own message for an empty extremum
                     return fn(x, axis=axis, keepdims=keep)
                 return ufunc.reduce(x, axis=axis, keepdims=keep)
@@ -170,7 +183,7 @@ def _reduction_kernel(fn_name: str, pass_dtype: bool = False) -> Callable:
             # numpy widens int32 sums/products to int64 unless told the dtype; logical
             # reductions of a bool input stay bool.
             return lambda x, axes=None: ufunc.reduce(
-                x, axis=_whole(read(axes), x.ndim), keepdims=keep,
+                x, axis=read.whole(axes, x.ndim), keepdims=keep,
                 dtype=x.dtype if cast else None)
         if pass_dtype:
             return lambda x, axes=None: fn(x, axis=_in_range(read(axes), x.ndim),
@@ -187,7 +200,7 @@ def _mean_kernel(ctx: Any, attrs: dict) -> Any:
     read = _AxesReader()
 
     def mean(x: Any, axes: Any = None) -> Any:
-        axis = _whole(read(axes), x.ndim)
+        axis = read.whole(axes, x.ndim)
         if x.dtype.kind in "fc":
             if axis is None and not keep and x.dtype.itemsize >= 4 and x.flags.c_contiguous:
                 # A whole-array mean (the usual loss) as one contiguous pairwise sum and a
@@ -338,7 +351,7 @@ def _reduce_of_squares_kernel(reduction: Callable, mean: bool) -> Callable:
         def reduce_of_squares(x: Any, axes: Any = None) -> Any:
             if not keep and 0 < x.size <= _DOT_MAX and x.dtype.kind == "f" \
                     and x.dtype.itemsize >= 4 and x.flags.c_contiguous \
-                    and _whole(read(axes), x.ndim) is None:
+                    and read.whole(axes, x.ndim) is None:
                 flat = x.reshape(-1)
                 total = dot(flat, flat)
                 return total / x.size if mean else total
