@@ -321,3 +321,30 @@ def test_random_shuffle_and_padding_queues_on_a_worker(clean_cluster):
             sess.run(pq.enqueue([v]), {v: row})
         batch = sess.run(pq.dequeue_many(3))
         np.testing.assert_array_equal(batch, [[1, 0, 0], [2, 3, 4], [5, 6, 0]])
+
+
+@pytest.mark.parametrize("resident", MODES)
+def test_a_shared_queue_redeclared_differently_is_refused(clean_cluster, resident):
+    """A second graph declaring the shared queue ``jobs`` with another dtype finds the
+    first one on the worker and is refused, naming both declarations; the queue and its
+    element stay as they were."""
+    with tf.device("/job:worker/task:1"):
+        q = tf.FIFOQueue(4, [tf.int64], shapes=[[2]], shared_name="jobs")
+        put = q.enqueue(tf.constant([7, 8], tf.int64))
+        size = q.size()
+        get = q.dequeue()
+    with _session(clean_cluster, resident) as sess:
+        sess.run(put)
+    other = tf.Graph()
+    with other.as_default(), tf.device("/job:worker/task:1"):
+        q2 = tf.FIFOQueue(4, [tf.float32], shapes=[[2]], shared_name="jobs")
+        size2 = q2.size()
+    config = tf.ConfigProto(resident_steps=resident)
+    with tf.Session(clean_cluster, graph=other, config=config) as sess2:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="jobs") as info:
+            sess2.run(size2)
+        assert "int64" in str(info.value) and "float32" in str(info.value)
+    with _session(clean_cluster, resident) as sess:
+        assert sess.run(size) == 1
+        got = sess.run(get)
+        assert got.dtype == np.int64 and got.tolist() == [7, 8]
