@@ -410,6 +410,12 @@ class LocalCluster:
             refuse_unguarded_main()
             # Workers import dataflow when they start, not when the first step needs it.
             kwargs.setdefault("preload", ["dataflow.runtime.worker_state"])
+        if dashboard_address is None:
+            # Dask's scheduler still serves its HTTP routes (health, metrics) without a
+            # dashboard, on port 8787 unless told otherwise: a free port instead, so a
+            # cluster without a dashboard neither takes 8787 nor warns that it is taken.
+            kwargs["scheduler_kwargs"] = {"dashboard_address": f"{host}:0",
+                                          **kwargs.get("scheduler_kwargs", {})}
         if not processes and "protocol" not in kwargs:
             # Threads would talk inproc://, which takes no host.
             kwargs["protocol"] = "tls://" if security else "tcp://"
