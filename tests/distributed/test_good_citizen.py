@@ -68,6 +68,19 @@ def _one_step(target):
     return sess
 
 
+def _plain_worker_runs_work(observer, address, name, pythonpath, procs):
+    """Starts a worker without dataflow named ``name`` (added to ``procs``); returns its
+    process once it has joined and run a plain Dask task."""
+    proc = dask_worker(address, name, pythonpath=pythonpath)
+    procs.append(proc)
+    expected = len(observer.scheduler_info(n_workers=-1)["workers"]) + 1
+    observer.wait_for_workers(expected, timeout=60)
+    plain = [a for a, w in observer.scheduler_info(n_workers=-1)["workers"].items()
+             if w["name"] == name]
+    assert observer.submit(sum, [1, 2], workers=plain, pure=False).result(timeout=30) == 3
+    return proc
+
+
 def test_a_worker_without_dataflow_joins_after_and_during_sessions(no_dataflow):
     with cli_scheduler() as (address, procs):
         procs += [dask_worker(address, "ps-0"), dask_worker(address, "worker-0")]
@@ -77,21 +90,13 @@ def test_a_worker_without_dataflow_joins_after_and_during_sessions(no_dataflow):
             assert len(_plugins(observer)) == 1
             # While a session is open its plugin is registered; a worker without
             # dataflow still starts (the plugin travels by value and skips it).
-            during = dask_worker(address, "plain-0", pythonpath=no_dataflow)
-            procs.append(during)
-            observer.wait_for_workers(3, timeout=60)
-            plain = [a for a, w in observer.scheduler_info(n_workers=-1)["workers"].items()
-                     if w["name"] == "plain-0"]
-            assert observer.submit(sum, [1, 2], workers=plain).result(timeout=30) == 3
+            during = _plain_worker_runs_work(observer, address, "plain-0", no_dataflow,
+                                             procs)
             sess.close()
             # Every session and client of ours closed: nothing of ours is left to replay.
             assert _plugins(observer) == []
-            after = dask_worker(address, "plain-1", pythonpath=no_dataflow)
-            procs.append(after)
-            observer.wait_for_workers(4, timeout=60)
-            plain = [a for a, w in observer.scheduler_info(n_workers=-1)["workers"].items()
-                     if w["name"] == "plain-1"]
-            assert observer.submit(sum, [3, 4], workers=plain).result(timeout=30) == 7
+            after = _plain_worker_runs_work(observer, address, "plain-1", no_dataflow,
+                                            procs)
         # Their nannies stop on SIGTERM.
         assert stop_processes([during, after], timeout=30) == []
 
