@@ -6,12 +6,19 @@ of its workers.
   with the Dask resource ``dataflow-<name>`` that pins stage tasks to it.
 * ``connect(target, ...)`` turns a session target (a ``LocalCluster``, a
   ``distributed.Client``, a Dask cluster object or a scheduler address) into a client,
-  with a clear ``UnavailableError`` when no scheduler answers within the timeout.
-* ``ClusterView`` (one per client, shared by its sessions) keeps the live workers
-  (name, address, GPUs) current from the scheduler's ``add-worker``/``remove-worker``
-  events, so a step that needs a lost worker fails within milliseconds of the scheduler
-  noticing, and registers this client's ``DataflowWorkerPlugin`` (``worker_plugin``),
-  taking it back when the last session on the client closes.
+  with a clear ``UnavailableError`` when no scheduler answers within the timeout, and
+  within about a second when the address refuses connections (a scheduler restarting:
+  Dask's own connect would retry for its whole 30 s timeout). ``close_client`` closes
+  the clients made here without the errors Dask logs for one still reconnecting.
+* ``ClusterView`` (one per client and scheduler connection, shared by the client's
+  sessions) keeps the live workers (name, address, GPUs) current from the scheduler's
+  ``add-worker``/``remove-worker`` events, so a step that needs a lost worker fails
+  within milliseconds of the scheduler noticing, and registers this client's
+  ``DataflowWorkerPlugin`` (``worker_plugin``), taking it back when the last session on
+  the client closes. A view is bound to the scheduler connection it was made on
+  (``connected``): Dask workers exit when their scheduler goes, so once the client
+  loses that connection the view's sessions fail with ``UnavailableError`` and the
+  next session on the client, reconnected to a restarted scheduler, makes a new view.
 * ``task_map`` decides which worker is ``/job:J/task:T``: the one named ``J-T``, or the
   one a ``ClusterSpec`` names by address or name. Workers of a cluster where no name has
   that shape become ``/job:worker/task:0..n-1`` in name order.
@@ -63,29 +70,58 @@ class ClusterView:
         from .worker_plugin import PLUGIN_PREFIX  # noqa: PLC0415 - imports distributed
 
         self.client = client
+        self.users = 0  # sessions using this view (``view``/``release_view``)
         self._lock = threading.Lock()
         self._workers: dict[str, WorkerInfo] = {}
         self._by_name: dict[str, str] = {}  # replaced whole, so reads need no lock
         self._listeners: list[Callable[[WorkerInfo], None]] = []
         self.plugin_name = f"{PLUGIN_PREFIX}{client.id}"
+        # The connection to the scheduler this view registers over (see ``connected``).
+        self._connection = client.scheduler_comm
+        self.scheduler_address = str(getattr(client.scheduler, "address", "?"))
         try:
             with comm_failures_as_unavailable("registering dataflow on the Dask workers"):
                 self._update(client.scheduler_info(n_workers=-1)["workers"])
                 _register_plugin(client, self.plugin_name, len(self._workers))
                 self.refresh()
+            if not self.connected():
+                raise errors.UnavailableError(
+                    None, None, f"The Dask scheduler at {self.scheduler_address} went away "
+                    "while this session was opening")
         except BaseException:
             self._unregister()  # the scheduler may hold it though a worker failed
             raise
-        previous = getattr(client, "_event_handlers", {}).get("all")
+        previous: Any = getattr(client, "_event_handlers", {}).get("all")
+        # A handler of an earlier view of this client is not chained: that view is
+        # closed or stale (its scheduler connection is gone), and chaining each view to
+        # the last would grow a chain of dead handlers on a long-lived client.
+        while isinstance(getattr(previous, "__self__", None), ClusterView):
+            previous = previous.__self__._previous_handler
         self._previous_handler = previous
         client.subscribe_topic("all", self._on_event)
 
-    def close(self) -> None:
+    def connected(self) -> bool:
+        """Whether the client still holds the scheduler connection this view was made
+        on. A client that loses its scheduler tries to reconnect (for its ``timeout``),
+        but what it would reconnect to is a restarted scheduler, whose workers are new
+        processes (Dask workers exit with their scheduler) that never got this view's
+        plugin, and which does not send this client the events the view follows (Dask
+        does not renew subscriptions). So a lost connection is lost for good: sessions
+        on it fail with ``UnavailableError``, and the next session makes a new view."""
+        client = self.client
+        return client.status == "running" and client.scheduler_comm is self._connection
+
+    def close(self, current: bool = True) -> None:
         """Stops following the cluster's events and takes this client's worker plugin
-        back, so the cluster is left as it was found (see ``worker_plugin``)."""
-        if self.client.status == "running":
-            with contextlib.suppress(Exception):  # best effort: the scheduler may be gone
-                self.client.unsubscribe_topic("all")
+        back, so the cluster is left as it was found (see ``worker_plugin``). A view
+        that is no longer its client's ``current`` one leaves both to its successor,
+        which registered the same plugin name and owns the client's subscription."""
+        with self._lock:
+            self._listeners.clear()
+        if not current or not self.connected():
+            return  # nothing to take back from a scheduler this view no longer talks to
+        with contextlib.suppress(Exception):  # best effort: the scheduler may be gone
+            self.client.unsubscribe_topic("all")
         self._unregister()
 
     def _unregister(self) -> None:
@@ -151,41 +187,39 @@ class ClusterView:
             self._update(identity["workers"])
 
 
-_views: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_users: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_views: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # client -> current view
 _views_lock = threading.Lock()
 
 
 def view(client: Any) -> ClusterView:
-    """The shared ``ClusterView`` of ``client`` (made on first use); each call must be
-    matched by ``release_view`` when its user is done."""
+    """The shared ``ClusterView`` of ``client`` (made on first use, and made again when
+    the client lost the scheduler connection the last one was made on); each call must
+    be matched by ``release_view`` when its user is done."""
     with _views_lock:
         found = _views.get(client)
-        if found is None:
+        if found is None or not found.connected():
             found = _views[client] = ClusterView(client)
-        _users[client] = _users.get(client, 0) + 1
+        found.users += 1
         return found
 
 
-def release_view(client: Any) -> None:
-    """Drops one user of ``client``'s view; the last one closes it (``ClusterView.close``),
-    so that closing the client later leaves the scheduler nobody to notify and no plugin
-    of ours on the workers."""
+def release_view(found: ClusterView) -> None:
+    """Drops one user of a view; the last one closes it (``ClusterView.close``), so that
+    closing the client later leaves the scheduler nobody to notify and no plugin of ours
+    on the workers."""
     with _views_lock:
-        left = _users.get(client, 0) - 1
-        if left > 0:
-            _users[client] = left
+        found.users -= 1
+        if found.users > 0:
             return
-        _users.pop(client, None)
-        found = _views.pop(client, None)
-    if found is not None:
-        found.close()
+        current = _views.get(found.client) is found
+        if current:
+            del _views[found.client]
+    found.close(current)
 
 
 def forget_view(client: Any) -> None:
     """Closes ``client``'s view whoever still uses it (before closing the client)."""
     with _views_lock:
-        _users.pop(client, None)
         found = _views.pop(client, None)
     if found is not None:
         found.close()
@@ -295,6 +329,88 @@ def cluster_devices(tasks: Mapping[tuple[str, int], WorkerInfo]
 _owned_clients: weakref.WeakSet = weakref.WeakSet()
 
 
+class _ReconnectEnd(logging.Filter):
+    """Drops the two records ``distributed.client`` logs when a client is closed while
+    it tries to reconnect to a lost scheduler: 'Failed to reconnect to scheduler after
+    N seconds' (the loop saw the status change) or the ``CancelledError`` of the
+    cancelled reconnect task (``log_errors`` logs every exception)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.getMessage().startswith("Failed to reconnect to scheduler"):
+            return False
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, asyncio.CancelledError)
+
+
+def close_client(client: Any) -> None:
+    """Closes a client that dataflow made (``connect``).
+
+    A client that lost its scheduler spends its ``timeout`` (30 s) trying to reconnect
+    and then logs 'Failed to reconnect to scheduler ... closing client'; closing it
+    sooner ends the attempt with an error logged too. Both only say that the scheduler
+    went away, which the session already reported (``UnavailableError``), so while such
+    a client closes those records are dropped. (The filter is on the
+    ``distributed.client`` logger for the few milliseconds the close takes: another
+    client of this process failing to reconnect in that window would lose its record.)
+    """
+    if client.status != "connecting":
+        client.close()
+        return
+    log = logging.getLogger("distributed.client")
+    quiet = _ReconnectEnd()
+    log.addFilter(quiet)
+    try:
+        client.close()
+    finally:
+        log.removeFilter(quiet)
+
+
+# How long opening a session looks for a scheduler that refuses connections (``_refused``).
+PROBE_TIMEOUT_S = 1.0
+
+
+def _refused(address: str) -> BaseException | None:
+    """The ``ConnectionRefusedError`` of an address where nothing listens, else ``None``
+    (something answered, or the look was inconclusive).
+
+    Dask's connect retries a refused connection until its timeout (30 s by default), so
+    a session opened while the scheduler restarts would wait that long to learn what
+    the first attempt said; the recovery loop of ``MonitoredTrainingSession`` would then
+    spend its retries waiting. One Dask connection is tried here for
+    ``PROBE_TIMEOUT_S`` (Dask's own, handshake included, so the scheduler logs nothing),
+    on a short-lived thread with its own event loop (the caller may be running one, as
+    in Jupyter). Only a refusal counts: a slow handshake (a busy scheduler) or anything
+    else leaves the decision to the client's own connect and its timeout.
+    """
+    if not address.startswith(("tcp://", "tls://")):
+        return None
+    from distributed.comm import connect as dask_connect  # noqa: PLC0415
+    from distributed.security import Security  # noqa: PLC0415
+
+    outcome: list[BaseException] = []
+
+    async def look() -> None:
+        comm = await dask_connect(address, timeout=PROBE_TIMEOUT_S,
+                                  **Security().get_connection_args("client"))
+        await comm.close()
+
+    def run() -> None:
+        try:
+            asyncio.run(look())
+        except BaseException as exc:  # noqa: BLE001 - judged below, in the caller's thread
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, name="dataflow-scheduler-probe", daemon=True)
+    thread.start()
+    thread.join(PROBE_TIMEOUT_S + 5.0)
+    cause = outcome[0] if outcome else None
+    for _ in range(8):  # Dask wraps the socket's error: walk the chain, a little way
+        if cause is None or isinstance(cause, ConnectionRefusedError):
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
 def connect(target: Any, timeout: float | None = None) -> tuple[Any, bool]:
     """A client for ``target``, and whether the caller owns (must close) it.
 
@@ -320,6 +436,12 @@ def connect(target: Any, timeout: float | None = None) -> tuple[Any, bool]:
             import dask  # noqa: PLC0415
             timeout = float(dask.utils.parse_timedelta(
                 dask.config.get("distributed.comm.timeouts.connect")))
+        refused = _refused(target)
+        if refused is not None:
+            raise errors.UnavailableError(
+                None, None, f"No Dask scheduler at '{target}': the connection was refused "
+                f"({refused}). Is `dask scheduler` running there (one restarting is back in "
+                "a few seconds), and do the address and protocol (tcp:// or tls://) match?")
         try:
             client = distributed.Client(target, timeout=timeout, set_as_default=False)
             _owned_clients.add(client)
@@ -334,8 +456,8 @@ def connect(target: Any, timeout: float | None = None) -> tuple[Any, bool]:
                 f"distributed.comm.tls.* in the Dask configuration ({exc})") from None
         except (OSError, TimeoutError, asyncio.TimeoutError) as exc:
             raise errors.UnavailableError(
-                None, None, f"Cannot reach a Dask scheduler at '{target}' within {timeout:g} s "
-                f"({type(exc).__name__}: {exc}). Is `dask scheduler` running there, and "
+                None, None, f"Cannot reach a Dask scheduler at '{target}' (timeout {timeout:g} s"
+                f"; {type(exc).__name__}: {exc}). Is `dask scheduler` running there, and "
                 "do the address and protocol (tcp:// or tls://) match?") from None
     raise TypeError(f"Session target must be '', a Dask scheduler address, a "
                     f"distributed.Client or a dataflow.LocalCluster, not {target!r}")
@@ -467,10 +589,10 @@ class LocalCluster:
         Sessions still open on the cluster stay open but fail their next step; closing
         them afterwards is quick."""
         for client in list(_owned_clients):
-            if client.scheduler is not None and \
-                    client.scheduler.address == self.target and client.status == "running":
+            if client.scheduler is not None and client.scheduler.address == self.target \
+                    and client.status in ("running", "connecting"):
                 forget_view(client)
-                client.close()
+                close_client(client)
         forget_view(self.client)
         self.client.close()
         self.cluster.close()

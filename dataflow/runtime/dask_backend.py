@@ -24,6 +24,13 @@ The backend interface is ``EmbeddedBackend``'s (``session.py``): ``devices``,
   No scheduler round trip and no per-step graph, so the step does not appear in the task stream; the
   failure semantics are the same (worker loss -> ``UnavailableError``, deadline ->
   ``DeadlineExceededError``, a kernel error -> its ``OpError``).
+* **Scheduler loss.** Dask workers exit when their scheduler goes, so a session whose
+  client lost the scheduler connection it opened on is finished: a step in flight, or
+  any later call, raises ``UnavailableError`` saying so (``check_scheduler``; a waiting
+  step looks every ``_SCHEDULER_POLL_S``, since one submitted while the client
+  reconnects would otherwise wait for Dask's 30 s reconnect timeout), even after the
+  client reconnects to a restarted scheduler. Recovery is a new session
+  (``MonitoredTrainingSession`` makes it and restores the last checkpoint).
 * **State** lives on the workers (``worker_state.RUNTIME``), shared by every client of
   the cluster by variable name; ``close()`` forgets this session's plans but not the
   variables (as TF's distributed runtime keeps them: use ``reset``).
@@ -58,6 +65,9 @@ from .worker_state import (
     store_call,
     uninstall_plans,
 )
+
+# How often a step waiting on the cluster checks that the scheduler connection holds.
+_SCHEDULER_POLL_S = 0.5
 
 
 @dataclass
@@ -110,9 +120,9 @@ class DaskBackend:
                 cluster_module.cluster_devices(self.tasks)
         except BaseException:
             if have_view:
-                cluster_module.release_view(self.client)
+                cluster_module.release_view(self.view)
             if self._owns_client:
-                self.client.close()
+                cluster_module.close_client(self.client)
             raise
         self._task_of_worker = {info.name: f"/job:{job}/task:{task}"
                                 for (job, task), info in self.tasks.items()}
@@ -146,6 +156,7 @@ class DaskBackend:
     def _ensure_installed(self, bound: BoundPlan) -> dict[str, str]:
         """Worker name -> address for the plan's workers, installing the plan where a
         worker does not hold it yet (first use, or the worker restarted)."""
+        self.check_scheduler()
         addresses = {}
         for name in bound.lowered.workers:
             address = self.view.address_of(name)
@@ -191,6 +202,7 @@ class DaskBackend:
         ``run_metadata.step_stats``."""
         import distributed  # noqa: PLC0415
 
+        self.check_scheduler()
         steps: list[str] = []
         with distributed.get_task_stream(client=self.client) as stream:
             out = self._execute(bound, feed_values, None, False, steps)
@@ -353,9 +365,11 @@ class DaskBackend:
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
             replies = self._channel_client().request_all(
-                requests, lambda: watch.lost is not None, deadline)
+                requests, lambda: watch.lost is not None or not self.view.connected(),
+                deadline)
         except (Lost, TimeoutError):
             self._abort_soon(lowered, step, addresses, watch)
+            self.check_scheduler()
             if watch.lost is not None:
                 raise self._unavailable(watch, None) from None
             raise errors.DeadlineExceededError(
@@ -363,6 +377,7 @@ class DaskBackend:
             ) from None
         broken = {name for name, r in replies.items() if isinstance(r, BaseException)}
         if broken:
+            self.check_scheduler()  # workers exit with their scheduler: say which it was
             # A channel broke: a lost worker, or a restarted one (new channel address,
             # fetched again at the next install).
             self._abort_soon(lowered, step, addresses, watch, broken)
@@ -410,9 +425,20 @@ class DaskBackend:
                 watch.lost = cluster_module.WorkerInfo(name, "?", 0, 0)
                 watch.event.set()
         lost = asyncio.ensure_future(watch.event.wait())
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
         try:
-            done, _ = await asyncio.wait({work, lost}, timeout=timeout,
-                                         return_when=asyncio.FIRST_COMPLETED)
+            # In slices, to notice a lost scheduler: the client cancels the futures it
+            # had then, but a step submitted while it reconnects would wait for it.
+            while True:
+                wait = _SCHEDULER_POLL_S
+                if deadline is not None:
+                    wait = max(0.0, min(wait, deadline - loop.time()))
+                done, _ = await asyncio.wait({work, lost}, timeout=wait,
+                                             return_when=asyncio.FIRST_COMPLETED)
+                if done or not self.view.connected() or (
+                        deadline is not None and loop.time() >= deadline):
+                    break
         finally:
             lost.cancel()
         if work in done:
@@ -421,7 +447,11 @@ class DaskBackend:
             except (errors.OpError, PlanMissingError):
                 raise
             except Exception as exc:  # noqa: BLE001 - Dask-level failures: a lost worker
+                self.check_scheduler()
                 raise self._unavailable(watch, exc) from None
+        if not self.view.connected():
+            work.cancel()  # nothing to cancel on a scheduler that is gone
+            self.check_scheduler()
         await stop()
         with contextlib.suppress(Exception, asyncio.CancelledError):  # its outcome is moot
             await asyncio.wait_for(work, 5)
@@ -439,6 +469,20 @@ class DaskBackend:
                 "restore them from a checkpoint once it is back.")
         return errors.UnavailableError(None, None, f"The step failed on the cluster: "
                                        f"{type(exc).__name__}: {exc}")
+
+    def check_scheduler(self) -> None:
+        """Raises ``UnavailableError`` once the client has lost the scheduler connection
+        this session was opened on (``ClusterView.connected``): the session's workers
+        exited with that scheduler, so it can run nothing any more, even if the client
+        reconnects to a restarted one. A new session (``MonitoredTrainingSession`` makes
+        one) finds the new workers and restores their state from a checkpoint."""
+        if not self.view.connected():
+            raise errors.UnavailableError(
+                None, None, f"Lost the connection to the Dask scheduler at "
+                f"{self.view.scheduler_address}; this session cannot run steps any more "
+                "(Dask workers exit with their scheduler, taking their variables). Open a "
+                "new session once the scheduler and workers are back, and restore from a "
+                "checkpoint (MonitoredTrainingSession does both).")
 
     def _on_worker_lost(self, info: cluster_module.WorkerInfo) -> None:
         if info.name in self._task_of_worker:
@@ -459,6 +503,7 @@ class DaskBackend:
 
     def variables(self) -> dict[str, list[str]]:
         """Device -> variable names, as the workers report them."""
+        self.check_scheduler()
         out: dict[str, list[str]] = {}
         for found in self.client.run(list_variables, self.container).values():
             out.update(found)
@@ -493,9 +538,9 @@ class DaskBackend:
                 self.client.run(uninstall_plans, self.session_id, wait=False)
         except Exception:  # noqa: BLE001, S110 - best effort: workers may be gone
             pass
-        cluster_module.release_view(self.client)
+        cluster_module.release_view(self.view)
         if self._owns_client:
-            self.client.close()
+            cluster_module.close_client(self.client)
 
     def _cancel_on_workers(self, session: str | None, steps: list[str],
                            addresses: list[str]) -> None:
@@ -522,6 +567,7 @@ class RemoteStore:
 
     def _call(self, method: str, *args: Any) -> Any:
         backend = self._backend
+        backend.check_scheduler()
         address = backend.view.address_of(self._worker)
         if address is None:
             raise errors.UnavailableError(None, None, f"worker {self._worker} holding "
@@ -573,4 +619,4 @@ def reset(target: Any, containers: Sequence[str] | None = None,
         client.run(reset_state, list(containers) if containers is not None else None)
     finally:
         if owned:
-            client.close()
+            cluster_module.close_client(client)

@@ -17,7 +17,10 @@ Layers, innermost first (as TF1):
   fails the next step with ``FailedPreconditionError`` (its variables are gone): when the
   session saw one of its workers leave, that too is recovered from. A new session is
   only made once every worker the first one had is back (waiting up to
-  ``recovery_wait_secs``), so the checkpoint restores onto the same shape;
+  ``recovery_wait_secs``), so the checkpoint restores onto the same shape. A lost Dask
+  scheduler takes every worker with it: the step fails at once, and while the scheduler
+  is away each attempt to open a session fails within about a second, so the loop
+  simply retries until the supervised scheduler and workers are back;
 * the *monitored* session runs the hooks around each step and answers ``should_stop``.
 """
 
@@ -118,10 +121,24 @@ class ChiefSessionCreator:
                 if self._scaffold.init_fn is not None:
                     self._scaffold.init_fn(self._scaffold, sess)
             sess.run(self._scaffold.local_init_op)
+        except errors.FailedPreconditionError as exc:
+            sess.close()
+            raise _as_lost(exc, sess) from exc
         except BaseException:
             sess.close()
             raise
         return sess
+
+
+def _as_lost(exc: errors.OpError, sess: Session) -> errors.OpError:
+    """``exc`` as an ``UnavailableError`` when ``sess`` saw one of its workers leave (a
+    worker killed and restarted, empty, while the session was being prepared), which
+    the recovery loop retries; otherwise ``exc`` itself (a bug in the program)."""
+    lost = sorted(getattr(sess.backend, "lost_workers", ()))
+    if not lost:
+        return exc
+    return errors.UnavailableError(None, None, f"worker(s) {', '.join(lost)} left while the "
+                                   f"session was being prepared: {exc.message}")
 
 
 class WorkerSessionCreator:
@@ -277,7 +294,12 @@ class MonitoredSession:
             try:
                 self._create()
                 return
-            except _RECOVERABLE as exc:
+            except (*_RECOVERABLE, errors.FailedPreconditionError) as exc:
+                # A hook's first step on the new session can meet a worker that was lost
+                # and came back empty after the restore: retried like any lost worker.
+                if isinstance(exc, errors.FailedPreconditionError) and \
+                        not self._lost_workers():
+                    raise
                 self._discard()
                 if time.monotonic() + delay > deadline:
                     raise

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -17,6 +18,7 @@ import sys
 import time
 
 import distributed
+import psutil
 import pytest
 
 import dataflow as tf
@@ -85,9 +87,10 @@ def dask_process(*args, pythonpath=ROOT):
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def dask_worker(address, name, pythonpath=ROOT):
+def dask_worker(address, name, *options, pythonpath=ROOT):
     return dask_process("worker", address, "--name", name, "--nthreads", "2",
-                        "--no-dashboard", "--host", "127.0.0.1", pythonpath=pythonpath)
+                        "--no-dashboard", "--host", "127.0.0.1", *options,
+                        pythonpath=pythonpath)
 
 
 def wait_for_workers(address, n, timeout=120):
@@ -118,6 +121,50 @@ def stop_processes(procs, timeout=20):
             p.kill()
             p.wait()
     return stuck
+
+
+def restart_loop(*args, pythonpath=ROOT):
+    """``dask <args>`` started again whenever it exits, half a second later: a shell
+    loop in a process group of its own, the smallest stand-in for the supervisor that
+    ``docs/fault_tolerance.md`` asks for (systemd ``Restart=always``, a Kubernetes pod).
+    ``loop_child`` is the process the loop runs now; ``stop_loops`` ends loops."""
+    env = dict(os.environ, PYTHONPATH=pythonpath + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               OPENBLAS_NUM_THREADS="1")
+    command = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "dask", *args])
+    return subprocess.Popen(["sh", "-c", f"while :; do {command}; sleep 0.5; done"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
+def loop_child(loop, timeout=60):
+    """The pid of the ``dask`` process a ``restart_loop`` runs now (waiting for one)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        children = psutil.Process(loop.pid).children()
+        if children:
+            return children[0].pid
+        time.sleep(0.05)
+    raise AssertionError("the restart loop runs nothing")
+
+
+def stop_loops(loops, timeout=20):
+    """SIGTERMs the process groups of ``restart_loop``s and waits for every process in
+    them (the shell exits at once; Dask's processes close on their own), killing those
+    still there after ``timeout`` s; returns how many had to be killed."""
+    procs = []
+    for loop in loops:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            procs += [psutil.Process(loop.pid), *psutil.Process(loop.pid).children(True)]
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(loop.pid, signal.SIGTERM)
+    _, alive = psutil.wait_procs(procs, timeout=timeout)
+    for p in alive:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            p.kill()
+    psutil.wait_procs(alive, timeout=timeout)
+    for loop in loops:
+        loop.wait()
+    return len(alive)
 
 
 @contextlib.contextmanager
