@@ -67,7 +67,7 @@ class ClusterView:
     """The workers one client sees, kept current by scheduler events."""
 
     def __init__(self, client: Any) -> None:
-        from .worker_plugin import PLUGIN_PREFIX  # noqa: PLC0415 - imports distributed
+        from .worker_plugin import PLUGIN_PREFIX
 
         self.client = client
         self.users = 0  # sessions using this view (``view``/``release_view``)
@@ -86,8 +86,11 @@ class ClusterView:
                 self.refresh()
             if not self.connected():
                 raise errors.UnavailableError(
-                    None, None, f"The Dask scheduler at {self.scheduler_address} went away "
-                    "while this session was opening")
+                    None,
+                    None,
+                    f"The Dask scheduler at {self.scheduler_address} went away "
+                    "while this session was opening",
+                )
         except BaseException:
             self._unregister()  # the scheduler may hold it though a worker failed
             raise
@@ -134,9 +137,12 @@ class ClusterView:
         table = {}
         for address, info in workers.items():
             resources = info.get("resources") or {}
-            table[address] = WorkerInfo(str(info.get("name", address)), address,
-                                        int(resources.get("GPU", 0)),
-                                        int(info.get("nthreads", 1)))
+            table[address] = WorkerInfo(
+                str(info.get("name", address)),
+                address,
+                int(resources.get("GPU", 0)),
+                int(info.get("nthreads", 1)),
+            )
         with self._lock:
             self._workers = table
             self._by_name = {info.name: address for address, info in table.items()}
@@ -176,8 +182,7 @@ class ClusterView:
             with self._lock:
                 info = self._workers.pop(msg.get("worker"), None)
                 if info is not None and self._by_name.get(info.name) == info.address:
-                    self._by_name = {k: v for k, v in self._by_name.items()
-                                     if k != info.name}
+                    self._by_name = {k: v for k, v in self._by_name.items() if k != info.name}
                 listeners = list(self._listeners)
             if info is not None:
                 for fn in listeners:
@@ -226,8 +231,7 @@ def forget_view(client: Any) -> None:
 
 
 @contextlib.contextmanager
-def comm_failures_as_unavailable(what: str, *also: type[BaseException]
-                                 ) -> Iterator[None]:
+def comm_failures_as_unavailable(what: str, *also: type[BaseException]) -> Iterator[None]:
     """Turns the ways Dask reports a lost or restarting worker or scheduler into TF's
     ``UnavailableError``, the error recovery (``MonitoredTrainingSession``) retries on.
 
@@ -236,16 +240,18 @@ def comm_failures_as_unavailable(what: str, *also: type[BaseException]
     call times out. ``also`` adds exception types the caller knows to mean the same
     (``Client.run`` leaves a worker that just left out of its ``dict`` of results).
     """
-    lost: tuple[type[BaseException], ...] = (OSError, TimeoutError, asyncio.TimeoutError,
-                                             *also)
+    lost: tuple[type[BaseException], ...] = (OSError, TimeoutError, asyncio.TimeoutError, *also)
     try:
         yield
     except errors.OpError:
         raise
     except lost as exc:
         raise errors.UnavailableError(
-            None, None, f"{what} failed: the Dask cluster lost a worker or the scheduler "
-            f"({type(exc).__name__}: {exc})") from exc
+            None,
+            None,
+            f"{what} failed: the Dask cluster lost a worker or the scheduler "
+            f"({type(exc).__name__}: {exc})",
+        ) from exc
 
 
 # How long registering may take before the user is told what the session waits for.
@@ -256,12 +262,17 @@ def _register_plugin(client: Any, name: str, n_workers: int) -> None:
     """Registers this client's ``DataflowWorkerPlugin``; every worker runs its setup,
     which imports dataflow there. On a fresh cluster that takes seconds, so a user who
     waits is told what for."""
-    from .worker_plugin import DataflowWorkerPlugin, register_by_value  # noqa: PLC0415
+    from .worker_plugin import DataflowWorkerPlugin, register_by_value
 
     register_by_value()
-    notice = threading.Timer(WAIT_NOTICE_AFTER_S, lambda: logger.warning(
-        "dataflow: waiting for %d Dask worker(s) to import dataflow (once per worker; "
-        "dataflow.LocalCluster preloads it)", n_workers))
+    notice = threading.Timer(
+        WAIT_NOTICE_AFTER_S,
+        lambda: logger.warning(
+            "dataflow: waiting for %d Dask worker(s) to import dataflow (once per worker; "
+            "dataflow.LocalCluster preloads it)",
+            n_workers,
+        ),
+    )
     notice.daemon = True
     notice.start()
     try:
@@ -270,25 +281,38 @@ def _register_plugin(client: Any, name: str, n_workers: int) -> None:
         notice.cancel()
 
 
-def task_map(workers: list[WorkerInfo], cluster_def: Any = None
-             ) -> dict[tuple[str, int], WorkerInfo]:
+def task_map(
+    workers: list[WorkerInfo], cluster_def: Any = None
+) -> dict[tuple[str, int], WorkerInfo]:
     """Which worker is each ``(job, task)``.
 
     Raises:
         errors.UnavailableError: a ``ClusterSpec`` entry matches no worker.
     """
     if cluster_def:
-        spec = cluster_def if isinstance(cluster_def, ClusterSpec) else ClusterSpec(
-            cluster_def.as_dict() if hasattr(cluster_def, "as_dict") else cluster_def)
+        spec = (
+            cluster_def
+            if isinstance(cluster_def, ClusterSpec)
+            else ClusterSpec(
+                cluster_def.as_dict() if hasattr(cluster_def, "as_dict") else cluster_def
+            )
+        )
         out = {}
         for job, task, address in spec.tasks():
-            match = [w for w in workers if address in (w.name, w.address)
-                     or w.address.split("://", 1)[-1] == address.split("://", 1)[-1]]
+            match = [
+                w
+                for w in workers
+                if address in (w.name, w.address)
+                or w.address.split("://", 1)[-1] == address.split("://", 1)[-1]
+            ]
             if not match:
                 raise errors.UnavailableError(
-                    None, None, f"ClusterSpec task /job:{job}/task:{task} is '{address}', "
+                    None,
+                    None,
+                    f"ClusterSpec task /job:{job}/task:{task} is '{address}', "
                     f"which matches no worker of the cluster (workers: "
-                    f"{', '.join(f'{w.name} at {w.address}' for w in workers) or 'none'})")
+                    f"{', '.join(f'{w.name} at {w.address}' for w in workers) or 'none'})",
+                )
             out[(job, task)] = match[0]
         return out
     named = {}
@@ -301,20 +325,27 @@ def task_map(workers: list[WorkerInfo], cluster_def: Any = None
     return {("worker", i): w for i, w in enumerate(sorted(workers, key=lambda w: w.name))}
 
 
-def cluster_devices(tasks: Mapping[tuple[str, int], WorkerInfo]
-                    ) -> tuple[DeviceList, dict[str, str], str]:
+def cluster_devices(
+    tasks: Mapping[tuple[str, int], WorkerInfo],
+) -> tuple[DeviceList, dict[str, str], str]:
     """(devices, device -> worker name, default device) of a task map."""
     devices = DeviceList()
     worker_of: dict[str, str] = {}
     for (job, task), info in sorted(tasks.items()):
         base = f"/job:{job}/replica:0/task:{task}"
-        for device in [f"{base}/device:CPU:0"] + [f"{base}/device:GPU:{i}"
-                                                  for i in range(info.gpus)]:
+        for device in [f"{base}/device:CPU:0"] + [
+            f"{base}/device:GPU:{i}" for i in range(info.gpus)
+        ]:
             devices.append(device)
             worker_of[device] = info.name
-    devices.note = " (Dask workers: " + ", ".join(
-        f"/job:{job}/task:{task} = {info.name} at {info.address}"
-        for (job, task), info in sorted(tasks.items())) + ")"
+    devices.note = (
+        " (Dask workers: "
+        + ", ".join(
+            f"/job:{job}/task:{task} = {info.name} at {info.address}"
+            for (job, task), info in sorted(tasks.items())
+        )
+        + ")"
+    )
     if not devices:
         raise errors.UnavailableError(None, None, "The Dask cluster has no workers.")
     default = "/job:worker/replica:0/task:0/device:CPU:0"
@@ -384,30 +415,54 @@ def _refused(address: str) -> BaseException | None:
     """
     if not address.startswith(("tcp://", "tls://")):
         return None
-    from distributed.comm import connect as dask_connect  # noqa: PLC0415
-    from distributed.security import Security  # noqa: PLC0415
+    from distributed.comm import connect as dask_connect
+    from distributed.security import Security
 
     outcome: list[BaseException] = []
 
     async def look() -> None:
-        comm = await dask_connect(address, timeout=PROBE_TIMEOUT_S,
-                                  **Security().get_connection_args("client"))
+        comm = await dask_connect(
+            address, timeout=PROBE_TIMEOUT_S, **Security().get_connection_args("client")
+        )
         await comm.close()
 
     def run() -> None:
         try:
             asyncio.run(look())
-        except BaseException as exc:  # noqa: BLE001 - judged below, in the caller's thread
+        except BaseException as exc:
             outcome.append(exc)
 
     thread = threading.Thread(target=run, name="dataflow-scheduler-probe", daemon=True)
     thread.start()
     thread.join(PROBE_TIMEOUT_S + 5.0)
-    cause = outcome[0] if outcome else None
+    if not outcome:
+        return None
+    cause: BaseException | None = outcome[0]
     for _ in range(8):  # Dask wraps the socket's error: walk the chain, a little way
         if cause is None or isinstance(cause, ConnectionRefusedError):
-            return cause
+            break
         cause = cause.__cause__ or cause.__context__
+    if isinstance(cause, ConnectionRefusedError):
+        return cause
+    # Dask's connect retries until its timeout and reports its last attempt, which the
+    # timeout may have cut short (a TimeoutError, the refusals before it dropped). Ask
+    # the socket once: only reached when Dask's connect already failed.
+    return _socket_refused(address)
+
+
+def _socket_refused(address: str) -> ConnectionRefusedError | None:
+    """The refusal of one plain TCP connect to ``address``'s host and port, if refused."""
+    import socket
+
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        host, port = parse_host_port(parse_address(address)[1])
+        socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S).close()
+    except ConnectionRefusedError as exc:
+        return exc
+    except (OSError, ValueError):
+        return None
     return None
 
 
@@ -418,7 +473,7 @@ def connect(target: Any, timeout: float | None = None) -> tuple[Any, bool]:
         errors.UnavailableError: no scheduler answered at the address within ``timeout``.
         TypeError: ``target`` is not a cluster target.
     """
-    import distributed  # noqa: PLC0415 - only cluster users pay for importing distributed
+    import distributed
 
     if isinstance(target, LocalCluster):
         return target.client, False
@@ -430,18 +485,25 @@ def connect(target: Any, timeout: float | None = None) -> tuple[Any, bool]:
         return client, True
     if isinstance(target, str):
         if target.startswith("grpc://"):
-            raise ValueError(f"'{target}' is a TensorFlow gRPC target; dataflow runs on Dask: "
-                             "pass a Dask scheduler address such as 'tcp://host:8786'.")
+            raise ValueError(
+                f"'{target}' is a TensorFlow gRPC target; dataflow runs on Dask: "
+                "pass a Dask scheduler address such as 'tcp://host:8786'."
+            )
         if timeout is None:
-            import dask  # noqa: PLC0415
-            timeout = float(dask.utils.parse_timedelta(
-                dask.config.get("distributed.comm.timeouts.connect")))
+            import dask
+
+            timeout = float(
+                dask.utils.parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"))
+            )
         refused = _refused(target)
         if refused is not None:
             raise errors.UnavailableError(
-                None, None, f"No Dask scheduler at '{target}': the connection was refused "
+                None,
+                None,
+                f"No Dask scheduler at '{target}': the connection was refused "
                 f"({refused}). Is `dask scheduler` running there (one restarting is back in "
-                "a few seconds), and do the address and protocol (tcp:// or tls://) match?")
+                "a few seconds), and do the address and protocol (tcp:// or tls://) match?",
+            )
         try:
             client = distributed.Client(target, timeout=timeout, set_as_default=False)
             _owned_clients.add(client)
@@ -450,17 +512,25 @@ def connect(target: Any, timeout: float | None = None) -> tuple[Any, bool]:
             if "TLS" not in str(exc):
                 raise
             raise errors.UnavailableError(
-                None, None, f"The Dask scheduler at '{target}' speaks TLS and no TLS "
+                None,
+                None,
+                f"The Dask scheduler at '{target}' speaks TLS and no TLS "
                 "credentials are configured: pass Session(distributed.Client(address, "
                 "security=distributed.security.Security(...))), or set "
-                f"distributed.comm.tls.* in the Dask configuration ({exc})") from None
+                f"distributed.comm.tls.* in the Dask configuration ({exc})",
+            ) from None
         except (OSError, TimeoutError, asyncio.TimeoutError) as exc:
             raise errors.UnavailableError(
-                None, None, f"Cannot reach a Dask scheduler at '{target}' (timeout {timeout:g} s"
+                None,
+                None,
+                f"Cannot reach a Dask scheduler at '{target}' (timeout {timeout:g} s"
                 f"; {type(exc).__name__}: {exc}). Is `dask scheduler` running there, and "
-                "do the address and protocol (tcp:// or tls://) match?") from None
-    raise TypeError(f"Session target must be '', a Dask scheduler address, a "
-                    f"distributed.Client or a dataflow.LocalCluster, not {target!r}")
+                "do the address and protocol (tcp:// or tls://) match?",
+            ) from None
+    raise TypeError(
+        f"Session target must be '', a Dask scheduler address, a "
+        f"distributed.Client or a dataflow.LocalCluster, not {target!r}"
+    )
 
 
 @functools.cache
@@ -476,8 +546,8 @@ def _dask_local_cluster_class(processes: bool) -> type:
     this process and restart their workers themselves, so a worker's removal leaves
     them alone; ``scale`` and ``close`` still stop them.
     """
-    import distributed  # noqa: PLC0415
-    from distributed.deploy.cluster import Cluster  # noqa: PLC0415
+    import distributed
+    from distributed.deploy.cluster import Cluster
 
     if not processes:
         return distributed.LocalCluster
@@ -519,14 +589,22 @@ class LocalCluster:
         ...         sess.run(...)
     """
 
-    def __init__(self, ps: int = 1, worker: int = 2, gpus_per_worker: int = 0,
-                 processes: bool = True, threads_per_worker: int = 2,
-                 host: str = "127.0.0.1", dashboard_address: str | None = ":8787",
-                 security: Any = None, silence_logs: int = logging.ERROR,
-                 **kwargs: Any) -> None:
-        import distributed  # noqa: PLC0415
+    def __init__(
+        self,
+        ps: int = 1,
+        worker: int = 2,
+        gpus_per_worker: int = 0,
+        processes: bool = True,
+        threads_per_worker: int = 2,
+        host: str = "127.0.0.1",
+        dashboard_address: str | None = ":8787",
+        security: Any = None,
+        silence_logs: int = logging.ERROR,
+        **kwargs: Any,
+    ) -> None:
+        import distributed
 
-        from .lowering import resource_name  # noqa: PLC0415 - imports dask
+        from .lowering import resource_name
 
         if processes:
             refuse_unguarded_main()
@@ -536,15 +614,23 @@ class LocalCluster:
             # Dask's scheduler still serves its HTTP routes (health, metrics) without a
             # dashboard, on port 8787 unless told otherwise: a free port instead, so a
             # cluster without a dashboard neither takes 8787 nor warns that it is taken.
-            kwargs["scheduler_kwargs"] = {"dashboard_address": f"{host}:0",
-                                          **kwargs.get("scheduler_kwargs", {})}
+            kwargs["scheduler_kwargs"] = {
+                "dashboard_address": f"{host}:0",
+                **kwargs.get("scheduler_kwargs", {}),
+            }
         if not processes and "protocol" not in kwargs:
             # Threads would talk inproc://, which takes no host.
             kwargs["protocol"] = "tls://" if security else "tcp://"
         self.cluster = _dask_local_cluster_class(processes)(
-            n_workers=0, processes=processes, threads_per_worker=threads_per_worker,
-            host=host, dashboard_address=dashboard_address, security=security,
-            silence_logs=silence_logs, **kwargs)
+            n_workers=0,
+            processes=processes,
+            threads_per_worker=threads_per_worker,
+            host=host,
+            dashboard_address=dashboard_address,
+            security=security,
+            silence_logs=silence_logs,
+            **kwargs,
+        )
         try:
             names = [f"ps-{i}" for i in range(ps)] + [f"worker-{i}" for i in range(worker)]
             self._jobs = {"ps": names[:ps], "worker": names[ps:]}
@@ -552,10 +638,11 @@ class LocalCluster:
                 resources = {resource_name(name): 1e9}
                 if gpus_per_worker and name.startswith("worker-"):
                     resources["GPU"] = gpus_per_worker
-                options = dict(self.cluster.new_spec["options"], name=name,
-                               resources=resources)
-                self.cluster.worker_spec[name] = {"cls": self.cluster.new_spec["cls"],
-                                                  "options": options}
+                options = dict(self.cluster.new_spec["options"], name=name, resources=resources)
+                self.cluster.worker_spec[name] = {
+                    "cls": self.cluster.new_spec["cls"],
+                    "options": options,
+                }
             self.cluster.scale(len(names))
             self.client = distributed.Client(self.cluster, set_as_default=False)
             self.client.wait_for_workers(len(names), timeout=120)
@@ -589,8 +676,11 @@ class LocalCluster:
         Sessions still open on the cluster stay open but fail their next step; closing
         them afterwards is quick."""
         for client in list(_owned_clients):
-            if client.scheduler is not None and client.scheduler.address == self.target \
-                    and client.status in ("running", "connecting"):
+            if (
+                client.scheduler is not None
+                and client.scheduler.address == self.target
+                and client.status in ("running", "connecting")
+            ):
                 forget_view(client)
                 close_client(client)
         forget_view(self.client)
@@ -606,4 +696,3 @@ class LocalCluster:
     def __repr__(self) -> str:
         jobs = ", ".join(f"{job}={len(names)}" for job, names in self._jobs.items())
         return f"<dataflow.LocalCluster {jobs} scheduler={self.target}>"
-

@@ -52,7 +52,7 @@ from ..framework import errors
 from . import cluster as cluster_module
 from .channel import ChannelClient, Lost
 from .config import ConfigProto
-from .lowering import LoweredPlan, lower, step_graph
+from .lowering import LoweredPlan, lower, stage_keys, step_graph
 from .plan import Plan
 from .worker_state import (
     PlanMissingError,
@@ -101,8 +101,9 @@ class DaskBackend:
 
     def __init__(self, target: Any, config: ConfigProto, container: str = "") -> None:
         self._config = config
-        connect_timeout = (config.operation_timeout_in_ms / 1000.0
-                           if config.operation_timeout_in_ms else None)
+        connect_timeout = (
+            config.operation_timeout_in_ms / 1000.0 if config.operation_timeout_in_ms else None
+        )
         self.client, self._owns_client = cluster_module.connect(target, connect_timeout)
         have_view = False
         try:
@@ -116,16 +117,18 @@ class DaskBackend:
             except errors.UnavailableError:
                 self.view.refresh()  # events may lag the scheduler: ask it, once
                 self.tasks = cluster_module.task_map(self.view.workers(), spec)
-            self.devices, self._worker_of_device, self.default_device = \
+            self.devices, self._worker_of_device, self.default_device = (
                 cluster_module.cluster_devices(self.tasks)
+            )
         except BaseException:
             if have_view:
                 cluster_module.release_view(self.view)
             if self._owns_client:
                 cluster_module.close_client(self.client)
             raise
-        self._task_of_worker = {info.name: f"/job:{job}/task:{task}"
-                                for (job, task), info in self.tasks.items()}
+        self._task_of_worker = {
+            info.name: f"/job:{job}/task:{task}" for (job, task), info in self.tasks.items()
+        }
         self.container = container
         self.session_id = uuid.uuid4().hex[:8]
         self._plan_ids = itertools.count()
@@ -136,8 +139,12 @@ class DaskBackend:
         # even once a replacement is back): the recovery loop reads it.
         self.lost_workers: set[str] = set()
         # One span per session (not per step: the scheduler keeps every span it sees).
-        self._span = {"name": ("dataflow", f"session-{self.session_id}"),
-                      "ids": (str(uuid.uuid4()), str(uuid.uuid4()))}
+        self._span = {
+            "name": ("dataflow", f"session-{self.session_id}"),
+            "ids": (str(uuid.uuid4()), str(uuid.uuid4())),
+        }
+        # Task-group name -> a future that keeps that group alive (``_keep_groups``).
+        self._group_anchors: dict[str, Any] = {}
         self.view.add_listener(self._on_worker_lost)
         self._channels: ChannelClient | None = None
         self._closed = False
@@ -145,13 +152,37 @@ class DaskBackend:
     # --- binding ----------------------------------------------------------------------
     def bind(self, plan: Plan) -> BoundPlan:
         plan_id = f"{self.session_id}{next(self._plan_ids):x}"
-        lowered = lower(plan, self._worker_of_device, plan_id, self.container,
-                        self._config.debug)
+        lowered = lower(plan, self._worker_of_device, plan_id, self.container, self._config.debug)
         for t in lowered.templates:
             t.annotations["span"] = self._span
         bound = BoundPlan(lowered)
         self._ensure_installed(bound)
+        self._keep_groups(lowered)
         return bound
+
+    def _keep_groups(self, lowered: LoweredPlan) -> None:
+        """Holds, for each stage's task group, one tiny datum of that group for as long
+        as the session lives.
+
+        The scheduler names a task group after its key's first element (the stage and
+        the session: ``lowering.stage_keys``), drops a group once all its keys are
+        forgotten, and makes a new one for the next key of that name, while a span keeps
+        every group it ever held. Between two steps a stage's group would be empty, so
+        each step would leave one more group in the session's span (about 2.5 KB each,
+        for as long as the scheduler runs); with one key always in it, every step of the
+        stage joins the same group. The anchor is a scattered ``0`` under the step
+        number 0 (steps count from 1): scattered, not computed, so it runs no task and
+        never shows in the task stream.
+        """
+        new = {
+            key[0]: key
+            for key in stage_keys(lowered, f"0-{self.session_id}")
+            if key[0] not in self._group_anchors
+        }
+        if not new or self.client.status != "running":
+            return
+        futures = self.client.scatter({key: 0 for key in new.values()}, hash=False)
+        self._group_anchors.update((key[0], futures[key]) for key in new.values())
 
     def _ensure_installed(self, bound: BoundPlan) -> dict[str, str]:
         """Worker name -> address for the plan's workers, installing the plan where a
@@ -166,9 +197,12 @@ class DaskBackend:
                 address = self.view.address_of(name)
             if address is None:
                 raise errors.UnavailableError(
-                    None, None, f"Dask worker '{name}' ({self._task_of_worker.get(name)}) is "
+                    None,
+                    None,
+                    f"Dask worker '{name}' ({self._task_of_worker.get(name)}) is "
                     f"not in the cluster; the step needs it. Workers now: "
-                    f"{self.view.describe()}")
+                    f"{self.view.describe()}",
+                )
             addresses[name] = address
         stale = [n for n, a in addresses.items() if bound.installed.get(n) != a]
         if stale:
@@ -187,43 +221,60 @@ class DaskBackend:
 
     def _run_on(self, address: str, fn: Any, *args: Any) -> Any:
         with cluster_module.comm_failures_as_unavailable(
-                f"calling the Dask worker at {address}", KeyError):
+            f"calling the Dask worker at {address}", KeyError
+        ):
             return self.client.run(fn, *args, workers=[address])[address]
 
     # --- executing ----------------------------------------------------------------------
-    def execute(self, bound: BoundPlan, feed_values: list[Any], timeout: float | None
-                ) -> list[Any]:
+    def execute(self, bound: BoundPlan, feed_values: list[Any], timeout: float | None) -> list[Any]:
         return self._execute(bound, feed_values, timeout, self._config.resident_steps)
 
-    def execute_traced(self, bound: BoundPlan, feed_values: list[Any],
-                       run_metadata: Any) -> list[Any]:
+    def execute_traced(
+        self, bound: BoundPlan, feed_values: list[Any], run_metadata: Any
+    ) -> list[Any]:
         """A step through the task graph (also with resident steps on, so that it shows
         in the dashboard), with each stage's compute time on its worker recorded in
         ``run_metadata.step_stats``."""
-        import distributed  # noqa: PLC0415
+        import distributed
 
         self.check_scheduler()
         steps: list[str] = []
         with distributed.get_task_stream(client=self.client) as stream:
             out = self._execute(bound, feed_values, None, False, steps)
         templates = bound.lowered.templates
-        mine = {f"{t.name}-{step}": t for t in templates for step in steps}
+        mine = {
+            key: t
+            for step in steps
+            for t, key in zip(templates, stage_keys(bound.lowered, step), strict=True)
+        }
         for record in stream.data:
             key = record["key"]
-            t = mine.get(key[0]) if isinstance(key, tuple) else None
+            t = mine.get(tuple(key)) if isinstance(key, (tuple, list)) else None
             if t is None:
                 continue
             for span in record.get("startstops", ()):
                 if span.get("action") != "compute":
                     continue
-                run_metadata.step_stats.append({
-                    "name": t.name, "type": bound.plan.stages[t.index].main_op or "Stage",
-                    "device": bound.plan.stages[t.index].device, "thread": 0,
-                    "start_us": span["start"] * 1e6, "end_us": span["stop"] * 1e6})
+                run_metadata.step_stats.append(
+                    {
+                        "name": t.name,
+                        "type": bound.plan.stages[t.index].main_op or "Stage",
+                        "device": bound.plan.stages[t.index].device,
+                        "thread": 0,
+                        "start_us": span["start"] * 1e6,
+                        "end_us": span["stop"] * 1e6,
+                    }
+                )
         return out
 
-    def _execute(self, bound: BoundPlan, feed_values: list[Any], timeout: float | None,
-                 resident: bool, steps: list[str] | None = None) -> list[Any]:
+    def _execute(
+        self,
+        bound: BoundPlan,
+        feed_values: list[Any],
+        timeout: float | None,
+        resident: bool,
+        steps: list[str] | None = None,
+    ) -> list[Any]:
         run = self._run_resident if resident else self._run_graph
         for attempt in range(2):
             addresses = self._ensure_installed(bound)
@@ -235,27 +286,35 @@ class DaskBackend:
                 self._running.add(watch)
             try:
                 if resident and len(bound.channels) == len(addresses):
-                    return self._run_channel(bound, step, feed_values, addresses, watch,
-                                             timeout)
-                return self.client.sync(run, bound.lowered, step, feed_values, addresses,
-                                        watch, timeout)
+                    return self._run_channel(bound, step, feed_values, addresses, watch, timeout)
+                return self.client.sync(
+                    run, bound.lowered, step, feed_values, addresses, watch, timeout
+                )
             except PlanMissingError:
                 if self._closed:
-                    raise errors.CancelledError(None, None, "Session closed: the step was "
-                                                "cancelled") from None
+                    raise errors.CancelledError(
+                        None, None, "Session closed: the step was cancelled"
+                    ) from None
                 # A worker restarted between our check and the step: reinstall, once.
                 bound.installed.clear()
                 if attempt:
                     raise errors.UnavailableError(
-                        None, None, "a worker lost the step's plan twice in a row") from None
+                        None, None, "a worker lost the step's plan twice in a row"
+                    ) from None
             finally:
                 with self._running_lock:
                     self._running.discard(watch)
         raise AssertionError("unreachable")
 
-    async def _run_graph(self, lowered: LoweredPlan, step: str, feed_values: list[Any],
-                         addresses: dict[str, str], watch: _StepWatch,
-                         timeout: float | None) -> list[Any]:
+    async def _run_graph(
+        self,
+        lowered: LoweredPlan,
+        step: str,
+        feed_values: list[Any],
+        addresses: dict[str, str],
+        watch: _StepWatch,
+        timeout: float | None,
+    ) -> list[Any]:
         graph, keys = step_graph(lowered, step, feed_values, run_stage)
         # Every stage is wanted, though only result stages are gathered: the scheduler's
         # cancel walks from a cancelled key to its dependents and asserts that a client
@@ -271,31 +330,40 @@ class DaskBackend:
             # step given up on never takes an element later.
             await self.client.cancel(everything, asynchronous=True)
             lost = watch.lost.name if watch.lost is not None else None
-            self._cancel_on_workers(None, [step], [a for name, a in addresses.items()
-                                                    if name != lost])
+            self._cancel_on_workers(
+                None, [step], [a for name, a in addresses.items() if name != lost]
+            )
 
         results = await self._wait(gather, watch, timeout, step, stop)
         by_stage = dict(zip(lowered.result_stages, results, strict=True))
         return _assemble(lowered, feed_values, lambda stage, pos: by_stage[stage][pos])
 
-    async def _run_resident(self, lowered: LoweredPlan, step: str, feed_values: list[Any],
-                            addresses: dict[str, str], watch: _StepWatch,
-                            timeout: float | None) -> list[Any]:
-        from distributed.protocol import to_serialize  # noqa: PLC0415
+    async def _run_resident(
+        self,
+        lowered: LoweredPlan,
+        step: str,
+        feed_values: list[Any],
+        addresses: dict[str, str],
+        watch: _StepWatch,
+        timeout: float | None,
+    ) -> list[Any]:
+        from distributed.protocol import to_serialize
 
         async def call(name: str, plan: Any) -> Any:
-            feeds = {slot: to_serialize(feed_values[i])
-                     for slot, i in lowered.feeds_by_worker.get(name, ())}
+            feeds = {
+                slot: to_serialize(feed_values[i])
+                for slot, i in lowered.feeds_by_worker.get(name, ())
+            }
             try:
                 return await self.client.rpc(addresses[name]).dataflow_run(
-                    key=plan.key, step=step, feeds=feeds, peers=addresses)
-            except Exception as exc:  # noqa: BLE001 - the worker is gone: stop the others
+                    key=plan.key, step=step, feeds=feeds, peers=addresses
+                )
+            except Exception as exc:
                 asyncio.ensure_future(self._abort(lowered, step, addresses))
                 return exc
 
         calls = {name: call(name, plan) for name, plan in lowered.worker_plans.items()}
-        everything = asyncio.ensure_future(asyncio.gather(*calls.values(),
-                                                          return_exceptions=True))
+        everything = asyncio.ensure_future(asyncio.gather(*calls.values(), return_exceptions=True))
 
         async def stop() -> None:
             # A worker may be inside a long kernel: stop waiting for its reply.
@@ -312,47 +380,64 @@ class DaskBackend:
     def _failure_of(self, replies: dict[str, Any], addresses: dict[str, str]) -> str | None:
         """Raises the error a resident step's replies report (a lost worker first, then
         an op's error); returns the name of a worker that lacked the plan, if any."""
-        from distributed.comm import CommClosedError  # noqa: PLC0415
+        from distributed.comm import CommClosedError
 
         failure = aborted = None
         for name, reply in replies.items():
             if isinstance(reply, (OSError, CommClosedError, EOFError)):
                 failure = failure or errors.UnavailableError(
-                    None, None, f"Dask worker '{name}' ({self._task_of_worker.get(name)}, "
+                    None,
+                    None,
+                    f"Dask worker '{name}' ({self._task_of_worker.get(name)}, "
                     f"{addresses[name]}) was lost during the step: "
-                    f"{type(reply).__name__}: {reply}")
+                    f"{type(reply).__name__}: {reply}",
+                )
             elif isinstance(reply, BaseException):
                 failure = failure or errors.InternalError(
-                    None, None, f"Dask worker '{name}' failed to run its part of the step: "
-                    f"{type(reply).__name__}: {reply}")
+                    None,
+                    None,
+                    f"Dask worker '{name}' failed to run its part of the step: "
+                    f"{type(reply).__name__}: {reply}",
+                )
             elif reply["status"] == "error":
-                failure = reply["error"] if not isinstance(failure, errors.OpError) or \
-                    isinstance(failure, errors.UnavailableError) else failure
+                failure = (
+                    reply["error"]
+                    if not isinstance(failure, errors.OpError)
+                    or isinstance(failure, errors.UnavailableError)
+                    else failure
+                )
             elif reply["status"] == "missing":
                 return name
             elif reply["status"] != "OK" and aborted is None:
                 # Only a consequence of another part's failure, which is reported first
                 # whatever order the replies come in.
-                aborted = errors.AbortedError(None, None, f"step aborted on '{name}': "
-                                              f"{reply.get('reason', '')}")
+                aborted = errors.AbortedError(
+                    None, None, f"step aborted on '{name}': {reply.get('reason', '')}"
+                )
         failure = failure or aborted
         if failure is not None:
             raise failure
         return None
 
     @staticmethod
-    def _resident_results(lowered: LoweredPlan, feed_values: list[Any],
-                          replies: Sequence[Any]) -> list[Any]:
+    def _resident_results(
+        lowered: LoweredPlan, feed_values: list[Any], replies: Sequence[Any]
+    ) -> list[Any]:
         values: dict[int, Any] = {}
         for reply in replies:
             values.update(reply["values"])
         outputs = {stage.index: stage.outputs for stage in lowered.plan.stages}
-        return _assemble(lowered, feed_values,
-                         lambda stage, pos: values[outputs[stage][pos]])
+        return _assemble(lowered, feed_values, lambda stage, pos: values[outputs[stage][pos]])
 
-    def _run_channel(self, bound: BoundPlan, step: str, feed_values: list[Any],
-                     addresses: dict[str, str], watch: _StepWatch,
-                     timeout: float | None) -> list[Any]:
+    def _run_channel(
+        self,
+        bound: BoundPlan,
+        step: str,
+        feed_values: list[Any],
+        addresses: dict[str, str],
+        watch: _StepWatch,
+        timeout: float | None,
+    ) -> list[Any]:
         """A resident step over the step channels, from the calling thread (no trip
         through the client's event loop); same outcomes as ``_run_resident``."""
         lowered = bound.lowered
@@ -360,13 +445,15 @@ class DaskBackend:
         requests = {}
         for name, plan in lowered.worker_plans.items():
             feeds = {slot: feed_values[i] for slot, i in lowered.feeds_by_worker.get(name, ())}
-            requests[name] = (channels[name], {"op": "run", "key": plan.key, "step": step,
-                                                "feeds": feeds, "peers": channels})
+            requests[name] = (
+                channels[name],
+                {"op": "run", "key": plan.key, "step": step, "feeds": feeds, "peers": channels},
+            )
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
             replies = self._channel_client().request_all(
-                requests, lambda: watch.lost is not None or not self.view.connected(),
-                deadline)
+                requests, lambda: watch.lost is not None or not self.view.connected(), deadline
+            )
         except (Lost, TimeoutError):
             self._abort_soon(lowered, step, addresses, watch)
             self.check_scheduler()
@@ -390,13 +477,20 @@ class DaskBackend:
             raise PlanMissingError(missing)
         return self._resident_results(lowered, feed_values, list(replies.values()))
 
-    def _abort_soon(self, lowered: LoweredPlan, step: str, addresses: dict[str, str],
-                    watch: _StepWatch, skip: frozenset[str] | set[str] = frozenset()) -> None:
+    def _abort_soon(
+        self,
+        lowered: LoweredPlan,
+        step: str,
+        addresses: dict[str, str],
+        watch: _StepWatch,
+        skip: frozenset[str] | set[str] = frozenset(),
+    ) -> None:
         """Fire and forget: aborts the step's parts on the workers still there (waiting
         on a dead worker's address would hold the caller for the connect timeout)."""
         lost = watch.lost.name if watch.lost is not None else None
         alive = {name: a for name, a in addresses.items() if name != lost and name not in skip}
         if alive and self.client.status == "running":
+
             async def abort() -> None:
                 with contextlib.suppress(Exception):
                     await self._abort(lowered, step, alive)
@@ -411,13 +505,18 @@ class DaskBackend:
         return self._channels
 
     async def _abort(self, lowered: LoweredPlan, step: str, addresses: dict[str, str]) -> None:
-        calls = [self.client.rpc(addresses[name]).dataflow_abort(
-            key=plan.key, step=step, reason="cancelled by the client", reply=False)
-            for name, plan in lowered.worker_plans.items() if name in addresses]
+        calls = [
+            self.client.rpc(addresses[name]).dataflow_abort(
+                key=plan.key, step=step, reason="cancelled by the client", reply=False
+            )
+            for name, plan in lowered.worker_plans.items()
+            if name in addresses
+        ]
         await asyncio.gather(*calls, return_exceptions=True)
 
-    async def _wait(self, work: asyncio.Future, watch: _StepWatch, timeout: float | None,
-                    step: str, stop: Any) -> Any:
+    async def _wait(
+        self, work: asyncio.Future, watch: _StepWatch, timeout: float | None, step: str, stop: Any
+    ) -> Any:
         """``work``'s result, unless a needed worker is lost or the deadline passes; then
         ``stop()`` ends the work, which is awaited (its outcome ignored)."""
         for name in watch.workers:  # lost before the watch was registered?
@@ -434,10 +533,14 @@ class DaskBackend:
                 wait = _SCHEDULER_POLL_S
                 if deadline is not None:
                     wait = max(0.0, min(wait, deadline - loop.time()))
-                done, _ = await asyncio.wait({work, lost}, timeout=wait,
-                                             return_when=asyncio.FIRST_COMPLETED)
-                if done or not self.view.connected() or (
-                        deadline is not None and loop.time() >= deadline):
+                done, _ = await asyncio.wait(
+                    {work, lost}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
+                )
+                if (
+                    done
+                    or not self.view.connected()
+                    or (deadline is not None and loop.time() >= deadline)
+                ):
                     break
         finally:
             lost.cancel()
@@ -446,7 +549,7 @@ class DaskBackend:
                 return work.result()
             except (errors.OpError, PlanMissingError):
                 raise
-            except Exception as exc:  # noqa: BLE001 - Dask-level failures: a lost worker
+            except Exception as exc:
                 self.check_scheduler()
                 raise self._unavailable(watch, exc) from None
         if not self.view.connected():
@@ -458,17 +561,22 @@ class DaskBackend:
         if watch.lost is not None:
             raise self._unavailable(watch, None)
         raise errors.DeadlineExceededError(
-            None, None, f"Timed out: step {step} did not finish within {timeout:g} s")
+            None, None, f"Timed out: step {step} did not finish within {timeout:g} s"
+        )
 
     def _unavailable(self, watch: _StepWatch, exc: BaseException | None) -> errors.OpError:
         if watch.lost is not None:
             info = watch.lost
             return errors.UnavailableError(
-                None, None, f"Dask worker '{info.name}' ({self._task_of_worker.get(info.name)}"
+                None,
+                None,
+                f"Dask worker '{info.name}' ({self._task_of_worker.get(info.name)}"
                 f", {info.address}) was lost during the step. Its variables are gone; "
-                "restore them from a checkpoint once it is back.")
-        return errors.UnavailableError(None, None, f"The step failed on the cluster: "
-                                       f"{type(exc).__name__}: {exc}")
+                "restore them from a checkpoint once it is back.",
+            )
+        return errors.UnavailableError(
+            None, None, f"The step failed on the cluster: {type(exc).__name__}: {exc}"
+        )
 
     def check_scheduler(self) -> None:
         """Raises ``UnavailableError`` once the client has lost the scheduler connection
@@ -478,11 +586,14 @@ class DaskBackend:
         one) finds the new workers and restores their state from a checkpoint."""
         if not self.view.connected():
             raise errors.UnavailableError(
-                None, None, f"Lost the connection to the Dask scheduler at "
+                None,
+                None,
+                f"Lost the connection to the Dask scheduler at "
                 f"{self.view.scheduler_address}; this session cannot run steps any more "
                 "(Dask workers exit with their scheduler, taking their variables). Open a "
                 "new session once the scheduler and workers are back, and restore from a "
-                "checkpoint (MonitoredTrainingSession does both).")
+                "checkpoint (MonitoredTrainingSession does both).",
+            )
 
     def _on_worker_lost(self, info: cluster_module.WorkerInfo) -> None:
         if info.name in self._task_of_worker:
@@ -497,8 +608,9 @@ class DaskBackend:
     # --- inspection ---------------------------------------------------------------------
     def to_dask(self, bound: BoundPlan, feed_values: list[Any]) -> Any:
         """The ``HighLevelGraph`` one step would submit (one task per stage)."""
-        graph, _ = step_graph(bound.lowered, f"{next(self._steps)}-{self.session_id}",
-                              feed_values, run_stage)
+        graph, _ = step_graph(
+            bound.lowered, f"{next(self._steps)}-{self.session_id}", feed_values, run_stage
+        )
         return graph
 
     def variables(self) -> dict[str, list[str]]:
@@ -525,32 +637,37 @@ class DaskBackend:
         with self._running_lock:
             running = bool(self._running)
         if running:
-            self._cancel_on_workers(self.session_id, [],
-                                    [info.address for info in self.view.workers()])
+            self._cancel_on_workers(
+                self.session_id, [], [info.address for info in self.view.workers()]
+            )
             deadline = time.monotonic() + 10.0
             while self._running and time.monotonic() < deadline:
                 time.sleep(0.005)
         self.view.remove_listener(self._on_worker_lost)
+        self._group_anchors.clear()  # the groups go once the last step's tasks do
         if self._channels is not None:
             self._channels.close()
         try:
             if self.client.status == "running":
                 self.client.run(uninstall_plans, self.session_id, wait=False)
-        except Exception:  # noqa: BLE001, S110 - best effort: workers may be gone
+        except Exception:
             pass
         cluster_module.release_view(self.view)
         if self._owns_client:
             cluster_module.close_client(self.client)
 
-    def _cancel_on_workers(self, session: str | None, steps: list[str],
-                           addresses: list[str]) -> None:
+    def _cancel_on_workers(
+        self, session: str | None, steps: list[str], addresses: list[str]
+    ) -> None:
         """Fire and forget: cancels a session's or some steps' blocked kernels on the
         workers at ``addresses`` (a lost one would hold the broadcast for the connect
         timeout)."""
+
         async def cancel() -> None:
             with contextlib.suppress(Exception):
-                await self.client.run(cancel_steps, session, steps, workers=addresses,
-                                      wait=False, asynchronous=True)
+                await self.client.run(
+                    cancel_steps, session, steps, workers=addresses, wait=False, asynchronous=True
+                )
 
         if addresses and self.client.status == "running":
             self.client.loop.add_callback(cancel)
@@ -570,12 +687,15 @@ class RemoteStore:
         backend.check_scheduler()
         address = backend.view.address_of(self._worker)
         if address is None:
-            raise errors.UnavailableError(None, None, f"worker {self._worker} holding "
-                                          f"{self._device} is not in the cluster")
+            raise errors.UnavailableError(
+                None, None, f"worker {self._worker} holding {self._device} is not in the cluster"
+            )
         with cluster_module.comm_failures_as_unavailable(
-                f"{method} on the store of {self._device} (worker {self._worker})"):
-            out = backend.client.run(store_call, backend.container, self._device, method,
-                                     *args, workers=[address])
+            f"{method} on the store of {self._device} (worker {self._worker})"
+        ):
+            out = backend.client.run(
+                store_call, backend.container, self._device, method, *args, workers=[address]
+            )
             return out[address]
 
     def names(self) -> list[str]:
@@ -598,8 +718,7 @@ class RemoteStore:
         return self._call("snapshot")
 
 
-def _assemble(lowered: LoweredPlan, feed_values: Sequence[Any], stage_value: Any
-              ) -> list[Any]:
+def _assemble(lowered: LoweredPlan, feed_values: Sequence[Any], stage_value: Any) -> list[Any]:
     out: list[Any] = []
     for src in lowered.fetch_sources:
         if src[0] == "n":
@@ -611,8 +730,9 @@ def _assemble(lowered: LoweredPlan, feed_values: Sequence[Any], stage_value: Any
     return out
 
 
-def reset(target: Any, containers: Sequence[str] | None = None,
-          timeout: float | None = None) -> None:
+def reset(
+    target: Any, containers: Sequence[str] | None = None, timeout: float | None = None
+) -> None:
     """Clears the variables (and other state) held on the cluster behind ``target``."""
     client, owned = cluster_module.connect(target, timeout)
     try:

@@ -49,17 +49,17 @@ class StagePart:
     """One stage as its worker keeps it."""
 
     stage: Stage
-    sources: tuple[Source, ...]                    # per stage input, for the Dask path
-    remote_waits: tuple[int, ...]                  # stages on other workers to wait for
+    sources: tuple[Source, ...]  # per stage input, for the Dask path
+    remote_waits: tuple[int, ...]  # stages on other workers to wait for
     send_to: tuple[tuple[str, tuple[int, ...]], ...]  # (worker, output slots it needs)
-    client_slots: tuple[int, ...]                  # output slots the client fetches
+    client_slots: tuple[int, ...]  # output slots the client fetches
 
 
 @dataclass(frozen=True, slots=True)
 class WorkerPlan:
     """The part of a plan one worker runs (picklable; installed on the worker)."""
 
-    key: str                  # unique per (plan, worker): f"{plan_id}/{worker}"
+    key: str  # unique per (plan, worker): f"{plan_id}/{worker}"
     plan_id: str
     worker: str
     container: str
@@ -81,10 +81,10 @@ class StageTemplate:
     index: int
     worker: str
     plan_key: str
-    name: str                          # key prefix: "<main op>@<job>:<task>"
+    name: str  # key prefix: "<main op>@<job>:<task>"
     annotations: dict[str, Any]
-    feed_positions: tuple[int, ...]    # indices into the step's feed values
-    upstream: tuple[int, ...]          # stage indices read (data first, then control)
+    feed_positions: tuple[int, ...]  # indices into the step's feed values
+    upstream: tuple[int, ...]  # stage indices read (data first, then control)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +93,8 @@ class LoweredPlan:
     plan_id: str
     worker_plans: dict[str, WorkerPlan]
     templates: tuple[StageTemplate, ...]
-    result_stages: tuple[int, ...]      # stages whose results the client gathers
-    fetch_sources: tuple[tuple, ...]    # ("n",) | ("f", feed index) | ("s", stage, pos)
+    result_stages: tuple[int, ...]  # stages whose results the client gathers
+    fetch_sources: tuple[tuple, ...]  # ("n",) | ("f", feed index) | ("s", stage, pos)
     feeds_by_worker: dict[str, tuple[tuple[int, int], ...]]  # worker -> (slot, feed idx)
 
     @property
@@ -122,12 +122,17 @@ def _key_safe(text: str) -> str:
     return text.replace("-", "_").replace(" ", "_")
 
 
-def lower(plan: Plan, worker_of_device: Mapping[str, str], plan_id: str,
-          container: str = "", debug: bool = False) -> LoweredPlan:
+def lower(
+    plan: Plan,
+    worker_of_device: Mapping[str, str],
+    plan_id: str,
+    container: str = "",
+    debug: bool = False,
+) -> LoweredPlan:
     """Splits ``plan`` by worker (``worker_of_device`` maps each stage's device)."""
     stages = plan.stages
     worker_of_stage = [worker_of_device[s.device] for s in stages]
-    producer: dict[int, tuple[int, int]] = {}   # slot -> (stage, position in outputs)
+    producer: dict[int, tuple[int, int]] = {}  # slot -> (stage, position in outputs)
     for s in stages:
         for pos, slot in enumerate(s.outputs):
             producer[slot] = (s.index, pos)
@@ -166,23 +171,33 @@ def lower(plan: Plan, worker_of_device: Mapping[str, str], plan_id: str,
         annotations: dict[str, Any] = {"resources": {resource_name(worker): 1}}
         if DeviceSpec.from_string(s.device).device_type == "GPU":
             annotations["resources"]["GPU"] = 1
-        templates.append(StageTemplate(
-            s.index, worker, f"{plan_id}/{worker}",
-            f"{_key_safe(s.key_name)}@{_key_safe(device)}", annotations,
-            tuple(feed_positions), tuple(upstream)))
+        templates.append(
+            StageTemplate(
+                s.index,
+                worker,
+                f"{plan_id}/{worker}",
+                f"{_key_safe(s.key_name)}@{_key_safe(device)}",
+                annotations,
+                tuple(feed_positions),
+                tuple(upstream),
+            )
+        )
 
     parts_of: dict[str, list[StagePart]] = {}
     for s in stages:
         worker = worker_of_stage[s.index]
         waits = sorted(j for j in templates[s.index].upstream if worker_of_stage[j] != worker)
-        send_to = tuple((w, tuple(sorted(slots))) for w, slots in readers[s.index].items()
-                        if w != worker)
+        send_to = tuple(
+            (w, tuple(sorted(slots))) for w, slots in readers[s.index].items() if w != worker
+        )
         client_slots = tuple(slot for slot in s.outputs if slot in fetched)
         parts_of.setdefault(worker, []).append(
-            StagePart(s, sources_of[s.index], tuple(waits), send_to, client_slots))
-    worker_plans = {w: WorkerPlan(f"{plan_id}/{w}", plan_id, w, container, debug,
-                                  plan.slot_specs, tuple(parts))
-                    for w, parts in parts_of.items()}
+            StagePart(s, sources_of[s.index], tuple(waits), send_to, client_slots)
+        )
+    worker_plans = {
+        w: WorkerPlan(f"{plan_id}/{w}", plan_id, w, container, debug, plan.slot_specs, tuple(parts))
+        for w, parts in parts_of.items()
+    }
 
     fetch_sources: list[tuple] = []
     for slot in plan.fetch_slots:
@@ -192,20 +207,37 @@ def lower(plan: Plan, worker_of_device: Mapping[str, str], plan_id: str,
             fetch_sources.append(("f", feed_index[slot]))
         else:
             fetch_sources.append(("s",) + producer[slot])
-    result = sorted({src[1] for src in fetch_sources if src[0] == "s"}
-                    | {s.index for s in stages if s.index not in has_dependents})
-    return LoweredPlan(plan, plan_id, worker_plans, tuple(templates), tuple(result),
-                       tuple(fetch_sources),
-                       {w: tuple(sorted(f.items())) for w, f in feeds_of_worker.items()})
+    result = sorted(
+        {src[1] for src in fetch_sources if src[0] == "s"}
+        | {s.index for s in stages if s.index not in has_dependents}
+    )
+    return LoweredPlan(
+        plan,
+        plan_id,
+        worker_plans,
+        tuple(templates),
+        tuple(result),
+        tuple(fetch_sources),
+        {w: tuple(sorted(f.items())) for w, f in feeds_of_worker.items()},
+    )
 
 
-def stage_keys(lowered: LoweredPlan, step: str) -> list[tuple[str, int]]:
-    """The Dask key of each stage for one step."""
-    return [(f"{t.name}-{step}", t.index) for t in lowered.templates]
+def stage_keys(lowered: LoweredPlan, step: str) -> list[tuple[str, int, int]]:
+    """The Dask key of each stage for one step ``f"{number}-{session}"``:
+    ``(f"{name}-{session}", number, stage index)``.
+
+    The step number is not in the first element on purpose: Dask names a key's task
+    group after it, and a span keeps every task group it ever held, so a first element
+    naming the step made the scheduler keep one group per stage per step for as long as
+    it runs (about 2.5 KB each). With it constant, consecutive steps of a stage share
+    one group (a step's tasks join the group before the previous step's leave it)."""
+    number, _, session = step.partition("-")
+    return [(f"{t.name}-{session}", int(number), t.index) for t in lowered.templates]
 
 
-def step_graph(lowered: LoweredPlan, step: str, feed_values: Sequence[Any],
-               run_stage: Callable) -> tuple[task_spec.HighLevelGraph, list]:
+def step_graph(
+    lowered: LoweredPlan, step: str, feed_values: Sequence[Any], run_stage: Callable
+) -> tuple[task_spec.HighLevelGraph, list]:
     """One step's graph and its stage keys.
 
     Each task is ``run_stage(plan_key, stage_index, step, feeds, *upstream_results)``.
@@ -215,12 +247,19 @@ def step_graph(lowered: LoweredPlan, step: str, feed_values: Sequence[Any],
     # whenever a step goes ps -> worker -> ps.
     layers: dict[str, tuple[dict, dict]] = {}
     dependencies: dict[str, list[str]] = {}
-    names = [f"{k[0]}-{k[1]}" for k in keys]
+    names = [f"{k[0]}-{k[1]}-{k[2]}" for k in keys]
     for t in lowered.templates:
         key = keys[t.index]
         feeds = tuple(feed_values[i] for i in t.feed_positions)
-        node = task_spec.task(key, run_stage, t.plan_key, t.index, step, feeds,
-                              *[task_spec.ref(keys[j]) for j in t.upstream])
+        node = task_spec.task(
+            key,
+            run_stage,
+            t.plan_key,
+            t.index,
+            step,
+            feeds,
+            *[task_spec.ref(keys[j]) for j in t.upstream],
+        )
         layers[names[t.index]] = ({key: node}, t.annotations)
         dependencies[names[t.index]] = [names[j] for j in t.upstream]
     return task_spec.layered_graph(layers, dependencies), keys

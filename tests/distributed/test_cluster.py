@@ -23,14 +23,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def _ridge(p=4, lam=0.01, lr=0.05):
     """Ridge regression with beta on the ps and the gradient on worker 1."""
-    with tf.device(tf.train.replica_device_setter(ps_tasks=1,
-                                                  worker_device="/job:worker/task:1")):
-        beta = tf.Variable(np.linspace(-1, 1, p).reshape(p, 1).astype(np.float32),
-                           name="beta")
+    with tf.device(tf.train.replica_device_setter(ps_tasks=1, worker_device="/job:worker/task:1")):
+        beta = tf.Variable(np.linspace(-1, 1, p).reshape(p, 1).astype(np.float32), name="beta")
         x = tf.placeholder(tf.float32, [None, p], name="x")
         y = tf.placeholder(tf.float32, [None, 1], name="y")
-        cost = tf.reduce_mean(tf.square(y - tf.matmul(x, beta))) + \
-            lam * tf.reduce_sum(tf.square(beta))
+        cost = tf.reduce_mean(tf.square(y - tf.matmul(x, beta))) + lam * tf.reduce_sum(
+            tf.square(beta)
+        )
         grad = tf.gradients(cost, [beta])[0]
         update = beta.assign_sub(lr * grad)
     return beta, x, y, cost, update
@@ -54,7 +53,8 @@ def test_local_cluster_workers(cluster):
     for w in info.values():
         assert w["resources"][f"dataflow-{w['name']}"] >= 1
     assert cluster.cluster_spec == tf.train.ClusterSpec(
-        {"ps": ["ps-0"], "worker": ["worker-0", "worker-1"]})
+        {"ps": ["ps-0"], "worker": ["worker-0", "worker-1"]}
+    )
     assert cluster.target.startswith("tcp://127.0.0.1:")
     assert isinstance(cluster.dashboard_link, str)
     assert "ps=1" in repr(cluster)
@@ -65,7 +65,8 @@ def test_devices_and_default(csess):
     assert sorted(backend.devices) == [
         "/job:ps/replica:0/task:0/device:CPU:0",
         "/job:worker/replica:0/task:0/device:CPU:0",
-        "/job:worker/replica:0/task:1/device:CPU:0"]
+        "/job:worker/replica:0/task:1/device:CPU:0",
+    ]
     assert backend.default_device == "/job:worker/replica:0/task:0/device:CPU:0"
     c = tf.constant(1.0) + 1.0
     assert set(csess.placement(c).values()) == {backend.default_device}
@@ -95,8 +96,7 @@ def test_variables_live_on_the_workers_the_devices_name(csess, cluster):
     held = cluster.client.run(worker_state.list_variables)
     by_name = {_address_names(cluster)[address]: found for address, found in held.items()}
     assert by_name["ps-0"] == {"/job:ps/replica:0/task:0/device:CPU:0": ["on_ps"]}
-    assert by_name["worker-1"] == {
-        "/job:worker/replica:0/task:1/device:CPU:0": ["on_worker_1"]}
+    assert by_name["worker-1"] == {"/job:worker/replica:0/task:1/device:CPU:0": ["on_worker_1"]}
     assert by_name["worker-0"] == {}
     assert csess.run([a, b]) == [1.0, 2.0]
     # Through the store actor, as checkpointing does.
@@ -116,9 +116,8 @@ def test_one_dask_task_per_stage(csess, cluster):
         csess.run([cost, update], feed)
     assert len(ts.data) == len(stages) == 3
     names = _address_names(cluster)
-    ran_on = sorted((t["key"][1], names[t["worker"]]) for t in ts.data)
-    expected = sorted((s.index, "ps-0" if "/job:ps" in s.device else "worker-1")
-                      for s in stages)
+    ran_on = sorted((t["key"][2], names[t["worker"]]) for t in ts.data)
+    expected = sorted((s.index, "ps-0" if "/job:ps" in s.device else "worker-1") for s in stages)
     assert ran_on == expected
 
 
@@ -135,7 +134,7 @@ def test_concurrent_steps(csess):
         try:
             for _ in range(5):
                 csess.run(doubled)
-        except Exception as exc:  # noqa: BLE001 - reported below
+        except Exception as exc:
             failures.append(exc)
 
     threads = [threading.Thread(target=work) for _ in range(6)]
@@ -161,8 +160,7 @@ def test_two_clients_share_ps_variables(clean_cluster):
     graph_b, vb, bump_b, _ = _shared_graph()
     other = distributed.Client(clean_cluster.target, set_as_default=False)
     try:
-        with tf.Session(clean_cluster, graph=graph_a) as a, \
-                tf.Session(other, graph=graph_b) as b:
+        with tf.Session(clean_cluster, graph=graph_a) as a, tf.Session(other, graph=graph_b) as b:
             a.run(init_a)
             b.run(bump_b)
             a.run(bump_a)
@@ -265,8 +263,10 @@ def test_unreachable_scheduler_fails_within_timeout():
     # timeout (a session opened while the scheduler restarts fails in about a second).
     for config in (tf.ConfigProto(operation_timeout_in_ms=1500), None):
         start = time.perf_counter()
-        with pytest.raises(tf.errors.UnavailableError, match="No Dask scheduler at "
-                           "'tcp://127.0.0.1:9': the connection was refused"):
+        with pytest.raises(
+            tf.errors.UnavailableError,
+            match="No Dask scheduler at 'tcp://127.0.0.1:9': the connection was refused",
+        ):
             tf.Session("tcp://127.0.0.1:9", config=config)
         assert time.perf_counter() - start < 5
 
@@ -292,8 +292,15 @@ def test_update_tokens_make_repeated_tasks_harmless(csess, cluster):
     (template,) = bound.lowered.templates
     ps = cluster.workers["ps-0"]
     for step in ("900-test", "900-test", "901-test"):  # the first step twice, then another
-        cluster.client.submit(worker_state.run_stage, template.plan_key, template.index,
-                              step, (), workers=[ps], pure=False).result()
+        cluster.client.submit(
+            worker_state.run_stage,
+            template.plan_key,
+            template.index,
+            step,
+            (),
+            workers=[ps],
+            pure=False,
+        ).result()
     assert csess.run(v) == 2.0
 
 
@@ -322,8 +329,9 @@ def test_resident_errors_and_concurrency(rsess):
         doubled = bump * 2.0
         bad = tf.matmul(m, m * doubled, name="bad_resident")
     rsess.run(counter.initializer)
-    threads = [threading.Thread(target=lambda: [rsess.run(doubled) for _ in range(5)])
-               for _ in range(4)]
+    threads = [
+        threading.Thread(target=lambda: [rsess.run(doubled) for _ in range(5)]) for _ in range(4)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -364,6 +372,29 @@ def test_lowered_stage_keys_in_task_stream(csess, cluster):
     assert isinstance(bound.lowered, lowering.LoweredPlan)
 
 
+def _scheduler_group_counts(dask_scheduler):
+    spans = dask_scheduler.extensions["spans"]
+    return (
+        len(dask_scheduler.task_groups),
+        len(dask_scheduler.task_prefixes),
+        sum(len(span.groups) for span in spans.spans.values()),
+    )
+
+
+def test_steps_do_not_grow_the_schedulers_groups(csess, cluster):
+    # Issue 11 item 9: keys naming the step made the scheduler keep one task group per
+    # stage per step in the session's span (about 2.5 KB each, forever).
+    beta, x, y, cost, update = _ridge()
+    csess.run(tf.global_variables_initializer())
+    feed = dict(zip((x, y), _data()))
+    for _ in range(3):
+        csess.run([cost, update], feed)
+    before = cluster.client.run_on_scheduler(_scheduler_group_counts)
+    for _ in range(40):
+        csess.run([cost, update], feed)
+    assert cluster.client.run_on_scheduler(_scheduler_group_counts) == before
+
+
 def test_traced_run_records_stages(csess):
     beta, x, y, cost, update = _ridge()
     csess.run(tf.global_variables_initializer())
@@ -372,8 +403,10 @@ def test_traced_run_records_stages(csess):
     options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
     csess.run([cost, update], {x: xv, y: yv}, options=options, run_metadata=meta)
     devices = {s["device"] for s in meta.step_stats}
-    assert devices == {"/job:ps/replica:0/task:0/device:CPU:0",
-                       "/job:worker/replica:0/task:1/device:CPU:0"}
+    assert devices == {
+        "/job:ps/replica:0/task:0/device:CPU:0",
+        "/job:worker/replica:0/task:1/device:CPU:0",
+    }
     assert len(meta.step_stats) == 3
     assert all(s["end_us"] >= s["start_us"] for s in meta.step_stats)
     trace = meta.chrome_trace()

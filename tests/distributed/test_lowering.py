@@ -41,22 +41,25 @@ def test_one_task_per_stage_with_readable_keys():
     x, cost, update = _ridge()
     plan, lowered = _lower([cost, update], [x])
     feed = np.ones((2, 3), np.float32)
-    graph, keys = lowering.step_graph(lowered, "7-abc", [feed], worker_state.run_stage)
+    # A step is "<number>-<session id>"; session ids are 8 hex digits (uuid4().hex[:8]).
+    graph, keys = lowering.step_graph(lowered, "7-0bc1d2e3", [feed], worker_state.run_stage)
     assert isinstance(graph, HighLevelGraph)
     tasks = dict(graph)
     assert len(tasks) == len(plan.stages) == 3
     assert all(isinstance(t, Task) for t in tasks.values())
-    names = [k[0].rsplit("-", 2)[0] for k in keys]
+    names = [k[0].rsplit("-", 1)[0] for k in keys]
     assert names[0].startswith("beta/Read/") and names[0].endswith("@ps:0")
     assert names[1].startswith("gradients/") and names[1].endswith("@worker:0")
     assert names[2] == "AssignSubVariableOp@ps:0"
-    assert all(k[0].endswith("-7-abc") for k in keys)
+    # The step number is the key's second element, not part of its name, so that a
+    # stage's tasks of every step fall in one scheduler task group.
+    assert all(k[0].endswith("-0bc1d2e3") and k[1] == 7 for k in keys)
+    assert [k[2] for k in keys] == [0, 1, 2]
     # The dashboard groups tasks by op and device.
     assert [key_split(k) for k in keys] == names
     # Pinned by the worker's resource, layer by layer (never one merged dict).
-    resources = [graph.layers[f"{k[0]}-{k[1]}"].annotations["resources"] for k in keys]
-    assert resources == [{"dataflow-ps-0": 1}, {"dataflow-worker-0": 1},
-                         {"dataflow-ps-0": 1}]
+    resources = [graph.layers[f"{k[0]}-{k[1]}-{k[2]}"].annotations["resources"] for k in keys]
+    assert resources == [{"dataflow-ps-0": 1}, {"dataflow-worker-0": 1}, {"dataflow-ps-0": 1}]
     # Feeds travel inside the task that reads them; upstream stages are dependencies.
     assert tasks[keys[1]].dependencies == {keys[0]}
     assert keys[1] in tasks[keys[2]].dependencies
