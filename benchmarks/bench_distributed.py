@@ -64,8 +64,7 @@ def split_chain(tf, n_ops: int = 20):
 
 def ridge(tf, worker: int = 0):
     """One ridge step: beta on the ps, cost and gradient on a worker, update on the ps."""
-    setter = tf.train.replica_device_setter(ps_tasks=1,
-                                            worker_device=f"/job:worker/task:{worker}")
+    setter = tf.train.replica_device_setter(ps_tasks=1, worker_device=f"/job:worker/task:{worker}")
     with tf.device(setter):
         beta = tf.Variable(np.zeros((P, 1), np.float32), name="beta")
         x = tf.placeholder(tf.float32, [None, P], name="x")
@@ -97,12 +96,14 @@ class TF1Cluster:
         tf1.disable_eager_execution()
         self.tf = tf1
         ps, w0, w1 = _free_ports(3)
-        spec = tf1.train.ClusterSpec({"ps": [f"localhost:{ps}"],
-                                      "worker": [f"localhost:{w0}", f"localhost:{w1}"]})
-        config = tf1.ConfigProto(intra_op_parallelism_threads=1,
-                                 inter_op_parallelism_threads=2)
-        self.servers = [tf1.distribute.Server(spec, job_name=j, task_index=t, config=config)
-                        for j, t in (("ps", 0), ("worker", 0), ("worker", 1))]
+        spec = tf1.train.ClusterSpec(
+            {"ps": [f"localhost:{ps}"], "worker": [f"localhost:{w0}", f"localhost:{w1}"]}
+        )
+        config = tf1.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=2)
+        self.servers = [
+            tf1.distribute.Server(spec, job_name=j, task_index=t, config=config)
+            for j, t in (("ps", 0), ("worker", 0), ("worker", 1))
+        ]
 
     def session(self, graph, worker: int = 0):
         return self.tf.Session(self.servers[1 + worker].target, graph=graph)
@@ -167,7 +168,7 @@ def _read_beta():
 
 def _ridge_grad(beta, x, y):
     residual = x @ beta - y
-    return np.float32(np.mean(residual ** 2)), (2.0 / len(x)) * (x.T @ residual)
+    return np.float32(np.mean(residual**2)), (2.0 / len(x)) * (x.T @ residual)
 
 
 def _apply(cost_grad):
@@ -188,16 +189,18 @@ def dask_contenders(cluster):
     from distributed import Client
 
     client = Client(cluster.target)  # the default client (actors need one)
-    count = iter(range(10 ** 9))
-    pinned = {name: {"resources": {f"dataflow-{name}": 1}} for name in
-              ("ps-0", "worker-0", "worker-1")}
+    count = iter(range(10**9))
+    pinned = {
+        name: {"resources": {f"dataflow-{name}": 1}} for name in ("ps-0", "worker-0", "worker-1")
+    }
 
     def graph(tasks):  # [(key, worker, func, *args)] -> HighLevelGraph, one layer per task
         layers, deps = {}, {}
         for key, worker, func, *args in tasks:
             name = f"{key[0]}-{key[1]}"
-            layers[name] = MaterializedLayer({key: Task(key, func, *args)},
-                                             annotations=pinned[worker])
+            layers[name] = MaterializedLayer(
+                {key: Task(key, func, *args)}, annotations=pinned[worker]
+            )
             deps[name] = {f"{a.key[0]}-{a.key[1]}" for a in args if isinstance(a, TaskRef)}
         return HighLevelGraph(layers, deps)
 
@@ -208,17 +211,32 @@ def dask_contenders(cluster):
     def chain():
         i = next(count)
         a, b, c = ("s0", i), ("s1", i), ("s2", i)
-        client.get(graph([(a, "ps-0", _inc, 1), (b, "worker-0", _inc, TaskRef(a)),
-                          (c, "worker-1", _inc, TaskRef(b))]), c)
+        client.get(
+            graph(
+                [
+                    (a, "ps-0", _inc, 1),
+                    (b, "worker-0", _inc, TaskRef(a)),
+                    (c, "worker-1", _inc, TaskRef(b)),
+                ]
+            ),
+            c,
+        )
 
     xv, yv = _data()
 
     def ridge_step():
         i = next(count)
         a, b, c = ("read", i), ("grad", i), ("apply", i)
-        client.get(graph([(a, "ps-0", _read_beta), (b, "worker-0", _ridge_grad, TaskRef(a),
-                                                     xv, yv),
-                          (c, "ps-0", _apply, TaskRef(b))]), [b, c])
+        client.get(
+            graph(
+                [
+                    (a, "ps-0", _read_beta),
+                    (b, "worker-0", _ridge_grad, TaskRef(a), xv, yv),
+                    (c, "ps-0", _apply, TaskRef(b)),
+                ]
+            ),
+            [b, c],
+        )
 
     actor = client.submit(Pinger, actor=True, workers=[cluster.workers["ps-0"]]).result()
 
@@ -229,8 +247,9 @@ def dask_contenders(cluster):
 
 
 # --- measuring ------------------------------------------------------------------------
-def interleaved(contenders: dict[str, Callable], rounds: int, per_round: int,
-                warmup: int = 3) -> dict[str, float]:
+def interleaved(
+    contenders: dict[str, Callable], rounds: int, per_round: int, warmup: int = 3
+) -> dict[str, float]:
     """Median seconds per call of each contender, calls interleaved round by round."""
     for fn in contenders.values():
         for _ in range(warmup):
@@ -289,23 +308,39 @@ def main(quick: bool = False) -> None:
     client, plain = dask_contenders(cluster)
     try:
         rows = []
-        split = interleaved({
-            "TF1": tf1_split(tfc), "dask get": plain["get"], "dask chain": plain["chain"],
-            "graph": df_split(tf, cluster, False), "resident": df_split(tf, cluster, True),
-            "actor": plain["actor"]}, rounds, per_round)
+        split = interleaved(
+            {
+                "TF1": tf1_split(tfc),
+                "dask get": plain["get"],
+                "dask chain": plain["chain"],
+                "graph": df_split(tf, cluster, False),
+                "resident": df_split(tf, cluster, True),
+                "actor": plain["actor"],
+            },
+            rounds,
+            per_round,
+        )
         tf.Session.reset(cluster)
-        ridge_t = interleaved({
-            "TF1": tf1_ridge(tfc), "dask ridge": plain["ridge"],
-            "graph": df_ridge(tf, cluster, False), "resident": df_ridge(tf, cluster, True)},
-            rounds, per_round)
+        ridge_t = interleaved(
+            {
+                "TF1": tf1_ridge(tfc),
+                "dask ridge": plain["ridge"],
+                "graph": df_ridge(tf, cluster, False),
+                "resident": df_ridge(tf, cluster, True),
+            },
+            rounds,
+            per_round,
+        )
         tf.Session.reset(cluster)
         tf1_rate = aggregate_rate(lambda i: tf1_ridge(tfc, i, init=i == 0), steps)
 
         def replica(resident):
             def make(i):
                 from distributed import Client
+
                 own = Client(cluster.target, set_as_default=False)
                 return df_ridge(tf, own, resident, i, init=i == 0)
+
             return make
 
         graph_rate = aggregate_rate(replica(False), steps)
@@ -316,18 +351,29 @@ def main(quick: bool = False) -> None:
         get = split["dask get"]
         rows.append(("split 20-op step, TF1", split["TF1"] * ms, ""))
         rows.append(("split 20-op step, plain Dask client.get (1 task)", get * ms, ""))
-        rows.append(("split 20-op step, plain Dask 3-task pinned chain",
-                     split["dask chain"] * ms, ""))
+        rows.append(
+            ("split 20-op step, plain Dask 3-task pinned chain", split["dask chain"] * ms, "")
+        )
         for path in ("graph", "resident"):
-            rows.append((f"split 20-op step, dataflow {path} path", split[path] * ms,
-                         f"{split[path] / get:.2f}x get, {split[path] / split['TF1']:.2f}x TF1"))
+            rows.append(
+                (
+                    f"split 20-op step, dataflow {path} path",
+                    split[path] * ms,
+                    f"{split[path] / get:.2f}x get, {split[path] / split['TF1']:.2f}x TF1",
+                )
+            )
         rows.append(("actor call (plain Dask)", split["actor"] * ms, ""))
         rows.append(("ridge step, TF1", ridge_t["TF1"] * ms, ""))
         rows.append(("ridge step, plain Dask (3 pinned tasks)", ridge_t["dask ridge"] * ms, ""))
         for path in ("graph", "resident"):
-            rows.append((f"ridge step, dataflow {path} path", ridge_t[path] * ms,
-                         f"{ridge_t[path] / ridge_t['TF1']:.2f}x TF1, "
-                         f"{ridge_t[path] / ridge_t['dask ridge']:.2f}x plain Dask"))
+            rows.append(
+                (
+                    f"ridge step, dataflow {path} path",
+                    ridge_t[path] * ms,
+                    f"{ridge_t[path] / ridge_t['TF1']:.2f}x TF1, "
+                    f"{ridge_t[path] / ridge_t['dask ridge']:.2f}x plain Dask",
+                )
+            )
         print()
         print(f"{'case':58s} {'median ms':>10s}  ratios")
         for name, value, ratio in rows:
@@ -335,13 +381,16 @@ def main(quick: bool = False) -> None:
         print()
         print(f"{'async ridge, 1 ps + 2 workers, 2 clients':58s} {'steps/s':>10s}")
         print(f"{'  TF1':58s} {tf1_rate:10.0f}")
-        print(f"{'  dataflow graph path':58s} {graph_rate:10.0f}  "
-              f"{graph_rate / tf1_rate:.2f}x TF1")
-        print(f"{'  dataflow resident path':58s} {resident_rate:10.0f}  "
-              f"{resident_rate / tf1_rate:.2f}x TF1")
+        print(f"{'  dataflow graph path':58s} {graph_rate:10.0f}  {graph_rate / tf1_rate:.2f}x TF1")
+        print(
+            f"{'  dataflow resident path':58s} {resident_rate:10.0f}  "
+            f"{resident_rate / tf1_rate:.2f}x TF1"
+        )
         print()
-        print("Dask tasks per step (split chain):", ", ".join(
-            f"{ops} ops -> {tasks}" for ops, tasks in flat))
+        print(
+            "Dask tasks per step (split chain):",
+            ", ".join(f"{ops} ops -> {tasks}" for ops, tasks in flat),
+        )
     finally:
         client.close()
         cluster.close()

@@ -45,13 +45,23 @@ def numpy_chain(n_ops: int):
 def numpy_unrolled(n_ops: int):
     """The same calls written out one per line, as a person would by hand (no loop, no
     branching): the strictest numpy baseline."""
-    body = {"add": "x = add(x, c05)", "mul": "x = multiply(x, c09)", "tanh": "x = tanh(x)",
-            "sub": "x = subtract(x, c01)"}
+    body = {
+        "add": "x = add(x, c05)",
+        "mul": "x = multiply(x, c09)",
+        "tanh": "x = tanh(x)",
+        "sub": "x = subtract(x, c01)",
+    }
     lines = ["def run(x):"] + [f"    {body[CYCLE[i % 4]]}" for i in range(n_ops)]
     lines.append("    return x")
-    namespace = {"add": np.add, "multiply": np.multiply, "tanh": np.tanh,
-                 "subtract": np.subtract, "c05": np.float32(0.5), "c09": np.float32(0.9),
-                 "c01": np.float32(0.1)}
+    namespace = {
+        "add": np.add,
+        "multiply": np.multiply,
+        "tanh": np.tanh,
+        "subtract": np.subtract,
+        "c05": np.float32(0.5),
+        "c09": np.float32(0.9),
+        "c01": np.float32(0.1),
+    }
     exec("\n".join(lines), namespace)
     return namespace["run"]
 
@@ -108,8 +118,11 @@ def time_per_call(fn, arg, number: int) -> float:
 
 def latency_case(n_ops: int, rounds: int, number: int) -> dict[str, float]:
     x = np.linspace(-1, 1, 10, dtype=np.float32)
-    runners = {"numpy": numpy_chain(n_ops), "numpy_unrolled": numpy_unrolled(n_ops),
-               "dataflow": dataflow_runner(n_ops)}
+    runners = {
+        "numpy": numpy_chain(n_ops),
+        "numpy_unrolled": numpy_unrolled(n_ops),
+        "dataflow": dataflow_runner(n_ops),
+    }
     tf1 = tf1_runner(n_ops)
     if tf1 is not None:
         runners["tf1"] = tf1
@@ -141,7 +154,8 @@ def big_graph_case(n_ops: int, steady_rounds: int) -> dict[str, dict[str, float]
         sess.run(y, {x: x0})
         first = time.perf_counter() - start
         steady = statistics.median(
-            time_per_call(lambda v: sess.run(y, {x: v}), x0, 5) for _ in range(steady_rounds))
+            time_per_call(lambda v: sess.run(y, {x: v}), x0, 5) for _ in range(steady_rounds)
+        )
         sess.close()
         return {"build": build, "first": first, "steady": steady}
 
@@ -154,8 +168,9 @@ def big_graph_case(n_ops: int, steady_rounds: int) -> dict[str, dict[str, float]
     except ImportError:
         pass
     chain = numpy_chain(n_ops)
-    out["numpy"] = {"steady": statistics.median(
-        time_per_call(chain, x0, 5) for _ in range(steady_rounds))}
+    out["numpy"] = {
+        "steady": statistics.median(time_per_call(chain, x0, 5) for _ in range(steady_rounds))
+    }
     return out
 
 
@@ -165,26 +180,34 @@ def main() -> None:
     args = parser.parse_args()
     rounds, number = (5, 200) if args.quick else (15, 500)
     with threadpool_limits(limits=1):
-        print(f"{'case':<22}{'dataflow us':>12}{'numpy us':>10}{'unrolled us':>12}"
-              f"{'tf1 us':>10}{'df/numpy':>10}{'df/unrolled':>12}{'df/tf1':>8}")
+        print(
+            f"{'case':<22}{'dataflow us':>12}{'numpy us':>10}{'unrolled us':>12}"
+            f"{'tf1 us':>10}{'df/numpy':>10}{'df/unrolled':>12}{'df/tf1':>8}"
+        )
         for n_ops in (20, 200):
             r = latency_case(n_ops, rounds, number if n_ops == 20 else number // 5)
             tf1 = r.get("tf1", float("nan"))
-            print(f"{f'{n_ops}-op chain step':<22}{r['dataflow'] * 1e6:>12.1f}"
-                  f"{r['numpy'] * 1e6:>10.1f}{r['numpy_unrolled'] * 1e6:>12.1f}"
-                  f"{tf1 * 1e6:>10.1f}{r['dataflow'] / r['numpy']:>10.2f}"
-                  f"{r['dataflow'] / r['numpy_unrolled']:>12.2f}{r['dataflow'] / tf1:>8.2f}")
+            print(
+                f"{f'{n_ops}-op chain step':<22}{r['dataflow'] * 1e6:>12.1f}"
+                f"{r['numpy'] * 1e6:>10.1f}{r['numpy_unrolled'] * 1e6:>12.1f}"
+                f"{tf1 * 1e6:>10.1f}{r['dataflow'] / r['numpy']:>10.2f}"
+                f"{r['dataflow'] / r['numpy_unrolled']:>12.2f}{r['dataflow'] / tf1:>8.2f}"
+            )
         big = big_graph_case(10_000, 3 if args.quick else 7)
         df, tf1 = big["dataflow"], big.get("tf1", {})
         nan = float("nan")
-        print(f"\n10,000-op graph{'dataflow':>17}{'tf1':>10}{'numpy':>10}{'df/tf1':>8}"
-              f"{'df/numpy':>10}")
+        print(
+            f"\n10,000-op graph{'dataflow':>17}{'tf1':>10}{'numpy':>10}{'df/tf1':>8}"
+            f"{'df/numpy':>10}"
+        )
         for key in ("build", "first", "steady"):
             unit, scale = ("ms", 1e3)
             npv = big["numpy"].get(key, nan)
-            print(f"  {key + ' (' + unit + ')':<22}{df[key] * scale:>10.2f}"
-                  f"{tf1.get(key, nan) * scale:>10.2f}{npv * scale:>10.2f}"
-                  f"{df[key] / tf1.get(key, nan):>8.2f}{df[key] / npv:>10.2f}")
+            print(
+                f"  {key + ' (' + unit + ')':<22}{df[key] * scale:>10.2f}"
+                f"{tf1.get(key, nan) * scale:>10.2f}{npv * scale:>10.2f}"
+                f"{df[key] / tf1.get(key, nan):>8.2f}{df[key] / npv:>10.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -51,8 +51,9 @@ MB = 1e6
 
 
 # --- queues ---------------------------------------------------------------------------
-def dataflow_queue(tf, cluster, element_bytes: int, batch: int, resident: bool,
-                   name: str) -> Callable[[int], float]:
+def dataflow_queue(
+    tf, cluster, element_bytes: int, batch: int, resident: bool, name: str
+) -> Callable[[int], float]:
     """A runner: ``run(steps)`` moves ``steps`` batches producer -> consumer; seconds."""
     width = element_bytes // 4
     graph = tf.Graph()
@@ -89,7 +90,8 @@ def dataflow_queue(tf, cluster, element_bytes: int, batch: int, resident: bool,
 
 
 def _dask_produce(name: str, steps: int, nbytes: int) -> int:
-    from distributed import Queue  # noqa: PLC0415
+    from distributed import Queue
+
     q = Queue(name, maxsize=4)
     batch = np.ones(nbytes // 4, np.float32)
     for _ in range(steps):
@@ -98,7 +100,8 @@ def _dask_produce(name: str, steps: int, nbytes: int) -> int:
 
 
 def _dask_consume(name: str, steps: int) -> float:
-    from distributed import Queue  # noqa: PLC0415
+    from distributed import Queue
+
     q = Queue(name, maxsize=4)
     total = 0.0
     for _ in range(steps):
@@ -114,10 +117,12 @@ def dask_queue(cluster, nbytes: int) -> Callable[[int], float]:
     def run(steps: int) -> float:
         name = f"bench-q-{next(counter)}"
         start = time.perf_counter()
-        consumer = client.submit(_dask_consume, name, steps, workers=[workers["worker-1"]],
-                                 pure=False)
-        producer = client.submit(_dask_produce, name, steps, nbytes,
-                                 workers=[workers["worker-0"]], pure=False)
+        consumer = client.submit(
+            _dask_consume, name, steps, workers=[workers["worker-1"]], pure=False
+        )
+        producer = client.submit(
+            _dask_produce, name, steps, nbytes, workers=[workers["worker-0"]], pure=False
+        )
         consumer.result()
         elapsed = time.perf_counter() - start
         producer.result()
@@ -195,19 +200,19 @@ def queue_benchmarks(tf, quick: bool) -> None:
     print("starting a dataflow.LocalCluster(ps=1, worker=2) ...")
     cluster = tf.LocalCluster(ps=1, worker=2, dashboard_address=None)
     rounds = 2 if quick else 3
-    cases = [("1 KB", 1 << 10, 256, 20 if quick else 60),
-             ("1 MB", 1 << 20, 4, 10 if quick else 30),
-             ("16 MB", 16 << 20, 1, 6 if quick else 16)]
+    cases = [
+        ("1 KB", 1 << 10, 256, 20 if quick else 60),
+        ("1 MB", 1 << 20, 4, 10 if quick else 30),
+        ("16 MB", 16 << 20, 1, 6 if quick else 16),
+    ]
     rows = []
     try:
         copy_socket = socket_rate()
         copy_dask = dask_transfer_rate(cluster)
         for label, nbytes, batch, steps in cases:
             runners = {
-                "dataflow graph": dataflow_queue(tf, cluster, nbytes, batch, False,
-                                                 f"g{label}"),
-                "dataflow resident": dataflow_queue(tf, cluster, nbytes, batch, True,
-                                                    f"r{label}"),
+                "dataflow graph": dataflow_queue(tf, cluster, nbytes, batch, False, f"g{label}"),
+                "dataflow resident": dataflow_queue(tf, cluster, nbytes, batch, True, f"r{label}"),
                 "dask Queue": dask_queue(cluster, nbytes * batch),
             }
             times: dict[str, list[float]] = {k: [] for k in runners}
@@ -223,24 +228,32 @@ def queue_benchmarks(tf, quick: bool) -> None:
     finally:
         cluster.close()
     print()
-    print("Queue throughput, producer on worker-0 -> queue -> consumer on worker-1 "
-          "(two loopback hops)")
-    print(f"{'element':>8s} {'batch':>6s}  {'contender':20s} {'elements/s':>11s} "
-          f"{'MB/s':>8s}  ratios")
+    print(
+        "Queue throughput, producer on worker-0 -> queue -> consumer on worker-1 "
+        "(two loopback hops)"
+    )
+    print(
+        f"{'element':>8s} {'batch':>6s}  {'contender':20s} {'elements/s':>11s} {'MB/s':>8s}  ratios"
+    )
     by_case: dict[str, dict[str, float]] = {}
     for label, _, k, _, rate in rows:
         by_case.setdefault(label, {})[k] = rate
     for label, batch, k, elems, rate in rows:
-        ratio = f"{rate / by_case[label]['dask Queue']:.2f}x dask Queue" \
-            if k != "dask Queue" else ""
+        ratio = (
+            f"{rate / by_case[label]['dask Queue']:.2f}x dask Queue" if k != "dask Queue" else ""
+        )
         print(f"{label:>8s} {batch:6d}  {k:20s} {elems:11.0f} {rate:8.1f}  {ratio}")
     print()
-    print(f"loopback copy rate: raw TCP socket {copy_socket:.0f} MB/s; Dask worker-to-worker "
-          f"transfer of 64 MB (one task reading another's result) {copy_dask:.0f} MB/s")
+    print(
+        f"loopback copy rate: raw TCP socket {copy_socket:.0f} MB/s; Dask worker-to-worker "
+        f"transfer of 64 MB (one task reading another's result) {copy_dask:.0f} MB/s"
+    )
     best = max(rate for _, _, k, _, rate in rows if k.startswith("dataflow"))
-    print(f"best dataflow queue rate {best:.0f} MB/s = {best / copy_dask:.2f}x one Dask "
-          f"transfer, {best / copy_socket:.2f}x the raw socket (each element crosses "
-          "twice)")
+    print(
+        f"best dataflow queue rate {best:.0f} MB/s = {best / copy_dask:.2f}x one Dask "
+        f"transfer, {best / copy_socket:.2f}x the raw socket (each element crosses "
+        "twice)"
+    )
 
 
 # --- checkpoints ----------------------------------------------------------------------
@@ -264,7 +277,8 @@ def _np_load(names: list[str], directory: str) -> list[np.ndarray]:
 
 
 def _store_arrays() -> dict[str, np.ndarray]:
-    from dataflow.runtime.worker_state import RUNTIME  # noqa: PLC0415
+    from dataflow.runtime.worker_state import RUNTIME
+
     out = {}
     for device, names in RUNTIME.variables().items():
         store = RUNTIME.store("", device)
@@ -290,8 +304,9 @@ def checkpoint_model(tf, ps_tasks: int, n: int):
     with graph.as_default():
         setter = tf.train.replica_device_setter(ps_tasks=ps_tasks) if ps_tasks else None
         with tf.device(setter):
-            variables = [tf.Variable(tf.random_uniform([n], seed=i), name=f"v{i}")
-                         for i in range(N_VARS)]
+            variables = [
+                tf.Variable(tf.random_uniform([n], seed=i), name=f"v{i}") for i in range(N_VARS)
+            ]
         saver = tf.train.Saver(variables, max_to_keep=None)
         init = tf.variables_initializer(variables)
     return graph, variables, saver, init
@@ -329,11 +344,16 @@ def checkpoint_benchmarks(tf, quick: bool, gb: float, base: str) -> None:
         sess.run(init)
         names = [v.op.name for v in variables]
         arrays = dict(zip(names, sess.run(variables)))  # the same values, as numpy arrays
-        measure("embedded", {
-            "numpy": (lambda d: _np_save(arrays, d), lambda d: _np_load(names, d)),
-            "Saver": (lambda d: saver.save(sess, os.path.join(d, "model")),
-                      lambda d: saver.restore(sess, os.path.join(d, "model"))),
-        })
+        measure(
+            "embedded",
+            {
+                "numpy": (lambda d: _np_save(arrays, d), lambda d: _np_load(names, d)),
+                "Saver": (
+                    lambda d: saver.save(sess, os.path.join(d, "model")),
+                    lambda d: saver.restore(sess, os.path.join(d, "model")),
+                ),
+            },
+        )
     arrays.clear()
 
     print("starting a dataflow.LocalCluster(ps=2, worker=1) ...")
@@ -344,21 +364,34 @@ def checkpoint_benchmarks(tf, quick: bool, gb: float, base: str) -> None:
         graph, variables, saver, init = checkpoint_model(tf, 2, n)
         with tf.Session(cluster, graph=graph) as sess:
             sess.run(init)
-            measure("LocalCluster, 2 ps", {
-                "numpy": (lambda d: client.run(_worker_np_save, d, workers=ps),
-                          lambda d: client.run(_worker_np_load, d, workers=ps)),
-                "Saver": (lambda d: saver.save(sess, os.path.join(d, "model")),
-                          lambda d: saver.restore(sess, os.path.join(d, "model"))),
-            })
+            measure(
+                "LocalCluster, 2 ps",
+                {
+                    "numpy": (
+                        lambda d: client.run(_worker_np_save, d, workers=ps),
+                        lambda d: client.run(_worker_np_load, d, workers=ps),
+                    ),
+                    "Saver": (
+                        lambda d: saver.save(sess, os.path.join(d, "model")),
+                        lambda d: saver.restore(sess, os.path.join(d, "model")),
+                    ),
+                },
+            )
     finally:
         cluster.close()
 
     print()
-    print(f"Checkpoint of {N_VARS} float32 variables, {total / 2**30:.2f} GiB in all "
-          f"(median of {rounds})")
+    print(
+        f"Checkpoint of {N_VARS} float32 variables, {total / 2**30:.2f} GiB in all "
+        f"(median of {rounds})"
+    )
     print(f"{'setting':20s} {'operation':15s} {'seconds':>8s} {'GB/s':>6s}  ratio")
-    names = {"numpy write": "numpy.save", "Saver write": "Saver.save",
-             "numpy read": "numpy.load", "Saver read": "Saver.restore"}
+    names = {
+        "numpy write": "numpy.save",
+        "Saver write": "Saver.save",
+        "numpy read": "numpy.load",
+        "Saver read": "Saver.restore",
+    }
     for setting, r in results.items():
         for k in ("numpy write", "Saver write", "numpy read", "Saver read"):
             ratio = ""
@@ -368,8 +401,13 @@ def checkpoint_benchmarks(tf, quick: bool, gb: float, base: str) -> None:
             print(f"{setting:20s} {names[k]:15s} {r[k]:8.3f} {total / r[k] / 1e9:6.2f}  {ratio}")
 
 
-def main(quick: bool = False, gb: float = 1.0, queues: bool = True,
-         checkpoints: bool = True, directory: str | None = None) -> None:
+def main(
+    quick: bool = False,
+    gb: float = 1.0,
+    queues: bool = True,
+    checkpoints: bool = True,
+    directory: str | None = None,
+) -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     import dataflow as tf
 
@@ -390,7 +428,10 @@ if __name__ == "__main__":
     parser.add_argument("--gb", type=float, default=1.0)
     parser.add_argument("--skip-queues", action="store_true")
     parser.add_argument("--skip-checkpoints", action="store_true")
-    parser.add_argument("--dir", default=None, help="where checkpoints are written "
-                        "(default: the system temporary directory)")
+    parser.add_argument(
+        "--dir",
+        default=None,
+        help="where checkpoints are written (default: the system temporary directory)",
+    )
     args = parser.parse_args()
     main(args.quick, args.gb, not args.skip_queues, not args.skip_checkpoints, args.dir)

@@ -45,9 +45,12 @@ MLP_SIZES, MLP_BATCH, ADAM = (784, 256, 256, 10), 128, (0.001, 0.9, 0.999, 1e-8)
 def ridge_data(seed: int = 0) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((RIDGE_N, RIDGE_P)).astype(np.float32)
-    y = (x @ rng.standard_normal((RIDGE_P, 1)) + rng.standard_normal((RIDGE_N, 1)))
-    return {"x": x, "y": y.astype(np.float32),
-            "beta": rng.uniform(-1, 1, (RIDGE_P, 1)).astype(np.float32)}
+    y = x @ rng.standard_normal((RIDGE_P, 1)) + rng.standard_normal((RIDGE_N, 1))
+    return {
+        "x": x,
+        "y": y.astype(np.float32),
+        "beta": rng.uniform(-1, 1, (RIDGE_P, 1)).astype(np.float32),
+    }
 
 
 def mlp_data(seed: int = 0, batches: int = 8) -> dict[str, Any]:
@@ -57,20 +60,22 @@ def mlp_data(seed: int = 0, batches: int = 8) -> dict[str, Any]:
         limit = np.sqrt(6.0 / (fan_in + fan_out))
         weights.append(rng.uniform(-limit, limit, (fan_in, fan_out)).astype(np.float32))
         weights.append(np.zeros(fan_out, np.float32))
-    xs = [rng.uniform(0, 1, (MLP_BATCH, MLP_SIZES[0])).astype(np.float32)
-          for _ in range(batches)]
-    ys = [np.eye(MLP_SIZES[-1], dtype=np.float32)[rng.integers(0, MLP_SIZES[-1], MLP_BATCH)]
-          for _ in range(batches)]
+    xs = [rng.uniform(0, 1, (MLP_BATCH, MLP_SIZES[0])).astype(np.float32) for _ in range(batches)]
+    ys = [
+        np.eye(MLP_SIZES[-1], dtype=np.float32)[rng.integers(0, MLP_SIZES[-1], MLP_BATCH)]
+        for _ in range(batches)
+    ]
     return {"weights": weights, "xs": xs, "ys": ys}
 
 
 # --- graph builders (dataflow and TF1 share them) -------------------------------------------
 def build_ridge(tf: Any, data: dict) -> tuple[Any, Any, Any, Any]:
-    X = tf.placeholder(tf.float32, [None, RIDGE_P], name="X")  # noqa: N806
+    X = tf.placeholder(tf.float32, [None, RIDGE_P], name="X")
     y = tf.placeholder(tf.float32, [None, 1], name="y")
     beta = tf.Variable(data["beta"], name="beta")
-    cost = tf.reduce_mean(tf.square(y - tf.matmul(X, beta))) \
-        + RIDGE_LAM * tf.reduce_sum(tf.square(beta))
+    cost = tf.reduce_mean(tf.square(y - tf.matmul(X, beta))) + RIDGE_LAM * tf.reduce_sum(
+        tf.square(beta)
+    )
     grad = tf.gradients(cost, [beta])[0]
     update = beta.assign_sub(RIDGE_LR * grad)
     return X, y, cost, update.op
@@ -117,8 +122,7 @@ def numpy_ridge(data: dict) -> Callable:
     def step(x: np.ndarray, y: np.ndarray) -> float:
         r = x @ beta
         r -= y
-        cost = np.dot(r[:, 0], r[:, 0]) / np.float32(RIDGE_N) + lam * np.dot(beta[:, 0],
-                                                                            beta[:, 0])
+        cost = np.dot(r[:, 0], r[:, 0]) / np.float32(RIDGE_N) + lam * np.dot(beta[:, 0], beta[:, 0])
         grad = x.T @ r
         grad *= two_over_n
         grad += (2 * lam) * beta
@@ -178,8 +182,9 @@ def numpy_mlp(data: dict) -> Callable:
 
 
 # --- measuring ----------------------------------------------------------------------------
-def time_steps(step: Callable, feeds: list, number: int,
-               clock: Callable[[], float] = time.perf_counter) -> float:
+def time_steps(
+    step: Callable, feeds: list, number: int, clock: Callable[[], float] = time.perf_counter
+) -> float:
     start = clock()
     for i in range(number):
         x, y = feeds[i % len(feeds)]
@@ -198,8 +203,9 @@ def make_contenders(case: str, data: dict, threads: int) -> dict[str, Callable]:
     except ImportError:
         return out
     tf1.disable_eager_execution()
-    config = tf1.ConfigProto(intra_op_parallelism_threads=threads,
-                             inter_op_parallelism_threads=threads)
+    config = tf1.ConfigProto(
+        intra_op_parallelism_threads=threads, inter_op_parallelism_threads=threads
+    )
     out["tf1"] = GraphContender(tf1, builder, data, config).step
     return out
 
@@ -213,14 +219,17 @@ def feeds_for(case: str, data: dict) -> list:
 def check_same_numbers(case: str, data: dict, threads: int) -> None:
     """Fresh contenders, a few steps each: the losses agree."""
     feeds = feeds_for(case, data)
-    curves = {name: [float(step(*feeds[i % len(feeds)])) for i in range(5)]
-              for name, step in make_contenders(case, data, threads).items()}
+    curves = {
+        name: [float(step(*feeds[i % len(feeds)])) for i in range(5)]
+        for name, step in make_contenders(case, data, threads).items()
+    }
     for name, curve in curves.items():
         np.testing.assert_allclose(curve, curves["numpy"], rtol=2e-4, err_msg=name)
 
 
-def steady_case(case: str, data: dict, threads: int, rounds: int,
-                number: int) -> dict[str, dict[str, list[float]]]:
+def steady_case(
+    case: str, data: dict, threads: int, rounds: int, number: int
+) -> dict[str, dict[str, list[float]]]:
     """Per clock and contender, the mean step time of each round (rounds interleaved).
 
     Clocks: ``wall`` (``perf_counter``) and ``cpu``, the CPU time of the calling thread
@@ -238,7 +247,8 @@ def steady_case(case: str, data: dict, threads: int, rounds: int,
             samples["wall"].setdefault(name, []).append(time_steps(step, feeds, number))
             if name != "tf1" or threads == 0:
                 samples["cpu"].setdefault(name, []).append(
-                    time_steps(step, feeds, number, time.thread_time))
+                    time_steps(step, feeds, number, time.thread_time)
+                )
     return samples
 
 
@@ -281,19 +291,25 @@ def profile_case(case: str, data: dict, steps: int, top: int) -> None:
     for i in range(20):
         meta = tf.RunMetadata()
         x, y = feeds[i % len(feeds)]
-        contender.sess.run(contender.fetches, {contender.x: x, contender.y: y},
-                           options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
-                           run_metadata=meta)
+        contender.sess.run(
+            contender.fetches,
+            {contender.x: x, contender.y: y},
+            options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+            run_metadata=meta,
+        )
         times: dict[str, float] = {}
         for event in meta.step_stats:
-            times[event["type"]] = times.get(event["type"], 0.0) + event["end_us"] \
-                - event["start_us"]
+            times[event["type"]] = (
+                times.get(event["type"], 0.0) + event["end_us"] - event["start_us"]
+            )
         per_step.append(times)
     calls = len(meta.step_stats)
     per_type = {k: statistics.median(t.get(k, 0.0) for t in per_step) for k in per_step[0]}
     total = sum(per_type.values())
-    print(f"--- kernel time per step by op type, {case}: {calls} kernel calls, "
-          f"{total:.0f} us in kernels (medians) ---")
+    print(
+        f"--- kernel time per step by op type, {case}: {calls} kernel calls, "
+        f"{total:.0f} us in kernels (medians) ---"
+    )
     for op_type, us in sorted(per_type.items(), key=lambda kv: -kv[1])[:14]:
         print(f"  {op_type:<34}{us:9.1f} us {100 * us / total:5.1f}%")
 
@@ -310,31 +326,42 @@ def main() -> None:
         for case, data in datasets.items():
             check_same_numbers(case, data, args.threads)
         print(f"BLAS threads: {args.threads}; {rounds} interleaved rounds x {number} steps")
-        labels = {"ridge": "ridge [10000,100] f32, cost+update",
-                  "mlp": "MLP 784-256-256-10 b128 Adam"}
-        results = {case: steady_case(case, data, args.threads, rounds, number)
-                   for case, data in datasets.items()}
+        labels = {
+            "ridge": "ridge [10000,100] f32, cost+update",
+            "mlp": "MLP 784-256-256-10 b128 Adam",
+        }
+        results = {
+            case: steady_case(case, data, args.threads, rounds, number)
+            for case, data in datasets.items()
+        }
         # Wall-clock medians are the headline; the best round shows the cost without
         # other processes in the way, and the calling thread's CPU time is what the
         # step costs this process (on a shared machine the three differ).
-        tables = (("wall median", "wall", statistics.median),
-                  ("wall best round", "wall", min),
-                  ("cpu median (calling thread)", "cpu", statistics.median))
+        tables = (
+            ("wall median", "wall", statistics.median),
+            ("wall best round", "wall", min),
+            ("cpu median (calling thread)", "cpu", statistics.median),
+        )
         for title, clock, stat in tables:
-            print(f"\n{title:<34}{'dataflow us':>12}{'numpy us':>10}{'tf1 us':>10}"
-                  f"{'df/numpy':>10}{'df/tf1':>8}")
+            print(
+                f"\n{title:<34}{'dataflow us':>12}{'numpy us':>10}{'tf1 us':>10}"
+                f"{'df/numpy':>10}{'df/tf1':>8}"
+            )
             for case, samples in results.items():
                 t = {k: stat(v) for k, v in samples[clock].items()}
                 tf1 = t.get("tf1", float("nan"))
-                print(f"{labels[case]:<34}{t['dataflow'] * 1e6:12.1f}"
-                      f"{t['numpy'] * 1e6:10.1f}{tf1 * 1e6:10.1f}"
-                      f"{t['dataflow'] / t['numpy']:10.2f}{t['dataflow'] / tf1:8.2f}")
-        print(f"\n{'plan cache (dataflow)':<34}{'first ms':>12}{'steady ms':>10}"
-              f"{'saved ms':>10}")
+                print(
+                    f"{labels[case]:<34}{t['dataflow'] * 1e6:12.1f}"
+                    f"{t['numpy'] * 1e6:10.1f}{tf1 * 1e6:10.1f}"
+                    f"{t['dataflow'] / t['numpy']:10.2f}{t['dataflow'] / tf1:8.2f}"
+                )
+        print(f"\n{'plan cache (dataflow)':<34}{'first ms':>12}{'steady ms':>10}{'saved ms':>10}")
         for case, data in datasets.items():
             c = plan_cache_case(case, data, 3 if args.quick else 7)
-            print(f"{labels[case]:<34}{c['first'] * 1e3:12.2f}{c['steady'] * 1e3:10.3f}"
-                  f"{(c['first'] - c['steady']) * 1e3:10.2f}")
+            print(
+                f"{labels[case]:<34}{c['first'] * 1e3:12.2f}{c['steady'] * 1e3:10.3f}"
+                f"{(c['first'] - c['steady']) * 1e3:10.2f}"
+            )
         if args.profile:
             for case, data in datasets.items():
                 profile_case(case, data, 200, 25)

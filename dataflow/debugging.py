@@ -1,7 +1,5 @@
 """`tf.debugging`: explicit re-exports only."""
 
-# ruff: noqa: F401 - this module is a public namespace
-
 from .ops.debugging import (
     Assert as Assert,
 )

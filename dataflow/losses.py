@@ -1,6 +1,6 @@
 """`tf.losses`: explicit re-exports only."""
 
-# ruff: noqa: F401, I001 - this module is a public namespace
+# ruff: noqa: I001 - this module is a public namespace
 
 # --- ops/losses.py -----------------------------------------------------------------------
 from .ops.losses import (

@@ -10,9 +10,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 # Every session in the tests checks each kernel's output dtype and shape (STYLE habit 6).
 os.environ.setdefault("DATAFLOW_DEBUG", "1")
 
-import pytest  # noqa: E402
+import pytest
 
-import dataflow as tf  # noqa: E402
+import dataflow as tf
 
 
 @pytest.fixture(autouse=True)

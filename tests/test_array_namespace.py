@@ -58,8 +58,9 @@ FAILS = "fails"
 
 
 # --- the runner --------------------------------------------------------------------------
-def run_steps(steps: Sequence[Step], xp: Any,
-              device: str = DEVICE) -> tuple[list[list[Any]], set[str]]:
+def run_steps(
+    steps: Sequence[Step], xp: Any, device: str = DEVICE
+) -> tuple[list[list[Any]], set[str]]:
     """Runs ``steps`` on one device whose array namespace is ``xp``; returns the fetched
     values (as numpy) per step and the op types the plans ran."""
     ctx = DeviceContext(device, xp, ResourceStore(device), debug=True)
@@ -103,8 +104,11 @@ def _outputs_checked(xp: Any) -> Iterator[None]:
         plain(call, dtype, shape, value)
         if dtype.name != "string" and not isinstance(value, xp.ndarray):
             raise errors.InternalError(
-                None, None, f"kernel of '{call.op_name}' ({call.op_type}) returned a "
-                f"{type(value).__name__}, not an array of its device's namespace")
+                None,
+                None,
+                f"kernel of '{call.op_name}' ({call.op_type}) returned a "
+                f"{type(value).__name__}, not an array of its device's namespace",
+            )
 
     with mock.patch.object(executor, "check_value", check):
         yield
@@ -154,8 +158,9 @@ def check_case(build: Callable[[], list[Step]]) -> set[str]:
 
 
 # --- cases from the op families' spec tables ----------------------------------------------
-def with_gradients(build: Callable, args: Sequence[Any],
-                   grad: bool = True) -> Callable[[], list[Step]]:
+def with_gradients(
+    build: Callable, args: Sequence[Any], grad: bool = True
+) -> Callable[[], list[Step]]:
     """A one-step case: ``build`` on placeholders fed ``args``, plus (``grad``) the
     gradients of its float outputs' sum with respect to its float inputs."""
 
@@ -168,8 +173,9 @@ def with_gradients(build: Callable, args: Sequence[Any],
         ys = [tf.reduce_sum(o) for o in outs if o.dtype.is_floating]
         xs = [p for p in phs if p.dtype.is_floating]
         if grad and ys and xs:
-            fetches += [g for g in tf.gradients(tf.add_n(ys) if len(ys) > 1 else ys[0], xs)
-                        if g is not None]
+            fetches += [
+                g for g in tf.gradients(tf.add_n(ys) if len(ys) > 1 else ys[0], xs) if g is not None
+            ]
         return [(fetches, dict(zip(phs, values, strict=True)))]
 
     return case
@@ -185,14 +191,18 @@ def table_cases() -> Iterator[tuple[str, Callable]]:
     shapes = {1: [(2, 3)], 2: [(2, 3), (3,)]}
     for spec in math_tables.UNARY + math_tables.BINARY + math_tables.COMPARISONS:
         rng = np.random.default_rng(0)
-        args = [np.asarray(s(rng, shape)) for s, shape in zip(spec.samplers,
-                                                              shapes[spec.arity], strict=True)]
+        args = [
+            np.asarray(s(rng, shape))
+            for s, shape in zip(spec.samplers, shapes[spec.arity], strict=True)
+        ]
         yield f"math/{spec.name}", with_gradients(spec.build, args, spec.grad)
     x = np.random.default_rng(1).uniform(0.5, 1.5, (2, 3, 2))
     for spec in reduce_tables.REDUCTIONS:
         for axis in (None, 1, [0, 2]):
-            yield (f"reduce/{spec.name}-{axis}",
-                   with_gradients(lambda a, f=spec.build, ax=axis: f(a, axis=ax), [x]))
+            yield (
+                f"reduce/{spec.name}-{axis}",
+                with_gradients(lambda a, f=spec.build, ax=axis: f(a, axis=ax), [x]),
+            )
 
 
 # --- cases for the families without a spec table ------------------------------------------
@@ -225,15 +235,34 @@ def _math_extras() -> list[Step]:
     x, xv = ph(rand(3, 4))
     i, iv = ph(np.array([[1, -2], [3, 0]], np.int32))
     m, mv = ph(np.array([True, False, True]))
-    outs = [tf.add_n([x, x, x]), tf.cast(x, tf.int32), tf.round(x), tf.ceil(x), tf.floor(x),
-            tf.where(x > 0, x, -x), tf.where(m), tf.cumsum(x, axis=1),
-            tf.cumsum(x, axis=0, exclusive=True, reverse=True), tf.argmax(x, 1),
-            tf.argmin(x, 0), tf.reduce_all(m), tf.reduce_any(m), tf.math.is_nan(x),
-            tf.math.is_inf(x), tf.clip_by_value(x, -0.5, 0.5), tf.abs(i), tf.sign(i),
-            tf.math.floordiv(i, 2), tf.math.floormod(i, 3), tf.unsorted_segment_sum(
-                x, [0, 2, 0], 3), tf.broadcast_to(x[:1], [3, 4])]
-    y = tf.reduce_sum(tf.cumsum(x, axis=1) * tf.clip_by_value(x, -0.5, 0.5)
-                      + tf.unsorted_segment_sum(x, [0, 2, 0], 3)[:, :1])
+    outs = [
+        tf.add_n([x, x, x]),
+        tf.cast(x, tf.int32),
+        tf.round(x),
+        tf.ceil(x),
+        tf.floor(x),
+        tf.where(x > 0, x, -x),
+        tf.where(m),
+        tf.cumsum(x, axis=1),
+        tf.cumsum(x, axis=0, exclusive=True, reverse=True),
+        tf.argmax(x, 1),
+        tf.argmin(x, 0),
+        tf.reduce_all(m),
+        tf.reduce_any(m),
+        tf.math.is_nan(x),
+        tf.math.is_inf(x),
+        tf.clip_by_value(x, -0.5, 0.5),
+        tf.abs(i),
+        tf.sign(i),
+        tf.math.floordiv(i, 2),
+        tf.math.floormod(i, 3),
+        tf.unsorted_segment_sum(x, [0, 2, 0], 3),
+        tf.broadcast_to(x[:1], [3, 4]),
+    ]
+    y = tf.reduce_sum(
+        tf.cumsum(x, axis=1) * tf.clip_by_value(x, -0.5, 0.5)
+        + tf.unsorted_segment_sum(x, [0, 2, 0], 3)[:, :1]
+    )
     return one(outs + grads_of(y, [x], order=2), {x: xv, i: iv, m: mv})
 
 
@@ -241,27 +270,41 @@ def _nn() -> list[Step]:
     x, xv = ph(rand(4, 5))
     labels = np.array([0, 3, 4, 1])
     onehot = np.eye(5)[labels]
-    acts = [tf.nn.relu(x), tf.nn.softmax(x), tf.nn.log_softmax(x), tf.nn.softplus(x),
-            tf.nn.sigmoid(x), tf.nn.tanh(x), tf.nn.elu(x), tf.nn.relu6(x),
-            tf.nn.leaky_relu(x), tf.nn.softsign(x), tf.nn.l2_normalize(x, 1)]
+    acts = [
+        tf.nn.relu(x),
+        tf.nn.softmax(x),
+        tf.nn.log_softmax(x),
+        tf.nn.softplus(x),
+        tf.nn.sigmoid(x),
+        tf.nn.tanh(x),
+        tf.nn.elu(x),
+        tf.nn.relu6(x),
+        tf.nn.leaky_relu(x),
+        tf.nn.softsign(x),
+        tf.nn.l2_normalize(x, 1),
+    ]
     ce = tf.nn.softmax_cross_entropy_with_logits(labels=onehot, logits=x)
     sce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=x)
     mean, var = tf.nn.moments(x, [0])
-    y = tf.add_n([tf.reduce_sum(a * a) for a in acts] + [tf.reduce_sum(ce),
-                                                        tf.reduce_sum(sce)])
-    return one(acts + [ce, sce, mean, var, tf.nn.dropout(x, rate=0.5, seed=3)]
-               + grads_of(y, [x], order=2), {x: xv})
+    y = tf.add_n([tf.reduce_sum(a * a) for a in acts] + [tf.reduce_sum(ce), tf.reduce_sum(sce)])
+    return one(
+        acts + [ce, sce, mean, var, tf.nn.dropout(x, rate=0.5, seed=3)] + grads_of(y, [x], order=2),
+        {x: xv},
+    )
 
 
 def _conv_pool() -> list[Step]:
     x, xv = ph(rand(2, 6, 5, 3))
     w, wv = ph(rand(3, 3, 3, 4))
-    outs = [tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"),
-            tf.nn.conv2d(x, w, [1, 2, 2, 1], "VALID"),
-            tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "SAME"),
-            tf.nn.avg_pool(x, [1, 3, 3, 1], [1, 1, 1, 1], "VALID"),
-            tf.nn.conv2d_transpose(tf.nn.conv2d(x, w, [1, 2, 2, 1], "SAME"), w,
-                                   [2, 6, 5, 3], [1, 2, 2, 1], "SAME")]
+    outs = [
+        tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"),
+        tf.nn.conv2d(x, w, [1, 2, 2, 1], "VALID"),
+        tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "SAME"),
+        tf.nn.avg_pool(x, [1, 3, 3, 1], [1, 1, 1, 1], "VALID"),
+        tf.nn.conv2d_transpose(
+            tf.nn.conv2d(x, w, [1, 2, 2, 1], "SAME"), w, [2, 6, 5, 3], [1, 2, 2, 1], "SAME"
+        ),
+    ]
     y = tf.add_n([tf.reduce_sum(o * o) for o in outs])
     return one(outs + grads_of(y, [x, w], order=2), {x: xv, w: wv})
 
@@ -269,27 +312,45 @@ def _conv_pool() -> list[Step]:
 def _random() -> list[Step]:
     tf.set_random_seed(5)
     logits = tf.constant(np.log([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2]]))
-    outs = [tf.random_normal([3, 2], mean=1.0, stddev=2.0), tf.random_uniform([4], 1, 3),
-            tf.random_uniform([5], 0, 10, dtype=tf.int32), tf.truncated_normal([2, 3]),
-            tf.random_shuffle(tf.range(6)), tf.multinomial(logits, 4),
-            tf.orthogonal_initializer(seed=2)([3, 3])]
+    outs = [
+        tf.random_normal([3, 2], mean=1.0, stddev=2.0),
+        tf.random_uniform([4], 1, 3),
+        tf.random_uniform([5], 0, 10, dtype=tf.int32),
+        tf.truncated_normal([2, 3]),
+        tf.random_shuffle(tf.range(6)),
+        tf.multinomial(logits, 4),
+        tf.orthogonal_initializer(seed=2)([3, 3]),
+    ]
     return [(outs, {}), (outs, {})]  # a second run continues each op's stream
 
 
 def _variables() -> list[Step]:
     v = tf.Variable(np.arange(6.0).reshape(3, 2), name="v")
-    r = tf.get_variable("r", [4], tf.float32, initializer=tf.ones_initializer(),
-                        use_resource=True)
+    r = tf.get_variable("r", [4], tf.float32, initializer=tf.ones_initializer(), use_resource=True)
     w = tf.Variable(tf.zeros([2]), name="w")  # never initialized
     delta, dv = ph(np.ones((3, 2)))
-    rows = [tf.assign(v, v * 2.0), tf.assign_add(v, delta), tf.assign_sub(v, delta * 0.5),
-            tf.scatter_add(r, [0, 0, 3], [1.0, 2.0, 3.0]),
-            tf.scatter_update(r, [1], [7.0])]
-    return [([v.initializer, r.initializer], {}),
-            ([tf.is_variable_initialized(v), tf.is_variable_initialized(w),
-              tf.report_uninitialized_variables([v, w])], {}),
-            ([rows[0]], {}), ([rows[1], rows[2]], {delta: dv}), ([rows[3]], {}),
-            ([rows[4], v.read_value(), r.read_value()], {})]
+    rows = [
+        tf.assign(v, v * 2.0),
+        tf.assign_add(v, delta),
+        tf.assign_sub(v, delta * 0.5),
+        tf.scatter_add(r, [0, 0, 3], [1.0, 2.0, 3.0]),
+        tf.scatter_update(r, [1], [7.0]),
+    ]
+    return [
+        ([v.initializer, r.initializer], {}),
+        (
+            [
+                tf.is_variable_initialized(v),
+                tf.is_variable_initialized(w),
+                tf.report_uninitialized_variables([v, w]),
+            ],
+            {},
+        ),
+        ([rows[0]], {}),
+        ([rows[1], rows[2]], {delta: dv}),
+        ([rows[3]], {}),
+        ([rows[4], v.read_value(), r.read_value()], {}),
+    ]
 
 
 def _queues() -> list[Step]:
@@ -297,31 +358,58 @@ def _queues() -> list[Step]:
     x, xv = ph(np.array([1.0, 2.0], np.float32))
     n, nv = ph(np.array(3, np.int32))
     rq = tf.RandomShuffleQueue(5, 0, [tf.float32], shapes=[[]], seed=4)
-    return [([q.enqueue([x, n])], {x: xv, n: nv}), ([q.enqueue([x * 2, n + 1])], {x: xv, n: nv}),
-            ([q.size()], {}), (list(q.dequeue()), {}),
-            ([rq.enqueue_many([tf.range(5.0)])], {}), ([rq.dequeue()], {}),
-            ([q.close()], {}), ([q.is_closed()], {}), (list(q.dequeue()), {})]
+    return [
+        ([q.enqueue([x, n])], {x: xv, n: nv}),
+        ([q.enqueue([x * 2, n + 1])], {x: xv, n: nv}),
+        ([q.size()], {}),
+        (list(q.dequeue()), {}),
+        ([rq.enqueue_many([tf.range(5.0)])], {}),
+        ([rq.dequeue()], {}),
+        ([q.close()], {}),
+        ([q.is_closed()], {}),
+        (list(q.dequeue()), {}),
+    ]
 
 
 def _control_flow() -> list[Step]:
     x, xv = ph(np.array([0.5, -1.5, 2.0]))
     p, pv = ph(np.array(True))
     c = tf.cond(p, lambda: tf.square(x), lambda: x * 3.0)
-    c2 = tf.cond(p, lambda: tf.random_normal([2], seed=1, dtype=tf.float64),
-                 lambda: tf.zeros([2], tf.float64))
-    case = tf.case([(tf.reduce_sum(x) > 10.0, lambda: x), (p, lambda: x + 1.0)],
-                   default=lambda: x - 1.0, exclusive=True)
-    _, w = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, tf.sin(a) * a),
-                         [tf.constant(0), x])
-    _, w2 = tf.while_loop(lambda i, a: i < 2, lambda i, a: (i + 1, a * 2.0 + tf.reduce_sum(
-        tf.random_uniform([1], seed=9, dtype=tf.float64))), [tf.constant(0), x])
+    c2 = tf.cond(
+        p,
+        lambda: tf.random_normal([2], seed=1, dtype=tf.float64),
+        lambda: tf.zeros([2], tf.float64),
+    )
+    case = tf.case(
+        [(tf.reduce_sum(x) > 10.0, lambda: x), (p, lambda: x + 1.0)],
+        default=lambda: x - 1.0,
+        exclusive=True,
+    )
+    _, w = tf.while_loop(
+        lambda i, a: i < 3, lambda i, a: (i + 1, tf.sin(a) * a), [tf.constant(0), x]
+    )
+    _, w2 = tf.while_loop(
+        lambda i, a: i < 2,
+        lambda i, a: (
+            i + 1,
+            a * 2.0 + tf.reduce_sum(tf.random_uniform([1], seed=9, dtype=tf.float64)),
+        ),
+        [tf.constant(0), x],
+    )
     # A py_func with a gradient inside a loop body: its gradient replays recorded values.
-    doubled = lambda a: tf.reshape(tf.py_func(  # noqa: E731
-        lambda v: v * 2.0, [a], tf.float64, grad=lambda op, g: [g * 2.0]), [3])
-    _, w3 = tf.while_loop(lambda i, a: i < 2, lambda i, a: (i + 1, doubled(tf.sin(a))),
-                          [tf.constant(0), x])
-    y = (tf.reduce_sum(c * c) + tf.reduce_sum(w * w) + tf.reduce_sum(case * case)
-         + tf.reduce_sum(w3 * w3))
+    doubled = lambda a: tf.reshape(
+        tf.py_func(lambda v: v * 2.0, [a], tf.float64, grad=lambda op, g: [g * 2.0]),
+        [3],
+    )
+    _, w3 = tf.while_loop(
+        lambda i, a: i < 2, lambda i, a: (i + 1, doubled(tf.sin(a))), [tf.constant(0), x]
+    )
+    y = (
+        tf.reduce_sum(c * c)
+        + tf.reduce_sum(w * w)
+        + tf.reduce_sum(case * case)
+        + tf.reduce_sum(w3 * w3)
+    )
     return one([c, c2, case, w, w2, w3] + grads_of(y, [x], order=2), {x: xv, p: pv})
 
 
@@ -329,13 +417,16 @@ def _debugging() -> list[Step]:
     x, xv = ph(np.array([[1.0, 2.0], [3.0, 4.0]]))
     checked = tf.debugging.check_numerics(x, "x")
     printed = tf.Print(x, [x, tf.shape(x)], "x = ", summarize=3)
-    with tf.control_dependencies([tf.Assert(tf.reduce_all(x > 0), [x]),
-                                  tf.debugging.assert_positive(x),
-                                  tf.debugging.assert_less(x, 10.0),
-                                  tf.print("x:", x, output_stream=sys.stderr)]):
+    with tf.control_dependencies(
+        [
+            tf.Assert(tf.reduce_all(x > 0), [x]),
+            tf.debugging.assert_positive(x),
+            tf.debugging.assert_less(x, 10.0),
+            tf.print("x:", x, output_stream=sys.stderr),
+        ]
+    ):
         y = tf.identity(x * 2.0)
-    return one([checked, printed, y] + grads_of(tf.reduce_sum(checked * printed), [x]),
-               {x: xv})
+    return one([checked, printed, y] + grads_of(tf.reduce_sum(checked * printed), [x]), {x: xv})
 
 
 def _py_func() -> list[Step]:
@@ -361,10 +452,14 @@ def _checkpoint(tmp: str) -> Callable[[], list[Step]]:
             meta = values[0].item() if hasattr(values[0], "item") else values[0]
             checkpoint_format.write_index(prefix, 1, json.loads(meta))
 
-        return [([v.initializer, u.initializer], {}), ([op.outputs[0] for op in save], path),
-                write_index,
-                ([tf.assign_add(v, tf.ones([4], tf.float64))], {}), (list(restore), path),
-                ([v.read_value(), u.read_value()], {})]
+        return [
+            ([v.initializer, u.initializer], {}),
+            ([op.outputs[0] for op in save], path),
+            write_index,
+            ([tf.assign_add(v, tf.ones([4], tf.float64))], {}),
+            (list(restore), path),
+            ([v.read_value(), u.read_value()], {}),
+        ]
 
     return case
 
@@ -374,12 +469,17 @@ def _optimizers() -> list[Step]:
     target = tf.constant(rand(6, 1))
     steps: list[Step] = []
     trains = []
-    for i, opt in enumerate([
-            tf.train.GradientDescentOptimizer(0.1), tf.train.MomentumOptimizer(0.1, 0.9),
+    for i, opt in enumerate(
+        [
+            tf.train.GradientDescentOptimizer(0.1),
+            tf.train.MomentumOptimizer(0.1, 0.9),
             tf.train.MomentumOptimizer(0.1, 0.9, use_nesterov=True),
-            tf.train.AdagradOptimizer(0.1), tf.train.AdamOptimizer(0.01),
-            tf.train.RMSPropOptimizer(0.01), tf.train.RMSPropOptimizer(0.01, momentum=0.5,
-                                                                       centered=True)]):
+            tf.train.AdagradOptimizer(0.1),
+            tf.train.AdamOptimizer(0.01),
+            tf.train.RMSPropOptimizer(0.01),
+            tf.train.RMSPropOptimizer(0.01, momentum=0.5, centered=True),
+        ]
+    ):
         w = tf.Variable(np.full((3, 1), 0.5), name=f"w{i}")
         loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - target))
         trains.append((opt.minimize(loss), w))
@@ -393,13 +493,20 @@ def _optimizers() -> list[Step]:
 def _array_extras() -> list[Step]:
     x, xv = ph(rand(3, 4))
     e, ev = ph(rand(2, 2, 3))
-    outs = [tf.eye(3), tf.einsum("iij->ij", tf.constant(rand(2, 2, 3))),
-            tf.einsum("ij,ij->i", x, x), tf.linalg.band_part(tf.constant(rand(3, 3)), 1, 0),
-            tf.scatter_nd([[0], [2]], [[1.0, 2.0], [3.0, 4.0]], [3, 2]),
-            tf.gather_nd(x, [[0, 1], [2, 3]]), tf.reverse(x, [1]),
-            tf.pad(x, [[1, 0], [0, 2]], mode="REFLECT"), tf.one_hot([0, 2], 3)]
+    outs = [
+        tf.eye(3),
+        tf.einsum("iij->ij", tf.constant(rand(2, 2, 3))),
+        tf.einsum("ij,ij->i", x, x),
+        tf.linalg.band_part(tf.constant(rand(3, 3)), 1, 0),
+        tf.scatter_nd([[0], [2]], [[1.0, 2.0], [3.0, 4.0]], [3, 2]),
+        tf.gather_nd(x, [[0, 1], [2, 3]]),
+        tf.reverse(x, [1]),
+        tf.pad(x, [[1, 0], [0, 2]], mode="REFLECT"),
+        tf.one_hot([0, 2], 3),
+    ]
     y = tf.reduce_sum(tf.pad(x, [[1, 1], [2, 1]], mode="SYMMETRIC") ** 2) + tf.reduce_sum(
-        tf.einsum("iij->ij", e) ** 2)
+        tf.einsum("iij->ij", e) ** 2
+    )
     return one(outs + grads_of(y, [x, e], order=2), {x: xv, e: ev})
 
 
@@ -409,8 +516,11 @@ def _sources_and_shapes() -> list[Step]:
     d = tf.placeholder_with_default(tf.constant([1.0, 2.0]), [2])
     outs = [tf.rank(x), tf.size(x), tf.shape(x), tf.eye(n), tf.eye(2, n, batch_shape=[2]), d]
     feeds = {x: rand(2, 3), n: np.array(3, np.int32)}
-    return [(outs, feeds), ([d * 2.0], {d: np.array([5.0, 6.0])}),
-            ([tf.placeholder(tf.float32, [2], name="never_fed")], {}, FAILS)]
+    return [
+        (outs, feeds),
+        ([d * 2.0], {d: np.array([5.0, 6.0])}),
+        ([tf.placeholder(tf.float32, [2], name="never_fed")], {}, FAILS),
+    ]
 
 
 def _fused_reductions() -> list[Step]:
@@ -419,18 +529,30 @@ def _fused_reductions() -> list[Step]:
     x, xv = ph(rand(3, 4))
     f, fv = ph(rand(5, 1).astype(np.float32))
     i, iv = ph(np.array([[1, -2], [3, 4]], np.int32))
-    outs = [tf.reduce_mean(tf.square(x)), tf.reduce_sum(tf.square(f)),
-            tf.reduce_sum(tf.square(x), axis=1), tf.reduce_mean(tf.square(i)),
-            tf.reduce_sum(tf.square(x), keepdims=True)]
+    outs = [
+        tf.reduce_mean(tf.square(x)),
+        tf.reduce_sum(tf.square(f)),
+        tf.reduce_sum(tf.square(x), axis=1),
+        tf.reduce_mean(tf.square(i)),
+        tf.reduce_sum(tf.square(x), keepdims=True),
+    ]
     return one(outs + grads_of(outs[0] + tf.reduce_sum(outs[2]), [x]), {x: xv, f: fv, i: iv})
 
 
 OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
-    ("math_extras", _math_extras), ("nn", _nn), ("conv_pool", _conv_pool),
-    ("random", _random), ("variables", _variables), ("queues", _queues),
-    ("control_flow", _control_flow), ("debugging", _debugging), ("py_func", _py_func),
-    ("optimizers", _optimizers), ("array_extras", _array_extras),
-    ("sources_and_shapes", _sources_and_shapes), ("fused_reductions", _fused_reductions),
+    ("math_extras", _math_extras),
+    ("nn", _nn),
+    ("conv_pool", _conv_pool),
+    ("random", _random),
+    ("variables", _variables),
+    ("queues", _queues),
+    ("control_flow", _control_flow),
+    ("debugging", _debugging),
+    ("py_func", _py_func),
+    ("optimizers", _optimizers),
+    ("array_extras", _array_extras),
+    ("sources_and_shapes", _sources_and_shapes),
+    ("fused_reductions", _fused_reductions),
 ]
 
 ALL_CASES = list(table_cases()) + OWN_CASES
@@ -466,10 +588,19 @@ def test_strict_namespace_refuses_numpy_outside_it() -> None:
     x = strict_xp.asarray([1.0, -2.0, 3.0])
     assert isinstance(x, strict_xp.StrictArray)
     # Through the namespace, methods and operators: fine, and results stay strict.
-    for value in (strict_xp.add(x, 1.0), x + 1.0, x.sum(), x[0], abs(x), x.astype(np.int32),
-                  strict_xp.linalg.norm(x), strict_xp.add.reduce(x),
-                  strict_xp.random.default_rng(0).standard_normal(2),
-                  strict_xp.concatenate([x, x]), strict_xp.where(x > 0)[0]):
+    for value in (
+        strict_xp.add(x, 1.0),
+        x + 1.0,
+        x.sum(),
+        x[0],
+        abs(x),
+        x.astype(np.int32),
+        strict_xp.linalg.norm(x),
+        strict_xp.add.reduce(x),
+        strict_xp.random.default_rng(0).standard_normal(2),
+        strict_xp.concatenate([x, x]),
+        strict_xp.where(x > 0)[0],
+    ):
         assert isinstance(value, strict_xp.StrictArray), type(value)
     # numpy called directly on it, or a host array mixed in: refused, naming the call.
     with pytest.raises(AssertionError, match="numpy.add"):

@@ -56,10 +56,10 @@ pytestmark = pytest.mark.tf
 class Case:
     name: str
     build: Callable[[Any], Any]
-    expect: str                 # TF1's error class name
-    words: tuple[str, ...]      # our message contains each (case-insensitive)
-    ours: str | None = None     # where we deliberately differ: our class ...
-    why: str = ""               # ... and the reason
+    expect: str  # TF1's error class name
+    words: tuple[str, ...]  # our message contains each (case-insensitive)
+    ours: str | None = None  # where we deliberately differ: our class ...
+    why: str = ""  # ... and the reason
 
 
 def error_class(exc: BaseException) -> str:
@@ -79,6 +79,7 @@ def case(expect: str, *words: str, ours: str | None = None, why: str = "") -> Ca
     def register(build: Callable) -> Callable:
         CASES.append(Case(build.__name__, build, expect, words, ours, why))
         return build
+
     return register
 
 
@@ -154,7 +155,7 @@ def feed_string_into_float(tf):
 @case("TypeError", "int32", "2199023255552")
 def feed_int_too_large_for_int32(tf):
     x = tf.placeholder(tf.int32, [], name="x")
-    return lambda sess: sess.run(x + 1, {x: 2 ** 41})
+    return lambda sess: sess.run(x + 1, {x: 2**41})
 
 
 @case("InvalidArgumentError", "placeholder", "x", "feed")
@@ -179,6 +180,7 @@ def run_closed_session(tf):
         closed = tf.Session()
         closed.close()
         closed.run(y)
+
     return trigger
 
 
@@ -201,8 +203,9 @@ def _eval_outside(y):
     def run():
         try:
             y.eval()
-        except Exception as exc:  # noqa: BLE001 - handed to the caller
+        except Exception as exc:
             box.append(exc)
+
     t = threading.Thread(target=run)
     t.start()
     t.join()
@@ -250,6 +253,7 @@ def add_op_to_finalized_graph(tf):
     def trigger(sess):
         tf.get_default_graph().finalize()
         tf.constant(1.0)
+
     return trigger
 
 
@@ -338,9 +342,14 @@ def reshape_to_a_different_size(tf):
     tf.reshape(tf.zeros([2, 3]), [4])
 
 
-@case("InvalidArgumentError", "reshape", "-1", ours="ValueError",
-      why="TF1's shape function lets a second -1 through and the kernel fails the step; "
-          "the shape is known when the op is built, so we refuse it then")
+@case(
+    "InvalidArgumentError",
+    "reshape",
+    "-1",
+    ours="ValueError",
+    why="TF1's shape function lets a second -1 through and the kernel fails the step; "
+    "the shape is known when the op is built, so we refuse it then",
+)
 def reshape_with_two_unknown_dims(tf):
     x = tf.placeholder(tf.float32, None, name="x")
     y = tf.reshape(x, [-1, -1], name="reshape")
@@ -399,9 +408,15 @@ def split_uneven(tf):
     tf.split(tf.zeros([5, 2]), 3, axis=0)
 
 
-@case("InvalidArgumentError", "slice", "size", "5", ours="ValueError",
-      why="TF1's shape function does not compare constant begin and size with a known "
-          "input shape and the kernel fails the step; we refuse it when the op is built")
+@case(
+    "InvalidArgumentError",
+    "slice",
+    "size",
+    "5",
+    ours="ValueError",
+    why="TF1's shape function does not compare constant begin and size with a known "
+    "input shape and the kernel fails the step; we refuse it when the op is built",
+)
 def slice_past_the_end(tf):
     y = tf.slice(tf.zeros([3]), [1], [5], name="slice")
     return lambda sess: sess.run(y)
@@ -479,8 +494,7 @@ def max_pool_ksize_wrong_length(tf):
 
 @case("ValueError", "logits", "labels")
 def softmax_cross_entropy_shapes_differ(tf):
-    tf.nn.softmax_cross_entropy_with_logits_v2(labels=tf.zeros([2, 3]),
-                                               logits=tf.zeros([2, 4]))
+    tf.nn.softmax_cross_entropy_with_logits_v2(labels=tf.zeros([2, 3]), logits=tf.zeros([2, 4]))
 
 
 @case("ValueError", "matmul", "rank")
@@ -545,8 +559,9 @@ def one_hot_with_float_indices(tf):
 
 @case("TypeError", "labels", "float32")
 def sparse_softmax_with_float_labels(tf):
-    tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.constant([0.0]),
-                                                   logits=tf.zeros([1, 3]))
+    tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=tf.constant([0.0]), logits=tf.zeros([1, 3])
+    )
 
 
 @case("TypeError", "axis", "float32")
@@ -664,22 +679,34 @@ def mod_operator_by_zero(tf):
     return lambda sess: sess.run(z, feeds)
 
 
-_TRUNCATE_WHY = ("TF 2's TruncateDiv/TruncateMod kernels report an integer division by "
-                 "zero as InternalError ('Unexpected error in binary operator (only integer "
-                 "div and mod should have errors)'), a TF bug; TF 1.15 raised "
-                 "InvalidArgumentError 'Integer division by zero', as its FloorDiv does")
+_TRUNCATE_WHY = (
+    "TF 2's TruncateDiv/TruncateMod kernels report an integer division by "
+    "zero as InternalError ('Unexpected error in binary operator (only integer "
+    "div and mod should have errors)'), a TF bug; TF 1.15 raised "
+    "InvalidArgumentError 'Integer division by zero', as its FloorDiv does"
+)
 
 
-@case("InternalError", "truncatediv", "integer division by zero",
-      ours="InvalidArgumentError", why=_TRUNCATE_WHY)
+@case(
+    "InternalError",
+    "truncatediv",
+    "integer division by zero",
+    ours="InvalidArgumentError",
+    why=_TRUNCATE_WHY,
+)
 def truncatediv_by_zero(tf):
     x, y, feeds = _int_pair(tf)
     z = tf.truncatediv(x, y, name="truncatediv")
     return lambda sess: sess.run(z, feeds)
 
 
-@case("InternalError", "truncatemod", "integer division by zero",
-      ours="InvalidArgumentError", why=_TRUNCATE_WHY)
+@case(
+    "InternalError",
+    "truncatemod",
+    "integer division by zero",
+    ours="InvalidArgumentError",
+    why=_TRUNCATE_WHY,
+)
 def truncatemod_by_zero(tf):
     x, y, feeds = _int_pair(tf)
     z = tf.truncatemod(x, y, name="truncatemod")
@@ -741,8 +768,7 @@ def gather_index_out_of_range(tf):
 @case("InvalidArgumentError", "label", "5")
 def sparse_softmax_label_out_of_range(tf):
     labels = tf.placeholder(tf.int32, [2], name="labels")
-    loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels,
-                                                          logits=tf.zeros([2, 3]))
+    loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=tf.zeros([2, 3]))
     return lambda sess: sess.run(loss, {labels: [0, 5]})
 
 
@@ -773,6 +799,7 @@ def py_func_returns_wrong_dtype(tf):
 def py_func_raises_value_error(tf):
     def fail(v):
         raise ValueError("boom")
+
     y = tf.py_func(fail, [tf.constant(1.0)], tf.float32)
     return lambda sess: sess.run(y)
 
@@ -833,6 +860,7 @@ def read_uninitialized_variable(tf):
     def trigger(sess):
         v = tf.Variable([1.0], name="fresh")
         sess.run(v + 1.0)
+
     return trigger
 
 
@@ -954,8 +982,7 @@ def while_body_returns_wrong_number(tf):
 
 @case("ValueError", "shape", "shape_invariants")
 def while_body_changes_shape(tf):
-    tf.while_loop(lambda x: tf.size(x) < 10, lambda x: tf.concat([x, x], 0),
-                  [tf.zeros([1])])
+    tf.while_loop(lambda x: tf.size(x) < 10, lambda x: tf.concat([x, x], 0), [tf.zeros([1])])
 
 
 @case("TypeError", "3")
@@ -984,6 +1011,7 @@ def enqueue_full_queue_past_deadline(tf):
     def trigger(sess):
         sess.run(enq)
         sess.run(enq, options=_timeout(tf))
+
     return trigger
 
 
@@ -996,6 +1024,7 @@ def dequeue_under_operation_timeout(tf):
         config = tf.ConfigProto(operation_timeout_in_ms=300)
         with tf.Session(graph=tf.get_default_graph(), config=config) as other:
             other.run(out)
+
     return trigger
 
 
@@ -1027,9 +1056,14 @@ def enqueue_wrong_dtype(tf):
     q.enqueue([tf.constant(1)])
 
 
-@case("InvalidArgumentError", "2", "1", ours="ValueError",
-      why="TF1 builds the op and fails it at run time ('Signature mismatch'); the count "
-          "is known when the op is built, so we refuse it then")
+@case(
+    "InvalidArgumentError",
+    "2",
+    "1",
+    ours="ValueError",
+    why="TF1 builds the op and fails it at run time ('Signature mismatch'); the count "
+    "is known when the op is built, so we refuse it then",
+)
 def enqueue_wrong_number_of_components(tf):
     q = tf.FIFOQueue(2, [tf.float32, tf.float32], name="q")
     enq = q.enqueue([tf.constant(1.0)])
@@ -1045,6 +1079,7 @@ def dequeue_many_without_shapes(tf):
     def trigger(sess):
         sess.run(enq)
         sess.run(out)
+
     return trigger
 
 
@@ -1056,6 +1091,7 @@ def enqueue_closed_queue(tf):
     def trigger(sess):
         sess.run(close)
         sess.run(enq)
+
     return trigger
 
 
@@ -1067,6 +1103,7 @@ def dequeue_closed_empty_queue(tf):
     def trigger(sess):
         sess.run(close)
         sess.run(out)
+
     return trigger
 
 
@@ -1079,6 +1116,7 @@ def queue_redeclared_with_other_dtypes(tf):
     def trigger(sess):
         sess.run(sa)
         sess.run(sb)
+
     return trigger
 
 
@@ -1091,6 +1129,7 @@ def queue_redeclared_with_other_shapes(tf):
     def trigger(sess):
         sess.run(sa)
         sess.run(sb)
+
     return trigger
 
 
@@ -1186,6 +1225,7 @@ def restore_missing_checkpoint(tf):
 
     def trigger(sess):
         saver.restore(sess, os.path.join(tempfile.gettempdir(), "nowhere", "model.ckpt"))
+
     return trigger
 
 
@@ -1228,7 +1268,7 @@ def run_case(lib: Any, c: Case) -> Outcome:
             trigger = None
             try:
                 trigger = c.build(lib)
-            except Exception as exc:  # noqa: BLE001 - the outcome under test
+            except Exception as exc:
                 error = exc
             variables = lib.global_variables()
             sess.run(lib.variables_initializer(variables))
@@ -1236,7 +1276,7 @@ def run_case(lib: Any, c: Case) -> Outcome:
             if error is None and trigger is not None:
                 try:
                     trigger(sess)
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:
                     error = exc
             after = sess.run(variables)
             usable = np.array_equal(sess.run(probe), [2.0, 4.0])
@@ -1265,8 +1305,11 @@ _TF_DEL_FAILS = {"session_with_a_non_graph"}
 
 
 def _tf_param(c: Case) -> Any:
-    marks = [pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")] \
-        if c.name in _TF_DEL_FAILS else []
+    marks = (
+        [pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")]
+        if c.name in _TF_DEL_FAILS
+        else []
+    )
     return pytest.param(c, id=c.name, marks=marks)
 
 

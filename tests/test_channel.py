@@ -28,8 +28,9 @@ def server():
         if message["op"] == "echo":
             reply({"id": message["id"], "status": "OK", "values": message["values"]})
         elif message["op"] == "relay":
-            asyncio.ensure_future(srv.send(message["to"], {"op": "echo", "id": 0,
-                                                           "values": message["values"]}))
+            asyncio.ensure_future(
+                srv.send(message["to"], {"op": "echo", "id": 0, "values": message["values"]})
+            )
             reply({"id": message["id"], "status": "OK", "values": {}})
 
     srv.handler = handle
@@ -48,10 +49,16 @@ def test_arrays_travel_out_of_band_and_round_trip(server):
     assert len(frames) == 2 and memoryview(frames[1]).nbytes == big.nbytes
     client = ChannelClient()
     try:
-        values = {0: big, 1: np.float64(2.5), 2: "text", 3: np.zeros((0, 3), np.int8),
-                  4: big[:, ::2]}  # a strided view travels in band
-        replies = client.request_all({"a": (server.address, {"op": "echo", "values": values})},
-                                     lambda: False, None)
+        values = {
+            0: big,
+            1: np.float64(2.5),
+            2: "text",
+            3: np.zeros((0, 3), np.int8),
+            4: big[:, ::2],
+        }  # a strided view travels in band
+        replies = client.request_all(
+            {"a": (server.address, {"op": "echo", "values": values})}, lambda: False, None
+        )
         got = replies["a"]["values"]
         for k, v in values.items():
             np.testing.assert_array_equal(got[k], v)
@@ -67,8 +74,9 @@ def test_replies_come_back_per_thread_and_request(server):
     def worker(i):
         for j in range(20):
             message = {"op": "echo", "values": {0: np.full(3, i * 100 + j)}}
-            out = client.request_all({"s": (server.address, message)}, lambda: False,
-                                     time.monotonic() + 10)
+            out = client.request_all(
+                {"s": (server.address, message)}, lambda: False, time.monotonic() + 10
+            )
             results.append((i * 100 + j, int(out["s"]["values"][0][0])))
 
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
@@ -85,14 +93,18 @@ def test_deadline_and_lost_worker_end_the_wait(server):
     try:
         start = time.monotonic()
         with pytest.raises(TimeoutError):
-            client.request_all({"s": (server.address, {"op": "hang"})}, lambda: False,
-                               time.monotonic() + 0.5)
+            client.request_all(
+                {"s": (server.address, {"op": "hang"})}, lambda: False, time.monotonic() + 0.5
+            )
         assert time.monotonic() - start < 2.0
         with pytest.raises(Lost):
             client.request_all({"s": (server.address, {"op": "hang"})}, lambda: True, None)
         # The connection owing a reply was dropped; the next request works.
-        out = client.request_all({"s": (server.address, {"op": "echo", "values": {}})},
-                                 lambda: False, time.monotonic() + 5)
+        out = client.request_all(
+            {"s": (server.address, {"op": "echo", "values": {}})},
+            lambda: False,
+            time.monotonic() + 5,
+        )
         assert out["s"]["status"] == "OK"
     finally:
         client.close()
@@ -104,9 +116,14 @@ def test_unreachable_worker_fails_fast_and_abandons_the_others(server):
         dead = f"127.0.0.1:{s.getsockname()[1]}"
     client = ChannelClient(connect_timeout=2.0)
     try:
-        out = client.request_all({"live": (server.address, {"op": "hang"}),
-                                  "dead": (dead, {"op": "echo", "values": {}})},
-                                 lambda: False, None)
+        out = client.request_all(
+            {
+                "live": (server.address, {"op": "hang"}),
+                "dead": (dead, {"op": "echo", "values": {}}),
+            },
+            lambda: False,
+            None,
+        )
         assert isinstance(out["dead"], OSError)
         assert out["live"]["status"] == "aborted"
     finally:
@@ -123,9 +140,11 @@ def test_errors_and_worker_to_worker_sends(server):
     client = ChannelClient()
     try:
         error = errors.InvalidArgumentError(None, "op", "bad shape")
-        client.request_all({"s": (server.address, {"op": "relay", "to": other.address,
-                                                   "values": {7: error}})},
-                           lambda: False, time.monotonic() + 5)
+        client.request_all(
+            {"s": (server.address, {"op": "relay", "to": other.address, "values": {7: error}})},
+            lambda: False,
+            time.monotonic() + 5,
+        )
         deadline = time.monotonic() + 5
         while not got and time.monotonic() < deadline:
             time.sleep(0.01)

@@ -31,8 +31,13 @@ from hypothesis import strategies as st
 import dataflow as tf
 from dataflow.ops.checkpoint_format import checksum
 
-FUZZ = settings(max_examples=250, deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=250,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 VALUES = {
     "f32": np.linspace(-1, 1, 300, dtype=np.float32),
@@ -43,10 +48,26 @@ VALUES = {
     "words": np.array([b"alpha", b"", b"\x00\xff"], dtype=object),
     "u8": np.arange(256, dtype=np.uint8),
 }
-_ALLOWED_DTYPES = {np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64,
-                                         np.uint8, np.uint16, np.uint32, np.uint64,
-                                         np.float16, np.float32, np.float64, np.complex64,
-                                         np.complex128, object)}
+_ALLOWED_DTYPES = {
+    np.dtype(t)
+    for t in (
+        np.bool_,
+        np.int8,
+        np.int16,
+        np.int32,
+        np.int64,
+        np.uint8,
+        np.uint16,
+        np.uint32,
+        np.uint64,
+        np.float16,
+        np.float32,
+        np.float64,
+        np.complex64,
+        np.complex128,
+        object,
+    )
+}
 
 
 class Model:
@@ -59,8 +80,11 @@ class Model:
             self.variables, sets, feeds = {}, [], {}
             for key, value in VALUES.items():
                 dtype = tf.string if value.dtype == object else tf.as_dtype(value.dtype)
-                blank = np.full(value.shape, b"", object).tolist() if dtype == tf.string \
+                blank = (
+                    np.full(value.shape, b"", object).tolist()
+                    if dtype == tf.string
                     else np.zeros(value.shape, value.dtype)
+                )
                 v = tf.Variable(tf.constant(blank, dtype=dtype, shape=value.shape), name=key)
                 feed = tf.placeholder(dtype, value.shape)
                 self.variables[key] = v
@@ -128,7 +152,7 @@ def check_loading(model: Model, index: bytes, shard: bytes | None) -> None:
         for key in VALUES:
             try:
                 value = tf.train.load_variable(prefix, key)
-            except Exception as exc:  # noqa: BLE001 - checked
+            except Exception as exc:
                 _expect_clean_failure(exc, prefix)
                 continue
             value = np.asarray(value)
@@ -140,12 +164,12 @@ def check_loading(model: Model, index: bytes, shard: bytes | None) -> None:
             loaded[key] = value
         try:
             tf.train.list_variables(prefix)
-        except Exception as exc:  # noqa: BLE001 - checked
+        except Exception as exc:
             _expect_clean_failure(exc, prefix)
         model.set_sentinels()
         try:
             model.saver.restore(model.sess, prefix)
-        except Exception as exc:  # noqa: BLE001 - checked
+        except Exception as exc:
             if isinstance(exc, tf.errors.InvalidArgumentError):
                 # A well-formed checkpoint whose shapes or dtypes differ from the model's.
                 assert loaded.keys() == VALUES.keys(), repr(exc)
@@ -191,32 +215,110 @@ def _apply(data: bytes, edits: list[tuple]) -> bytes:
         elif kind == "insert":
             out[at:at] = edit[2]
         elif kind == "delete":
-            del out[at:at + edit[2]]
+            del out[at : at + edit[2]]
     return bytes(out)
 
 
 # --- crafted index fields -----------------------------------------------------------------
 _INTS = st.one_of(
-    st.sampled_from([-2**63, -1, 0, 1, 7, 8, 63, 64, 300, 4096, 2**31, 2**32, 2**40,
-                     2**61, 2**62, 2**63, 2**64, 10**30]),
-    st.integers(-10, 10**5))
+    st.sampled_from(
+        [
+            -(2**63),
+            -1,
+            0,
+            1,
+            7,
+            8,
+            63,
+            64,
+            300,
+            4096,
+            2**31,
+            2**32,
+            2**40,
+            2**61,
+            2**62,
+            2**63,
+            2**64,
+            10**30,
+        ]
+    ),
+    st.integers(-10, 10**5),
+)
 _DTYPES = st.one_of(
-    st.sampled_from(["|O", "O", "object", "<V8", "|V8", "V", "<U4", "|S8", "<M8[s]",
-                     "<m8", ">f4", ">i8", "<f4", "<f8", "<i8", "|i1", "|b1", "|u1", "<u8",
-                     "<c8", "<c16", "<f2", "string", "float32", "", "f4", "<f16", "?",
-                     "(2,)f4", "<f4,<f4", "bytes"]),
-    st.text(max_size=8))
-_JUNK = st.one_of(st.none(), st.booleans(), st.floats(allow_nan=True), st.text(max_size=6),
-                  st.just({}), st.just([]), st.just({"a": 1}), st.lists(st.integers(), max_size=3))
+    st.sampled_from(
+        [
+            "|O",
+            "O",
+            "object",
+            "<V8",
+            "|V8",
+            "V",
+            "<U4",
+            "|S8",
+            "<M8[s]",
+            "<m8",
+            ">f4",
+            ">i8",
+            "<f4",
+            "<f8",
+            "<i8",
+            "|i1",
+            "|b1",
+            "|u1",
+            "<u8",
+            "<c8",
+            "<c16",
+            "<f2",
+            "string",
+            "float32",
+            "",
+            "f4",
+            "<f16",
+            "?",
+            "(2,)f4",
+            "<f4,<f4",
+            "bytes",
+        ]
+    ),
+    st.text(max_size=8),
+)
+_JUNK = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.floats(allow_nan=True),
+    st.text(max_size=6),
+    st.just({}),
+    st.just([]),
+    st.just({"a": 1}),
+    st.lists(st.integers(), max_size=3),
+)
 _SHAPES = st.one_of(
     st.lists(_INTS, max_size=5),
-    st.sampled_from([[2**40, 2**40], [2**62, 4, 0], [2**63], [-1], [0] * 70, [1] * 65,
-                     [True], [1.0], ["3"], [[3]]]),
+    st.sampled_from(
+        [
+            [2**40, 2**40],
+            [2**62, 4, 0],
+            [2**63],
+            [-1],
+            [0] * 70,
+            [1] * 65,
+            [True],
+            [1.0],
+            ["3"],
+            [[3]],
+        ]
+    ),
 )
 _FIELDS = {
-    "shard": _INTS, "offset": _INTS, "nbytes": _INTS, "dtype": _DTYPES, "shape": _SHAPES,
-    "checksum": st.one_of(st.lists(st.integers(0, 2**64), min_size=3, max_size=3),
-                          st.lists(_INTS, max_size=4)),
+    "shard": _INTS,
+    "offset": _INTS,
+    "nbytes": _INTS,
+    "dtype": _DTYPES,
+    "shape": _SHAPES,
+    "checksum": st.one_of(
+        st.lists(st.integers(0, 2**64), min_size=3, max_size=3), st.lists(_INTS, max_size=4)
+    ),
     "adler32": _INTS,
 }
 
@@ -230,9 +332,13 @@ def index_edits(draw, names: list[str]) -> list[tuple]:
         name = draw(st.sampled_from(names))
         if kind == "top":
             key = draw(st.sampled_from(["format", "num_shards", "entries", "extra"]))
-            value = draw(st.one_of(
-                _JUNK, _INTS, st.sampled_from(["dataflow-checkpoint-v1",
-                                               "dataflow-checkpoint-v2", "v3"])))
+            value = draw(
+                st.one_of(
+                    _JUNK,
+                    _INTS,
+                    st.sampled_from(["dataflow-checkpoint-v1", "dataflow-checkpoint-v2", "v3"]),
+                )
+            )
             edits.append(("top", key, value))
             continue
         field = draw(st.sampled_from(sorted(_FIELDS)))
@@ -267,24 +373,29 @@ def _fix_checksums(index: dict, shard: bytes) -> None:
     """Recomputes every entry's checksum over the bytes it names, where it can: what
     someone crafting a file would do."""
     entries = index.get("entries") if isinstance(index, dict) else None
-    for entry in (entries.values() if isinstance(entries, dict) else []):
+    for entry in entries.values() if isinstance(entries, dict) else []:
         if not isinstance(entry, dict):
             continue
         offset, nbytes = entry.get("offset"), entry.get("nbytes")
-        if type(offset) is int and type(nbytes) is int and 0 <= offset and \
-                0 <= nbytes and offset + nbytes <= len(shard):
-            entry["checksum"] = checksum(shard[offset:offset + nbytes])
+        if (
+            type(offset) is int
+            and type(nbytes) is int
+            and 0 <= offset
+            and 0 <= nbytes
+            and offset + nbytes <= len(shard)
+        ):
+            entry["checksum"] = checksum(shard[offset : offset + nbytes])
 
 
 # --- the tests ----------------------------------------------------------------------------
 @FUZZ
-@given(edits=st.lists(_BYTE_EDIT, min_size=1, max_size=4), which=st.sampled_from(
-    ["index", "shard", "both", "no shard"]))
+@given(
+    edits=st.lists(_BYTE_EDIT, min_size=1, max_size=4),
+    which=st.sampled_from(["index", "shard", "both", "no shard"]),
+)
 def test_damaged_bytes_load_cleanly(model, edits, which):
-    index = _apply(model.index_bytes, edits) if which in ("index", "both") \
-        else model.index_bytes
-    shard = _apply(model.shard_bytes, edits) if which in ("shard", "both") \
-        else model.shard_bytes
+    index = _apply(model.index_bytes, edits) if which in ("index", "both") else model.index_bytes
+    shard = _apply(model.shard_bytes, edits) if which in ("shard", "both") else model.shard_bytes
     check_loading(model, index, None if which == "no shard" else shard)
 
 
@@ -298,8 +409,10 @@ def test_crafted_index_fields_load_cleanly(model, data, fix):
 
 
 @FUZZ
-@given(edits=st.lists(_BYTE_EDIT, min_size=1, max_size=3),
-       target=st.sampled_from(["words"] * 4 + ["flags"] * 2 + sorted(VALUES)))
+@given(
+    edits=st.lists(_BYTE_EDIT, min_size=1, max_size=3),
+    target=st.sampled_from(["words"] * 4 + ["flags"] * 2 + sorted(VALUES)),
+)
 def test_crafted_shard_bytes_with_matching_checksums_load_cleanly(model, edits, target):
     """Damage inside one entry's bytes, its checksum and size recomputed: the dtype's
     own checks (string lengths, bool bytes) are all that is left. (Numeric entries get

@@ -10,8 +10,9 @@ from .distributed.conftest import collect_leaked_sockets
 
 
 def test_input_pipeline_embedded(tmp_path):
-    result = input_pipeline.main(steps=150, embedded=True, verbose=False,
-                                 checkpoint_dir=str(tmp_path))
+    result = input_pipeline.main(
+        steps=150, embedded=True, verbose=False, checkpoint_dir=str(tmp_path)
+    )
     assert result["final_loss"] < result["first_loss"] / 10
     assert result["weight_error"] < 0.05
 
@@ -20,7 +21,8 @@ def test_input_pipeline_embedded(tmp_path):
 @pytest.mark.distributed
 def test_input_pipeline_on_a_local_cluster(tmp_path):
     with collect_leaked_sockets():  # distributed's scheduler leaks one (see that helper)
-        result = input_pipeline.main(steps=150, embedded=False, verbose=False,
-                                     checkpoint_dir=str(tmp_path))
+        result = input_pipeline.main(
+            steps=150, embedded=False, verbose=False, checkpoint_dir=str(tmp_path)
+        )
     assert result["final_loss"] < result["first_loss"] / 10
     assert result["weight_error"] < 0.05

@@ -43,14 +43,18 @@ def test_other_reductions_of_squares_run_unfused_arithmetic(sess):
     x = tf.placeholder(tf.float64, [None, 3])
     i = tf.placeholder(tf.int32, [2])
     value = np.arange(6.0).reshape(2, 3)
-    outs = [tf.reduce_sum(tf.square(x), axis=1), tf.reduce_mean(tf.square(x), axis=0),
-            tf.reduce_sum(tf.square(x), keepdims=True), tf.reduce_mean(tf.square(i)),
-            tf.reduce_sum(tf.square(x[:, :2]))]   # a strided view: not contiguous
+    outs = [
+        tf.reduce_sum(tf.square(x), axis=1),
+        tf.reduce_mean(tf.square(x), axis=0),
+        tf.reduce_sum(tf.square(x), keepdims=True),
+        tf.reduce_mean(tf.square(i)),
+        tf.reduce_sum(tf.square(x[:, :2])),
+    ]  # a strided view: not contiguous
     got = sess.run(outs, {x: value, i: [3, -4]})
-    np.testing.assert_allclose(got[0], (value ** 2).sum(1))
-    np.testing.assert_allclose(got[1], (value ** 2).mean(0))
+    np.testing.assert_allclose(got[0], (value**2).sum(1))
+    np.testing.assert_allclose(got[1], (value**2).mean(0))
     np.testing.assert_allclose(got[2], [[55.0]])
-    assert got[3] == 12 and got[3].dtype == np.int32      # integer mean truncates
+    assert got[3] == 12 and got[3].dtype == np.int32  # integer mean truncates
     np.testing.assert_allclose(got[4], (value[:, :2] ** 2).sum())
 
 
@@ -60,8 +64,11 @@ def test_a_square_read_elsewhere_is_not_fused(sess):
     total = tf.reduce_sum(sq)
     with tf.control_dependencies([sq.op]):
         after = tf.identity(x)
-    cases = {"fetched": [total, sq], "read twice": [total, sq + 1.0],
-             "control input": [total, after]}
+    cases = {
+        "fetched": [total, sq],
+        "read twice": [total, sq + 1.0],
+        "control input": [total, after],
+    }
     for why, fetches in cases.items():
         types = _types(sess.compiled_plan(fetches, {x: np.ones(3, np.float32)}))
         assert "Square" in types and "SumOfSquares" not in types, why
@@ -79,22 +86,24 @@ def test_a_pair_split_across_devices_is_not_fused():
         together = compile_plan([tf.reduce_sum(tf.square(x))], [x], [DEV0, DEV1], DEV0)
     assert "SumOfSquares" not in _types(split)
     fused = [c for s in together.stages for c in s.calls if c.op_type == "SumOfSquares"]
-    assert len(fused) == 1 and fused[0].op_name.startswith("Sum")   # named as the consumer
+    assert len(fused) == 1 and fused[0].op_name.startswith("Sum")  # named as the consumer
 
 
 def test_fused_pairs_in_loop_bodies_and_their_gradients(sess):
     x = tf.placeholder(tf.float64, [None, 1])
     w = tf.Variable(np.array([[0.5], [-1.0]]))
-    _, acc = tf.while_loop(lambda i, a: i < 3,
-                           lambda i, a: (i + 1, a + tf.reduce_sum(tf.square(w))),
-                           [tf.constant(0), tf.constant(0.0, tf.float64)])
+    _, acc = tf.while_loop(
+        lambda i, a: i < 3,
+        lambda i, a: (i + 1, a + tf.reduce_sum(tf.square(w))),
+        [tf.constant(0), tf.constant(0.0, tf.float64)],
+    )
     loss = tf.reduce_mean(tf.square(x - tf.reduce_sum(w))) + acc
     grads = tf.gradients(loss, [x, w])
     sess.run(tf.global_variables_initializer())
     xv = np.array([[1.0], [2.0], [4.0]])
     got_loss, (gx, gw) = sess.run([loss, grads], {x: xv})
     r = xv - (-0.5)
-    np.testing.assert_allclose(got_loss, np.mean(r ** 2) + 3 * 1.25)
+    np.testing.assert_allclose(got_loss, np.mean(r**2) + 3 * 1.25)
     np.testing.assert_allclose(gx, 2 * r / 3)
     np.testing.assert_allclose(gw, -np.sum(2 * r / 3) + 3 * 2 * np.array([[0.5], [-1.0]]))
 
@@ -103,7 +112,7 @@ def test_gradients_skip_sum_like_only_where_shapes_provably_agree(sess):
     x = tf.placeholder(tf.float64, [None, 1])
     y = tf.placeholder(tf.float64, [1, None])
     same = tf.reduce_mean(tf.square(x * 2.0))
-    broadcast = tf.reduce_sum(tf.square(x * y))     # [n, 1] * [1, m]: broadcasting
+    broadcast = tf.reduce_sum(tf.square(x * y))  # [n, 1] * [1, m]: broadcasting
     g_same = tf.gradients(same, [x])[0]
     g_x, g_y = tf.gradients(broadcast, [x, y])
     xv, yv = np.array([[1.0], [-2.0], [3.0]]), np.array([[0.5, 2.0]])

@@ -81,7 +81,8 @@ def make_fake_cupy(count: int) -> types.ModuleType:
 
     module.asarray = asarray
     module.cuda = types.SimpleNamespace(
-        Device=Device, runtime=types.SimpleNamespace(getDeviceCount=lambda: count))
+        Device=Device, runtime=types.SimpleNamespace(getDeviceCount=lambda: count)
+    )
     return module
 
 
@@ -94,15 +95,18 @@ def fake_cupy(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
     monkeypatch.setitem(sys.modules, "cupy", module)
     # cupyx.scipy.special: scipy's ufuncs, which the strict arrays accept as cupy's do.
     try:
-        import scipy.special as scipy_special  # noqa: PLC0415 - optional, as for cupy
+        import scipy.special as scipy_special
     except ImportError:
         scipy_special = None
     if scipy_special is not None:
         cupyx = types.ModuleType("cupyx")
         cupyx.scipy = types.ModuleType("cupyx.scipy")
         cupyx.scipy.special = scipy_special
-        for name, mod in (("cupyx", cupyx), ("cupyx.scipy", cupyx.scipy),
-                          ("cupyx.scipy.special", scipy_special)):
+        for name, mod in (
+            ("cupyx", cupyx),
+            ("cupyx.scipy", cupyx.scipy),
+            ("cupyx.scipy.special", scipy_special),
+        ):
             monkeypatch.setitem(sys.modules, name, mod)
     count.cache_clear()
     yield module
@@ -218,12 +222,12 @@ def test_the_stand_in_refuses_host_arrays_on_the_device(fake_cupy: types.ModuleT
 # --- the stand-in: an embedded session with a GPU --------------------------------------------
 def _three_stage_graph() -> tuple[Any, Any, Any, Any]:
     x = tf.placeholder(tf.float32, [4, 3], name="x")
-    a = tf.square(x, name="a")                                  # CPU
+    a = tf.square(x, name="a")  # CPU
     with tf.device("/gpu:0"):
         w = tf.constant(np.linspace(-1.0, 1.0, 6).reshape(3, 2).astype(np.float32))
         # GPU; reads the feed too
         h = tf.nn.relu(tf.matmul(a, w) + tf.reduce_sum(x, 1, keepdims=True), name="h")
-    z = tf.reduce_sum(h, axis=1, name="z")                      # CPU
+    z = tf.reduce_sum(h, axis=1, name="z")  # CPU
     return x, a, h, z
 
 
@@ -234,7 +238,8 @@ def _reference(xv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_session_places_gpu_ops_and_transfers_at_stage_boundaries(
-        one_gpu: types.ModuleType, transfers: list) -> None:
+    one_gpu: types.ModuleType, transfers: list
+) -> None:
     x, a, h, z = _three_stage_graph()
     xv = np.arange(12, dtype=np.float32).reshape(4, 3) / 10.0 - 0.5
     with tf.Session(config=tf.ConfigProto(debug=True)) as sess:
@@ -256,7 +261,8 @@ def test_session_places_gpu_ops_and_transfers_at_stage_boundaries(
 
 
 def test_cpu_only_steps_on_a_gpu_machine_skip_transfers(
-        one_gpu: types.ModuleType, transfers: list) -> None:
+    one_gpu: types.ModuleType, transfers: list
+) -> None:
     x = tf.placeholder(tf.float32, [2])
     y = tf.square(x) + 1.0
     with tf.Session() as sess:
@@ -266,8 +272,7 @@ def test_cpu_only_steps_on_a_gpu_machine_skip_transfers(
     assert transfers == []
 
 
-def test_gpu_variables_train_on_the_gpu_like_on_the_cpu(
-        one_gpu: types.ModuleType) -> None:
+def test_gpu_variables_train_on_the_gpu_like_on_the_cpu(one_gpu: types.ModuleType) -> None:
     def train(device: str) -> tuple[np.ndarray, list]:
         graph = tf.Graph()
         with graph.as_default():
@@ -292,7 +297,8 @@ def test_gpu_variables_train_on_the_gpu_like_on_the_cpu(
 
 
 def test_strings_stay_in_host_memory_inside_gpu_blocks(
-        one_gpu: types.ModuleType, tmp_path: Any) -> None:
+    one_gpu: types.ModuleType, tmp_path: Any
+) -> None:
     # As in TF, string tensors live in host memory even on a GPU device: a string
     # constant, a string feed (the saver's file name) and checkpoint ops colocated with
     # GPU variables all work.
@@ -323,7 +329,7 @@ def test_fetching_a_gpu_value_directly_gives_numpy(one_gpu: types.ModuleType) ->
 
 def _session_steps(sess: Any, steps: list) -> list[list[Any]]:
     """Runs conformance steps (see ``tests/test_array_namespace.py``) in a session."""
-    from tests import test_array_namespace as conformance  # noqa: PLC0415
+    from tests import test_array_namespace as conformance
 
     results: list[list[Any]] = []
     for step in steps:
@@ -340,19 +346,21 @@ def _session_steps(sess: Any, steps: list) -> list[list[Any]]:
 
 
 def _conformance_cases() -> list[tuple[str, Callable]]:
-    from tests import test_array_namespace as conformance  # noqa: PLC0415
+    from tests import test_array_namespace as conformance
 
     return conformance.ALL_CASES
 
 
-@pytest.mark.parametrize("name,build", _conformance_cases(),
-                         ids=[c[0] for c in _conformance_cases()])
+@pytest.mark.parametrize(
+    "name,build", _conformance_cases(), ids=[c[0] for c in _conformance_cases()]
+)
 def test_every_conformance_case_runs_on_a_stand_in_gpu(
-        name: str, build: Callable, one_gpu: types.ModuleType) -> None:
+    name: str, build: Callable, one_gpu: types.ModuleType
+) -> None:
     # Each case built inside ``tf.device('/gpu:0')`` and run by a session that sees one
     # (stand-in) GPU gives what the plain numpy run gives: feeds are copied in, fetches
     # come back as numpy, strings stay on the host, state lives on the device.
-    from tests import test_array_namespace as conformance  # noqa: PLC0415
+    from tests import test_array_namespace as conformance
 
     conformance.R = np.random.default_rng(3)
     graph = tf.Graph()
@@ -397,17 +405,20 @@ def test_dask_lowering_asks_for_the_gpu_resource_on_gpu_stages() -> None:
 
 def test_cluster_lists_gpus_of_workers_declaring_the_resource() -> None:
     cluster = pytest.importorskip("dataflow.runtime.cluster")
-    tasks = {("worker", 0): cluster.WorkerInfo("worker-0", "tcp://w0", 2, 1),
-             ("ps", 0): cluster.WorkerInfo("ps-0", "tcp://p0", 0, 1)}
+    tasks = {
+        ("worker", 0): cluster.WorkerInfo("worker-0", "tcp://w0", 2, 1),
+        ("ps", 0): cluster.WorkerInfo("ps-0", "tcp://p0", 0, 1),
+    }
     listed, worker_of, _ = cluster.cluster_devices(tasks)
     gpus = [d for d in listed if "/device:GPU:" in d]
-    assert gpus == ["/job:worker/replica:0/task:0/device:GPU:0",
-                    "/job:worker/replica:0/task:0/device:GPU:1"]
+    assert gpus == [
+        "/job:worker/replica:0/task:0/device:GPU:0",
+        "/job:worker/replica:0/task:0/device:GPU:1",
+    ]
     assert {worker_of[d] for d in gpus} == {"worker-0"}
 
 
-def test_a_workers_gpu_stage_copies_inputs_in_and_outputs_out(
-        fake_cupy: types.ModuleType) -> None:
+def test_a_workers_gpu_stage_copies_inputs_in_and_outputs_out(fake_cupy: types.ModuleType) -> None:
     lowering = pytest.importorskip("dataflow.runtime.lowering")
     worker_state = pytest.importorskip("dataflow.runtime.worker_state")
     gpu = "/job:worker/replica:0/task:0/device:GPU:0"
@@ -416,8 +427,9 @@ def test_a_workers_gpu_stage_copies_inputs_in_and_outputs_out(
         y = tf.exp(tf.square(x))
     plan = compile_plan([y], [x], [gpu], gpu)
     part = lowering.lower(plan, {gpu: "worker-0"}, "plan-2").worker_plans["worker-0"].parts[0]
-    ctx = worker_state.WorkerDeviceContext(gpu, devices.array_namespace(gpu),
-                                           ResourceStore(gpu), True)
+    ctx = worker_state.WorkerDeviceContext(
+        gpu, devices.array_namespace(gpu), ResourceStore(gpu), True
+    )
     stage = worker_state.CompiledStage(part, ctx, plan.slot_specs, True)
     xv = np.array([0.5, -1.0, 2.0], np.float32)
     (out,) = stage(7, [xv])  # a plain numpy input, as Dask delivers it
@@ -437,7 +449,7 @@ RANDOM_CASES = {"random", "nn", "control_flow", "queues"}
 
 
 def _gpu_cases() -> list[tuple[str, Callable]]:
-    from tests import test_array_namespace as conformance  # noqa: PLC0415
+    from tests import test_array_namespace as conformance
 
     return conformance.ALL_CASES
 
@@ -446,9 +458,9 @@ def _gpu_cases() -> list[tuple[str, Callable]]:
 @pytest.mark.gpu
 @pytest.mark.skipif(not _has_gpu(), reason="needs CUDA and CuPy")
 def test_kernels_agree_on_cupy(name: str, build: Callable) -> None:
-    import cupy  # noqa: PLC0415
+    import cupy
 
-    from tests import test_array_namespace as conformance  # noqa: PLC0415
+    from tests import test_array_namespace as conformance
 
     runs = []
     for xp, device in ((np, CPU), (cupy, GPU0)):

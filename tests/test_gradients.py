@@ -37,8 +37,10 @@ def _run(tf: Any) -> list:
     with graph.as_default():
         cases = _stop_gradient_cases(tf)
         with tf.Session(graph=graph) as sess:
-            return [(name, [None if g is None else np.asarray(sess.run(g)).tolist()
-                            for g in grads]) for name, grads in cases]
+            return [
+                (name, [None if g is None else np.asarray(sess.run(g)).tolist() for g in grads])
+                for name, grads in cases
+            ]
 
 
 def test_stop_gradients_stop_propagation_not_the_stopped_tensor() -> None:

@@ -180,13 +180,16 @@ def test_tensor_shape_semantics():
         TensorShape(None).as_list()
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("/job:ps/task:0/device:CPU:0", DeviceSpec("ps", None, 0, "CPU", 0)),
-    ("/cpu:0", DeviceSpec(device_type="CPU", device_index=0)),
-    ("/gpu:1", DeviceSpec(device_type="GPU", device_index=1)),
-    ("/job:worker/replica:0/task:2", DeviceSpec("worker", 0, 2)),
-    ("", DeviceSpec()),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("/job:ps/task:0/device:CPU:0", DeviceSpec("ps", None, 0, "CPU", 0)),
+        ("/cpu:0", DeviceSpec(device_type="CPU", device_index=0)),
+        ("/gpu:1", DeviceSpec(device_type="GPU", device_index=1)),
+        ("/job:worker/replica:0/task:2", DeviceSpec("worker", 0, 2)),
+        ("", DeviceSpec()),
+    ],
+)
 def test_device_spec_parsing(text, expected):
     assert DeviceSpec.from_string(text) == expected
 

@@ -35,27 +35,56 @@ from typing import Any
 
 import pytest
 
-import dataflow  # noqa: F401 - registers every op family
+import dataflow
 import dataflow.train  # noqa: F401 - the optimizers' apply ops
 from dataflow.framework import registry
 
 # numpy attributes that are type objects or constants, shared with cupy (or host checks).
 TYPE_ATTRS = {
-    "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64", "complex64", "complex128", "object_", "bytes_", "str_",
-    "dtype", "ndarray", "generic", "number", "integer", "signedinteger", "unsignedinteger",
-    "floating", "complexfloating", "inexact", "iinfo", "finfo", "newaxis", "inf", "nan",
-    "pi", "e",
+    "bool_",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+    "object_",
+    "bytes_",
+    "str_",
+    "dtype",
+    "ndarray",
+    "generic",
+    "number",
+    "integer",
+    "signedinteger",
+    "unsignedinteger",
+    "floating",
+    "complexfloating",
+    "inexact",
+    "iinfo",
+    "finfo",
+    "newaxis",
+    "inf",
+    "nan",
+    "pi",
+    "e",
 }
 
 HOST_OPS = {
     "SaveShard": "checkpoint IO: writes files from host copies (device arrays are copied "
-                 "with .get() first)",
+    "with .get() first)",
     "PyFunc": "user Python runs on the host: inputs are copied with .get(), results "
-              "converted with np.asarray, then moved back with xp.asarray",
+    "converted with np.asarray, then moved back with xp.asarray",
     "PyFuncStateless": "as PyFunc",
     "ReportUninitialized": "produces a string tensor (variable names): strings live on the "
-                           "host (cupy has no string arrays)",
+    "host (cupy has no string arrays)",
     "Assert": "formats the failing values as text, on host copies",
     "Print": "formats values as text, on host copies",
     "PrintV2": "formats values as text, on host copies",
@@ -87,8 +116,11 @@ def _numpy_names(filename: str) -> frozenset[str]:
     names = set()
     for node in _tree(filename).body:
         if isinstance(node, ast.Import):
-            names.update(a.asname or a.name for a in node.names
-                         if a.name == "numpy" or a.name.startswith("numpy."))
+            names.update(
+                a.asname or a.name
+                for a in node.names
+                if a.name == "numpy" or a.name.startswith("numpy.")
+            )
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "numpy":
             names.update(a.asname or a.name for a in node.names)
     return frozenset(names)
@@ -96,10 +128,13 @@ def _numpy_names(filename: str) -> frozenset[str]:
 
 def _is_np_test(node: ast.AST, np_names: frozenset[str]) -> bool:
     """``... is np`` / ``... is not np``."""
-    return (isinstance(node, ast.Compare)
-            and all(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops)
-            and any(isinstance(n, ast.Name) and n.id in np_names
-                    for n in [node.left, *node.comparators]))
+    return (
+        isinstance(node, ast.Compare)
+        and all(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops)
+        and any(
+            isinstance(n, ast.Name) and n.id in np_names for n in [node.left, *node.comparators]
+        )
+    )
 
 
 def violations(fn_node: ast.AST, np_names: frozenset[str]) -> list[tuple[int, str]]:
@@ -112,13 +147,17 @@ def violations(fn_node: ast.AST, np_names: frozenset[str]) -> list[tuple[int, st
             stack.extend((n, node) for n in node.orelse)  # the body is host-only
             continue
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [
-                node.module or ""]
+            mods = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+            )
             if any(m.split(".")[0] == "numpy" for m in mods):
                 out.append((node.lineno, ast.unparse(node)))
         if isinstance(node, ast.Name) and node.id in np_names:
-            allowed = ((isinstance(parent, ast.Attribute) and parent.attr in TYPE_ATTRS)
-                       or _is_np_test(parent, np_names))
+            allowed = (
+                isinstance(parent, ast.Attribute) and parent.attr in TYPE_ATTRS
+            ) or _is_np_test(parent, np_names)
             if not allowed:
                 out.append((node.lineno, ast.unparse(parent) if parent else node.id))
         stack.extend((child, node) for child in ast.iter_child_nodes(node))
@@ -128,14 +167,16 @@ def violations(fn_node: ast.AST, np_names: frozenset[str]) -> list[tuple[int, st
 def _code_node(fn: FunctionType) -> ast.AST:
     code = fn.__code__
     node = _defs(code.co_filename).get(code.co_firstlineno)
-    assert node is not None, f"no definition of {fn.__qualname__} found at " \
-        f"{code.co_filename}:{code.co_firstlineno}"
+    assert node is not None, (
+        f"no definition of {fn.__qualname__} found at {code.co_filename}:{code.co_firstlineno}"
+    )
     return node
 
 
 def _library_function(value: Any) -> FunctionType | None:
     if isinstance(value, FunctionType) and (value.__module__ or "").startswith(
-            ("dataflow.ops", "dataflow.train")):
+        ("dataflow.ops", "dataflow.train")
+    ):
         return value
     return None
 
@@ -151,8 +192,13 @@ def reachable(kernel: FunctionType) -> Iterator[FunctionType]:
         seen.add(fn.__code__)
         yield fn
         module = importlib.import_module(fn.__module__)
-        closure = dict(zip(fn.__code__.co_freevars,
-                           (c.cell_contents for c in fn.__closure__ or ()), strict=True))
+        closure = dict(
+            zip(
+                fn.__code__.co_freevars,
+                (c.cell_contents for c in fn.__closure__ or ()),
+                strict=True,
+            )
+        )
         for node in ast.walk(_code_node(fn)):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 name = node.func.id
@@ -167,8 +213,9 @@ def kernel_types() -> list[str]:
 
 def findings(op_type: str) -> list[str]:
     kernel = registry.lookup(op_type).kernel
-    assert isinstance(kernel, FunctionType), \
+    assert isinstance(kernel, FunctionType), (
         f"{op_type}: kernel {kernel!r} is not a plain function; teach this check about it"
+    )
     found = []
     for fn in reachable(kernel):
         filename = fn.__code__.co_filename
@@ -181,11 +228,11 @@ def findings(op_type: str) -> list[str]:
 def test_kernel_uses_only_ctx_xp(op_type: str) -> None:
     found = findings(op_type)
     if op_type in HOST_OPS:
-        assert found, (f"{op_type} no longer touches numpy directly: remove it from "
-                       "HOST_OPS")
+        assert found, f"{op_type} no longer touches numpy directly: remove it from HOST_OPS"
         return
-    assert not found, (f"the kernel of {op_type} uses numpy directly instead of ctx.xp:\n"
-                       + "\n".join(found))
+    assert not found, (
+        f"the kernel of {op_type} uses numpy directly instead of ctx.xp:\n" + "\n".join(found)
+    )
 
 
 def test_host_op_exceptions_name_real_op_types() -> None:
@@ -193,7 +240,7 @@ def test_host_op_exceptions_name_real_op_types() -> None:
 
 
 def test_the_check_finds_stray_numpy() -> None:
-    source = inspect.cleandoc('''
+    source = inspect.cleandoc("""
         import numpy as np
         def factory(ctx, attrs):
             xp = ctx.xp
@@ -203,7 +250,7 @@ def test_the_check_finds_stray_numpy() -> None:
             def run(x):
                 return xp.add(x, np.zeros(3))      # flagged
             return lambda x: np.maximum(x, 0)      # flagged
-    ''')
+    """)
     tree = ast.parse(source)
     names = frozenset({"np"})
     fn = tree.body[1]

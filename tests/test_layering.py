@@ -54,7 +54,7 @@ def _imports(path: pathlib.Path) -> list[tuple[str, int]]:
             out.extend((alias.name, node.lineno) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                base = package_parts[:len(package_parts) - node.level + 1]
+                base = package_parts[: len(package_parts) - node.level + 1]
                 name = ".".join(base + ([node.module] if node.module else []))
                 if node.module is None:
                     out.extend((f"{name}.{alias.name}", node.lineno) for alias in node.names)
@@ -76,18 +76,23 @@ def test_module_imports_only_from_lower_layers(path):
     for name, line in _imports(path):
         parts = name.split(".")
         if parts[0] == "dataflow":
-            target = parts[1] if len(parts) > 2 or (len(parts) == 2 and (
-                ROOT / parts[1]).is_dir()) else "<top>"
+            target = (
+                parts[1]
+                if len(parts) > 2 or (len(parts) == 2 and (ROOT / parts[1]).is_dir())
+                else "<top>"
+            )
             if target == package or "*" in allowed:
                 continue
             assert target in allowed, (
                 f"{path.relative_to(ROOT)}:{line} imports {name}: layer '{package}' may "
-                f"only import from {sorted(allowed)}")
+                f"only import from {sorted(allowed)}"
+            )
         elif package in THIRD_PARTY:
             root = parts[0]
             assert root in THIRD_PARTY[package] or _is_stdlib(root), (
                 f"{path.relative_to(ROOT)}:{line} imports third-party {root}, not allowed "
-                f"in layer '{package}'")
+                f"in layer '{package}'"
+            )
 
 
 def test_nothing_in_the_package_imports_testing():
@@ -95,8 +100,9 @@ def test_nothing_in_the_package_imports_testing():
         if _package_of(path) == "testing":
             continue
         for name, line in _imports(path):
-            assert not name.startswith("dataflow.testing"), \
+            assert not name.startswith("dataflow.testing"), (
                 f"{path.relative_to(ROOT)}:{line} imports {name}"
+            )
 
 
 def _is_stdlib(name: str) -> bool:

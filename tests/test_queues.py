@@ -63,7 +63,7 @@ def test_close_semantics(sess):
     with pytest.raises(tf.errors.CancelledError, match="closed"):
         sess.run(q.enqueue([4]))
     with pytest.raises(tf.errors.OutOfRangeError):
-        sess.run(q.dequeue_many(5))   # not enough: elements stay queued
+        sess.run(q.dequeue_many(5))  # not enough: elements stay queued
     assert sess.run(q.dequeue_up_to(5)).tolist() == [1, 2, 3]
     with pytest.raises(tf.errors.OutOfRangeError, match="closed"):
         sess.run(q.dequeue())
@@ -218,8 +218,11 @@ def test_a_deadline_ends_with_its_step():
 def test_fed_components_of_another_shape_are_refused_at_run_time(sess):
     q = tf.FIFOQueue(4, tf.float32, shapes=[[3]], name="q")
     x = tf.placeholder(tf.float32, None)
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"component 0.*Expected \[3\], "
-                       r"got \[4\]"):
+    with pytest.raises(
+        tf.errors.InvalidArgumentError,
+        match=r"component 0.*Expected \[3\], "
+        r"got \[4\]",
+    ):
         sess.run(q.enqueue([x]), {x: np.zeros(4, np.float32)})
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"Expected \[2,3\], got \[2,4\]"):
         sess.run(q.enqueue_many([x]), {x: np.zeros((2, 4), np.float32)})
@@ -262,7 +265,7 @@ def test_dequeue_many_needs_shapes_and_zero_is_an_empty_batch(sess):
     sess.run(shapeless.enqueue([1.0]))
     with pytest.raises(tf.errors.InvalidArgumentError, match="specified shapes"):
         sess.run(shapeless.dequeue_many(1))
-    assert sess.run(shapeless.dequeue()) == 1.0   # the element is still there
+    assert sess.run(shapeless.dequeue()) == 1.0  # the element is still there
     q = tf.FIFOQueue(4, tf.int64, shapes=[[2]])
     empty = sess.run(q.dequeue_many(0))
     assert empty.shape == (0, 2) and empty.dtype == np.int64
@@ -286,18 +289,21 @@ def test_a_shared_queue_redeclared_differently_is_refused(sess):
     a = tf.FIFOQueue(2, tf.float32, shapes=[[3]], shared_name="box", name="a")
     same = tf.FIFOQueue(2, tf.float32, shapes=[[3]], shared_name="box", name="same")
     sess.run(a.enqueue([[1.0, 2.0, 3.0]]))
-    assert sess.run(same.size()) == 1   # the same declaration shares the queue
-    others = [tf.FIFOQueue(2, tf.int32, shapes=[[3]], shared_name="box", name="dtype"),
-              tf.FIFOQueue(2, tf.float32, shapes=[[4]], shared_name="box", name="shape"),
-              tf.FIFOQueue(5, tf.float32, shapes=[[3]], shared_name="box", name="capacity"),
-              tf.RandomShuffleQueue(2, 1, tf.float32, shapes=[[3]], shared_name="box",
-                                    name="kind")]
+    assert sess.run(same.size()) == 1  # the same declaration shares the queue
+    others = [
+        tf.FIFOQueue(2, tf.int32, shapes=[[3]], shared_name="box", name="dtype"),
+        tf.FIFOQueue(2, tf.float32, shapes=[[4]], shared_name="box", name="shape"),
+        tf.FIFOQueue(5, tf.float32, shapes=[[3]], shared_name="box", name="capacity"),
+        tf.RandomShuffleQueue(2, 1, tf.float32, shapes=[[3]], shared_name="box", name="kind"),
+    ]
     for other in others:
-        with pytest.raises(tf.errors.InvalidArgumentError,
-                           match=r"(?s)'queue:box'.*FIFOQueue with component types "
-                                 rf"\[float32\].*requested.*{other.name}"):
+        with pytest.raises(
+            tf.errors.InvalidArgumentError,
+            match=r"(?s)'queue:box'.*FIFOQueue with component types "
+            rf"\[float32\].*requested.*{other.name}",
+        ):
             sess.run(other.size())
-    assert sess.run(a.size()) == 1   # the queue is untouched
+    assert sess.run(a.size()) == 1  # the queue is untouched
 
 
 def test_many_producers_and_consumers_lose_and_duplicate_nothing():
@@ -308,6 +314,7 @@ def test_many_producers_and_consumers_lose_and_duplicate_nothing():
     consumed: list[int] = []
     lock = threading.Lock()
     with tf.Session() as s:
+
         def produce(values):
             for v in values:
                 s.run(enq, {x: v})
@@ -369,7 +376,7 @@ def test_coordinator_reraises_thread_errors():
 
 def test_queue_runner_errors_reach_the_coordinator():
     q = tf.FIFOQueue(4, tf.float32, shapes=[[]])
-    x = tf.placeholder(tf.float32, [])   # never fed: the enqueue fails every time
+    x = tf.placeholder(tf.float32, [])  # never fed: the enqueue fails every time
     tf.train.add_queue_runner(tf.train.QueueRunner(q, [q.enqueue([x])]))
     with tf.Session() as s:
         coord = tf.train.Coordinator()

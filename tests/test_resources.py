@@ -19,7 +19,7 @@ from dataflow.runtime.resources import ResourceStore
 
 def _store(value: np.ndarray, name: str = "v") -> ResourceStore:
     store = ResourceStore()
-    value.flags.writeable = False   # as kernels store values
+    value.flags.writeable = False  # as kernels store values
     store.write(name, value)
     return store
 
@@ -48,20 +48,21 @@ def test_an_unshared_buffer_is_written_in_place_and_stays_read_only():
 def test_a_held_value_is_replaced_not_written():
     store = _store(np.zeros(4))
     held = store.read("v")
-    view = held[1:]   # a view holds its base too
+    view = held[1:]  # a view holds its base too
     retired: list = []
-    store.update_in_place(("v",), _add(1.0), np.empty_like,
-                          lambda *buffers: retired.extend(buffers))
+    store.update_in_place(
+        ("v",), _add(1.0), np.empty_like, lambda *buffers: retired.extend(buffers)
+    )
     np.testing.assert_array_equal(held, 0.0)
     np.testing.assert_array_equal(view, 0.0)
     np.testing.assert_array_equal(store.read("v"), 1.0)
     assert store.read("v") is not held
-    assert retired and retired[0] is held   # offered back for recycling
+    assert retired and retired[0] is held  # offered back for recycling
     retired.clear()
     del view, held
     address = _address(store)
     store.update_in_place(("v",), _add(1.0), np.empty_like)
-    assert _address(store) == address        # nobody holds it any more
+    assert _address(store) == address  # nobody holds it any more
 
 
 def test_a_buffer_that_does_not_own_its_memory_is_replaced():
@@ -79,7 +80,7 @@ def test_a_reader_arriving_during_an_in_place_write_waits_for_it():
     def slow_compute(olds: list, outs: list) -> None:
         outs[0][:500] = 1.0
         started.set()
-        time.sleep(0.2)   # the reader arrives now, half-way through the write
+        time.sleep(0.2)  # the reader arrives now, half-way through the write
         outs[0][500:] = 1.0
 
     def reader() -> None:
@@ -90,7 +91,7 @@ def test_a_reader_arriving_during_an_in_place_write_waits_for_it():
     thread.start()
     store.update_in_place(("v",), slow_compute, np.empty_like)
     thread.join()
-    np.testing.assert_array_equal(reads[0], 1.0)   # never the half-written buffer
+    np.testing.assert_array_equal(reads[0], 1.0)  # never the half-written buffer
 
 
 def test_updates_of_several_variables_are_atomic_and_take_locks_in_order():
@@ -108,8 +109,10 @@ def test_updates_of_several_variables_are_atomic_and_take_locks_in_order():
             store.update_in_place(names, compute, np.empty_like)
         done.append(names)
 
-    threads = [threading.Thread(target=bump, args=(names,))
-               for names in (("a", "b"), ("b", "a"), ("a", "b"))]
+    threads = [
+        threading.Thread(target=bump, args=(names,))
+        for names in (("a", "b"), ("b", "a"), ("a", "b"))
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -129,7 +132,7 @@ def test_a_failed_update_leaves_the_value_and_the_store_usable():
         store.update_in_place(("v",), fails, np.empty_like)
     np.testing.assert_array_equal(store.read("v"), [0.0, 1.0, 2.0])
     assert not store.read("v").flags.writeable
-    store.update_in_place(("v",), _add(1.0), np.empty_like)   # not left locked or busy
+    store.update_in_place(("v",), _add(1.0), np.empty_like)  # not left locked or busy
     np.testing.assert_array_equal(store.read("v"), [1.0, 2.0, 3.0])
 
 
@@ -138,7 +141,7 @@ def test_uninitialized_and_repeated_updates():
     with pytest.raises(errors.FailedPreconditionError, match="uninitialized value w"):
         store.update_in_place(("v", "w"), _add(1.0), np.empty_like)
     np.testing.assert_array_equal(store.read("v"), 0.0)
-    for _ in range(2):   # Dask may run a task twice: the token applies it once
+    for _ in range(2):  # Dask may run a task twice: the token applies it once
         store.update_in_place(("v",), _add(1.0), np.empty_like, token=("step-1", "op"))
     np.testing.assert_array_equal(store.read("v"), 1.0)
 
@@ -170,10 +173,12 @@ def test_an_object_redeclared_with_another_signature_is_refused():
     made = []
     first = store.get_or_create("queue:q", lambda: made.append(1) or object(), signature=("a", 1))
     assert store.get_or_create("queue:q", object, signature=("a", 1)) is first
-    assert store.get_or_create("queue:q", object) is first   # a lookup declares nothing
-    with pytest.raises(errors.InvalidArgumentError,
-                       match=r"'queue:q'.*created as a \('a', 1\).*requested as a \('b', 1\)"):
+    assert store.get_or_create("queue:q", object) is first  # a lookup declares nothing
+    with pytest.raises(
+        errors.InvalidArgumentError,
+        match=r"'queue:q'.*created as a \('a', 1\).*requested as a \('b', 1\)",
+    ):
         store.get_or_create("queue:q", object, signature=("b", 1))
     assert made == [1]
-    store.clear()   # a new object may take the name with another signature
+    store.clear()  # a new object may take the name with another signature
     store.get_or_create("queue:q", object, signature=("b", 1))

@@ -43,8 +43,7 @@ def test_save_restore_roundtrip_and_state_file(tmp_path):
     assert tf.train.latest_checkpoint(str(tmp_path)) == path
     state = tf.train.get_checkpoint_state(str(tmp_path))
     assert state.model_checkpoint_path == path
-    assert dict(tf.train.list_variables(str(tmp_path))) == {"v": [2, 3], "w": [],
-                                                             "layer/bias": [4]}
+    assert dict(tf.train.list_variables(str(tmp_path))) == {"v": [2, 3], "w": [], "layer/bias": [4]}
     np.testing.assert_array_equal(tf.train.load_variable(path, "layer/bias"), np.ones(4))
 
 
@@ -56,7 +55,7 @@ def test_restore_into_a_fresh_graph_and_session(tmp_path):
     tf.reset_default_graph()
     v, w, b = _model()
     with tf.Session() as s:
-        tf.train.Saver().restore(s, path)   # no initializer needed
+        tf.train.Saver().restore(s, path)  # no initializer needed
         assert s.run(w) == 3
 
 
@@ -69,8 +68,14 @@ def test_max_to_keep_deletes_old_checkpoints(tmp_path):
     assert not tf.train.checkpoint_exists(paths[0]) and not tf.train.checkpoint_exists(paths[1])
     assert tf.train.checkpoint_exists(paths[2]) and tf.train.checkpoint_exists(paths[3])
     assert sorted(os.listdir(tmp_path)) == sorted(
-        ["checkpoint", "m-2.index", "m-2.data-00000-of-00001", "m-3.index",
-         "m-3.data-00000-of-00001"])
+        [
+            "checkpoint",
+            "m-2.index",
+            "m-2.data-00000-of-00001",
+            "m-3.index",
+            "m-3.data-00000-of-00001",
+        ]
+    )
     assert tf.train.get_checkpoint_state(str(tmp_path)).all_model_checkpoint_paths == paths[2:]
 
 
@@ -150,8 +155,9 @@ _SAVING_LOOP = textwrap.dedent("""
 @pytest.mark.slow
 def test_process_killed_during_save_leaves_a_restorable_checkpoint(tmp_path):
     prefix = str(tmp_path / "model.ckpt")
-    proc = subprocess.Popen([sys.executable, "-c", _SAVING_LOOP, prefix],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SAVING_LOOP, prefix], stdout=subprocess.PIPE, text=True
+    )
     try:
         seen = 0
         deadline = time.monotonic() + 120
@@ -198,8 +204,8 @@ def test_checkpoint_checksum_catches_flips_moved_blocks_and_zeroed_pages():
         for _ in range(10 if blocks > 1 else 0):  # two different 4 KiB blocks exchanged
             i, j = rng.choice(blocks, 2, replace=False)
             moved = data.copy()
-            moved[i * 4096:(i + 1) * 4096] = data[j * 4096:(j + 1) * 4096]
-            moved[j * 4096:(j + 1) * 4096] = data[i * 4096:(i + 1) * 4096]
+            moved[i * 4096 : (i + 1) * 4096] = data[j * 4096 : (j + 1) * 4096]
+            moved[j * 4096 : (j + 1) * 4096] = data[i * 4096 : (i + 1) * 4096]
             assert checksum(moved) != base, (nbytes, i, j)
         if nbytes >= 8192:  # a page of zeros
             zeroed = data.copy()
@@ -284,7 +290,7 @@ _EVERY_DTYPE = textwrap.dedent(r'''
             assert got.tobytes() == want.tobytes(), (got, want)   # bit for bit: -0.0, NaN
 ''')
 
-_RESTORE_ELSEWHERE = textwrap.dedent('''
+_RESTORE_ELSEWHERE = textwrap.dedent("""
     import sys
     import dataflow as tf
     ns = {}
@@ -298,7 +304,7 @@ _RESTORE_ELSEWHERE = textwrap.dedent('''
             ns["check"](tf.train.load_variable(sys.argv[2], key), want)
         saver.save(s, sys.argv[3])
     print("restored")
-''')
+""")
 
 
 def test_every_dtype_and_strings_round_trip_through_another_process(tmp_path):
@@ -312,12 +318,15 @@ def test_every_dtype_and_strings_round_trip_through_another_process(tmp_path):
             op, feed = setters[key]
             s.run(op, {feed: value})
         path = saver.save(s, str(tmp_path / "here"))
-        done = subprocess.run([sys.executable, "-c", _RESTORE_ELSEWHERE, _EVERY_DTYPE, path,
-                               str(tmp_path / "there")], capture_output=True, text=True,
-                              timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-c", _RESTORE_ELSEWHERE, _EVERY_DTYPE, path, str(tmp_path / "there")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0 and "restored" in done.stdout, done.stderr[-3000:]
-        s.run(tf.global_variables_initializer())   # blank again
-        saver.restore(s, str(tmp_path / "there"))   # written by the other process
+        s.run(tf.global_variables_initializer())  # blank again
+        saver.restore(s, str(tmp_path / "there"))  # written by the other process
         for key, want in ns["values"]().items():
             ns["check"](s.run(variables[key]), want)
 
@@ -333,7 +342,7 @@ def test_a_string_checkpoint_holds_the_bytes_themselves(tmp_path):
     assert index["format"] == "dataflow-checkpoint-v2"
     assert entry["dtype"] == "string" and entry["shape"] == [2]
     with open(path + ".data-00000-of-00001", "rb") as f:
-        data = f.read()[entry["offset"]:entry["offset"] + entry["nbytes"]]
+        data = f.read()[entry["offset"] : entry["offset"] + entry["nbytes"]]
     # The documented layout: two uint64 lengths, then the bytes.
     assert data == (5).to_bytes(8, "little") + (7).to_bytes(8, "little") + b"hellostrings"
 
@@ -349,8 +358,13 @@ def _saved(tmp_path):
     sess = tf.Session()
     sess.run(tf.global_variables_initializer())
     path = saver.save(sess, str(tmp_path / "m"))
-    sess.run([v.assign(np.zeros(1000, np.float32)), b.assign(np.zeros((3, 3), bool)),
-              s_.assign(["x", "y"])])
+    sess.run(
+        [
+            v.assign(np.zeros(1000, np.float32)),
+            b.assign(np.zeros((3, 3), bool)),
+            s_.assign(["x", "y"]),
+        ]
+    )
 
     def unchanged():
         np.testing.assert_array_equal(sess.run(v), np.zeros(1000))
@@ -435,8 +449,16 @@ def test_crafted_index_entries_are_data_loss_and_change_nothing(tmp_path, case):
         unchanged()
 
 
-@pytest.mark.parametrize("case", ["bool byte", "string lengths short", "string lengths long",
-                                  "string lengths wrap", "string header cut"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "bool byte",
+        "string lengths short",
+        "string lengths long",
+        "string lengths wrap",
+        "string header cut",
+    ],
+)
 def test_crafted_bytes_with_good_checksums_are_data_loss(tmp_path, case):
     sess, saver, path, unchanged = _saved(tmp_path)
     u8 = np.uint64
@@ -466,21 +488,27 @@ def test_v1_checkpoints_load_but_their_object_entries_are_refused(tmp_path):
 
     sess, saver, path, unchanged = _saved(tmp_path)
     with sess:
+
         def to_v1(index):
             index["format"] = "dataflow-checkpoint-v1"
             del index["entries"]["s"]
 
         _edit_index(path, to_v1)
         np.testing.assert_array_equal(tf.train.load_variable(path, "v"), np.arange(1000))
-        pointers = np.array([b"ab", b"cde"], dtype=object)   # what v1 wrote for strings
+        pointers = np.array([b"ab", b"cde"], dtype=object)  # what v1 wrote for strings
         with open(path + ".data-00000-of-00001", "ab") as f:
             f.write(pointers.data.cast("B"))
         size = os.path.getsize(path + ".data-00000-of-00001")
 
         def add_v1_strings(index):
-            index["entries"]["s"] = {"shard": 0, "offset": size - 16, "nbytes": 16,
-                                     "dtype": "|O", "shape": [2],
-                                     "checksum": checksum(pointers.data.cast("B"))}
+            index["entries"]["s"] = {
+                "shard": 0,
+                "offset": size - 16,
+                "nbytes": 16,
+                "dtype": "|O",
+                "shape": [2],
+                "checksum": checksum(pointers.data.cast("B")),
+            }
 
         _edit_index(path, add_v1_strings)
         with pytest.raises(tf.errors.DataLossError, match=r"m\.index.*'\|O'"):
@@ -517,19 +545,20 @@ def _bad_places(tmp_path):
     (tmp_path / "shard_blocked" / "m.data-00000-of-00001" / "inner").mkdir(parents=True)
     (tmp_path / "state_blocked").mkdir()
     (tmp_path / "state_blocked" / "checkpoint" / "inner").mkdir(parents=True)
-    return {"under a file": (str(tmp_path / "a_file" / "sub" / "m"), tmp_path),
-            "index blocked": (str(tmp_path / "index_blocked" / "m"),
-                              tmp_path / "index_blocked"),
-            "shard blocked": (str(tmp_path / "shard_blocked" / "m"),
-                              tmp_path / "shard_blocked"),
-            "state blocked": (str(tmp_path / "state_blocked" / "m"),
-                              tmp_path / "state_blocked")}
+    return {
+        "under a file": (str(tmp_path / "a_file" / "sub" / "m"), tmp_path),
+        "index blocked": (str(tmp_path / "index_blocked" / "m"), tmp_path / "index_blocked"),
+        "shard blocked": (str(tmp_path / "shard_blocked" / "m"), tmp_path / "shard_blocked"),
+        "state blocked": (str(tmp_path / "state_blocked" / "m"), tmp_path / "state_blocked"),
+    }
 
 
-_BAD_PLACE_ERRORS = {"under a file": ValueError,
-                     "index blocked": tf.errors.FailedPreconditionError,
-                     "shard blocked": tf.errors.FailedPreconditionError,
-                     "state blocked": tf.errors.FailedPreconditionError}
+_BAD_PLACE_ERRORS = {
+    "under a file": ValueError,
+    "index blocked": tf.errors.FailedPreconditionError,
+    "shard blocked": tf.errors.FailedPreconditionError,
+    "state blocked": tf.errors.FailedPreconditionError,
+}
 
 
 @pytest.mark.parametrize("case", sorted(_BAD_PLACE_ERRORS))
@@ -538,9 +567,12 @@ def test_saving_into_a_bad_place_is_tf1s_error_and_leaves_no_temporaries(tmp_pat
     tf.Variable(np.arange(4.0), name="v")
     with tf.Session() as s:
         s.run(tf.global_variables_initializer())
-        with pytest.raises(_BAD_PLACE_ERRORS[case],
-                           match="Parent directory of .* doesn't exist, can't save"
-                           if case == "under a file" else "Is a directory") as info:
+        with pytest.raises(
+            _BAD_PLACE_ERRORS[case],
+            match="Parent directory of .* doesn't exist, can't save"
+            if case == "under a file"
+            else "Is a directory",
+        ) as info:
             tf.train.Saver().save(s, save_path)
     assert os.path.basename(save_path) in str(info.value) or "checkpoint" in str(info.value)
     assert _temporaries(directory) == []
@@ -556,7 +588,7 @@ def test_saving_into_a_bad_place_raises_what_tf1_raises(tmp_path):
             saver = tf1.train.Saver()
             with tf1.Session() as s:
                 s.run(tf1.global_variables_initializer())
-                with pytest.raises(Exception) as info:  # noqa: PT011 - compared below
+                with pytest.raises(Exception) as info:
                     saver.save(s, save_path)
         assert type(info.value).__name__ == _BAD_PLACE_ERRORS[case].__name__, case
 
@@ -573,8 +605,12 @@ def test_saving_creates_missing_directories(tmp_path):
 
 # --- temporaries of saves that did not finish ----------------------------------------------------
 def _dead_pid():
-    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return int(proc.stdout)
 
 
@@ -599,18 +635,22 @@ def test_temporaries_of_dead_saves_are_removed_and_live_ones_kept(tmp_path, by):
         s.run(v.initializer)
         saver.save(s, prefix)
         dead, hour = _dead_pid(), 2 * 3600.0
-        stale = [_temp(tmp_path, "m.data-00000-of-00001", dead),
-                 _temp(tmp_path, "m-7.index", dead),
-                 _temp(tmp_path, "checkpoint", dead),
-                 _temp(tmp_path, "m.data-00000-of-00001", 12345, "0badf00d", age=hour),
-                 _temp(tmp_path, "m.data-00000-of-00001", os.getpid(), age=hour)]
+        stale = [
+            _temp(tmp_path, "m.data-00000-of-00001", dead),
+            _temp(tmp_path, "m-7.index", dead),
+            _temp(tmp_path, "checkpoint", dead),
+            _temp(tmp_path, "m.data-00000-of-00001", 12345, "0badf00d", age=hour),
+            _temp(tmp_path, "m.data-00000-of-00001", os.getpid(), age=hour),
+        ]
         old_style = tmp_path / f"m.data-00000-of-00001.tmp-{uuid.uuid4().hex[:12]}"
         old_style.write_bytes(b"\0")
         os.utime(old_style, (time.time() - hour, time.time() - hour))
         stale.append(old_style.name)
-        live = [_temp(tmp_path, "m.data-00000-of-00001", os.getpid()),     # this process
-                _temp(tmp_path, "m.index", os.getppid()),                 # a live one
-                _temp(tmp_path, "m.data-00000-of-00001", 12345, "0badf00d")]  # elsewhere
+        live = [
+            _temp(tmp_path, "m.data-00000-of-00001", os.getpid()),  # this process
+            _temp(tmp_path, "m.index", os.getppid()),  # a live one
+            _temp(tmp_path, "m.data-00000-of-00001", 12345, "0badf00d"),
+        ]  # elsewhere
         fresh_old_style = tmp_path / f"m.index.tmp-{uuid.uuid4().hex[:12]}"
         fresh_old_style.write_bytes(b"\0")
         live.append(fresh_old_style.name)
@@ -646,8 +686,9 @@ _STALLED_SAVE = textwrap.dedent("""
 
 def test_the_next_save_removes_what_a_killed_save_left(tmp_path):
     prefix = str(tmp_path / "m")
-    proc = subprocess.Popen([sys.executable, "-c", _STALLED_SAVE, prefix],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _STALLED_SAVE, prefix], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout.readline().strip() == "writing"
         leftover = _temporaries(tmp_path)
@@ -658,7 +699,7 @@ def test_the_next_save_removes_what_a_killed_save_left(tmp_path):
         with tf.Session() as s:
             s.run(v.initializer)
             saver.save(s, prefix)
-            assert _temporaries(tmp_path) == leftover   # its writer is alive: kept
+            assert _temporaries(tmp_path) == leftover  # its writer is alive: kept
             proc.kill()
             proc.wait()
             saver.save(s, prefix)

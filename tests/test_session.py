@@ -36,8 +36,7 @@ def test_paper_relu_matmul_loop_with_feeds():
         for _ in range(3):
             batch = rng.random((2, 784), dtype=np.float32)
             out = s.run(relu, {x: batch})
-            np.testing.assert_allclose(out, np.maximum(batch @ w_value, 0), rtol=1e-5,
-                                       atol=1e-5)
+            np.testing.assert_allclose(out, np.maximum(batch @ w_value, 0), rtol=1e-5, atol=1e-5)
 
 
 def test_nested_fetch_structures(sess):
@@ -73,16 +72,21 @@ def test_feed_any_tensor_and_prune_cuts_at_feeds(sess):
 
 def test_unfed_placeholder_names_it(sess):
     x = tf.placeholder(tf.float32, [None, 3], name="inputs")
-    with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=r"You must feed a value for placeholder tensor 'inputs' with "
-                             r"dtype float32 and shape \[\?,3\]"):
+    with pytest.raises(
+        tf.errors.InvalidArgumentError,
+        match=r"You must feed a value for placeholder tensor 'inputs' with "
+        r"dtype float32 and shape \[\?,3\]",
+    ):
         sess.run(x * 2.0)
 
 
 def test_wrong_feed_shape_is_value_error(sess):
     x = tf.placeholder(tf.float32, [None, 3], name="x")
-    with pytest.raises(ValueError, match=r"Cannot feed value of shape \(2, 2\) for Tensor "
-                                         r"'x:0', which has shape '\(\?, 3\)'"):
+    with pytest.raises(
+        ValueError,
+        match=r"Cannot feed value of shape \(2, 2\) for Tensor "
+        r"'x:0', which has shape '\(\?, 3\)'",
+    ):
         sess.run(x, {x: np.zeros((2, 2))})
     with pytest.raises(TypeError, match="cannot be a tf.Tensor"):
         sess.run(x, {x: tf.constant(np.zeros((1, 3), np.float32))})
@@ -90,8 +94,9 @@ def test_wrong_feed_shape_is_value_error(sess):
 
 def test_uninitialized_variable_names_it(sess):
     v = tf.Variable([1.0, 2.0], name="weights")
-    with pytest.raises(tf.errors.FailedPreconditionError,
-                       match="Attempting to use uninitialized value weights"):
+    with pytest.raises(
+        tf.errors.FailedPreconditionError, match="Attempting to use uninitialized value weights"
+    ):
         sess.run(v)
     assert sess.run(tf.report_uninitialized_variables()).tolist() == [b"weights"]
     sess.run(v.initializer)
@@ -137,8 +142,9 @@ def test_kernel_failure_names_op_type_and_build_site(sess):
 def test_plan_is_cached_per_signature(monkeypatch, sess):
     calls = []
     real = session_module.compile_plan
-    monkeypatch.setattr(session_module, "compile_plan",
-                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(
+        session_module, "compile_plan", lambda *a, **k: calls.append(1) or real(*a, **k)
+    )
     x = tf.placeholder(tf.float32, [3])
     y = x * 2.0 + 1.0
     for i in range(5):
@@ -249,11 +255,11 @@ def test_bad_feeds_and_sessions_raise_tf1_classes(sess):
     x = tf.placeholder(tf.int32, [], name="x")
     y = x + 1
     with pytest.raises(TypeError, match="2199023255552.*int32.*int64"):
-        sess.run(y, {x: 2 ** 41})
+        sess.run(y, {x: 2**41})
     with pytest.raises(TypeError, match="feed_dict must be a dictionary"):
         sess.run(y, [1])
     assert sess.run(y, {x: 2}) == 3
-    assert sess.run(tf.constant(1.0), []) == 1.0   # an empty feed_dict of any kind: none
+    assert sess.run(tf.constant(1.0), []) == 1.0  # an empty feed_dict of any kind: none
     with pytest.raises(TypeError, match="Cannot interpret feed_dict key.*nope:0"):
         sess.run(y, {"nope:0": 1})
     with pytest.raises(TypeError, match="graph must be a tf.Graph"):
@@ -268,8 +274,12 @@ def test_trace_run_metadata(sess):
     x = tf.placeholder(tf.float32, [2])
     y = x * 3.0
     meta = tf.RunMetadata()
-    sess.run(y, {x: [1.0, 2.0]}, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
-             run_metadata=meta)
+    sess.run(
+        y,
+        {x: [1.0, 2.0]},
+        options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+        run_metadata=meta,
+    )
     assert meta.step_stats
     trace = meta.chrome_trace()
     assert any(e.get("ph") == "X" for e in trace["traceEvents"])
@@ -283,11 +293,11 @@ def test_make_callable(sess):
 
 def test_constant_subexpressions_are_folded_into_the_plan(sess):
     x = tf.placeholder(tf.float32, [2])
-    scale = tf.constant(2.0) * tf.constant(3.0) + 1.0      # all constant: folded
+    scale = tf.constant(2.0) * tf.constant(3.0) + 1.0  # all constant: folded
     y = x * scale
     np.testing.assert_allclose(sess.run(y, {x: [1.0, 2.0]}), [7.0, 14.0])
     source = sess._signature(y, {x: 0}).bound.stages[0].source
-    assert source.count("= k") == 1                       # only the multiply by x runs
+    assert source.count("= k") == 1  # only the multiply by x runs
 
 
 def test_assign_add_writes_in_place_and_a_bad_shape_leaves_the_value(sess):
@@ -298,7 +308,7 @@ def test_assign_add_writes_in_place_and_a_bad_shape_leaves_the_value(sess):
     store = sess.backend.resource_store()
     address = store.read("v").__array_interface__["data"][0]
     sess.run(inc.op, {delta: np.ones((2, 3))})
-    sess.run(dec.op, {delta: np.full(3, 0.5)})          # broadcast along rows
+    sess.run(dec.op, {delta: np.full(3, 0.5)})  # broadcast along rows
     assert store.read("v").__array_interface__["data"][0] == address
     with pytest.raises(tf.errors.InvalidArgumentError, match="would change its shape"):
         sess.run(inc.op, {delta: np.ones((4, 2, 3))})

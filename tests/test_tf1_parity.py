@@ -50,10 +50,20 @@ def names_and_scopes(tf):
 
 def slicing_and_shapes(tf):
     x = tf.placeholder(tf.float32, [4, 3])
-    parts = [x[1:3], x[:, ::-1], x[-1], x[..., 0], x[:, tf.newaxis, 1],
-             tf.reshape(x, [-1]), tf.transpose(x), tf.concat([x, x], axis=1),
-             tf.stack([x, x]), tf.gather(x, [3, 0]), tf.tile(x, [2, 1]),
-             tf.pad(x, [[1, 0], [0, 2]])]
+    parts = [
+        x[1:3],
+        x[:, ::-1],
+        x[-1],
+        x[..., 0],
+        x[:, tf.newaxis, 1],
+        tf.reshape(x, [-1]),
+        tf.transpose(x),
+        tf.concat([x, x], axis=1),
+        tf.stack([x, x]),
+        tf.gather(x, [3, 0]),
+        tf.tile(x, [2, 1]),
+        tf.pad(x, [[1, 0], [0, 2]]),
+    ]
     return parts, {x: X}
 
 
@@ -70,18 +80,20 @@ def gradients_of_small_mlp(tf):
 def softmax_cross_entropy(tf):
     logits = tf.constant(X)
     labels = tf.one_hot([0, 2, 1, 0], 3)
-    return [tf.nn.softmax(logits),
-            tf.nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits),
-            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[0, 2, 1, 0],
-                                                           logits=logits),
-            tf.argmax(logits, axis=1)], {}
+    return [
+        tf.nn.softmax(logits),
+        tf.nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits),
+        tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[0, 2, 1, 0], logits=logits),
+        tf.argmax(logits, axis=1),
+    ], {}
 
 
 def control_flow(tf):
     x = tf.placeholder(tf.float32, [])
     y = tf.cond(x > 0, lambda: x * 2.0, lambda: -x)
-    i, total = tf.while_loop(lambda i, t: i < 5, lambda i, t: (i + 1, t + x),
-                             [tf.constant(0), tf.constant(0.0)])
+    i, total = tf.while_loop(
+        lambda i, t: i < 5, lambda i, t: (i + 1, t + x), [tf.constant(0), tf.constant(0.0)]
+    )
     return [y, i, total, tf.gradients(total, x)[0]], {x: 1.5}
 
 
@@ -105,9 +117,17 @@ def optimizer_steps(tf):
     return [after], {}
 
 
-PROGRAMS = [seed_expression, relu_layer_with_feed, names_and_scopes, slicing_and_shapes,
-            gradients_of_small_mlp, softmax_cross_entropy, control_flow,
-            variables_and_assignments, optimizer_steps]
+PROGRAMS = [
+    seed_expression,
+    relu_layer_with_feed,
+    names_and_scopes,
+    slicing_and_shapes,
+    gradients_of_small_mlp,
+    softmax_cross_entropy,
+    control_flow,
+    variables_and_assignments,
+    optimizer_steps,
+]
 
 
 def _run(module, program, steps=1):
@@ -129,7 +149,8 @@ def test_program_matches_tf1(program):
             a, b = np.asarray(a), np.asarray(b)
             assert a.shape == b.shape, f"step {step}, output {i}: {a.shape} vs {b.shape}"
             if a.dtype.kind in "fc":
-                np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6,
-                                           err_msg=f"step {step}, output {i}")
+                np.testing.assert_allclose(
+                    a, b, rtol=1e-5, atol=1e-6, err_msg=f"step {step}, output {i}"
+                )
             else:
                 assert a.tolist() == b.tolist(), f"step {step}, output {i}"

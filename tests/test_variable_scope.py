@@ -49,9 +49,11 @@ def test_default_names_are_unique():
     for _ in range(3):
         with tf.variable_scope(None, default_name="layer") as s:
             names.append((s.name, tf.get_variable("k", [1]).name, tf.constant(0).name))
-    assert names == [("layer", "layer/k:0", "layer/Const:0"),
-                     ("layer_1", "layer_1/k:0", "layer_1/Const:0"),
-                     ("layer_2", "layer_2/k:0", "layer_2/Const:0")]
+    assert names == [
+        ("layer", "layer/k:0", "layer/Const:0"),
+        ("layer_1", "layer_1/k:0", "layer_1/Const:0"),
+        ("layer_2", "layer_2/k:0", "layer_2/Const:0"),
+    ]
     with tf.variable_scope("a"):
         with tf.variable_scope(None, default_name="x") as s1:
             pass
@@ -97,13 +99,17 @@ def test_create_twice_is_an_error():
             tf.get_variable("v", [2])
     assert str(info.value).startswith(
         "Variable foo/v already exists, disallowed. Did you mean to set reuse=True or "
-        "reuse=tf.AUTO_REUSE in VarScope?")
+        "reuse=tf.AUTO_REUSE in VarScope?"
+    )
     assert "test_variable_scope.py" in str(info.value)  # where it was first made
 
 
 def test_reuse_missing_is_an_error():
-    with pytest.raises(ValueError, match=r"^Variable foo/v does not exist, or was not created "
-                       r"with tf.get_variable\(\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"^Variable foo/v does not exist, or was not created "
+        r"with tf.get_variable\(\)",
+    ):
         with tf.variable_scope("foo", reuse=True):
             tf.get_variable("v", [2])
 
@@ -112,8 +118,11 @@ def test_reuse_shape_and_dtype_mismatch():
     with tf.variable_scope("foo"):
         tf.get_variable("v", [2])
     with tf.variable_scope("foo", reuse=True):
-        with pytest.raises(ValueError, match=r"Trying to share variable foo/v, but specified "
-                           r"shape \(3,\) and found shape \(2,\)"):
+        with pytest.raises(
+            ValueError,
+            match=r"Trying to share variable foo/v, but specified "
+            r"shape \(3,\) and found shape \(2,\)",
+        ):
             tf.get_variable("v", [3])
         with pytest.raises(ValueError, match="specified dtype int32 and found dtype float32"):
             tf.get_variable("v", [2], dtype=tf.int32)
@@ -157,8 +166,7 @@ def test_reuse_variables():
 
 
 def test_scope_argument_errors():
-    with pytest.raises(TypeError, match="If default_name is None then name_or_scope is "
-                       "required"):
+    with pytest.raises(TypeError, match="If default_name is None then name_or_scope is required"):
         tf.variable_scope(None)
     with pytest.raises(ValueError, match="reuse=True cannot be used without a name_or_scope"):
         with tf.variable_scope(None, default_name="d", reuse=True):
@@ -225,13 +233,13 @@ def test_value_initializers(sess):
     np.testing.assert_array_equal(sess.run(d), [0.0, 0.0])
     with pytest.raises(ValueError, match="If initializer is a constant, do not specify shape"):
         tf.get_variable("e", [2], initializer=[1.0, 2.0])
-    with pytest.raises(ValueError, match="Initializer type 'float32' and explicit dtype "
-                       "'float64' don't match"):
+    with pytest.raises(
+        ValueError, match="Initializer type 'float32' and explicit dtype 'float64' don't match"
+    ):
         tf.get_variable("f", initializer=[1.0, 2.0], dtype=tf.float64)
     with pytest.raises(ValueError, match="did not get an initializer"):
         tf.get_variable("g")
-    with pytest.raises(ValueError, match="An initializer for variable h of complex64 is "
-                       "required"):
+    with pytest.raises(ValueError, match="An initializer for variable h of complex64 is required"):
         tf.get_variable("h", [1], dtype=tf.complex64)
 
 
@@ -334,6 +342,7 @@ def test_get_variable_in_cond_branches_lives_in_the_outer_graph(sess):
             with tf.variable_scope("branch", reuse=tf.AUTO_REUSE):
                 v = tf.get_variable("v", [2], initializer=tf.ones_initializer())
             return v * scale
+
         return fn
 
     out = tf.cond(pred, branch(2.0), branch(3.0))
@@ -374,25 +383,35 @@ def test_improper_nesting_is_detected():
 def _naming_program(t):
     out = []
     with t.variable_scope("foo") as foo:
-        out += [t.get_variable("v", [2]).name, t.constant(1.0, name="c").name, foo.name,
-                foo.original_name_scope]
+        out += [
+            t.get_variable("v", [2]).name,
+            t.constant(1.0, name="c").name,
+            foo.name,
+            foo.original_name_scope,
+        ]
         with t.variable_scope("bar"):
             out += [t.get_variable("w", [2, 3]).name, t.constant(1.0).name]
     with t.variable_scope("foo", reuse=True):
         out += [t.get_variable("v", [2]).name, t.constant(2.0).name]
     with t.variable_scope(foo):
-        out += [t.get_variable("v2", [2]).name, t.constant(2.0).name,
-                t.get_variable_scope().original_name_scope]
+        out += [
+            t.get_variable("v2", [2]).name,
+            t.constant(2.0).name,
+            t.get_variable_scope().original_name_scope,
+        ]
     with t.variable_scope("outer"):
         with t.variable_scope(foo, reuse=True) as f2:
-            out += [f2.name, f2.original_name_scope, t.constant(3.0).name,
-                    t.get_variable("v").name]
+            out += [f2.name, f2.original_name_scope, t.constant(3.0).name, t.get_variable("v").name]
         with t.variable_scope("deeper", reuse=t.AUTO_REUSE):
             out += [t.get_variable("x", [1]).name, t.get_variable("x", [1]).name]
     for _ in range(3):
         with t.variable_scope(None, default_name="layer") as s:
-            out += [s.name, s.original_name_scope, t.get_variable("k", [1]).name,
-                    t.constant(0).name]
+            out += [
+                s.name,
+                s.original_name_scope,
+                t.get_variable("k", [1]).name,
+                t.constant(0).name,
+            ]
     for _ in range(2):
         with t.variable_scope("a", reuse=t.AUTO_REUSE):  # "a/x" comes back on re-entry
             for _ in range(2):
@@ -409,7 +428,7 @@ def _naming_program(t):
     with t.variable_scope("m", default_name="ignored"):
         out.append(t.get_variable("n", [1]).name)
     out.append(t.get_variable("top", [1]).name)
-    out.append(t.Variable(1.0, name="top").name)           # plain Variables uniquify
+    out.append(t.Variable(1.0, name="top").name)  # plain Variables uniquify
     out.append(t.get_local_variable("loc", [1]).name)
     out.append(sorted(v.name for v in t.global_variables()))
     out.append(sorted(v.name for v in t.trainable_variables()))
@@ -431,7 +450,7 @@ def _error_program(t):
     def catch(f):
         try:
             f()
-        except Exception as e:  # noqa: BLE001 - comparing what each library raises
+        except Exception as e:
             return f"{type(e).__name__}: {str(e).splitlines()[0]}"
         return "no error"
 
@@ -459,10 +478,16 @@ def _error_program(t):
             pass
 
     out.append(catch(again).split(" Originally")[0].strip())
-    for f in (missing, shape, dtype, reuse_default,
-              lambda: t.get_variable("x", [2], initializer=[1.0, 2.0]),
-              lambda: t.get_variable("noshape"), lambda: t.variable_scope(None),
-              lambda: t.variable_scope("a", reuse="yes")):
+    for f in (
+        missing,
+        shape,
+        dtype,
+        reuse_default,
+        lambda: t.get_variable("x", [2], initializer=[1.0, 2.0]),
+        lambda: t.get_variable("noshape"),
+        lambda: t.variable_scope(None),
+        lambda: t.variable_scope("a", reuse="yes"),
+    ):
         out.append(catch(f))
     return out
 

@@ -9,8 +9,9 @@ import pytest
 
 import dataflow as tf
 
-needs_dot = pytest.mark.skipif(shutil.which("dot") is None,
-                               reason="the graphviz 'dot' binary is not installed")
+needs_dot = pytest.mark.skipif(
+    shutil.which("dot") is None, reason="the graphviz 'dot' binary is not installed"
+)
 
 
 def _small_graph():
@@ -28,15 +29,15 @@ def test_to_dot_has_ops_data_and_control_edges():
     source = tf.viz.to_dot(tf.get_default_graph()).source
     assert '"x"' in source or "\tx " in source
     assert "MatMul" in source
-    assert "style=dashed" in source          # the control edge y -> done
-    assert "(?, 3)" in source                 # a data edge labelled with its static shape
+    assert "style=dashed" in source  # the control edge y -> done
+    assert "(?, 3)" in source  # a data edge labelled with its static shape
 
 
 def test_to_dot_of_one_step_uses_placement():
     x, w, y, done = _small_graph()
     with tf.Session() as s:
         source = tf.viz.to_dot(s.graph, fetches=y, session=s).source
-    assert "done" not in source               # pruned: not part of the step
+    assert "done" not in source  # pruned: not part of the step
     assert "/job:localhost/replica:0/task:0/device:CPU:0" in source
 
 
@@ -55,8 +56,12 @@ def test_chrome_trace_export(tmp_path):
     meta = tf.RunMetadata()
     with tf.Session() as s:
         s.run(w.initializer)
-        s.run(y, {x: [[1.0, 2.0, 3.0]]},
-              options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE), run_metadata=meta)
+        s.run(
+            y,
+            {x: [[1.0, 2.0, 3.0]]},
+            options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+            run_metadata=meta,
+        )
     path = tf.viz.write_chrome_trace(meta, str(tmp_path / "trace.json"))
     with open(path) as f:
         events = json.load(f)["traceEvents"]

@@ -17,8 +17,7 @@ from typing import TypeVar
 Node = TypeVar("Node", bound=Hashable)
 
 
-def reachable(roots: Iterable[Node], parents: Callable[[Node], Iterable[Node]]
-              ) -> set[Node]:
+def reachable(roots: Iterable[Node], parents: Callable[[Node], Iterable[Node]]) -> set[Node]:
     """Returns every node reachable from ``roots`` by following ``parents`` (callers cut
     the walk, e.g. at fed tensors, by what ``parents`` returns)."""
     seen: set[Node] = set()
@@ -32,8 +31,11 @@ def reachable(roots: Iterable[Node], parents: Callable[[Node], Iterable[Node]]
     return seen
 
 
-def toposort(nodes: Iterable[Node], parents: Callable[[Node], Iterable[Node]],
-             order_key: Callable[[Node], int]) -> list[Node]:
+def toposort(
+    nodes: Iterable[Node],
+    parents: Callable[[Node], Iterable[Node]],
+    order_key: Callable[[Node], int],
+) -> list[Node]:
     """Orders ``nodes`` so each comes after those of its ``parents`` inside the set.
 
     Parents outside ``nodes`` are ignored. Raises ``ValueError`` on a cycle.
@@ -48,8 +50,11 @@ def toposort(nodes: Iterable[Node], parents: Callable[[Node], Iterable[Node]],
                 count += 1
                 children[parent].append(node)
         pending[node] = count
-    heap = [(order_key(n), i, n) for i, n in enumerate(sorted(members, key=order_key))
-            if pending[n] == 0]
+    heap = [
+        (order_key(n), i, n)
+        for i, n in enumerate(sorted(members, key=order_key))
+        if pending[n] == 0
+    ]
     heapq.heapify(heap)
     out: list[Node] = []
     tie = len(heap)
@@ -62,6 +67,8 @@ def toposort(nodes: Iterable[Node], parents: Callable[[Node], Iterable[Node]],
                 tie += 1
                 heapq.heappush(heap, (order_key(child), tie, child))
     if len(out) != len(members):
-        raise ValueError("graph has a cycle among: "
-                         + ", ".join(sorted(str(n) for n in members if pending[n] > 0))[:500])
+        raise ValueError(
+            "graph has a cycle among: "
+            + ", ".join(sorted(str(n) for n in members if pending[n] > 0))[:500]
+        )
     return out

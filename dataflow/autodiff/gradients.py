@@ -69,10 +69,17 @@ def _differentiable(t: Tensor) -> bool:
     return t.dtype.is_floating or t.dtype.is_complex or t.dtype == dtypes.resource
 
 
-def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
-              colocate_gradients_with_ops: bool = True, gate_gradients: bool = False,
-              aggregation_method: Any = None, stop_gradients: Any = None,
-              unconnected_gradients: str = "none") -> list[Tensor | None]:
+def gradients(
+    ys: Any,
+    xs: Any,
+    grad_ys: Any = None,
+    name: str = "gradients",
+    colocate_gradients_with_ops: bool = True,
+    gate_gradients: bool = False,
+    aggregation_method: Any = None,
+    stop_gradients: Any = None,
+    unconnected_gradients: str = "none",
+) -> list[Tensor | None]:
     """Symbolic derivatives of ``sum(ys)`` with respect to each of ``xs``.
 
     Args:
@@ -112,15 +119,20 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
                 with graph.colocate_with(y.op):
                     if y.shape.is_fully_defined() and y.shape.num_elements() <= 1024:
                         # Usually a scalar loss: a constant, folded into the plan.
-                        g = constant(np.ones(y.shape.as_list(), y.dtype.as_numpy_dtype),
-                                     dtype=y.dtype, name=f"grad_ys_{i}")
+                        g = constant(
+                            np.ones(y.shape.as_list(), y.dtype.as_numpy_dtype),
+                            dtype=y.dtype,
+                            name=f"grad_ys_{i}",
+                        )
                     else:
                         g = array.ones_like(y, name=f"grad_ys_{i}")
             else:
                 g = convert_to_tensor(g, dtype=y.dtype)
                 if not y.shape.is_compatible_with(g.shape):
-                    raise ValueError(f"grad_ys[{i}] has shape {g.shape}, which does not "
-                                     f"match the shape {y.shape} of ys[{i}] ('{y.name}')")
+                    raise ValueError(
+                        f"grad_ys[{i}] has shape {g.shape}, which does not "
+                        f"match the shape {y.shape} of ys[{i}] ('{y.name}')"
+                    )
             pending.setdefault(y, []).append(g)
 
         x_set = set(xs_list)
@@ -134,19 +146,25 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
             if opdef.grad is registry.NOT_DIFFERENTIABLE:
                 continue
             if opdef.grad is None:
-                raise LookupError(f"No gradient defined for operation {op.describe()}. "
-                                  f"Op type '{op.type}' is not differentiable yet; wrap it "
-                                  "in tf.stop_gradient if no gradient should flow.")
-            with graph.name_scope(f"{op.name}_grad"), _colocate(graph, op,
-                                                                colocate_gradients_with_ops):
+                raise LookupError(
+                    f"No gradient defined for operation {op.describe()}. "
+                    f"Op type '{op.type}' is not differentiable yet; wrap it "
+                    "in tf.stop_gradient if no gradient should flow."
+                )
+            with (
+                graph.name_scope(f"{op.name}_grad"),
+                _colocate(graph, op, colocate_gradients_with_ops),
+            ):
                 for i, (t, g) in enumerate(zip(op.outputs, out_grads)):
                     if g is None and _differentiable(t):
                         out_grads[i] = array.zeros_like(t)
                 in_grads = _as_list(opdef.grad(op, *out_grads))
             if len(in_grads) != len(op.inputs):
-                raise ValueError(f"Gradient rule of op type '{op.type}' returned "
-                                 f"{len(in_grads)} gradients for {len(op.inputs)} inputs "
-                                 f"(op {op.describe()})")
+                raise ValueError(
+                    f"Gradient rule of op type '{op.type}' returned "
+                    f"{len(in_grads)} gradients for {len(op.inputs)} inputs "
+                    f"(op {op.describe()})"
+                )
             for t, g in zip(op.inputs, in_grads):
                 if g is None or not _differentiable(t):
                     continue
@@ -183,8 +201,10 @@ def _aggregate(contributions: Sequence[Tensor] | None, t: Tensor) -> Tensor | No
 def _match_shape(graph: Any, op: Operation, t: Tensor, g: Tensor) -> Tensor:
     """Reduces a broadcast gradient to the shape of its input (once, for all rules)."""
     if g.dtype != t.dtype and t.dtype.is_floating:
-        raise TypeError(f"Gradient rule of '{op.type}' produced dtype {g.dtype.name} for "
-                        f"input '{t.name}' of dtype {t.dtype.name}")
+        raise TypeError(
+            f"Gradient rule of '{op.type}' produced dtype {g.dtype.name} for "
+            f"input '{t.name}' of dtype {t.dtype.name}"
+        )
     if t.shape.is_fully_defined() and g.shape.is_fully_defined() and t.shape == g.shape:
         return g
     if t.shape.is_fully_defined() and g.shape.is_fully_defined():
@@ -192,19 +212,19 @@ def _match_shape(graph: Any, op: Operation, t: Tensor, g: Tensor) -> Tensor:
     roots: dict[Tensor, Tensor] = {}
     root = shape_root(t, roots)
     if shape_root(g, roots) is root:
-        return g   # the same run-time shape by construction: nothing was broadcast
+        return g  # the same run-time shape by construction: nothing was broadcast
     # Sizes known only at run time: one op that is a no-op unless broadcasting happened.
     # Its ``like`` input is ``t``'s shape root, so an elementwise ``t`` stays read by its
     # forward consumer alone (and can fuse with it, runtime/fusion.py).
     return array.sum_like(g, root)
 
 
-def _relevant_ops(ys: list[Tensor], xs: list[Tensor],
-                  stop_ops: set[Operation]) -> set[Operation]:
+def _relevant_ops(ys: list[Tensor], xs: list[Tensor], stop_ops: set[Operation]) -> set[Operation]:
     """Ops on some path x -> y (through data edges, not through the inputs of the ops
     producing stopped tensors)."""
-    backward = reachable([y.op for y in ys],
-                         lambda op: [] if op in stop_ops else [t.op for t in op.inputs])
+    backward = reachable(
+        [y.op for y in ys], lambda op: [] if op in stop_ops else [t.op for t in op.inputs]
+    )
     forward_tensors: set[Tensor] = set(xs)
     relevant: set[Operation] = set()
     for op in sorted(backward, key=lambda o: o._id):

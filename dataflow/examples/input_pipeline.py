@@ -35,9 +35,14 @@ def build(true_w: np.ndarray, batch: int = 32, devices: bool = True) -> dict[str
         noise = tf.random_normal([64, 1], stddev=0.01, seed=2)
         y_gen = tf.matmul(x_gen, tf.constant(true_w)) + noise
     with on("/job:worker/task:0"):
-        queue = tf.RandomShuffleQueue(capacity=1000, min_after_dequeue=200,
-                                      dtypes=[tf.float32, tf.float32],
-                                      shapes=[[FEATURES], [1]], seed=3, name="records")
+        queue = tf.RandomShuffleQueue(
+            capacity=1000,
+            min_after_dequeue=200,
+            dtypes=[tf.float32, tf.float32],
+            shapes=[[FEATURES], [1]],
+            seed=3,
+            name="records",
+        )
         enqueue = queue.enqueue_many([x_gen, y_gen])
         tf.train.add_queue_runner(tf.train.QueueRunner(queue, [enqueue, enqueue]))
         x, y = queue.dequeue_many(batch)
@@ -50,16 +55,19 @@ def build(true_w: np.ndarray, batch: int = 32, devices: bool = True) -> dict[str
     return {"train": train, "loss": loss, "w": w, "step": step, "queue": queue}
 
 
-def main(steps: int = 300, embedded: bool = False, verbose: bool = True,
-         checkpoint_dir: str | None = None) -> dict[str, float]:
+def main(
+    steps: int = 300,
+    embedded: bool = False,
+    verbose: bool = True,
+    checkpoint_dir: str | None = None,
+) -> dict[str, float]:
     """Trains for ``steps`` steps; returns the final loss and weight error."""
     true_w = np.linspace(-1.0, 1.0, FEATURES, dtype=np.float32).reshape(FEATURES, 1)
     tf.reset_default_graph()
     model = build(true_w, devices=not embedded)
     # Workers log every failed task; the queue runners' enqueues cancelled when the
     # training ends are expected, so worker logs are kept to critical ones here.
-    cluster = None if embedded else tf.LocalCluster(ps=1, worker=2,
-                                                    silence_logs=logging.CRITICAL)
+    cluster = None if embedded else tf.LocalCluster(ps=1, worker=2, silence_logs=logging.CRITICAL)
     target = "" if cluster is None else cluster
     if cluster is not None and verbose:
         print(f"dashboard: {cluster.dashboard_link}")
@@ -67,8 +75,11 @@ def main(steps: int = 300, embedded: bool = False, verbose: bool = True,
     losses = []
     try:
         with tf.train.MonitoredTrainingSession(
-                master=target, checkpoint_dir=ckpt, save_checkpoint_steps=100,
-                hooks=[tf.train.StopAtStepHook(last_step=steps)]) as sess:
+            master=target,
+            checkpoint_dir=ckpt,
+            save_checkpoint_steps=100,
+            hooks=[tf.train.StopAtStepHook(last_step=steps)],
+        ) as sess:
             while not sess.should_stop():
                 _, loss, step = sess.run([model["train"], model["loss"], model["step"]])
                 losses.append(float(loss))
@@ -80,8 +91,7 @@ def main(steps: int = 300, embedded: bool = False, verbose: bool = True,
             cluster.close()
     error = float(np.max(np.abs(w - true_w)))
     if verbose:
-        print(f"final loss {losses[-1]:.6f}; max |w - w_true| = {error:.4f}; "
-              f"checkpoints in {ckpt}")
+        print(f"final loss {losses[-1]:.6f}; max |w - w_true| = {error:.4f}; checkpoints in {ckpt}")
     return {"first_loss": losses[0], "final_loss": losses[-1], "weight_error": error}
 
 

@@ -39,13 +39,20 @@ from dataflow.examples.ridge import closed_form, make_data
 
 
 def _cost(x: Any, y: Any, beta: Any, lam: float) -> Any:
-    return tf.reduce_mean(tf.square(y - tf.matmul(x, beta))) + \
-        lam * tf.reduce_sum(tf.square(beta))
+    return tf.reduce_mean(tf.square(y - tf.matmul(x, beta))) + lam * tf.reduce_sum(tf.square(beta))
 
 
-def in_graph(cluster: Any, x: np.ndarray, y: np.ndarray, lam: float, learning_rate: float,
-             steps: int, init: np.ndarray, verbose: bool = True,
-             resident: bool = False) -> dict[str, Any]:
+def in_graph(
+    cluster: Any,
+    x: np.ndarray,
+    y: np.ndarray,
+    lam: float,
+    learning_rate: float,
+    steps: int,
+    init: np.ndarray,
+    verbose: bool = True,
+    resident: bool = False,
+) -> dict[str, Any]:
     """Synchronous data parallelism: two towers in one graph, averaged gradients."""
     p = x.shape[1]
     graph = tf.Graph()
@@ -67,8 +74,12 @@ def in_graph(cluster: Any, x: np.ndarray, y: np.ndarray, lam: float, learning_ra
             mean_cost = tf.add_n(costs) / 2.0
         init_op = tf.global_variables_initializer()
     half = len(x) // 2
-    feed = {feeds[0][0]: x[:half], feeds[0][1]: y[:half],
-            feeds[1][0]: x[half:], feeds[1][1]: y[half:]}
+    feed = {
+        feeds[0][0]: x[:half],
+        feeds[0][1]: y[:half],
+        feeds[1][0]: x[half:],
+        feeds[1][1]: y[half:],
+    }
     config = tf.ConfigProto(resident_steps=resident)
     with tf.Session(cluster, graph=graph, config=config) as sess:
         sess.run(init_op)
@@ -81,21 +92,31 @@ def in_graph(cluster: Any, x: np.ndarray, y: np.ndarray, lam: float, learning_ra
                 print(f"  in-graph  step {step:4d}  cost {cost:.6f}")
         seconds = time.perf_counter() - start
         beta_value = sess.run(beta)
-    return {"beta": beta_value, "cost": float(cost), "seconds": seconds,
-            "tasks_per_step": stages}
+    return {"beta": beta_value, "cost": float(cost), "seconds": seconds, "tasks_per_step": stages}
 
 
-def _replica(target: str, index: int, x: np.ndarray, y: np.ndarray, lam: float,
-             learning_rate: float, steps: int, init: np.ndarray, spec: Any,
-             out: dict[int, Any], resident: bool) -> None:
+def _replica(
+    target: str,
+    index: int,
+    x: np.ndarray,
+    y: np.ndarray,
+    lam: float,
+    learning_rate: float,
+    steps: int,
+    init: np.ndarray,
+    spec: Any,
+    out: dict[int, Any],
+    resident: bool,
+) -> None:
     """One between-graph replica: its own graph, client and session."""
-    import distributed  # noqa: PLC0415 - one Dask client per replica, as one per process
+    import distributed
 
     p = x.shape[1]
     graph = tf.Graph()
     with graph.as_default():
         setter = tf.train.replica_device_setter(
-            cluster=spec, worker_device=f"/job:worker/task:{index}")
+            cluster=spec, worker_device=f"/job:worker/task:{index}"
+        )
         with tf.device(setter):
             beta = tf.Variable(init, name="beta")
             xi = tf.placeholder(tf.float32, [None, p], name="X")
@@ -116,25 +137,47 @@ def _replica(target: str, index: int, x: np.ndarray, y: np.ndarray, lam: float,
             feed = {xi: x, yi: y}
             for _ in range(steps):
                 c, _ = sess.run([cost, train], feed)
-            out[index] = {"cost": float(c), "seconds": time.perf_counter() - start,
-                          "steps": steps}
-    except BaseException as exc:  # noqa: BLE001 - reported by the caller
+            out[index] = {"cost": float(c), "seconds": time.perf_counter() - start, "steps": steps}
+    except BaseException as exc:
         out[index] = {"error": exc}
     finally:
         client.close()
 
 
-def between_graph(cluster: Any, x: np.ndarray, y: np.ndarray, lam: float,
-                  learning_rate: float, steps: int, init: np.ndarray,
-                  resident: bool = False) -> dict[str, Any]:
+def between_graph(
+    cluster: Any,
+    x: np.ndarray,
+    y: np.ndarray,
+    lam: float,
+    learning_rate: float,
+    steps: int,
+    init: np.ndarray,
+    resident: bool = False,
+) -> dict[str, Any]:
     """Asynchronous data parallelism: one client per worker, the variable shared."""
     tf.Session.reset(cluster)  # start from a clean ps (variables outlive sessions)
     half = len(x) // 2
     shards = [(x[:half], y[:half]), (x[half:], y[half:])]
     out: dict[int, Any] = {}
-    threads = [threading.Thread(target=_replica, args=(
-        cluster.target, i, shards[i][0], shards[i][1], lam, learning_rate, steps, init,
-        cluster.cluster_spec, out, resident)) for i in range(2)]
+    threads = [
+        threading.Thread(
+            target=_replica,
+            args=(
+                cluster.target,
+                i,
+                shards[i][0],
+                shards[i][1],
+                lam,
+                learning_rate,
+                steps,
+                init,
+                cluster.cluster_spec,
+                out,
+                resident,
+            ),
+        )
+        for i in range(2)
+    ]
     start = time.perf_counter()
     for t in threads:
         t.start()
@@ -150,13 +193,24 @@ def between_graph(cluster: Any, x: np.ndarray, y: np.ndarray, lam: float,
         beta = tf.Variable(init, name="beta")
     with tf.Session(cluster, graph=graph) as sess:
         beta_value = sess.run(beta)
-    return {"beta": beta_value, "replicas": out, "seconds": seconds,
-            "steps_per_second": 2 * steps / seconds}
+    return {
+        "beta": beta_value,
+        "replicas": out,
+        "seconds": seconds,
+        "steps_per_second": 2 * steps / seconds,
+    }
 
 
-def main(steps: int = 100, verbose: bool = True, n: int = 1000, p: int = 10,
-         lam: float = 0.01, seed: int = 0, cluster: Any = None,
-         resident: bool = False) -> dict[str, Any]:
+def main(
+    steps: int = 100,
+    verbose: bool = True,
+    n: int = 1000,
+    p: int = 10,
+    lam: float = 0.01,
+    seed: int = 0,
+    cluster: Any = None,
+    resident: bool = False,
+) -> dict[str, Any]:
     """Runs both set-ups on ``cluster`` (a new ``LocalCluster(ps=1, worker=2)`` when
     omitted) and returns their figures."""
     x, y, _ = make_data(n, p, seed)
@@ -175,21 +229,23 @@ def main(steps: int = 100, verbose: bool = True, n: int = 1000, p: int = 10,
             print("in-graph replication (2 towers, averaged gradients, synchronous):")
         tf.Session.reset(cluster)
         sync = in_graph(cluster, x, y, lam, learning_rate, steps, init, verbose, resident)
-        sync["distance"] = float(np.linalg.norm(sync["beta"] - target)
-                                 / np.linalg.norm(target))
+        sync["distance"] = float(np.linalg.norm(sync["beta"] - target) / np.linalg.norm(target))
         if verbose:
-            print(f"  {steps} steps in {sync['seconds']:.2f} s, {sync['tasks_per_step']} "
-                  f"Dask tasks per step; distance to closed form {sync['distance']:.2e}")
+            print(
+                f"  {steps} steps in {sync['seconds']:.2f} s, {sync['tasks_per_step']} "
+                f"Dask tasks per step; distance to closed form {sync['distance']:.2e}"
+            )
             print("between-graph replication (one client per worker, asynchronous):")
         asyn = between_graph(cluster, x, y, lam, learning_rate, steps, init, resident)
-        asyn["distance"] = float(np.linalg.norm(asyn["beta"] - target)
-                                 / np.linalg.norm(target))
+        asyn["distance"] = float(np.linalg.norm(asyn["beta"] - target) / np.linalg.norm(target))
         if verbose:
             for i, r in sorted(asyn["replicas"].items()):
                 print(f"  replica {i}: final cost on its shard {r['cost']:.6f}")
-            print(f"  {2 * steps} steps in {asyn['seconds']:.2f} s "
-                  f"({asyn['steps_per_second']:.0f} steps/s together); distance to "
-                  f"closed form {asyn['distance']:.2e}")
+            print(
+                f"  {2 * steps} steps in {asyn['seconds']:.2f} s "
+                f"({asyn['steps_per_second']:.0f} steps/s together); distance to "
+                f"closed form {asyn['distance']:.2e}"
+            )
         return {"in_graph": sync, "between_graph": asyn, "target": target}
     finally:
         if own:
@@ -199,7 +255,10 @@ def main(steps: int = 100, verbose: bool = True, n: int = 1000, p: int = 10,
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=100)
-    parser.add_argument("--resident", action="store_true",
-                        help="run steps on the resident path (no scheduler round trip)")
+    parser.add_argument(
+        "--resident",
+        action="store_true",
+        help="run steps on the resident path (no scheduler round trip)",
+    )
     args = parser.parse_args()
     main(steps=args.steps, resident=args.resident)

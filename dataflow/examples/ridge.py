@@ -44,7 +44,7 @@ def closed_form(x: np.ndarray, y: np.ndarray, lam: float) -> np.ndarray:
 
 def build(p: int, lam: float, learning_rate: float, init: np.ndarray) -> dict[str, Any]:
     """The graph of the demo, in the default graph: placeholders, variable, cost, update."""
-    X = tf.placeholder(tf.float32, [None, p], name="X")  # noqa: N806 - the course's name
+    X = tf.placeholder(tf.float32, [None, p], name="X")
     y = tf.placeholder(tf.float32, [None, 1], name="y")
     beta = tf.Variable(init, name="beta")
     lam_t = tf.constant(lam, tf.float32, name="lambda")
@@ -56,8 +56,14 @@ def build(p: int, lam: float, learning_rate: float, init: np.ndarray) -> dict[st
     return {"X": X, "y": y, "beta": beta, "cost": cost, "grad": grad, "update": update}
 
 
-def main(steps: int = 300, verbose: bool = True, n: int = 2000, p: int = 20,
-         lam: float = 0.01, seed: int = 0) -> dict[str, Any]:
+def main(
+    steps: int = 300,
+    verbose: bool = True,
+    n: int = 2000,
+    p: int = 20,
+    lam: float = 0.01,
+    seed: int = 0,
+) -> dict[str, Any]:
     """Fits ridge regression by gradient descent and compares with the closed form.
 
     Returns:
@@ -87,17 +93,23 @@ def main(steps: int = 300, verbose: bool = True, n: int = 2000, p: int = 20,
             if verbose and (step % every == 0 or step == steps - 1):
                 beta = sess.run(g["beta"])
                 distance = float(np.linalg.norm(beta - target) / np.linalg.norm(target))
-                print(f"step {step:4d}  cost {cost:.6f}  distance to closed form "
-                      f"{distance:.2e}")
+                print(f"step {step:4d}  cost {cost:.6f}  distance to closed form {distance:.2e}")
         beta = sess.run(g["beta"])
         final_cost = float(sess.run(g["cost"], feed))
     seconds = time.perf_counter() - start
     distance = float(np.linalg.norm(beta - target) / np.linalg.norm(target))
     if verbose:
-        print(f"final cost {final_cost:.6f}, relative distance to the closed-form "
-              f"solution {distance:.2e} ({steps} steps, {seconds:.2f} s)")
-    return {"cost": final_cost, "distance": distance, "costs": costs, "beta": beta,
-            "seconds": seconds}
+        print(
+            f"final cost {final_cost:.6f}, relative distance to the closed-form "
+            f"solution {distance:.2e} ({steps} steps, {seconds:.2f} s)"
+        )
+    return {
+        "cost": final_cost,
+        "distance": distance,
+        "costs": costs,
+        "beta": beta,
+        "seconds": seconds,
+    }
 
 
 if __name__ == "__main__":

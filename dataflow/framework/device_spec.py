@@ -51,18 +51,22 @@ class DeviceSpec:
                 if rest and rest != "*":
                     fields["device_index"] = int(rest)
             else:
-                raise ValueError(f"Unknown attribute: '{part}' in device specification "
-                                 f"'{spec}'")
+                raise ValueError(f"Unknown attribute: '{part}' in device specification '{spec}'")
         return cls(**fields)
 
     def merge(self, other: str | DeviceSpec | None) -> DeviceSpec:
         """Returns self with every field set in ``other`` overriding it."""
         other = DeviceSpec.from_string(other)
-        changes = {f: getattr(other, f) for f in ("job", "replica", "task", "device_type",
-                                                  "device_index")
-                   if getattr(other, f) is not None}
-        if "device_type" in changes and "device_index" not in changes and \
-                changes["device_type"] != self.device_type:
+        changes = {
+            f: getattr(other, f)
+            for f in ("job", "replica", "task", "device_type", "device_index")
+            if getattr(other, f) is not None
+        }
+        if (
+            "device_type" in changes
+            and "device_index" not in changes
+            and changes["device_type"] != self.device_type
+        ):
             changes["device_index"] = None
         return replace(self, **changes)
 

@@ -102,7 +102,7 @@ int16 = DType("int16", np.int16)
 int32 = DType("int32", np.int32)
 int64 = DType("int64", np.int64)
 uint8 = DType("uint8", np.uint8)
-bool = DType("bool", np.bool_)  # noqa: A001 - the TF1 name
+bool = DType("bool", np.bool_)
 complex64 = DType("complex64", np.complex64)
 complex128 = DType("complex128", np.complex128)
 string = DType("string", np.object_)
@@ -111,8 +111,21 @@ resource = DType("resource", None)
 half = float16
 double = float64
 
-_ALL = [float16, float32, float64, int8, int16, int32, int64, uint8, bool, complex64,
-        complex128, string, resource]
+_ALL = [
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    bool,
+    complex64,
+    complex128,
+    string,
+    resource,
+]
 _BY_NAME = {d.name: d for d in _ALL}
 _BY_NAME.update({"half": float16, "double": float64, "float": float32})
 _BY_NP = {np.dtype(d.as_numpy_dtype): d for d in _ALL if d.as_numpy_dtype is not None}

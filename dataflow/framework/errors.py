@@ -32,8 +32,9 @@ class OpError(Exception):
 
     error_code = UNKNOWN
 
-    def __init__(self, node_def: Any, op: Any, message: str, error_code: int | None = None,
-                 *args: Any):
+    def __init__(
+        self, node_def: Any, op: Any, message: str, error_code: int | None = None, *args: Any
+    ):
         super().__init__(message)
         self._node_def = node_def
         self._op = op
@@ -73,35 +74,62 @@ def _subclass(name: str, code: int, doc: str) -> type[OpError]:
 
 CancelledError = _subclass("CancelledError", CANCELLED, "An operation or step was cancelled.")
 UnknownError = _subclass("UnknownError", UNKNOWN, "An error with no better class.")
-InvalidArgumentError = _subclass("InvalidArgumentError", INVALID_ARGUMENT,
-                                 "An op received an invalid argument (or a feed is missing).")
-DeadlineExceededError = _subclass("DeadlineExceededError", DEADLINE_EXCEEDED,
-                                  "A deadline expired before the step completed.")
+InvalidArgumentError = _subclass(
+    "InvalidArgumentError",
+    INVALID_ARGUMENT,
+    "An op received an invalid argument (or a feed is missing).",
+)
+DeadlineExceededError = _subclass(
+    "DeadlineExceededError", DEADLINE_EXCEEDED, "A deadline expired before the step completed."
+)
 NotFoundError = _subclass("NotFoundError", NOT_FOUND, "A requested entity was not found.")
-AlreadyExistsError = _subclass("AlreadyExistsError", ALREADY_EXISTS,
-                               "An entity that we attempted to create already exists.")
-PermissionDeniedError = _subclass("PermissionDeniedError", PERMISSION_DENIED,
-                                  "The caller may not run this operation.")
-ResourceExhaustedError = _subclass("ResourceExhaustedError", RESOURCE_EXHAUSTED,
-                                   "Some resource has been exhausted.")
-FailedPreconditionError = _subclass("FailedPreconditionError", FAILED_PRECONDITION,
-                                    "The system is not in a state to run this op "
-                                    "(e.g. an uninitialized variable was read).")
+AlreadyExistsError = _subclass(
+    "AlreadyExistsError", ALREADY_EXISTS, "An entity that we attempted to create already exists."
+)
+PermissionDeniedError = _subclass(
+    "PermissionDeniedError", PERMISSION_DENIED, "The caller may not run this operation."
+)
+ResourceExhaustedError = _subclass(
+    "ResourceExhaustedError", RESOURCE_EXHAUSTED, "Some resource has been exhausted."
+)
+FailedPreconditionError = _subclass(
+    "FailedPreconditionError",
+    FAILED_PRECONDITION,
+    "The system is not in a state to run this op (e.g. an uninitialized variable was read).",
+)
 AbortedError = _subclass("AbortedError", ABORTED, "The operation was aborted.")
-OutOfRangeError = _subclass("OutOfRangeError", OUT_OF_RANGE,
-                            "An iteration went past the valid range (e.g. a closed queue).")
-UnimplementedError = _subclass("UnimplementedError", UNIMPLEMENTED,
-                               "The operation is not implemented.")
+OutOfRangeError = _subclass(
+    "OutOfRangeError", OUT_OF_RANGE, "An iteration went past the valid range (e.g. a closed queue)."
+)
+UnimplementedError = _subclass(
+    "UnimplementedError", UNIMPLEMENTED, "The operation is not implemented."
+)
 InternalError = _subclass("InternalError", INTERNAL, "An internal invariant was broken.")
-UnavailableError = _subclass("UnavailableError", UNAVAILABLE,
-                             "The runtime is unavailable (e.g. a worker was lost).")
+UnavailableError = _subclass(
+    "UnavailableError", UNAVAILABLE, "The runtime is unavailable (e.g. a worker was lost)."
+)
 DataLossError = _subclass("DataLossError", DATA_LOSS, "Unrecoverable data loss or corruption.")
 
-_BY_CODE = {cls.error_code: cls for cls in (
-    CancelledError, UnknownError, InvalidArgumentError, DeadlineExceededError, NotFoundError,
-    AlreadyExistsError, PermissionDeniedError, ResourceExhaustedError,
-    FailedPreconditionError, AbortedError, OutOfRangeError, UnimplementedError,
-    InternalError, UnavailableError, DataLossError)}
+_BY_CODE = {
+    cls.error_code: cls
+    for cls in (
+        CancelledError,
+        UnknownError,
+        InvalidArgumentError,
+        DeadlineExceededError,
+        NotFoundError,
+        AlreadyExistsError,
+        PermissionDeniedError,
+        ResourceExhaustedError,
+        FailedPreconditionError,
+        AbortedError,
+        OutOfRangeError,
+        UnimplementedError,
+        InternalError,
+        UnavailableError,
+        DataLossError,
+    )
+}
 
 
 def exception_type_from_error_code(code: int) -> type[OpError]:

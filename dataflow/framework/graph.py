@@ -82,8 +82,7 @@ class Tensor:
     # Make numpy defer to our operators in ``ndarray + tensor``.
     __array_priority__ = 100
 
-    def __init__(self, op: Operation, value_index: int, dtype: dtypes.DType,
-                 shape: TensorShape):
+    def __init__(self, op: Operation, value_index: int, dtype: dtypes.DType, shape: TensorShape):
         self._op = op
         self._value_index = value_index
         self._dtype = dtype
@@ -143,7 +142,8 @@ class Tensor:
     def __bool__(self) -> bool:
         raise TypeError(
             f"Using a `tf.Tensor` ('{self.name}') as a Python `bool` is not allowed: its "
-            "value is only known when a Session runs it. Use tf.cond to branch on it.")
+            "value is only known when a Session runs it. Use tf.cond to branch on it."
+        )
 
     __nonzero__ = __bool__
 
@@ -152,14 +152,16 @@ class Tensor:
         if not dims or dims[0] is None:  # unknown rank, a scalar, or an unknown length
             raise TypeError(
                 f"Tensor '{self.name}' is not iterable: its first dimension must be "
-                f"statically known (shape {self._shape}).")
+                f"statically known (shape {self._shape})."
+            )
         return (self[i] for i in range(dims[0]))
 
     def __len__(self) -> int:
         dims = self._shape.as_tuple()
         if not dims or dims[0] is None:
-            raise TypeError(f"len is not well defined for Tensor '{self.name}' of shape "
-                            f"{self._shape}")
+            raise TypeError(
+                f"len is not well defined for Tensor '{self.name}' of shape {self._shape}"
+            )
         return dims[0]
 
     # --- operators: delegate to the op library's registered builders ---------------
@@ -257,20 +259,42 @@ class Tensor:
         return _apply_operator("getitem", self, key)
 
     def __reduce__(self):
-        raise TypeError(f"Tensor '{self.name}' cannot be pickled; fetch its value with a "
-                        "Session instead.")
+        raise TypeError(
+            f"Tensor '{self.name}' cannot be pickled; fetch its value with a Session instead."
+        )
 
 
 class Operation:
     """A node of the graph: an op type applied to input tensors."""
 
-    __slots__ = ("_graph", "_id", "_name", "_type", "_inputs", "_outputs",
-                 "_control_inputs", "_attrs", "_device", "_colocation", "_traceback",
-                 "__weakref__")
+    __slots__ = (
+        "_graph",
+        "_id",
+        "_name",
+        "_type",
+        "_inputs",
+        "_outputs",
+        "_control_inputs",
+        "_attrs",
+        "_device",
+        "_colocation",
+        "_traceback",
+        "__weakref__",
+    )
 
-    def __init__(self, graph: Graph, op_id: int, name: str, op_type: str,
-                 inputs: list[Tensor], control_inputs: list[Operation], attrs: dict,
-                 device: str, colocation: tuple[str, ...], traceback: str):
+    def __init__(
+        self,
+        graph: Graph,
+        op_id: int,
+        name: str,
+        op_type: str,
+        inputs: list[Tensor],
+        control_inputs: list[Operation],
+        attrs: dict,
+        device: str,
+        colocation: tuple[str, ...],
+        traceback: str,
+    ):
         self._graph = graph
         self._id = op_id
         self._name = name
@@ -328,9 +352,13 @@ class Operation:
 
     @property
     def node_def(self) -> dict:
-        return {"name": self._name, "op": self._type, "device": self._device,
-                "input": [t.name for t in self._inputs]
-                + [f"^{op.name}" for op in self._control_inputs]}
+        return {
+            "name": self._name,
+            "op": self._type,
+            "device": self._device,
+            "input": [t.name for t in self._inputs]
+            + [f"^{op.name}" for op in self._control_inputs],
+        }
 
     def get_attr(self, name: str) -> Any:
         try:
@@ -412,38 +440,46 @@ class Graph:
         try:
             return self._ops_by_name[name]
         except KeyError:
-            raise KeyError(f"The name '{name}' refers to an Operation not in the graph.") \
-                from None
+            raise KeyError(f"The name '{name}' refers to an Operation not in the graph.") from None
 
     def get_tensor_by_name(self, name: str) -> Tensor:
         if not isinstance(name, str):
             raise TypeError(f"Tensor names are strings, not {type(name).__name__}")
         op_name, sep, index = name.rpartition(":")
         if not sep or not index.isdigit():
-            raise ValueError(f"The name '{name}' looks like an (invalid) Operation name, "
-                             "not a Tensor. Tensor names must be of the form "
-                             "'<op_name>:<output_index>'.")
+            raise ValueError(
+                f"The name '{name}' looks like an (invalid) Operation name, "
+                "not a Tensor. Tensor names must be of the form "
+                "'<op_name>:<output_index>'."
+            )
         op = self._ops_by_name.get(op_name)
         if op is None:
-            raise KeyError(f"The name '{name}' refers to a Tensor which does not exist. The "
-                           f"operation, '{op_name}', does not exist in the graph.")
+            raise KeyError(
+                f"The name '{name}' refers to a Tensor which does not exist. The "
+                f"operation, '{op_name}', does not exist in the graph."
+            )
         i = int(index)
         if i >= len(op.outputs):
-            raise KeyError(f"The name '{name}' refers to a Tensor which does not exist. The "
-                           f"operation, '{op_name}', exists but only has "
-                           f"{len(op.outputs)} outputs.")
+            raise KeyError(
+                f"The name '{name}' refers to a Tensor which does not exist. The "
+                f"operation, '{op_name}', exists but only has "
+                f"{len(op.outputs)} outputs."
+            )
         return op.outputs[i]
 
     @overload
-    def as_graph_element(self, obj: Any, allow_tensor: bool = ..., *,
-                         allow_operation: Literal[False]) -> Tensor: ...
+    def as_graph_element(
+        self, obj: Any, allow_tensor: bool = ..., *, allow_operation: Literal[False]
+    ) -> Tensor: ...
 
     @overload
-    def as_graph_element(self, obj: Any, allow_tensor: bool = ...,
-                         allow_operation: bool = ...) -> Tensor | Operation: ...
+    def as_graph_element(
+        self, obj: Any, allow_tensor: bool = ..., allow_operation: bool = ...
+    ) -> Tensor | Operation: ...
 
-    def as_graph_element(self, obj: Any, allow_tensor: bool = True,
-                         allow_operation: bool = True) -> Tensor | Operation:
+    def as_graph_element(
+        self, obj: Any, allow_tensor: bool = True, allow_operation: bool = True
+    ) -> Tensor | Operation:
         """Resolves a tensor, op, name string or convertible object of this graph."""
         if isinstance(obj, str):
             if ":" in obj and allow_tensor:
@@ -462,8 +498,7 @@ class Graph:
         graph_element = getattr(obj, "_as_graph_element", None)
         if graph_element is not None:
             return self.as_graph_element(graph_element(), allow_tensor, allow_operation)
-        raise TypeError(f"Can not convert a {type(obj).__name__} into a Tensor or "
-                        "Operation.")
+        raise TypeError(f"Can not convert a {type(obj).__name__} into a Tensor or Operation.")
 
     @property
     def version(self) -> int:
@@ -557,8 +592,7 @@ class Graph:
             state.colocation = []
         else:
             target = op
-            if hasattr(target, "_as_graph_element") and not isinstance(target, (Tensor,
-                                                                                Operation)):
+            if hasattr(target, "_as_graph_element") and not isinstance(target, (Tensor, Operation)):
                 target = target._as_graph_element()
             if isinstance(target, Tensor):
                 target = target.op
@@ -646,9 +680,9 @@ class Graph:
                 self._capture_map[original] = inner
                 return inner
         with self.control_dependencies(None), self.device(None), self.name_scope(None):
-            op = self.create_op("Placeholder", [], {"dtype": tensor.dtype,
-                                                    "shape": tensor.shape},
-                                name="capture")
+            op = self.create_op(
+                "Placeholder", [], {"dtype": tensor.dtype, "shape": tensor.shape}, name="capture"
+            )
         inner = op.outputs[0]
         self._capture_map[tensor] = inner
         self._capture_map[original] = inner  # a tensor from further out maps here too
@@ -662,8 +696,7 @@ class Graph:
             return tensor
         if self._is_ancestor(tensor.graph):
             return self.capture(tensor)
-        raise ValueError(f"Tensor {tensor!r} must be from the same graph as the op that "
-                         "uses it.")
+        raise ValueError(f"Tensor {tensor!r} must be from the same graph as the op that uses it.")
 
     def _resolve_capture_op(self, op: Operation) -> Operation:
         if op.graph is self:
@@ -677,9 +710,14 @@ class Graph:
         raise ValueError(f"Control input {op!r} must be from the same graph.")
 
     # --- op creation ---------------------------------------------------------------------
-    def create_op(self, op_type: str, inputs: Sequence[Tensor], attrs: dict | None = None,
-                  name: str | None = None, control_inputs: Sequence[Operation] = ()) \
-            -> Operation:
+    def create_op(
+        self,
+        op_type: str,
+        inputs: Sequence[Tensor],
+        attrs: dict | None = None,
+        name: str | None = None,
+        control_inputs: Sequence[Operation] = (),
+    ) -> Operation:
         """Creates an op of a registered type and infers its outputs' dtypes and shapes.
 
         ``ValueError``/``TypeError`` from the type's shape rule are re-raised with the
@@ -713,12 +751,21 @@ class Graph:
                     controls.append(c)
             colocation: tuple[str, ...] = ()
             device = ""
-            op = Operation(self, len(self._ops), op_name, op_type, inputs, controls, attrs,
-                           "", (), _user_frame())
+            op = Operation(
+                self,
+                len(self._ops),
+                op_name,
+                op_type,
+                inputs,
+                controls,
+                attrs,
+                "",
+                (),
+                _user_frame(),
+            )
             if state.colocation:
                 target = state.colocation[-1]
-                colocation = tuple(dict.fromkeys(
-                    target._colocation or (target.name,)))
+                colocation = tuple(dict.fromkeys(target._colocation or (target.name,)))
                 device = target.device
             else:
                 device = self._current_device(op)
@@ -728,10 +775,11 @@ class Graph:
                 specs = opdef.infer(op)
             except (ValueError, TypeError) as exc:
                 shapes = ", ".join(str(t.shape) for t in inputs)
-                raise type(exc)(f"{exc} for '{op_name}' (op: '{op_type}') with input shapes: "
-                                f"{shapes}. Built at {op.traceback}.") from None
-            op._outputs = tuple(Tensor(op, i, dt, as_shape(sh))
-                                for i, (dt, sh) in enumerate(specs))
+                raise type(exc)(
+                    f"{exc} for '{op_name}' (op: '{op_type}') with input shapes: "
+                    f"{shapes}. Built at {op.traceback}."
+                ) from None
+            op._outputs = tuple(Tensor(op, i, dt, as_shape(sh)) for i, (dt, sh) in enumerate(specs))
             self._ops.append(op)
             self._ops_by_name[op_name] = op
             for t in inputs:
@@ -743,8 +791,12 @@ class Graph:
         return f"<dataflow.Graph with {len(self._ops)} ops>"
 
     # --- drawing (provided by dataflow.viz, a higher layer, through a hook) -------------
-    def visualize(self, filename: str | None = None, format: str = "svg",  # noqa: A002
-                  **kwargs: Any) -> Any:
+    def visualize(
+        self,
+        filename: str | None = None,
+        format: str = "svg",
+        **kwargs: Any,
+    ) -> Any:
         """Draws the graph with graphviz (see ``dataflow.viz.visualize``)."""
         if not _VISUALIZE_HOOK:
             raise RuntimeError("graph drawing is unavailable (import dataflow.viz)")
@@ -755,7 +807,7 @@ class Graph:
             return None
         try:
             return _VISUALIZE_HOOK[0](self, format="svg", as_svg_text=True)
-        except Exception:  # noqa: BLE001 - no graphviz binary: Jupyter falls back to repr
+        except Exception:
             return None
 
 
@@ -776,9 +828,11 @@ class _DefaultGraphStack(threading.local):
 
     def reset(self) -> None:
         if self.stack:
-            raise AssertionError("Do not use tf.reset_default_graph() to clear nested "
-                                 "graphs. If you need a cleared graph, exit the nesting "
-                                 "and create a new graph.")
+            raise AssertionError(
+                "Do not use tf.reset_default_graph() to clear nested "
+                "graphs. If you need a cleared graph, exit the nesting "
+                "and create a new graph."
+            )
         _DefaultGraphStack._global_default = None
 
     @contextlib.contextmanager
@@ -804,8 +858,9 @@ def reset_default_graph() -> None:
 
 
 # --- conversion ---------------------------------------------------------------------------
-def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None,
-                      preferred_dtype: Any = None) -> Tensor:
+def convert_to_tensor(
+    value: Any, dtype: Any = None, name: str | None = None, preferred_dtype: Any = None
+) -> Tensor:
     """Returns ``value`` as a Tensor of the default graph (constants for plain values).
 
     Raises ``ValueError`` when ``dtype`` is given and ``value`` is a tensor of another
@@ -813,8 +868,10 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None,
     """
     if isinstance(value, Tensor):
         if dtype is not None and dtypes.as_dtype(dtype) != value.dtype:
-            raise ValueError(f"Tensor conversion requested dtype {dtypes.as_dtype(dtype).name}"
-                             f" for Tensor with dtype {value.dtype.name}: {value!r}")
+            raise ValueError(
+                f"Tensor conversion requested dtype {dtypes.as_dtype(dtype).name}"
+                f" for Tensor with dtype {value.dtype.name}: {value!r}"
+            )
         graph = get_default_graph()
         if value.graph is not graph and graph._is_ancestor(value.graph):
             return graph.capture(value)
@@ -823,14 +880,15 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None,
         if isinstance(value, base):
             return convert_to_tensor(fn(value, dtype=dtype, name=name), dtype=dtype)
     if isinstance(value, Operation):
-        raise TypeError(f"Can not convert an Operation ('{value.name}') into a Tensor; use "
-                        "its outputs.")
+        raise TypeError(
+            f"Can not convert an Operation ('{value.name}') into a Tensor; use its outputs."
+        )
     if isinstance(value, (list, tuple)) and any(
-            isinstance(v, Tensor) or any(isinstance(v, b) for b, _ in _CONVERSION_FUNCS)
-            for v in _flatten_list(value)):
+        isinstance(v, Tensor) or any(isinstance(v, b) for b, _ in _CONVERSION_FUNCS)
+        for v in _flatten_list(value)
+    ):
         # A list mixing tensors and numbers becomes a Pack (tf.stack) of its elements.
-        return _OPERATORS["pack"]([convert_to_tensor(v, dtype=dtype) for v in value],
-                                  name=name)
+        return _OPERATORS["pack"]([convert_to_tensor(v, dtype=dtype) for v in value], name=name)
     if not _CONSTANT_BUILDER:
         raise TypeError("constants are unavailable (import dataflow.ops)")
     if dtype is None and preferred_dtype is not None:
@@ -877,19 +935,31 @@ def register_default_session_hook(fn: Callable[[], Any]) -> None:
     _DEFAULT_SESSION_HOOK[:] = [fn]
 
 
-def _run_using_default_session(fetch: Any, feed_dict: dict | None, graph: Graph,
-                               session: Any) -> Any:
+def _run_using_default_session(
+    fetch: Any, feed_dict: dict | None, graph: Graph, session: Any
+) -> Any:
     if session is None:
         session = _DEFAULT_SESSION_HOOK[0]() if _DEFAULT_SESSION_HOOK else None
         if session is None:
-            raise ValueError("Cannot evaluate tensor using `eval()`: No default session is "
-                             "registered. Use `with sess.as_default()` or pass an explicit "
-                             "session to `eval(session=sess)`")
+            raise ValueError(
+                "Cannot evaluate tensor using `eval()`: No default session is "
+                "registered. Use `with sess.as_default()` or pass an explicit "
+                "session to `eval(session=sess)`"
+            )
     if session.graph is not graph:
-        raise ValueError("Cannot use the given session to evaluate tensor: the tensor's "
-                         "graph is different from the session's graph.")
+        raise ValueError(
+            "Cannot use the given session to evaluate tensor: the tensor's "
+            "graph is different from the session's graph."
+        )
     return session.run(fetch, feed_dict)
 
 
-__all__ = ["Graph", "Operation", "Tensor", "get_default_graph", "reset_default_graph",
-           "convert_to_tensor", "errors"]
+__all__ = [
+    "Graph",
+    "Operation",
+    "Tensor",
+    "get_default_graph",
+    "reset_default_graph",
+    "convert_to_tensor",
+    "errors",
+]

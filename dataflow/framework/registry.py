@@ -65,24 +65,32 @@ def register(opdef: OpDef) -> OpDef:
     """Adds ``opdef``; refuses a second record for the same type."""
     if not opdef.defined_at:
         frame = inspect.stack(0)[1]
-        opdef = OpDef(opdef.type, opdef.infer, opdef.kernel, opdef.grad, opdef.stateful,
-                      opdef.foldable, f"{frame.filename}:{frame.lineno}")
+        opdef = OpDef(
+            opdef.type,
+            opdef.infer,
+            opdef.kernel,
+            opdef.grad,
+            opdef.stateful,
+            opdef.foldable,
+            f"{frame.filename}:{frame.lineno}",
+        )
     previous = _REGISTRY.get(opdef.type)
     if previous is not None:
-        raise KeyError(f"Op type '{opdef.type}' is already registered at "
-                       f"{previous.defined_at}")
+        raise KeyError(f"Op type '{opdef.type}' is already registered at {previous.defined_at}")
     _REGISTRY[opdef.type] = opdef
     return opdef
 
 
-def op(type: str, *, infer: Callable, grad: Any = None, stateful: bool = False,
-       foldable: bool = False) -> Callable[[Callable], OpDef]:
+def op(
+    type: str, *, infer: Callable, grad: Any = None, stateful: bool = False, foldable: bool = False
+) -> Callable[[Callable], OpDef]:
     """Decorator form: ``@op("Add", infer=..., grad=...)`` on the kernel factory."""
 
     def wrap(kernel: Callable) -> OpDef:
         frame = inspect.stack(0)[1]
-        return register(OpDef(type, infer, kernel, grad, stateful, foldable,
-                              f"{frame.filename}:{frame.lineno}"))
+        return register(
+            OpDef(type, infer, kernel, grad, stateful, foldable, f"{frame.filename}:{frame.lineno}")
+        )
 
     return wrap
 
@@ -91,8 +99,9 @@ def lookup(op_type: str) -> OpDef:
     try:
         return _REGISTRY[op_type]
     except KeyError:
-        raise KeyError(f"No op type '{op_type}' is registered (is its family module "
-                       f"imported?)") from None
+        raise KeyError(
+            f"No op type '{op_type}' is registered (is its family module imported?)"
+        ) from None
 
 
 def is_registered(op_type: str) -> bool:
@@ -115,8 +124,9 @@ def register_fusion(producer: str, consumer: str, fused: str) -> None:
     """Declares that ``consumer(producer(...))`` may run as the one kernel ``fused``."""
     previous = _FUSIONS.get((producer, consumer))
     if previous is not None:
-        raise KeyError(f"The fusion of '{producer}' into '{consumer}' is already "
-                       f"registered (as '{previous}')")
+        raise KeyError(
+            f"The fusion of '{producer}' into '{consumer}' is already registered (as '{previous}')"
+        )
     _FUSIONS[(producer, consumer)] = fused
 
 

@@ -21,12 +21,12 @@ def _graph_of(values: Sequence[Any] | None) -> Graph:
 
 
 @contextlib.contextmanager
-def name_scope(name: str | None, default_name: str | None = None,
-               values: Sequence[Any] | None = None) -> Iterator[str]:
+def name_scope(
+    name: str | None, default_name: str | None = None, values: Sequence[Any] | None = None
+) -> Iterator[str]:
     """Prefixes the names of ops created inside; yields the scope string ('a/b/')."""
     graph = _graph_of(values)
-    with graph.as_default(), graph.name_scope(name if name is not None else default_name) \
-            as scope:
+    with graph.as_default(), graph.name_scope(name if name is not None else default_name) as scope:
         yield scope
 
 

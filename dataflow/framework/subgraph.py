@@ -19,7 +19,7 @@ from .graph import Graph, Operation, Tensor, get_default_graph
 @dataclass(eq=False)
 class SubGraph:
     graph: Graph
-    inputs: list[Tensor]      # argument placeholders, then one per capture
+    inputs: list[Tensor]  # argument placeholders, then one per capture
     outputs: list[Tensor | Operation]  # results, then control outputs (ops run for effect)
     name: str = "body"
 
@@ -33,8 +33,12 @@ class SubGraph:
         return self.inputs + [inner for _, inner in self.graph.captures]
 
 
-def trace(fn: Callable[..., Any], arg_specs: Sequence[tuple[Any, Any]], name: str,
-          outer: Graph | None = None) -> tuple[SubGraph, Any]:
+def trace(
+    fn: Callable[..., Any],
+    arg_specs: Sequence[tuple[Any, Any]],
+    name: str,
+    outer: Graph | None = None,
+) -> tuple[SubGraph, Any]:
     """Traces ``fn`` on placeholders of ``arg_specs`` ``[(dtype, shape)]``.
 
     Returns the sub-graph and ``fn``'s raw return value (for structure handling by the
@@ -48,9 +52,12 @@ def trace(fn: Callable[..., Any], arg_specs: Sequence[tuple[Any, Any]], name: st
     graph._variable_store = outer._variable_store
     graph._collections = outer._collections  # variables made inside are listed outside
     with graph.as_default():
-        args = [graph.create_op("Placeholder", [], {"dtype": dt, "shape": sh},
-                                name=f"arg{i}").outputs[0]
-                for i, (dt, sh) in enumerate(arg_specs)]
+        args = [
+            graph.create_op("Placeholder", [], {"dtype": dt, "shape": sh}, name=f"arg{i}").outputs[
+                0
+            ]
+            for i, (dt, sh) in enumerate(arg_specs)
+        ]
         result = fn(*args)
     return SubGraph(graph, args, [], name), result
 

@@ -230,7 +230,8 @@ def broadcast_shapes(*shapes: TensorShape) -> TensorShape:
         known = {d for d in dims if d is not None and d != 1}
         if len(known) > 1:
             raise ValueError(
-                "Incompatible shapes for broadcasting: " + ", ".join(str(s) for s in shapes))
+                "Incompatible shapes for broadcasting: " + ", ".join(str(s) for s in shapes)
+            )
         if known:
             out.append(known.pop())
         elif any(d is None for d in dims):

@@ -43,8 +43,9 @@ def constant_value(tensor: Any) -> np.ndarray | None:
             cache[t] = op.attrs["value"]
             continue
         if op.type == "Shape" and op.inputs[0].shape.is_fully_defined():
-            cache[t] = np.array(op.inputs[0].shape.as_list(),
-                                dtype=op.outputs[0].dtype.as_numpy_dtype)
+            cache[t] = np.array(
+                op.inputs[0].shape.as_list(), dtype=op.outputs[0].dtype.as_numpy_dtype
+            )
             continue
         opdef = registry.lookup(op.type)
         if not opdef.foldable or opdef.stateful or opdef.kernel is None:
@@ -56,7 +57,8 @@ def constant_value(tensor: Any) -> np.ndarray | None:
             continue
         values = [cache.get(i) for i in op.inputs]
         if any(v is None for v in values) or any(
-                np.size(v) > _MAX_FOLD_ELEMENTS for v in values if v is not None):
+            np.size(v) > _MAX_FOLD_ELEMENTS for v in values if v is not None
+        ):
             cache[t] = None
             continue
         try:
@@ -64,7 +66,7 @@ def constant_value(tensor: Any) -> np.ndarray | None:
             if not callable(fn):  # a Folded value: nothing to evaluate at build time
                 raise TypeError(f"{op.type} has no build-time kernel")
             out = fn(*values)
-        except Exception:  # noqa: BLE001 - a fold that fails just means "not known"
+        except Exception:
             cache[t] = None
             continue
         outs = out if len(op.outputs) > 1 else (out,)

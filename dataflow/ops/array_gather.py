@@ -47,8 +47,11 @@ from .constant import constant
 def _index_tensor(value: Any) -> Tensor:
     """Indices as an integer tensor; floating-point values stay floating point, so that
     the op's rule refuses them with TF1's ``TypeError`` (never rounded into indices)."""
-    if not isinstance(value, Tensor) and not hasattr(value, "_as_graph_element") and \
-            np.asarray(value).dtype.kind in "fc":
+    if (
+        not isinstance(value, Tensor)
+        and not hasattr(value, "_as_graph_element")
+        and np.asarray(value).dtype.kind in "fc"
+    ):
         return convert_to_tensor(value)
     return _int_tensor(value)
 
@@ -83,7 +86,7 @@ def _infer_gather(op: Operation) -> list:
         return [(params.dtype, TensorShape(None))]
     if axis is None:
         return [(params.dtype, TensorShape([None] * (len(pdims) + len(idims) - 1)))]
-    return [(params.dtype, TensorShape(pdims[:axis] + idims + pdims[axis + 1:]))]
+    return [(params.dtype, TensorShape(pdims[:axis] + idims + pdims[axis + 1 :]))]
 
 
 def _gather_kernel(ctx: Any, attrs: dict) -> Any:
@@ -106,24 +109,36 @@ def _gather_grad(op: Operation, grad: Tensor) -> list:
     if axis == 0:
         return [unsorted_segment_sum(grad, indices, num), None, None]
     if axis is None or pdims is None or idims is None:
-        raise ValueError(f"The gradient of gather along a non-leading axis needs the "
-                         f"ranks of params and indices and the axis at build time "
-                         f"(got shapes {params.shape}, {indices.shape})")
+        raise ValueError(
+            f"The gradient of gather along a non-leading axis needs the "
+            f"ranks of params and indices and the axis at build time "
+            f"(got shapes {params.shape}, {indices.shape})"
+        )
     # Move the gathered dimensions to the front, segment-sum, and move back.
     p, k = len(pdims), len(idims)
-    to_front = (list(builtins.range(axis, axis + k)) + list(builtins.range(axis))
-                + list(builtins.range(axis + k, p + k - 1)))
+    to_front = (
+        list(builtins.range(axis, axis + k))
+        + list(builtins.range(axis))
+        + list(builtins.range(axis + k, p + k - 1))
+    )
     summed = unsorted_segment_sum(transpose(grad, to_front), indices, num)
     back = list(builtins.range(1, axis + 1)) + [0] + list(builtins.range(axis + 1, p))
     return [transpose(summed, back), None, None]
 
 
-registry.register(registry.OpDef("GatherV2", _infer_gather, _gather_kernel, _gather_grad,
-                                  foldable=True))
+registry.register(
+    registry.OpDef("GatherV2", _infer_gather, _gather_kernel, _gather_grad, foldable=True)
+)
 
 
-def gather(params: Any, indices: Any, validate_indices: Any = None,
-           name: str | None = None, axis: Any = None, batch_dims: int = 0) -> Tensor:
+def gather(
+    params: Any,
+    indices: Any,
+    validate_indices: Any = None,
+    name: str | None = None,
+    axis: Any = None,
+    batch_dims: int = 0,
+) -> Tensor:
     """Gathers slices of ``params`` along ``axis`` at ``indices``.
 
     The output shape is ``params.shape[:axis] + indices.shape + params.shape[axis+1:]``.
@@ -133,10 +148,13 @@ def gather(params: Any, indices: Any, validate_indices: Any = None,
     """
     params = convert_to_tensor(params)
     indices = _index_tensor(indices)
-    axis_t = _int_tensor(0 if axis is None else axis,
-                         dtype=indices.dtype if indices.dtype.is_integer else dtypes.int32)
-    return apply_op("GatherV2", [params, indices, axis_t], {"batch_dims": int(batch_dims)},
-                    name=name)
+    axis_t = _int_tensor(
+        0 if axis is None else axis,
+        dtype=indices.dtype if indices.dtype.is_integer else dtypes.int32,
+    )
+    return apply_op(
+        "GatherV2", [params, indices, axis_t], {"batch_dims": int(batch_dims)}, name=name
+    )
 
 
 def _infer_unsorted_segment_sum(op: Operation) -> list:
@@ -147,11 +165,13 @@ def _infer_unsorted_segment_sum(op: Operation) -> list:
     ddims, idims = data.shape.as_tuple(), ids.shape.as_tuple()
     if ddims is None or idims is None:
         return [(data.dtype, TensorShape(None))]
-    if len(idims) > len(ddims) or not TensorShape(ddims[:len(idims)]).is_compatible_with(
-            TensorShape(idims)):
-        raise ValueError(f"segment_ids shape {ids.shape} must be a prefix of data shape "
-                         f"{data.shape}")
-    return [(data.dtype, TensorShape([_partial_int(num_t)] + list(ddims[len(idims):])))]
+    if len(idims) > len(ddims) or not TensorShape(ddims[: len(idims)]).is_compatible_with(
+        TensorShape(idims)
+    ):
+        raise ValueError(
+            f"segment_ids shape {ids.shape} must be a prefix of data shape {data.shape}"
+        )
+    return [(data.dtype, TensorShape([_partial_int(num_t)] + list(ddims[len(idims) :])))]
 
 
 def _unsorted_segment_sum_kernel(ctx: Any, attrs: dict) -> Any:
@@ -160,12 +180,11 @@ def _unsorted_segment_sum_kernel(ctx: Any, attrs: dict) -> Any:
     def unsorted_segment_sum_op(data: Any, ids: Any, num: Any) -> Any:
         n = num.item()
         if ids.size and bool((ids >= n).any()):
-            raise IndexError(f"segment_ids {ids[ids >= n].reshape(-1)[0]} is not in "
-                             f"[0, {n})")
+            raise IndexError(f"segment_ids {ids[ids >= n].reshape(-1)[0]} is not in [0, {n})")
         if ids.size and bool((ids < 0).any()):  # TF drops negative ids
             keep = ids >= 0
             ids, data = ids[keep], data[keep]
-        out = xp.zeros((n,) + data.shape[ids.ndim:], dtype=data.dtype)
+        out = xp.zeros((n,) + data.shape[ids.ndim :], dtype=data.dtype)
         xp.add.at(out, ids, data)
         return out
 
@@ -176,23 +195,35 @@ def _unsorted_segment_sum_grad(op: Operation, grad: Tensor) -> list:
     return [gather(grad, op.inputs[1]), None, None]
 
 
-registry.register(registry.OpDef("UnsortedSegmentSum", _infer_unsorted_segment_sum,
-                                 _unsorted_segment_sum_kernel, _unsorted_segment_sum_grad,
-                                 foldable=True))
+registry.register(
+    registry.OpDef(
+        "UnsortedSegmentSum",
+        _infer_unsorted_segment_sum,
+        _unsorted_segment_sum_kernel,
+        _unsorted_segment_sum_grad,
+        foldable=True,
+    )
+)
 
 
-def unsorted_segment_sum(data: Any, segment_ids: Any, num_segments: Any,
-                         name: str | None = None) -> Tensor:
+def unsorted_segment_sum(
+    data: Any, segment_ids: Any, num_segments: Any, name: str | None = None
+) -> Tensor:
     """``out[i, ...] = sum of data[j..., ...] over j with segment_ids[j...] == i``.
 
     ``segment_ids`` has the shape of a prefix of ``data``'s; ids below zero are dropped,
     ids at or above ``num_segments`` are an error when the step runs.
     """
     ids = _index_tensor(segment_ids)
-    return apply_op("UnsortedSegmentSum",
-                    [convert_to_tensor(data), ids, _int_tensor(
-                        num_segments, ids.dtype if ids.dtype.is_integer else dtypes.int32)],
-                    name=name)
+    return apply_op(
+        "UnsortedSegmentSum",
+        [
+            convert_to_tensor(data),
+            ids,
+            _int_tensor(num_segments, ids.dtype if ids.dtype.is_integer else dtypes.int32),
+        ],
+        name=name,
+    )
 
 
 def _infer_gather_nd(op: Operation) -> list:
@@ -205,8 +236,10 @@ def _infer_gather_nd(op: Operation) -> list:
         return [(params.dtype, TensorShape(None))]
     k = idims[-1]
     if k > len(pdims):
-        raise ValueError(f"indices.shape[-1] must be <= params.rank, but saw indices "
-                         f"shape {indices.shape} and params shape {params.shape}")
+        raise ValueError(
+            f"indices.shape[-1] must be <= params.rank, but saw indices "
+            f"shape {indices.shape} and params shape {params.shape}"
+        )
     return [(params.dtype, TensorShape(idims[:-1] + pdims[k:]))]
 
 
@@ -233,12 +266,12 @@ def _gather_nd_grad(op: Operation, grad: Tensor) -> list:
     return [scatter_nd(indices, grad, _shape_of(params, indices.dtype)), None]
 
 
-registry.register(registry.OpDef("GatherNd", _infer_gather_nd, _gather_nd_kernel,
-                                 _gather_nd_grad, foldable=True))
+registry.register(
+    registry.OpDef("GatherNd", _infer_gather_nd, _gather_nd_kernel, _gather_nd_grad, foldable=True)
+)
 
 
-def gather_nd(params: Any, indices: Any, name: str | None = None,
-              batch_dims: int = 0) -> Tensor:
+def gather_nd(params: Any, indices: Any, name: str | None = None, batch_dims: int = 0) -> Tensor:
     """Gathers ``params[tuple(indices[..., :])]``: the last dimension of ``indices``
     indexes the leading dimensions of ``params``."""
     if batch_dims != 0:
@@ -253,13 +286,20 @@ def _infer_scatter_nd(op: Operation) -> list:
     _require_rank(shape_t, (1,), "shape", "ScatterNd")
     out = _partial_list(shape_t)
     idims, udims = indices.shape.as_tuple(), updates.shape.as_tuple()
-    if out is not None and idims is not None and idims and idims[-1] is not None \
-            and udims is not None:
+    if (
+        out is not None
+        and idims is not None
+        and idims
+        and idims[-1] is not None
+        and udims is not None
+    ):
         k = idims[-1]
         want = TensorShape(list(idims[:-1]) + out[k:])
         if k > len(out) or not want.is_compatible_with(updates.shape):
-            raise ValueError(f"updates shape {updates.shape} must be indices.shape[:-1] + "
-                             f"shape[indices.shape[-1]:] = {want}")
+            raise ValueError(
+                f"updates shape {updates.shape} must be indices.shape[:-1] + "
+                f"shape[indices.shape[-1]:] = {want}"
+            )
     return [(updates.dtype, TensorShape(out))]
 
 
@@ -279,20 +319,26 @@ def _scatter_nd_grad(op: Operation, grad: Tensor) -> list:
     return [None, gather_nd(grad, op.inputs[0]), None]
 
 
-registry.register(registry.OpDef("ScatterNd", _infer_scatter_nd, _scatter_nd_kernel,
-                                 _scatter_nd_grad, foldable=True))
+registry.register(
+    registry.OpDef(
+        "ScatterNd", _infer_scatter_nd, _scatter_nd_kernel, _scatter_nd_grad, foldable=True
+    )
+)
 
 
 def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) -> Tensor:
     """A zero tensor of ``shape`` with ``updates`` added at ``indices`` (duplicates sum)."""
     indices = _index_tensor(indices)
     index_dtype = indices.dtype if indices.dtype.is_integer else dtypes.int32
-    return apply_op("ScatterNd",
-                    [indices, convert_to_tensor(updates), _int_tensor(shape, index_dtype)],
-                    name=name)
+    return apply_op(
+        "ScatterNd",
+        [indices, convert_to_tensor(updates), _int_tensor(shape, index_dtype)],
+        name=name,
+    )
 
 
 # --- OneHot -----------------------------------------------------------------------------
+
 
 def _infer_one_hot(op: Operation) -> list:
     indices, depth_t, on, off = op.inputs
@@ -303,8 +349,9 @@ def _infer_one_hot(op: Operation) -> list:
     _require_rank(on, (0,), "on_value", "OneHot")
     _require_rank(off, (0,), "off_value", "OneHot")
     if on.dtype != off.dtype:
-        raise TypeError(f"on_value ({on.dtype.name}) and off_value ({off.dtype.name}) must "
-                        "have the same dtype")
+        raise TypeError(
+            f"on_value ({on.dtype.name}) and off_value ({off.dtype.name}) must have the same dtype"
+        )
     depth = _partial_int(depth_t)
     if depth is not None and depth < 0:
         raise ValueError(f"depth must be non-negative, got {depth}")
@@ -313,8 +360,7 @@ def _infer_one_hot(op: Operation) -> list:
     if dims is None:
         return [(on.dtype, TensorShape(None))]
     if not -1 <= axis <= len(dims):
-        raise ValueError(f"Expected axis to be -1 or between [0, {len(dims)}], but got "
-                         f"{axis}")
+        raise ValueError(f"Expected axis to be -1 or between [0, {len(dims)}], but got {axis}")
     at = len(dims) if axis == -1 else axis
     return [(on.dtype, TensorShape(list(dims[:at]) + [depth] + list(dims[at:])))]
 
@@ -325,8 +371,9 @@ def _one_hot_kernel(ctx: Any, attrs: dict) -> Any:
     def one_hot_op(indices: Any, depth: Any, on: Any, off: Any) -> Any:
         size = depth.item()
         if size < 0:
-            raise errors.InvalidArgumentError(None, None, f"one_hot: depth must be "
-                                              f"non-negative, got {size}")
+            raise errors.InvalidArgumentError(
+                None, None, f"one_hot: depth must be non-negative, got {size}"
+            )
         hot = xp.expand_dims(indices, -1) == xp.arange(size, dtype=indices.dtype)
         out = xp.where(hot, on, off)
         return out if axis in (-1, indices.ndim) else xp.moveaxis(out, -1, axis)
@@ -334,12 +381,22 @@ def _one_hot_kernel(ctx: Any, attrs: dict) -> Any:
     return one_hot_op
 
 
-registry.register(registry.OpDef("OneHot", _infer_one_hot, _one_hot_kernel,
-                                 registry.NOT_DIFFERENTIABLE, foldable=True))
+registry.register(
+    registry.OpDef(
+        "OneHot", _infer_one_hot, _one_hot_kernel, registry.NOT_DIFFERENTIABLE, foldable=True
+    )
+)
 
 
-def one_hot(indices: Any, depth: Any, on_value: Any = None, off_value: Any = None,
-            axis: int | None = None, dtype: Any = None, name: str | None = None) -> Tensor:
+def one_hot(
+    indices: Any,
+    depth: Any,
+    on_value: Any = None,
+    off_value: Any = None,
+    axis: int | None = None,
+    dtype: Any = None,
+    name: str | None = None,
+) -> Tensor:
     """One-hot vectors: ``on_value`` where ``indices`` equals the position along a new
     dimension of size ``depth`` (at ``axis``, default last), ``off_value`` elsewhere
     (including for indices outside ``[0, depth)``).
@@ -351,23 +408,41 @@ def one_hot(indices: Any, depth: Any, on_value: Any = None, off_value: Any = Non
     """
     graph = get_default_graph()
     with graph.name_scope(name or "one_hot") as scope:
-        on_dtype = convert_to_tensor(on_value).dtype if isinstance(on_value, Tensor) else (
-            constant(on_value).dtype if on_value is not None else None)
-        off_dtype = convert_to_tensor(off_value).dtype if isinstance(off_value, Tensor) \
+        on_dtype = (
+            convert_to_tensor(on_value).dtype
+            if isinstance(on_value, Tensor)
+            else (constant(on_value).dtype if on_value is not None else None)
+        )
+        off_dtype = (
+            convert_to_tensor(off_value).dtype
+            if isinstance(off_value, Tensor)
             else (constant(off_value).dtype if off_value is not None else None)
-        if on_dtype is not None and off_dtype is not None and on_dtype != off_dtype and (
-                isinstance(on_value, Tensor) or isinstance(off_value, Tensor)):
-            raise TypeError(f"dtype of on_value ({on_dtype.name}) is not the dtype of "
-                            f"off_value ({off_dtype.name})")
-        want = dtypes.as_dtype(dtype) if dtype is not None else \
-            on_dtype or off_dtype or dtypes.float32
+        )
+        if (
+            on_dtype is not None
+            and off_dtype is not None
+            and on_dtype != off_dtype
+            and (isinstance(on_value, Tensor) or isinstance(off_value, Tensor))
+        ):
+            raise TypeError(
+                f"dtype of on_value ({on_dtype.name}) is not the dtype of "
+                f"off_value ({off_dtype.name})"
+            )
+        want = (
+            dtypes.as_dtype(dtype) if dtype is not None else on_dtype or off_dtype or dtypes.float32
+        )
         if dtype is not None:
             for d, what in ((on_dtype, "on_value"), (off_dtype, "off_value")):
                 given = on_value if what == "on_value" else off_value
                 if d is not None and d != want and isinstance(given, Tensor):
-                    raise TypeError(f"dtype {want.name} of one_hot is not the dtype "
-                                    f"{d.name} of {what}")
+                    raise TypeError(
+                        f"dtype {want.name} of one_hot is not the dtype {d.name} of {what}"
+                    )
         on = convert_to_tensor(1 if on_value is None else on_value, dtype=want)
         off = convert_to_tensor(0 if off_value is None else off_value, dtype=want)
-        return apply_op("OneHot", [_index_tensor(indices), _int_tensor(depth), on, off],
-                        {"axis": -1 if axis is None else int(axis)}, name=scope)
+        return apply_op(
+            "OneHot",
+            [_index_tensor(indices), _int_tensor(depth), on, off],
+            {"axis": -1 if axis is None else int(axis)},
+            name=scope,
+        )

@@ -64,9 +64,11 @@ def _merge_dims(shapes: Sequence[TensorShape], skip: int | None, op_type: str) -
             if i == skip or d is None:
                 continue
             if out[i] is not None and out[i] != d:
-                raise ValueError(f"Dimension {i} in both shapes must be equal, but are "
-                                 f"{out[i]} and {d}. Shapes are {shapes[0]} and {s} "
-                                 f"(in '{op_type}')")
+                raise ValueError(
+                    f"Dimension {i} in both shapes must be equal, but are "
+                    f"{out[i]} and {d}. Shapes are {shapes[0]} and {s} "
+                    f"(in '{op_type}')"
+                )
             out[i] = d
     return out
 
@@ -77,9 +79,10 @@ def _common_rank(shapes: Sequence[TensorShape], op_type: str) -> int | None:
         if s.rank is None:
             continue
         if rank is not None and s.rank != rank:
-            raise ValueError(f"Shape must be rank {rank} but is rank {s.rank} (the inputs "
-                             f"of '{op_type}' have shapes "
-                             + ", ".join(str(t) for t in shapes) + ")")
+            raise ValueError(
+                f"Shape must be rank {rank} but is rank {s.rank} (the inputs "
+                f"of '{op_type}' have shapes " + ", ".join(str(t) for t in shapes) + ")"
+            )
         rank = s.rank
     return rank
 
@@ -134,15 +137,17 @@ def _concat_grad(op: Operation, grad: Tensor) -> list:
             size_splits = stack([shape(t)[axis] for t in values])
     else:
         # The axis is only known when the step runs: normalize it there.
-        from .math import floormod  # noqa: PLC0415 - math builds on this module
+        from .math import floormod
+
         axis32 = axis_t if axis_t.dtype == dtypes.int32 else _cast(axis_t, dtypes.int32)
         axis_nn = floormod(axis32, rank(values[0]))
         size_splits = stack([gather(shape(t), axis_nn) for t in values])
     return split(grad, size_splits, axis=axis_t, num=len(values)) + [None]
 
 
-registry.register(registry.OpDef("ConcatV2", _infer_concat, _concat_kernel, _concat_grad,
-                                 foldable=True))
+registry.register(
+    registry.OpDef("ConcatV2", _infer_concat, _concat_kernel, _concat_grad, foldable=True)
+)
 
 
 def concat(values: Sequence[Any], axis: Any, name: str = "concat") -> Tensor:
@@ -195,8 +200,7 @@ def _pack_grad(op: Operation, grad: Tensor) -> list:
     return unstack(grad, num=len(op.inputs), axis=op.attrs["axis"])
 
 
-registry.register(registry.OpDef("Pack", _infer_pack, _pack_kernel, _pack_grad,
-                                 foldable=True))
+registry.register(registry.OpDef("Pack", _infer_pack, _pack_kernel, _pack_grad, foldable=True))
 
 
 def stack(values: Sequence[Any], axis: int = 0, name: str = "stack") -> Tensor:
@@ -241,9 +245,8 @@ def _infer_unpack(op: Operation) -> list:
         return [(x.dtype, TensorShape(None))] * num
     axis = normalize_axis(axis, len(dims), "Unpack")
     if dims[axis] is not None and dims[axis] != num:
-        raise ValueError(f"Cannot unpack dimension {axis} of size {dims[axis]} into {num} "
-                         "tensors")
-    out = TensorShape(dims[:axis] + dims[axis + 1:])
+        raise ValueError(f"Cannot unpack dimension {axis} of size {dims[axis]} into {num} tensors")
+    out = TensorShape(dims[:axis] + dims[axis + 1 :])
     return [(x.dtype, out)] * num
 
 
@@ -253,8 +256,9 @@ def _unpack_kernel(ctx: Any, attrs: dict) -> Any:
 
     def unpack(x: Any) -> Any:
         if x.shape[axis] != num:
-            raise ValueError(f"Input of Unpack has size {x.shape[axis]} along axis {axis}, "
-                             f"expected {num}")
+            raise ValueError(
+                f"Input of Unpack has size {x.shape[axis]} along axis {axis}, expected {num}"
+            )
         moved = moveaxis(x, axis, 0) if axis not in (0, -x.ndim) else x
         return moved[0] if num == 1 else builtins.tuple(moved)
 
@@ -265,12 +269,14 @@ def _unpack_grad(op: Operation, *grads: Tensor) -> list:
     return [stack(list(grads), axis=op.attrs["axis"])]
 
 
-registry.register(registry.OpDef("Unpack", _infer_unpack, _unpack_kernel, _unpack_grad,
-                                 foldable=True))
+registry.register(
+    registry.OpDef("Unpack", _infer_unpack, _unpack_kernel, _unpack_grad, foldable=True)
+)
 
 
-def unstack(value: Any, num: int | None = None, axis: int = 0,
-            name: str = "unstack") -> list[Tensor]:
+def unstack(
+    value: Any, num: int | None = None, axis: int = 0, name: str = "unstack"
+) -> list[Tensor]:
     """Splits dimension ``axis`` of a rank-R tensor into a list of rank-(R-1) tensors.
 
     Raises:
@@ -284,8 +290,9 @@ def unstack(value: Any, num: int | None = None, axis: int = 0,
         num = dims[normalize_axis(axis, len(dims), "Unpack")]
         if num is None:
             raise ValueError(f"Cannot infer num from shape {value.shape}")
-    return list(apply_op_n("Unpack", [value], {"num": int(num), "axis": int(axis)},
-                           name=name).outputs)
+    return list(
+        apply_op_n("Unpack", [value], {"num": int(num), "axis": int(axis)}, name=name).outputs
+    )
 
 
 def _infer_split(op: Operation) -> list:
@@ -301,8 +308,10 @@ def _infer_split(op: Operation) -> list:
     out = list(dims)
     if dims[axis] is not None:
         if dims[axis] % num:
-            raise ValueError(f"Dimension size must be evenly divisible by {num} but is "
-                             f"{dims[axis]} (dimension {axis} of 'Split')")
+            raise ValueError(
+                f"Dimension size must be evenly divisible by {num} but is "
+                f"{dims[axis]} (dimension {axis} of 'Split')"
+            )
         out[axis] = dims[axis] // num
     return [(x.dtype, TensorShape(out))] * num
 
@@ -321,8 +330,7 @@ def _split_grad(op: Operation, *grads: Tensor) -> list:
     return [None, concat(list(grads), op.inputs[0])]
 
 
-registry.register(registry.OpDef("Split", _infer_split, _split_kernel, _split_grad,
-                                 foldable=True))
+registry.register(registry.OpDef("Split", _infer_split, _split_kernel, _split_grad, foldable=True))
 
 
 def _infer_split_v(op: Operation) -> list:
@@ -350,12 +358,15 @@ def _infer_split_v(op: Operation) -> list:
     if total is not None and None not in sizes:
         if -1 in sizes:
             if known > total:
-                raise ValueError(f"size_splits {sizes} add up to more than dimension "
-                                 f"{axis} of size {total}")
+                raise ValueError(
+                    f"size_splits {sizes} add up to more than dimension {axis} of size {total}"
+                )
             sizes = [total - known if s == -1 else s for s in sizes]
         elif known != total:
-            raise ValueError(f"size_splits {sizes} must add up to dimension {axis} of size "
-                             f"{total} of the value being split")
+            raise ValueError(
+                f"size_splits {sizes} must add up to dimension {axis} of size "
+                f"{total} of the value being split"
+            )
     outs = []
     for s in sizes:
         d = list(dims)
@@ -374,8 +385,10 @@ def _split_v_kernel(ctx: Any, attrs: dict) -> Any:
         if -1 in sizes:
             sizes[sizes.index(-1)] = total - (sum(sizes) + 1)
         if sum(sizes) != total or min(sizes) < 0:
-            raise ValueError(f"size_splits {sizes} do not add up to {total}, the size of "
-                             f"dimension {a} of the value being split")
+            raise ValueError(
+                f"size_splits {sizes} do not add up to {total}, the size of "
+                f"dimension {a} of the value being split"
+            )
         cuts, at = [], 0
         for s in sizes[:-1]:
             at += s
@@ -390,12 +403,14 @@ def _split_v_grad(op: Operation, *grads: Tensor) -> list:
     return [concat(list(grads), op.inputs[2]), None, None]
 
 
-registry.register(registry.OpDef("SplitV", _infer_split_v, _split_v_kernel, _split_v_grad,
-                                 foldable=True))
+registry.register(
+    registry.OpDef("SplitV", _infer_split_v, _split_v_kernel, _split_v_grad, foldable=True)
+)
 
 
-def split(value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = None,
-          name: str = "split") -> list[Tensor]:
+def split(
+    value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = None, name: str = "split"
+) -> list[Tensor]:
     """Splits ``value`` along ``axis`` into equal parts or parts of given sizes.
 
     Args:
@@ -412,20 +427,21 @@ def split(value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = 
     value = convert_to_tensor(value)
     axis_t = _int_tensor(axis)
     if isinstance(num_or_size_splits, (numbers.Integral,)) and not isinstance(
-            num_or_size_splits, bool):
+        num_or_size_splits, bool
+    ):
         n = int(num_or_size_splits)
         if n < 1:
             raise ValueError(f"num_or_size_splits must be >= 1, got {n}")
-        return list(apply_op_n("Split", [axis_t, value], {"num_split": n},
-                               name=name).outputs)
+        return list(apply_op_n("Split", [axis_t, value], {"num_split": n}, name=name).outputs)
     sizes = _int_tensor(num_or_size_splits)
     if num is None:
         length = sizes.shape[0].value if sizes.shape.rank == 1 else None
         if length is None:
             raise ValueError(f"Cannot infer num from shape {sizes.shape}")
         num = length
-    return list(apply_op_n("SplitV", [value, sizes, axis_t], {"num_split": int(num)},
-                           name=name).outputs)
+    return list(
+        apply_op_n("SplitV", [value, sizes, axis_t], {"num_split": int(num)}, name=name).outputs
+    )
 
 
 # --- Tile -------------------------------------------------------------------------------
@@ -440,12 +456,23 @@ def _infer_tile(op: Operation) -> list:
     if multiples is None:
         return [(x.dtype, TensorShape([None] * len(dims)))]
     if len(multiples) != len(dims):
-        raise ValueError(f"Expected multiples argument to be a vector of length {len(dims)}"
-                         f" (the input's rank), got {len(multiples)} elements")
+        raise ValueError(
+            f"Expected multiples argument to be a vector of length {len(dims)}"
+            f" (the input's rank), got {len(multiples)} elements"
+        )
     if any(m is not None and m < 0 for m in multiples):
         raise ValueError(f"Expected multiples to be non-negative, got {multiples}")
-    return [(x.dtype, TensorShape([None if d is None or m is None else d * m
-                                   for d, m in zip(dims, multiples, strict=True)]))]
+    return [
+        (
+            x.dtype,
+            TensorShape(
+                [
+                    None if d is None or m is None else d * m
+                    for d, m in zip(dims, multiples, strict=True)
+                ]
+            ),
+        )
+    ]
 
 
 def _tile_kernel(ctx: Any, attrs: dict) -> Any:
@@ -464,10 +491,9 @@ def _tile_grad(op: Operation, grad: Tensor) -> list:
     return [reshape(summed, dims), None]
 
 
-registry.register(registry.OpDef("Tile", _infer_tile, _tile_kernel, _tile_grad,
-                                 foldable=True))
+registry.register(registry.OpDef("Tile", _infer_tile, _tile_kernel, _tile_grad, foldable=True))
 
 
-def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:  # noqa: A002
+def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:
     """Repeats ``input`` ``multiples[i]`` times along each dimension ``i``."""
     return apply_op("Tile", [convert_to_tensor(input), _int_tensor(multiples)], name=name)

@@ -100,15 +100,13 @@ def _partial_int(t: Tensor) -> int | None:
 
 def _require_index_dtype(t: Tensor, what: str, op_type: str) -> None:
     if t.dtype not in _INDEX_DTYPES:
-        raise TypeError(f"'{what}' of '{op_type}' must be int32 or int64, got "
-                        f"{t.dtype.name}")
+        raise TypeError(f"'{what}' of '{op_type}' must be int32 or int64, got {t.dtype.name}")
 
 
 def _require_rank(t: Tensor, ranks: Sequence[int], what: str, op_type: str) -> None:
     if t.shape.rank is not None and t.shape.rank not in ranks:
         want = " or ".join(str(r) for r in ranks)
-        raise ValueError(f"'{what}' of '{op_type}' must have rank {want}, got shape "
-                         f"{t.shape}")
+        raise ValueError(f"'{what}' of '{op_type}' must have rank {want}, got shape {t.shape}")
 
 
 def _int_tensor(value: Any, dtype: Any = dtypes.int32) -> Tensor:
@@ -117,12 +115,14 @@ def _int_tensor(value: Any, dtype: Any = dtypes.int32) -> Tensor:
         value = value.as_list()
     if isinstance(value, Tensor) or hasattr(value, "_as_graph_element"):
         return convert_to_tensor(value)
-    if isinstance(value, (list, builtins.tuple)) and any(
-            isinstance(v, Tensor) for v in value):
+    if isinstance(value, (list, builtins.tuple)) and any(isinstance(v, Tensor) for v in value):
         return convert_to_tensor(list(value))
     array = np.asarray(value)
-    if array.dtype.kind in "iu" and array.size and (
-            array.max() > np.iinfo(np.int32).max or array.min() < np.iinfo(np.int32).min):
+    if (
+        array.dtype.kind in "iu"
+        and array.size
+        and (array.max() > np.iinfo(np.int32).max or array.min() < np.iinfo(np.int32).min)
+    ):
         dtype = dtypes.int64
     return constant(array if array.dtype.kind in "iub" else value, dtype=dtype)
 
@@ -143,7 +143,8 @@ def _shape_of(t: Tensor, out_type: Any = dtypes.int32) -> Tensor:
 
 
 def _cast(x: Tensor, dtype: Any) -> Tensor:
-    from .math import cast  # noqa: PLC0415 - math builds on this module
+    from .math import cast
+
     return cast(x, dtype)
 
 
@@ -161,14 +162,20 @@ def _slice_key(begin: Sequence, end: Sequence, strides: Sequence, masks: tuple) 
         elif shrink_mask & bit:
             key.append(b)
         else:
-            key.append(builtins.slice(None if begin_mask & bit else b,
-                                      None if end_mask & bit else e, s))
+            key.append(
+                builtins.slice(None if begin_mask & bit else b, None if end_mask & bit else e, s)
+            )
     return builtins.tuple(key)
 
 
 def _masks(attrs: dict) -> tuple:
-    return (attrs["begin_mask"], attrs["end_mask"], attrs["ellipsis_mask"],
-            attrs["new_axis_mask"], attrs["shrink_axis_mask"])
+    return (
+        attrs["begin_mask"],
+        attrs["end_mask"],
+        attrs["ellipsis_mask"],
+        attrs["new_axis_mask"],
+        attrs["shrink_axis_mask"],
+    )
 
 
 def _constant_slice_key(op: Operation) -> tuple | None:
@@ -189,14 +196,21 @@ def _ones_like_kernel(ctx: Any, attrs: dict) -> Any:
     return ctx.xp.ones_like
 
 
-registry.register(registry.OpDef("ZerosLike", same_as_input, _zeros_like_kernel,
-                                 registry.NOT_DIFFERENTIABLE, foldable=True))
-registry.register(registry.OpDef("OnesLike", same_as_input, _ones_like_kernel,
-                                 registry.NOT_DIFFERENTIABLE, foldable=True))
+registry.register(
+    registry.OpDef(
+        "ZerosLike", same_as_input, _zeros_like_kernel, registry.NOT_DIFFERENTIABLE, foldable=True
+    )
+)
+registry.register(
+    registry.OpDef(
+        "OnesLike", same_as_input, _ones_like_kernel, registry.NOT_DIFFERENTIABLE, foldable=True
+    )
+)
 
 
-def zeros_like(tensor: Any, dtype: Any = None, name: str | None = None,
-               optimize: bool = True) -> Tensor:
+def zeros_like(
+    tensor: Any, dtype: Any = None, name: str | None = None, optimize: bool = True
+) -> Tensor:
     """A tensor of zeros with the shape (and dtype, unless given) of ``tensor``."""
     tensor = convert_to_tensor(tensor)
     if dtype is not None and dtypes.as_dtype(dtype) != tensor.dtype:
@@ -204,8 +218,9 @@ def zeros_like(tensor: Any, dtype: Any = None, name: str | None = None,
     return apply_op("ZerosLike", [tensor], name=name)
 
 
-def ones_like(tensor: Any, dtype: Any = None, name: str | None = None,
-              optimize: bool = True) -> Tensor:
+def ones_like(
+    tensor: Any, dtype: Any = None, name: str | None = None, optimize: bool = True
+) -> Tensor:
     """A tensor of ones with the shape (and dtype, unless given) of ``tensor``."""
     tensor = convert_to_tensor(tensor)
     if dtype is not None and dtypes.as_dtype(dtype) != tensor.dtype:
@@ -233,8 +248,7 @@ def _fill_grad(op: Operation, grad: Tensor) -> list:
     return [None, grad]  # the gradient pass sums it down to the scalar's shape
 
 
-registry.register(registry.OpDef("Fill", _infer_fill, _fill_kernel, _fill_grad,
-                                 foldable=True))
+registry.register(registry.OpDef("Fill", _infer_fill, _fill_kernel, _fill_grad, foldable=True))
 
 
 def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
@@ -252,17 +266,17 @@ def _filled(shape_value: Any, dtype: Any, fill_value: int, name: str) -> Tensor:
     dtype = dtypes.as_dtype(dtype)
     np_dtype = dtype.as_numpy_dtype
     if not isinstance(shape_value, Tensor):
-        static: Any = shape_value.as_list() if isinstance(shape_value, TensorShape) else \
-            shape_value
+        static: Any = shape_value.as_list() if isinstance(shape_value, TensorShape) else shape_value
         if isinstance(static, (list, builtins.tuple, int, np.integer, np.ndarray)) and all(
-                isinstance(d, (int, np.integer)) for d in np.reshape(static, [-1])):
+            isinstance(d, (int, np.integer)) for d in np.reshape(static, [-1])
+        ):
             static_dims = [int(d) for d in np.reshape(static, [-1])]
             if any(d < 0 for d in static_dims):
-                raise ValueError(f"'{name}': Fill dimensions must be >= 0, got shape "
-                                 f"{static_dims}")
+                raise ValueError(f"'{name}': Fill dimensions must be >= 0, got shape {static_dims}")
             if int(np.prod(static_dims, dtype=np.int64)) < 1000:  # TF1 inlines small constants
-                return constant(np.full(static_dims, fill_value, dtype=np_dtype), dtype=dtype,
-                                name=name)
+                return constant(
+                    np.full(static_dims, fill_value, dtype=np_dtype), dtype=dtype, name=name
+                )
     dims = _int_tensor(shape_value)
     with get_default_graph().name_scope(name) as scope:
         value = constant(fill_value, dtype=dtype)
@@ -296,11 +310,12 @@ def _shape_kernel(ctx: Any, attrs: dict) -> Any:
     return lambda x: xp.asarray(x.shape, dtype=dtype)
 
 
-registry.register(registry.OpDef("Shape", _infer_shape, _shape_kernel,
-                                 registry.NOT_DIFFERENTIABLE, foldable=True))
+registry.register(
+    registry.OpDef("Shape", _infer_shape, _shape_kernel, registry.NOT_DIFFERENTIABLE, foldable=True)
+)
 
 
-def shape(input: Any, name: str | None = None, out_type: Any = dtypes.int32) -> Tensor:  # noqa: A002
+def shape(input: Any, name: str | None = None, out_type: Any = dtypes.int32) -> Tensor:
     """The shape of ``input`` as a 1-D integer tensor."""
     return apply_op("Shape", [input], {"out_type": dtypes.as_dtype(out_type)}, name)
 
@@ -323,25 +338,27 @@ def _rank_kernel(ctx: Any, attrs: dict) -> Any:
     return lambda x: xp.asarray(x.ndim, dtype=xp.int32)
 
 
-registry.register(registry.OpDef("Size", _infer_size, _size_kernel,
-                                 registry.NOT_DIFFERENTIABLE, foldable=True))
-registry.register(registry.OpDef("Rank", _infer_rank, _rank_kernel,
-                                 registry.NOT_DIFFERENTIABLE, foldable=True))
+registry.register(
+    registry.OpDef("Size", _infer_size, _size_kernel, registry.NOT_DIFFERENTIABLE, foldable=True)
+)
+registry.register(
+    registry.OpDef("Rank", _infer_rank, _rank_kernel, registry.NOT_DIFFERENTIABLE, foldable=True)
+)
 
 
-def size(input: Any, name: str | None = None, out_type: Any = dtypes.int32) -> Tensor:  # noqa: A002
+def size(input: Any, name: str | None = None, out_type: Any = dtypes.int32) -> Tensor:
     """The number of elements of ``input`` as a scalar (a constant when static)."""
-    input = convert_to_tensor(input)  # noqa: A001
+    input = convert_to_tensor(input)
     out_type = dtypes.as_dtype(out_type)
     if input.shape.is_fully_defined():
         return constant(input.shape.num_elements(), dtype=out_type, name=name or "Size")
     return apply_op("Size", [input], {"out_type": out_type}, name)
 
 
-def rank(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
+def rank(input: Any, name: str | None = None) -> Tensor:
     """The number of dimensions of ``input`` as an int32 scalar (a constant when
     static)."""
-    input = convert_to_tensor(input)  # noqa: A001
+    input = convert_to_tensor(input)
     if input.shape.rank is not None:
         return constant(input.shape.rank, dtype=dtypes.int32, name=name or "Rank")
     return apply_op("Rank", [input], name=name)
@@ -361,9 +378,9 @@ def _sum_to_shape_kernel(ctx: Any, attrs: dict) -> Any:
             return x
         lead = x.ndim - len(target)
         axes = tuple(builtins.range(lead)) + tuple(
-            lead + i for i, d in enumerate(target) if d == 1 and x.shape[lead + i] != 1)
-        return xp.sum(x, axis=axes, keepdims=False).reshape(target) if axes else \
-            x.reshape(target)
+            lead + i for i, d in enumerate(target) if d == 1 and x.shape[lead + i] != 1
+        )
+        return xp.sum(x, axis=axes, keepdims=False).reshape(target) if axes else x.reshape(target)
 
     return sum_to_shape
 
@@ -372,15 +389,17 @@ def _sum_to_shape_grad(op: Operation, grad: Tensor) -> list:
     return [broadcast_to(grad, shape(op.inputs[0])), None]
 
 
-registry.register(registry.OpDef("SumToShape", _infer_sum_to_shape, _sum_to_shape_kernel,
-                                 _sum_to_shape_grad, foldable=True))
+registry.register(
+    registry.OpDef(
+        "SumToShape", _infer_sum_to_shape, _sum_to_shape_kernel, _sum_to_shape_grad, foldable=True
+    )
+)
 
 
 def sum_to_shape(x: Any, target_shape: Any, name: str | None = None) -> Tensor:
     """Sums ``x`` over the dimensions numpy broadcasting added to reach its shape from
     ``target_shape`` (the adjoint of ``broadcast_to``)."""
-    return apply_op("SumToShape", [convert_to_tensor(x), _int_tensor(target_shape)],
-                    name=name)
+    return apply_op("SumToShape", [convert_to_tensor(x), _int_tensor(target_shape)], name=name)
 
 
 def _infer_sum_like(op: Operation) -> list:
@@ -398,8 +417,9 @@ def _sum_like_kernel(ctx: Any, attrs: dict) -> Any:
 
 
 # Same adjoint as SumToShape: broadcast back to the summed input's shape.
-registry.register(registry.OpDef("SumLike", _infer_sum_like, _sum_like_kernel,
-                                 _sum_to_shape_grad, foldable=True))
+registry.register(
+    registry.OpDef("SumLike", _infer_sum_like, _sum_like_kernel, _sum_to_shape_grad, foldable=True)
+)
 
 
 def sum_like(x: Any, like: Any, name: str | None = None) -> Tensor:
@@ -432,11 +452,14 @@ def _broadcast_to_grad(op: Operation, grad: Tensor) -> list:
     return [sum_to_shape(grad, shape(op.inputs[0])), None]
 
 
-registry.register(registry.OpDef("BroadcastTo", _infer_broadcast_to, _broadcast_to_kernel,
-                                 _broadcast_to_grad, foldable=True))
+registry.register(
+    registry.OpDef(
+        "BroadcastTo", _infer_broadcast_to, _broadcast_to_kernel, _broadcast_to_grad, foldable=True
+    )
+)
 
 
-def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:  # noqa: A002
+def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:
     """Broadcasts ``input`` to ``shape`` (numpy rules)."""
     return apply_op("BroadcastTo", [convert_to_tensor(input), _int_tensor(shape)], name=name)
 
@@ -458,16 +481,20 @@ def _infer_reshape(op: Operation) -> list:
     missing = [i for i, d in enumerate(out) if d is None]
     n = x.shape.num_elements()
     if n is not None and not missing and known != n:
-        raise ValueError(f"Cannot reshape a tensor with {n} elements to shape {dims} "
-                         f"({known} elements)")
+        raise ValueError(
+            f"Cannot reshape a tensor with {n} elements to shape {dims} ({known} elements)"
+        )
     if n is not None and len(missing) == 1:
         if known == 0:
             if n != 0:
-                raise ValueError(f"Cannot reshape a tensor with {n} elements to shape "
-                                 f"{dims} (0 elements)")
+                raise ValueError(
+                    f"Cannot reshape a tensor with {n} elements to shape {dims} (0 elements)"
+                )
         elif n % known:
-            raise ValueError(f"Cannot reshape a tensor with {n} elements to shape {dims}: "
-                             f"{n} is not a multiple of {known}")
+            raise ValueError(
+                f"Cannot reshape a tensor with {n} elements to shape {dims}: "
+                f"{n} is not a multiple of {known}"
+            )
         else:
             out[missing[0]] = n // known
     return [(x.dtype, TensorShape(out))]
@@ -482,8 +509,11 @@ def _reshape_like_input_grad(op: Operation, grad: Tensor) -> list:
     return [reshape(grad, _shape_of(op.inputs[0])), None]
 
 
-registry.register(registry.OpDef("Reshape", _infer_reshape, _reshape_kernel,
-                                 _reshape_like_input_grad, foldable=True))
+registry.register(
+    registry.OpDef(
+        "Reshape", _infer_reshape, _reshape_kernel, _reshape_like_input_grad, foldable=True
+    )
+)
 
 
 def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
@@ -515,12 +545,23 @@ def _expand_dims_kernel(ctx: Any, attrs: dict) -> Any:
     return lambda x, dim: expand(x, dim.item())
 
 
-registry.register(registry.OpDef("ExpandDims", _infer_expand_dims, _expand_dims_kernel,
-                                 _reshape_like_input_grad, foldable=True))
+registry.register(
+    registry.OpDef(
+        "ExpandDims",
+        _infer_expand_dims,
+        _expand_dims_kernel,
+        _reshape_like_input_grad,
+        foldable=True,
+    )
+)
 
 
-def expand_dims(input: Any, axis: Any = None, name: str | None = None,  # noqa: A002
-                dim: Any = None) -> Tensor:
+def expand_dims(
+    input: Any,
+    axis: Any = None,
+    name: str | None = None,
+    dim: Any = None,
+) -> Tensor:
     """Inserts a dimension of size 1 at ``axis`` (in ``[-rank-1, rank]``).
 
     ``dim`` is the deprecated TF1 spelling of ``axis``.
@@ -547,8 +588,7 @@ def _infer_squeeze(op: Operation) -> list:
     for a in axes:
         i = normalize_axis(a, len(dims), "Squeeze")
         if dims[i] is not None and dims[i] != 1:
-            raise ValueError(f"Can not squeeze dim[{i}], expected a dimension of 1, got "
-                             f"{dims[i]}")
+            raise ValueError(f"Can not squeeze dim[{i}], expected a dimension of 1, got {dims[i]}")
         drop.add(i)
     return [(x.dtype, TensorShape([d for i, d in enumerate(dims) if i not in drop]))]
 
@@ -565,12 +605,17 @@ def _squeeze_grad(op: Operation, grad: Tensor) -> list:
     return [reshape(grad, _shape_of(op.inputs[0]))]
 
 
-registry.register(registry.OpDef("Squeeze", _infer_squeeze, _squeeze_kernel, _squeeze_grad,
-                                 foldable=True))
+registry.register(
+    registry.OpDef("Squeeze", _infer_squeeze, _squeeze_kernel, _squeeze_grad, foldable=True)
+)
 
 
-def squeeze(input: Any, axis: Any = None, name: str | None = None,  # noqa: A002
-            squeeze_dims: Any = None) -> Tensor:
+def squeeze(
+    input: Any,
+    axis: Any = None,
+    name: str | None = None,
+    squeeze_dims: Any = None,
+) -> Tensor:
     """Removes dimensions of size 1 (all of them, or those listed in ``axis``).
 
     ``squeeze_dims`` is the deprecated TF1 spelling of ``axis``.

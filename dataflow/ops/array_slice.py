@@ -84,8 +84,10 @@ def _infer_slice(op: Operation) -> list:
     begin = begin if begin is not None else [None] * rank_
     sizes = sizes if sizes is not None else [None] * rank_
     if len(begin) != rank_ or len(sizes) != rank_:
-        raise ValueError(f"Expected begin and size arguments to be 1-D tensors of size "
-                         f"{rank_}, but got {len(begin)} and {len(sizes)} elements")
+        raise ValueError(
+            f"Expected begin and size arguments to be 1-D tensors of size "
+            f"{rank_}, but got {len(begin)} and {len(sizes)} elements"
+        )
     dims = dims if dims is not None else (None,) * rank_
     out = []
     for i, (d, b, s) in enumerate(zip(dims, begin, sizes, strict=True)):
@@ -110,8 +112,10 @@ def _slice_kernel(ctx: Any, attrs: dict) -> Any:
         for i, (b, s) in enumerate(zip(begin.tolist(), size.tolist(), strict=True)):
             end = x.shape[i] if s == -1 else b + s
             if b < 0 or s < -1 or end > x.shape[i]:
-                raise ValueError(f"Expected begin[{i}]={b} and size[{i}]={s} to fit in "
-                                 f"dimension {i} of size {x.shape[i]}")
+                raise ValueError(
+                    f"Expected begin[{i}]={b} and size[{i}]={s} to fit in "
+                    f"dimension {i} of size {x.shape[i]}"
+                )
             key.append(builtins.slice(b, end))
         return asarray(x[builtins.tuple(key)])
 
@@ -120,15 +124,15 @@ def _slice_kernel(ctx: Any, attrs: dict) -> Any:
 
 def _slice_grad(op: Operation, grad: Tensor) -> list:
     # Pad the gradient back: `begin` zeros before, the rest after (TF's _SliceGrad).
-    from .math import subtract  # noqa: PLC0415 - math builds on this module
+    from .math import subtract
+
     x, begin = op.inputs[0], op.inputs[1]
     dtype = begin.dtype
     after = subtract(subtract(_shape_of(x, dtype), begin), _shape_of(op.outputs[0], dtype))
     return [pad(grad, stack([begin, after], axis=1)), None, None]
 
 
-registry.register(registry.OpDef("Slice", _infer_slice, _slice_kernel, _slice_grad,
-                                 foldable=True))
+registry.register(registry.OpDef("Slice", _infer_slice, _slice_kernel, _slice_grad, foldable=True))
 
 
 def slice_(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor:
@@ -169,11 +173,10 @@ def _sliced_shape(dims: tuple | None, key: tuple) -> TensorShape:
     if dims is None:
         return TensorShape(None)
     if real > len(dims):
-        raise ValueError(f"Index out of range: {real} indices for a tensor of rank "
-                         f"{len(dims)}")
+        raise ValueError(f"Index out of range: {real} indices for a tensor of rank {len(dims)}")
     if Ellipsis in key:
         at = key.index(Ellipsis)
-        key = key[:at] + (builtins.slice(None),) * (len(dims) - real) + key[at + 1:]
+        key = key[:at] + (builtins.slice(None),) * (len(dims) - real) + key[at + 1 :]
     else:
         key = key + (builtins.slice(None),) * (len(dims) - real)
     out: list[int | None] = []
@@ -194,11 +197,9 @@ def _sliced_shape(dims: tuple | None, key: tuple) -> TensorShape:
                 full = k.start is None and k.stop is None and step in (1, -1)
                 out.append(d if full else None)
             else:
-                out.append(len(builtins.range(*builtins.slice(k.start, k.stop, step)
-                                              .indices(d))))
+                out.append(len(builtins.range(*builtins.slice(k.start, k.stop, step).indices(d))))
         elif k is not _UNKNOWN and d is not None and not -d <= k < d:
-            raise ValueError(f"slice index {k} of dimension {axis} out of bounds (size "
-                             f"{d})")
+            raise ValueError(f"slice index {k} of dimension {axis} out of bounds (size {d})")
         axis += 1
     return TensorShape(out)
 
@@ -214,18 +215,23 @@ def _infer_strided_slice(op: Operation, x: Tensor | None = None) -> TensorShape:
         specs.append(_partial_list(t))
     lengths = {len(v) for v in specs if v is not None}
     if len(lengths) > 1:
-        raise ValueError(f"begin, end and strides of '{op.type}' must have one length, "
-                         f"got {[len(v) for v in specs if v is not None]}")
+        raise ValueError(
+            f"begin, end and strides of '{op.type}' must have one length, "
+            f"got {[len(v) for v in specs if v is not None]}"
+        )
     masks = _masks(op.attrs)
     if masks[2] & (masks[2] - 1):
         raise ValueError("Multiple ellipses in slice spec not allowed")
     if not lengths:
         return TensorShape(None)
     n = lengths.pop()
-    begin, end, strides = ([_UNKNOWN if v is None else v for v in spec] if spec is not None
-                           else [_UNKNOWN] * n for spec in specs)
-    return _sliced_shape(x.shape.as_tuple() if x is not None else None,
-                         _slice_key(begin, end, strides, masks))
+    begin, end, strides = (
+        [_UNKNOWN if v is None else v for v in spec] if spec is not None else [_UNKNOWN] * n
+        for spec in specs
+    )
+    return _sliced_shape(
+        x.shape.as_tuple() if x is not None else None, _slice_key(begin, end, strides, masks)
+    )
 
 
 def _infer_strided_slice_op(op: Operation) -> list:
@@ -244,8 +250,9 @@ def _strided_slice_kernel(ctx: Any, attrs: dict) -> Any:
         b, e, s, key = memo[0]
         if begin is not b or end is not e or strides is not s:
             key = _slice_key(begin.tolist(), end.tolist(), strides.tolist(), masks)
-            if not any(getattr(getattr(a, "flags", None), "writeable", True)
-                       for a in (begin, end, strides)):
+            if not any(
+                getattr(getattr(a, "flags", None), "writeable", True) for a in (begin, end, strides)
+            ):
                 memo[0] = (begin, end, strides, key)
         return asarray(x[key])
 
@@ -254,13 +261,21 @@ def _strided_slice_kernel(ctx: Any, attrs: dict) -> Any:
 
 def _strided_slice_grad(op: Operation, grad: Tensor) -> list:
     x, begin, end, strides = op.inputs
-    dx = apply_op("StridedSliceGrad", [_shape_of(x, begin.dtype), begin, end, strides, grad],
-                  dict(op.attrs))
+    dx = apply_op(
+        "StridedSliceGrad", [_shape_of(x, begin.dtype), begin, end, strides, grad], dict(op.attrs)
+    )
     return [dx, None, None, None]
 
 
-registry.register(registry.OpDef("StridedSlice", _infer_strided_slice_op,
-                                 _strided_slice_kernel, _strided_slice_grad, foldable=True))
+registry.register(
+    registry.OpDef(
+        "StridedSlice",
+        _infer_strided_slice_op,
+        _strided_slice_kernel,
+        _strided_slice_grad,
+        foldable=True,
+    )
+)
 
 
 def _infer_strided_slice_grad(op: Operation) -> list:
@@ -287,15 +302,30 @@ def _strided_slice_grad_grad(op: Operation, grad: Tensor) -> list:
     return [None, None, None, None, ddy]
 
 
-registry.register(registry.OpDef("StridedSliceGrad", _infer_strided_slice_grad,
-                                 _strided_slice_grad_kernel, _strided_slice_grad_grad,
-                                 foldable=True))
+registry.register(
+    registry.OpDef(
+        "StridedSliceGrad",
+        _infer_strided_slice_grad,
+        _strided_slice_grad_kernel,
+        _strided_slice_grad_grad,
+        foldable=True,
+    )
+)
 
 
-def strided_slice(input_: Any, begin: Any, end: Any, strides: Any = None,
-                  begin_mask: int = 0, end_mask: int = 0, ellipsis_mask: int = 0,
-                  new_axis_mask: int = 0, shrink_axis_mask: int = 0, var: Any = None,
-                  name: str | None = None) -> Tensor:
+def strided_slice(
+    input_: Any,
+    begin: Any,
+    end: Any,
+    strides: Any = None,
+    begin_mask: int = 0,
+    end_mask: int = 0,
+    ellipsis_mask: int = 0,
+    new_axis_mask: int = 0,
+    shrink_axis_mask: int = 0,
+    var: Any = None,
+    name: str | None = None,
+) -> Tensor:
     """Python-style strided slicing, ``input_[begin:end:strides]`` per dimension, with
     TF's masks (bit ``i`` refers to entry ``i`` of the spec):
 
@@ -312,21 +342,26 @@ def strided_slice(input_: Any, begin: Any, end: Any, strides: Any = None,
     begin_t, end_t = _int_tensor(begin), _int_tensor(end)
     strides_t = ones_like(begin_t) if strides is None else _int_tensor(strides)
     begin_t, end_t, strides_t = _same_index_dtype([begin_t, end_t, strides_t])
-    attrs = {"begin_mask": int(begin_mask), "end_mask": int(end_mask),
-             "ellipsis_mask": int(ellipsis_mask), "new_axis_mask": int(new_axis_mask),
-             "shrink_axis_mask": int(shrink_axis_mask)}
+    attrs = {
+        "begin_mask": int(begin_mask),
+        "end_mask": int(end_mask),
+        "ellipsis_mask": int(ellipsis_mask),
+        "new_axis_mask": int(new_axis_mask),
+        "shrink_axis_mask": int(shrink_axis_mask),
+    }
     return apply_op("StridedSlice", [input_, begin_t, end_t, strides_t], attrs, name=name)
 
 
-_INDEX_HELP = ("Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and "
-               "scalar tf.int32/tf.int64 tensors are valid indices")
+_INDEX_HELP = (
+    "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and "
+    "scalar tf.int32/tf.int64 tensors are valid indices"
+)
 
 
 def _check_index(value: Any) -> None:
     if isinstance(value, (numbers.Integral, np.integer)):
         return
-    if isinstance(value, Tensor) and value.dtype in _INDEX_DTYPES and \
-            value.shape.rank in (None, 0):
+    if isinstance(value, Tensor) and value.dtype in _INDEX_DTYPES and value.shape.rank in (None, 0):
         return
     raise TypeError(f"{_INDEX_HELP}, got {value!r}")
 
@@ -334,8 +369,11 @@ def _check_index(value: Any) -> None:
 def _pack_indices(values: list) -> Tensor:
     if all(isinstance(v, (numbers.Integral, np.integer)) for v in values):
         return _int_tensor([int(v) for v in values])
-    dtype = dtypes.int64 if any(isinstance(v, Tensor) and v.dtype == dtypes.int64
-                                for v in values) else dtypes.int32
+    dtype = (
+        dtypes.int64
+        if any(isinstance(v, Tensor) and v.dtype == dtypes.int64 for v in values)
+        else dtypes.int32
+    )
     parts = []
     for v in values:
         if isinstance(v, Tensor):
@@ -394,11 +432,22 @@ def _getitem(tensor: Any, key: Any) -> Tensor:
     with graph.name_scope("strided_slice") as scope:
         if begin:
             begin_t, end_t, strides_t = _same_index_dtype(
-                [_pack_indices(begin), _pack_indices(end), _pack_indices(strides)])
+                [_pack_indices(begin), _pack_indices(end), _pack_indices(strides)]
+            )
         else:
             begin_t = end_t = strides_t = constant([], dtype=dtypes.int32)
-        return strided_slice(tensor, begin_t, end_t, strides_t, begin_mask, end_mask,
-                             ellipsis_mask, new_axis_mask, shrink_mask, name=scope)
+        return strided_slice(
+            tensor,
+            begin_t,
+            end_t,
+            strides_t,
+            begin_mask,
+            end_mask,
+            ellipsis_mask,
+            new_axis_mask,
+            shrink_mask,
+            name=scope,
+        )
 
 
 register_operator("getitem", _getitem)
@@ -411,11 +460,13 @@ def _padded_dims(op: Operation, sign: int) -> list | None:
     _require_index_dtype(paddings_t, "paddings", op.type)
     dims = x.shape.as_tuple()
     pshape = paddings_t.shape.as_tuple()
-    if pshape is not None and (len(pshape) != 2 or pshape[1] not in (None, 2) or (
-            dims is not None and pshape[0] not in (None, len(dims)))):
+    if pshape is not None and (
+        len(pshape) != 2
+        or pshape[1] not in (None, 2)
+        or (dims is not None and pshape[0] not in (None, len(dims)))
+    ):
         rank_ = "?" if dims is None else len(dims)
-        raise ValueError(f"paddings must be a matrix of shape [{rank_}, 2], got "
-                         f"{paddings_t.shape}")
+        raise ValueError(f"paddings must be a matrix of shape [{rank_}, 2], got {paddings_t.shape}")
     pads = _partial(paddings_t)
     if dims is None:
         return None if pads is None else [None] * pads.shape[0]
@@ -427,12 +478,21 @@ def _padded_dims(op: Operation, sign: int) -> list | None:
         for p in (before, after):
             if p is not None and p < 0:
                 raise ValueError(f"paddings must be non-negative, got {p} for dimension {i}")
-            limit = None if d is None or sign < 0 else d - 1 if mode == "REFLECT" else \
-                d if mode == "SYMMETRIC" else None
+            limit = (
+                None
+                if d is None or sign < 0
+                else d - 1
+                if mode == "REFLECT"
+                else d
+                if mode == "SYMMETRIC"
+                else None
+            )
             if p is not None and limit is not None and p > limit:
-                raise ValueError(f"paddings of dimension {i} must be no greater than "
-                                 f"{limit} in {mode} mode (the dimension has size {d}), "
-                                 f"got {p}")
+                raise ValueError(
+                    f"paddings of dimension {i} must be no greater than "
+                    f"{limit} in {mode} mode (the dimension has size {d}), "
+                    f"got {p}"
+                )
         if d is None or before is None or after is None:
             out.append(None)
         else:
@@ -445,15 +505,18 @@ def _infer_pad(op: Operation) -> list:
     if op.type == "PadV2":
         _require_rank(op.inputs[2], (0,), "constant_values", "PadV2")
         if op.inputs[2].dtype != x.dtype:
-            raise TypeError(f"constant_values of dtype {op.inputs[2].dtype.name} do not "
-                            f"match the input's dtype {x.dtype.name}")
+            raise TypeError(
+                f"constant_values of dtype {op.inputs[2].dtype.name} do not "
+                f"match the input's dtype {x.dtype.name}"
+            )
     return [(x.dtype, TensorShape(_padded_dims(op, 1)))]
 
 
 def _pad_kernel(ctx: Any, attrs: dict) -> Any:
     pad_ = ctx.xp.pad
-    return lambda x, paddings, value=0: pad_(x, paddings.tolist(), mode="constant",
-                                             constant_values=value)
+    return lambda x, paddings, value=0: pad_(
+        x, paddings.tolist(), mode="constant", constant_values=value
+    )
 
 
 def _pad_grad(op: Operation, grad: Tensor) -> list:
@@ -464,8 +527,7 @@ def _pad_grad(op: Operation, grad: Tensor) -> list:
 
 
 registry.register(registry.OpDef("Pad", _infer_pad, _pad_kernel, _pad_grad, foldable=True))
-registry.register(registry.OpDef("PadV2", _infer_pad, _pad_kernel, _pad_grad,
-                                 foldable=True))
+registry.register(registry.OpDef("PadV2", _infer_pad, _pad_kernel, _pad_grad, foldable=True))
 
 
 def _mirror_pad_kernel(ctx: Any, attrs: dict) -> Any:
@@ -478,8 +540,9 @@ def _mirror_pad_grad(op: Operation, grad: Tensor) -> list:
     return [dx, None]
 
 
-registry.register(registry.OpDef("MirrorPad", _infer_pad, _mirror_pad_kernel,
-                                 _mirror_pad_grad, foldable=True))
+registry.register(
+    registry.OpDef("MirrorPad", _infer_pad, _mirror_pad_kernel, _mirror_pad_grad, foldable=True)
+)
 
 
 def _infer_mirror_pad_grad(op: Operation) -> list:
@@ -498,11 +561,11 @@ def _mirror_pad_grad_kernel(ctx: Any, attrs: dict) -> Any:
                 continue
             moved = xp.moveaxis(out, axis, 0)
             n = moved.shape[0] - before - after
-            core = moved[before:before + n].copy()
+            core = moved[before : before + n].copy()
             if before:
-                core[edge:edge + before] += moved[:before][::-1]
+                core[edge : edge + before] += moved[:before][::-1]
             if after:
-                core[n - edge - after:n - edge] += moved[before + n:][::-1]
+                core[n - edge - after : n - edge] += moved[before + n :][::-1]
             out = xp.moveaxis(core, 0, axis)
         return out
 
@@ -514,13 +577,24 @@ def _mirror_pad_grad_grad(op: Operation, grad: Tensor) -> list:
     return [ddy, None]
 
 
-registry.register(registry.OpDef("MirrorPadGrad", _infer_mirror_pad_grad,
-                                 _mirror_pad_grad_kernel, _mirror_pad_grad_grad,
-                                 foldable=True))
+registry.register(
+    registry.OpDef(
+        "MirrorPadGrad",
+        _infer_mirror_pad_grad,
+        _mirror_pad_grad_kernel,
+        _mirror_pad_grad_grad,
+        foldable=True,
+    )
+)
 
 
-def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", name: str | None = None,
-        constant_values: Any = 0) -> Tensor:
+def pad(
+    tensor: Any,
+    paddings: Any,
+    mode: str = "CONSTANT",
+    name: str | None = None,
+    constant_values: Any = 0,
+) -> Tensor:
     """Pads ``tensor``: ``paddings[i] = [before, after]`` elements around dimension ``i``.
 
     Args:
@@ -536,8 +610,7 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", name: str | None = N
     paddings_t = _int_tensor(paddings)
     mode = str(mode).upper()
     if mode == "CONSTANT":
-        if not isinstance(constant_values, Tensor) and np.all(
-                np.asarray(constant_values) == 0):
+        if not isinstance(constant_values, Tensor) and np.all(np.asarray(constant_values) == 0):
             return apply_op("Pad", [tensor, paddings_t], name=name)
         value = convert_to_tensor(constant_values, dtype=tensor.dtype)
         return apply_op("PadV2", [tensor, paddings_t, value], name=name)
@@ -547,8 +620,7 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", name: str | None = N
 
 
 # --- boolean_mask ------------------------------------------------------------------------
-def boolean_mask(tensor: Any, mask: Any, name: str = "boolean_mask",
-                 axis: Any = None) -> Tensor:
+def boolean_mask(tensor: Any, mask: Any, name: str = "boolean_mask", axis: Any = None) -> Tensor:
     """The elements (or slices) of ``tensor`` where the boolean ``mask`` is true.
 
     With ``mask`` of rank K, dimensions ``axis..axis+K-1`` of ``tensor`` must match
@@ -566,23 +638,27 @@ def boolean_mask(tensor: Any, mask: Any, name: str = "boolean_mask",
             raise TypeError(f"mask must be a bool tensor, got {mask.dtype.name}")
         k = mask.shape.rank
         if k is None:
-            raise ValueError("Number of mask dimensions must be specified, even if some "
-                             "dimensions are None. E.g. shape=[None] is ok, but "
-                             "shape=None is not.")
+            raise ValueError(
+                "Number of mask dimensions must be specified, even if some "
+                "dimensions are None. E.g. shape=[None] is ok, but "
+                "shape=None is not."
+            )
         if k == 0:
             raise ValueError("mask cannot be scalar.")
         rank_ = tensor.shape.rank
         axis = 0 if axis is None else int(axis)
         if rank_ is not None:
             axis = normalize_axis(axis, rank_, "boolean_mask")
-            if axis + k > rank_ or not tensor.shape[axis:axis + k].is_compatible_with(
-                    mask.shape):
-                raise ValueError(f"Shapes {tensor.shape[axis:axis + k]} and {mask.shape} "
-                                 f"are incompatible (tensor dims {axis}..{axis + k - 1} "
-                                 f"against the mask)")
+            if axis + k > rank_ or not tensor.shape[axis : axis + k].is_compatible_with(mask.shape):
+                raise ValueError(
+                    f"Shapes {tensor.shape[axis : axis + k]} and {mask.shape} "
+                    f"are incompatible (tensor dims {axis}..{axis + k - 1} "
+                    f"against the mask)"
+                )
         dims = _shape_of(tensor)
-        flat_shape = concat([dims[:axis], [-1], dims[axis + k:]], 0)
+        flat_shape = concat([dims[:axis], [-1], dims[axis + k :]], 0)
         flat = reshape(tensor, flat_shape)
-        from .math import where  # noqa: PLC0415 - math builds on this module
+        from .math import where
+
         indices = squeeze(where(reshape(mask, [-1])), axis=[1])
         return gather(flat, indices, axis=axis)

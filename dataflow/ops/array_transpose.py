@@ -43,8 +43,10 @@ def _infer_transpose(op: Operation) -> list:
     if perm is None:
         return [(x.dtype, TensorShape(None if dims is None else [None] * len(dims)))]
     if dims is not None and len(perm) != len(dims):
-        raise ValueError(f"transpose expects a permutation of size {len(dims)} (the rank "
-                         f"of the input), got {perm}")
+        raise ValueError(
+            f"transpose expects a permutation of size {len(dims)} (the rank "
+            f"of the input), got {perm}"
+        )
     if None not in perm and sorted(perm) != list(builtins.range(len(perm))):
         raise ValueError(f"{perm} is not a valid permutation of 0..{len(perm) - 1}")
     if dims is None:
@@ -67,10 +69,14 @@ def _transpose_grad(op: Operation, grad: Tensor) -> list:
     return [apply_op(op.type, [grad, inverse]), None]
 
 
-registry.register(registry.OpDef("Transpose", _infer_transpose, _transpose_kernel,
-                                 _transpose_grad, foldable=True))
-registry.register(registry.OpDef("ConjugateTranspose", _infer_transpose,
-                                 _conjugate_transpose_kernel, _transpose_grad))
+registry.register(
+    registry.OpDef("Transpose", _infer_transpose, _transpose_kernel, _transpose_grad, foldable=True)
+)
+registry.register(
+    registry.OpDef(
+        "ConjugateTranspose", _infer_transpose, _conjugate_transpose_kernel, _transpose_grad
+    )
+)
 
 
 def _infer_invert_permutation(op: Operation) -> list:
@@ -93,9 +99,15 @@ def _invert_permutation_kernel(ctx: Any, attrs: dict) -> Any:
     return invert
 
 
-registry.register(registry.OpDef("InvertPermutation", _infer_invert_permutation,
-                                 _invert_permutation_kernel, registry.NOT_DIFFERENTIABLE,
-                                 foldable=True))
+registry.register(
+    registry.OpDef(
+        "InvertPermutation",
+        _infer_invert_permutation,
+        _invert_permutation_kernel,
+        registry.NOT_DIFFERENTIABLE,
+        foldable=True,
+    )
+)
 
 
 def invert_permutation(x: Any, name: str | None = None) -> Tensor:
@@ -103,8 +115,7 @@ def invert_permutation(x: Any, name: str | None = None) -> Tensor:
     return apply_op("InvertPermutation", [_int_tensor(x)], name=name)
 
 
-def transpose(a: Any, perm: Any = None, name: str = "transpose",
-              conjugate: bool = False) -> Tensor:
+def transpose(a: Any, perm: Any = None, name: str = "transpose", conjugate: bool = False) -> Tensor:
     """Permutes the dimensions of ``a`` (reverses them when ``perm`` is ``None``).
 
     Args:
@@ -145,8 +156,9 @@ def _reverse_grad(op: Operation, grad: Tensor) -> list:
     return [reverse(grad, op.inputs[1]), None]
 
 
-registry.register(registry.OpDef("ReverseV2", _infer_reverse, _reverse_kernel,
-                                 _reverse_grad, foldable=True))
+registry.register(
+    registry.OpDef("ReverseV2", _infer_reverse, _reverse_kernel, _reverse_grad, foldable=True)
+)
 
 
 def reverse(tensor: Any, axis: Any, name: str | None = None) -> Tensor:
@@ -198,14 +210,16 @@ def _range_kernel(ctx: Any, attrs: dict) -> Any:
     return range_op
 
 
-registry.register(registry.OpDef("Range", _infer_range, _range_kernel,
-                                 registry.NOT_DIFFERENTIABLE, foldable=True))
+registry.register(
+    registry.OpDef("Range", _infer_range, _range_kernel, registry.NOT_DIFFERENTIABLE, foldable=True)
+)
 
 _RANGE_DTYPES = (dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64)
 
 
-def range_(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None,
-           name: str = "range") -> Tensor:
+def range_(
+    start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name: str = "range"
+) -> Tensor:
     """A 1-D tensor ``[start, start + delta, ...]`` up to (excluding) ``limit``
     (``tf.range``; ``tf.range(n)`` counts from 0).
 
@@ -228,8 +242,7 @@ def range_(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None,
                     kinds.append(dtypes.as_dtype(a.dtype))
                 else:
                     kinds.append(dtypes.float32 if isinstance(a, float) else dtypes.int32)
-            target = max(kinds, key=lambda d: _RANGE_DTYPES.index(d)
-                         if d in _RANGE_DTYPES else -1)
+            target = max(kinds, key=lambda d: _RANGE_DTYPES.index(d) if d in _RANGE_DTYPES else -1)
         tensors = []
         for a, what in zip(args, ("start", "limit", "delta"), strict=True):
             if isinstance(a, Tensor):

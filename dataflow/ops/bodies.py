@@ -35,8 +35,7 @@ from . import array as array_ops
 from .constant import constant
 
 # Stateful ops that are safe to run again when a gradient recomputes a body.
-_RECOMPUTABLE = frozenset({"Placeholder", "VarHandleOp", "ReadVariableOp",
-                           "VarIsInitializedOp"})
+_RECOMPUTABLE = frozenset({"Placeholder", "VarHandleOp", "ReadVariableOp", "VarIsInitializedOp"})
 
 
 def differentiable(t: Tensor) -> bool:
@@ -62,9 +61,12 @@ _READS = frozenset({"ReadVariableOp", "VarIsInitializedOp"})
 def _written_handles(graph: Any) -> set[Tensor]:
     """Variable handles of ``graph`` that some op in it may write (any consumer other
     than a read). Reads of those must be recorded, not repeated, by a gradient."""
-    return {t for op in graph.get_operations() for t in op.outputs
-            if t.dtype == dtypes.resource
-            and any(c.type not in _READS for c in t.consumers())}
+    return {
+        t
+        for op in graph.get_operations()
+        for t in op.outputs
+        if t.dtype == dtypes.resource and any(c.type not in _READS for c in t.consumers())
+    }
 
 
 def _record_ops(outputs: Sequence[Tensor]) -> list[Operation]:
@@ -82,8 +84,9 @@ def _record_ops(outputs: Sequence[Tensor]) -> list[Operation]:
         if op in seen:
             continue
         seen.add(op)
-        if op.outputs and (has_side_effects(op) or (
-                op.type == "ReadVariableOp" and op.inputs[0] in written)):
+        if op.outputs and (
+            has_side_effects(op) or (op.type == "ReadVariableOp" and op.inputs[0] in written)
+        ):
             found.append(op)
         stack.extend(t.op for t in op.inputs if t.op not in seen)
     return sorted(found, key=lambda o: o._id)
@@ -96,16 +99,20 @@ def record_tensors(outputs: Sequence[Tensor]) -> list[Tensor]:
 def _replayable(op: Operation) -> bool:
     """A recorded op whose gradient matters (a ``py_func`` with ``grad=``, a read)."""
     grad = registry.lookup(op.type).grad
-    return (grad is not None and grad is not registry.NOT_DIFFERENTIABLE
-            and any(differentiable(t) for t in op.inputs))
+    return (
+        grad is not None
+        and grad is not registry.NOT_DIFFERENTIABLE
+        and any(differentiable(t) for t in op.inputs)
+    )
 
 
 _REPLAYED: weakref.WeakValueDictionary[int, Operation] = weakref.WeakValueDictionary()
 _replay_tokens = itertools.count(1)
 
 
-def recompute(targets: Sequence[Tensor], mapping: dict[Tensor, Tensor],
-               records: dict[Tensor, Tensor]) -> list[Tensor]:
+def recompute(
+    targets: Sequence[Tensor], mapping: dict[Tensor, Tensor], records: dict[Tensor, Tensor]
+) -> list[Tensor]:
     """Copies into the default graph the ops of a body that compute ``targets``.
 
     ``mapping`` sends the body's input placeholders to tensors of the default graph;
@@ -132,8 +139,9 @@ def recompute(targets: Sequence[Tensor], mapping: dict[Tensor, Tensor],
             if not _replayable(op):
                 continue
         elif has_side_effects(op) or op.type == "Placeholder":
-            raise ValueError(f"internal: the value of {op.name} ({op.type}) in a body was "
-                             "not recorded")
+            raise ValueError(
+                f"internal: the value of {op.name} ({op.type}) in a body was not recorded"
+            )
         stack.extend(t.op for t in op.inputs if t not in mapping and t.op not in needed)
     graph = get_default_graph()
     copies: dict[Operation, Operation] = {}
@@ -144,24 +152,33 @@ def recompute(targets: Sequence[Tensor], mapping: dict[Tensor, Tensor],
                 token = next(_replay_tokens)
                 _REPLAYED[token] = op
                 inputs = [mapping[t] for t in op.inputs]
-                replay = graph.create_op("Replay", inputs + values,
-                                         {"token": token, "num_inputs": len(inputs)},
-                                         name=f"{op.type}_replay")
+                replay = graph.create_op(
+                    "Replay",
+                    inputs + values,
+                    {"token": token, "num_inputs": len(inputs)},
+                    name=f"{op.type}_replay",
+                )
                 values = list(replay.outputs)
             for t, new in zip(op.outputs, values, strict=True):
                 mapping[t] = new
             continue
         controls = [copies[c] for c in op.control_inputs if c in copies]
-        new_op = graph.create_op(op.type, [mapping[t] for t in op.inputs], dict(op.attrs),
-                                 name=op.type, control_inputs=controls)
+        new_op = graph.create_op(
+            op.type,
+            [mapping[t] for t in op.inputs],
+            dict(op.attrs),
+            name=op.type,
+            control_inputs=controls,
+        )
         copies[op] = new_op
         for t, new in zip(op.outputs, new_op.outputs, strict=True):
             mapping[t] = new
     return [mapping[t] for t in targets]
 
 
-def hoist_reads(sub: SubGraph, control_outputs: Sequence[Operation] = ()) \
-        -> tuple[SubGraph, list[Operation]]:
+def hoist_reads(
+    sub: SubGraph, control_outputs: Sequence[Operation] = ()
+) -> tuple[SubGraph, list[Operation]]:
     """Reads a variable the body only reads *before* the op runs, and passes the value.
 
     A body that reads a captured variable would otherwise take its handle as an input,
@@ -176,8 +193,11 @@ def hoist_reads(sub: SubGraph, control_outputs: Sequence[Operation] = ()) \
     hoist: dict[Tensor, Tensor] = {}
     for outer, inner in graph.captures:
         consumers = inner.consumers()
-        if outer.dtype == dtypes.resource and consumers and all(
-                c.type == "ReadVariableOp" for c in consumers):
+        if (
+            outer.dtype == dtypes.resource
+            and consumers
+            and all(c.type == "ReadVariableOp" for c in consumers)
+        ):
             hoist[inner] = outer
     if not hoist:
         return sub, list(control_outputs)
@@ -187,8 +207,12 @@ def hoist_reads(sub: SubGraph, control_outputs: Sequence[Operation] = ()) \
     for inner, handle in hoist.items():
         read_op = inner.consumers()[0]
         with outer_graph.colocate_with(handle.op):
-            value = outer_graph.create_op("ReadVariableOp", [handle], dict(read_op.attrs),
-                                          name=f"{handle.op.name}/Read/hoisted").outputs[0]
+            value = outer_graph.create_op(
+                "ReadVariableOp",
+                [handle],
+                dict(read_op.attrs),
+                name=f"{handle.op.name}/Read/hoisted",
+            ).outputs[0]
         for consumer in inner.consumers():
             values[consumer.outputs[0]] = value
     ops = graph.get_operations()
@@ -204,13 +228,16 @@ def hoist_reads(sub: SubGraph, control_outputs: Sequence[Operation] = ()) \
         mapping.update((t, convert_to_tensor(v)) for t, v in values.items())
         copies: dict[Operation, Operation] = {}
         for op in ops:
-            if op.type == "Placeholder" or all(t in mapping for t in op.outputs) and \
-                    op.outputs:
+            if op.type == "Placeholder" or all(t in mapping for t in op.outputs) and op.outputs:
                 continue
             controls = [copies[c] for c in op.control_inputs if c in copies]
-            new_op = new_graph.create_op(op.type, [mapping[t] for t in op.inputs],
-                                         dict(op.attrs), name=op.name,
-                                         control_inputs=controls)
+            new_op = new_graph.create_op(
+                op.type,
+                [mapping[t] for t in op.inputs],
+                dict(op.attrs),
+                name=op.name,
+                control_inputs=controls,
+            )
             copies[op] = new_op
             mapping.update(zip(op.outputs, new_op.outputs, strict=True))
         new_controls.extend(copies[c] for c in control_outputs)
@@ -284,6 +311,7 @@ def zeros_for(t: Tensor, like: Tensor | None = None) -> Tensor:
         return constant(np.zeros(like.shape.as_list(), like.dtype.as_numpy_dtype))
     if like is None:
         raise ValueError(f"internal: no value spec for the handle {t.name}")
-    read = get_default_graph().create_op("ReadVariableOp", [t],
-                                         {"dtype": like.dtype, "shape": like.shape})
+    read = get_default_graph().create_op(
+        "ReadVariableOp", [t], {"dtype": like.dtype, "shape": like.shape}
+    )
     return array_ops.zeros_like(read.outputs[0])

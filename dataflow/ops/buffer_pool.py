@@ -42,8 +42,11 @@ class BufferPool:
         """A writeable array shaped and typed like ``template`` (contents undefined)."""
         pool = self._pool
         for i in range(len(pool)):
-            if _refcount_at(pool, i) == _UNSHARED and pool[i].shape == template.shape \
-                    and pool[i].dtype == template.dtype:
+            if (
+                _refcount_at(pool, i) == _UNSHARED
+                and pool[i].shape == template.shape
+                and pool[i].dtype == template.dtype
+            ):
                 buffer = pool.pop(i)
                 buffer.flags.writeable = True
                 return buffer

@@ -13,14 +13,24 @@ from typing import Any
 from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
 
 
-def apply_op(op_type: str, inputs: Sequence[Any], attrs: dict | None = None,
-             name: str | None = None, dtype_hint: Any = None) -> Tensor:
+def apply_op(
+    op_type: str,
+    inputs: Sequence[Any],
+    attrs: dict | None = None,
+    name: str | None = None,
+    dtype_hint: Any = None,
+) -> Tensor:
     """Creates an op with one output and returns that output."""
     return apply_op_n(op_type, inputs, attrs, name, dtype_hint).outputs[0]
 
 
-def apply_op_n(op_type: str, inputs: Sequence[Any], attrs: dict | None = None,
-               name: str | None = None, dtype_hint: Any = None) -> Operation:
+def apply_op_n(
+    op_type: str,
+    inputs: Sequence[Any],
+    attrs: dict | None = None,
+    name: str | None = None,
+    dtype_hint: Any = None,
+) -> Operation:
     """Creates an op and returns the ``Operation`` (for several or no outputs)."""
     graph = get_default_graph()
     tensors = convert_inputs(inputs, dtype_hint)

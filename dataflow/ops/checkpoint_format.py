@@ -91,16 +91,32 @@ from ..framework import errors
 FORMAT = "dataflow-checkpoint-v2"
 _READABLE = ("dataflow-checkpoint-v1", FORMAT)
 STRING = "string"  # the dtype of a string entry (see the module docstring)
-_NUMERIC = frozenset(np.dtype(t).newbyteorder("<").str for t in (
-    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-    np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128))
-_MAX_NDIM = 64             # numpy's limit
-_MAX_BYTES = 1 << 62       # no shape may describe more (numpy refuses about 2**63)
-_MAX_SHARDS = 99999        # what the 5-digit shard names can count
+_NUMERIC = frozenset(
+    np.dtype(t).newbyteorder("<").str
+    for t in (
+        np.bool_,
+        np.int8,
+        np.int16,
+        np.int32,
+        np.int64,
+        np.uint8,
+        np.uint16,
+        np.uint32,
+        np.uint64,
+        np.float16,
+        np.float32,
+        np.float64,
+        np.complex64,
+        np.complex128,
+    )
+)
+_MAX_NDIM = 64  # numpy's limit
+_MAX_BYTES = 1 << 62  # no shape may describe more (numpy refuses about 2**63)
+_MAX_SHARDS = 99999  # what the 5-digit shard names can count
 _ALIGN = 64
-_ROW = 512                 # 64-bit words per checksum row (4 KiB)
-_PARALLEL = 1 << 20        # arrays from this size are checksummed on a helper thread
-STALE_AFTER = 3600.0       # seconds untouched after which any temporary is a leftover
+_ROW = 512  # 64-bit words per checksum row (4 KiB)
+_PARALLEL = 1 << 20  # arrays from this size are checksummed on a helper thread
+STALE_AFTER = 3600.0  # seconds untouched after which any temporary is a leftover
 
 
 def shard_path(prefix: str, shard: int, num_shards: int) -> str:
@@ -154,8 +170,12 @@ def remove_stale_temps(directory: str) -> list[str]:
             continue
         if not stat.S_ISREG(info.st_mode):
             continue
-        dead = found is not None and found.group(2) == _HOST and \
-            int(found.group(1)) != os.getpid() and not _pid_alive(int(found.group(1)))
+        dead = (
+            found is not None
+            and found.group(2) == _HOST
+            and int(found.group(1)) != os.getpid()
+            and not _pid_alive(int(found.group(1)))
+        )
         if dead or now - info.st_mtime > STALE_AFTER:
             try:
                 os.remove(path)
@@ -211,8 +231,7 @@ def _rows_sums(view: memoryview, first_row: int) -> tuple[int, int]:
 
 def _combine(parts: Sequence[tuple[int, int]], tail: memoryview) -> list[int]:
     mask = (1 << 64) - 1
-    return [sum(p[0] for p in parts) & mask, sum(p[1] for p in parts) & mask,
-            zlib.crc32(tail)]
+    return [sum(p[0] for p in parts) & mask, sum(p[1] for p in parts) & mask, zlib.crc32(tail)]
 
 
 def checksum(data: Any) -> list[int]:
@@ -273,8 +292,9 @@ def _as_bytes(name: str, item: Any) -> bytes:
         return item.encode()
     if isinstance(item, (bytearray, memoryview)):
         return bytes(item)
-    raise errors.InvalidArgumentError(None, None, f"Cannot save {name}: a string tensor "
-                                      f"holds a {type(item).__name__}")
+    raise errors.InvalidArgumentError(
+        None, None, f"Cannot save {name}: a string tensor holds a {type(item).__name__}"
+    )
 
 
 def _encode(name: str, value: Any) -> tuple[str, tuple[int, ...], np.ndarray]:
@@ -285,13 +305,14 @@ def _encode(name: str, value: Any) -> tuple[str, tuple[int, ...], np.ndarray]:
         items = [_as_bytes(name, x) for x in value.reshape(-1).tolist()]
         lengths = np.array([len(b) for b in items], dtype="<u8")
         data = np.empty(lengths.nbytes + int(lengths.sum()), np.uint8)
-        data[:lengths.nbytes] = lengths.view(np.uint8)
-        data[lengths.nbytes:] = np.frombuffer(b"".join(items), np.uint8)
+        data[: lengths.nbytes] = lengths.view(np.uint8)
+        data[lengths.nbytes :] = np.frombuffer(b"".join(items), np.uint8)
         return STRING, value.shape, data
     little = value.dtype.newbyteorder("<") if value.dtype.byteorder == ">" else value.dtype
     if little.str not in _NUMERIC:
-        raise errors.InvalidArgumentError(None, None, f"Cannot save {name}: dtype "
-                                          f"{value.dtype} has no checkpoint encoding")
+        raise errors.InvalidArgumentError(
+            None, None, f"Cannot save {name}: dtype {value.dtype} has no checkpoint encoding"
+        )
     if little != value.dtype:
         value = value.astype(little)
     # (not ascontiguousarray: it turns 0-d arrays into 1-d ones)
@@ -299,8 +320,9 @@ def _encode(name: str, value: Any) -> tuple[str, tuple[int, ...], np.ndarray]:
     return little.str, value.shape, value
 
 
-def write_shard(prefix: str, shard: int, num_shards: int,
-                arrays: dict[str, np.ndarray], sync: bool = False) -> dict[str, dict[str, Any]]:
+def write_shard(
+    prefix: str, shard: int, num_shards: int, arrays: dict[str, np.ndarray], sync: bool = False
+) -> dict[str, dict[str, Any]]:
     """Writes one shard file; returns its index entries. Large arrays are checksummed
     on a helper thread while earlier ones are written. Removes the directory's stale
     temporaries first (this runs wherever the shard's variables live)."""
@@ -315,8 +337,9 @@ def write_shard(prefix: str, shard: int, num_shards: int,
             for name, value in arrays.items():
                 dtype, shape, data = _encode(name, value)
                 view = _bytes_of(data)
-                sums[name] = pool.submit(checksum, view) if data.nbytes >= _PARALLEL \
-                    else checksum(view)
+                sums[name] = (
+                    pool.submit(checksum, view) if data.nbytes >= _PARALLEL else checksum(view)
+                )
                 pad = (-offset) % _ALIGN
                 if pad:
                     f.write(b"\0" * pad)
@@ -325,21 +348,27 @@ def write_shard(prefix: str, shard: int, num_shards: int,
                     data.tofile(f)  # numpy's own writer: faster here than f.write(view)
                 else:
                     f.write(view)
-                entries[name] = {"shard": shard, "offset": offset, "nbytes": data.nbytes,
-                                 "dtype": dtype, "shape": list(shape)}
+                entries[name] = {
+                    "shard": shard,
+                    "offset": offset,
+                    "nbytes": data.nbytes,
+                    "dtype": dtype,
+                    "shape": list(shape),
+                }
                 offset += data.nbytes
             for name, found in sums.items():
-                entries[name]["checksum"] = found.result() if isinstance(found, Future) \
-                    else found
+                entries[name]["checksum"] = found.result() if isinstance(found, Future) else found
 
     _write_atomically(path, write, sync)
     return entries
 
 
-def write_index(prefix: str, num_shards: int, entries: dict[str, dict[str, Any]],
-                sync: bool = False) -> None:
-    body = json.dumps({"format": FORMAT, "num_shards": num_shards, "entries": entries},
-                      indent=1, sort_keys=True)
+def write_index(
+    prefix: str, num_shards: int, entries: dict[str, dict[str, Any]], sync: bool = False
+) -> None:
+    body = json.dumps(
+        {"format": FORMAT, "num_shards": num_shards, "entries": entries}, indent=1, sort_keys=True
+    )
     atomic_write_bytes(index_path(prefix), body.encode(), sync)
 
 
@@ -361,8 +390,11 @@ def _entry_problem(entry: Any, num_shards: int, fmt: str) -> str | None:
     if not isinstance(dtype, str) or (dtype != STRING and dtype not in _NUMERIC):
         return f"dtype {reprlib.repr(dtype)} is not one a checkpoint holds"
     shape = entry.get("shape")
-    if not isinstance(shape, list) or len(shape) > _MAX_NDIM or \
-            not all(_is_count(d) for d in shape):
+    if (
+        not isinstance(shape, list)
+        or len(shape) > _MAX_NDIM
+        or not all(_is_count(d) for d in shape)
+    ):
         return f"shape {reprlib.repr(shape)} is not a list of non-negative integers"
     itemsize = 8 if dtype == STRING else np.dtype(dtype).itemsize
     if math.prod(max(d, 1) for d in shape) * itemsize > _MAX_BYTES:
@@ -393,24 +425,30 @@ def read_index(prefix: str) -> dict[str, Any]:
         with open(path, "rb") as f:
             raw = f.read()
     except (FileNotFoundError, NotADirectoryError):
-        raise errors.NotFoundError(None, None, f"Checkpoint '{prefix}' not found: no "
-                                   f"{path}") from None
+        raise errors.NotFoundError(
+            None, None, f"Checkpoint '{prefix}' not found: no {path}"
+        ) from None
     except OSError as exc:
         raise io_error(exc, path, "Cannot read checkpoint index") from None
     try:
         index = json.loads(raw)
     except (ValueError, RecursionError) as exc:
         raise _corrupt(f"Checkpoint index {path} is corrupted: {exc}") from None
-    if not isinstance(index, dict) or index.get("format") not in _READABLE or \
-            not isinstance(index.get("entries"), dict) or \
-            not _is_count(index.get("num_shards")) or index["num_shards"] > _MAX_SHARDS:
-        raise _corrupt(f"Checkpoint index {path} is corrupted: not a dataflow checkpoint "
-                       f"index")
+    if (
+        not isinstance(index, dict)
+        or index.get("format") not in _READABLE
+        or not isinstance(index.get("entries"), dict)
+        or not _is_count(index.get("num_shards"))
+        or index["num_shards"] > _MAX_SHARDS
+    ):
+        raise _corrupt(f"Checkpoint index {path} is corrupted: not a dataflow checkpoint index")
     for name, entry in index["entries"].items():
         problem = _entry_problem(entry, index["num_shards"], index["format"])
         if problem is not None:
-            raise _corrupt(f"Checkpoint index {path} is corrupted: bad entry for "
-                           f"{reprlib.repr(name)} ({problem})")
+            raise _corrupt(
+                f"Checkpoint index {path} is corrupted: bad entry for "
+                f"{reprlib.repr(name)} ({problem})"
+            )
     return index
 
 
@@ -425,8 +463,7 @@ def entry_of(prefix: str, index: dict[str, Any], name: str) -> dict[str, Any]:
     """
     entry = index["entries"].get(name)
     if entry is None:
-        raise errors.NotFoundError(None, None, f"Key {name} not found in checkpoint "
-                                   f"'{prefix}'")
+        raise errors.NotFoundError(None, None, f"Key {name} not found in checkpoint '{prefix}'")
     path = shard_path(prefix, entry["shard"], index["num_shards"])
     try:
         size = os.stat(path).st_size
@@ -444,9 +481,11 @@ def _missing(path: str, name: str) -> errors.OpError:
 
 def _check_extent(path: str, name: str, entry: dict[str, Any], size: int) -> None:
     if entry["offset"] + entry["nbytes"] > size:
-        raise _corrupt(f"Checkpoint shard {path} is truncated: {name} needs "
-                       f"{entry['nbytes']} bytes at offset {entry['offset']}, the file "
-                       f"has {size}")
+        raise _corrupt(
+            f"Checkpoint shard {path} is truncated: {name} needs "
+            f"{entry['nbytes']} bytes at offset {entry['offset']}, the file "
+            f"has {size}"
+        )
 
 
 def entry_dtype(entry: dict[str, Any]) -> np.dtype:
@@ -459,18 +498,16 @@ def _open(path: str, name: str, files: dict[str, Any]) -> tuple[Any, int]:
     found = files.get(path)
     if found is None:
         try:
-            f = open(path, "rb")  # noqa: SIM115 - closed by the caller
+            f = open(path, "rb")
         except FileNotFoundError:
             raise _missing(path, name) from None
         except OSError as exc:
-            raise io_error(exc, path, f"Cannot read checkpoint shard (for {name})") \
-                from None
+            raise io_error(exc, path, f"Cannot read checkpoint shard (for {name})") from None
         found = files[path] = (f, os.fstat(f.fileno()).st_size)
     return found
 
 
-def _decode_strings(path: str, name: str, data: np.ndarray, shape: list[int]
-                    ) -> np.ndarray:
+def _decode_strings(path: str, name: str, data: np.ndarray, shape: list[int]) -> np.ndarray:
     """The object array of ``bytes`` held by a string entry's (checked) bytes."""
     count = math.prod(shape)
     head = 8 * count
@@ -479,8 +516,10 @@ def _decode_strings(path: str, name: str, data: np.ndarray, shape: list[int]
     # A wrapped sum would show as a decrease: non-decreasing and ending at ``total``
     # means every string lies inside the data.
     if (int(ends[-1]) if count else 0) != total or bool(np.any(ends[1:] < ends[:-1])):
-        raise _corrupt(f"Checkpoint shard {path} is corrupted: the string lengths of "
-                       f"{name} do not add up to its {total} bytes")
+        raise _corrupt(
+            f"Checkpoint shard {path} is corrupted: the string lengths of "
+            f"{name} do not add up to its {total} bytes"
+        )
     blob = data[head:].tobytes()
     out = np.empty(count, dtype=object)
     start = 0
@@ -490,8 +529,9 @@ def _decode_strings(path: str, name: str, data: np.ndarray, shape: list[int]
     return out.reshape(shape)
 
 
-def _read_one(prefix: str, index: dict[str, Any], name: str, files: dict[str, Any],
-              pool: ThreadPoolExecutor) -> np.ndarray:
+def _read_one(
+    prefix: str, index: dict[str, Any], name: str, files: dict[str, Any], pool: ThreadPoolExecutor
+) -> np.ndarray:
     """One entry read into a new array, its size checked and its checksum verified;
     whole rows are checksummed on ``pool`` while the next chunk is read. Nothing is
     allocated before the entry is known to lie inside its file."""
@@ -501,8 +541,11 @@ def _read_one(prefix: str, index: dict[str, Any], name: str, files: dict[str, An
     offset, nbytes = entry["offset"], entry["nbytes"]
     _check_extent(path, name, entry, size)  # again: the file may have changed since
     strings = entry["dtype"] == STRING
-    out = np.empty(nbytes, np.uint8) if strings else \
-        np.empty(tuple(entry["shape"]), np.dtype(entry["dtype"]))
+    out = (
+        np.empty(nbytes, np.uint8)
+        if strings
+        else np.empty(tuple(entry["shape"]), np.dtype(entry["dtype"]))
+    )
     view = _bytes_of(out)
     new_format = "checksum" in entry
     whole = len(view) // _ROW_BYTES * _ROW_BYTES if new_format else 0
@@ -511,7 +554,7 @@ def _read_one(prefix: str, index: dict[str, Any], name: str, files: dict[str, An
     try:
         f.seek(offset)
         for start in range(0, len(view), _CHUNK):  # straight into the array
-            piece = view[start:start + _CHUNK]
+            piece = view[start : start + _CHUNK]
             n = f.readinto(piece)
             got += n
             if n < len(piece):
@@ -519,31 +562,31 @@ def _read_one(prefix: str, index: dict[str, Any], name: str, files: dict[str, An
             if start + len(piece) <= whole:
                 parts.append(pool.submit(_rows_sums, piece, start // _ROW_BYTES))
             elif start < whole:
-                parts.append(pool.submit(_rows_sums, view[start:whole],
-                                         start // _ROW_BYTES))
+                parts.append(pool.submit(_rows_sums, view[start:whole], start // _ROW_BYTES))
     except OSError as exc:
         raise io_error(exc, path, f"Cannot read {name} from checkpoint shard") from None
     if got != nbytes:
-        raise _corrupt(f"Checkpoint shard {path} is truncated: {name} needs {nbytes} "
-                       f"bytes at offset {offset}, found {got}")
+        raise _corrupt(
+            f"Checkpoint shard {path} is truncated: {name} needs {nbytes} "
+            f"bytes at offset {offset}, found {got}"
+        )
     if new_format:
         found: list[int] | int = _combine([p.result() for p in parts], view[whole:])
         want = entry["checksum"]
     else:
         found, want = zlib.adler32(view), entry["adler32"]
     if found != want:
-        raise _corrupt(f"Checkpoint shard {path} is corrupted: checksum mismatch for "
-                       f"{name}")
+        raise _corrupt(f"Checkpoint shard {path} is corrupted: checksum mismatch for {name}")
     if strings:
         return _decode_strings(path, name, out, entry["shape"])
     if out.dtype == np.bool_ and out.size and int(out.view(np.uint8).max()) > 1:
-        raise _corrupt(f"Checkpoint shard {path} is corrupted: {name} holds bool bytes "
-                       f"other than 0 and 1")
+        raise _corrupt(
+            f"Checkpoint shard {path} is corrupted: {name} holds bool bytes other than 0 and 1"
+        )
     return out
 
 
-def read_entries(prefix: str, index: dict[str, Any], names: Sequence[str]
-                 ) -> list[np.ndarray]:
+def read_entries(prefix: str, index: dict[str, Any], names: Sequence[str]) -> list[np.ndarray]:
     """Arrays from a checkpoint whose index ``read_index`` checked, each checked
     against its file's size, its own size and its checksum (computed on a helper
     thread, a chunk behind the reader)."""
@@ -568,8 +611,9 @@ def delete_checkpoint(prefix: str) -> None:
         num = index["num_shards"]
     except errors.OpError:
         num = None
-    for path in [index_path(prefix)] + ([shard_path(prefix, k, num) for k in range(num)]
-                                        if num else []):
+    for path in [index_path(prefix)] + (
+        [shard_path(prefix, k, num) for k in range(num)] if num else []
+    ):
         try:
             os.remove(path)
         except FileNotFoundError:

@@ -22,12 +22,12 @@ def _infer_const(op: Any) -> list:
 def _const_kernel(ctx: Any, attrs: dict) -> Folded:
     value = attrs["value"]
     # Strings stay in host memory on every device (cupy has no string arrays).
-    return Folded(value if ctx.xp is np or value.dtype.kind in "OSU"
-                  else ctx.xp.asarray(value))
+    return Folded(value if ctx.xp is np or value.dtype.kind in "OSU" else ctx.xp.asarray(value))
 
 
-registry.register(registry.OpDef("Const", _infer_const, _const_kernel,
-                                 registry.NOT_DIFFERENTIABLE, foldable=True))
+registry.register(
+    registry.OpDef("Const", _infer_const, _const_kernel, registry.NOT_DIFFERENTIABLE, foldable=True)
+)
 
 
 def _default_dtype(value: np.ndarray, original: Any) -> dtypes.DType:
@@ -37,15 +37,21 @@ def _default_dtype(value: np.ndarray, original: Any) -> dtypes.DType:
     if value.dtype == np.float64:
         return dtypes.float32
     if value.dtype == np.int64:
-        if value.size and (value.max() > np.iinfo(np.int32).max
-                           or value.min() < np.iinfo(np.int32).min):
+        if value.size and (
+            value.max() > np.iinfo(np.int32).max or value.min() < np.iinfo(np.int32).min
+        ):
             return dtypes.int64
         return dtypes.int32
     return dtypes.as_dtype(value.dtype)
 
 
-def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Const",
-             verify_shape: bool = False) -> Tensor:
+def constant(
+    value: Any,
+    dtype: Any = None,
+    shape: Any = None,
+    name: str = "Const",
+    verify_shape: bool = False,
+) -> Tensor:
     """Creates a constant tensor.
 
     Args:
@@ -63,8 +69,7 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
         ValueError: ``value`` is ``None``, ragged, or has more elements than ``shape``.
     """
     if isinstance(value, Tensor):
-        raise TypeError(f"constant() needs a Python or numpy value, got the tensor "
-                        f"{value.name}")
+        raise TypeError(f"constant() needs a Python or numpy value, got the tensor {value.name}")
     if value is None:
         raise ValueError(f"constant '{name}': None values not supported.")
     try:
@@ -79,16 +84,20 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
         dt = dtypes.as_dtype(dtype)
     if dt.as_numpy_dtype is not None and dt != dtypes.string:
         if array.dtype.kind == "f" and dt.is_integer and not np.all(np.mod(array, 1) == 0):
-            raise TypeError(f"Expected {dt.name}, got {value!r} of type "
-                            f"'{type(value).__name__}' instead (constant '{name}').")
+            raise TypeError(
+                f"Expected {dt.name}, got {value!r} of type "
+                f"'{type(value).__name__}' instead (constant '{name}')."
+            )
         if array.dtype.kind in "US":
             raise TypeError(f"constant '{name}': cannot convert strings to {dt.name}")
         array = array.astype(dt.as_numpy_dtype)
     elif dt == dtypes.string:
         # TF strings are bytes: hold them as an object array of bytes.
-        array = np.array([v.encode() if isinstance(v, str) else bytes(v)
-                          for v in array.reshape(-1).tolist()] or [], dtype=object
-                         ).reshape(array.shape)
+        array = np.array(
+            [v.encode() if isinstance(v, str) else bytes(v) for v in array.reshape(-1).tolist()]
+            or [],
+            dtype=object,
+        ).reshape(array.shape)
     if shape is not None:
         shape = as_shape(shape).as_list()
         size = int(np.prod(shape, dtype=np.int64))
@@ -99,17 +108,21 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
         elif array.size == size:
             array = array.reshape(shape)
         elif array.size > size or array.size == 0:
-            raise ValueError(f"Too many elements provided. Takes at most {size}, but got "
-                             f"{array.size} (constant '{name}' of shape {tuple(shape)}).")
+            raise ValueError(
+                f"Too many elements provided. Takes at most {size}, but got "
+                f"{array.size} (constant '{name}' of shape {tuple(shape)})."
+            )
         else:
             # TF1's graph-mode rule: a shorter value is padded with its last element.
             flat = array.reshape(-1)
-            array = np.concatenate([flat, np.repeat(flat[-1:], size - flat.size)]
-                                   ).reshape(shape)
+            array = np.concatenate([flat, np.repeat(flat[-1:], size - flat.size)]).reshape(shape)
     array = np.array(array, copy=True)
     array.flags.writeable = False
-    return get_default_graph().create_op("Const", [], {"value": array, "dtype": dt},
-                                         name=name).outputs[0]
+    return (
+        get_default_graph()
+        .create_op("Const", [], {"value": array, "dtype": dt}, name=name)
+        .outputs[0]
+    )
 
 
 def _constant_builder(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
@@ -127,16 +140,28 @@ def _infer_placeholder(op: Any) -> list:
 def _placeholder_kernel(ctx: Any, attrs: dict) -> Any:
     # Reached only when a step needs the placeholder and nobody fed it.
     shape = attrs["shape"]
-    shape_str = "<unknown>" if shape.rank is None else \
-        "[" + ",".join("?" if d is None else str(d) for d in shape.as_tuple()) + "]"
+    shape_str = (
+        "<unknown>"
+        if shape.rank is None
+        else "[" + ",".join("?" if d is None else str(d) for d in shape.as_tuple()) + "]"
+    )
     raise errors.InvalidArgumentError(
-        None, ctx.op_name,
+        None,
+        ctx.op_name,
         f"You must feed a value for placeholder tensor '{ctx.op_name}' with dtype "
-        f"{attrs['dtype'].name} and shape {shape_str}")
+        f"{attrs['dtype'].name} and shape {shape_str}",
+    )
 
 
-registry.register(registry.OpDef("Placeholder", _infer_placeholder, _placeholder_kernel,
-                                 registry.NOT_DIFFERENTIABLE, stateful=True))
+registry.register(
+    registry.OpDef(
+        "Placeholder",
+        _infer_placeholder,
+        _placeholder_kernel,
+        registry.NOT_DIFFERENTIABLE,
+        stateful=True,
+    )
+)
 
 
 def placeholder(dtype: Any, shape: Any = None, name: str | None = None) -> Tensor:
@@ -148,17 +173,25 @@ def placeholder(dtype: Any, shape: Any = None, name: str | None = None) -> Tenso
             shape means unknown rank. Fed values are checked against it.
         name: the op name.
     """
-    return get_default_graph().create_op(
-        "Placeholder", [], {"dtype": dtypes.as_dtype(dtype), "shape": TensorShape(shape)},
-        name=name).outputs[0]
+    return (
+        get_default_graph()
+        .create_op(
+            "Placeholder",
+            [],
+            {"dtype": dtypes.as_dtype(dtype), "shape": TensorShape(shape)},
+            name=name,
+        )
+        .outputs[0]
+    )
 
 
 def _infer_placeholder_with_default(op: Any) -> list:
     t = op.inputs[0]
     shape = op.attrs["shape"]
     if not shape.is_compatible_with(t.shape):
-        raise ValueError(f"default value of shape {t.shape} is not compatible with the "
-                         f"placeholder shape {shape}")
+        raise ValueError(
+            f"default value of shape {t.shape} is not compatible with the placeholder shape {shape}"
+        )
     return [(t.dtype, shape)]
 
 
@@ -174,11 +207,17 @@ def _grad_passthrough(op: Any, grad: Any) -> list:
     return [grad]
 
 
-registry.register(registry.OpDef("PlaceholderWithDefault", _infer_placeholder_with_default,
-                                 _identity_kernel, _grad_passthrough))
+registry.register(
+    registry.OpDef(
+        "PlaceholderWithDefault",
+        _infer_placeholder_with_default,
+        _identity_kernel,
+        _grad_passthrough,
+    )
+)
 
 
-def placeholder_with_default(input: Any, shape: Any, name: str | None = None) -> Tensor:  # noqa: A002
+def placeholder_with_default(input: Any, shape: Any, name: str | None = None) -> Tensor:
     """A placeholder that passes ``input`` through when it is not fed."""
     return apply_op("PlaceholderWithDefault", [input], {"shape": TensorShape(shape)}, name)
 

@@ -33,12 +33,21 @@ def _identity_grad(op: Operation, grad: Tensor) -> list:
     return [grad]
 
 
-registry.register(registry.OpDef("NoOp", _infer_none, _noop_kernel,
-                                 registry.NOT_DIFFERENTIABLE))
-registry.register(registry.OpDef("Identity", same_as_input, identity_kernel_factory,
-                                 _identity_grad, foldable=True))
-registry.register(registry.OpDef("StopGradient", same_as_input, identity_kernel_factory,
-                                 registry.NOT_DIFFERENTIABLE, foldable=True))
+registry.register(registry.OpDef("NoOp", _infer_none, _noop_kernel, registry.NOT_DIFFERENTIABLE))
+registry.register(
+    registry.OpDef(
+        "Identity", same_as_input, identity_kernel_factory, _identity_grad, foldable=True
+    )
+)
+registry.register(
+    registry.OpDef(
+        "StopGradient",
+        same_as_input,
+        identity_kernel_factory,
+        registry.NOT_DIFFERENTIABLE,
+        foldable=True,
+    )
+)
 
 
 def no_op(name: str | None = None) -> Operation:
@@ -46,12 +55,12 @@ def no_op(name: str | None = None) -> Operation:
     return get_default_graph().create_op("NoOp", [], {}, name=name)
 
 
-def identity(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF1 name
+def identity(input: Any, name: str | None = None) -> Tensor:
     """Returns a tensor with the same value as ``input``."""
     return apply_op("Identity", [input], name=name)
 
 
-def stop_gradient(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
+def stop_gradient(input: Any, name: str | None = None) -> Tensor:
     """The value of ``input``, through which no gradient flows."""
     return apply_op("StopGradient", [input], name=name)
 
@@ -78,8 +87,11 @@ def group(*inputs: Any, name: str | None = None) -> Operation:
         return no_op(name=name)
 
 
-def tuple(tensors: Sequence[Any], name: str | None = None,  # noqa: A001 - TF1 name
-          control_inputs: Sequence[Any] | None = None) -> list:
+def tuple(
+    tensors: Sequence[Any],
+    name: str | None = None,
+    control_inputs: Sequence[Any] | None = None,
+) -> list:
     """Tensors equal to ``tensors`` that are only available once all of them (and
     ``control_inputs``) are computed."""
     graph = get_default_graph()
@@ -89,8 +101,9 @@ def tuple(tensors: Sequence[Any], name: str | None = None,  # noqa: A001 - TF1 n
             return [None if t is None else identity(t) for t in tensors]
 
 
-def with_dependencies(dependencies: Sequence[Any], output_tensor: Any,
-                      name: str | None = None) -> Tensor:
+def with_dependencies(
+    dependencies: Sequence[Any], output_tensor: Any, name: str | None = None
+) -> Tensor:
     """``output_tensor``, computed only after ``dependencies``."""
     graph = get_default_graph()
     with graph.control_dependencies(dependencies):

@@ -128,8 +128,12 @@ def _shape_str(shape: TensorShape) -> str:
     dims = shape.as_tuple()
     if dims is None:
         return "<unknown>"
-    return "(" + ", ".join("?" if d is None else str(d) for d in dims) + \
-        ("," if len(dims) == 1 else "") + ")"
+    return (
+        "("
+        + ", ".join("?" if d is None else str(d) for d in dims)
+        + ("," if len(dims) == 1 else "")
+        + ")"
+    )
 
 
 def _resource_value_spec(placeholder: Tensor) -> Tensor | None:
@@ -184,10 +188,13 @@ def _infer_if(op: Operation) -> list:
         raise ValueError(f"pred must be a scalar, got shape {pred.shape}")
     n = attrs["num_outputs"]
     then, other = attrs["then_branch"], attrs["else_branch"]
-    specs = [(t.dtype, _common_shape(t.shape, e.shape))
-             for t, e in zip(then.outputs[:n], other.outputs[:n], strict=True)]
-    for t in then.outputs[n:n + attrs["then_records"]] + \
-            other.outputs[n:n + attrs["else_records"]]:
+    specs = [
+        (t.dtype, _common_shape(t.shape, e.shape))
+        for t, e in zip(then.outputs[:n], other.outputs[:n], strict=True)
+    ]
+    for t in (
+        then.outputs[n : n + attrs["then_records"]] + other.outputs[n : n + attrs["else_records"]]
+    ):
         specs.append((t.dtype, t.shape if t.shape.is_fully_defined() else TensorShape(None)))
     return specs
 
@@ -211,10 +218,10 @@ def _if_kernel(ctx: Any, attrs: dict) -> Any:
     def run_if(pred: Any, *args: Any) -> Any:
         if pred:
             outs = then_run([args[i] for i in then_idx])
-            result = tuple(outs[:n + a]) + then_fill
+            result = tuple(outs[: n + a]) + then_fill
         else:
             outs = else_run([args[i] for i in else_idx])
-            result = tuple(outs[:n]) + else_fill + tuple(outs[n:n + b])
+            result = tuple(outs[:n]) + else_fill + tuple(outs[n : n + b])
         if total == 1:
             return result[0]
         return result if total else None
@@ -231,27 +238,28 @@ def _if_grad(op: Any, *grads: Tensor) -> list:
         return [None] * len(op.inputs)
     g_in = [grads[i] for i in out_idx]
     then, other = attrs["then_branch"], attrs["else_branch"]
-    then_recs = then.outputs[n:n + a]
-    else_recs = other.outputs[n:n + b]
-    rec_outputs = list(op.outputs[n:n + a + b])
-    specs = ([(t.dtype, t.shape) for t in fwd_in]
-             + [(t.dtype, t.shape) for t in then_recs + else_recs]
-             + [(g.dtype, g.shape) for g in g_in])
+    then_recs = then.outputs[n : n + a]
+    else_recs = other.outputs[n : n + b]
+    rec_outputs = list(op.outputs[n : n + a + b])
+    specs = (
+        [(t.dtype, t.shape) for t in fwd_in]
+        + [(t.dtype, t.shape) for t in then_recs + else_recs]
+        + [(g.dtype, g.shape) for g in g_in]
+    )
     diff_in = [k for k, t in enumerate(fwd_in) if differentiable(t)]
     nf = len(fwd_in)
 
     def grad_fn(sub: SubGraph, idx: Sequence[int], recs: list[Tensor], offset: int) -> Callable:
         def fn(*args: Tensor) -> dict[int, Tensor]:
-            from ..autodiff.gradients import gradients  # noqa: PLC0415 - autodiff imports ops
+            from ..autodiff.gradients import gradients
 
             fwd_args = args[:nf]
-            rec_args = args[nf:nf + a + b]
-            g_args = args[nf + a + b:]
+            rec_args = args[nf : nf + a + b]
+            g_args = args[nf + a + b :]
             mapping = {p: fwd_args[i] for p, i in zip(sub.all_inputs, idx, strict=True)}
             record_map = {t: rec_args[offset + j] for j, t in enumerate(recs)}
             # The first outputs of an If branch are tensors (control outputs come last).
-            ys = recompute([cast(Tensor, sub.outputs[i]) for i in out_idx], mapping,
-                           record_map)
+            ys = recompute([cast(Tensor, sub.outputs[i]) for i in out_idx], mapping, record_map)
             used = set(idx)
             wrt = [k for k in diff_in if k in used]
             result = gradients(ys, [fwd_args[k] for k in wrt], grad_ys=list(g_args))
@@ -260,16 +268,20 @@ def _if_grad(op: Any, *grads: Tensor) -> list:
         return fn
 
     with get_default_graph().name_scope("If_grad"):
-        then_sub, then_g = trace(grad_fn(then, attrs["then_inputs"], then_recs, 0), specs,
-                                 "then_grad")
-        else_sub, else_g = trace(grad_fn(other, attrs["else_inputs"], else_recs, a), specs,
-                                 "else_grad")
+        then_sub, then_g = trace(
+            grad_fn(then, attrs["then_inputs"], then_recs, 0), specs, "then_grad"
+        )
+        else_sub, else_g = trace(
+            grad_fn(other, attrs["else_inputs"], else_recs, a), specs, "else_grad"
+        )
         keys = sorted(set(then_g) | set(else_g))
         then_out: list[Tensor] = []
         else_out: list[Tensor] = []
         for k in keys:
-            for sub, mine, theirs, out in ((then_sub, then_g, else_g, then_out),
-                                           (else_sub, else_g, then_g, else_out)):
+            for sub, mine, theirs, out in (
+                (then_sub, then_g, else_g, then_out),
+                (else_sub, else_g, then_g, else_out),
+            ):
                 g = mine.get(k)
                 if g is None:
                     with sub.graph.as_default():
@@ -284,12 +296,12 @@ def _if_grad(op: Any, *grads: Tensor) -> list:
 
 
 for _type, _stateful in (("If", True), ("StatelessIf", False)):
-    registry.register(registry.OpDef(_type, _infer_if, _if_kernel, _if_grad,
-                                     stateful=_stateful))
+    registry.register(registry.OpDef(_type, _infer_if, _if_kernel, _if_grad, stateful=_stateful))
 
 
-def _union_inputs(args: Sequence[Tensor], subs: Sequence[SubGraph]) \
-        -> tuple[list[Tensor], list[tuple[int, ...]]]:
+def _union_inputs(
+    args: Sequence[Tensor], subs: Sequence[SubGraph]
+) -> tuple[list[Tensor], list[tuple[int, ...]]]:
     """The op's inputs (``args`` then every distinct capture) and, per sub-graph, the
     index of the op input feeding each of its ``all_inputs`` (its own arguments are the
     first ``len(sub.inputs)`` of ``args``)."""
@@ -307,10 +319,15 @@ def _union_inputs(args: Sequence[Tensor], subs: Sequence[SubGraph]) \
     return inputs, maps
 
 
-def _make_if(pred: Tensor, args: Sequence[Tensor], then_sub: SubGraph, else_sub: SubGraph,
-             num_outputs: int, name: str | None,
-             control_outputs: tuple[list[Operation], list[Operation]] = ([], [])) \
-        -> list[Any]:
+def _make_if(
+    pred: Tensor,
+    args: Sequence[Tensor],
+    then_sub: SubGraph,
+    else_sub: SubGraph,
+    num_outputs: int,
+    name: str | None,
+    control_outputs: tuple[list[Operation], list[Operation]] = ([], []),
+) -> list[Any]:
     """Creates the ``If`` op running ``then_sub``/``else_sub`` (each taking ``args``
     first, then its captures); returns its first ``num_outputs`` outputs (tensors), or
     ``[op]`` when there are none."""
@@ -325,17 +342,31 @@ def _make_if(pred: Tensor, args: Sequence[Tensor], then_sub: SubGraph, else_sub:
     seal(then_sub, [*then_results, *then_recs, *then_ctrl])
     seal(else_sub, [*else_results, *else_recs, *else_ctrl])
     inputs, (then_idx, else_idx) = _union_inputs(args, [then_sub, else_sub])
-    fill = tuple((t.dtype.as_numpy_dtype, t.shape.as_tuple() if t.shape.is_fully_defined()
-                  else None) for t in then_recs + else_recs)
+    fill = tuple(
+        (t.dtype.as_numpy_dtype, t.shape.as_tuple() if t.shape.is_fully_defined() else None)
+        for t in then_recs + else_recs
+    )
     stateful = graph_has_side_effects(then_sub) or graph_has_side_effects(else_sub)
-    attrs = {"then_branch": then_sub, "else_branch": else_sub,
-             "then_inputs": then_idx, "else_inputs": else_idx,
-             "num_outputs": num_outputs, "then_records": len(then_recs),
-             "else_records": len(else_recs), "record_fill": fill}
-    controls = list(dict.fromkeys(then_sub.graph.outer_control_inputs
-                                  + else_sub.graph.outer_control_inputs))
-    op = graph.create_op("If" if stateful else "StatelessIf", [pred] + inputs, attrs,
-                         name=name, control_inputs=controls)
+    attrs = {
+        "then_branch": then_sub,
+        "else_branch": else_sub,
+        "then_inputs": then_idx,
+        "else_inputs": else_idx,
+        "num_outputs": num_outputs,
+        "then_records": len(then_recs),
+        "else_records": len(else_recs),
+        "record_fill": fill,
+    }
+    controls = list(
+        dict.fromkeys(then_sub.graph.outer_control_inputs + else_sub.graph.outer_control_inputs)
+    )
+    op = graph.create_op(
+        "If" if stateful else "StatelessIf",
+        [pred] + inputs,
+        attrs,
+        name=name,
+        control_inputs=controls,
+    )
     if num_outputs == 0:
         return [op]
     return list(op.outputs[:num_outputs])
@@ -344,8 +375,12 @@ def _make_if(pred: Tensor, args: Sequence[Tensor], then_sub: SubGraph, else_sub:
 def _branch_outputs(result: Any, strict: bool, which: str) -> tuple[Any, list[Any]]:
     """Converts a branch's return value to tensors inside its sub-graph; returns the
     (canonical) structure and its flat leaves (tensors, ops or None)."""
-    if not strict and isinstance(result, (list, tuple)) and not nest.is_namedtuple(result) \
-            and len(result) == 1:
+    if (
+        not strict
+        and isinstance(result, (list, tuple))
+        and not nest.is_namedtuple(result)
+        and len(result) == 1
+    ):
         result = result[0]
     result = _canonical(result)
     leaves: list[Tensor | Operation | None] = []
@@ -356,14 +391,21 @@ def _branch_outputs(result: Any, strict: bool, which: str) -> tuple[Any, list[An
         try:
             leaves.append(convert_to_tensor(leaf))
         except (TypeError, ValueError) as exc:
-            raise TypeError(f"{which} returned {leaf!r}, which is not convertible to a "
-                            f"tensor: {exc}") from None
+            raise TypeError(
+                f"{which} returned {leaf!r}, which is not convertible to a tensor: {exc}"
+            ) from None
     return result, leaves
 
 
-def cond(pred: Any, true_fn: Callable[[], Any] | None = None,
-         false_fn: Callable[[], Any] | None = None, strict: bool = False,
-         name: str | None = None, fn1: Any = None, fn2: Any = None) -> Any:
+def cond(
+    pred: Any,
+    true_fn: Callable[[], Any] | None = None,
+    false_fn: Callable[[], Any] | None = None,
+    strict: bool = False,
+    name: str | None = None,
+    fn1: Any = None,
+    fn2: Any = None,
+) -> Any:
     """Returns ``true_fn()`` if ``pred`` is true else ``false_fn()``.
 
     Both functions are traced into sub-graphs of one ``If`` op; only the taken one runs
@@ -404,11 +446,9 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None,
     with graph.name_scope(name or "cond") as scope:
         pred = convert_to_tensor(pred)
         if pred.dtype != dtypes.bool:
-            raise TypeError(f"'pred' must be a bool tensor, got {pred.dtype.name} "
-                            f"('{pred.name}')")
+            raise TypeError(f"'pred' must be a bool tensor, got {pred.dtype.name} ('{pred.name}')")
         if not pred.shape.is_compatible_with(scalar()):
-            raise ValueError(f"'pred' must be a scalar, got shape {pred.shape} "
-                             f"('{pred.name}')")
+            raise ValueError(f"'pred' must be a scalar, got shape {pred.shape} ('{pred.name}')")
         branches = []
         for fn, which in ((true_fn, "true_fn"), (false_fn, "false_fn")):
             sub, raw = trace(fn, [], which)
@@ -422,31 +462,51 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None,
             raise TypeError(
                 "'true_fn' and 'false_fn' must have the same nested structure of return "
                 f"values: 'true_fn' returned {t_struct!r} and 'false_fn' returned "
-                f"{e_struct!r}.")
+                f"{e_struct!r}."
+            )
         for t, e in zip(t_leaves, e_leaves, strict=True):
             if isinstance(t, Operation) != isinstance(e, Operation):
-                raise TypeError("'true_fn' and 'false_fn' must both return an operation "
-                                f"or both a tensor at the same place, got {t!r} and {e!r}")
+                raise TypeError(
+                    "'true_fn' and 'false_fn' must both return an operation "
+                    f"or both a tensor at the same place, got {t!r} and {e!r}"
+                )
             if isinstance(t, Tensor) and t.dtype != e.dtype:
                 raise TypeError(
                     "Outputs of 'true_fn' and 'false_fn' must have the same type(s). "
                     f"Received {t.dtype.name} from 'true_fn' and {e.dtype.name} from "
-                    "'false_fn'.")
+                    "'false_fn'."
+                )
         seal(then_sub, [t for t in t_leaves if isinstance(t, Tensor)])
         seal(else_sub, [e for e in e_leaves if isinstance(e, Tensor)])
         n = len(then_sub.outputs)
-        outs = _make_if(pred, [], then_sub, else_sub, n, scope,
-                        ([t for t in t_leaves if isinstance(t, Operation)],
-                         [e for e in e_leaves if isinstance(e, Operation)]))
+        outs = _make_if(
+            pred,
+            [],
+            then_sub,
+            else_sub,
+            n,
+            scope,
+            (
+                [t for t in t_leaves if isinstance(t, Operation)],
+                [e for e in e_leaves if isinstance(e, Operation)],
+            ),
+        )
     if_op = outs[0].op if n else outs[0]
     it = iter(outs if n else [])
-    flat = [None if leaf is None else (if_op if isinstance(leaf, Operation) else next(it))
-            for leaf in t_leaves]
+    flat = [
+        None if leaf is None else (if_op if isinstance(leaf, Operation) else next(it))
+        for leaf in t_leaves
+    ]
     return nest.pack_sequence_as(t_struct, flat)
 
 
-def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None,
-         exclusive: bool = False, strict: bool = False, name: str = "case") -> Any:
+def case(
+    pred_fn_pairs: Any,
+    default: Callable[[], Any] | None = None,
+    exclusive: bool = False,
+    strict: bool = False,
+    name: str = "case",
+) -> Any:
     """Runs the function of the first pair whose predicate is true (else ``default``).
 
     Built as nested ``cond``s, so only the selected function runs.
@@ -465,11 +525,12 @@ def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None,
         TypeError: ``pred_fn_pairs`` is malformed or a function is not callable.
         ValueError: ``pred_fn_pairs`` is empty.
     """
-    from .debugging import Assert  # noqa: PLC0415 - debugging builds on this module
+    from .debugging import Assert
 
     if not isinstance(pred_fn_pairs, (list, tuple, dict)):
-        raise TypeError("'pred_fn_pairs' must be a list, tuple, or dict. "
-                        f"Received: {type(pred_fn_pairs)}")
+        raise TypeError(
+            f"'pred_fn_pairs' must be a list, tuple, or dict. Received: {type(pred_fn_pairs)}"
+        )
     if isinstance(pred_fn_pairs, dict):
         pairs = sorted(pred_fn_pairs.items(), key=lambda item: item[0].name)
     else:
@@ -478,8 +539,7 @@ def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None,
         raise ValueError("'pred_fn_pairs' must not be empty.")
     for pair in pairs:
         if not isinstance(pair, tuple) or len(pair) != 2:
-            raise TypeError(f"Each entry in 'pred_fn_pairs' must be a 2-tuple. Received "
-                            f"{pair}.")
+            raise TypeError(f"Each entry in 'pred_fn_pairs' must be a 2-tuple. Received {pair}.")
         pred, fn = pair
         if not isinstance(pred, Tensor) or pred.dtype != dtypes.bool:
             raise TypeError(f"pred must be a bool Tensor, got: {pred!r}")
@@ -495,9 +555,13 @@ def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None,
             names = ", ".join(p.name for p in preds + [last_pred])
 
             def default(last_pred: Tensor = last_pred, last_fn: Callable = last_fn) -> Any:
-                Assert(last_pred, [f"None of the conditions evaluated as True. Conditions: "
-                                   f"({names}), Values:"] + preds + [last_pred],
-                       summarize=len(preds) + 1)
+                Assert(
+                    last_pred,
+                    [f"None of the conditions evaluated as True. Conditions: ({names}), Values:"]
+                    + preds
+                    + [last_pred],
+                    summarize=len(preds) + 1,
+                )
                 return last_fn()
 
         fn = default
@@ -516,14 +580,17 @@ def _bind_cond(pred: Tensor, true_fn: Callable, false_fn: Callable, strict: bool
 
 def _assert_at_most_one(preds: list[Tensor]) -> Operation:
     """An ``Assert`` that at most one of ``preds`` is true (``case(exclusive=True)``)."""
-    from .debugging import Assert  # noqa: PLC0415
+    from .debugging import Assert
 
     graph = get_default_graph()
     op = graph.create_op("AtMostOneTrue", preds, {})
     names = ", ".join(p.name for p in preds)
-    return Assert(op.outputs[0], [f"Input error: exclusive=True: more than 1 conditions "
-                                  f"({names}) evaluated as True:"] + preds,
-                  summarize=len(preds))
+    return Assert(
+        op.outputs[0],
+        [f"Input error: exclusive=True: more than 1 conditions ({names}) evaluated as True:"]
+        + preds,
+        summarize=len(preds),
+    )
 
 
 def _infer_at_most_one(op: Operation) -> list:
@@ -535,8 +602,11 @@ def _at_most_one_kernel(ctx: Any, attrs: dict) -> Any:
     return lambda *preds: xp.asarray(sum(bool(p) for p in preds) <= 1)
 
 
-registry.register(registry.OpDef("AtMostOneTrue", _infer_at_most_one, _at_most_one_kernel,
-                                 registry.NOT_DIFFERENTIABLE))
+registry.register(
+    registry.OpDef(
+        "AtMostOneTrue", _infer_at_most_one, _at_most_one_kernel, registry.NOT_DIFFERENTIABLE
+    )
+)
 
 
 # --- While -------------------------------------------------------------------------------
@@ -547,11 +617,15 @@ def _infer_while(op: Operation) -> list:
     specs = [(t.dtype, inv) for t, inv in zip(op.inputs[:k], invariants, strict=True)]
     specs.append((dtypes.int32, scalar()))
     if attrs["back_prop"]:
-        specs.extend((t.dtype, TensorShape([None]).concatenate(inv))
-                     for t, inv in zip(op.inputs[:k], invariants, strict=True))
+        specs.extend(
+            (t.dtype, TensorShape([None]).concatenate(inv))
+            for t, inv in zip(op.inputs[:k], invariants, strict=True)
+        )
         body = attrs["body"]
-        specs.extend((t.dtype, TensorShape([None]).concatenate(t.shape))
-                     for t in body.outputs[k:k + attrs["num_records"]])
+        specs.extend(
+            (t.dtype, TensorShape([None]).concatenate(t.shape))
+            for t in body.outputs[k : k + attrs["num_records"]]
+        )
     return specs
 
 
@@ -563,8 +637,7 @@ def _stack(xp: Any, values: list[Any], empty: tuple[Any, Any]) -> Any:
         first = values[0].shape
         if all(v.shape == first for v in values):
             return xp.stack(values)
-    return xp.zeros((0,) + tuple(d or 0 for d in dims) if dims is not None else (0,),
-                    dtype=dtype)
+    return xp.zeros((0,) + tuple(d or 0 for d in dims) if dims is not None else (0,), dtype=dtype)
 
 
 def _while_kernel(ctx: Any, attrs: dict) -> Any:
@@ -577,7 +650,7 @@ def _while_kernel(ctx: Any, attrs: dict) -> Any:
     cond_idx, body_idx = attrs["cond_inputs"], attrs["body_inputs"]
     # Record history only when this plan reads it (a gradient does).
     read = attrs.get("_outputs_read") or ()
-    record = attrs["back_prop"] and (not read or any(read[k + 1:]))
+    record = attrs["back_prop"] and (not read or any(read[k + 1 :]))
     recorded_vars = attrs["recorded"]
     empties = attrs["history_specs"]
     checks = attrs["shape_checks"]  # per loop var: dims to verify at run time, or None
@@ -589,13 +662,16 @@ def _while_kernel(ctx: Any, attrs: dict) -> Any:
             if dims is None:
                 continue
             shape = values[i].shape
-            if len(shape) != len(dims) or any(d is not None and d != s
-                                              for d, s in zip(dims, shape, strict=True)):
+            if len(shape) != len(dims) or any(
+                d is not None and d != s for d, s in zip(dims, shape, strict=True)
+            ):
                 raise errors.InvalidArgumentError(
-                    None, op_name,
+                    None,
+                    op_name,
                     f"while_loop '{op_name}': loop variable {i} has shape {tuple(shape)} "
                     f"after {n} iteration(s), which is not compatible with its shape "
-                    f"invariant {dims}")
+                    f"invariant {dims}",
+                )
 
     def run_while(*args: Any) -> tuple:
         values = list(args[:k])
@@ -609,7 +685,7 @@ def _while_kernel(ctx: Any, attrs: dict) -> Any:
         while n != limit and cond_run(values + cond_caps)[0]:
             outs = body_run(values + body_caps)
             if record:
-                history.append(values + list(outs[k:k + m]))
+                history.append(values + list(outs[k : k + m]))
             values = list(outs[:k])
             n += 1
             if checks:
@@ -642,11 +718,13 @@ def _while_grad(op: Any, *grads: Tensor) -> list:
     body_caps = [caps[i] for i in attrs["body_inputs"]]
     body_cap_phs = body.all_inputs[k:]
     count = op.outputs[k]
-    histories = list(op.outputs[k + 1:2 * k + 1])
-    rec_histories = list(op.outputs[2 * k + 1:2 * k + 1 + m])
+    histories = list(op.outputs[k + 1 : 2 * k + 1])
+    rec_histories = list(op.outputs[2 * k + 1 : 2 * k + 1 + m])
     final_g = list(grads[:k])
-    hist_g = [None if _is_zero_fill(g, h) else g
-              for g, h in zip(grads[k + 1:2 * k + 1], histories, strict=True)]
+    hist_g = [
+        None if _is_zero_fill(g, h) else g
+        for g, h in zip(grads[k + 1 : 2 * k + 1], histories, strict=True)
+    ]
     diff_vars = [i for i in range(k) if differentiable(op.inputs[i])]
     if not diff_vars or all(final_g[i] is None and hist_g[i] is None for i in diff_vars):
         return [None] * len(op.inputs)
@@ -656,19 +734,23 @@ def _while_grad(op: Any, *grads: Tensor) -> list:
                 f"Cannot differentiate while_loop '{op.name}': loop variable {i} "
                 f"('{op.inputs[i].name}') changes shape between iterations (shape "
                 f"invariant {attrs['shape_invariants'][i]}, initial shape "
-                f"{op.inputs[i].shape}), so its values are not recorded.")
+                f"{op.inputs[i].shape}), so its values are not recorded."
+            )
     diff_caps = [c for c, t in enumerate(body_caps) if differentiable(t)]
     cap_specs: dict[int, Tensor | None] = {}
     for c in diff_caps:
-        cap_specs[c] = (_resource_value_spec(body_cap_phs[c])
-                        if body_caps[c].dtype == dtypes.resource else body_caps[c])
+        cap_specs[c] = (
+            _resource_value_spec(body_cap_phs[c])
+            if body_caps[c].dtype == dtypes.resource
+            else body_caps[c]
+        )
     diff_caps = [c for c in diff_caps if cap_specs[c] is not None]
-    body_records = body.outputs[k:k + m]
+    body_records = body.outputs[k : k + m]
     nv = len(diff_vars)
     connected: dict[int, bool] = {}
 
     def grad_body(j: Tensor, *carried: Tensor) -> list[Tensor]:
-        from ..autodiff.gradients import gradients  # noqa: PLC0415
+        from ..autodiff.gradients import gradients
 
         graph = get_default_graph()
         g_x, accs = carried[:nv], carried[nv:]
@@ -677,8 +759,11 @@ def _while_grad(op: Any, *grads: Tensor) -> list:
         inner_caps = [convert_to_tensor(c) for c in body_caps]
         mapping = dict(zip(body.inputs, xs, strict=True))
         mapping.update(zip(body_cap_phs, inner_caps, strict=True))
-        ys = recompute([body.outputs[i] for i in diff_vars], mapping,
-                        dict(zip(body_records, recs, strict=True)))
+        ys = recompute(
+            [body.outputs[i] for i in diff_vars],
+            mapping,
+            dict(zip(body_records, recs, strict=True)),
+        )
         wrt = [xs[i] for i in diff_vars] + [inner_caps[c] for c in diff_caps]
         result = gradients(ys, wrt, grad_ys=list(g_x))
         new_g: list[Tensor] = []
@@ -699,14 +784,22 @@ def _while_grad(op: Any, *grads: Tensor) -> list:
 
     graph = get_default_graph()
     with graph.name_scope("While_grad"):
-        init_g = [final_g[i] if final_g[i] is not None else array_ops.zeros_like(op.outputs[i])
-                  for i in diff_vars]
+        init_g = [
+            final_g[i] if final_g[i] is not None else array_ops.zeros_like(op.outputs[i])
+            for i in diff_vars
+        ]
         init_acc = [zeros_for(body_caps[c], cap_specs[c]) for c in diff_caps]
         j0 = constant(0, dtype=dtypes.int32)
         loop_vars = [j0] + init_g + init_acc
         outs = _make_while(
-            lambda *args: constant(True), grad_body, loop_vars,
-            [t.shape for t in loop_vars], count, True, None)
+            lambda *args: constant(True),
+            grad_body,
+            loop_vars,
+            [t.shape for t in loop_vars],
+            count,
+            True,
+            None,
+        )
     result: list[Tensor | None] = [None] * len(op.inputs)
     for pos, i in enumerate(diff_vars):
         result[i] = outs[1 + pos]
@@ -717,8 +810,9 @@ def _while_grad(op: Any, *grads: Tensor) -> list:
 
 
 for _type, _stateful in (("While", True), ("StatelessWhile", False)):
-    registry.register(registry.OpDef(_type, _infer_while, _while_kernel, _while_grad,
-                                     stateful=_stateful))
+    registry.register(
+        registry.OpDef(_type, _infer_while, _while_kernel, _while_grad, stateful=_stateful)
+    )
 
 
 # --- reading the loop history (the gradient loop's only special ops) ---------------------
@@ -732,11 +826,13 @@ def _history_index(op_name: str, stack: Any, count: Any, j: Any) -> int:
     i = int(count) - 1 - int(j)
     if not 0 <= i < stack.shape[0]:
         raise errors.InvalidArgumentError(
-            None, op_name,
+            None,
+            op_name,
             f"while_loop gradient: iteration {i} of the forward loop was not recorded "
             f"(the history holds {stack.shape[0]} of {int(count)} iterations; loop "
             "variables or stateful values whose shape changes between iterations cannot be "
-            "differentiated)")
+            "differentiated)",
+        )
     return i
 
 
@@ -747,8 +843,11 @@ def _history_get_kernel(ctx: Any, attrs: dict) -> Any:
 
 def _history_get_grad(op: Operation, grad: Tensor) -> list:
     stack, count, j = op.inputs
-    return [get_default_graph().create_op("LoopHistoryGetGrad", [stack, grad, count, j],
-                                          {}).outputs[0], None, None]
+    return [
+        get_default_graph().create_op("LoopHistoryGetGrad", [stack, grad, count, j], {}).outputs[0],
+        None,
+        None,
+    ]
 
 
 def _infer_history_get_grad(op: Operation) -> list:
@@ -771,22 +870,34 @@ def _history_get_grad_grad(op: Operation, grad: Tensor) -> list:
     return [None, loop_history_get(grad, count, j), None, None]
 
 
-registry.register(registry.OpDef("LoopHistoryGet", _infer_history_get, _history_get_kernel,
-                                 _history_get_grad))
-registry.register(registry.OpDef("LoopHistoryGetGrad", _infer_history_get_grad,
-                                 _history_get_grad_kernel, _history_get_grad_grad))
+registry.register(
+    registry.OpDef("LoopHistoryGet", _infer_history_get, _history_get_kernel, _history_get_grad)
+)
+registry.register(
+    registry.OpDef(
+        "LoopHistoryGetGrad",
+        _infer_history_get_grad,
+        _history_get_grad_kernel,
+        _history_get_grad_grad,
+    )
+)
 
 
 def loop_history_get(history: Tensor, count: Tensor, j: Tensor) -> Tensor:
     """``history[count - 1 - j]``: forward iteration ``count - 1 - j``'s value."""
-    return get_default_graph().create_op("LoopHistoryGet", [history, count, j], {}) \
-        .outputs[0]
+    return get_default_graph().create_op("LoopHistoryGet", [history, count, j], {}).outputs[0]
 
 
-def _make_while(cond_fn: Callable, body_fn: Callable, loop_vars: Sequence[Tensor],
-                invariants: Sequence[TensorShape], maximum_iterations: Tensor | None,
-                back_prop: bool, name: str | None, names: Sequence[str] | None = None) \
-        -> list[Tensor]:
+def _make_while(
+    cond_fn: Callable,
+    body_fn: Callable,
+    loop_vars: Sequence[Tensor],
+    invariants: Sequence[TensorShape],
+    maximum_iterations: Tensor | None,
+    back_prop: bool,
+    name: str | None,
+    names: Sequence[str] | None = None,
+) -> list[Tensor]:
     """Creates a ``While`` op over flat ``loop_vars``; ``cond_fn``/``body_fn`` take and
     (for the body) return flat lists. Returns the final loop variables."""
     graph = get_default_graph()
@@ -803,19 +914,21 @@ def _make_while(cond_fn: Callable, body_fn: Callable, loop_vars: Sequence[Tensor
     with body_sub.graph.as_default():
         outs = [convert_to_tensor(o) for o in outs]
     if len(outs) != k:
-        raise ValueError(f"while_loop's body returned {len(outs)} tensors for {k} loop "
-                         "variables")
+        raise ValueError(f"while_loop's body returned {len(outs)} tensors for {k} loop variables")
     checks = []
     for t, o, inv, nm in zip(loop_vars, outs, invariants, names, strict=True):
         if o.dtype != t.dtype:
-            raise TypeError(f"Loop variable '{nm}' enters the loop with type {t.dtype.name}, "
-                            f"but has type {o.dtype.name} after one iteration.")
+            raise TypeError(
+                f"Loop variable '{nm}' enters the loop with type {t.dtype.name}, "
+                f"but has type {o.dtype.name} after one iteration."
+            )
         if not inv.is_compatible_with(o.shape):
             raise ValueError(
                 f"Input tensor '{nm}' enters the loop with shape {_shape_str(t.shape)}, but "
                 f"has shape {_shape_str(o.shape)} after one iteration. To allow the shape "
                 "to vary across iterations, use the `shape_invariants` argument of "
-                "tf.while_loop to specify a less-specific shape.")
+                "tf.while_loop to specify a less-specific shape."
+            )
         checks.append(None if _at_least_as_specific(o.shape, inv) else inv.as_tuple())
     body_sub, _ = hoist_reads(seal(body_sub, outs))
     outs = list(body_sub.outputs)
@@ -829,30 +942,51 @@ def _make_while(cond_fn: Callable, body_fn: Callable, loop_vars: Sequence[Tensor
         # Positions among the captures, for each sub-graph capture (after the k args).
         return tuple(i - n_args for i in idx[k:])
 
-    recorded = tuple(inv == t.shape or (inv.rank is None and t.shape.rank is None)
-                     for t, inv in zip(loop_vars, invariants, strict=True))
-    history_specs = tuple((t.dtype.as_numpy_dtype, inv.as_tuple())
-                          for t, inv in zip(loop_vars, invariants, strict=True))
+    recorded = tuple(
+        inv == t.shape or (inv.rank is None and t.shape.rank is None)
+        for t, inv in zip(loop_vars, invariants, strict=True)
+    )
+    history_specs = tuple(
+        (t.dtype.as_numpy_dtype, inv.as_tuple())
+        for t, inv in zip(loop_vars, invariants, strict=True)
+    )
     history_specs += tuple((r.dtype.as_numpy_dtype, r.shape.as_tuple()) for r in records)
     stateful = graph_has_side_effects(cond_sub) or graph_has_side_effects(body_sub)
-    attrs = {"cond": cond_sub, "body": body_sub, "num_loop_vars": k,
-             "has_max": maximum_iterations is not None,
-             "cond_inputs": cap_index(cond_idx), "body_inputs": cap_index(body_idx),
-             "shape_invariants": tuple(invariants), "back_prop": bool(back_prop),
-             "num_records": len(records), "recorded": recorded,
-             "history_specs": history_specs,
-             "shape_checks": tuple(checks) if any(x is not None for x in checks) else ()}
-    controls = list(dict.fromkeys(cond_sub.graph.outer_control_inputs
-                                  + body_sub.graph.outer_control_inputs))
-    op = graph.create_op("While" if stateful else "StatelessWhile", inputs, attrs,
-                         name=name, control_inputs=controls)
+    attrs = {
+        "cond": cond_sub,
+        "body": body_sub,
+        "num_loop_vars": k,
+        "has_max": maximum_iterations is not None,
+        "cond_inputs": cap_index(cond_idx),
+        "body_inputs": cap_index(body_idx),
+        "shape_invariants": tuple(invariants),
+        "back_prop": bool(back_prop),
+        "num_records": len(records),
+        "recorded": recorded,
+        "history_specs": history_specs,
+        "shape_checks": tuple(checks) if any(x is not None for x in checks) else (),
+    }
+    controls = list(
+        dict.fromkeys(cond_sub.graph.outer_control_inputs + body_sub.graph.outer_control_inputs)
+    )
+    op = graph.create_op(
+        "While" if stateful else "StatelessWhile", inputs, attrs, name=name, control_inputs=controls
+    )
     return list(op.outputs[:k])
 
 
-def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants: Any = None,
-               parallel_iterations: int = 10, back_prop: bool = True,
-               swap_memory: bool = False, maximum_iterations: Any = None,
-               name: str | None = None, return_same_structure: bool = False) -> Any:
+def while_loop(
+    cond: Callable,
+    body: Callable,
+    loop_vars: Any,
+    shape_invariants: Any = None,
+    parallel_iterations: int = 10,
+    back_prop: bool = True,
+    swap_memory: bool = False,
+    maximum_iterations: Any = None,
+    name: str | None = None,
+    return_same_structure: bool = False,
+) -> Any:
     """Repeats ``body`` while ``cond`` is true.
 
     One ``While`` op runs the compiled ``cond`` and ``body`` in a loop on its device.
@@ -899,21 +1033,27 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
             invariants = [t.shape for t in flat]
         else:
             invariants = _flatten_invariants(
-                structure, [shape_invariants] if wrapped else shape_invariants)
+                structure, [shape_invariants] if wrapped else shape_invariants
+            )
             for t, inv in zip(flat, invariants, strict=True):
                 if not inv.is_compatible_with(t.shape):
                     raise ValueError(
                         f"The shape invariant specified for {t.name} is not compatible with "
                         "the initial shape of the loop variable. It enters the loop with "
                         f"shape {_shape_str(t.shape)}, but the specified shape invariant is "
-                        f"{_shape_str(inv)}.")
+                        f"{_shape_str(inv)}."
+                    )
         limit = None
         if maximum_iterations is not None:
-            limit = convert_to_tensor(maximum_iterations, dtype=dtypes.int32) \
-                if not isinstance(maximum_iterations, Tensor) else maximum_iterations
+            limit = (
+                convert_to_tensor(maximum_iterations, dtype=dtypes.int32)
+                if not isinstance(maximum_iterations, Tensor)
+                else maximum_iterations
+            )
             if not limit.dtype.is_integer or not limit.shape.is_compatible_with(scalar()):
-                raise ValueError("maximum_iterations must be a scalar integer tensor, got "
-                                 f"{limit!r}")
+                raise ValueError(
+                    f"maximum_iterations must be a scalar integer tensor, got {limit!r}"
+                )
         names = [t.name for t in flat]
 
         def call(fn: Callable, args: Sequence[Tensor]) -> Any:
@@ -934,11 +1074,11 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
             if _structure(result) != _structure(list(structure)):
                 raise ValueError(
                     "The body of while_loop must return the structure of its loop_vars: "
-                    f"loop_vars are {list(structure)!r}, the body returned {result!r}.")
+                    f"loop_vars are {list(structure)!r}, the body returned {result!r}."
+                )
             return [o for o in nest.flatten(result)]
 
-        outs = _make_while(cond_fn, body_fn, flat, invariants, limit, back_prop, scope,
-                           names)
+        outs = _make_while(cond_fn, body_fn, flat, invariants, limit, back_prop, scope, names)
     packed = nest.pack_sequence_as(structure, outs)
     if wrapped or (len(outs) == 1 and not return_same_structure):
         return packed[0]
@@ -954,14 +1094,18 @@ def _flatten_invariants(structure: Any, invariants: Any) -> list[TensorShape]:
         # Recursion follows the user's loop-variable nesting, shallow by nature.
         if isinstance(s, Mapping):
             if not isinstance(inv, Mapping) or set(inv) != set(s):
-                raise ValueError(f"shape_invariants {inv!r} do not match the structure of "
-                                 f"the loop variables {s!r}")
+                raise ValueError(
+                    f"shape_invariants {inv!r} do not match the structure of "
+                    f"the loop variables {s!r}"
+                )
             for key in s:
                 walk(s[key], inv[key])
         elif isinstance(s, (list, tuple)):
             if not isinstance(inv, (list, tuple)) or len(inv) != len(s):
-                raise ValueError(f"shape_invariants {inv!r} do not match the structure of "
-                                 f"the loop variables {s!r}")
+                raise ValueError(
+                    f"shape_invariants {inv!r} do not match the structure of "
+                    f"the loop variables {s!r}"
+                )
             for a, b in zip(s, inv, strict=True):
                 walk(a, b)
         else:

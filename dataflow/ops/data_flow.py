@@ -19,8 +19,7 @@ from ..framework.tensor_shape import TensorShape, as_shape, scalar
 from ..framework.tensor_util import constant_value
 from .queue_state import QueueSignature, QueueState
 
-_KIND_NAMES = {"fifo": "FIFOQueue", "shuffle": "RandomShuffleQueue",
-               "padding": "PaddingFIFOQueue"}
+_KIND_NAMES = {"fifo": "FIFOQueue", "shuffle": "RandomShuffleQueue", "padding": "PaddingFIFOQueue"}
 
 
 def _queue_key(name: str) -> str:
@@ -29,8 +28,7 @@ def _queue_key(name: str) -> str:
 
 def _lookup(ctx: Any, name: str) -> QueueState:
     def missing() -> QueueState:
-        raise errors.NotFoundError(None, None, f"Queue '{name}' does not exist on "
-                                   f"{ctx.device}")
+        raise errors.NotFoundError(None, None, f"Queue '{name}' does not exist on {ctx.device}")
 
     return ctx.resources.get_or_create(_queue_key(name), missing)
 
@@ -44,20 +42,31 @@ def _waiter(ctx: Any) -> Any:
 def _signature(attrs: dict) -> QueueSignature:
     shapes = attrs["shapes"]
     return QueueSignature(
-        _KIND_NAMES[attrs["kind"]], tuple(t.name for t in attrs["component_types"]),
+        _KIND_NAMES[attrs["kind"]],
+        tuple(t.name for t in attrs["component_types"]),
         None if shapes is None else tuple(tuple(s.as_list()) for s in shapes),
         attrs["capacity"] if attrs["capacity"] and attrs["capacity"] > 0 else None,
-        attrs["min_after_dequeue"])
+        attrs["min_after_dequeue"],
+    )
 
 
 def _handle_kernel(ctx: Any, attrs: dict) -> Folded:
     name = attrs["shared_name"]
     # A queue re-declared under its shared name must be the same queue (TF1's resource
     # manager refuses another kind, dtypes, shapes or capacity with InvalidArgumentError).
-    ctx.resources.get_or_create(_queue_key(name), lambda: QueueState(
-        name, attrs["capacity"], len(attrs["component_types"]), attrs["kind"] == "shuffle",
-        attrs["min_after_dequeue"], attrs["seed"], attrs["kind"] == "padding"),
-        signature=_signature(attrs))
+    ctx.resources.get_or_create(
+        _queue_key(name),
+        lambda: QueueState(
+            name,
+            attrs["capacity"],
+            len(attrs["component_types"]),
+            attrs["kind"] == "shuffle",
+            attrs["min_after_dequeue"],
+            attrs["seed"],
+            attrs["kind"] == "padding",
+        ),
+        signature=_signature(attrs),
+    )
     return Folded(name)
 
 
@@ -79,22 +88,30 @@ def _component_checker(attrs: dict) -> Any:
             dtype = getattr(value, "dtype", None)
             if np_types[i] is not None and dtype != np_types[i]:
                 raise errors.InvalidArgumentError(
-                    None, None, f"Type mismatch in tuple component {i} of queue "
-                    f"'{handle}': expected {types[i].name}, got {dtype}")
+                    None,
+                    None,
+                    f"Type mismatch in tuple component {i} of queue "
+                    f"'{handle}': expected {types[i].name}, got {dtype}",
+                )
             got = tuple(value.shape)
             if many:
                 if not got:
                     raise errors.InvalidArgumentError(
-                        None, None, f"enqueue_many into queue '{handle}' needs component "
-                        f"{i} to have rank >= 1 (the batch dimension), got a scalar")
-                want = None if shapes is None else TensorShape([got[0]]).concatenate(
-                    shapes[i])
+                        None,
+                        None,
+                        f"enqueue_many into queue '{handle}' needs component "
+                        f"{i} to have rank >= 1 (the batch dimension), got a scalar",
+                    )
+                want = None if shapes is None else TensorShape([got[0]]).concatenate(shapes[i])
             else:
                 want = None if shapes is None else shapes[i]
             if want is not None and not want.is_compatible_with(got):
                 raise errors.InvalidArgumentError(
-                    None, None, f"Shape mismatch in tuple component {i} of queue "
-                    f"'{handle}'. Expected {_shape_text(want)}, got {_shape_text(got)}")
+                    None,
+                    None,
+                    f"Shape mismatch in tuple component {i} of queue "
+                    f"'{handle}'. Expected {_shape_text(want)}, got {_shape_text(got)}",
+                )
 
     return check
 
@@ -135,8 +152,10 @@ def _dequeue_kernel(ctx: Any, attrs: dict) -> Any:
     def empty_batch() -> tuple:
         """``dequeue_many(0)``: zero elements, of the queue's dtypes and shapes."""
         assert shapes is not None  # checked before any dequeue_many
-        return tuple(xp.zeros([0] + [d or 0 for d in s.as_list()], dtype=t.as_numpy_dtype)
-                     for s, t in zip(shapes, types))
+        return tuple(
+            xp.zeros([0] + [d or 0 for d in s.as_list()], dtype=t.as_numpy_dtype)
+            for s, t in zip(shapes, types)
+        )
 
     def dequeue(handle: str, n: Any = None) -> Any:
         queue = _lookup(ctx, handle)
@@ -146,18 +165,26 @@ def _dequeue_kernel(ctx: Any, attrs: dict) -> Any:
         else:
             if shapes is None:
                 raise errors.InvalidArgumentError(
-                    None, None, f"{kind_name} '{handle}': DequeueMany and DequeueUpTo "
+                    None,
+                    None,
+                    f"{kind_name} '{handle}': DequeueMany and DequeueUpTo "
                     "require the components to have specified shapes (give the queue "
-                    "shapes=)")
+                    "shapes=)",
+                )
             count = int(n)
             if count < 0:
                 raise errors.InvalidArgumentError(
-                    None, None, f"{kind_name} '{handle}': DequeueMany/DequeueUpTo "
-                    f"requested {count} < 0 elements")
-            items = queue.dequeue_many(count, allow_smaller=(mode == "up_to"),
-                                       waiter=waiter)
-            out = tuple(stack([it[i] for it in items]) for i in range(ncomp)) if items \
+                    None,
+                    None,
+                    f"{kind_name} '{handle}': DequeueMany/DequeueUpTo "
+                    f"requested {count} < 0 elements",
+                )
+            items = queue.dequeue_many(count, allow_smaller=(mode == "up_to"), waiter=waiter)
+            out = (
+                tuple(stack([it[i] for it in items]) for i in range(ncomp))
+                if items
                 else empty_batch()
+            )
         return out if ncomp > 1 else out[0]
 
     return dequeue
@@ -190,11 +217,12 @@ def _infer_enqueue(op: Operation) -> list:
         raise ValueError(f"queue takes {len(types)} components, got {len(values)}")
     for i, (v, dt) in enumerate(zip(values, types)):
         if v.dtype != dt:
-            raise TypeError(f"component {i} has dtype {v.dtype.name}, the queue expects "
-                            f"{dt.name}")
+            raise TypeError(f"component {i} has dtype {v.dtype.name}, the queue expects {dt.name}")
         if op.attrs["many"] and v.shape.rank == 0:
-            raise ValueError(f"enqueue_many needs component {i} to have rank >= 1 "
-                             "(the batch dimension), got a scalar")
+            raise ValueError(
+                f"enqueue_many needs component {i} to have rank >= 1 "
+                "(the batch dimension), got a scalar"
+            )
         if shapes is not None:
             want = shapes[i]
             got = v.shape[1:] if op.attrs["many"] else v.shape
@@ -233,14 +261,16 @@ def _infer_is_closed(op: Operation) -> list:
 
 
 for _type, _infer, _kernel in (
-        ("QueueHandleOp", _infer_handle, _handle_kernel),
-        ("QueueEnqueue", _infer_enqueue, _enqueue_kernel),
-        ("QueueDequeue", _infer_dequeue, _dequeue_kernel),
-        ("QueueClose", _infer_close, _close_kernel),
-        ("QueueSize", _infer_size, _size_kernel),
-        ("QueueIsClosed", _infer_is_closed, _is_closed_kernel)):
-    registry.register(registry.OpDef(_type, _infer, _kernel, registry.NOT_DIFFERENTIABLE,
-                                     stateful=True))
+    ("QueueHandleOp", _infer_handle, _handle_kernel),
+    ("QueueEnqueue", _infer_enqueue, _enqueue_kernel),
+    ("QueueDequeue", _infer_dequeue, _dequeue_kernel),
+    ("QueueClose", _infer_close, _close_kernel),
+    ("QueueSize", _infer_size, _size_kernel),
+    ("QueueIsClosed", _infer_is_closed, _is_closed_kernel),
+):
+    registry.register(
+        registry.OpDef(_type, _infer, _kernel, registry.NOT_DIFFERENTIABLE, stateful=True)
+    )
 
 
 def _as_shape_list(shapes: Any) -> list[TensorShape]:
@@ -258,21 +288,34 @@ def _as_shape_list(shapes: Any) -> list[TensorShape]:
 class QueueBase:
     """Common interface of TF1's queues (see ``FIFOQueue``)."""
 
-    def __init__(self, kind: str, capacity: int, dtypes: Any, shapes: Any, names: Any,
-                 shared_name: str | None, name: str, min_after_dequeue: int = 0,
-                 seed: int | None = None):
+    def __init__(
+        self,
+        kind: str,
+        capacity: int,
+        dtypes: Any,
+        shapes: Any,
+        names: Any,
+        shared_name: str | None,
+        name: str,
+        min_after_dequeue: int = 0,
+        seed: int | None = None,
+    ):
         single = not isinstance(dtypes, (list, tuple))
         self._dtypes = [dtypes_module.as_dtype(d) for d in ([dtypes] if single else dtypes)]
         if shapes is not None:
             shapes = _as_shape_list(shapes)
             if len(shapes) != len(self._dtypes):
-                raise ValueError(f"queue '{name}': shapes must have the same length as "
-                                 f"dtypes, got {len(shapes)} shapes for "
-                                 f"{len(self._dtypes)} dtypes")
+                raise ValueError(
+                    f"queue '{name}': shapes must have the same length as "
+                    f"dtypes, got {len(shapes)} shapes for "
+                    f"{len(self._dtypes)} dtypes"
+                )
             if kind != "padding" and not all(s.is_fully_defined() for s in shapes):
-                raise ValueError(f"queue '{name}': all shapes must be fully defined (only "
-                                 f"a PaddingFIFOQueue takes None dimensions), got "
-                                 f"{[str(s) for s in shapes]}")
+                raise ValueError(
+                    f"queue '{name}': all shapes must be fully defined (only "
+                    f"a PaddingFIFOQueue takes None dimensions), got "
+                    f"{[str(s) for s in shapes]}"
+                )
         elif kind == "padding":
             raise ValueError("PaddingFIFOQueue needs shapes (use None for dimensions to pad)")
         self._shapes = shapes
@@ -283,13 +326,21 @@ class QueueBase:
         elif seed is not None and graph.seed is not None:
             seed = graph.seed * 1_000_003 + seed
         with graph.name_scope(name) as scope:
-            self._handle = graph.create_op("QueueHandleOp", [], {
-                "shared_name": shared_name or scope[:-1], "capacity": capacity,
-                "component_types": tuple(self._dtypes), "shapes": self._shapes,
-                "kind": kind, "min_after_dequeue": min_after_dequeue, "seed": seed,
-            }, name=scope).outputs[0]
-        self._attrs = {"component_types": tuple(self._dtypes), "shapes": self._shapes,
-                       "kind": kind}
+            self._handle = graph.create_op(
+                "QueueHandleOp",
+                [],
+                {
+                    "shared_name": shared_name or scope[:-1],
+                    "capacity": capacity,
+                    "component_types": tuple(self._dtypes),
+                    "shapes": self._shapes,
+                    "kind": kind,
+                    "min_after_dequeue": min_after_dequeue,
+                    "seed": seed,
+                },
+                name=scope,
+            ).outputs[0]
+        self._attrs = {"component_types": tuple(self._dtypes), "shapes": self._shapes, "kind": kind}
 
     # --- properties ----------------------------------------------------------------
     @property
@@ -316,37 +367,41 @@ class QueueBase:
     def _components(self, vals: Any) -> list[Tensor]:
         if self._names is not None:
             if not isinstance(vals, dict):
-                raise ValueError(f"queue '{self.name}' has names {self._names}: enqueue a "
-                                 "dict")
+                raise ValueError(f"queue '{self.name}' has names {self._names}: enqueue a dict")
             vals = [vals[n] for n in self._names]
         elif not isinstance(vals, (list, tuple)):
             vals = [vals]
         out = []
         for i, v in enumerate(vals):
             try:
-                out.append(convert_to_tensor(v, dtype=self._dtypes[i])
-                           if i < len(self._dtypes) else convert_to_tensor(v))
+                out.append(
+                    convert_to_tensor(v, dtype=self._dtypes[i])
+                    if i < len(self._dtypes)
+                    else convert_to_tensor(v)
+                )
             except (TypeError, ValueError) as exc:
                 # TF1's class, naming the queue and the component.
                 raise type(exc)(f"queue '{self.name}', component {i}: {exc}") from None
         return out
 
-    def _op(self, op_type: str, inputs: Sequence[Tensor], attrs: dict,
-            name: str | None) -> Operation:
+    def _op(
+        self, op_type: str, inputs: Sequence[Tensor], attrs: dict, name: str | None
+    ) -> Operation:
         graph = get_default_graph()
         with graph.colocate_with(self._handle.op):
-            return graph.create_op(op_type, [self._handle, *inputs],
-                                   dict(self._attrs, **attrs), name=name)
+            return graph.create_op(
+                op_type, [self._handle, *inputs], dict(self._attrs, **attrs), name=name
+            )
 
     def enqueue(self, vals: Any, name: str | None = None) -> Operation:
         """Adds one element (a tensor, a list of tensors, or a dict by name)."""
-        return self._op("QueueEnqueue", self._components(vals), {"many": False},
-                        name or "enqueue")
+        return self._op("QueueEnqueue", self._components(vals), {"many": False}, name or "enqueue")
 
     def enqueue_many(self, vals: Any, name: str | None = None) -> Operation:
         """Adds ``len(vals[0])`` elements, slicing each component along dimension 0."""
-        return self._op("QueueEnqueue", self._components(vals), {"many": True},
-                        name or "enqueue_many")
+        return self._op(
+            "QueueEnqueue", self._components(vals), {"many": True}, name or "enqueue_many"
+        )
 
     def _unpack(self, op: Operation) -> Any:
         outs = list(op.outputs)
@@ -356,23 +411,35 @@ class QueueBase:
 
     def dequeue(self, name: str | None = None) -> Any:
         """Removes one element; blocks while empty."""
-        return self._unpack(self._op("QueueDequeue", [], {"mode": "one"},
-                                     name or "dequeue"))
+        return self._unpack(self._op("QueueDequeue", [], {"mode": "one"}, name or "dequeue"))
 
     def dequeue_many(self, n: Any, name: str | None = None) -> Any:
         """Removes ``n`` elements, stacked along a new dimension 0."""
-        return self._unpack(self._op("QueueDequeue", [convert_to_tensor(n, dtypes_module.int32)],
-                                     {"mode": "many"}, name or "dequeue_many"))
+        return self._unpack(
+            self._op(
+                "QueueDequeue",
+                [convert_to_tensor(n, dtypes_module.int32)],
+                {"mode": "many"},
+                name or "dequeue_many",
+            )
+        )
 
     def dequeue_up_to(self, n: Any, name: str | None = None) -> Any:
         """Like ``dequeue_many``, but returns fewer once the queue is closed."""
-        return self._unpack(self._op("QueueDequeue", [convert_to_tensor(n, dtypes_module.int32)],
-                                     {"mode": "up_to"}, name or "dequeue_up_to"))
+        return self._unpack(
+            self._op(
+                "QueueDequeue",
+                [convert_to_tensor(n, dtypes_module.int32)],
+                {"mode": "up_to"},
+                name or "dequeue_up_to",
+            )
+        )
 
     def close(self, cancel_pending_enqueues: bool = False, name: str | None = None) -> Operation:
         """Closes the queue: no more enqueues; dequeues drain what is left."""
-        return self._op("QueueClose", [], {"cancel_pending_enqueues": cancel_pending_enqueues},
-                        name or "close")
+        return self._op(
+            "QueueClose", [], {"cancel_pending_enqueues": cancel_pending_enqueues}, name or "close"
+        )
 
     def size(self, name: str | None = None) -> Tensor:
         """The number of elements in the queue."""
@@ -394,8 +461,15 @@ class FIFOQueue(QueueBase):
         name: the op name.
     """
 
-    def __init__(self, capacity: int, dtypes: Any, shapes: Any = None, names: Any = None,
-                 shared_name: str | None = None, name: str = "fifo_queue"):
+    def __init__(
+        self,
+        capacity: int,
+        dtypes: Any,
+        shapes: Any = None,
+        names: Any = None,
+        shared_name: str | None = None,
+        name: str = "fifo_queue",
+    ):
         super().__init__("fifo", capacity, dtypes, shapes, names, shared_name, name)
 
 
@@ -403,20 +477,37 @@ class RandomShuffleQueue(QueueBase):
     """A queue dequeuing elements in random order, keeping ``min_after_dequeue`` until
     closed (for mixing). ``seed`` with the graph seed makes the order reproducible."""
 
-    def __init__(self, capacity: int, min_after_dequeue: int, dtypes: Any,
-                 shapes: Any = None, names: Any = None, seed: int | None = None,
-                 shared_name: str | None = None, name: str = "random_shuffle_queue"):
+    def __init__(
+        self,
+        capacity: int,
+        min_after_dequeue: int,
+        dtypes: Any,
+        shapes: Any = None,
+        names: Any = None,
+        seed: int | None = None,
+        shared_name: str | None = None,
+        name: str = "random_shuffle_queue",
+    ):
         if min_after_dequeue >= capacity:
-            raise ValueError(f"min_after_dequeue ({min_after_dequeue}) must be below "
-                             f"capacity ({capacity})")
-        super().__init__("shuffle", capacity, dtypes, shapes, names, shared_name, name,
-                         min_after_dequeue, seed)
+            raise ValueError(
+                f"min_after_dequeue ({min_after_dequeue}) must be below capacity ({capacity})"
+            )
+        super().__init__(
+            "shuffle", capacity, dtypes, shapes, names, shared_name, name, min_after_dequeue, seed
+        )
 
 
 class PaddingFIFOQueue(QueueBase):
     """A FIFO queue whose ``dequeue_many`` pads components to the batch's largest shape
     (``None`` dimensions in ``shapes`` may vary between elements)."""
 
-    def __init__(self, capacity: int, dtypes: Any, shapes: Any, names: Any = None,
-                 shared_name: str | None = None, name: str = "padding_fifo_queue"):
+    def __init__(
+        self,
+        capacity: int,
+        dtypes: Any,
+        shapes: Any,
+        names: Any = None,
+        shared_name: str | None = None,
+        name: str = "padding_fifo_queue",
+    ):
         super().__init__("padding", capacity, dtypes, shapes, names, shared_name, name)

@@ -104,8 +104,9 @@ def format_value(value: Any, summarize: int) -> str:
     if value.dtype == object:
         value = value.astype(str)
     edge = summarize if summarize is not None and summarize >= 0 else max(value.size, 1)
-    with np.printoptions(threshold=max(2 * edge, 1), edgeitems=edge,
-                         formatter={"float_kind": lambda v: f"{v:g}"}):
+    with np.printoptions(
+        threshold=max(2 * edge, 1), edgeitems=edge, formatter={"float_kind": lambda v: f"{v:g}"}
+    ):
         return np.array2string(value, separator=" ")
 
 
@@ -157,19 +158,28 @@ def _check_numerics_kernel(ctx: Any, attrs: dict) -> Any:
             nan, inf = bool(isnan(x).any()), bool(isinf(x).any())
             what = "Inf and NaN" if nan and inf else ("NaN" if nan else "Inf")
             raise errors.InvalidArgumentError(
-                None, op_name, f"{message} : Tensor had {what} values [[node {op_name}]]")
+                None, op_name, f"{message} : Tensor had {what} values [[node {op_name}]]"
+            )
         return x
 
     return check_numerics
 
 
 def _check_numerics_grad(op: Operation, grad: Tensor) -> list:
-    return [check_numerics(grad, "Not a number (NaN) or infinity (Inf) values detected in "
-                           f"gradient. {op.attrs['message']}")]
+    return [
+        check_numerics(
+            grad,
+            "Not a number (NaN) or infinity (Inf) values detected in "
+            f"gradient. {op.attrs['message']}",
+        )
+    ]
 
 
-registry.register(registry.OpDef("CheckNumerics", _infer_check_numerics,
-                                 _check_numerics_kernel, _check_numerics_grad))
+registry.register(
+    registry.OpDef(
+        "CheckNumerics", _infer_check_numerics, _check_numerics_kernel, _check_numerics_grad
+    )
+)
 
 
 def check_numerics(tensor: Any, message: str, name: str | None = None) -> Tensor:
@@ -181,15 +191,16 @@ def check_numerics(tensor: Any, message: str, name: str | None = None) -> Tensor
     return apply_op("CheckNumerics", [tensor], {"message": str(message)}, name=name)
 
 
-def verify_tensor_all_finite(t: Any = None, msg: str = "", name: str | None = None,
-                             x: Any = None, message: str | None = None) -> Tensor:
+def verify_tensor_all_finite(
+    t: Any = None, msg: str = "", name: str | None = None, x: Any = None, message: str | None = None
+) -> Tensor:
     """TF1's alias of ``check_numerics``."""
     return check_numerics(t if t is not None else x, message or msg, name=name)
 
 
 def add_check_numerics_ops() -> Operation:
     """A group of ``check_numerics`` over every floating point tensor of the graph."""
-    from .control import group  # noqa: PLC0415 - control imports nothing from here
+    from .control import group
 
     graph = get_default_graph()
     checks = []
@@ -219,21 +230,32 @@ def _assert_kernel(ctx: Any, attrs: dict) -> Any:
     def assert_(condition: Any, *data: Any) -> None:
         if not bool(condition):
             it = iter(data)
-            parts = [format_legacy(_host(next(it)), summarize) if isinstance(item, _Slot) else item
-                     for item in template]
+            parts = [
+                format_legacy(_host(next(it)), summarize) if isinstance(item, _Slot) else item
+                for item in template
+            ]
             raise errors.InvalidArgumentError(
-                None, op_name, "assertion failed: " + " ".join(f"[{p}]" for p in parts)
-                + f" [[node {op_name}]]")
+                None,
+                op_name,
+                "assertion failed: " + " ".join(f"[{p}]" for p in parts) + f" [[node {op_name}]]",
+            )
 
     return assert_
 
 
-registry.register(registry.OpDef("Assert", _infer_assert, _assert_kernel,
-                                 registry.NOT_DIFFERENTIABLE, stateful=True))
+registry.register(
+    registry.OpDef(
+        "Assert", _infer_assert, _assert_kernel, registry.NOT_DIFFERENTIABLE, stateful=True
+    )
+)
 
 
-def Assert(condition: Any, data: Sequence[Any], summarize: int | None = None,  # noqa: N802
-           name: str | None = None) -> Operation:
+def Assert(
+    condition: Any,
+    data: Sequence[Any],
+    summarize: int | None = None,
+    name: str | None = None,
+) -> Operation:
     """An op that fails the step when ``condition`` is false.
 
     Args:
@@ -251,8 +273,11 @@ def Assert(condition: Any, data: Sequence[Any], summarize: int | None = None,  #
     template, tensors = _split_data(list(data))
     condition = convert_to_tensor(condition)
     return get_default_graph().create_op(
-        "Assert", [condition] + tensors,
-        {"template": template, "summarize": summarize}, name=name or "Assert")
+        "Assert",
+        [condition] + tensors,
+        {"template": template, "summarize": summarize},
+        name=name or "Assert",
+    )
 
 
 # --- Print --------------------------------------------------------------------------------
@@ -278,9 +303,14 @@ def _print_grad(op: Operation, grad: Tensor) -> list:
 registry.register(registry.OpDef("Print", same_as_input, _print_kernel, _print_grad))
 
 
-def Print(input_: Any, data: Sequence[Any], message: str | None = None,  # noqa: N802
-          first_n: int | None = None, summarize: int | None = None,
-          name: str | None = None) -> Tensor:
+def Print(
+    input_: Any,
+    data: Sequence[Any],
+    message: str | None = None,
+    first_n: int | None = None,
+    summarize: int | None = None,
+    name: str | None = None,
+) -> Tensor:
     """An identity of ``input_`` that writes ``message`` and ``data`` to stderr when it runs.
 
     Args:
@@ -292,8 +322,12 @@ def Print(input_: Any, data: Sequence[Any], message: str | None = None,  # noqa:
         name: the op's name.
     """
     inputs = [convert_to_tensor(input_)] + [convert_to_tensor(d) for d in data]
-    return apply_op("Print", inputs, {"message": message or "", "first_n": first_n,
-                                      "summarize": summarize}, name=name)
+    return apply_op(
+        "Print",
+        inputs,
+        {"message": message or "", "first_n": first_n, "summarize": summarize},
+        name=name,
+    )
 
 
 # --- print (tf.print) --------------------------------------------------------------------
@@ -313,14 +347,17 @@ def _print_v2_kernel(ctx: Any, attrs: dict) -> Any:
         elif stream == "stderr":
             sys.stderr.write(text)
         else:
-            with builtins.open(stream[len("file://"):], "a") as f:
+            with builtins.open(stream[len("file://") :], "a") as f:
                 f.write(text)
 
     return print_v2
 
 
-registry.register(registry.OpDef("PrintV2", _infer_none, _print_v2_kernel,
-                                 registry.NOT_DIFFERENTIABLE, stateful=True))
+registry.register(
+    registry.OpDef(
+        "PrintV2", _infer_none, _print_v2_kernel, registry.NOT_DIFFERENTIABLE, stateful=True
+    )
+)
 
 
 def _template_of(value: Any, tensors: list[Tensor]) -> Any:
@@ -339,8 +376,14 @@ def _template_of(value: Any, tensors: list[Tensor]) -> Any:
 _STDERR, _STDOUT = sys.stderr, sys.stdout
 
 
-def print(*inputs: Any, output_stream: Any = _STDERR, summarize: int = 3,  # noqa: A001
-          sep: str = " ", end: str = "\n", name: str | None = None) -> Operation:
+def print(
+    *inputs: Any,
+    output_stream: Any = _STDERR,
+    summarize: int = 3,
+    sep: str = " ",
+    end: str = "\n",
+    name: str | None = None,
+) -> Operation:
     """``tf.print``: an op with no outputs that prints ``inputs`` when it runs.
 
     Args:
@@ -361,13 +404,24 @@ def print(*inputs: Any, output_stream: Any = _STDERR, summarize: int = 3,  # noq
     elif isinstance(output_stream, str) and output_stream.startswith("file://"):
         stream = output_stream
     else:
-        raise ValueError(f"output_stream must be sys.stdout, sys.stderr or a 'file://' path, "
-                         f"got {output_stream!r}")
+        raise ValueError(
+            f"output_stream must be sys.stdout, sys.stderr or a 'file://' path, "
+            f"got {output_stream!r}"
+        )
     tensors: list[Tensor] = []
     template = tuple(_template_of(v, tensors) for v in inputs)
     return get_default_graph().create_op(
-        "PrintV2", tensors, {"template": template, "output_stream": stream, "sep": sep,
-                             "end": end, "summarize": summarize}, name=name or "PrintV2")
+        "PrintV2",
+        tensors,
+        {
+            "template": template,
+            "output_stream": stream,
+            "sep": sep,
+            "end": end,
+            "summarize": summarize,
+        },
+        name=name or "PrintV2",
+    )
 
 
 def _host(value: Any) -> Any:
@@ -378,14 +432,25 @@ def _host(value: Any) -> Any:
 
 # --- assert_* -----------------------------------------------------------------------------
 def _static_fail(message: str | None, what: str, values: Sequence[tuple[str, Any]]) -> None:
-    text = ((message + "\n") if message else "") + what + "\n" + "\n".join(
-        f"{label} = \n{np.asarray(v)}" for label, v in values)
+    text = (
+        ((message + "\n") if message else "")
+        + what
+        + "\n"
+        + "\n".join(f"{label} = \n{np.asarray(v)}" for label, v in values)
+    )
     raise errors.InvalidArgumentError(None, None, text)
 
 
-def _assert_condition(condition: Tensor, static: Any, message: str | None, what: str,
-                      shown: Sequence[tuple[str, Tensor]], data: Sequence[Any] | None,
-                      summarize: int | None, name: str) -> Operation:
+def _assert_condition(
+    condition: Tensor,
+    static: Any,
+    message: str | None,
+    what: str,
+    shown: Sequence[tuple[str, Tensor]],
+    data: Sequence[Any] | None,
+    summarize: int | None,
+    name: str,
+) -> Operation:
     if static is not None and not bool(np.all(static)):
         _static_fail(message, what, [(label, constant_value(t)) for label, t in shown])
     if data is None:
@@ -396,26 +461,35 @@ def _assert_condition(condition: Tensor, static: Any, message: str | None, what:
     return Assert(condition, data, summarize=summarize, name=name)
 
 
-def _binary_assert(kind: str, symbol: str, x: Any, y: Any, data: Any, summarize: Any,
-                   message: Any, name: str) -> Operation:
+def _binary_assert(
+    kind: str, symbol: str, x: Any, y: Any, data: Any, summarize: Any, message: Any, name: str
+) -> Operation:
     graph = get_default_graph()
     with graph.name_scope(name):
         x = convert_to_tensor(x)
         y = convert_to_tensor(y, dtype=x.dtype) if not isinstance(y, Tensor) else y
         if x.dtype != y.dtype:
-            raise TypeError(f"assert_{kind}: x and y must have one dtype, got "
-                            f"{x.dtype.name} and {y.dtype.name}")
+            raise TypeError(
+                f"assert_{kind}: x and y must have one dtype, got {x.dtype.name} and {y.dtype.name}"
+            )
         op = graph.create_op("AssertCompare", [x, y], {"kind": kind})
         xs, ys = constant_value(x), constant_value(y)
         static = None if xs is None or ys is None else _COMPARE[kind](np, xs, ys)
-        return _assert_condition(op.outputs[0], static, message,
-                                 f"Condition x {symbol} y did not hold element-wise:",
-                                 [(f"x ({x.name})", x), (f"y ({y.name})", y)], data,
-                                 summarize, "assert")
+        return _assert_condition(
+            op.outputs[0],
+            static,
+            message,
+            f"Condition x {symbol} y did not hold element-wise:",
+            [(f"x ({x.name})", x), (f"y ({y.name})", y)],
+            data,
+            summarize,
+            "assert",
+        )
 
 
-def _unary_assert(kind: str, what: str, x: Any, data: Any, summarize: Any, message: Any,
-                  name: str) -> Operation:
+def _unary_assert(
+    kind: str, what: str, x: Any, data: Any, summarize: Any, message: Any, name: str
+) -> Operation:
     graph = get_default_graph()
     with graph.name_scope(name):
         x = convert_to_tensor(x)
@@ -423,8 +497,9 @@ def _unary_assert(kind: str, what: str, x: Any, data: Any, summarize: Any, messa
         op = graph.create_op("AssertCompare", [x, zero], {"kind": kind})
         xs = constant_value(x)
         static = None if xs is None else _COMPARE[kind](np, xs, 0)
-        return _assert_condition(op.outputs[0], static, message, what,
-                                 [(f"x ({x.name})", x)], data, summarize, "assert")
+        return _assert_condition(
+            op.outputs[0], static, message, what, [(f"x ({x.name})", x)], data, summarize, "assert"
+        )
 
 
 _COMPARE = {
@@ -438,7 +513,7 @@ _COMPARE = {
 
 
 def _infer_assert_compare(op: Operation) -> list:
-    from ..framework.tensor_shape import broadcast_shapes, scalar  # noqa: PLC0415
+    from ..framework.tensor_shape import broadcast_shapes, scalar
 
     broadcast_shapes(op.inputs[0].shape, op.inputs[1].shape)
     return [(dtypes.bool, scalar())]
@@ -450,75 +525,162 @@ def _assert_compare_kernel(ctx: Any, attrs: dict) -> Any:
     return lambda x, y: xp.asarray(fn(xp, x, y), dtype=bool)
 
 
-registry.register(registry.OpDef("AssertCompare", _infer_assert_compare,
-                                 _assert_compare_kernel, registry.NOT_DIFFERENTIABLE))
+registry.register(
+    registry.OpDef(
+        "AssertCompare", _infer_assert_compare, _assert_compare_kernel, registry.NOT_DIFFERENTIABLE
+    )
+)
 
 
-def assert_equal(x: Any, y: Any, data: Any = None, summarize: int | None = None,
-                 message: str | None = None, name: str | None = None) -> Operation:
+def assert_equal(
+    x: Any,
+    y: Any,
+    data: Any = None,
+    summarize: int | None = None,
+    message: str | None = None,
+    name: str | None = None,
+) -> Operation:
     """An ``Assert`` that ``x == y`` element-wise (statically false: raises now)."""
-    return _binary_assert("equal", "==", x, y, data, summarize, message,
-                          name or "assert_equal")
+    return _binary_assert("equal", "==", x, y, data, summarize, message, name or "assert_equal")
 
 
-def assert_none_equal(x: Any, y: Any, data: Any = None, summarize: int | None = None,
-                      message: str | None = None, name: str | None = None) -> Operation:
+def assert_none_equal(
+    x: Any,
+    y: Any,
+    data: Any = None,
+    summarize: int | None = None,
+    message: str | None = None,
+    name: str | None = None,
+) -> Operation:
     """An ``Assert`` that ``x != y`` element-wise."""
-    return _binary_assert("not_equal", "!=", x, y, data, summarize, message,
-                          name or "assert_none_equal")
+    return _binary_assert(
+        "not_equal", "!=", x, y, data, summarize, message, name or "assert_none_equal"
+    )
 
 
-def assert_less(x: Any, y: Any, data: Any = None, summarize: int | None = None,
-                message: str | None = None, name: str | None = None) -> Operation:
+def assert_less(
+    x: Any,
+    y: Any,
+    data: Any = None,
+    summarize: int | None = None,
+    message: str | None = None,
+    name: str | None = None,
+) -> Operation:
     """An ``Assert`` that ``x < y`` element-wise."""
     return _binary_assert("less", "<", x, y, data, summarize, message, name or "assert_less")
 
 
-def assert_less_equal(x: Any, y: Any, data: Any = None, summarize: int | None = None,
-                      message: str | None = None, name: str | None = None) -> Operation:
+def assert_less_equal(
+    x: Any,
+    y: Any,
+    data: Any = None,
+    summarize: int | None = None,
+    message: str | None = None,
+    name: str | None = None,
+) -> Operation:
     """An ``Assert`` that ``x <= y`` element-wise."""
-    return _binary_assert("less_equal", "<=", x, y, data, summarize, message,
-                          name or "assert_less_equal")
+    return _binary_assert(
+        "less_equal", "<=", x, y, data, summarize, message, name or "assert_less_equal"
+    )
 
 
-def assert_greater(x: Any, y: Any, data: Any = None, summarize: int | None = None,
-                   message: str | None = None, name: str | None = None) -> Operation:
+def assert_greater(
+    x: Any,
+    y: Any,
+    data: Any = None,
+    summarize: int | None = None,
+    message: str | None = None,
+    name: str | None = None,
+) -> Operation:
     """An ``Assert`` that ``x > y`` element-wise."""
-    return _binary_assert("greater", ">", x, y, data, summarize, message,
-                          name or "assert_greater")
+    return _binary_assert("greater", ">", x, y, data, summarize, message, name or "assert_greater")
 
 
-def assert_greater_equal(x: Any, y: Any, data: Any = None, summarize: int | None = None,
-                         message: str | None = None, name: str | None = None) -> Operation:
+def assert_greater_equal(
+    x: Any,
+    y: Any,
+    data: Any = None,
+    summarize: int | None = None,
+    message: str | None = None,
+    name: str | None = None,
+) -> Operation:
     """An ``Assert`` that ``x >= y`` element-wise."""
-    return _binary_assert("greater_equal", ">=", x, y, data, summarize, message,
-                          name or "assert_greater_equal")
+    return _binary_assert(
+        "greater_equal", ">=", x, y, data, summarize, message, name or "assert_greater_equal"
+    )
 
 
-def assert_positive(x: Any, data: Any = None, summarize: int | None = None,
-                    message: str | None = None, name: str | None = None) -> Operation:
+def assert_positive(
+    x: Any,
+    data: Any = None,
+    summarize: int | None = None,
+    message: str | None = None,
+    name: str | None = None,
+) -> Operation:
     """An ``Assert`` that ``x > 0`` element-wise."""
-    return _unary_assert("greater", "Condition x > 0 did not hold element-wise:", x, data,
-                         summarize, message, name or "assert_positive")
+    return _unary_assert(
+        "greater",
+        "Condition x > 0 did not hold element-wise:",
+        x,
+        data,
+        summarize,
+        message,
+        name or "assert_positive",
+    )
 
 
-def assert_negative(x: Any, data: Any = None, summarize: int | None = None,
-                    message: str | None = None, name: str | None = None) -> Operation:
+def assert_negative(
+    x: Any,
+    data: Any = None,
+    summarize: int | None = None,
+    message: str | None = None,
+    name: str | None = None,
+) -> Operation:
     """An ``Assert`` that ``x < 0`` element-wise."""
-    return _unary_assert("less", "Condition x < 0 did not hold element-wise:", x, data,
-                         summarize, message, name or "assert_negative")
+    return _unary_assert(
+        "less",
+        "Condition x < 0 did not hold element-wise:",
+        x,
+        data,
+        summarize,
+        message,
+        name or "assert_negative",
+    )
 
 
-def assert_non_negative(x: Any, data: Any = None, summarize: int | None = None,
-                        message: str | None = None, name: str | None = None) -> Operation:
+def assert_non_negative(
+    x: Any,
+    data: Any = None,
+    summarize: int | None = None,
+    message: str | None = None,
+    name: str | None = None,
+) -> Operation:
     """An ``Assert`` that ``x >= 0`` element-wise."""
-    return _unary_assert("greater_equal", "Condition x >= 0 did not hold element-wise:", x,
-                         data, summarize, message, name or "assert_non_negative")
+    return _unary_assert(
+        "greater_equal",
+        "Condition x >= 0 did not hold element-wise:",
+        x,
+        data,
+        summarize,
+        message,
+        name or "assert_non_negative",
+    )
 
 
-def assert_non_positive(x: Any, data: Any = None, summarize: int | None = None,
-                        message: str | None = None, name: str | None = None) -> Operation:
+def assert_non_positive(
+    x: Any,
+    data: Any = None,
+    summarize: int | None = None,
+    message: str | None = None,
+    name: str | None = None,
+) -> Operation:
     """An ``Assert`` that ``x <= 0`` element-wise."""
-    return _unary_assert("less_equal", "Condition x <= 0 did not hold element-wise:", x,
-                         data, summarize, message, name or "assert_non_positive")
-
+    return _unary_assert(
+        "less_equal",
+        "Condition x <= 0 did not hold element-wise:",
+        x,
+        data,
+        summarize,
+        message,
+        name or "assert_non_positive",
+    )

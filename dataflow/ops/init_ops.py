@@ -39,8 +39,9 @@ from .constant import constant
 def _assert_float_dtype(dtype: Any) -> dtypes.DType:
     dtype = dtypes.as_dtype(dtype)
     if not dtype.is_floating:
-        raise ValueError(f"Argument `dtype` is expected to be floating point. Received: "
-                         f"{dtype.name}.")
+        raise ValueError(
+            f"Argument `dtype` is expected to be floating point. Received: {dtype.name}."
+        )
     return dtype
 
 
@@ -130,15 +131,22 @@ class Constant(Initializer):
 
     def __init__(self, value: Any = 0, dtype: Any = dtypes.float32, verify_shape: bool = False):
         if not (np.isscalar(value) or isinstance(value, (list, tuple, np.ndarray))):
-            raise TypeError(f"Invalid type for initial value={value} of type: "
-                            f"{type(value).__name__}. Expected Python scalar, list or tuple "
-                            "of values, or numpy.ndarray.")
+            raise TypeError(
+                f"Invalid type for initial value={value} of type: "
+                f"{type(value).__name__}. Expected Python scalar, list or tuple "
+                "of values, or numpy.ndarray."
+            )
         self.value = value
         self.dtype = dtypes.as_dtype(dtype)
         self._verify_shape = verify_shape
 
-    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None,
-                 verify_shape: bool | None = None) -> Tensor:
+    def __call__(
+        self,
+        shape: Any,
+        dtype: Any = None,
+        partition_info: Any = None,
+        verify_shape: bool | None = None,
+    ) -> Tensor:
         dtype = dtypes.as_dtype(dtype if dtype is not None else self.dtype)
         verify_shape = self._verify_shape if verify_shape is None else verify_shape
         dims = _as_dims(shape)
@@ -150,8 +158,9 @@ class Constant(Initializer):
         size = int(np.prod(dims, dtype=np.int64))
         flat = value.reshape(-1)
         if flat.size > size:
-            raise ValueError(f"Too many elements provided. Takes at most {size}, but got "
-                             f"{flat.size}.")
+            raise ValueError(
+                f"Too many elements provided. Takes at most {size}, but got {flat.size}."
+            )
         if 0 < flat.size < size:
             flat = np.concatenate([flat, np.repeat(flat[-1:], size - flat.size)])
         return constant(flat.reshape(dims), dtype=dtype)
@@ -163,8 +172,13 @@ class Constant(Initializer):
 class RandomUniform(Initializer):
     """Initializes from ``U[minval, maxval)`` (``maxval`` default 1 for floats)."""
 
-    def __init__(self, minval: Any = 0.0, maxval: Any = None, seed: int | None = None,
-                 dtype: Any = dtypes.float32):
+    def __init__(
+        self,
+        minval: Any = 0.0,
+        maxval: Any = None,
+        seed: int | None = None,
+        dtype: Any = dtypes.float32,
+    ):
         self.minval = minval
         self.maxval = maxval
         self.seed = seed
@@ -172,12 +186,17 @@ class RandomUniform(Initializer):
 
     def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Tensor:
         dtype = dtypes.as_dtype(dtype if dtype is not None else self.dtype)
-        return random_ops.random_uniform(_as_dims(shape), self.minval, self.maxval, dtype,
-                                         seed=self.seed)
+        return random_ops.random_uniform(
+            _as_dims(shape), self.minval, self.maxval, dtype, seed=self.seed
+        )
 
     def get_config(self) -> dict:
-        return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed,
-                "dtype": self.dtype.name}
+        return {
+            "minval": self.minval,
+            "maxval": self.maxval,
+            "seed": self.seed,
+            "dtype": self.dtype.name,
+        }
 
 
 class _MeanStddevInitializer(Initializer):
@@ -185,8 +204,13 @@ class _MeanStddevInitializer(Initializer):
 
     _draw: Callable[..., Tensor]
 
-    def __init__(self, mean: Any = 0.0, stddev: Any = 1.0, seed: int | None = None,
-                 dtype: Any = dtypes.float32):
+    def __init__(
+        self,
+        mean: Any = 0.0,
+        stddev: Any = 1.0,
+        seed: int | None = None,
+        dtype: Any = dtypes.float32,
+    ):
         self.mean = mean
         self.stddev = stddev
         self.seed = seed
@@ -197,8 +221,12 @@ class _MeanStddevInitializer(Initializer):
         return self._draw(_as_dims(shape), self.mean, self.stddev, dtype, seed=self.seed)
 
     def get_config(self) -> dict:
-        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed,
-                "dtype": self.dtype.name}
+        return {
+            "mean": self.mean,
+            "stddev": self.stddev,
+            "seed": self.seed,
+            "dtype": self.dtype.name,
+        }
 
 
 class RandomNormal(_MeanStddevInitializer):
@@ -216,8 +244,7 @@ class TruncatedNormal(_MeanStddevInitializer):
 class UniformUnitScaling(Initializer):
     """``U(-m, m)`` with ``m = factor * sqrt(3 / input_size)`` (deprecated in TF1)."""
 
-    def __init__(self, factor: float = 1.0, seed: int | None = None,
-                 dtype: Any = dtypes.float32):
+    def __init__(self, factor: float = 1.0, seed: int | None = None, dtype: Any = dtypes.float32):
         self.factor = factor
         self.seed = seed
         self.dtype = _assert_float_dtype(dtype)
@@ -246,20 +273,28 @@ class VarianceScaling(Initializer):
         ValueError: ``scale <= 0``, or an unknown ``mode`` or ``distribution``.
     """
 
-    def __init__(self, scale: float = 1.0, mode: str = "fan_in",
-                 distribution: str = "truncated_normal", seed: int | None = None,
-                 dtype: Any = dtypes.float32):
+    def __init__(
+        self,
+        scale: float = 1.0,
+        mode: str = "fan_in",
+        distribution: str = "truncated_normal",
+        seed: int | None = None,
+        dtype: Any = dtypes.float32,
+    ):
         if scale <= 0.0:
             raise ValueError(f"Argument `scale` must be a positive float. Received: {scale}")
         if mode not in {"fan_in", "fan_out", "fan_avg"}:
-            raise ValueError("Argument `mode` should be one of ('fan_in', 'fan_out', "
-                             f"'fan_avg'). Received: {mode}")
+            raise ValueError(
+                "Argument `mode` should be one of ('fan_in', 'fan_out', "
+                f"'fan_avg'). Received: {mode}"
+            )
         distribution = distribution.lower()
-        if distribution not in {"normal", "uniform", "truncated_normal",
-                                "untruncated_normal"}:
-            raise ValueError("Argument `distribution` should be one of ('normal', "
-                             "'uniform', 'truncated_normal', 'untruncated_normal'). "
-                             f"Received: {distribution}")
+        if distribution not in {"normal", "uniform", "truncated_normal", "untruncated_normal"}:
+            raise ValueError(
+                "Argument `distribution` should be one of ('normal', "
+                "'uniform', 'truncated_normal', 'untruncated_normal'). "
+                f"Received: {distribution}"
+            )
         self.scale = scale
         self.mode = mode
         self.distribution = distribution
@@ -283,14 +318,18 @@ class VarianceScaling(Initializer):
             stddev = math.sqrt(scale) / 0.87962566103423978
             return random_ops.truncated_normal(dims, 0.0, stddev, dtype, seed=self.seed)
         if self.distribution == "untruncated_normal":
-            return random_ops.random_normal(dims, 0.0, math.sqrt(scale), dtype,
-                                            seed=self.seed)
+            return random_ops.random_normal(dims, 0.0, math.sqrt(scale), dtype, seed=self.seed)
         limit = math.sqrt(3.0 * scale)
         return random_ops.random_uniform(dims, -limit, limit, dtype, seed=self.seed)
 
     def get_config(self) -> dict:
-        return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution,
-                "seed": self.seed, "dtype": self.dtype.name}
+        return {
+            "scale": self.scale,
+            "mode": self.mode,
+            "distribution": self.distribution,
+            "seed": self.seed,
+            "dtype": self.dtype.name,
+        }
 
 
 class _Glorot(VarianceScaling):
@@ -299,8 +338,9 @@ class _Glorot(VarianceScaling):
     _distribution: str
 
     def __init__(self, seed: int | None = None, dtype: Any = dtypes.float32):
-        super().__init__(scale=1.0, mode="fan_avg", distribution=self._distribution,
-                         seed=seed, dtype=dtype)
+        super().__init__(
+            scale=1.0, mode="fan_avg", distribution=self._distribution, seed=seed, dtype=dtype
+        )
 
     def get_config(self) -> dict:
         return {"seed": self.seed, "dtype": self.dtype.name}
@@ -345,8 +385,15 @@ def _orthogonal_kernel(ctx: Any, attrs: dict) -> Any:
     return orthogonal
 
 
-registry.register(registry.OpDef("RandomOrthogonal", _infer_orthogonal, _orthogonal_kernel,
-                                 registry.NOT_DIFFERENTIABLE, stateful=True))
+registry.register(
+    registry.OpDef(
+        "RandomOrthogonal",
+        _infer_orthogonal,
+        _orthogonal_kernel,
+        registry.NOT_DIFFERENTIABLE,
+        stateful=True,
+    )
+)
 
 
 class Orthogonal(Initializer):
@@ -366,10 +413,13 @@ class Orthogonal(Initializer):
         dtype = _assert_float_dtype(dtype if dtype is not None else self.dtype)
         dims = _as_dims(shape)
         if len(dims) < 2:
-            raise ValueError("The tensor to initialize, specified by argument `shape` must "
-                             f"be at least two-dimensional. Received shape={dims}")
-        attrs = dict(random_ops._seed_attrs(self.seed), dtype=dtype, shape=tuple(dims),
-                     gain=float(self.gain))
+            raise ValueError(
+                "The tensor to initialize, specified by argument `shape` must "
+                f"be at least two-dimensional. Received shape={dims}"
+            )
+        attrs = dict(
+            random_ops._seed_attrs(self.seed), dtype=dtype, shape=tuple(dims), gain=float(self.gain)
+        )
         with name_scope(None, "orthogonal"):
             return apply_op("RandomOrthogonal", [], attrs)
 
@@ -387,8 +437,10 @@ class Identity(Initializer):
     def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Tensor:
         dims = _as_dims(shape)
         if len(dims) != 2:
-            raise ValueError("The tensor to initialize, specified by argument `shape` must "
-                             f"be at least two-dimensional. Received shape={dims}")
+            raise ValueError(
+                "The tensor to initialize, specified by argument `shape` must "
+                f"be at least two-dimensional. Received shape={dims}"
+            )
         dtype = dtypes.as_dtype(dtype if dtype is not None else self.dtype)
         return constant(self.gain * np.eye(dims[0], dims[1]), dtype=dtype, name="identity")
 
@@ -398,8 +450,7 @@ class Identity(Initializer):
 
 def lecun_normal(seed: int | None = None) -> VarianceScaling:
     """Truncated normal with variance ``1 / fan_in``."""
-    return VarianceScaling(scale=1.0, mode="fan_in", distribution="truncated_normal",
-                           seed=seed)
+    return VarianceScaling(scale=1.0, mode="fan_in", distribution="truncated_normal", seed=seed)
 
 
 def lecun_uniform(seed: int | None = None) -> VarianceScaling:
@@ -409,8 +460,7 @@ def lecun_uniform(seed: int | None = None) -> VarianceScaling:
 
 def he_normal(seed: int | None = None) -> VarianceScaling:
     """Truncated normal with variance ``2 / fan_in``."""
-    return VarianceScaling(scale=2.0, mode="fan_in", distribution="truncated_normal",
-                           seed=seed)
+    return VarianceScaling(scale=2.0, mode="fan_in", distribution="truncated_normal", seed=seed)
 
 
 def he_uniform(seed: int | None = None) -> VarianceScaling:

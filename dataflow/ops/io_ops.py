@@ -36,8 +36,7 @@ def _as_str(value: Any) -> str:
 def _to_host(value: Any) -> np.ndarray:
     # Files are written from host memory; a device array (cupy) is copied over first.
     get = getattr(value, "get", None)
-    return np.asarray(get() if get is not None and not isinstance(value, np.ndarray)
-                      else value)
+    return np.asarray(get() if get is not None and not isinstance(value, np.ndarray) else value)
 
 
 def _save_kernel(ctx: Any, attrs: dict) -> Any:
@@ -47,8 +46,7 @@ def _save_kernel(ctx: Any, attrs: dict) -> Any:
 
     def save(prefix: Any, *handles: str) -> Any:
         arrays = {key: _to_host(store.read(h)) for key, h in zip(names, handles)}
-        entries = checkpoint_format.write_shard(_as_str(prefix), shard, num_shards, arrays,
-                                                sync)
+        entries = checkpoint_format.write_shard(_as_str(prefix), shard, num_shards, arrays, sync)
         return np.asarray(json.dumps(entries), dtype=object)
 
     return save
@@ -60,14 +58,16 @@ _STAGED = "checkpoint:staged"  # store object: {(prefix, handle): array} between
 def _restore_kernel(ctx: Any, attrs: dict) -> Any:
     store, xp = ctx.resources, ctx.xp
     if attrs.get("phase", "load") == "commit":
+
         def commit(prefix: Any, *handles: str) -> None:
             prefix = _as_str(prefix)
             staged = store.get_or_create(_STAGED, dict)
             try:
                 values = [staged.pop((prefix, h)) for h in handles]
             except KeyError as exc:
-                raise errors.InternalError(None, None, f"restore of '{prefix}': nothing "
-                                           f"was loaded for {exc.args[0][1]}") from None
+                raise errors.InternalError(
+                    None, None, f"restore of '{prefix}': nothing was loaded for {exc.args[0][1]}"
+                ) from None
             for handle, value in zip(handles, values):
                 store.write(handle, value)
 
@@ -85,13 +85,19 @@ def _restore_kernel(ctx: Any, attrs: dict) -> Any:
             entry = checkpoint_format.entry_of(prefix, index, key)
             if not shape.is_compatible_with(tuple(entry["shape"])):
                 raise errors.InvalidArgumentError(
-                    None, None, f"Checkpoint '{prefix}' holds {key} with shape "
-                    f"{tuple(entry['shape'])}, but the variable has shape {shape}")
+                    None,
+                    None,
+                    f"Checkpoint '{prefix}' holds {key} with shape "
+                    f"{tuple(entry['shape'])}, but the variable has shape {shape}",
+                )
             if checkpoint_format.entry_dtype(entry) != dtype.as_numpy_dtype:
                 raise errors.InvalidArgumentError(
-                    None, None, f"Checkpoint '{prefix}' holds {key} as "
+                    None,
+                    None,
+                    f"Checkpoint '{prefix}' holds {key} as "
                     f"{checkpoint_format.entry_dtype(entry)}, but the variable is "
-                    f"{dtype.name}")
+                    f"{dtype.name}",
+                )
         values = checkpoint_format.read_entries(prefix, index, names)
         # Staged only after every entry was read and checked; the commit phase stores.
         for handle, value in zip(handles, values):
@@ -115,7 +121,13 @@ def _infer_restore(op: Operation) -> list:
     return []
 
 
-registry.register(registry.OpDef("SaveShard", _infer_save, _save_kernel,
-                                 registry.NOT_DIFFERENTIABLE, stateful=True))
-registry.register(registry.OpDef("RestoreShard", _infer_restore, _restore_kernel,
-                                 registry.NOT_DIFFERENTIABLE, stateful=True))
+registry.register(
+    registry.OpDef(
+        "SaveShard", _infer_save, _save_kernel, registry.NOT_DIFFERENTIABLE, stateful=True
+    )
+)
+registry.register(
+    registry.OpDef(
+        "RestoreShard", _infer_restore, _restore_kernel, registry.NOT_DIFFERENTIABLE, stateful=True
+    )
+)

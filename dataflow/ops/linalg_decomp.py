@@ -79,11 +79,10 @@ def _inverse_grad(op: Operation, grad: Tensor) -> list:
     return [math_ops.negative(matmul(ainv, inner, adjoint_a=not adjoint))]
 
 
-registry.register(registry.OpDef("MatrixInverse", _infer_square, _inverse_kernel,
-                                 _inverse_grad))
+registry.register(registry.OpDef("MatrixInverse", _infer_square, _inverse_kernel, _inverse_grad))
 
 
-def matrix_inverse(input: Any, adjoint: bool = False, name: str | None = None) -> Tensor:  # noqa: A002
+def matrix_inverse(input: Any, adjoint: bool = False, name: str | None = None) -> Tensor:
     """The inverses of the square matrices in the last two dimensions of ``input``.
 
     Args:
@@ -120,7 +119,7 @@ def _det_grad(op: Operation, grad: Tensor) -> list:
 registry.register(registry.OpDef("MatrixDeterminant", _infer_det, _det_kernel, _det_grad))
 
 
-def matrix_determinant(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
+def matrix_determinant(input: Any, name: str | None = None) -> Tensor:
     """The determinants of the square matrices in the last two dimensions of ``input``."""
     x = convert_inputs([input])[0]
     return apply_op("MatrixDeterminant", [x], {"T": x.dtype}, name=name)
@@ -160,8 +159,7 @@ def _solve_grad(op: Operation, grad: Tensor) -> list:
 registry.register(registry.OpDef("MatrixSolve", _infer_solve, _solve_kernel, _solve_grad))
 
 
-def matrix_solve(matrix: Any, rhs: Any, adjoint: bool = False,
-                 name: str | None = None) -> Tensor:
+def matrix_solve(matrix: Any, rhs: Any, adjoint: bool = False, name: str | None = None) -> Tensor:
     """Solves ``matrix @ X = rhs`` for ``X`` (``adjoint``: ``matrix^H @ X = rhs``).
 
     Args:
@@ -171,8 +169,7 @@ def matrix_solve(matrix: Any, rhs: Any, adjoint: bool = False,
         name: the op name.
     """
     a, b = convert_inputs([matrix, rhs])
-    return apply_op("MatrixSolve", [a, b], {"adjoint": bool(adjoint), "T": a.dtype},
-                    name=name)
+    return apply_op("MatrixSolve", [a, b], {"adjoint": bool(adjoint), "T": a.dtype}, name=name)
 
 
 def _cholesky_kernel(ctx: Any, attrs: dict) -> Any:
@@ -187,19 +184,19 @@ def _cholesky_grad(op: Operation, grad: Tensor) -> list:
     chol = op.outputs[0]
     chol_inv = matrix_inverse(chol)
     middle = matmul(chol, grad, adjoint_a=True)
-    middle = matrix_set_diag(matrix_band_part(middle, -1, 0),
-                             math_ops.multiply(matrix_diag_part(middle),
-                                               _scalar(0.5, middle.dtype)))
+    middle = matrix_set_diag(
+        matrix_band_part(middle, -1, 0),
+        math_ops.multiply(matrix_diag_part(middle), _scalar(0.5, middle.dtype)),
+    )
     grad_a = matmul(matmul(chol_inv, middle, adjoint_a=True), chol_inv)
     grad_a = math_ops.add(grad_a, matrix_transpose(grad_a, conjugate=True))
     return [math_ops.multiply(grad_a, _scalar(0.5, grad_a.dtype))]
 
 
-registry.register(registry.OpDef("Cholesky", _infer_square, _cholesky_kernel,
-                                 _cholesky_grad))
+registry.register(registry.OpDef("Cholesky", _infer_square, _cholesky_kernel, _cholesky_grad))
 
 
-def cholesky(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
+def cholesky(input: Any, name: str | None = None) -> Tensor:
     """The lower-triangular Cholesky factors ``L`` (``A = L L^H``) of the Hermitian
     positive-definite matrices in the last two dimensions of ``input``; only the lower
     triangle of ``input`` is read. A matrix that is not positive definite is an
@@ -213,8 +210,9 @@ def _scalar(value: float, dtype: dtypes.DType) -> Tensor:
 
 
 # --- composites: triangular solves, logdet -------------------------------------------------
-def matrix_triangular_solve(matrix: Any, rhs: Any, lower: bool = True, adjoint: bool = False,
-                            name: str | None = None) -> Tensor:
+def matrix_triangular_solve(
+    matrix: Any, rhs: Any, lower: bool = True, adjoint: bool = False, name: str | None = None
+) -> Tensor:
     """Solves ``matrix @ X = rhs`` reading only the lower (``lower``) or upper triangle
     of ``matrix``.
 
@@ -247,13 +245,21 @@ _MATRIX_ORDS = ("euclidean", "fro")
 
 
 def _is_positive_number(value: Any) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and \
-        not isinstance(value, bool) and bool(value > 0)
+    return (
+        isinstance(value, (int, float, np.integer, np.floating))
+        and not isinstance(value, bool)
+        and bool(value > 0)
+    )
 
 
-def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None,  # noqa: A002
-         keepdims: bool | None = None, name: str | None = None,
-         keep_dims: bool | None = None) -> Tensor:
+def norm(
+    tensor: Any,
+    ord: Any = "euclidean",
+    axis: Any = None,
+    keepdims: bool | None = None,
+    name: str | None = None,
+    keep_dims: bool | None = None,
+) -> Tensor:
     """Vector and matrix norms.
 
     Args:
@@ -285,15 +291,19 @@ def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None,  # noqa: A002
         if axis[0] == axis[1]:
             raise ValueError(f"'axis' must be a tuple of two distinct ints, got {axis}")
         if isinstance(ord, (int, float)) and not isinstance(ord, bool) and ord == 2:
-            raise NotImplementedError("norm: the matrix 2-norm (largest singular value) is "
-                                      "not implemented")
+            raise NotImplementedError(
+                "norm: the matrix 2-norm (largest singular value) is not implemented"
+            )
         if not (ord in _MATRIX_ORDS or ord == 1 or ord == np.inf):
-            raise ValueError(f"'ord' must be a supported matrix norm in ['euclidean', 'fro', "
-                             f"1, 2, inf], got {ord}")
+            raise ValueError(
+                f"'ord' must be a supported matrix norm in ['euclidean', 'fro', "
+                f"1, 2, inf], got {ord}"
+            )
     else:
         if axis is not None and not isinstance(axis, (int, np.integer)):
-            raise ValueError(f"'axis' must be None, an integer, or a tuple of 2 unique "
-                             f"integers, got {axis}")
+            raise ValueError(
+                f"'axis' must be None, an integer, or a tuple of 2 unique integers, got {axis}"
+            )
         if not (ord == "euclidean" or _is_positive_number(ord)):
             raise ValueError(f"'ord' must be a supported vector norm, got {ord}")
     with name_scope(name, "norm", [tensor]):

@@ -57,8 +57,9 @@ def _matrix_diag_grad(op: Operation, grad: Tensor) -> list:
     return [matrix_diag_part(grad)]
 
 
-registry.register(registry.OpDef("MatrixDiag", _infer_matrix_diag, _matrix_diag_kernel,
-                                  _matrix_diag_grad))
+registry.register(
+    registry.OpDef("MatrixDiag", _infer_matrix_diag, _matrix_diag_kernel, _matrix_diag_grad)
+)
 
 
 def _check_k(k: Any, what: str) -> None:
@@ -66,9 +67,15 @@ def _check_k(k: Any, what: str) -> None:
         raise NotImplementedError(f"{what} supports only the main diagonal (k=0), got k={k}")
 
 
-def matrix_diag(diagonal: Any, name: str = "diag", k: int = 0, num_rows: int = -1,
-                num_cols: int = -1, padding_value: Any = 0,
-                align: str = "RIGHT_LEFT") -> Tensor:
+def matrix_diag(
+    diagonal: Any,
+    name: str = "diag",
+    k: int = 0,
+    num_rows: int = -1,
+    num_cols: int = -1,
+    padding_value: Any = 0,
+    align: str = "RIGHT_LEFT",
+) -> Tensor:
     """Square matrices with the given diagonals (``[..., N]`` -> ``[..., N, N]``).
 
     Only the main diagonal (``k=0``), square outputs and zero padding are supported.
@@ -98,12 +105,20 @@ def _matrix_diag_part_grad(op: Operation, grad: Tensor) -> list:
     return [matrix_set_diag(array_ops.zeros_like(op.inputs[0]), grad)]
 
 
-registry.register(registry.OpDef("MatrixDiagPart", _infer_matrix_diag_part,
-                                  _matrix_diag_part_kernel, _matrix_diag_part_grad))
+registry.register(
+    registry.OpDef(
+        "MatrixDiagPart", _infer_matrix_diag_part, _matrix_diag_part_kernel, _matrix_diag_part_grad
+    )
+)
 
 
-def matrix_diag_part(input: Any, name: str = "diag_part", k: int = 0,  # noqa: A002
-                     padding_value: Any = 0, align: str = "RIGHT_LEFT") -> Tensor:
+def matrix_diag_part(
+    input: Any,
+    name: str = "diag_part",
+    k: int = 0,
+    padding_value: Any = 0,
+    align: str = "RIGHT_LEFT",
+) -> Tensor:
     """The main diagonals of the matrices of ``input`` (``[..., M, N]`` ->
     ``[..., min(M, N)]``). Only ``k=0`` is supported."""
     _check_k(k, "matrix_diag_part")
@@ -113,12 +128,15 @@ def matrix_diag_part(input: Any, name: str = "diag_part", k: int = 0,  # noqa: A
 def _infer_matrix_set_diag(op: Operation) -> list:
     x, d = op.inputs
     if x.dtype != d.dtype:
-        raise TypeError(f"matrix_set_diag: diagonal dtype {d.dtype.name} differs from "
-                        f"input dtype {x.dtype.name}")
+        raise TypeError(
+            f"matrix_set_diag: diagonal dtype {d.dtype.name} differs from "
+            f"input dtype {x.dtype.name}"
+        )
     (want,) = [s for _, s in _infer_matrix_diag_part(op)]
     if not want.is_compatible_with(d.shape):
-        raise ValueError(f"The diagonal must have shape {want} for an input of shape "
-                         f"{x.shape}, got {d.shape}")
+        raise ValueError(
+            f"The diagonal must have shape {want} for an input of shape {x.shape}, got {d.shape}"
+        )
     return [(x.dtype, x.shape)]
 
 
@@ -139,12 +157,20 @@ def _matrix_set_diag_grad(op: Operation, grad: Tensor) -> list:
     return [matrix_set_diag(grad, array_ops.zeros_like(diagonal)), matrix_diag_part(grad)]
 
 
-registry.register(registry.OpDef("MatrixSetDiag", _infer_matrix_set_diag,
-                                  _matrix_set_diag_kernel, _matrix_set_diag_grad))
+registry.register(
+    registry.OpDef(
+        "MatrixSetDiag", _infer_matrix_set_diag, _matrix_set_diag_kernel, _matrix_set_diag_grad
+    )
+)
 
 
-def matrix_set_diag(input: Any, diagonal: Any, name: str = "set_diag",  # noqa: A002
-                    k: int = 0, align: str = "RIGHT_LEFT") -> Tensor:
+def matrix_set_diag(
+    input: Any,
+    diagonal: Any,
+    name: str = "set_diag",
+    k: int = 0,
+    align: str = "RIGHT_LEFT",
+) -> Tensor:
     """``input`` with its main diagonals replaced by ``diagonal``. Only ``k=0``."""
     _check_k(k, "matrix_set_diag")
     x = convert_inputs([input])[0]
@@ -188,12 +214,17 @@ def _band_part_grad(op: Operation, grad: Tensor) -> list:
     return [matrix_band_part(grad, op.attrs["num_lower"], op.attrs["num_upper"])]
 
 
-registry.register(registry.OpDef("MatrixBandPart", _infer_band_part, _band_part_kernel,
-                                  _band_part_grad))
+registry.register(
+    registry.OpDef("MatrixBandPart", _infer_band_part, _band_part_kernel, _band_part_grad)
+)
 
 
-def matrix_band_part(input: Any, num_lower: Any, num_upper: Any,  # noqa: A002
-                     name: str | None = None) -> Tensor:
+def matrix_band_part(
+    input: Any,
+    num_lower: Any,
+    num_upper: Any,
+    name: str | None = None,
+) -> Tensor:
     """Keeps a band of each matrix: ``num_lower`` subdiagonals and ``num_upper``
     superdiagonals (negative: the whole triangle), zeroing the rest.
 
@@ -208,8 +239,9 @@ def matrix_band_part(input: Any, num_lower: Any, num_upper: Any,  # noqa: A002
                 raise ValueError(f"matrix_band_part needs {what} known at build time")
             value = folded
         bounds.append(int(value))
-    return apply_op("MatrixBandPart", [input], {"num_lower": bounds[0],
-                                               "num_upper": bounds[1]}, name=name)
+    return apply_op(
+        "MatrixBandPart", [input], {"num_lower": bounds[0], "num_upper": bounds[1]}, name=name
+    )
 
 
 # --- trace ----------------------------------------------------------------------------------
@@ -251,8 +283,9 @@ def _eye_kernel(ctx: Any, attrs: dict) -> Any:
     return eye_
 
 
-registry.register(registry.OpDef("Eye", _infer_eye, _eye_kernel, registry.NOT_DIFFERENTIABLE,
-                                 foldable=True))
+registry.register(
+    registry.OpDef("Eye", _infer_eye, _eye_kernel, registry.NOT_DIFFERENTIABLE, foldable=True)
+)
 
 
 def _static_int(value: Any) -> int | None:
@@ -264,8 +297,13 @@ def _static_int(value: Any) -> int | None:
     return int(value)
 
 
-def eye(num_rows: Any, num_columns: Any = None, batch_shape: Any = None,
-        dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
+def eye(
+    num_rows: Any,
+    num_columns: Any = None,
+    batch_shape: Any = None,
+    dtype: Any = dtypes.float32,
+    name: str | None = None,
+) -> Tensor:
     """Identity matrices (ones on the main diagonal), optionally batched.
 
     Args:
@@ -291,8 +329,9 @@ def eye(num_rows: Any, num_columns: Any = None, batch_shape: Any = None,
     if rows is not None and cols is not None and batch is not None:
         if rows < 0 or cols < 0:
             raise ValueError(f"eye needs non-negative sizes, got {rows} x {cols}")
-        value = np.broadcast_to(np.eye(rows, cols, dtype=dtype.as_numpy_dtype),
-                                [*batch, rows, cols]).copy()
+        value = np.broadcast_to(
+            np.eye(rows, cols, dtype=dtype.as_numpy_dtype), [*batch, rows, cols]
+        ).copy()
         return constant(value, dtype=dtype, name=name or "eye")
     batch_tensor = batch_shape if batch_shape is not None else constant([], dtype=dtypes.int32)
     sizes = convert_inputs([num_rows, num_columns, batch_tensor], dtype_hint=dtypes.int32)

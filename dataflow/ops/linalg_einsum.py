@@ -66,14 +66,15 @@ def _merge_dim(a: int | None, b: int | None, what: str = "") -> int | None:
 def _require_rank_at_least(t: Tensor, rank: int) -> tuple | None:
     dims = t.shape.as_tuple()
     if dims is not None and len(dims) < rank:
-        raise ValueError(f"Shape must be at least rank {rank} but is rank {len(dims)} "
-                         f"(input '{t.name}')")
+        raise ValueError(
+            f"Shape must be at least rank {rank} but is rank {len(dims)} (input '{t.name}')"
+        )
     return dims
 
 
 def _batch_shape(t: Tensor, inner: int) -> TensorShape:
     dims = t.shape.as_tuple()
-    return TensorShape(None) if dims is None else TensorShape(dims[:len(dims) - inner])
+    return TensorShape(None) if dims is None else TensorShape(dims[: len(dims) - inner])
 
 
 def _broadcast_batch(a: Tensor, b: Tensor, inner_a: int, inner_b: int) -> TensorShape:
@@ -81,8 +82,9 @@ def _broadcast_batch(a: Tensor, b: Tensor, inner_a: int, inner_b: int) -> Tensor
     try:
         return broadcast_shapes(sa, sb)
     except ValueError:
-        raise ValueError(f"Inputs must have compatible (broadcastable) batch dimensions: "
-                         f"{a.shape} vs. {b.shape}") from None
+        raise ValueError(
+            f"Inputs must have compatible (broadcastable) batch dimensions: {a.shape} vs. {b.shape}"
+        ) from None
 
 
 def _require_dtype(op: Operation, check: Any, what: str) -> dtypes.DType:
@@ -135,31 +137,40 @@ def parse_equation(equation: str, num_inputs: int) -> tuple[list[str], str]:
     lhs, arrow, out = eq.partition("->")
     ins = lhs.split(",")
     if len(ins) != num_inputs:
-        raise ValueError(f"Einsum equation '{equation}' names {len(ins)} inputs, but "
-                         f"{num_inputs} were given")
+        raise ValueError(
+            f"Einsum equation '{equation}' names {len(ins)} inputs, but {num_inputs} were given"
+        )
     for spec in [*ins, out]:
         if spec.count(_ELLIPSIS) > 1 or not all(
-                c in string.ascii_letters for c in spec.replace(_ELLIPSIS, "", 1)):
-            raise ValueError(f"Invalid subscripts '{spec}' in einsum equation '{equation}' "
-                             "(use letters and at most one '...')")
+            c in string.ascii_letters for c in spec.replace(_ELLIPSIS, "", 1)
+        ):
+            raise ValueError(
+                f"Invalid subscripts '{spec}' in einsum equation '{equation}' "
+                "(use letters and at most one '...')"
+            )
     has_ellipsis = any(_ELLIPSIS in s for s in ins)
     if not arrow:
         counts = Counter(c for s in ins for c in _letters(s))
         out = (_ELLIPSIS if has_ellipsis else "") + "".join(
-            sorted(c for c, k in counts.items() if k == 1))
+            sorted(c for c, k in counts.items() if k == 1)
+        )
     else:
         seen = set("".join(_letters(s) for s in ins))
         letters = _letters(out)
         if len(set(letters)) != len(letters):
-            raise ValueError(f"Output subscripts '{out}' of einsum equation '{equation}' "
-                             "repeat a label")
+            raise ValueError(
+                f"Output subscripts '{out}' of einsum equation '{equation}' repeat a label"
+            )
         missing = [c for c in letters if c not in seen]
         if missing:
-            raise ValueError(f"Output label '{missing[0]}' of einsum equation '{equation}' "
-                             "does not appear in any input")
+            raise ValueError(
+                f"Output label '{missing[0]}' of einsum equation '{equation}' "
+                "does not appear in any input"
+            )
         if _ELLIPSIS in out and not has_ellipsis:
-            raise ValueError(f"Einsum equation '{equation}' has '...' in its output but in "
-                             "no input")
+            raise ValueError(
+                f"Einsum equation '{equation}' has '...' in its output but in no input"
+            )
     return ins, out
 
 
@@ -171,14 +182,18 @@ def _spec_dims(spec: str, shape: TensorShape, index: int) -> tuple[list, TensorS
         return [(c, None) for c in head + tail], (TensorShape(None) if has_ellipsis else None)
     n = len(head) + len(tail)
     if has_ellipsis and len(dims) < n:
-        raise ValueError(f"Input {index} has rank {len(dims)}, fewer than the {n} labels of "
-                         f"its subscripts '{spec}'")
+        raise ValueError(
+            f"Input {index} has rank {len(dims)}, fewer than the {n} labels of "
+            f"its subscripts '{spec}'"
+        )
     if not has_ellipsis and len(dims) != n:
-        raise ValueError(f"Input {index} has rank {len(dims)}, but its subscripts '{spec}' "
-                         f"name {n} dimensions")
-    pairs = list(zip(head, dims[:len(head)], strict=True)) + \
-        list(zip(tail, dims[len(dims) - len(tail):], strict=True))
-    ell = TensorShape(dims[len(head):len(dims) - len(tail)]) if has_ellipsis else None
+        raise ValueError(
+            f"Input {index} has rank {len(dims)}, but its subscripts '{spec}' name {n} dimensions"
+        )
+    pairs = list(zip(head, dims[: len(head)], strict=True)) + list(
+        zip(tail, dims[len(dims) - len(tail) :], strict=True)
+    )
+    ell = TensorShape(dims[len(head) : len(dims) - len(tail)]) if has_ellipsis else None
     return pairs, ell
 
 
@@ -191,24 +206,32 @@ def _infer_einsum(op: Operation) -> list:
     for i, (spec, t) in enumerate(zip(ins, op.inputs, strict=True)):
         pairs, ell = _spec_dims(spec, t.shape, i)
         for c, d in pairs:
-            sizes[c] = _merge_dim(sizes.get(c), d, f" (label '{c}' of einsum equation "
-                                                   f"'{equation}')")
+            sizes[c] = _merge_dim(
+                sizes.get(c), d, f" (label '{c}' of einsum equation '{equation}')"
+            )
         if ell is not None:
             ells.append(ell)
     try:
         ell_shape = broadcast_shapes(*ells) if ells else TensorShape([])
     except ValueError:
-        raise ValueError(f"The '...' dimensions of einsum equation '{equation}' do not "
-                         f"broadcast: {', '.join(str(e) for e in ells)}") from None
+        raise ValueError(
+            f"The '...' dimensions of einsum equation '{equation}' do not "
+            f"broadcast: {', '.join(str(e) for e in ells)}"
+        ) from None
     head, tail, has_ellipsis = _split_spec(out)
     if not has_ellipsis and ell_shape.rank:
-        raise ValueError(f"Output contains {ell_shape.rank} broadcasting dimension(s) but no "
-                         f"ellipsis (...) was found in the output subscripts of einsum "
-                         f"equation '{equation}'")
+        raise ValueError(
+            f"Output contains {ell_shape.rank} broadcasting dimension(s) but no "
+            f"ellipsis (...) was found in the output subscripts of einsum "
+            f"equation '{equation}'"
+        )
     if has_ellipsis and ell_shape.rank is None:
         return [(dtype, TensorShape(None))]
-    dims = [sizes[c] for c in head] + (ell_shape.as_list() if has_ellipsis else []) + \
-        [sizes[c] for c in tail]
+    dims = (
+        [sizes[c] for c in head]
+        + (ell_shape.as_list() if has_ellipsis else [])
+        + [sizes[c] for c in tail]
+    )
     return [(dtype, TensorShape(dims))]
 
 
@@ -226,6 +249,7 @@ def _einsum_kernel(ctx: Any, attrs: dict) -> Any:
     equation = attrs["equation"]
     ins, _ = parse_equation(equation, attrs["N"])
     if attrs["N"] == 1:
+
         def einsum_one(x: Any) -> Any:
             out = einsum_(equation, x)
             # Single-operand einsums (transposes, diagonals) may return views; never
@@ -244,11 +268,11 @@ def _einsum_kernel(ctx: Any, attrs: dict) -> Any:
         ell = 1
         for (head, tail, has_ellipsis), x in zip(splits, xs, strict=True):
             shape = x.shape
-            sizes.update(zip(head, shape[:len(head)], strict=True))
+            sizes.update(zip(head, shape[: len(head)], strict=True))
             if tail:
-                sizes.update(zip(tail, shape[len(shape) - len(tail):], strict=True))
+                sizes.update(zip(tail, shape[len(shape) - len(tail) :], strict=True))
             if has_ellipsis:
-                ell = max(ell, prod(shape[len(head):len(shape) - len(tail)]))
+                ell = max(ell, prod(shape[len(head) : len(shape) - len(tail)]))
         cost = ell * prod(sizes.values())
         if cost < _EINSUM_BLAS_THRESHOLD:
             return False
@@ -277,8 +301,10 @@ def _rename_repeats(spec: str, fresh: list[str]) -> tuple[str, list[tuple[int, .
     axes: dict[str, list[int]] = {}
     out_head: list[str] = []
     out_tail: list[str] = []
-    for part, out_part, axis_of in ((head, out_head, lambda k: k),
-                                    (tail, out_tail, lambda k: k - len(tail))):
+    for part, out_part, axis_of in (
+        (head, out_head, lambda k: k),
+        (tail, out_tail, lambda k: k - len(tail)),
+    ):
         for k, c in enumerate(part):
             if c in axes:
                 out_part.append(fresh.pop(0))
@@ -295,15 +321,17 @@ def _einsum_grad(op: Operation, grad: Tensor) -> list:
     grads: list[Tensor | None] = []
     for i, x in enumerate(op.inputs):
         spec = ins[i]
-        others = [(s, t) for j, (s, t) in enumerate(zip(ins, op.inputs, strict=True))
-                  if j != i]
+        others = [(s, t) for j, (s, t) in enumerate(zip(ins, op.inputs, strict=True)) if j != i]
         specs = [out] + [s for s, _ in others]
         operands = [grad] + [t for _, t in others]
         fresh = _fresh_labels(op.attrs["equation"])
         renamed, groups = _rename_repeats(spec, fresh)
         available = set("".join(specs))
-        needs_support = groups or any(c not in available for c in _letters(spec)) or (
-            _ELLIPSIS in spec and not any(_ELLIPSIS in s for s in specs))
+        needs_support = (
+            groups
+            or any(c not in available for c in _letters(spec))
+            or (_ELLIPSIS in spec and not any(_ELLIPSIS in s for s in specs))
+        )
         if needs_support:
             specs.append(renamed)
             operands.append(_diagonal_mask(x, groups) if groups else array_ops.ones_like(x))
@@ -321,8 +349,11 @@ def _einsum_grad(op: Operation, grad: Tensor) -> list:
             if x.shape.is_fully_defined():
                 dims = x.shape.as_list()
                 n_tail = len(_letters(renamed)) - len(head)
-                target: Any = [*dims[len(head):len(dims) - n_tail], *dims[:len(head)],
-                               *dims[len(dims) - n_tail:]]
+                target: Any = [
+                    *dims[len(head) : len(dims) - n_tail],
+                    *dims[: len(head)],
+                    *dims[len(dims) - n_tail :],
+                ]
             else:
                 target = array_ops.shape(einsum(f"{renamed}->{front}", x))
             g = einsum(f"{front}->{renamed}", array_ops.sum_to_shape(g, target))
@@ -355,11 +386,13 @@ def _diagonal_mask_kernel(ctx: Any, attrs: dict) -> Any:
             for group in groups:
                 first = group[0] % ndim
                 index = xp.arange(x.shape[first]).reshape(
-                    [x.shape[first] if a == first else 1 for a in range(ndim)])
+                    [x.shape[first] if a == first else 1 for a in range(ndim)]
+                )
                 for axis in group[1:]:
                     axis %= ndim
                     other = xp.arange(x.shape[axis]).reshape(
-                        [x.shape[axis] if a == axis else 1 for a in range(ndim)])
+                        [x.shape[axis] if a == axis else 1 for a in range(ndim)]
+                    )
                     keep = keep & (index == other)
             mask = cache[key] = xp.broadcast_to(keep, x.shape).astype(x.dtype)
         return mask
@@ -367,8 +400,14 @@ def _diagonal_mask_kernel(ctx: Any, attrs: dict) -> Any:
     return diagonal_mask
 
 
-registry.register(registry.OpDef("EinsumDiagonalMask", _infer_diagonal_mask,
-                                 _diagonal_mask_kernel, registry.NOT_DIFFERENTIABLE))
+registry.register(
+    registry.OpDef(
+        "EinsumDiagonalMask",
+        _infer_diagonal_mask,
+        _diagonal_mask_kernel,
+        registry.NOT_DIFFERENTIABLE,
+    )
+)
 
 
 def _diagonal_mask(x: Tensor, groups: list[tuple[int, ...]]) -> Tensor:
@@ -429,16 +468,18 @@ def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Tensor:
         a, b = convert_inputs([a, b])
         ra, rb = a.shape.rank, b.shape.rank
         if ra is None or rb is None:
-            raise ValueError("tensordot needs inputs of known rank, got shapes "
-                             f"{a.shape} and {b.shape}")
+            raise ValueError(
+                f"tensordot needs inputs of known rank, got shapes {a.shape} and {b.shape}"
+            )
         a_axes, b_axes = _tensordot_axes(axes, ra, rb)
         letters = string.ascii_letters
         spec_a = list(letters[:ra])
-        spec_b = list(letters[ra:ra + rb])
+        spec_b = list(letters[ra : ra + rb])
         for ia, ib in zip(a_axes, b_axes, strict=True):
             spec_b[ib] = spec_a[ia]
-        free = [c for k, c in enumerate(spec_a) if k not in a_axes] + \
-            [c for k, c in enumerate(spec_b) if k not in b_axes]
+        free = [c for k, c in enumerate(spec_a) if k not in a_axes] + [
+            c for k, c in enumerate(spec_b) if k not in b_axes
+        ]
         return einsum(f"{''.join(spec_a)},{''.join(spec_b)}->{''.join(free)}", a, b)
 
 
@@ -455,15 +496,18 @@ def _tensordot_axes(axes: Any, ra: int, rb: int) -> tuple[list[int], list[int]]:
         if n < 0:
             raise ValueError("'axes' must be at least 0.")
         if n > ra or n > rb:
-            raise ValueError(f"'axes' must not be larger than the number of dimensions of "
-                             f"the inputs ({ra} and {rb}), got {n}.")
+            raise ValueError(
+                f"'axes' must not be larger than the number of dimensions of "
+                f"the inputs ({ra} and {rb}), got {n}."
+            )
         return list(range(ra - n, ra)), list(range(n))
     if not isinstance(axes, (list, tuple)) or len(axes) != 2:
         raise ValueError(f"'axes' must be an integer or have length 2, got {axes!r}.")
     a_axes, b_axes = ([x] if isinstance(x, (int, np.integer)) else list(x) for x in axes)
     if len(a_axes) != len(b_axes):
-        raise ValueError(f"Different number of contraction axes 'a' and 'b', "
-                         f"{len(a_axes)} != {len(b_axes)}.")
+        raise ValueError(
+            f"Different number of contraction axes 'a' and 'b', {len(a_axes)} != {len(b_axes)}."
+        )
     out = []
     for ax_list, rank in ((a_axes, ra), (b_axes, rb)):
         norm = []
@@ -477,6 +521,7 @@ def _tensordot_axes(axes: Any, ra: int, rb: int) -> tuple[list[int], list[int]]:
         out.append(norm)
     return out[0], out[1]
 
+
 # --- matrix_transpose, adjoint --------------------------------------------------------------
 def matrix_transpose(a: Any, name: str = "matrix_transpose", conjugate: bool = False) -> Tensor:
     """Transposes the last two dimensions of ``a`` (conjugating if ``conjugate``)."""
@@ -484,11 +529,13 @@ def matrix_transpose(a: Any, name: str = "matrix_transpose", conjugate: bool = F
         a = convert_inputs([a])[0]
         rank = a.shape.rank
         if rank is not None and rank < 2:
-            raise ValueError(f"Argument 'a' should be a (batch) matrix, with rank >= 2. "
-                             f"Found: {a.shape}")
+            raise ValueError(
+                f"Argument 'a' should be a (batch) matrix, with rank >= 2. Found: {a.shape}"
+            )
         if rank is not None:
-            return array_ops.transpose(a, [*range(rank - 2), rank - 1, rank - 2],
-                                       conjugate=conjugate)
+            return array_ops.transpose(
+                a, [*range(rank - 2), rank - 1, rank - 2], conjugate=conjugate
+            )
         out = einsum("...ij->...ji", a)
         if conjugate and a.dtype.is_complex:
             # BUG (kept as is): there is no conj op yet, so a complex input fails here.

@@ -75,8 +75,10 @@ def _matmul_grad_pair(a: Tensor, b: Tensor, grad: Tensor, ta: bool, tb: bool) ->
         return [matmul(grad, b), matmul(grad, a, adjoint_a=True)]
     if ta and not tb:
         return [matmul(b, grad, adjoint_b=True), matmul(a, grad)]
-    return [matmul(b, grad, adjoint_a=True, adjoint_b=True),
-            matmul(grad, a, adjoint_a=True, adjoint_b=True)]
+    return [
+        matmul(b, grad, adjoint_a=True, adjoint_b=True),
+        matmul(grad, a, adjoint_a=True, adjoint_b=True),
+    ]
 
 
 def _matmul_grad(op: Operation, grad: Tensor) -> list:
@@ -125,22 +127,33 @@ def _batch_matmul_grad(op: Operation, grad: Tensor) -> list:
     # dimensions inside one einsum (one gemm) instead of a batched product and a sum.
     ra, rb = a.shape.rank, b.shape.rank
     if ra == 2 and rb is not None and rb > 2:
-        z = string.ascii_uppercase[:rb - 2]
+        z = string.ascii_uppercase[: rb - 2]
         grads[0] = einsum(f"{z}mn,{z}{'nk' if tb else 'kn'}->{'km' if ta else 'mk'}", grad, b)
     if rb == 2 and ra is not None and ra > 2:
-        z = string.ascii_uppercase[:ra - 2]
+        z = string.ascii_uppercase[: ra - 2]
         grads[1] = einsum(f"{z}{'km' if ta else 'mk'},{z}mn->{'nk' if tb else 'kn'}", a, grad)
     return grads
 
 
-registry.register(registry.OpDef("BatchMatMulV2", _infer_batch_matmul, _batch_matmul_kernel,
-                                 _batch_matmul_grad))
+registry.register(
+    registry.OpDef("BatchMatMulV2", _infer_batch_matmul, _batch_matmul_kernel, _batch_matmul_grad)
+)
 
 
-def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
-           adjoint_a: bool = False, adjoint_b: bool = False, a_is_sparse: bool = False,
-           b_is_sparse: bool = False, output_type: Any = None, grad_a: bool = False,
-           grad_b: bool = False, name: str | None = None) -> Tensor:
+def matmul(
+    a: Any,
+    b: Any,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    adjoint_a: bool = False,
+    adjoint_b: bool = False,
+    a_is_sparse: bool = False,
+    b_is_sparse: bool = False,
+    output_type: Any = None,
+    grad_a: bool = False,
+    grad_b: bool = False,
+    name: str | None = None,
+) -> Tensor:
     """Multiplies matrix ``a`` by matrix ``b``, producing ``a @ b``.
 
     Inputs of rank 2 give a ``MatMul``; inputs of higher rank are batches of matrices
@@ -175,16 +188,21 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
         raise ValueError("Only one of transpose_b and adjoint_b can be True.")
     a, b = convert_inputs([a, b])
     if output_type is not None and dtypes.as_dtype(output_type) != a.dtype:
-        raise TypeError(f"matmul: output_type {dtypes.as_dtype(output_type).name} differs "
-                        f"from the input dtype {a.dtype.name}, which is not supported")
+        raise TypeError(
+            f"matmul: output_type {dtypes.as_dtype(output_type).name} differs "
+            f"from the input dtype {a.dtype.name}, which is not supported"
+        )
     complex_ = a.dtype.is_complex
     if not complex_:
         transpose_a, transpose_b = transpose_a or adjoint_a, transpose_b or adjoint_b
         adjoint_a = adjoint_b = False
     if a.shape.rank == 2 and b.shape.rank == 2 and not (adjoint_a or adjoint_b):
-        return apply_op("MatMul", [a, b], {"transpose_a": bool(transpose_a),
-                                           "transpose_b": bool(transpose_b), "T": a.dtype},
-                        name=name)
+        return apply_op(
+            "MatMul",
+            [a, b],
+            {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b), "T": a.dtype},
+            name=name,
+        )
     if complex_:
         # A plain (not conjugating) transpose of complex matrices goes through einsum.
         if transpose_a:
@@ -194,16 +212,26 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
         adj_x, adj_y = adjoint_a, adjoint_b
     else:
         adj_x, adj_y = transpose_a, transpose_b
-    return apply_op("BatchMatMulV2", [a, b], {"adj_x": bool(adj_x), "adj_y": bool(adj_y),
-                                              "T": a.dtype}, name=name)
+    return apply_op(
+        "BatchMatMulV2",
+        [a, b],
+        {"adj_x": bool(adj_x), "adj_y": bool(adj_y), "T": a.dtype},
+        name=name,
+    )
 
 
 register_operator("matmul", matmul)
 
 
-def matvec(a: Any, b: Any, transpose_a: bool = False, adjoint_a: bool = False,
-           a_is_sparse: bool = False, b_is_sparse: bool = False,
-           name: str | None = None) -> Tensor:
+def matvec(
+    a: Any,
+    b: Any,
+    transpose_a: bool = False,
+    adjoint_a: bool = False,
+    a_is_sparse: bool = False,
+    b_is_sparse: bool = False,
+    name: str | None = None,
+) -> Tensor:
     """Multiplies matrices ``a`` (``[..., M, N]``) by vectors ``b`` (``[..., N]``)."""
     if transpose_a and adjoint_a:
         raise ValueError("Only one of transpose_a and adjoint_a can be True.")

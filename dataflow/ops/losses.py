@@ -49,14 +49,19 @@ class Reduction:
 
     @classmethod
     def all(cls) -> tuple[str, ...]:
-        return (cls.NONE, cls.SUM, cls.MEAN, cls.SUM_OVER_BATCH_SIZE,
-                cls.SUM_OVER_NONZERO_WEIGHTS, cls.SUM_BY_NONZERO_WEIGHTS)
+        return (
+            cls.NONE,
+            cls.SUM,
+            cls.MEAN,
+            cls.SUM_OVER_BATCH_SIZE,
+            cls.SUM_OVER_NONZERO_WEIGHTS,
+            cls.SUM_BY_NONZERO_WEIGHTS,
+        )
 
     @classmethod
     def validate(cls, key: str) -> None:
         if key not in cls.all():
-            raise ValueError(f"Invalid Reduction Key {key}. Key should be one of "
-                             f"{cls.all()}.")
+            raise ValueError(f"Invalid Reduction Key {key}. Key should be one of {cls.all()}.")
 
 
 def _compute_dtype(dtype: dtypes.DType) -> dtypes.DType:
@@ -95,17 +100,24 @@ def _check_weights(weights: Tensor, losses: Tensor) -> None:
     if w.rank is None or lo.rank is None or w.rank == 0:
         return
     if w.rank != lo.rank:
-        raise ValueError(f"weights can not be broadcast to values. values.rank={lo.rank}. "
-                         f"weights.rank={w.rank}. values.shape={lo}. weights.shape={w}.")
+        raise ValueError(
+            f"weights can not be broadcast to values. values.rank={lo.rank}. "
+            f"weights.rank={w.rank}. values.shape={lo}. weights.shape={w}."
+        )
     for a, b in zip(w.as_list(), lo.as_list(), strict=True):
         if a is not None and b is not None and a not in (1, b):
-            raise ValueError(f"weights can not be broadcast to values. values.shape={lo}. "
-                             f"weights.shape={w}.")
+            raise ValueError(
+                f"weights can not be broadcast to values. values.shape={lo}. weights.shape={w}."
+            )
 
 
-def compute_weighted_loss(losses: Any, weights: Any = 1.0, scope: str | None = None,
-                          loss_collection: str | None = LOSSES,
-                          reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Tensor:
+def compute_weighted_loss(
+    losses: Any,
+    weights: Any = 1.0,
+    scope: str | None = None,
+    loss_collection: str | None = LOSSES,
+    reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
+) -> Tensor:
     """Weights per-element ``losses`` and reduces them.
 
     Args:
@@ -126,8 +138,10 @@ def compute_weighted_loss(losses: Any, weights: Any = 1.0, scope: str | None = N
         losses = convert_to_tensor(losses)
         input_dtype = losses.dtype
         dtype = _compute_dtype(input_dtype)
-        weights_t = _cast(convert_to_tensor(weights, dtype=dtype if isinstance(
-            weights, numbers.Real) else None), dtype)
+        weights_t = _cast(
+            convert_to_tensor(weights, dtype=dtype if isinstance(weights, numbers.Real) else None),
+            dtype,
+        )
         _check_weights(weights_t, losses)
         losses = _cast(losses, dtype)
         weighted = math_ops.multiply(losses, weights_t)
@@ -136,8 +150,10 @@ def compute_weighted_loss(losses: Any, weights: Any = 1.0, scope: str | None = N
         else:
             loss = math_ops.reduce_sum(weighted)
             if reduction == Reduction.MEAN:
-                loss = _safe_div(loss, math_ops.reduce_sum(
-                    math_ops.multiply(array_ops.ones_like(losses), weights_t)))
+                loss = _safe_div(
+                    loss,
+                    math_ops.reduce_sum(math_ops.multiply(array_ops.ones_like(losses), weights_t)),
+                )
             elif reduction == Reduction.SUM_BY_NONZERO_WEIGHTS:
                 loss = _safe_div(loss, _num_present(losses, weights, weights_t))
             elif reduction == Reduction.SUM_OVER_BATCH_SIZE:
@@ -147,9 +163,14 @@ def compute_weighted_loss(losses: Any, weights: Any = 1.0, scope: str | None = N
         return loss
 
 
-def mean_squared_error(labels: Any, predictions: Any, weights: Any = 1.0,
-                       scope: str | None = None, loss_collection: str | None = LOSSES,
-                       reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Tensor:
+def mean_squared_error(
+    labels: Any,
+    predictions: Any,
+    weights: Any = 1.0,
+    scope: str | None = None,
+    loss_collection: str | None = LOSSES,
+    reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
+) -> Tensor:
     """Weighted mean squared error between ``labels`` and ``predictions``.
 
     Args:
@@ -185,10 +206,15 @@ def _labels_like_logits(labels: Any, logits: Any) -> tuple[Tensor, Tensor]:
     return labels, logits
 
 
-def softmax_cross_entropy(onehot_labels: Any, logits: Any, weights: Any = 1.0,
-                          label_smoothing: float = 0, scope: str | None = None,
-                          loss_collection: str | None = LOSSES,
-                          reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Tensor:
+def softmax_cross_entropy(
+    onehot_labels: Any,
+    logits: Any,
+    weights: Any = 1.0,
+    label_smoothing: float = 0,
+    scope: str | None = None,
+    loss_collection: str | None = LOSSES,
+    reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
+) -> Tensor:
     """Weighted softmax cross-entropy between one-hot ``onehot_labels`` and ``logits``.
 
     Args:
@@ -203,26 +229,34 @@ def softmax_cross_entropy(onehot_labels: Any, logits: Any, weights: Any = 1.0,
         ValueError: a missing argument, or mismatched shapes.
     """
     _require_arguments(onehot_labels=onehot_labels, logits=logits)
-    with name_scope(scope, "softmax_cross_entropy_loss",
-                    [logits, onehot_labels, weights]) as sc:
+    with name_scope(scope, "softmax_cross_entropy_loss", [logits, onehot_labels, weights]) as sc:
         labels, logits = _labels_like_logits(onehot_labels, logits)
         if label_smoothing > 0:
             static = labels.shape[-1].value if labels.shape.rank else None
-            num_classes = constant(static, dtype=logits.dtype) if static is not None else \
-                math_ops.cast(array_ops.shape(labels)[-1], logits.dtype)
+            num_classes = (
+                constant(static, dtype=logits.dtype)
+                if static is not None
+                else math_ops.cast(array_ops.shape(labels)[-1], logits.dtype)
+            )
             labels = math_ops.add(
                 math_ops.multiply(labels, constant(1 - label_smoothing, dtype=logits.dtype)),
-                math_ops.divide(constant(label_smoothing, dtype=logits.dtype), num_classes))
+                math_ops.divide(constant(label_smoothing, dtype=logits.dtype), num_classes),
+            )
         labels = stop_gradient(labels)
-        losses = nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits,
-                                                         name="xentropy")
+        losses = nn.softmax_cross_entropy_with_logits_v2(
+            labels=labels, logits=logits, name="xentropy"
+        )
         return compute_weighted_loss(losses, weights, sc, loss_collection, reduction)
 
 
-def sparse_softmax_cross_entropy(labels: Any, logits: Any, weights: Any = 1.0,
-                                 scope: str | None = None,
-                                 loss_collection: str | None = LOSSES,
-                                 reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Tensor:
+def sparse_softmax_cross_entropy(
+    labels: Any,
+    logits: Any,
+    weights: Any = 1.0,
+    scope: str | None = None,
+    loss_collection: str | None = LOSSES,
+    reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
+) -> Tensor:
     """Weighted softmax cross-entropy between integer ``labels`` and ``logits``.
 
     Args:
@@ -233,13 +267,13 @@ def sparse_softmax_cross_entropy(labels: Any, logits: Any, weights: Any = 1.0,
         scope, loss_collection, reduction: as for ``mean_squared_error``.
     """
     _require_arguments(labels=labels, logits=logits)
-    with name_scope(scope, "sparse_softmax_cross_entropy_loss",
-                    [logits, labels, weights]) as sc:
+    with name_scope(scope, "sparse_softmax_cross_entropy_loss", [logits, labels, weights]) as sc:
         logits = convert_to_tensor(logits)
         labels = convert_to_tensor(labels)
         labels, weights = _remove_squeezable(labels, logits, weights)
-        losses = nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits,
-                                                             name="xentropy")
+        losses = nn.sparse_softmax_cross_entropy_with_logits(
+            labels=labels, logits=logits, name="xentropy"
+        )
         return compute_weighted_loss(losses, weights, sc, loss_collection, reduction)
 
 
@@ -255,9 +289,14 @@ def _pair(labels: Any, predictions: Any, what: str = "predictions") -> tuple:
     return labels, predictions
 
 
-def absolute_difference(labels: Any, predictions: Any, weights: Any = 1.0,
-                        scope: str | None = None, loss_collection: str | None = LOSSES,
-                        reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Tensor:
+def absolute_difference(
+    labels: Any,
+    predictions: Any,
+    weights: Any = 1.0,
+    scope: str | None = None,
+    loss_collection: str | None = LOSSES,
+    reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
+) -> Tensor:
     """Weighted absolute difference ``|predictions - labels|`` (an L1 loss). Arguments as
     for ``mean_squared_error``."""
     with name_scope(scope, "absolute_difference", [predictions, labels, weights]) as sc:
@@ -266,9 +305,15 @@ def absolute_difference(labels: Any, predictions: Any, weights: Any = 1.0,
         return compute_weighted_loss(losses, weights, sc, loss_collection, reduction)
 
 
-def huber_loss(labels: Any, predictions: Any, weights: Any = 1.0, delta: float = 1.0,
-               scope: str | None = None, loss_collection: str | None = LOSSES,
-               reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Tensor:
+def huber_loss(
+    labels: Any,
+    predictions: Any,
+    weights: Any = 1.0,
+    delta: float = 1.0,
+    scope: str | None = None,
+    loss_collection: str | None = LOSSES,
+    reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
+) -> Tensor:
     """Weighted Huber loss: ``0.5 * e**2`` for ``|e| <= delta``, else ``delta * (|e| -
     0.5 * delta)``, with ``e = predictions - labels``."""
     with name_scope(scope, "huber_loss", [predictions, labels, weights]) as sc:
@@ -279,13 +324,20 @@ def huber_loss(labels: Any, predictions: Any, weights: Any = 1.0, delta: float =
         linear = math_ops.subtract(error, quadratic)
         losses = math_ops.add(
             math_ops.multiply(constant(0.5, dtype=error.dtype), math_ops.square(quadratic)),
-            math_ops.multiply(delta_t, linear))
+            math_ops.multiply(delta_t, linear),
+        )
         return compute_weighted_loss(losses, weights, sc, loss_collection, reduction)
 
 
-def log_loss(labels: Any, predictions: Any, weights: Any = 1.0, epsilon: float = 1e-7,
-             scope: str | None = None, loss_collection: str | None = LOSSES,
-             reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Tensor:
+def log_loss(
+    labels: Any,
+    predictions: Any,
+    weights: Any = 1.0,
+    epsilon: float = 1e-7,
+    scope: str | None = None,
+    loss_collection: str | None = LOSSES,
+    reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
+) -> Tensor:
     """Weighted log loss of probabilities: ``-labels * log(predictions + epsilon) - (1 -
     labels) * log(1 - predictions + epsilon)``."""
     with name_scope(scope, "log_loss", [predictions, labels, weights]) as sc:
@@ -293,50 +345,69 @@ def log_loss(labels: Any, predictions: Any, weights: Any = 1.0, epsilon: float =
         eps = constant(epsilon, dtype=labels.dtype)
         one = constant(1, dtype=labels.dtype)
         losses = math_ops.subtract(
-            math_ops.negative(math_ops.multiply(
-                labels, math_ops.log(math_ops.add(predictions, eps)))),
-            math_ops.multiply(math_ops.subtract(one, labels), math_ops.log(
-                math_ops.add(math_ops.subtract(one, predictions), eps))))
+            math_ops.negative(
+                math_ops.multiply(labels, math_ops.log(math_ops.add(predictions, eps)))
+            ),
+            math_ops.multiply(
+                math_ops.subtract(one, labels),
+                math_ops.log(math_ops.add(math_ops.subtract(one, predictions), eps)),
+            ),
+        )
         return compute_weighted_loss(losses, weights, sc, loss_collection, reduction)
 
 
-def sigmoid_cross_entropy(multi_class_labels: Any, logits: Any, weights: Any = 1.0,
-                          label_smoothing: float = 0, scope: str | None = None,
-                          loss_collection: str | None = LOSSES,
-                          reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Tensor:
+def sigmoid_cross_entropy(
+    multi_class_labels: Any,
+    logits: Any,
+    weights: Any = 1.0,
+    label_smoothing: float = 0,
+    scope: str | None = None,
+    loss_collection: str | None = LOSSES,
+    reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
+) -> Tensor:
     """Weighted sigmoid cross-entropy of independent binary ``multi_class_labels``; with
     ``label_smoothing``, labels become ``labels * (1 - s) + 0.5 * s``."""
     _require_arguments(multi_class_labels=multi_class_labels, logits=logits)
-    with name_scope(scope, "sigmoid_cross_entropy_loss",
-                    [logits, multi_class_labels, weights]) as sc:
+    with name_scope(
+        scope, "sigmoid_cross_entropy_loss", [logits, multi_class_labels, weights]
+    ) as sc:
         labels, logits = _labels_like_logits(multi_class_labels, logits)
         if label_smoothing > 0:
             labels = math_ops.add(
                 math_ops.multiply(labels, constant(1 - label_smoothing, dtype=logits.dtype)),
-                constant(0.5 * label_smoothing, dtype=logits.dtype))
-        losses = nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits,
-                                                      name="xentropy")
+                constant(0.5 * label_smoothing, dtype=logits.dtype),
+            )
+        losses = nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits, name="xentropy")
         return compute_weighted_loss(losses, weights, sc, loss_collection, reduction)
 
 
-def hinge_loss(labels: Any, logits: Any, weights: Any = 1.0, scope: str | None = None,
-               loss_collection: str | None = LOSSES,
-               reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS) -> Tensor:
+def hinge_loss(
+    labels: Any,
+    logits: Any,
+    weights: Any = 1.0,
+    scope: str | None = None,
+    loss_collection: str | None = LOSSES,
+    reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
+) -> Tensor:
     """Weighted hinge loss ``max(0, 1 - (2 * labels - 1) * logits)`` for 0/1 ``labels``."""
     with name_scope(scope, "hinge_loss", [logits, labels, weights]) as sc:
         labels, logits = _pair(labels, logits, "logits")
         one = constant(1, dtype=logits.dtype)
-        signs = math_ops.subtract(math_ops.multiply(constant(2, dtype=logits.dtype), labels),
-                                  one)
+        signs = math_ops.subtract(math_ops.multiply(constant(2, dtype=logits.dtype), labels), one)
         losses = nn.relu(math_ops.subtract(one, math_ops.multiply(signs, logits)))
         return compute_weighted_loss(losses, weights, sc, loss_collection, reduction)
 
 
-def cosine_distance(labels: Any, predictions: Any, axis: int | None = None,
-                    weights: Any = 1.0, scope: str | None = None,
-                    loss_collection: str | None = LOSSES,
-                    reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
-                    dim: int | None = None) -> Tensor:
+def cosine_distance(
+    labels: Any,
+    predictions: Any,
+    axis: int | None = None,
+    weights: Any = 1.0,
+    scope: str | None = None,
+    loss_collection: str | None = LOSSES,
+    reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
+    dim: int | None = None,
+) -> Tensor:
     """Weighted cosine distance ``1 - sum(labels * predictions, axis)`` between
     unit-normalized ``labels`` and ``predictions``. ``dim`` is an alias of ``axis``."""
     if axis is not None and dim is not None:
@@ -346,8 +417,9 @@ def cosine_distance(labels: Any, predictions: Any, axis: int | None = None,
         raise ValueError("You must specify argument `axis`.")
     with name_scope(scope, "cosine_distance_loss", [predictions, labels, weights]) as sc:
         labels, predictions = _pair(labels, predictions)
-        total = math_ops.reduce_sum(math_ops.multiply(predictions, labels), axis=[axis],
-                                    keepdims=True)
+        total = math_ops.reduce_sum(
+            math_ops.multiply(predictions, labels), axis=[axis], keepdims=True
+        )
         losses = math_ops.subtract(constant(1, dtype=total.dtype), total)
         return compute_weighted_loss(losses, weights, sc, loss_collection, reduction)
 
@@ -385,8 +457,9 @@ def get_regularization_losses(scope: str | None = None) -> list:
     return get_default_graph().get_collection(REGULARIZATION_LOSSES, scope)
 
 
-def get_regularization_loss(scope: str | None = None,
-                            name: str = "total_regularization_loss") -> Tensor:
+def get_regularization_loss(
+    scope: str | None = None, name: str = "total_regularization_loss"
+) -> Tensor:
     """The sum of the regularization losses (0.0 when there are none)."""
     losses = get_regularization_losses(scope)
     if losses:
@@ -394,8 +467,9 @@ def get_regularization_loss(scope: str | None = None,
     return constant(0.0, name=name)
 
 
-def get_total_loss(add_regularization_losses: bool = True, name: str = "total_loss",
-                   scope: str | None = None) -> Tensor:
+def get_total_loss(
+    add_regularization_losses: bool = True, name: str = "total_loss", scope: str | None = None
+) -> Tensor:
     """The sum of ``get_losses()`` and (by default) the regularization losses.
 
     Raises:

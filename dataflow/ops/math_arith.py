@@ -82,8 +82,7 @@ def _add_n_grad(op: Operation, grad: Tensor) -> list:
     return [grad] * len(op.inputs)
 
 
-registry.register(registry.OpDef("AddN", _infer_add_n, _add_n_kernel, _add_n_grad,
-                                 foldable=True))
+registry.register(registry.OpDef("AddN", _infer_add_n, _add_n_kernel, _add_n_grad, foldable=True))
 
 
 def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
@@ -101,9 +100,9 @@ def _special_module(xp: Any) -> Any:
     """``scipy.special`` for numpy (``cupyx.scipy.special`` for cupy), or ``None``."""
     try:
         if getattr(xp, "__name__", "").startswith("cupy"):
-            import cupyx.scipy.special as special  # noqa: PLC0415
+            import cupyx.scipy.special as special
         else:
-            import scipy.special as special  # noqa: PLC0415
+            import scipy.special as special
     except ImportError:
         return None
     return special
@@ -256,8 +255,7 @@ _BINARY = [
     ("Pow", _ufunc("power"), _pow_grad, _NUMERIC, False),
     ("Maximum", _ufunc("maximum"), _maximum_grad, _NUMERIC, True),
     ("Minimum", _ufunc("minimum"), _minimum_grad, _NUMERIC, True),
-    ("SquaredDifference", _squared_difference_kernel, _squared_difference_grad, _NUMERIC,
-     False),
+    ("SquaredDifference", _squared_difference_kernel, _squared_difference_grad, _NUMERIC, False),
 ]
 for _type, _kernel, _grad, _dtypes, _fold in _BINARY:
     _register(_type, _check_rule(*_dtypes), _kernel, _grad, foldable=_fold)
@@ -339,7 +337,7 @@ def truncatemod(x: Any, y: Any, name: str | None = None) -> Tensor:
     return apply_op("TruncateMod", [x, y], name=name)
 
 
-def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF1 name
+def pow(x: Any, y: Any, name: str | None = None) -> Tensor:
     """Returns ``x ** y`` elementwise, with numpy broadcasting."""
     return apply_op("Pow", [x, y], name=name)
 
@@ -493,7 +491,7 @@ def negative(x: Any, name: str | None = None) -> Tensor:
     return apply_op("Neg", [x], name=name)
 
 
-def abs(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF1 name
+def abs(x: Any, name: str | None = None) -> Tensor:
     """Returns ``|x|`` elementwise."""
     return apply_op("Abs", [x], name=name)
 
@@ -578,7 +576,7 @@ def ceil(x: Any, name: str | None = None) -> Tensor:
     return apply_op("Ceil", [x], name=name)
 
 
-def round(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF1 name
+def round(x: Any, name: str | None = None) -> Tensor:
     """Rounds half to even (banker's rounding), as TF does."""
     return apply_op("Round", [x], name=name)
 

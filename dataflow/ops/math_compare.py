@@ -38,15 +38,17 @@ from .rules import broadcast, is_bool, is_float, is_int_or_float, require_same_d
 
 
 # --- shared helpers --------------------------------------------------------------------
-def _check_rule(check: Callable[[dtypes.DType], bool] | None, what: str,
-                out_dtype: dtypes.DType | None = None) -> Callable[[Operation], list]:
+def _check_rule(
+    check: Callable[[dtypes.DType], bool] | None, what: str, out_dtype: dtypes.DType | None = None
+) -> Callable[[Operation], list]:
     """Elementwise rule: inputs share a dtype accepted by ``check``; numpy broadcasting."""
 
     def rule(op: Operation) -> list:
         dtype = require_same_dtype(op)
         if check is not None and not check(dtype):
-            raise TypeError(f"'{op.type}' needs {what} inputs, got {dtype.name} for "
-                            f"'{op.inputs[0].name}'")
+            raise TypeError(
+                f"'{op.type}' needs {what} inputs, got {dtype.name} for '{op.inputs[0].name}'"
+            )
         shape = op.inputs[0].shape if len(op.inputs) == 1 else broadcast(op)
         return [(out_dtype or dtype, shape)]
 
@@ -78,8 +80,9 @@ def _operator(fn: Callable) -> Callable[[Any, dict], Any]:
     return factory
 
 
-def _register(op_type: str, infer: Callable, kernel: Callable, grad: Any,
-              foldable: bool = False) -> None:
+def _register(
+    op_type: str, infer: Callable, kernel: Callable, grad: Any, foldable: bool = False
+) -> None:
     registry.register(registry.OpDef(op_type, infer, kernel, grad, foldable=foldable))
 
 
@@ -107,8 +110,13 @@ for _type, _ufunc_name, _dtypes in [
     ("IsInf", "isinf", _FLOAT),
     ("IsFinite", "isfinite", _FLOAT),
 ]:
-    _register(_type, _check_rule(*_dtypes, out_dtype=dtypes.bool), _ufunc(_ufunc_name),
-              _NOT_DIFF, foldable=True)
+    _register(
+        _type,
+        _check_rule(*_dtypes, out_dtype=dtypes.bool),
+        _ufunc(_ufunc_name),
+        _NOT_DIFF,
+        foldable=True,
+    )
 
 
 def less(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -182,15 +190,23 @@ def _infer_select(op: Operation) -> list:
     if not c.dtype.is_bool:
         raise TypeError(f"The condition of 'Select' must be bool, got {c.dtype.name}")
     if x.dtype != y.dtype:
-        raise TypeError(f"Input 'e' of 'Select' has dtype {y.dtype.name}, which does not "
-                        f"match dtype {x.dtype.name} of input 't'")
+        raise TypeError(
+            f"Input 'e' of 'Select' has dtype {y.dtype.name}, which does not "
+            f"match dtype {x.dtype.name} of input 't'"
+        )
     if op.attrs["rowwise"]:
         out = x.shape.merge_with(y.shape) if x.shape.is_compatible_with(y.shape) else None
-        if out is None or out.rank is None or out.rank < 1 or not out[:1].is_compatible_with(
-                c.shape):
-            raise ValueError(f"A rank-1 condition selects rows: its length must equal the "
-                             f"first dimension of x and y, which must have one shape; got "
-                             f"{c.shape}, {x.shape}, {y.shape}")
+        if (
+            out is None
+            or out.rank is None
+            or out.rank < 1
+            or not out[:1].is_compatible_with(c.shape)
+        ):
+            raise ValueError(
+                f"A rank-1 condition selects rows: its length must equal the "
+                f"first dimension of x and y, which must have one shape; got "
+                f"{c.shape}, {x.shape}, {y.shape}"
+            )
         return [(x.dtype, out)]
     return [(x.dtype, broadcast(op))]
 
@@ -217,8 +233,9 @@ def _select_grad(op: Operation, grad: Tensor) -> list:
 _register("Select", _infer_select, _select_kernel, _select_grad, foldable=True)
 
 
-def _select(condition: Tensor, x: Tensor, y: Tensor, rowwise: bool = False,
-            name: str | None = None) -> Tensor:
+def _select(
+    condition: Tensor, x: Tensor, y: Tensor, rowwise: bool = False, name: str | None = None
+) -> Tensor:
     return apply_op("Select", [condition, x, y], {"rowwise": rowwise}, name=name)
 
 
@@ -285,8 +302,9 @@ def _cast_kernel(ctx: Any, attrs: dict) -> Any:
     src, dst = attrs.get("SrcT"), attrs["DstT"]
     if src is not None and (src == dtypes.string) != (dst == dtypes.string):
         # TF1 has no such kernel (parsing numbers is ``tf.strings.to_number``'s job).
-        raise errors.UnimplementedError(None, None, f"Cast {src.name} to {dst.name} is "
-                                        "not supported")
+        raise errors.UnimplementedError(
+            None, None, f"Cast {src.name} to {dst.name} is not supported"
+        )
     np_dst = dst.as_numpy_dtype
     if dst.is_complex or (src is not None and not src.is_complex):
         return lambda x: x.astype(np_dst)

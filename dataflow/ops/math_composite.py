@@ -67,14 +67,19 @@ from .rules import is_float
 def _same_dtype_pair(x: Any, y: Any, what: str) -> tuple[Tensor, Tensor]:
     x, y = convert_inputs([x, y])
     if x.dtype != y.dtype:
-        raise TypeError(f"{what}: x and y must have the same dtype, got {x.dtype.name} != "
-                        f"{y.dtype.name}")
+        raise TypeError(
+            f"{what}: x and y must have the same dtype, got {x.dtype.name} != {y.dtype.name}"
+        )
     return x, y
 
 
-_TRUEDIV_TARGET = {dtypes.int8: dtypes.float32, dtypes.int16: dtypes.float32,
-                   dtypes.uint8: dtypes.float32, dtypes.int32: dtypes.float64,
-                   dtypes.int64: dtypes.float64}
+_TRUEDIV_TARGET = {
+    dtypes.int8: dtypes.float32,
+    dtypes.int16: dtypes.float32,
+    dtypes.uint8: dtypes.float32,
+    dtypes.int32: dtypes.float64,
+    dtypes.int64: dtypes.float64,
+}
 
 
 def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -130,9 +135,14 @@ def scalar_mul(scalar: Any, x: Any, name: str | None = None) -> Tensor:
 
 
 # --- composite reductions -----------------------------------------------------------
-def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: Any = None,
-                     name: str | None = None, reduction_indices: Any = None,
-                     keep_dims: Any = None) -> Tensor:
+def reduce_logsumexp(
+    input_tensor: Any,
+    axis: Any = None,
+    keepdims: Any = None,
+    name: str | None = None,
+    reduction_indices: Any = None,
+    keep_dims: Any = None,
+) -> Tensor:
     """Computes ``log(sum(exp(input_tensor)))`` along ``axis``, without overflow.
 
     The maximum is subtracted before ``exp`` (and treated as a constant for the
@@ -151,30 +161,37 @@ def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: Any = None,
         return add(result, shift, name=scope)
 
 
-def reduce_variance(input_tensor: Any, axis: Any = None, keepdims: bool = False,
-                    name: str | None = None) -> Tensor:
+def reduce_variance(
+    input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None
+) -> Tensor:
     """Computes the (biased) variance of elements along ``axis`` (floating-point)."""
     with name_scope(name, "reduce_variance", [input_tensor]) as scope:
         x = convert_to_tensor(input_tensor)
         if not is_float(x.dtype):
-            raise TypeError(f"reduce_variance needs a floating-point input, got "
-                            f"{x.dtype.name}")
+            raise TypeError(f"reduce_variance needs a floating-point input, got {x.dtype.name}")
         axes = _axis_tensor(axis)
         means = reduce_mean(x, axes, keepdims=True)
         return reduce_mean(square(subtract(x, means)), axes, keepdims=keepdims, name=scope)
 
 
-def reduce_std(input_tensor: Any, axis: Any = None, keepdims: bool = False,
-               name: str | None = None) -> Tensor:
+def reduce_std(
+    input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None
+) -> Tensor:
     """Computes the (biased) standard deviation of elements along ``axis``."""
     with name_scope(name, "reduce_std", [input_tensor]) as scope:
         return sqrt(reduce_variance(input_tensor, axis, keepdims), name=scope)
 
 
-def count_nonzero(input_tensor: Any = None, axis: Any = None, keepdims: Any = None,
-                  dtype: Any = dtypes.int64, name: str | None = None,
-                  reduction_indices: Any = None, keep_dims: Any = None,
-                  input: Any = None) -> Tensor:  # noqa: A002 - TF1 alias
+def count_nonzero(
+    input_tensor: Any = None,
+    axis: Any = None,
+    keepdims: Any = None,
+    dtype: Any = dtypes.int64,
+    name: str | None = None,
+    reduction_indices: Any = None,
+    keep_dims: Any = None,
+    input: Any = None,
+) -> Tensor:
     """Counts the nonzero elements along ``axis`` (as ``dtype``, default int64)."""
     input_tensor = _pick(input_tensor, input, "input_tensor", "input")
     axis = _pick(axis, reduction_indices, "axis", "reduction_indices")
@@ -187,8 +204,9 @@ def count_nonzero(input_tensor: Any = None, axis: Any = None, keepdims: Any = No
 
 
 # --- clip_by_value ---------------------------------------------------------------------
-def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any,
-                  name: str | None = None) -> Tensor:
+def clip_by_value(
+    t: Any, clip_value_min: Any, clip_value_max: Any, name: str | None = None
+) -> Tensor:
     """Clips ``t`` to ``[clip_value_min, clip_value_max]`` elementwise.
 
     A composite of ``minimum`` and ``maximum``: the gradient flows where ``t`` is
@@ -208,8 +226,10 @@ def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any,
 
 def _check_not_broadcast(t: Tensor, clipped: Tensor) -> None:
     if not t.shape.is_compatible_with(clipped.shape):
-        raise ValueError(f"clip_by_value: the clip values change the shape of t from "
-                         f"{t.shape} to {clipped.shape}")
+        raise ValueError(
+            f"clip_by_value: the clip values change the shape of t from "
+            f"{t.shape} to {clipped.shape}"
+        )
 
 
 # --- Tensor operator overloads ---------------------------------------------------------

@@ -101,8 +101,7 @@ def _reduced_shape(op: Operation, axes_input: int = 1) -> TensorShape:
         return TensorShape(None)
     for a in axes:
         if not -rank <= a < rank:
-            raise ValueError(f"Invalid reduction dimension {a} for input with {rank} "
-                             "dimensions")
+            raise ValueError(f"Invalid reduction dimension {a} for input with {rank} dimensions")
     reduced = {a % rank for a in axes}
     dims = x.shape.as_list()
     if keep:
@@ -114,19 +113,20 @@ def _check_axes(op: Operation, index: int = 1) -> None:
     if len(op.inputs) > index:
         axes = op.inputs[index]
         if axes.dtype not in (dtypes.int32, dtypes.int64):
-            raise TypeError(f"The axis of '{op.type}' must be int32 or int64, got "
-                            f"{axes.dtype.name}")
+            raise TypeError(
+                f"The axis of '{op.type}' must be int32 or int64, got {axes.dtype.name}"
+            )
         if axes.shape.rank is not None and axes.shape.rank > 1:
-            raise ValueError(f"The axis of '{op.type}' must be a scalar or a vector, got "
-                             f"shape {axes.shape}")
+            raise ValueError(
+                f"The axis of '{op.type}' must be a scalar or a vector, got shape {axes.shape}"
+            )
 
 
 def _reduction_rule(check: Callable[[dtypes.DType], bool], what: str) -> Callable:
     def rule(op: Operation) -> list:
         x = op.inputs[0]
         if not check(x.dtype):
-            raise TypeError(f"'{op.type}' needs {what} inputs, got {x.dtype.name} for "
-                            f"'{x.name}'")
+            raise TypeError(f"'{op.type}' needs {what} inputs, got {x.dtype.name} for '{x.name}'")
         _check_axes(op)
         return [(x.dtype, _reduced_shape(op))]
 
@@ -139,8 +139,11 @@ def _in_range(axis: Any, ndim: int) -> Any:
     if axis and (builtins.min(axis) < -ndim or builtins.max(axis) >= ndim):
         bad = next(a for a in axis if not -ndim <= a < ndim)
         raise errors.InvalidArgumentError(
-            None, None, f"Invalid reduction dimension {bad} for input with {ndim} "
-            f"dimensions: axis must be in the range [{-ndim}, {ndim})")
+            None,
+            None,
+            f"Invalid reduction dimension {bad} for input with {ndim} "
+            f"dimensions: axis must be in the range [{-ndim}, {ndim})",
+        )
     return axis
 
 
@@ -158,8 +161,14 @@ def _whole(axis: Any, ndim: int) -> Any:
 
 # The ufunc whose ``reduce`` each reduction is: called directly it skips numpy's
 # Python-level ``np.sum``/``np.max`` wrapper, 1.5 us a call on small arrays.
-_REDUCE_UFUNCS = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",
-                  "all": "logical_and", "any": "logical_or"}
+_REDUCE_UFUNCS = {
+    "sum": "add",
+    "prod": "multiply",
+    "max": "maximum",
+    "min": "minimum",
+    "all": "logical_and",
+    "any": "logical_or",
+}
 
 
 def _reduction_kernel(fn_name: str, pass_dtype: bool = False) -> Callable:
@@ -171,6 +180,7 @@ def _reduction_kernel(fn_name: str, pass_dtype: bool = False) -> Callable:
         keep = attrs["keep_dims"]
         read = _AxesReader()
         if ufunc is not None and fn_name in ("max", "min"):
+
             def extremum(x: Any, axes: Any = None) -> Any:
                 axis = read.whole(axes, x.ndim)
                 if x.size == 0:  # numpy's own message for an empty extremum
@@ -183,11 +193,12 @@ def _reduction_kernel(fn_name: str, pass_dtype: bool = False) -> Callable:
             # numpy widens int32 sums/products to int64 unless told the dtype; logical
             # reductions of a bool input stay bool.
             return lambda x, axes=None: ufunc.reduce(
-                x, axis=read.whole(axes, x.ndim), keepdims=keep,
-                dtype=x.dtype if cast else None)
+                x, axis=read.whole(axes, x.ndim), keepdims=keep, dtype=x.dtype if cast else None
+            )
         if pass_dtype:
-            return lambda x, axes=None: fn(x, axis=_in_range(read(axes), x.ndim),
-                                           keepdims=keep, dtype=x.dtype)
+            return lambda x, axes=None: fn(
+                x, axis=_in_range(read(axes), x.ndim), keepdims=keep, dtype=x.dtype
+            )
         return lambda x, axes=None: fn(x, axis=_in_range(read(axes), x.ndim), keepdims=keep)
 
     factory.__name__ = f"_{fn_name}_kernel"
@@ -258,9 +269,11 @@ def _unreduce(grad: Tensor, op: Operation, mean: bool = False) -> Tensor:
     with ``mean``, also divided by the number of elements each output reduced."""
     x = op.inputs[0]
     inputs = [grad, _shape_tensor(x)] + list(op.inputs[1:2])
-    return apply_op("BroadcastReduced", inputs,
-                    {"keep_dims": op.attrs["keep_dims"], "shape_hint": x.shape,
-                     "mean": mean})
+    return apply_op(
+        "BroadcastReduced",
+        inputs,
+        {"keep_dims": op.attrs["keep_dims"], "shape_hint": x.shape, "mean": mean},
+    )
 
 
 def _reduction_axes(op: Operation) -> Tensor | None:
@@ -311,9 +324,11 @@ def _prod_grad(op: Operation, grad: Tensor) -> list:
     safe_x = _select(is_zero, ones_like(x), x)
     zero_count = _unreduce(reduce_sum(cast(is_zero, x.dtype), axes, keepdims=keep), op)
     nonzero_prod = _unreduce(reduce_prod(safe_x, axes, keepdims=keep), op)
-    others = _select(equal(zero_count, 0), realdiv(nonzero_prod, safe_x),
-                     _select(logical_and(equal(zero_count, 1), is_zero), nonzero_prod,
-                             zeros))
+    others = _select(
+        equal(zero_count, 0),
+        realdiv(nonzero_prod, safe_x),
+        _select(logical_and(equal(zero_count, 1), is_zero), nonzero_prod, zeros),
+    )
     return _with_axes(op, multiply(_unreduce(grad, op), others))
 
 
@@ -349,9 +364,14 @@ def _reduce_of_squares_kernel(reduction: Callable, mean: bool) -> Callable:
         read = _AxesReader()
 
         def reduce_of_squares(x: Any, axes: Any = None) -> Any:
-            if not keep and 0 < x.size <= _DOT_MAX and x.dtype.kind == "f" \
-                    and x.dtype.itemsize >= 4 and x.flags.c_contiguous \
-                    and read.whole(axes, x.ndim) is None:
+            if (
+                not keep
+                and 0 < x.size <= _DOT_MAX
+                and x.dtype.kind == "f"
+                and x.dtype.itemsize >= 4
+                and x.flags.c_contiguous
+                and read.whole(axes, x.ndim) is None
+            ):
                 flat = x.reshape(-1)
                 total = dot(flat, flat)
                 return total / x.size if mean else total
@@ -363,15 +383,19 @@ def _reduce_of_squares_kernel(reduction: Callable, mean: bool) -> Callable:
 
 
 def _made_by_fusion(op: Operation) -> list:
-    raise TypeError(f"'{op.type}' is made by the plan compiler's fusion pass, not built "
-                    "in graphs")
+    raise TypeError(f"'{op.type}' is made by the plan compiler's fusion pass, not built in graphs")
 
 
-_register("SumOfSquares", _made_by_fusion,
-          _reduce_of_squares_kernel(_reduction_kernel("sum", pass_dtype=True), False),
-          _NOT_DIFF, foldable=True)
-_register("MeanOfSquares", _made_by_fusion, _reduce_of_squares_kernel(_mean_kernel, True),
-          _NOT_DIFF)
+_register(
+    "SumOfSquares",
+    _made_by_fusion,
+    _reduce_of_squares_kernel(_reduction_kernel("sum", pass_dtype=True), False),
+    _NOT_DIFF,
+    foldable=True,
+)
+_register(
+    "MeanOfSquares", _made_by_fusion, _reduce_of_squares_kernel(_mean_kernel, True), _NOT_DIFF
+)
 registry.register_fusion("Square", "Sum", "SumOfSquares")
 registry.register_fusion("Square", "Mean", "MeanOfSquares")
 
@@ -404,8 +428,7 @@ def _broadcast_reduced_kernel(ctx: Any, attrs: dict) -> Any:
         given = grad
         if mean:
             count = math.prod(target) // builtins.max(grad.size, 1)
-            grad = xp.true_divide(grad, builtins.max(count, 1)).astype(grad.dtype,
-                                                                        copy=False)
+            grad = xp.true_divide(grad, builtins.max(count, 1)).astype(grad.dtype, copy=False)
         if axes is not None and not keep:
             kept = list(target)
             for a in read_axes(axes):
@@ -414,8 +437,7 @@ def _broadcast_reduced_kernel(ctx: Any, attrs: dict) -> Any:
         if grad.size == 1 and host:
             # The gradient of a whole-array reduction (the loss): a zero-stride view
             # of the one element, built directly (numpy's broadcast_to costs 3x more).
-            view = xp.ndarray(target, grad.dtype, xp.ascontiguousarray(grad), 0,
-                              (0,) * len(target))
+            view = xp.ndarray(target, grad.dtype, xp.ascontiguousarray(grad), 0, (0,) * len(target))
             view.flags.writeable = False
             if axes is None and not given.flags.writeable:
                 last[0] = (given, target, view)
@@ -429,14 +451,18 @@ def _broadcast_reduced_kernel(ctx: Any, attrs: dict) -> Any:
 def _broadcast_reduced_grad(op: Operation, grad: Tensor) -> list:
     axes = op.inputs[2] if len(op.inputs) > 2 else None
     reduce = reduce_mean if op.attrs.get("mean", False) else reduce_sum
-    return [reduce(grad, axes, keepdims=op.attrs["keep_dims"])] + \
-        [None] * (len(op.inputs) - 1)
+    return [reduce(grad, axes, keepdims=op.attrs["keep_dims"])] + [None] * (len(op.inputs) - 1)
 
 
 # The adjoint of a reduction (like XLA's broadcast_in_dim): re-inserts the reduced
 # dimensions (unless the reduction kept them) and broadcasts to the input's shape.
-_register("BroadcastReduced", _infer_broadcast_reduced, _broadcast_reduced_kernel,
-          _broadcast_reduced_grad, foldable=True)
+_register(
+    "BroadcastReduced",
+    _infer_broadcast_reduced,
+    _broadcast_reduced_kernel,
+    _broadcast_reduced_grad,
+    foldable=True,
+)
 
 
 def _pick(new: Any, old: Any, new_name: str, old_name: str) -> Any:
@@ -460,8 +486,15 @@ def _axis_tensor(axis: Any) -> Tensor | None:
     return constant(value, dtype=dtypes.int64 if is_int64 else dtypes.int32)
 
 
-def _reduce(op_type: str, input_tensor: Any, axis: Any, keepdims: Any, name: str | None,
-            reduction_indices: Any, keep_dims: Any) -> Tensor:
+def _reduce(
+    op_type: str,
+    input_tensor: Any,
+    axis: Any,
+    keepdims: Any,
+    name: str | None,
+    reduction_indices: Any,
+    keep_dims: Any,
+) -> Tensor:
     axis = _pick(axis, reduction_indices, "axis", "reduction_indices")
     keepdims = bool(_pick(keepdims, keep_dims, "keepdims", "keep_dims"))
     x = convert_to_tensor(input_tensor)
@@ -492,45 +525,80 @@ _REDUCE_DOC = """Computes the {what} of elements across dimensions of a tensor.
     """
 
 
-def reduce_sum(input_tensor: Any, axis: Any = None, keepdims: Any = None,
-               name: str | None = None, reduction_indices: Any = None,
-               keep_dims: Any = None) -> Tensor:
+def reduce_sum(
+    input_tensor: Any,
+    axis: Any = None,
+    keepdims: Any = None,
+    name: str | None = None,
+    reduction_indices: Any = None,
+    keep_dims: Any = None,
+) -> Tensor:
     return _reduce("Sum", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
-def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: Any = None,
-                name: str | None = None, reduction_indices: Any = None,
-                keep_dims: Any = None) -> Tensor:
+def reduce_mean(
+    input_tensor: Any,
+    axis: Any = None,
+    keepdims: Any = None,
+    name: str | None = None,
+    reduction_indices: Any = None,
+    keep_dims: Any = None,
+) -> Tensor:
     return _reduce("Mean", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
-def reduce_max(input_tensor: Any, axis: Any = None, keepdims: Any = None,
-               name: str | None = None, reduction_indices: Any = None,
-               keep_dims: Any = None) -> Tensor:
+def reduce_max(
+    input_tensor: Any,
+    axis: Any = None,
+    keepdims: Any = None,
+    name: str | None = None,
+    reduction_indices: Any = None,
+    keep_dims: Any = None,
+) -> Tensor:
     return _reduce("Max", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
-def reduce_min(input_tensor: Any, axis: Any = None, keepdims: Any = None,
-               name: str | None = None, reduction_indices: Any = None,
-               keep_dims: Any = None) -> Tensor:
+def reduce_min(
+    input_tensor: Any,
+    axis: Any = None,
+    keepdims: Any = None,
+    name: str | None = None,
+    reduction_indices: Any = None,
+    keep_dims: Any = None,
+) -> Tensor:
     return _reduce("Min", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
-def reduce_prod(input_tensor: Any, axis: Any = None, keepdims: Any = None,
-                name: str | None = None, reduction_indices: Any = None,
-                keep_dims: Any = None) -> Tensor:
+def reduce_prod(
+    input_tensor: Any,
+    axis: Any = None,
+    keepdims: Any = None,
+    name: str | None = None,
+    reduction_indices: Any = None,
+    keep_dims: Any = None,
+) -> Tensor:
     return _reduce("Prod", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
-def reduce_all(input_tensor: Any, axis: Any = None, keepdims: Any = None,
-               name: str | None = None, reduction_indices: Any = None,
-               keep_dims: Any = None) -> Tensor:
+def reduce_all(
+    input_tensor: Any,
+    axis: Any = None,
+    keepdims: Any = None,
+    name: str | None = None,
+    reduction_indices: Any = None,
+    keep_dims: Any = None,
+) -> Tensor:
     return _reduce("All", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
-def reduce_any(input_tensor: Any, axis: Any = None, keepdims: Any = None,
-               name: str | None = None, reduction_indices: Any = None,
-               keep_dims: Any = None) -> Tensor:
+def reduce_any(
+    input_tensor: Any,
+    axis: Any = None,
+    keepdims: Any = None,
+    name: str | None = None,
+    reduction_indices: Any = None,
+    keep_dims: Any = None,
+) -> Tensor:
     return _reduce("Any", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
@@ -550,8 +618,7 @@ for _fn, _what, _dtypes_doc in [
 def _infer_arg_reduce(op: Operation) -> list:
     x, dim = op.inputs
     if not is_int_or_float(x.dtype):
-        raise TypeError(f"'{op.type}' needs integer or floating-point inputs, got "
-                        f"{x.dtype.name}")
+        raise TypeError(f"'{op.type}' needs integer or floating-point inputs, got {x.dtype.name}")
     _check_axes(op)
     if dim.shape.rank not in (None, 0) and dim.shape.as_tuple() != (1,):
         raise ValueError(f"The dimension of '{op.type}' must be a scalar, got {dim.shape}")
@@ -564,8 +631,7 @@ def _infer_arg_reduce(op: Operation) -> list:
         return [(out, TensorShape([None] * builtins.max(rank - 1, 0)))]
     axis = int(np.reshape(value, [-1])[0])
     if not -rank <= axis < builtins.max(rank, 1) or rank == 0:
-        raise ValueError(f"Expected dimension in the range [{-rank}, {rank}), but got "
-                         f"{axis}")
+        raise ValueError(f"Expected dimension in the range [{-rank}, {rank}), but got {axis}")
     dims = x.shape.as_list()
     del dims[axis]
     return [(out, TensorShape(dims))]
@@ -585,20 +651,32 @@ _register("ArgMax", _infer_arg_reduce, _arg_reduce_kernel("argmax"), _NOT_DIFF)
 _register("ArgMin", _infer_arg_reduce, _arg_reduce_kernel("argmin"), _NOT_DIFF)
 
 
-def _arg_reduce(op_type: str, input: Any, axis: Any, name: str | None, dimension: Any,  # noqa: A002
-                output_type: Any) -> Tensor:
+def _arg_reduce(
+    op_type: str,
+    input: Any,
+    axis: Any,
+    name: str | None,
+    dimension: Any,
+    output_type: Any,
+) -> Tensor:
     axis = _pick(axis, dimension, "axis", "dimension")
     if axis is None:
         axis = 0
     out = dtypes.as_dtype(output_type)
     if out not in (dtypes.int32, dtypes.int64):
         raise TypeError(f"output_type of {op_type} must be int32 or int64, got {out.name}")
-    return apply_op(op_type, [convert_to_tensor(input), _axis_tensor(axis)],
-                    {"output_type": out}, name=name)
+    return apply_op(
+        op_type, [convert_to_tensor(input), _axis_tensor(axis)], {"output_type": out}, name=name
+    )
 
 
-def argmax(input: Any, axis: Any = None, name: str | None = None,  # noqa: A002 - TF1 name
-           dimension: Any = None, output_type: Any = dtypes.int64) -> Tensor:
+def argmax(
+    input: Any,
+    axis: Any = None,
+    name: str | None = None,
+    dimension: Any = None,
+    output_type: Any = dtypes.int64,
+) -> Tensor:
     """Returns the index of the largest value along ``axis`` (default 0).
 
     Ties give the smallest index. ``dimension`` is the deprecated name of ``axis``.
@@ -606,8 +684,13 @@ def argmax(input: Any, axis: Any = None, name: str | None = None,  # noqa: A002 
     return _arg_reduce("ArgMax", input, axis, name, dimension, output_type)
 
 
-def argmin(input: Any, axis: Any = None, name: str | None = None,  # noqa: A002 - TF1 name
-           dimension: Any = None, output_type: Any = dtypes.int64) -> Tensor:
+def argmin(
+    input: Any,
+    axis: Any = None,
+    name: str | None = None,
+    dimension: Any = None,
+    output_type: Any = dtypes.int64,
+) -> Tensor:
     """Returns the index of the smallest value along ``axis`` (default 0)."""
     return _arg_reduce("ArgMin", input, axis, name, dimension, output_type)
 
@@ -616,8 +699,7 @@ def argmin(input: Any, axis: Any = None, name: str | None = None,  # noqa: A002 
 def _infer_cumsum(op: Operation) -> list:
     x = op.inputs[0]
     if not is_int_or_float(x.dtype):
-        raise TypeError(f"'Cumsum' needs integer or floating-point inputs, got "
-                        f"{x.dtype.name}")
+        raise TypeError(f"'Cumsum' needs integer or floating-point inputs, got {x.dtype.name}")
     _check_axes(op)
     value = constant_value(op.inputs[1])
     rank = x.shape.rank
@@ -649,22 +731,31 @@ def _cumsum_kernel(ctx: Any, attrs: dict) -> Any:
 
 
 def _cumsum_grad(op: Operation, grad: Tensor) -> list:
-    return [cumsum(grad, op.inputs[1], exclusive=op.attrs["exclusive"],
-                   reverse=not op.attrs["reverse"]), None]
+    return [
+        cumsum(
+            grad, op.inputs[1], exclusive=op.attrs["exclusive"], reverse=not op.attrs["reverse"]
+        ),
+        None,
+    ]
 
 
 _register("Cumsum", _infer_cumsum, _cumsum_kernel, _cumsum_grad)
 
 
-def cumsum(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False,
-           name: str | None = None) -> Tensor:
+def cumsum(
+    x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None
+) -> Tensor:
     """Cumulative sum along ``axis``.
 
     ``exclusive`` leaves each element out of its own sum (the first is 0); ``reverse``
     sums from the end.
     """
-    return apply_op("Cumsum", [convert_to_tensor(x), _axis_tensor(axis)],
-                    {"exclusive": bool(exclusive), "reverse": bool(reverse)}, name=name)
+    return apply_op(
+        "Cumsum",
+        [convert_to_tensor(x), _axis_tensor(axis)],
+        {"exclusive": bool(exclusive), "reverse": bool(reverse)},
+        name=name,
+    )
 
 
 del _type, _kernel, _grad, _dtypes, _fold, _fn, _what, _dtypes_doc

@@ -70,8 +70,9 @@ def _relu_grad(op: Operation, grad: Tensor) -> list:
 def _infer_relu_grad(op: Operation) -> list:
     g, x = op.inputs
     if g.dtype != x.dtype:
-        raise TypeError(f"ReluGrad inputs must share one dtype, got {g.dtype.name} and "
-                        f"{x.dtype.name}")
+        raise TypeError(
+            f"ReluGrad inputs must share one dtype, got {g.dtype.name} and {x.dtype.name}"
+        )
     if not g.shape.is_compatible_with(x.shape):
         raise ValueError(f"gradients shape {g.shape} does not match features {x.shape}")
     return [(g.dtype, g.shape.merge_with(x.shape))]
@@ -92,8 +93,7 @@ def _relu_grad_grad(op: Operation, grad: Tensor) -> list:
 
 
 registry.register(registry.OpDef("Relu", _infer_relu, _relu_kernel, _relu_grad))
-registry.register(registry.OpDef("ReluGrad", _infer_relu_grad, _relu_grad_kernel,
-                                 _relu_grad_grad))
+registry.register(registry.OpDef("ReluGrad", _infer_relu_grad, _relu_grad_kernel, _relu_grad_grad))
 
 
 def relu(features: Any, name: str | None = None) -> Tensor:
@@ -146,10 +146,11 @@ def selu(features: Any, name: str | None = None) -> Tensor:
     with name_scope(name, "Selu", [features]) as scope:
         x = convert_to_tensor(features)
         negative = math_ops.multiply(
-            _scalar(_SELU_ALPHA, x.dtype),
-            math_ops.expm1(math_ops.minimum(x, _scalar(0, x.dtype))))
-        return math_ops.multiply(_scalar(_SELU_SCALE, x.dtype),
-                                 math_ops.where(_positive(x), x, negative), name=scope)
+            _scalar(_SELU_ALPHA, x.dtype), math_ops.expm1(math_ops.minimum(x, _scalar(0, x.dtype)))
+        )
+        return math_ops.multiply(
+            _scalar(_SELU_SCALE, x.dtype), math_ops.where(_positive(x), x, negative), name=scope
+        )
 
 
 def _softplus_kernel(ctx: Any, attrs: dict) -> Any:
@@ -161,8 +162,7 @@ def _softplus_grad(op: Operation, grad: Tensor) -> list:
     return [math_ops.multiply(grad, math_ops.sigmoid(op.inputs[0]))]
 
 
-registry.register(registry.OpDef("Softplus", _infer_float_unary, _softplus_kernel,
-                                 _softplus_grad))
+registry.register(registry.OpDef("Softplus", _infer_float_unary, _softplus_kernel, _softplus_grad))
 
 
 def softplus(features: Any, name: str | None = None) -> Tensor:
@@ -184,8 +184,7 @@ def softsign(features: Any, name: str | None = None) -> Tensor:
     """``features / (abs(features) + 1)``."""
     with name_scope(name, "Softsign", [features]) as scope:
         x = convert_to_tensor(features)
-        return math_ops.divide(x, math_ops.add(math_ops.abs(x), _scalar(1, x.dtype)),
-                               name=scope)
+        return math_ops.divide(x, math_ops.add(math_ops.abs(x), _scalar(1, x.dtype)), name=scope)
 
 
 def swish(features: Any, beta: float = 1.0, name: str | None = None) -> Tensor:
@@ -256,19 +255,22 @@ def _reduce_keep(x: Tensor, axis: int) -> Tensor:
 
 def _softmax_grad(op: Operation, grad: Tensor) -> list:
     y, axis = op.outputs[0], op.attrs["axis"]
-    return [math_ops.multiply(
-        math_ops.subtract(grad, _reduce_keep(math_ops.multiply(grad, y), axis)), y)]
+    return [
+        math_ops.multiply(
+            math_ops.subtract(grad, _reduce_keep(math_ops.multiply(grad, y), axis)), y
+        )
+    ]
 
 
 def _log_softmax_grad(op: Operation, grad: Tensor) -> list:
     y, axis = op.outputs[0], op.attrs["axis"]
-    return [math_ops.subtract(grad, math_ops.multiply(_reduce_keep(grad, axis),
-                                                      math_ops.exp(y)))]
+    return [math_ops.subtract(grad, math_ops.multiply(_reduce_keep(grad, axis), math_ops.exp(y)))]
 
 
 registry.register(registry.OpDef("Softmax", _infer_softmax, _softmax_kernel, _softmax_grad))
-registry.register(registry.OpDef("LogSoftmax", _infer_softmax, _log_softmax_kernel,
-                                 _log_softmax_grad))
+registry.register(
+    registry.OpDef("LogSoftmax", _infer_softmax, _log_softmax_kernel, _log_softmax_grad)
+)
 
 
 def _axis_arg(axis: Any, dim: Any, default: int = -1) -> int:
@@ -282,8 +284,9 @@ def _axis_arg(axis: Any, dim: Any, default: int = -1) -> int:
     return int(value)
 
 
-def softmax(logits: Any, axis: int | None = None, name: str | None = None,
-            dim: int | None = None) -> Tensor:
+def softmax(
+    logits: Any, axis: int | None = None, name: str | None = None, dim: int | None = None
+) -> Tensor:
     """Softmax activations: ``exp(logits) / reduce_sum(exp(logits), axis)``.
 
     Computed stably (the maximum along ``axis`` is subtracted first).
@@ -297,8 +300,9 @@ def softmax(logits: Any, axis: int | None = None, name: str | None = None,
     return apply_op("Softmax", [logits], {"axis": _axis_arg(axis, dim)}, name=name)
 
 
-def log_softmax(logits: Any, axis: int | None = None, name: str | None = None,
-                dim: int | None = None) -> Tensor:
+def log_softmax(
+    logits: Any, axis: int | None = None, name: str | None = None, dim: int | None = None
+) -> Tensor:
     """Log-softmax: ``logits - log(reduce_sum(exp(logits), axis))``, computed stably.
 
     Args as for ``softmax``.
@@ -313,15 +317,16 @@ def _infer_xent(op: Operation) -> list:
     try:
         full = broadcast_shapes(logits.shape, labels.shape)
     except ValueError:
-        raise ValueError(f"logits and labels must be broadcastable: logits {logits.shape}, "
-                         f"labels {labels.shape}") from None
+        raise ValueError(
+            f"logits and labels must be broadcastable: logits {logits.shape}, labels {labels.shape}"
+        ) from None
     if full.rank is None:
         return [(dtype, TensorShape(None)), (dtype, full)]
     if full.rank == 0:
         raise ValueError("logits and labels must have rank at least 1")
     axis = normalize_axis(op.attrs["axis"], full.rank, op.type)
     dims = full.as_list()
-    return [(dtype, dims[:axis] + dims[axis + 1:]), (dtype, full)]
+    return [(dtype, dims[:axis] + dims[axis + 1 :]), (dtype, full)]
 
 
 def _xent_kernel(ctx: Any, attrs: dict) -> Any:
@@ -331,7 +336,7 @@ def _xent_kernel(ctx: Any, attrs: dict) -> Any:
         shifted = logits - logits.max(axis=axis, keepdims=True)
         e = xp.exp(shifted)
         total = e.sum(axis=axis, keepdims=True)
-        log_probs = shifted - xp.log(total)        # finite: no log(0) anywhere
+        log_probs = shifted - xp.log(total)  # finite: no log(0) anywhere
         loss = -(labels * log_probs).sum(axis=axis)
         e /= total
         return loss, e - labels
@@ -350,14 +355,18 @@ def _softmax_jvp(grad: Tensor, logits: Tensor, axis: int) -> Tensor:
 
 def _softmax_grad_from(y: Tensor, grad: Tensor, axis: int) -> Tensor:
     return math_ops.multiply(
-        math_ops.subtract(grad, _reduce_keep(math_ops.multiply(grad, y), axis)), y)
+        math_ops.subtract(grad, _reduce_keep(math_ops.multiply(grad, y), axis)), y
+    )
 
 
 def _xent_grad(op: Operation, grad_loss: Tensor, grad_backprop: Tensor) -> list:
     logits, labels = op.inputs
     backprop = op.outputs[1]
-    axis = normalize_axis(op.attrs["axis"], backprop.shape.rank, op.type) \
-        if backprop.shape.rank is not None else op.attrs["axis"]
+    axis = (
+        normalize_axis(op.attrs["axis"], backprop.shape.rank, op.type)
+        if backprop.shape.rank is not None
+        else op.attrs["axis"]
+    )
     g = array_ops.expand_dims(grad_loss, axis)
     d_logits = math_ops.multiply(g, backprop)
     d_labels = math_ops.multiply(g, math_ops.negative(log_softmax(logits, axis=axis)))
@@ -367,13 +376,18 @@ def _xent_grad(op: Operation, grad_loss: Tensor, grad_backprop: Tensor) -> list:
     return [d_logits, d_labels]
 
 
-registry.register(registry.OpDef("SoftmaxCrossEntropyWithLogits", _infer_xent, _xent_kernel,
-                                 _xent_grad))
+registry.register(
+    registry.OpDef("SoftmaxCrossEntropyWithLogits", _infer_xent, _xent_kernel, _xent_grad)
+)
 
 
-def softmax_cross_entropy_with_logits_v2(labels: Any, logits: Any, axis: int | None = None,
-                                         name: str | None = None,
-                                         dim: int | None = None) -> Tensor:
+def softmax_cross_entropy_with_logits_v2(
+    labels: Any,
+    logits: Any,
+    axis: int | None = None,
+    name: str | None = None,
+    dim: int | None = None,
+) -> Tensor:
     """Softmax cross-entropy between ``logits`` and a distribution ``labels``.
 
     ``-reduce_sum(labels * log_softmax(logits), axis)``, computed stably by one fused
@@ -393,24 +407,29 @@ def softmax_cross_entropy_with_logits_v2(labels: Any, logits: Any, axis: int | N
     with name_scope(name, "softmax_cross_entropy_with_logits", [logits, labels]) as scope:
         logits = convert_to_tensor(logits)
         labels = convert_to_tensor(labels, dtype=logits.dtype)
-        return apply_op_n("SoftmaxCrossEntropyWithLogits", [logits, labels],
-                          {"axis": axis}, name=scope).outputs[0]
+        return apply_op_n(
+            "SoftmaxCrossEntropyWithLogits", [logits, labels], {"axis": axis}, name=scope
+        ).outputs[0]
 
 
-def _check_named_labels_logits(function: str, sentinel: Any, labels: Any,
-                                logits: Any) -> None:
+def _check_named_labels_logits(function: str, sentinel: Any, labels: Any, logits: Any) -> None:
     """TF1's checks of the cross-entropies: named arguments only, both given."""
     if sentinel is not None:
-        raise ValueError(f"Only call `{function}` with named arguments (labels=..., "
-                         "logits=..., ...).")
+        raise ValueError(
+            f"Only call `{function}` with named arguments (labels=..., logits=..., ...)."
+        )
     if labels is None or logits is None:
         raise ValueError("Both labels and logits must be provided.")
 
 
-def softmax_cross_entropy_with_logits(_sentinel: Any = None, labels: Any = None,
-                                      logits: Any = None, dim: int = -1,
-                                      name: str | None = None,
-                                      axis: int | None = None) -> Tensor:
+def softmax_cross_entropy_with_logits(
+    _sentinel: Any = None,
+    labels: Any = None,
+    logits: Any = None,
+    dim: int = -1,
+    name: str | None = None,
+    axis: int | None = None,
+) -> Tensor:
     """Softmax cross-entropy (TF1's first version): like ``..._v2``, but no gradient
     flows into ``labels`` (they are wrapped in ``stop_gradient``).
 
@@ -421,8 +440,9 @@ def softmax_cross_entropy_with_logits(_sentinel: Any = None, labels: Any = None,
     axis = dim if axis is None else axis
     with name_scope(name, "softmax_cross_entropy_with_logits_sg", [logits, labels]) as scope:
         labels = stop_gradient(labels)
-        return softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits,
-                                                    axis=axis, name=scope)
+        return softmax_cross_entropy_with_logits_v2(
+            labels=labels, logits=logits, axis=axis, name=scope
+        )
 
 
 def _infer_sparse_xent(op: Operation) -> list:
@@ -434,12 +454,16 @@ def _infer_sparse_xent(op: Operation) -> list:
         raise ValueError("logits must have rank at least 1")
     if logits.shape.rank is not None and labels.shape.rank is not None:
         if labels.shape.rank != logits.shape.rank - 1:
-            raise ValueError(f"Rank mismatch: Rank of labels (received "
-                             f"{labels.shape.rank}) should equal rank of logits minus 1 "
-                             f"(received {logits.shape.rank}).")
+            raise ValueError(
+                f"Rank mismatch: Rank of labels (received "
+                f"{labels.shape.rank}) should equal rank of logits minus 1 "
+                f"(received {logits.shape.rank})."
+            )
         if not labels.shape.is_compatible_with(logits.shape[:-1]):
-            raise ValueError(f"labels shape {labels.shape} does not match logits shape "
-                             f"{logits.shape} without its last dimension")
+            raise ValueError(
+                f"labels shape {labels.shape} does not match logits shape "
+                f"{logits.shape} without its last dimension"
+            )
     loss_shape = labels.shape
     if logits.shape.rank is not None:
         loss_shape = loss_shape.merge_with(logits.shape[:-1])
@@ -454,15 +478,18 @@ def _sparse_xent_kernel(ctx: Any, attrs: dict) -> Any:
         if labels.size and (int(labels.min()) < 0 or int(labels.max()) >= n):
             bad = labels[(labels < 0) | (labels >= n)].reshape(-1)[0]
             raise errors.InvalidArgumentError(
-                None, ctx.op_name, f"Received a label value of {int(bad)} which is outside "
-                f"the valid range of [0, {n}).")
+                None,
+                ctx.op_name,
+                f"Received a label value of {int(bad)} which is outside "
+                f"the valid range of [0, {n}).",
+            )
         shifted = logits - logits.max(axis=-1, keepdims=True)
         e = xp.exp(shifted)
         total = e.sum(axis=-1, keepdims=True)
         picked = xp.take_along_axis(shifted, labels[..., None].astype(xp.intp), axis=-1)
         loss = (xp.log(total) - picked)[..., 0]
         e /= total
-        e -= labels[..., None] == xp.arange(n)      # softmax - one_hot(labels)
+        e -= labels[..., None] == xp.arange(n)  # softmax - one_hot(labels)
         return loss, e
 
     return sparse_softmax_xent
@@ -476,13 +503,19 @@ def _sparse_xent_grad(op: Operation, grad_loss: Tensor, grad_backprop: Tensor) -
     return [d_logits, None]
 
 
-registry.register(registry.OpDef("SparseSoftmaxCrossEntropyWithLogits", _infer_sparse_xent,
-                                 _sparse_xent_kernel, _sparse_xent_grad))
+registry.register(
+    registry.OpDef(
+        "SparseSoftmaxCrossEntropyWithLogits",
+        _infer_sparse_xent,
+        _sparse_xent_kernel,
+        _sparse_xent_grad,
+    )
+)
 
 
-def sparse_softmax_cross_entropy_with_logits(_sentinel: Any = None, labels: Any = None,
-                                             logits: Any = None,
-                                             name: str | None = None) -> Tensor:
+def sparse_softmax_cross_entropy_with_logits(
+    _sentinel: Any = None, labels: Any = None, logits: Any = None, name: str | None = None
+) -> Tensor:
     """Softmax cross-entropy between ``logits`` and integer class ``labels``.
 
     Args:
@@ -495,17 +528,20 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel: Any = None, labels: Any 
     Returns:
         The loss, with the shape of ``labels``.
     """
-    _check_named_labels_logits("sparse_softmax_cross_entropy_with_logits", _sentinel, labels,
-                               logits)
+    _check_named_labels_logits(
+        "sparse_softmax_cross_entropy_with_logits", _sentinel, labels, logits
+    )
     with name_scope(name, "SparseSoftmaxCrossEntropyWithLogits", [labels, logits]) as scope:
         logits = convert_to_tensor(logits)
         labels = convert_to_tensor(labels)
-        return apply_op_n("SparseSoftmaxCrossEntropyWithLogits", [logits, labels],
-                          name=scope).outputs[0]
+        return apply_op_n(
+            "SparseSoftmaxCrossEntropyWithLogits", [logits, labels], name=scope
+        ).outputs[0]
 
 
-def sigmoid_cross_entropy_with_logits(_sentinel: Any = None, labels: Any = None,
-                                      logits: Any = None, name: str | None = None) -> Tensor:
+def sigmoid_cross_entropy_with_logits(
+    _sentinel: Any = None, labels: Any = None, logits: Any = None, name: str | None = None
+) -> Tensor:
     """Sigmoid cross-entropy, elementwise: ``softplus(logits) - logits * labels``.
 
     That is ``-labels * log(sigmoid(x)) - (1 - labels) * log(1 - sigmoid(x))``, stable
@@ -517,15 +553,19 @@ def sigmoid_cross_entropy_with_logits(_sentinel: Any = None, labels: Any = None,
         logits = convert_to_tensor(logits)
         labels = convert_to_tensor(labels, dtype=logits.dtype)
         if not logits.shape.is_compatible_with(labels.shape):
-            raise ValueError(f"logits and labels must have the same shape ({logits.shape} "
-                             f"vs {labels.shape})")
-        return math_ops.subtract(softplus(logits), math_ops.multiply(logits, labels),
-                                 name=scope)
+            raise ValueError(
+                f"logits and labels must have the same shape ({logits.shape} vs {labels.shape})"
+            )
+        return math_ops.subtract(softplus(logits), math_ops.multiply(logits, labels), name=scope)
 
 
-def weighted_cross_entropy_with_logits(labels: Any = None, logits: Any = None,
-                                       pos_weight: Any = None, name: str | None = None,
-                                       targets: Any = None) -> Tensor:
+def weighted_cross_entropy_with_logits(
+    labels: Any = None,
+    logits: Any = None,
+    pos_weight: Any = None,
+    name: str | None = None,
+    targets: Any = None,
+) -> Tensor:
     """Sigmoid cross-entropy with positive examples weighted by ``pos_weight``:
     ``labels * -log(sigmoid(logits)) * pos_weight + (1 - labels) *
     -log(1 - sigmoid(logits))``, computed stably as ``(1 - labels) * logits + (1 +
@@ -544,9 +584,12 @@ def weighted_cross_entropy_with_logits(labels: Any = None, logits: Any = None,
         q = convert_to_tensor(pos_weight, dtype=logits.dtype)
         one = _scalar(1, logits.dtype)
         if not logits.shape.is_compatible_with(labels.shape):
-            raise ValueError(f"logits and labels must have the same shape ({logits.shape} "
-                             f"vs {labels.shape})")
+            raise ValueError(
+                f"logits and labels must have the same shape ({logits.shape} vs {labels.shape})"
+            )
         log_weight = math_ops.add(one, math_ops.multiply(math_ops.subtract(q, one), labels))
         return math_ops.add(
             math_ops.multiply(math_ops.subtract(one, labels), logits),
-            math_ops.multiply(log_weight, softplus(math_ops.negative(logits))), name=scope)
+            math_ops.multiply(log_weight, softplus(math_ops.negative(logits))),
+            name=scope,
+        )

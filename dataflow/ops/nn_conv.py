@@ -49,8 +49,7 @@ from .rules import require_float
 # --- attribute normalization (build time) ------------------------------------------------
 
 
-def _spatial_list(value: Any, name: str, data_format: str, default: int | None = None) \
-        -> list[int]:
+def _spatial_list(value: Any, name: str, data_format: str, default: int | None = None) -> list[int]:
     """TF1's int-or-list form of strides/dilations/ksize as a 4-list in data_format."""
     if value is None:
         if default is None:
@@ -67,12 +66,10 @@ def _spatial_list(value: Any, name: str, data_format: str, default: int | None =
         elif len(value) == 4:
             outer = (value[0], value[3]) if data_format == "NHWC" else (value[0], value[1])
             if outer != (1, 1):
-                raise ValueError(f"{name} in the batch and depth dimensions must be 1, "
-                                 f"got {value}")
+                raise ValueError(f"{name} in the batch and depth dimensions must be 1, got {value}")
             hw = value[1:3] if data_format == "NHWC" else value[2:4]
         else:
-            raise ValueError(f"{name} must be an int or a list of 1, 2 or 4 ints, got "
-                             f"{value}")
+            raise ValueError(f"{name} must be an int or a list of 1, 2 or 4 ints, got {value}")
     if any(v < 1 for v in hw):
         raise ValueError(f"{name} must be positive, got {hw}")
     return [1, hw[0], hw[1], 1] if data_format == "NHWC" else [1, 1, hw[0], hw[1]]
@@ -83,16 +80,17 @@ def _padding_attrs(padding: Any, data_format: str) -> tuple[str, tuple]:
     if isinstance(padding, str):
         mode = padding.upper()
         if mode not in ("SAME", "VALID"):
-            raise ValueError(f"padding must be 'SAME', 'VALID' or explicit pairs, got "
-                             f"{padding!r}")
+            raise ValueError(f"padding must be 'SAME', 'VALID' or explicit pairs, got {padding!r}")
         return mode, ()
     pairs = [tuple(int(p) for p in pair) for pair in padding]
     if len(pairs) != 4 or any(len(p) != 2 for p in pairs):
         raise ValueError(f"explicit padding must be 4 [before, after] pairs, got {padding}")
     outer = (pairs[0], pairs[3]) if data_format == "NHWC" else (pairs[0], pairs[1])
     if outer != ((0, 0), (0, 0)) or any(v < 0 for p in pairs for v in p):
-        raise ValueError(f"explicit padding must be non-negative and zero in the batch and "
-                         f"depth dimensions, got {padding}")
+        raise ValueError(
+            f"explicit padding must be non-negative and zero in the batch and "
+            f"depth dimensions, got {padding}"
+        )
     hw = pairs[1:3] if data_format == "NHWC" else pairs[2:4]
     return "EXPLICIT", tuple(hw)
 
@@ -121,30 +119,42 @@ def _params(attrs: dict) -> _Params:
     nchw = attrs["data_format"] == "NCHW"
     h, w = (2, 3) if nchw else (1, 2)
     strides, dil = attrs["strides"], attrs.get("dilations", [1, 1, 1, 1])
-    return _Params(strides[h], strides[w], dil[h], dil[w], attrs["padding"],
-                   attrs.get("explicit_paddings", ()), nchw)
+    return _Params(
+        strides[h],
+        strides[w],
+        dil[h],
+        dil[w],
+        attrs["padding"],
+        attrs.get("explicit_paddings", ()),
+        nchw,
+    )
 
 
 @overload
-def _out_and_pads(size: int, k: int, stride: int, dilation: int, padding: str,
-                  explicit: tuple | None) -> tuple[int, int, int]: ...
+def _out_and_pads(
+    size: int, k: int, stride: int, dilation: int, padding: str, explicit: tuple | None
+) -> tuple[int, int, int]: ...
 
 
 @overload
-def _out_and_pads(size: None, k: int, stride: int, dilation: int, padding: str,
-                  explicit: tuple | None) -> tuple[None, int, int]: ...
+def _out_and_pads(
+    size: None, k: int, stride: int, dilation: int, padding: str, explicit: tuple | None
+) -> tuple[None, int, int]: ...
 
 
-def _out_and_pads(size: int | None, k: int, stride: int, dilation: int, padding: str,
-                  explicit: tuple | None) -> tuple[int | None, int, int]:
+def _out_and_pads(
+    size: int | None, k: int, stride: int, dilation: int, padding: str, explicit: tuple | None
+) -> tuple[int | None, int, int]:
     """(output size, pad before, pad after) of one spatial dimension (module doc)."""
     if size is None:
         return None, 0, 0
     k_eff = (k - 1) * dilation + 1
     if padding == "VALID":
         if size < k_eff:
-            raise ValueError(f"the (dilated) window {k_eff} is larger than the input size "
-                             f"{size} with VALID padding")
+            raise ValueError(
+                f"the (dilated) window {k_eff} is larger than the input size "
+                f"{size} with VALID padding"
+            )
         return (size - k_eff) // stride + 1, 0, 0
     if padding == "SAME":
         out = -(-size // stride)
@@ -153,8 +163,10 @@ def _out_and_pads(size: int | None, k: int, stride: int, dilation: int, padding:
     assert explicit is not None  # EXPLICIT padding always carries its pads (_padding_attr)
     before, after = explicit
     if size + before + after < k_eff:
-        raise ValueError(f"the (dilated) window {k_eff} is larger than the padded input "
-                         f"size {size + before + after}")
+        raise ValueError(
+            f"the (dilated) window {k_eff} is larger than the padded input "
+            f"size {size + before + after}"
+        )
     return (size + before + after - k_eff) // stride + 1, before, after
 
 
@@ -175,10 +187,8 @@ class _Geometry:
 
 def _geometry(p: _Params, nhwc: tuple, kh: int, kw: int) -> _Geometry:
     n, h, w, c = nhwc
-    ho, pt, pb = _out_and_pads(h, kh, p.sh, p.dh, p.padding,
-                               p.explicit[0] if p.explicit else None)
-    wo, pl, pr = _out_and_pads(w, kw, p.sw, p.dw, p.padding,
-                               p.explicit[1] if p.explicit else None)
+    ho, pt, pb = _out_and_pads(h, kh, p.sh, p.dh, p.padding, p.explicit[0] if p.explicit else None)
+    wo, pl, pr = _out_and_pads(w, kw, p.sw, p.dw, p.padding, p.explicit[1] if p.explicit else None)
     return _Geometry(n, h, w, c, kh, kw, ho, wo, (pt, pb, pl, pr))
 
 
@@ -216,16 +226,17 @@ def _pad(xp: Any, x: Any, g: _Geometry, fill: Any = 0) -> Any:
     pt, pb, pl, pr = g.pads
     if not (pt or pb or pl or pr):
         return x
-    return xp.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)), mode="constant",
-                  constant_values=fill)
+    return xp.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)), mode="constant", constant_values=fill)
 
 
 def _windows(xp: Any, xpad: Any, g: _Geometry, p: _Params) -> Any:
     """The read-only (N, Ho, Wo, KH, KW, C) window view of a padded NHWC array."""
     s0, s1, s2, s3 = xpad.strides
     return xp.lib.stride_tricks.as_strided(
-        xpad, shape=(g.n, g.ho, g.wo, g.kh, g.kw, g.c),
-        strides=(s0, s1 * p.sh, s2 * p.sw, s1 * p.dh, s2 * p.dw, s3))
+        xpad,
+        shape=(g.n, g.ho, g.wo, g.kh, g.kw, g.c),
+        strides=(s0, s1 * p.sh, s2 * p.sw, s1 * p.dh, s2 * p.dw, s3),
+    )
 
 
 def _offset_slices(g: _Geometry, p: _Params) -> list[tuple]:
@@ -248,7 +259,7 @@ def _crop(dpad: Any, g: _Geometry) -> Any:
     pt, _, pl, _ = g.pads
     if dpad.shape[1:3] == (g.h, g.w):
         return dpad
-    return dpad[:, pt:pt + g.h, pl:pl + g.w, :]
+    return dpad[:, pt : pt + g.h, pl : pl + g.w, :]
 
 
 def _shape_of(t: Tensor) -> Tensor:
@@ -305,8 +316,9 @@ def _conv_out_nhwc(p: _Params, x: list, f: list) -> list:
 
 def _check_out_backprop(got: list, want: list) -> None:
     if not TensorShape(got).is_compatible_with(TensorShape(want)):
-        raise ValueError(f"out_backprop has NHWC shape {got}, but the forward op would "
-                         f"produce {want}")
+        raise ValueError(
+            f"out_backprop has NHWC shape {got}, but the forward op would produce {want}"
+        )
 
 
 # --- Conv2D and its two backprop ops ---------------------------------------------------------
@@ -314,9 +326,13 @@ def _check_out_backprop(got: list, want: list) -> None:
 
 def _conv_attrs(op: Operation) -> dict:
     a = op.attrs
-    return {"strides": a["strides"], "padding": a["padding"],
-            "explicit_paddings": a["explicit_paddings"], "dilations": a["dilations"],
-            "data_format": a["data_format"]}
+    return {
+        "strides": a["strides"],
+        "padding": a["padding"],
+        "explicit_paddings": a["explicit_paddings"],
+        "dilations": a["dilations"],
+        "data_format": a["data_format"],
+    }
 
 
 def _infer_conv2d(op: Operation) -> list:
@@ -339,7 +355,7 @@ def _conv2d_kernel(ctx: Any, attrs: dict) -> Any:
         kh, kw, c, o = f.shape
         g = geometry(x.shape, kh, kw)
         if kh == kw == 1 and p.sh == p.sw == 1 and g.pads == (0, 0, 0, 0):
-            out = x.reshape(-1, c) @ f.reshape(c, o)   # 1x1: a plain matmul
+            out = x.reshape(-1, c) @ f.reshape(c, o)  # 1x1: a plain matmul
         else:
             cols = _windows(xp, _pad(xp, x, g), g, p).reshape(g.n * g.ho * g.wo, kh * kw * c)
             out = cols @ f.reshape(kh * kw * c, o)
@@ -351,8 +367,10 @@ def _conv2d_kernel(ctx: Any, attrs: dict) -> Any:
 def _conv2d_grad(op: Operation, grad: Tensor) -> list:
     x, f = op.inputs
     attrs = _conv_attrs(op)
-    return [_apply("Conv2DBackpropInput", [_shape_of(x), f, grad], attrs),
-            _apply("Conv2DBackpropFilter", [x, _shape_of(f), grad], attrs)]
+    return [
+        _apply("Conv2DBackpropInput", [_shape_of(x), f, grad], attrs),
+        _apply("Conv2DBackpropFilter", [x, _shape_of(f), grad], attrs),
+    ]
 
 
 def _infer_backprop_input(op: Operation) -> list:
@@ -374,9 +392,10 @@ def _backprop_input_kernel(ctx: Any, attrs: dict) -> Any:
         kh, kw, c, o = f.shape
         g = geometry(_sizes_nhwc(sizes, p.nchw), kh, kw)
         cols = (dy.reshape(-1, o) @ f.reshape(kh * kw * c, o).T).reshape(
-            g.n, g.ho, g.wo, kh * kw, c)
+            g.n, g.ho, g.wo, kh * kw, c
+        )
         dpad = _padded_zeros(xp, g, dy.dtype)
-        for k, where in enumerate(_offset_slices(g, p)):       # col2im: KH*KW slices
+        for k, where in enumerate(_offset_slices(g, p)):  # col2im: KH*KW slices
             dpad[where] += cols[:, :, :, k, :]
         return _from_nhwc(xp, _crop(dpad, g), p.nchw)
 
@@ -386,8 +405,11 @@ def _backprop_input_kernel(ctx: Any, attrs: dict) -> Any:
 def _backprop_input_grad(op: Operation, grad: Tensor) -> list:
     _, f, dy = op.inputs
     attrs = _conv_attrs(op)
-    return [None, _apply("Conv2DBackpropFilter", [grad, _shape_of(f), dy], attrs),
-            _apply("Conv2D", [grad, f], attrs)]
+    return [
+        None,
+        _apply("Conv2DBackpropFilter", [grad, _shape_of(f), dy], attrs),
+        _apply("Conv2D", [grad, f], attrs),
+    ]
 
 
 def _infer_backprop_filter(op: Operation) -> list:
@@ -399,8 +421,10 @@ def _infer_backprop_filter(op: Operation) -> list:
         fdims = [None] * 4
     elif len(fdims) != 4:
         raise ValueError(f"filter_sizes must have 4 elements, got {fdims}")
-    _check_out_backprop(_nhwc_dims(dy, p.nchw, "out_backprop"),
-                        _conv_out_nhwc(p, _nhwc_dims(x, p.nchw, "input"), fdims))
+    _check_out_backprop(
+        _nhwc_dims(dy, p.nchw, "out_backprop"),
+        _conv_out_nhwc(p, _nhwc_dims(x, p.nchw, "input"), fdims),
+    )
     return [(dtype, TensorShape(fdims))]
 
 
@@ -421,15 +445,27 @@ def _backprop_filter_kernel(ctx: Any, attrs: dict) -> Any:
 def _backprop_filter_grad(op: Operation, grad: Tensor) -> list:
     x, _, dy = op.inputs
     attrs = _conv_attrs(op)
-    return [_apply("Conv2DBackpropInput", [_shape_of(x), grad, dy], attrs), None,
-            _apply("Conv2D", [x, grad], attrs)]
+    return [
+        _apply("Conv2DBackpropInput", [_shape_of(x), grad, dy], attrs),
+        None,
+        _apply("Conv2D", [x, grad], attrs),
+    ]
 
 
 registry.register(registry.OpDef("Conv2D", _infer_conv2d, _conv2d_kernel, _conv2d_grad))
-registry.register(registry.OpDef("Conv2DBackpropInput", _infer_backprop_input,
-                                 _backprop_input_kernel, _backprop_input_grad))
-registry.register(registry.OpDef("Conv2DBackpropFilter", _infer_backprop_filter,
-                                 _backprop_filter_kernel, _backprop_filter_grad))
+registry.register(
+    registry.OpDef(
+        "Conv2DBackpropInput", _infer_backprop_input, _backprop_input_kernel, _backprop_input_grad
+    )
+)
+registry.register(
+    registry.OpDef(
+        "Conv2DBackpropFilter",
+        _infer_backprop_filter,
+        _backprop_filter_kernel,
+        _backprop_filter_grad,
+    )
+)
 
 
 def _apply(op_type: str, inputs: list, attrs: dict, name: str | None = None) -> Tensor:
@@ -439,15 +475,26 @@ def _apply(op_type: str, inputs: list, attrs: dict, name: str | None = None) -> 
 def _make_conv_attrs(strides: Any, padding: Any, dilations: Any, data_format: Any) -> dict:
     fmt = _data_format(data_format)
     mode, explicit = _padding_attrs(padding, fmt)
-    return {"strides": _spatial_list(strides, "strides", fmt),
-            "padding": mode, "explicit_paddings": explicit,
-            "dilations": _spatial_list(dilations, "dilations", fmt, default=1),
-            "data_format": fmt}
+    return {
+        "strides": _spatial_list(strides, "strides", fmt),
+        "padding": mode,
+        "explicit_paddings": explicit,
+        "dilations": _spatial_list(dilations, "dilations", fmt, default=1),
+        "data_format": fmt,
+    }
 
 
-def conv2d(input: Any, filter: Any = None, strides: Any = None,  # noqa: A002 - TF1 names
-           padding: Any = None, use_cudnn_on_gpu: bool = True, data_format: str = "NHWC",
-           dilations: Any = None, name: str | None = None, filters: Any = None) -> Tensor:
+def conv2d(
+    input: Any,
+    filter: Any = None,
+    strides: Any = None,
+    padding: Any = None,
+    use_cudnn_on_gpu: bool = True,
+    data_format: str = "NHWC",
+    dilations: Any = None,
+    name: str | None = None,
+    filters: Any = None,
+) -> Tensor:
     """Computes a 2-D convolution given a 4-D ``input`` and ``filter``.
 
     Args:
@@ -472,18 +519,25 @@ def conv2d(input: Any, filter: Any = None, strides: Any = None,  # noqa: A002 - 
         ValueError: bad ranks, mismatched depths, or a window larger than a VALID input.
     """
     if filter is None:
-        filter = filters  # noqa: A001
+        filter = filters
     if filter is None or strides is None or padding is None:
         raise ValueError("conv2d needs filter, strides and padding")
     attrs = _make_conv_attrs(strides, padding, dilations, data_format)
     return apply_op("Conv2D", [input, filter], attrs, name=name)
 
 
-def conv2d_backprop_input(input_sizes: Any, filter: Any = None,  # noqa: A002
-                          out_backprop: Any = None, strides: Any = None, padding: Any = None,
-                          use_cudnn_on_gpu: bool = True, data_format: str = "NHWC",
-                          dilations: Any = None, name: str | None = None,
-                          filters: Any = None) -> Tensor:
+def conv2d_backprop_input(
+    input_sizes: Any,
+    filter: Any = None,
+    out_backprop: Any = None,
+    strides: Any = None,
+    padding: Any = None,
+    use_cudnn_on_gpu: bool = True,
+    data_format: str = "NHWC",
+    dilations: Any = None,
+    name: str | None = None,
+    filters: Any = None,
+) -> Tensor:
     """The gradient of ``conv2d`` with respect to its input (a transposed convolution).
 
     Args:
@@ -493,16 +547,24 @@ def conv2d_backprop_input(input_sizes: Any, filter: Any = None,  # noqa: A002
         strides, padding, data_format, dilations: as for ``conv2d``.
         name: a name for the op.
     """
-    filter = filters if filter is None else filter  # noqa: A001
+    filter = filters if filter is None else filter
     attrs = _make_conv_attrs(strides, padding, dilations, data_format)
-    return apply_op("Conv2DBackpropInput",
-                    [_int_sizes(input_sizes), filter, out_backprop], attrs, name=name)
+    return apply_op(
+        "Conv2DBackpropInput", [_int_sizes(input_sizes), filter, out_backprop], attrs, name=name
+    )
 
 
-def conv2d_backprop_filter(input: Any, filter_sizes: Any, out_backprop: Any,  # noqa: A002
-                           strides: Any, padding: Any, use_cudnn_on_gpu: bool = True,
-                           data_format: str = "NHWC", dilations: Any = None,
-                           name: str | None = None) -> Tensor:
+def conv2d_backprop_filter(
+    input: Any,
+    filter_sizes: Any,
+    out_backprop: Any,
+    strides: Any,
+    padding: Any,
+    use_cudnn_on_gpu: bool = True,
+    data_format: str = "NHWC",
+    dilations: Any = None,
+    name: str | None = None,
+) -> Tensor:
     """The gradient of ``conv2d`` with respect to its filter.
 
     Args:
@@ -513,21 +575,29 @@ def conv2d_backprop_filter(input: Any, filter_sizes: Any, out_backprop: Any,  # 
         name: a name for the op.
     """
     attrs = _make_conv_attrs(strides, padding, dilations, data_format)
-    return apply_op("Conv2DBackpropFilter",
-                    [input, _int_sizes(filter_sizes), out_backprop], attrs, name=name)
+    return apply_op(
+        "Conv2DBackpropFilter", [input, _int_sizes(filter_sizes), out_backprop], attrs, name=name
+    )
 
 
 def _int_sizes(value: Any) -> Any:
     if isinstance(value, Tensor):
         return value
-    return constant(list(value) if isinstance(value, (list, tuple)) else value,
-                    dtype=dtypes.int32)
+    return constant(list(value) if isinstance(value, (list, tuple)) else value, dtype=dtypes.int32)
 
 
-def conv2d_transpose(value: Any = None, filter: Any = None,  # noqa: A002 - TF1 names
-                     output_shape: Any = None, strides: Any = None, padding: Any = "SAME",
-                     data_format: str = "NHWC", name: str | None = None, input: Any = None,
-                     filters: Any = None, dilations: Any = None) -> Tensor:
+def conv2d_transpose(
+    value: Any = None,
+    filter: Any = None,
+    output_shape: Any = None,
+    strides: Any = None,
+    padding: Any = "SAME",
+    data_format: str = "NHWC",
+    name: str | None = None,
+    input: Any = None,
+    filters: Any = None,
+    dilations: Any = None,
+) -> Tensor:
     """The transpose of ``conv2d`` (sometimes called deconvolution): the gradient of
     ``conv2d`` with respect to its input, as a layer.
 
@@ -545,32 +615,49 @@ def conv2d_transpose(value: Any = None, filter: Any = None,  # noqa: A002 - TF1 
         ValueError: the filter's channels do not match ``value`` or ``output_shape``.
     """
     value = input if value is None else value
-    filter = filters if filter is None else filter  # noqa: A001
+    filter = filters if filter is None else filter
     if value is None or filter is None or output_shape is None or strides is None:
         raise ValueError("conv2d_transpose needs value, filter, output_shape and strides")
     with name_scope(name, "conv2d_transpose", [value, filter, output_shape]) as scope:
-        value, filter = convert_to_tensor(value), convert_to_tensor(filter)  # noqa: A001
+        value, filter = convert_to_tensor(value), convert_to_tensor(filter)
         fmt = _data_format(data_format)
         channel = 3 if fmt == "NHWC" else 1
         if value.shape.rank == 4 and filter.shape.rank == 4:
             got, want = value.shape.as_tuple()[channel], filter.shape.as_tuple()[3]
             if got is not None and want is not None and got != want:
-                raise ValueError(f"input channels {got} do not match the filter's last "
-                                 f"dimension {want}")
+                raise ValueError(
+                    f"input channels {got} do not match the filter's last dimension {want}"
+                )
         if isinstance(output_shape, (list, tuple)) and filter.shape.rank == 4:
             got, want = output_shape[channel], filter.shape.as_tuple()[2]
             if want is not None and int(got) != want:
-                raise ValueError(f"output_shape's channels {got} do not match the filter's "
-                                 f"third dimension {want}")
-        return conv2d_backprop_input(output_shape, filter, value, strides=strides,
-                                     padding=padding, data_format=fmt, dilations=dilations,
-                                     name=scope)
+                raise ValueError(
+                    f"output_shape's channels {got} do not match the filter's "
+                    f"third dimension {want}"
+                )
+        return conv2d_backprop_input(
+            output_shape,
+            filter,
+            value,
+            strides=strides,
+            padding=padding,
+            data_format=fmt,
+            dilations=dilations,
+            name=scope,
+        )
 
 
-def conv1d(value: Any = None, filters: Any = None, stride: Any = None, padding: Any = None,
-           use_cudnn_on_gpu: Any = None, data_format: str | None = None,
-           name: str | None = None, input: Any = None,  # noqa: A002 - TF1 name
-           dilations: Any = None) -> Tensor:
+def conv1d(
+    value: Any = None,
+    filters: Any = None,
+    stride: Any = None,
+    padding: Any = None,
+    use_cudnn_on_gpu: Any = None,
+    data_format: str | None = None,
+    name: str | None = None,
+    input: Any = None,
+    dilations: Any = None,
+) -> Tensor:
     """A 1-D convolution: ``conv2d`` over a height-1 image.
 
     Args:
@@ -609,9 +696,21 @@ def conv1d(value: Any = None, filters: Any = None, stride: Any = None, padding: 
         image = expand_dims(value, axis)
         kernel = expand_dims(filters, 0)
         if channels_last:
-            out = conv2d(image, kernel, strides=[1, 1, s, 1], padding=padding,
-                         dilations=[1, 1, d, 1], data_format="NHWC")
+            out = conv2d(
+                image,
+                kernel,
+                strides=[1, 1, s, 1],
+                padding=padding,
+                dilations=[1, 1, d, 1],
+                data_format="NHWC",
+            )
         else:
-            out = conv2d(image, kernel, strides=[1, 1, 1, s], padding=padding,
-                         dilations=[1, 1, 1, d], data_format="NCHW")
+            out = conv2d(
+                image,
+                kernel,
+                strides=[1, 1, 1, s],
+                padding=padding,
+                dilations=[1, 1, 1, d],
+                data_format="NCHW",
+            )
         return squeeze(out, [axis], name=scope)

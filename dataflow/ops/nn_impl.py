@@ -39,8 +39,9 @@ def _scalar(value: Any, dtype: dtypes.DType) -> Tensor:
 
 
 # --- bias_add, l2_loss, moments, l2_normalize -----------------------------------------------
-def bias_add(value: Any, bias: Any, data_format: str | None = None,
-             name: str | None = None) -> Tensor:
+def bias_add(
+    value: Any, bias: Any, data_format: str | None = None, name: str | None = None
+) -> Tensor:
     """Adds a 1-D ``bias`` along the channel dimension of ``value``.
 
     Args:
@@ -63,9 +64,11 @@ def bias_add(value: Any, bias: Any, data_format: str | None = None,
             c = value.shape.as_tuple()[1 if channels_first else -1]
             b = bias.shape.as_tuple()[0]
             if c is not None and b is not None and c != b:
-                raise ValueError(f"Dimensions must be equal, but are {c} and {b}: bias "
-                                 f"{bias.shape} does not match the channels of value "
-                                 f"{value.shape}")
+                raise ValueError(
+                    f"Dimensions must be equal, but are {c} and {b}: bias "
+                    f"{bias.shape} does not match the channels of value "
+                    f"{value.shape}"
+                )
         if channels_first:
             if rank is None:
                 raise ValueError("bias_add with NCHW needs a value of known rank")
@@ -97,14 +100,22 @@ def l2_loss(t: Any, name: str | None = None) -> Tensor:
     with name_scope(name, "L2Loss", [t]) as scope:
         t = convert_to_tensor(t)
         if not t.dtype.is_floating:
-            raise TypeError(f"l2_loss needs a floating-point 't', got {t.dtype.name} for "
-                            f"'{t.name}'")
-        return math_ops.multiply(math_ops.reduce_sum(math_ops.square(t)),
-                                 _scalar(0.5, t.dtype), name=scope)
+            raise TypeError(
+                f"l2_loss needs a floating-point 't', got {t.dtype.name} for '{t.name}'"
+            )
+        return math_ops.multiply(
+            math_ops.reduce_sum(math_ops.square(t)), _scalar(0.5, t.dtype), name=scope
+        )
 
 
-def moments(x: Any, axes: Sequence[int], shift: Any = None, name: str | None = None,
-            keep_dims: bool | None = None, keepdims: bool | None = None) -> tuple:
+def moments(
+    x: Any,
+    axes: Sequence[int],
+    shift: Any = None,
+    name: str | None = None,
+    keep_dims: bool | None = None,
+    keepdims: bool | None = None,
+) -> tuple:
     """Mean and variance of ``x`` over ``axes``.
 
     Float16 inputs are accumulated in float32, as in TF. The variance is the mean of
@@ -132,19 +143,25 @@ def moments(x: Any, axes: Sequence[int], shift: Any = None, name: str | None = N
         axes = list(axes)
         mean = math_ops.reduce_mean(y, axis=axes, keepdims=True, name="mean")
         variance = math_ops.reduce_mean(
-            math_ops.squared_difference(y, mean), axis=axes, keepdims=True,
-            name="variance")
+            math_ops.squared_difference(y, mean), axis=axes, keepdims=True, name="variance"
+        )
         if not keep:
             mean = array_ops.squeeze(mean, axes)
             variance = array_ops.squeeze(variance, axes)
         if x.dtype == dtypes.float16:
-            return math_ops.cast(mean, dtypes.float16), math_ops.cast(variance,
-                                                                       dtypes.float16)
+            return math_ops.cast(mean, dtypes.float16), math_ops.cast(variance, dtypes.float16)
         return mean, variance
 
 
-def batch_normalization(x: Any, mean: Any, variance: Any, offset: Any, scale: Any,
-                        variance_epsilon: float, name: str | None = None) -> Tensor:
+def batch_normalization(
+    x: Any,
+    mean: Any,
+    variance: Any,
+    offset: Any,
+    scale: Any,
+    variance_epsilon: float,
+    name: str | None = None,
+) -> Tensor:
     """Normalizes ``x``: ``(x - mean) / sqrt(variance + epsilon) * scale + offset``.
 
     Args:
@@ -157,13 +174,19 @@ def batch_normalization(x: Any, mean: Any, variance: Any, offset: Any, scale: An
     """
     with name_scope(name, "batchnorm", [x, mean, variance, scale, offset]) as scope:
         x = convert_to_tensor(x)
-        inv = math_ops.rsqrt(math_ops.add(convert_to_tensor(variance, dtype=x.dtype),
-                                          _scalar(variance_epsilon, x.dtype)))
+        inv = math_ops.rsqrt(
+            math_ops.add(
+                convert_to_tensor(variance, dtype=x.dtype), _scalar(variance_epsilon, x.dtype)
+            )
+        )
         if scale is not None:
             inv = math_ops.multiply(inv, convert_to_tensor(scale, dtype=x.dtype))
         shift = math_ops.multiply(convert_to_tensor(mean, dtype=x.dtype), inv)
-        shift = math_ops.subtract(convert_to_tensor(offset, dtype=x.dtype), shift) \
-            if offset is not None else math_ops.negative(shift)
+        shift = (
+            math_ops.subtract(convert_to_tensor(offset, dtype=x.dtype), shift)
+            if offset is not None
+            else math_ops.negative(shift)
+        )
         return math_ops.add(math_ops.multiply(x, inv), shift, name=scope)
 
 
@@ -171,13 +194,13 @@ def zero_fraction(value: Any, name: str | None = None) -> Tensor:
     """The fraction of zeros in ``value``, as a float32 scalar."""
     with name_scope(name, "zero_fraction", [value]) as scope:
         value = convert_to_tensor(value)
-        zeros = math_ops.cast(math_ops.equal(value, constant(0, dtype=value.dtype)),
-                              dtypes.float32)
+        zeros = math_ops.cast(math_ops.equal(value, constant(0, dtype=value.dtype)), dtypes.float32)
         return math_ops.reduce_mean(zeros, name=scope)
 
 
-def l2_normalize(x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | None = None,
-                 dim: Any = None) -> Tensor:
+def l2_normalize(
+    x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | None = None, dim: Any = None
+) -> Tensor:
     """``x / sqrt(max(sum(x ** 2, axis), epsilon))``.
 
     Args:
@@ -197,8 +220,14 @@ def l2_normalize(x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | N
 
 
 # --- dropout ------------------------------------------------------------------------------------
-def dropout(x: Any, keep_prob: Any = None, noise_shape: Any = None, seed: int | None = None,
-            name: str | None = None, rate: Any = None) -> Tensor:
+def dropout(
+    x: Any,
+    keep_prob: Any = None,
+    noise_shape: Any = None,
+    seed: int | None = None,
+    name: str | None = None,
+    rate: Any = None,
+) -> Tensor:
     """Zeroes elements of ``x`` with probability ``rate`` and scales the rest by
     ``1 / (1 - rate)``, so the expected sum is unchanged.
 
@@ -221,22 +250,27 @@ def dropout(x: Any, keep_prob: Any = None, noise_shape: Any = None, seed: int | 
     with name_scope(name, "dropout", [x]) as scope:
         x = convert_to_tensor(x)
         if not x.dtype.is_floating:
-            raise ValueError(f"x has to be a floating point tensor since it's going to be "
-                             f"scaled. Got a {x.dtype.name} tensor instead.")
+            raise ValueError(
+                f"x has to be a floating point tensor since it's going to be "
+                f"scaled. Got a {x.dtype.name} tensor instead."
+            )
         if rate is None:
             if isinstance(keep_prob, numbers.Real):
                 # typeshed's numbers.Real declares no comparison operators.
                 if not 0 < keep_prob <= 1:  # type: ignore[operator]
-                    raise ValueError(f"keep_prob must be a scalar tensor or a float in the "
-                                     f"range (0, 1], got {keep_prob}")
+                    raise ValueError(
+                        f"keep_prob must be a scalar tensor or a float in the "
+                        f"range (0, 1], got {keep_prob}"
+                    )
                 rate = 1 - keep_prob
             else:
                 keep_prob = convert_to_tensor(keep_prob, dtype=x.dtype)
                 rate = math_ops.subtract(_scalar(1, x.dtype), keep_prob)
         if isinstance(rate, numbers.Real):
             if not 0 <= rate < 1:  # type: ignore[operator]  # (numbers.Real, as above)
-                raise ValueError(f"rate must be a scalar tensor or a float in the range "
-                                 f"[0, 1), got {rate}")
+                raise ValueError(
+                    f"rate must be a scalar tensor or a float in the range [0, 1), got {rate}"
+                )
             if rate == 0:
                 return identity(x, name=scope)
             keep = _scalar(1 - rate, x.dtype)
@@ -245,17 +279,21 @@ def dropout(x: Any, keep_prob: Any = None, noise_shape: Any = None, seed: int | 
             rate_t = convert_to_tensor(rate, dtype=x.dtype)
             keep = math_ops.subtract(_scalar(1, x.dtype), rate_t)
         if noise_shape is None:
-            noise_shape = x.shape.as_list() if x.shape.is_fully_defined() \
-                else array_ops.shape(x)
+            noise_shape = x.shape.as_list() if x.shape.is_fully_defined() else array_ops.shape(x)
         uniform = random_ops.random_uniform(noise_shape, seed=seed, dtype=x.dtype)
         mask = math_ops.cast(math_ops.greater_equal(uniform, rate_t), x.dtype)
         return math_ops.multiply(math_ops.divide(x, keep), mask, name=scope)
 
 
 # --- embedding_lookup -----------------------------------------------------------------------------
-def embedding_lookup(params: Any, ids: Any, partition_strategy: str = "mod",
-                     name: str | None = None, validate_indices: bool = True,
-                     max_norm: float | None = None) -> Tensor:
+def embedding_lookup(
+    params: Any,
+    ids: Any,
+    partition_strategy: str = "mod",
+    name: str | None = None,
+    validate_indices: bool = True,
+    max_norm: float | None = None,
+) -> Tensor:
     """Looks up rows of ``params`` (a table, or a table sharded into a list).
 
     Args:
@@ -280,8 +318,7 @@ def embedding_lookup(params: Any, ids: Any, partition_strategy: str = "mod",
     if not shards:
         raise ValueError("embedding_lookup needs at least one params tensor")
     if partition_strategy not in ("mod", "div"):
-        raise ValueError(f"partition_strategy must be 'mod' or 'div', got "
-                         f"{partition_strategy!r}")
+        raise ValueError(f"partition_strategy must be 'mod' or 'div', got {partition_strategy!r}")
     with name_scope(name, "embedding_lookup", shards + [ids]) as scope:
         ids = convert_to_tensor(ids)
         if ids.dtype not in (dtypes.int32, dtypes.int64):
@@ -315,13 +352,19 @@ def _sharded_lookup(shards: list, tables: list[Tensor], ids: Tensor, strategy: s
     else:
         known_sizes = [s for s in sizes if s is not None]
         if len(known_sizes) < len(sizes):
-            raise ValueError("partition_strategy='div' needs shards with a static first "
-                             "dimension")
+            raise ValueError("partition_strategy='div' needs shards with a static first dimension")
         starts = [sum(known_sizes[:p]) for p in range(n)]
         # owner = number of shard starts <= id, minus one.
-        owner = math_ops.add_n([math_ops.cast(math_ops.greater_equal(
-            ids, _scalar(start, dtype)), dtype) for start in starts[1:]]) if n > 2 else \
-            math_ops.cast(math_ops.greater_equal(ids, _scalar(starts[1], dtype)), dtype)
+        owner = (
+            math_ops.add_n(
+                [
+                    math_ops.cast(math_ops.greater_equal(ids, _scalar(start, dtype)), dtype)
+                    for start in starts[1:]
+                ]
+            )
+            if n > 2
+            else math_ops.cast(math_ops.greater_equal(ids, _scalar(starts[1], dtype)), dtype)
+        )
         offsets = array_ops.gather(constant(starts, dtype=dtype), owner)
         local = math_ops.subtract(ids, offsets)
     pieces = []
@@ -350,8 +393,7 @@ def _clip_rows(result: Tensor, ids: Tensor, max_norm: float) -> Tensor:
     axes = list(range(ids_rank, rank))
     if not axes:
         return result
-    norm = math_ops.sqrt(math_ops.reduce_sum(math_ops.square(result), axis=axes,
-                                             keepdims=True))
+    norm = math_ops.sqrt(math_ops.reduce_sum(math_ops.square(result), axis=axes, keepdims=True))
     limit = _scalar(max_norm, result.dtype)
     scale = math_ops.divide(limit, math_ops.maximum(norm, limit))
     return math_ops.multiply(result, scale)

@@ -59,8 +59,13 @@ def _apply(op_type: str, inputs: list, attrs: dict, name: str | None = None) -> 
 
 def _pool_attrs(op: Operation) -> dict:
     a = op.attrs
-    return {"ksize": a["ksize"], "strides": a["strides"], "padding": a["padding"],
-            "explicit_paddings": (), "data_format": a["data_format"]}
+    return {
+        "ksize": a["ksize"],
+        "strides": a["strides"],
+        "padding": a["padding"],
+        "explicit_paddings": (),
+        "data_format": a["data_format"],
+    }
 
 
 def _pool_kernel_hw(attrs: dict) -> tuple[int, int]:
@@ -165,7 +170,7 @@ def _max_pool_grad_kernel(ctx: Any, attrs: dict) -> Any:
         finite = bool(xp.isfinite(dy).all())
         for where, hit in _first_max_hits(xp, xpad, y, g, p):
             contrib = _route(xp, dy, hit, finite)
-            if disjoint:    # each input element lies in at most one window
+            if disjoint:  # each input element lies in at most one window
                 dpad[where] = contrib
             else:
                 dpad[where] += contrib
@@ -201,7 +206,7 @@ def _max_pool_grad_grad_kernel(ctx: Any, attrs: dict) -> Any:
         out = xp.zeros(y.shape, dtype=ddx.dtype)
         finite = bool(xp.isfinite(ddx).all())
         for where, hit in _first_max_hits(xp, xpad, y, g, p):
-            out += _route(xp, ddpad[where], hit, finite)   # exactly one hit per output
+            out += _route(xp, ddpad[where], hit, finite)  # exactly one hit per output
         return _from_nhwc(xp, out, p.nchw)
 
     return max_pool_grad_grad
@@ -290,16 +295,22 @@ def _avg_pool_grad_grad(op: Operation, grad: Tensor) -> list:
     return [None, _apply("AvgPool", [grad], _pool_attrs(op))]
 
 
-registry.register(registry.OpDef("MaxPool", _infer_max_pool, _max_pool_kernel,
-                                 _max_pool_grad))
-registry.register(registry.OpDef("MaxPoolGrad", _infer_max_pool_grad, _max_pool_grad_kernel,
-                                 _max_pool_grad_grad))
-registry.register(registry.OpDef("MaxPoolGradGrad", _infer_max_pool_grad_grad,
-                                 _max_pool_grad_grad_kernel, _max_pool_grad_grad_grad))
-registry.register(registry.OpDef("AvgPool", _infer_avg_pool, _avg_pool_kernel,
-                                 _avg_pool_grad))
-registry.register(registry.OpDef("AvgPoolGrad", _infer_avg_pool_grad, _avg_pool_grad_kernel,
-                                 _avg_pool_grad_grad))
+registry.register(registry.OpDef("MaxPool", _infer_max_pool, _max_pool_kernel, _max_pool_grad))
+registry.register(
+    registry.OpDef("MaxPoolGrad", _infer_max_pool_grad, _max_pool_grad_kernel, _max_pool_grad_grad)
+)
+registry.register(
+    registry.OpDef(
+        "MaxPoolGradGrad",
+        _infer_max_pool_grad_grad,
+        _max_pool_grad_grad_kernel,
+        _max_pool_grad_grad_grad,
+    )
+)
+registry.register(registry.OpDef("AvgPool", _infer_avg_pool, _avg_pool_kernel, _avg_pool_grad))
+registry.register(
+    registry.OpDef("AvgPoolGrad", _infer_avg_pool_grad, _avg_pool_grad_kernel, _avg_pool_grad_grad)
+)
 
 
 def _make_pool_attrs(ksize: Any, strides: Any, padding: Any, data_format: Any) -> dict:
@@ -307,14 +318,24 @@ def _make_pool_attrs(ksize: Any, strides: Any, padding: Any, data_format: Any) -
     mode, _ = _padding_attrs(padding, fmt)
     if mode == "EXPLICIT":
         raise ValueError("pooling takes padding 'SAME' or 'VALID'")
-    return {"ksize": _spatial_list(ksize, "ksize", fmt),
-            "strides": _spatial_list(strides, "strides", fmt),
-            "padding": mode, "explicit_paddings": (), "data_format": fmt}
+    return {
+        "ksize": _spatial_list(ksize, "ksize", fmt),
+        "strides": _spatial_list(strides, "strides", fmt),
+        "padding": mode,
+        "explicit_paddings": (),
+        "data_format": fmt,
+    }
 
 
-def max_pool(value: Any, ksize: Any, strides: Any, padding: str,
-             data_format: str = "NHWC", name: str | None = None,
-             input: Any = None) -> Tensor:  # noqa: A002 - TF1 name
+def max_pool(
+    value: Any,
+    ksize: Any,
+    strides: Any,
+    padding: str,
+    data_format: str = "NHWC",
+    name: str | None = None,
+    input: Any = None,
+) -> Tensor:
     """Max pooling over the spatial dimensions of a 4-D tensor.
 
     Args:
@@ -332,30 +353,50 @@ def max_pool(value: Any, ksize: Any, strides: Any, padding: str,
         The max-pooled tensor, of the dtype of ``value``.
     """
     value = input if value is None else value
-    return apply_op("MaxPool", [value], _make_pool_attrs(ksize, strides, padding,
-                                                          data_format), name=name)
+    return apply_op(
+        "MaxPool", [value], _make_pool_attrs(ksize, strides, padding, data_format), name=name
+    )
 
 
-def avg_pool(value: Any, ksize: Any, strides: Any, padding: str,
-             data_format: str = "NHWC", name: str | None = None,
-             input: Any = None) -> Tensor:  # noqa: A002 - TF1 name
+def avg_pool(
+    value: Any,
+    ksize: Any,
+    strides: Any,
+    padding: str,
+    data_format: str = "NHWC",
+    name: str | None = None,
+    input: Any = None,
+) -> Tensor:
     """Average pooling over the spatial dimensions of a 4-D tensor.
 
     With ``'SAME'`` padding each window averages only its real (unpadded) elements, as
     in TF. Arguments as for ``max_pool``.
     """
     value = input if value is None else value
-    return apply_op("AvgPool", [value], _make_pool_attrs(ksize, strides, padding,
-                                                          data_format), name=name)
+    return apply_op(
+        "AvgPool", [value], _make_pool_attrs(ksize, strides, padding, data_format), name=name
+    )
 
 
-def max_pool2d(input: Any, ksize: Any, strides: Any, padding: str,  # noqa: A002
-               data_format: str = "NHWC", name: str | None = None) -> Tensor:
+def max_pool2d(
+    input: Any,
+    ksize: Any,
+    strides: Any,
+    padding: str,
+    data_format: str = "NHWC",
+    name: str | None = None,
+) -> Tensor:
     """``max_pool`` under its TF2 name (``input`` first)."""
     return max_pool(input, ksize, strides, padding, data_format=data_format, name=name)
 
 
-def avg_pool2d(input: Any, ksize: Any, strides: Any, padding: str,  # noqa: A002
-               data_format: str = "NHWC", name: str | None = None) -> Tensor:
+def avg_pool2d(
+    input: Any,
+    ksize: Any,
+    strides: Any,
+    padding: str,
+    data_format: str = "NHWC",
+    name: str | None = None,
+) -> Tensor:
     """``avg_pool`` under its TF2 name (``input`` first)."""
     return avg_pool(input, ksize, strides, padding, data_format=data_format, name=name)

@@ -56,20 +56,35 @@ class QueueSignature:
     min_after_dequeue: int = 0
 
     def __str__(self) -> str:
-        shapes = "unspecified" if self.shapes is None else "[" + ", ".join(
-            "[" + ",".join("?" if d is None else str(d) for d in s) + "]"
-            for s in self.shapes) + "]"
-        text = (f"{self.kind} with component types [{', '.join(self.dtypes)}], component "
-                f"shapes {shapes}, capacity {self.capacity or 'unbounded'}")
+        shapes = (
+            "unspecified"
+            if self.shapes is None
+            else "["
+            + ", ".join(
+                "[" + ",".join("?" if d is None else str(d) for d in s) + "]" for s in self.shapes
+            )
+            + "]"
+        )
+        text = (
+            f"{self.kind} with component types [{', '.join(self.dtypes)}], component "
+            f"shapes {shapes}, capacity {self.capacity or 'unbounded'}"
+        )
         if self.kind == "RandomShuffleQueue":
             text += f", min_after_dequeue {self.min_after_dequeue}"
         return text
 
 
 class QueueState:
-    def __init__(self, name: str, capacity: int, num_components: int,
-                 shuffle: bool = False, min_after_dequeue: int = 0,
-                 seed: int | None = None, padded: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        capacity: int,
+        num_components: int,
+        shuffle: bool = False,
+        min_after_dequeue: int = 0,
+        seed: int | None = None,
+        padded: bool = False,
+    ) -> None:
         self.name = name
         self.capacity = capacity if capacity and capacity > 0 else None
         self.num_components = num_components
@@ -86,8 +101,9 @@ class QueueState:
     # --- helpers ---------------------------------------------------------------------
     def _check_cancelled(self, waiter: Any) -> None:
         if self._cancelled or (waiter is not None and waiter.cancelled()):
-            raise errors.CancelledError(None, None, f"Queue '{self.name}': session closed, "
-                                        "pending operation cancelled")
+            raise errors.CancelledError(
+                None, None, f"Queue '{self.name}': session closed, pending operation cancelled"
+            )
 
     def _wait(self, waiter: Any, blocked: bool, what: str) -> bool:
         """Waits on the condition (held); ``blocked`` says whether this call waited
@@ -95,17 +111,19 @@ class QueueState:
         ``DeadlineExceededError`` instead: the caller has changed nothing yet."""
         if waiter is not None and not blocked:
             waiter.will_block()
-        deadline = waiter.deadline() if waiter is not None and hasattr(waiter, "deadline") \
-            else None
+        deadline = waiter.deadline() if waiter is not None and hasattr(waiter, "deadline") else None
         if deadline is None:
             self._cond.wait()
             return True
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise errors.DeadlineExceededError(
-                None, None, f"Timed out waiting for notification: the step passed its "
+                None,
+                None,
+                f"Timed out waiting for notification: the step passed its "
                 f"deadline while {what} queue '{self.name}' ({len(self._items)} elements, "
-                f"capacity {self.capacity})")
+                f"capacity {self.capacity})",
+            )
         self._cond.wait(remaining)
         return True
 
@@ -134,8 +152,11 @@ class QueueState:
         for c in components:
             if len(c) != n:
                 raise errors.InvalidArgumentError(
-                    None, None, f"enqueue_many into '{self.name}': components have "
-                    f"different first dimensions ({n} and {len(c)})")
+                    None,
+                    None,
+                    f"enqueue_many into '{self.name}': components have "
+                    f"different first dimensions ({n} and {len(c)})",
+                )
         self._put([tuple(c[i] for c in components) for i in range(n)], waiter)
 
     def _put(self, elements: list, waiter: Any) -> None:
@@ -147,22 +168,25 @@ class QueueState:
                 if self._closed:
                     if blocked and self._cancel_enqueues:
                         raise errors.CancelledError(
-                            None, None, f"Queue '{self.name}' was closed with pending "
-                            "enqueues cancelled.")
-                    raise errors.CancelledError(
-                        None, None, f"Queue '{self.name}' is closed.")
+                            None,
+                            None,
+                            f"Queue '{self.name}' was closed with pending enqueues cancelled.",
+                        )
+                    raise errors.CancelledError(None, None, f"Queue '{self.name}' is closed.")
                 if self._full():
                     blocked = self._wait(waiter, blocked, "enqueuing into the full")
                     continue
-                room = len(elements) - done if self.capacity is None else \
-                    self.capacity - len(self._items)
+                room = (
+                    len(elements) - done
+                    if self.capacity is None
+                    else self.capacity - len(self._items)
+                )
                 take = min(room, len(elements) - done)
-                self._items.extend(elements[done:done + take])
+                self._items.extend(elements[done : done + take])
                 done += take
                 self._cond.notify_all()
 
-    def dequeue_many(self, n: int, allow_smaller: bool = False,
-                     waiter: Any = None) -> list[tuple]:
+    def dequeue_many(self, n: int, allow_smaller: bool = False, waiter: Any = None) -> list[tuple]:
         blocked = False
         with self._cond:
             while True:
@@ -174,8 +198,11 @@ class QueueState:
                         n = len(self._items)
                         break
                     raise errors.OutOfRangeError(
-                        None, None, f"Queue '{self.name}' is closed and has insufficient "
-                        f"elements (requested {n}, current size {len(self._items)})")
+                        None,
+                        None,
+                        f"Queue '{self.name}' is closed and has insufficient "
+                        f"elements (requested {n}, current size {len(self._items)})",
+                    )
                 blocked = self._wait(waiter, blocked, f"dequeuing {n} from the")
             out = [self._pop() for _ in range(n)]
             self._cond.notify_all()

@@ -145,8 +145,9 @@ def _infer_sample(op: Operation) -> list:
     dtype = op.attrs["dtype"]
     for t in op.inputs[1:]:
         if t.dtype != dtype:
-            raise TypeError(f"'{op.type}' parameter '{t.name}' has dtype {t.dtype.name}, "
-                            f"expected {dtype.name}")
+            raise TypeError(
+                f"'{op.type}' parameter '{t.name}' has dtype {t.dtype.name}, expected {dtype.name}"
+            )
     out = _static_shape(op.inputs[0])
     return [(dtype, broadcast_shapes(out, *(t.shape for t in op.inputs[1:])))]
 
@@ -181,8 +182,11 @@ def _normal_kernel(ctx: Any, attrs: dict) -> Any:
     return random_normal
 
 
-registry.register(registry.OpDef("RandomNormal", _infer_sample, _normal_kernel,
-                                 registry.NOT_DIFFERENTIABLE, stateful=True))
+registry.register(
+    registry.OpDef(
+        "RandomNormal", _infer_sample, _normal_kernel, registry.NOT_DIFFERENTIABLE, stateful=True
+    )
+)
 
 
 def _float_dtype(dtype: Any, what: str) -> dtypes.DType:
@@ -193,8 +197,14 @@ def _float_dtype(dtype: Any, what: str) -> dtypes.DType:
     return dtype
 
 
-def random_normal(shape: Any, mean: Any = 0.0, stddev: float = 1.0, dtype: Any = dtypes.float32,
-                  seed: int | None = None, name: str | None = None) -> Tensor:
+def random_normal(
+    shape: Any,
+    mean: Any = 0.0,
+    stddev: float = 1.0,
+    dtype: Any = dtypes.float32,
+    seed: int | None = None,
+    name: str | None = None,
+) -> Tensor:
     """Outputs random values from a normal distribution.
 
     Args:
@@ -209,12 +219,19 @@ def random_normal(shape: Any, mean: Any = 0.0, stddev: float = 1.0, dtype: Any =
     Returns:
         A tensor of ``shape`` and ``dtype``; each run draws new values.
     """
-    return _normal_sample("RandomNormal", "random_normal", shape, mean, stddev, dtype, seed,
-                          name)
+    return _normal_sample("RandomNormal", "random_normal", shape, mean, stddev, dtype, seed, name)
 
 
-def _normal_sample(op_type: str, default_name: str, shape: Any, mean: Any, stddev: Any,
-                   dtype: Any, seed: int | None, name: str | None) -> Tensor:
+def _normal_sample(
+    op_type: str,
+    default_name: str,
+    shape: Any,
+    mean: Any,
+    stddev: Any,
+    dtype: Any,
+    seed: int | None,
+    name: str | None,
+) -> Tensor:
     """An ``op_type`` op (``RandomNormal`` or ``TruncatedNormal``) drawing ``shape``."""
     dtype = _float_dtype(dtype, default_name)
     with name_scope(name, default_name, [shape, mean, stddev]) as scope:
@@ -246,13 +263,25 @@ def _truncated_normal_kernel(ctx: Any, attrs: dict) -> Any:
     return truncated_normal
 
 
-registry.register(registry.OpDef("TruncatedNormal", _infer_sample, _truncated_normal_kernel,
-                                 registry.NOT_DIFFERENTIABLE, stateful=True))
+registry.register(
+    registry.OpDef(
+        "TruncatedNormal",
+        _infer_sample,
+        _truncated_normal_kernel,
+        registry.NOT_DIFFERENTIABLE,
+        stateful=True,
+    )
+)
 
 
-def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0,
-                     dtype: Any = dtypes.float32, seed: int | None = None,
-                     name: str | None = None) -> Tensor:
+def truncated_normal(
+    shape: Any,
+    mean: Any = 0.0,
+    stddev: Any = 1.0,
+    dtype: Any = dtypes.float32,
+    seed: int | None = None,
+    name: str | None = None,
+) -> Tensor:
     """Outputs random values from a truncated normal distribution.
 
     Values are drawn from a normal distribution with ``mean`` and ``stddev``, and those
@@ -267,8 +296,9 @@ def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0,
         seed: the op-level seed (see ``set_random_seed``).
         name: the op name.
     """
-    return _normal_sample("TruncatedNormal", "truncated_normal", shape, mean, stddev, dtype,
-                          seed, name)
+    return _normal_sample(
+        "TruncatedNormal", "truncated_normal", shape, mean, stddev, dtype, seed, name
+    )
 
 
 # --- RandomUniform / RandomUniformInt ----------------------------------------------------------
@@ -296,8 +326,7 @@ def _uniform_int_kernel(ctx: Any, attrs: dict) -> Any:
     def random_uniform_int(shape: Any, minval: Any, maxval: Any) -> Any:
         low, high = int(minval), int(maxval)
         if low >= high:
-            raise errors.InvalidArgumentError(
-                None, None, f"Need minval < maxval: {low} >= {high}")
+            raise errors.InvalidArgumentError(None, None, f"Need minval < maxval: {low} >= {high}")
         return rng().integers(low, high, size=_dims(shape), dtype=out)
 
     return random_uniform_int
@@ -306,22 +335,38 @@ def _uniform_int_kernel(ctx: Any, attrs: dict) -> Any:
 def _infer_uniform_int(op: Operation) -> list:
     for t in op.inputs[1:]:
         if t.shape.rank not in (None, 0):
-            raise ValueError(f"minval and maxval must be scalars for integer dtypes, got "
-                             f"shape {t.shape}")
+            raise ValueError(
+                f"minval and maxval must be scalars for integer dtypes, got shape {t.shape}"
+            )
     return _infer_sample(op)
 
 
-registry.register(registry.OpDef("RandomUniform", _infer_sample, _uniform_kernel,
-                                 registry.NOT_DIFFERENTIABLE, stateful=True))
-registry.register(registry.OpDef("RandomUniformInt", _infer_uniform_int, _uniform_int_kernel,
-                                 registry.NOT_DIFFERENTIABLE, stateful=True))
+registry.register(
+    registry.OpDef(
+        "RandomUniform", _infer_sample, _uniform_kernel, registry.NOT_DIFFERENTIABLE, stateful=True
+    )
+)
+registry.register(
+    registry.OpDef(
+        "RandomUniformInt",
+        _infer_uniform_int,
+        _uniform_int_kernel,
+        registry.NOT_DIFFERENTIABLE,
+        stateful=True,
+    )
+)
 
 _UNIFORM_DTYPES = (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64)
 
 
-def random_uniform(shape: Any, minval: Any = 0, maxval: Any = None,
-                   dtype: Any = dtypes.float32, seed: int | None = None,
-                   name: str | None = None) -> Tensor:
+def random_uniform(
+    shape: Any,
+    minval: Any = 0,
+    maxval: Any = None,
+    dtype: Any = dtypes.float32,
+    seed: int | None = None,
+    name: str | None = None,
+) -> Tensor:
     """Outputs random values from a uniform distribution on ``[minval, maxval)``.
 
     For floats the default range is ``[0, 1)``. For integers (``int32``, ``int64``)
@@ -340,8 +385,10 @@ def random_uniform(shape: Any, minval: Any = 0, maxval: Any = None,
     """
     dtype = dtypes.as_dtype(dtype)
     if dtype not in _UNIFORM_DTYPES:
-        raise ValueError(f"Argument `dtype` got invalid value {dtype.name}. Accepted dtypes "
-                         f"are {', '.join(d.name for d in _UNIFORM_DTYPES)}.")
+        raise ValueError(
+            f"Argument `dtype` got invalid value {dtype.name}. Accepted dtypes "
+            f"are {', '.join(d.name for d in _UNIFORM_DTYPES)}."
+        )
     if maxval is None:
         if dtype.is_integer:
             raise ValueError(f"Must specify maxval for integer dtype {dtype.name}")
@@ -354,10 +401,14 @@ def random_uniform(shape: Any, minval: Any = 0, maxval: Any = None,
         op_type = "RandomUniformInt" if dtype.is_integer else "RandomUniform"
         # TF1 scales nothing for the default float range, so its output is then the
         # inner op 'random_uniform/RandomUniform'; keep that tensor name.
-        unscaled = (not dtype.is_integer and isinstance(minval, int) and minval == 0
-                    and isinstance(maxval, int) and maxval == 1)
-        return apply_op(op_type, [shape_t, min_t, max_t], attrs,
-                        name=None if unscaled else scope)
+        unscaled = (
+            not dtype.is_integer
+            and isinstance(minval, int)
+            and minval == 0
+            and isinstance(maxval, int)
+            and maxval == 1
+        )
+        return apply_op(op_type, [shape_t, min_t, max_t], attrs, name=None if unscaled else scope)
 
 
 # --- RandomShuffle ---------------------------------------------------------------------------
@@ -378,8 +429,11 @@ def _shuffle_kernel(ctx: Any, attrs: dict) -> Any:
     return random_shuffle
 
 
-registry.register(registry.OpDef("RandomShuffle", _infer_shuffle, _shuffle_kernel,
-                                 registry.NOT_DIFFERENTIABLE, stateful=True))
+registry.register(
+    registry.OpDef(
+        "RandomShuffle", _infer_shuffle, _shuffle_kernel, registry.NOT_DIFFERENTIABLE, stateful=True
+    )
+)
 
 
 def random_shuffle(value: Any, seed: int | None = None, name: str | None = None) -> Tensor:
@@ -404,8 +458,7 @@ def _infer_multinomial(op: Operation) -> list:
     if not logits.dtype.is_floating:
         raise TypeError(f"logits must be floating point, got {logits.dtype.name}")
     if logits.shape.rank not in (None, 2):
-        raise ValueError(f"logits must be 2-D [batch_size, num_classes], got shape "
-                         f"{logits.shape}")
+        raise ValueError(f"logits must be 2-D [batch_size, num_classes], got shape {logits.shape}")
     if not num_samples.dtype.is_integer or num_samples.shape.rank not in (None, 0):
         raise ValueError("num_samples must be an integer scalar")
     n = constant_value(num_samples)
@@ -442,24 +495,36 @@ def _multinomial_kernel(ctx: Any, attrs: dict) -> Any:
     return multinomial
 
 
-registry.register(registry.OpDef("Multinomial", _infer_multinomial, _multinomial_kernel,
-                                 registry.NOT_DIFFERENTIABLE, stateful=True))
+registry.register(
+    registry.OpDef(
+        "Multinomial",
+        _infer_multinomial,
+        _multinomial_kernel,
+        registry.NOT_DIFFERENTIABLE,
+        stateful=True,
+    )
+)
 
 
 def _categorical(logits: Any, num_samples: Any, dtype: Any, seed: int | None) -> Tensor:
     dtype = dtypes.as_dtype(dtype) if dtype else dtypes.int64
     if dtype not in (dtypes.int32, dtypes.int64):
-        raise ValueError(f"Argument `dtype` got invalid value {dtype.name}. Accepted dtypes "
-                         "are int32, int64.")
+        raise ValueError(
+            f"Argument `dtype` got invalid value {dtype.name}. Accepted dtypes are int32, int64."
+        )
     logits = convert_to_tensor(logits, name="logits")
-    num_samples = convert_to_tensor(num_samples, name="num_samples",
-                                    preferred_dtype=dtypes.int32)
+    num_samples = convert_to_tensor(num_samples, name="num_samples", preferred_dtype=dtypes.int32)
     attrs = dict(_seed_attrs(seed), output_dtype=dtype)
     return apply_op("Multinomial", [logits, num_samples], attrs, name="Multinomial")
 
 
-def multinomial(logits: Any, num_samples: Any, seed: int | None = None,
-                name: str | None = None, output_dtype: Any = None) -> Tensor:
+def multinomial(
+    logits: Any,
+    num_samples: Any,
+    seed: int | None = None,
+    name: str | None = None,
+    output_dtype: Any = None,
+) -> Tensor:
     """Draws samples from a categorical distribution (TF1 name of ``categorical``).
 
     Args:
@@ -476,8 +541,13 @@ def multinomial(logits: Any, num_samples: Any, seed: int | None = None,
         return _categorical(logits, num_samples, output_dtype, seed)
 
 
-def categorical(logits: Any, num_samples: Any, dtype: Any = None, seed: int | None = None,
-                name: str | None = None) -> Tensor:
+def categorical(
+    logits: Any,
+    num_samples: Any,
+    dtype: Any = None,
+    seed: int | None = None,
+    name: str | None = None,
+) -> Tensor:
     """Draws samples from a categorical distribution.
 
     Args:

@@ -24,9 +24,11 @@ def require_same_dtype(op: Any) -> dtypes.DType:
     first = op.inputs[0].dtype
     for t in op.inputs[1:]:
         if t.dtype != first:
-            raise TypeError(f"Input '{t.name}' of '{op.type}' has dtype {t.dtype.name}, "
-                            f"which does not match dtype {first.name} of "
-                            f"'{op.inputs[0].name}'")
+            raise TypeError(
+                f"Input '{t.name}' of '{op.type}' has dtype {t.dtype.name}, "
+                f"which does not match dtype {first.name} of "
+                f"'{op.inputs[0].name}'"
+            )
     return first
 
 
@@ -35,32 +37,37 @@ def require_float(op: Any, *tensors: Any) -> dtypes.DType:
     dtype = tensors[0].dtype
     for t in tensors:
         if not t.dtype.is_floating:
-            raise TypeError(f"'{op.type}' needs floating point inputs, got {t.dtype.name} "
-                            f"for '{t.name}'")
+            raise TypeError(
+                f"'{op.type}' needs floating point inputs, got {t.dtype.name} for '{t.name}'"
+            )
         if t.dtype != dtype:
-            raise TypeError(f"'{op.type}' inputs must share one dtype, got {dtype.name} "
-                            f"and {t.dtype.name}")
+            raise TypeError(
+                f"'{op.type}' inputs must share one dtype, got {dtype.name} and {t.dtype.name}"
+            )
     return dtype
 
 
 def require_dtype(op: Any, check: Callable[[dtypes.DType], bool], what: str) -> None:
     for t in op.inputs:
         if not check(t.dtype):
-            raise TypeError(f"'{op.type}' needs {what} inputs, got {t.dtype.name} for "
-                            f"'{t.name}'")
+            raise TypeError(f"'{op.type}' needs {what} inputs, got {t.dtype.name} for '{t.name}'")
 
 
 def broadcast(op: Any) -> TensorShape:
     try:
         return broadcast_shapes(*(t.shape for t in op.inputs))
     except ValueError:
-        raise ValueError("Dimensions must be equal or 1 to broadcast, but the shapes are "
-                         + " and ".join(str(t.shape) for t in op.inputs)) from None
+        raise ValueError(
+            "Dimensions must be equal or 1 to broadcast, but the shapes are "
+            + " and ".join(str(t.shape) for t in op.inputs)
+        ) from None
 
 
-def elementwise(out_dtype: dtypes.DType | None = None,
-                check: Callable[[dtypes.DType], bool] | None = None,
-                what: str = "") -> Callable[[Any], list]:
+def elementwise(
+    out_dtype: dtypes.DType | None = None,
+    check: Callable[[dtypes.DType], bool] | None = None,
+    what: str = "",
+) -> Callable[[Any], list]:
     """A rule for n-ary elementwise ops with numpy broadcasting.
 
     ``out_dtype`` fixes the output dtype (``bool`` for comparisons); otherwise it is
@@ -94,6 +101,5 @@ def is_bool(d: dtypes.DType) -> bool:
 
 def normalize_axis(axis: int, rank: int, op_type: str) -> int:
     if not -rank <= axis < max(rank, 1):
-        raise ValueError(f"axis {axis} is out of range for a tensor of rank {rank} in "
-                         f"'{op_type}'")
+        raise ValueError(f"axis {axis} is out of range for a tensor of rank {rank} in '{op_type}'")
     return axis % rank if rank else 0

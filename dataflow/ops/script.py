@@ -78,36 +78,46 @@ def _py_func_kernel(ctx: Any, attrs: dict) -> Any:
         except errors.OpError:
             raise
         except StopIteration as exc:
-            raise errors.OutOfRangeError(None, op_name, f"StopIteration in py_func "
-                                         f"'{op_name}': {exc}") from None
-        except Exception as exc:  # noqa: BLE001 - any failure of user code is the op's
+            raise errors.OutOfRangeError(
+                None, op_name, f"StopIteration in py_func '{op_name}': {exc}"
+            ) from None
+        except Exception as exc:
             text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
             raise errors.InvalidArgumentError(
-                None, op_name, f"{type(exc).__name__}: {exc} (in py_func '{op_name}')\n"
-                f"{text}") from None
+                None, op_name, f"{type(exc).__name__}: {exc} (in py_func '{op_name}')\n{text}"
+            ) from None
         if n == 0:
             return None
         if as_list:
             if not isinstance(result, (list, tuple)) or len(result) != n:
                 got = len(result) if isinstance(result, (list, tuple)) else 1
                 raise errors.InvalidArgumentError(
-                    None, op_name, f"py_func '{op_name}' returned {got} value(s), but Tout "
-                    f"lists {n}")
+                    None,
+                    op_name,
+                    f"py_func '{op_name}' returned {got} value(s), but Tout lists {n}",
+                )
         else:
             result = (result,)
         try:
-            outs = [np.asarray(r, dtype=dt if cast or np.dtype(dt).kind in "OSU" else None)
-                    for r, dt in zip(result, out_dtypes, strict=True)]
+            outs = [
+                np.asarray(r, dtype=dt if cast or np.dtype(dt).kind in "OSU" else None)
+                for r, dt in zip(result, out_dtypes, strict=True)
+            ]
         except (TypeError, ValueError) as exc:
             raise errors.InvalidArgumentError(
-                None, op_name, f"py_func '{op_name}' returned a value not convertible to "
-                f"Tout: {exc}") from None
+                None,
+                op_name,
+                f"py_func '{op_name}' returned a value not convertible to Tout: {exc}",
+            ) from None
         for i, (o, dt) in enumerate(zip(outs, out_dtypes)):
             if o.dtype != dt:
                 raise errors.InvalidArgumentError(
-                    None, op_name, f"{i}-th value returned by py_func '{op_name}' is "
+                    None,
+                    op_name,
+                    f"{i}-th value returned by py_func '{op_name}' is "
                     f"{o.dtype}, but expects {np.dtype(dt)} (Tout); convert it with "
-                    f"astype, e.g. np.asarray(value, np.{np.dtype(dt)})")
+                    f"astype, e.g. np.asarray(value, np.{np.dtype(dt)})",
+                )
         if not on_host:
             outs = [xp.asarray(o) for o in outs]
         return outs[0] if n == 1 else tuple(outs)
@@ -125,8 +135,9 @@ def _py_func_grad(op: Operation, *grads: Tensor) -> list:
 
 
 for _type, _stateful in (("PyFunc", True), ("PyFuncStateless", False)):
-    registry.register(registry.OpDef(_type, _infer_py_func, _py_func_kernel, _py_func_grad,
-                                     stateful=_stateful))
+    registry.register(
+        registry.OpDef(_type, _infer_py_func, _py_func_kernel, _py_func_grad, stateful=_stateful)
+    )
 
 
 def _is_graph_gradient(grad: Callable) -> bool:
@@ -142,31 +153,48 @@ def _numpy_gradient(grad: Callable) -> Callable:
 
     def graph_grad(op: Operation, *grads: Tensor) -> list:
         inputs = list(op.inputs)
-        gs = [array_ops.zeros_like(o) if g is None else g
-              for o, g in zip(op.outputs, grads, strict=True)]
+        gs = [
+            array_ops.zeros_like(o) if g is None else g
+            for o, g in zip(op.outputs, grads, strict=True)
+        ]
         k = len(inputs)
 
         def run(*args: Any) -> list:
             result = grad(*args)
             result = list(result) if isinstance(result, (list, tuple)) else [result]
             if len(result) != k:
-                raise ValueError(f"the gradient function of py_func returned {len(result)} "
-                                 f"values for {k} inputs")
+                raise ValueError(
+                    f"the gradient function of py_func returned {len(result)} values for {k} inputs"
+                )
             pairs = zip(args, result, strict=False)  # args also hold the output grads
             return [np.zeros_like(x) if r is None else r for x, r in pairs]
 
-        outs = _py_func(run, inputs + gs, [t.dtype for t in inputs], stateful=False,
-                        name=f"{op.name.rsplit('/', 1)[-1]}_grad", cast=True)
+        outs = _py_func(
+            run,
+            inputs + gs,
+            [t.dtype for t in inputs],
+            stateful=False,
+            name=f"{op.name.rsplit('/', 1)[-1]}_grad",
+            cast=True,
+        )
         for o, t in zip(outs, inputs, strict=True):
             o.set_shape(t.shape)
-        return [o if t.dtype.is_floating or t.dtype.is_complex else None
-                for o, t in zip(outs, inputs, strict=True)]
+        return [
+            o if t.dtype.is_floating or t.dtype.is_complex else None
+            for o, t in zip(outs, inputs, strict=True)
+        ]
 
     return graph_grad
 
 
-def py_func(func: Callable, inp: Any, Tout: Any, stateful: bool = True,  # noqa: N803
-            name: str | None = None, grad: Callable | None = None) -> Any:
+def py_func(
+    func: Callable,
+    inp: Any,
+    Tout: Any,
+    stateful: bool = True,
+    name: str | None = None,
+    grad: Callable | None = None,
+) -> Any:
     """Wraps the numpy function ``func`` as an op.
 
     Args:
@@ -192,9 +220,15 @@ def py_func(func: Callable, inp: Any, Tout: Any, stateful: bool = True,  # noqa:
     return _py_func(func, inp, Tout, stateful, name, grad)
 
 
-def _py_func(func: Callable, inp: Any, Tout: Any, stateful: bool = True,  # noqa: N803
-             name: str | None = None, grad: Callable | None = None,
-             cast: bool = False) -> Any:
+def _py_func(
+    func: Callable,
+    inp: Any,
+    Tout: Any,
+    stateful: bool = True,
+    name: str | None = None,
+    grad: Callable | None = None,
+    cast: bool = False,
+) -> Any:
     """``py_func``; ``cast=True`` converts the results to ``Tout`` instead of refusing
     other dtypes (for the wrappers of this module, whose ``Tout`` is their own choice)."""
     if not callable(func):
@@ -210,18 +244,25 @@ def _py_func(func: Callable, inp: Any, Tout: Any, stateful: bool = True,  # noqa
         if not callable(grad):
             raise TypeError(f"py_func's grad must be callable, got {grad!r}")
         token = next(_grad_tokens)
-        _GRADS.setdefault(_root(get_default_graph()), {})[token] = \
+        _GRADS.setdefault(_root(get_default_graph()), {})[token] = (
             grad if _is_graph_gradient(grad) else _numpy_gradient(grad)
+        )
         attrs["grad_token"] = token
-    op = get_default_graph().create_op("PyFunc" if stateful else "PyFuncStateless", tensors,
-                                       attrs, name=name)
+    op = get_default_graph().create_op(
+        "PyFunc" if stateful else "PyFuncStateless", tensors, attrs, name=name
+    )
     if not touts:
         return op
     return list(op.outputs) if as_list else op.outputs[0]
 
 
-def numpy_function(func: Callable, inp: Any, Tout: Any, stateful: bool = True,  # noqa: N803
-                   name: str | None = None) -> Any:
+def numpy_function(
+    func: Callable,
+    inp: Any,
+    Tout: Any,
+    stateful: bool = True,
+    name: str | None = None,
+) -> Any:
     """``tf.numpy_function``: ``py_func`` without a gradient."""
     return py_func(func, inp, Tout, stateful=stateful, name=name)
 
@@ -236,13 +277,15 @@ def _autograd_gradient(func: Callable, multi: bool) -> Callable:
         diff = [i for i, t in enumerate(inputs) if t.dtype.is_floating]
         if not diff:
             return [None] * len(inputs)
-        gs = [array_ops.zeros_like(o) if g is None else g
-              for o, g in zip(op.outputs, grads, strict=True)]
+        gs = [
+            array_ops.zeros_like(o) if g is None else g
+            for o, g in zip(op.outputs, grads, strict=True)
+        ]
         k = len(inputs)
 
         def vjp(*args: Any) -> list:
-            import autograd  # noqa: PLC0415 - only autograd_op users need it
-            import autograd.numpy as anp  # noqa: PLC0415
+            import autograd
+            import autograd.numpy as anp
 
             xs, cot = args[:k], args[k:]
 
@@ -257,8 +300,7 @@ def _autograd_gradient(func: Callable, multi: bool) -> Callable:
                     total = total + anp.sum(o * g)
                 return total
 
-            result = autograd.grad(inner, argnum=tuple(range(len(diff))))(
-                *[xs[i] for i in diff])
+            result = autograd.grad(inner, argnum=tuple(range(len(diff))))(*[xs[i] for i in diff])
             return list(result)
 
         name = f"{op.name.rsplit('/', 1)[-1]}_vjp"
@@ -272,10 +314,22 @@ def _autograd_gradient(func: Callable, multi: bool) -> Callable:
     return graph_grad
 
 
-def _autograd_call(func: Callable, inputs: Sequence[Any], Tout: Any, multi: bool,  # noqa: N803
-                   name: str | None) -> Any:
-    return _py_func(func, list(inputs), Tout, stateful=False, name=name,
-                    grad=_autograd_gradient(func, multi), cast=True)
+def _autograd_call(
+    func: Callable,
+    inputs: Sequence[Any],
+    Tout: Any,
+    multi: bool,
+    name: str | None,
+) -> Any:
+    return _py_func(
+        func,
+        list(inputs),
+        Tout,
+        stateful=False,
+        name=name,
+        grad=_autograd_gradient(func, multi),
+        cast=True,
+    )
 
 
 def _op_name(func: Callable) -> str:
@@ -283,8 +337,12 @@ def _op_name(func: Callable) -> str:
     return text if text and text[0].isalnum() else "AutogradOp"
 
 
-def autograd_op(func: Callable | None = None, *, Tout: Any = None,  # noqa: N803
-                name: str | None = None) -> Any:
+def autograd_op(
+    func: Callable | None = None,
+    *,
+    Tout: Any = None,
+    name: str | None = None,
+) -> Any:
     """Decorator: a numpy function written with ``autograd.numpy`` becomes an op builder.
 
     Calling the decorated function with tensors adds an op running ``func`` on their

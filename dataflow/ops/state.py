@@ -80,14 +80,20 @@ def _handle_kernel(ctx: Any, attrs: dict) -> Folded:
 
 def _check_shape(name: str, want: TensorShape, value: Any, what: str) -> None:
     dims = want.as_tuple()
-    if dims is not None and len(dims) == len(value.shape) and all(
-            d is None or d == g for d, g in zip(dims, value.shape)):
+    if (
+        dims is not None
+        and len(dims) == len(value.shape)
+        and all(d is None or d == g for d, g in zip(dims, value.shape))
+    ):
         return
     if dims is None:
         return
     raise errors.InvalidArgumentError(
-        None, None, f"{what} of variable '{name}' has shape {tuple(value.shape)}, but the "
-        f"variable has shape {want}")
+        None,
+        None,
+        f"{what} of variable '{name}' has shape {tuple(value.shape)}, but the "
+        f"variable has shape {want}",
+    )
 
 
 def _read_kernel(ctx: Any, attrs: dict) -> Any:
@@ -118,7 +124,8 @@ def _assign_kernel(ctx: Any, attrs: dict) -> Any:
 def _broadcasts_to(shape: tuple, target: tuple) -> bool:
     """Whether an array of ``shape`` combines with one of ``target`` into ``target``."""
     return len(shape) <= len(target) and all(
-        d in (1, t) for d, t in zip(reversed(shape), reversed(target)))
+        d in (1, t) for d, t in zip(reversed(shape), reversed(target))
+    )
 
 
 def in_place_updater(ctx: Any) -> tuple[Callable, BufferPool]:
@@ -129,8 +136,7 @@ def in_place_updater(ctx: Any) -> tuple[Callable, BufferPool]:
     pool = BufferPool(ctx.xp)
 
     def run(names: tuple[str, ...], compute: Callable[[list, list], None]) -> list:
-        return store.update_in_place(names, compute, pool.like, pool.retire,
-                                     _token(ctx, op_name))
+        return store.update_in_place(names, compute, pool.like, pool.retire, _token(ctx, op_name))
 
     return run, pool
 
@@ -143,12 +149,16 @@ def _update_kernel(combine_name: str) -> Any:
         def update(handle: str, delta: Any) -> Any:
             def compute(olds: list, outs: list) -> None:
                 old = olds[0]
-                if delta.shape != old.shape and \
-                        not _broadcasts_to(tuple(delta.shape), tuple(old.shape)):
+                if delta.shape != old.shape and not _broadcasts_to(
+                    tuple(delta.shape), tuple(old.shape)
+                ):
                     raise errors.InvalidArgumentError(
-                        None, None, f"Update of variable '{handle}' with shape "
+                        None,
+                        None,
+                        f"Update of variable '{handle}' with shape "
                         f"{tuple(old.shape)} by a value of shape {tuple(delta.shape)} "
-                        "would change its shape")
+                        "would change its shape",
+                    )
                 combine(old, delta, out=outs[0])
 
             return run((handle,), compute)[0]
@@ -196,11 +206,13 @@ def _infer_assign(op: Operation) -> list:
     value = op.inputs[1]
     dtype, shape = op.attrs["dtype"], op.attrs["shape"]
     if value.dtype != dtype:
-        raise TypeError(f"cannot assign a value of dtype {value.dtype.name} to a variable of "
-                        f"dtype {dtype.name}")
+        raise TypeError(
+            f"cannot assign a value of dtype {value.dtype.name} to a variable of dtype {dtype.name}"
+        )
     if op.attrs.get("validate_shape", True) and not shape.is_compatible_with(value.shape):
-        raise ValueError(f"cannot assign a value of shape {value.shape} to a variable of "
-                         f"shape {shape}")
+        raise ValueError(
+            f"cannot assign a value of shape {value.shape} to a variable of shape {shape}"
+        )
     return [(dtype, shape if op.attrs.get("validate_shape", True) else value.shape)]
 
 
@@ -208,16 +220,19 @@ def _infer_update(op: Operation) -> list:
     delta = op.inputs[1]
     dtype, shape = op.attrs["dtype"], op.attrs["shape"]
     if delta.dtype != dtype:
-        raise TypeError(f"cannot update a variable of dtype {dtype.name} with a value of "
-                        f"dtype {delta.dtype.name}")
+        raise TypeError(
+            f"cannot update a variable of dtype {dtype.name} with a value of "
+            f"dtype {delta.dtype.name}"
+        )
     if delta.shape.rank is not None and shape.rank is not None:
         try:
             out = broadcast_shapes(shape, delta.shape)
         except ValueError:
             out = None
         if out is None or not out.is_compatible_with(shape):
-            raise ValueError(f"cannot update a variable of shape {shape} with a value of "
-                             f"shape {delta.shape}")
+            raise ValueError(
+                f"cannot update a variable of shape {shape} with a value of shape {delta.shape}"
+            )
     return [(dtype, shape)]
 
 
@@ -226,14 +241,15 @@ def _infer_scatter(op: Operation) -> list:
     if not indices.dtype.is_integer:
         raise TypeError(f"scatter indices must be integers, got {indices.dtype.name}")
     if updates.dtype != op.attrs["dtype"]:
-        raise TypeError(f"scatter updates of dtype {updates.dtype.name} do not match the "
-                        f"variable dtype {op.attrs['dtype'].name}")
+        raise TypeError(
+            f"scatter updates of dtype {updates.dtype.name} do not match the "
+            f"variable dtype {op.attrs['dtype'].name}"
+        )
     shape = op.attrs["shape"]
     if shape.rank is not None and indices.shape.rank is not None:
         expected = indices.shape.concatenate(shape[1:])
         if not updates.shape.is_compatible_with(expected):
-            raise ValueError(f"scatter updates must have shape {expected}, got "
-                             f"{updates.shape}")
+            raise ValueError(f"scatter updates must have shape {expected}, got {updates.shape}")
     return [(op.attrs["dtype"], shape)]
 
 
@@ -245,25 +261,68 @@ def _read_grad(op: Operation, grad: Tensor) -> list:
     return [grad]
 
 
-registry.register(registry.OpDef("VarHandleOp", _infer_handle, _handle_kernel,
-                                 registry.NOT_DIFFERENTIABLE, stateful=True))
-registry.register(registry.OpDef("ReadVariableOp", _infer_read, _read_kernel, _read_grad,
-                                 stateful=True))
-registry.register(registry.OpDef("AssignVariableOp", _infer_assign, _assign_kernel,
-                                 registry.NOT_DIFFERENTIABLE, stateful=True))
-registry.register(registry.OpDef("AssignAddVariableOp", _infer_update, _update_kernel("add"),
-                                 registry.NOT_DIFFERENTIABLE, stateful=True))
-registry.register(registry.OpDef("AssignSubVariableOp", _infer_update,
-                                 _update_kernel("subtract"), registry.NOT_DIFFERENTIABLE,
-                                 stateful=True))
-registry.register(registry.OpDef("ResourceScatterUpdate", _infer_scatter,
-                                 _scatter_kernel("update"), registry.NOT_DIFFERENTIABLE,
-                                 stateful=True))
-registry.register(registry.OpDef("ResourceScatterAdd", _infer_scatter, _scatter_kernel("add"),
-                                 registry.NOT_DIFFERENTIABLE, stateful=True))
-registry.register(registry.OpDef("VarIsInitializedOp", _infer_is_initialized,
-                                 _is_initialized_kernel, registry.NOT_DIFFERENTIABLE,
-                                 stateful=True))
+registry.register(
+    registry.OpDef(
+        "VarHandleOp", _infer_handle, _handle_kernel, registry.NOT_DIFFERENTIABLE, stateful=True
+    )
+)
+registry.register(
+    registry.OpDef("ReadVariableOp", _infer_read, _read_kernel, _read_grad, stateful=True)
+)
+registry.register(
+    registry.OpDef(
+        "AssignVariableOp",
+        _infer_assign,
+        _assign_kernel,
+        registry.NOT_DIFFERENTIABLE,
+        stateful=True,
+    )
+)
+registry.register(
+    registry.OpDef(
+        "AssignAddVariableOp",
+        _infer_update,
+        _update_kernel("add"),
+        registry.NOT_DIFFERENTIABLE,
+        stateful=True,
+    )
+)
+registry.register(
+    registry.OpDef(
+        "AssignSubVariableOp",
+        _infer_update,
+        _update_kernel("subtract"),
+        registry.NOT_DIFFERENTIABLE,
+        stateful=True,
+    )
+)
+registry.register(
+    registry.OpDef(
+        "ResourceScatterUpdate",
+        _infer_scatter,
+        _scatter_kernel("update"),
+        registry.NOT_DIFFERENTIABLE,
+        stateful=True,
+    )
+)
+registry.register(
+    registry.OpDef(
+        "ResourceScatterAdd",
+        _infer_scatter,
+        _scatter_kernel("add"),
+        registry.NOT_DIFFERENTIABLE,
+        stateful=True,
+    )
+)
+registry.register(
+    registry.OpDef(
+        "VarIsInitializedOp",
+        _infer_is_initialized,
+        _is_initialized_kernel,
+        registry.NOT_DIFFERENTIABLE,
+        stateful=True,
+    )
+)
 
 
 # --- the Variable class ---------------------------------------------------------------
@@ -284,13 +343,24 @@ class Variable:
     # Make numpy defer to our operators in ``ndarray + variable``.
     __array_priority__ = 100
 
-    def __init__(self, initial_value: Any = None, trainable: bool = True,
-                 collections: list[str] | None = None, validate_shape: bool = True,
-                 caching_device: Any = None, name: str | None = None,
-                 variable_def: Any = None, dtype: Any = None, expected_shape: Any = None,
-                 import_scope: Any = None, constraint: Any = None,
-                 use_resource: Any = None, synchronization: Any = None,
-                 aggregation: Any = None, shape: Any = None):
+    def __init__(
+        self,
+        initial_value: Any = None,
+        trainable: bool = True,
+        collections: list[str] | None = None,
+        validate_shape: bool = True,
+        caching_device: Any = None,
+        name: str | None = None,
+        variable_def: Any = None,
+        dtype: Any = None,
+        expected_shape: Any = None,
+        import_scope: Any = None,
+        constraint: Any = None,
+        use_resource: Any = None,
+        synchronization: Any = None,
+        aggregation: Any = None,
+        shape: Any = None,
+    ):
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
         graph = get_default_graph()
@@ -302,26 +372,36 @@ class Variable:
             # computable before anything else runs), as TF1's init_scope does.
             with graph.control_dependencies(None), graph.name_scope("Initializer"):
                 value = initial_value() if callable(initial_value) else initial_value
-                self._initial_value = convert_to_tensor(value, dtype=dtype,
-                                                        name="initial_value")
+                self._initial_value = convert_to_tensor(value, dtype=dtype, name="initial_value")
             self._dtype = self._initial_value.dtype
-            self._shape = as_shape(shape) if shape is not None else (
-                self._initial_value.shape if validate_shape else TensorShape(None))
-            if not self._shape.is_compatible_with(self._initial_value.shape) and \
-                    validate_shape:
-                raise ValueError(f"initial value of shape {self._initial_value.shape} does "
-                                 f"not match variable '{scope[:-1]}' shape {self._shape}")
+            self._shape = (
+                as_shape(shape)
+                if shape is not None
+                else (self._initial_value.shape if validate_shape else TensorShape(None))
+            )
+            if not self._shape.is_compatible_with(self._initial_value.shape) and validate_shape:
+                raise ValueError(
+                    f"initial value of shape {self._initial_value.shape} does "
+                    f"not match variable '{scope[:-1]}' shape {self._shape}"
+                )
             self._handle = graph.create_op(
-                "VarHandleOp", [], {"shared_name": scope[:-1], "dtype": self._dtype,
-                                    "shape": self._shape}, name=scope).outputs[0]
+                "VarHandleOp",
+                [],
+                {"shared_name": scope[:-1], "dtype": self._dtype, "shape": self._shape},
+                name=scope,
+            ).outputs[0]
             self._attrs = {"dtype": self._dtype, "shape": self._shape}
             with graph.colocate_with(self._handle.op), graph.control_dependencies(None):
                 self._initializer_op = graph.create_op(
-                    "AssignVariableOp", [self._handle, self._initial_value],
-                    dict(self._attrs, validate_shape=validate_shape), name="Assign")
+                    "AssignVariableOp",
+                    [self._handle, self._initial_value],
+                    dict(self._attrs, validate_shape=validate_shape),
+                    name="Assign",
+                )
                 with graph.name_scope("Read"):
-                    self._snapshot = graph.create_op("ReadVariableOp", [self._handle],
-                                                     self._attrs).outputs[0]
+                    self._snapshot = graph.create_op(
+                        "ReadVariableOp", [self._handle], self._attrs
+                    ).outputs[0]
         if collections is None:
             collections = [GLOBAL_VARIABLES]
         if trainable and TRAINABLE_VARIABLES not in collections:
@@ -387,8 +467,10 @@ class Variable:
 
     def read_value(self) -> Tensor:
         graph = get_default_graph()
-        with graph.colocate_with(self._handle.op), graph.name_scope(
-                self._handle.op.name + "/Read/"):
+        with (
+            graph.colocate_with(self._handle.op),
+            graph.name_scope(self._handle.op.name + "/Read/"),
+        ):
             return apply_op("ReadVariableOp", [self._handle], self._attrs)
 
     def eval(self, session: Any = None) -> Any:
@@ -396,48 +478,80 @@ class Variable:
 
     def load(self, value: Any, session: Any = None) -> None:
         """Assigns ``value`` by running the initializer with its input fed."""
-        from ..framework.graph import _DEFAULT_SESSION_HOOK  # noqa: PLC0415
+        from ..framework.graph import _DEFAULT_SESSION_HOOK
+
         session = session or (_DEFAULT_SESSION_HOOK[0]() if _DEFAULT_SESSION_HOOK else None)
         if session is None:
-            raise ValueError("Either session argument should be provided or default "
-                             "session should be established")
+            raise ValueError(
+                "Either session argument should be provided or default "
+                "session should be established"
+            )
         session.run(self._initializer_op, {self._initial_value: value})
 
     def initialized_value(self) -> Tensor:
         return self._initial_value
 
     # --- updates -----------------------------------------------------------------------
-    def _update(self, op_type: str, value: Any, name: str | None, extra: dict | None = None,
-                inputs: list | None = None) -> Tensor:
+    def _update(
+        self,
+        op_type: str,
+        value: Any,
+        name: str | None,
+        extra: dict | None = None,
+        inputs: list | None = None,
+    ) -> Tensor:
         graph = get_default_graph()
         with graph.colocate_with(self._handle.op):
-            values = inputs if inputs is not None else [
-                convert_to_tensor(value, dtype=self._dtype)]
-            return graph.create_op(op_type, [self._handle] + values,
-                                   dict(self._attrs, **(extra or {})), name=name).outputs[0]
+            values = inputs if inputs is not None else [convert_to_tensor(value, dtype=self._dtype)]
+            return graph.create_op(
+                op_type, [self._handle] + values, dict(self._attrs, **(extra or {})), name=name
+            ).outputs[0]
 
-    def assign(self, value: Any, use_locking: bool | None = None, name: str | None = None,
-               read_value: bool = True) -> Tensor:
+    def assign(
+        self,
+        value: Any,
+        use_locking: bool | None = None,
+        name: str | None = None,
+        read_value: bool = True,
+    ) -> Tensor:
         """Assigns ``value``; returns the new value."""
         return self._update("AssignVariableOp", value, name, {"validate_shape": True})
 
-    def assign_add(self, delta: Any, use_locking: bool | None = None,
-                   name: str | None = None, read_value: bool = True) -> Tensor:
+    def assign_add(
+        self,
+        delta: Any,
+        use_locking: bool | None = None,
+        name: str | None = None,
+        read_value: bool = True,
+    ) -> Tensor:
         """Adds ``delta`` atomically; returns the new value."""
         return self._update("AssignAddVariableOp", delta, name)
 
-    def assign_sub(self, delta: Any, use_locking: bool | None = None,
-                   name: str | None = None, read_value: bool = True) -> Tensor:
+    def assign_sub(
+        self,
+        delta: Any,
+        use_locking: bool | None = None,
+        name: str | None = None,
+        read_value: bool = True,
+    ) -> Tensor:
         """Subtracts ``delta`` atomically; returns the new value."""
         return self._update("AssignSubVariableOp", delta, name)
 
     def scatter_update(self, indices: Any, updates: Any, name: str | None = None) -> Tensor:
-        return self._update("ResourceScatterUpdate", None, name, inputs=[
-            convert_to_tensor(indices), convert_to_tensor(updates, dtype=self._dtype)])
+        return self._update(
+            "ResourceScatterUpdate",
+            None,
+            name,
+            inputs=[convert_to_tensor(indices), convert_to_tensor(updates, dtype=self._dtype)],
+        )
 
     def scatter_add(self, indices: Any, updates: Any, name: str | None = None) -> Tensor:
-        return self._update("ResourceScatterAdd", None, name, inputs=[
-            convert_to_tensor(indices), convert_to_tensor(updates, dtype=self._dtype)])
+        return self._update(
+            "ResourceScatterAdd",
+            None,
+            name,
+            inputs=[convert_to_tensor(indices), convert_to_tensor(updates, dtype=self._dtype)],
+        )
 
     def is_initialized(self) -> Tensor:
         graph = get_default_graph()
@@ -448,8 +562,9 @@ class Variable:
         self._shape = self._shape.merge_with(shape)
 
     def __repr__(self) -> str:
-        return (f"<tf.Variable '{self._handle.op.name}:0' shape={self._shape} "
-                f"dtype={self._dtype.name}>")
+        return (
+            f"<tf.Variable '{self._handle.op.name}:0' shape={self._shape} dtype={self._dtype.name}>"
+        )
 
     def __hash__(self) -> int:
         return id(self)
@@ -458,15 +573,16 @@ class Variable:
         return self is other
 
     def __bool__(self) -> bool:
-        raise TypeError(f"Using a tf.Variable ('{self.name}') as a Python bool is not "
-                        "allowed.")
+        raise TypeError(f"Using a tf.Variable ('{self.name}') as a Python bool is not allowed.")
 
     def __iter__(self):
         raise TypeError(f"'Variable' object ('{self.name}') is not iterable.")
 
     def __array__(self, *args: Any, **kwargs: Any):
-        raise TypeError(f"tf.Variable '{self.name}' has no value outside a Session; run it "
-                        "to get a numpy array.")
+        raise TypeError(
+            f"tf.Variable '{self.name}' has no value outside a Session; run it "
+            "to get a numpy array."
+        )
 
     # --- operators: those of a read of the current value (``value()``) ---------------
     def __add__(self, other: Any) -> Tensor:
@@ -577,32 +693,41 @@ def _as_variable(ref: Any, what: str) -> Variable:
     return ref
 
 
-def assign(ref: Variable, value: Any, validate_shape: bool | None = None,
-           use_locking: bool | None = None, name: str | None = None) -> Tensor:
+def assign(
+    ref: Variable,
+    value: Any,
+    validate_shape: bool | None = None,
+    use_locking: bool | None = None,
+    name: str | None = None,
+) -> Tensor:
     """``ref.assign(value)``: returns the new value."""
     return _as_variable(ref, "assign").assign(value, use_locking, name)
 
 
-def assign_add(ref: Variable, value: Any, use_locking: bool | None = None,
-               name: str | None = None) -> Tensor:
+def assign_add(
+    ref: Variable, value: Any, use_locking: bool | None = None, name: str | None = None
+) -> Tensor:
     """``ref.assign_add(value)``: returns the new value."""
     return _as_variable(ref, "assign_add").assign_add(value, use_locking, name)
 
 
-def assign_sub(ref: Variable, value: Any, use_locking: bool | None = None,
-               name: str | None = None) -> Tensor:
+def assign_sub(
+    ref: Variable, value: Any, use_locking: bool | None = None, name: str | None = None
+) -> Tensor:
     """``ref.assign_sub(value)``: returns the new value."""
     return _as_variable(ref, "assign_sub").assign_sub(value, use_locking, name)
 
 
-def scatter_update(ref: Variable, indices: Any, updates: Any, use_locking: bool = True,
-                   name: str | None = None) -> Tensor:
+def scatter_update(
+    ref: Variable, indices: Any, updates: Any, use_locking: bool = True, name: str | None = None
+) -> Tensor:
     """Sets ``ref[indices] = updates``; returns the new value."""
     return _as_variable(ref, "scatter_update").scatter_update(indices, updates, name)
 
 
-def scatter_add(ref: Variable, indices: Any, updates: Any, use_locking: bool = False,
-                name: str | None = None) -> Tensor:
+def scatter_add(
+    ref: Variable, indices: Any, updates: Any, use_locking: bool = False, name: str | None = None
+) -> Tensor:
     """Adds ``updates`` into ``ref[indices]`` (repeated indices add up)."""
     return _as_variable(ref, "scatter_add").scatter_add(indices, updates, name)
 
@@ -628,7 +753,8 @@ def model_variables(scope: str | None = None) -> list[Variable]:
 
 def variables_initializer(var_list: list[Variable], name: str = "init") -> Operation:
     """One op running the initializers of ``var_list``."""
-    from .control import group  # noqa: PLC0415 - control imports this module
+    from .control import group
+
     return group(*[v.initializer for v in var_list], name=name)
 
 
@@ -647,8 +773,9 @@ def is_variable_initialized(variable: Variable) -> Tensor:
     return variable.is_initialized()
 
 
-def report_uninitialized_variables(var_list: list[Variable] | None = None,
-                                   name: str = "report_uninitialized_variables") -> Tensor:
+def report_uninitialized_variables(
+    var_list: list[Variable] | None = None, name: str = "report_uninitialized_variables"
+) -> Tensor:
     """A string tensor with the names of the uninitialized variables of ``var_list``."""
     graph = get_default_graph()
     var_list = global_variables() + local_variables() if var_list is None else var_list
@@ -666,11 +793,13 @@ def _report_kernel(ctx: Any, attrs: dict) -> Any:
     names = attrs["names"]
 
     def report(*flags: Any) -> Any:
-        return np.array([n.encode() for n, f in zip(names, flags) if not bool(f)],
-                        dtype=object)
+        return np.array([n.encode() for n, f in zip(names, flags) if not bool(f)], dtype=object)
 
     return report
 
 
-registry.register(registry.OpDef("ReportUninitialized", _infer_report, _report_kernel,
-                                 registry.NOT_DIFFERENTIABLE))
+registry.register(
+    registry.OpDef(
+        "ReportUninitialized", _infer_report, _report_kernel, registry.NOT_DIFFERENTIABLE
+    )
+)

@@ -80,11 +80,20 @@ class VariableScope:
             ``get_variable``.
     """
 
-    def __init__(self, reuse: Any, name: str = "", initializer: Any = None,
-                 regularizer: Any = None, caching_device: Any = None, partitioner: Any = None,
-                 custom_getter: Any = None, name_scope: str = "",
-                 dtype: Any = dtypes.float32, use_resource: Any = None,
-                 constraint: Any = None):
+    def __init__(
+        self,
+        reuse: Any,
+        name: str = "",
+        initializer: Any = None,
+        regularizer: Any = None,
+        caching_device: Any = None,
+        partitioner: Any = None,
+        custom_getter: Any = None,
+        name_scope: str = "",
+        dtype: Any = dtypes.float32,
+        use_resource: Any = None,
+        constraint: Any = None,
+    ):
         self._name = name
         self._initializer = initializer
         self._regularizer = regularizer
@@ -148,13 +157,26 @@ class VariableScope:
     def local_variables(self) -> list:
         return self.get_collection(GraphKeys.LOCAL_VARIABLES)
 
-    def get_variable(self, var_store: dict, name: str, shape: Any = None, dtype: Any = None,
-                     initializer: Any = None, regularizer: Any = None, reuse: Any = None,
-                     trainable: bool | None = None, collections: Any = None,
-                     caching_device: Any = None, partitioner: Any = None,
-                     validate_shape: bool = True, use_resource: Any = None,
-                     custom_getter: Any = None, constraint: Any = None,
-                     synchronization: Any = None, aggregation: Any = None) -> Variable:
+    def get_variable(
+        self,
+        var_store: dict,
+        name: str,
+        shape: Any = None,
+        dtype: Any = None,
+        initializer: Any = None,
+        regularizer: Any = None,
+        reuse: Any = None,
+        trainable: bool | None = None,
+        collections: Any = None,
+        caching_device: Any = None,
+        partitioner: Any = None,
+        validate_shape: bool = True,
+        use_resource: Any = None,
+        custom_getter: Any = None,
+        constraint: Any = None,
+        synchronization: Any = None,
+        aggregation: Any = None,
+    ) -> Variable:
         """Gets or creates ``<scope name>/name`` in ``var_store`` with this scope's
         defaults filled in."""
         regularizer = self._regularizer if regularizer is None else regularizer
@@ -165,16 +187,28 @@ class VariableScope:
         if dtype is not None and initializer is not None and not callable(initializer):
             init_dtype = _value_dtype(initializer)
             if init_dtype != dtypes.as_dtype(dtype):
-                raise ValueError(f"Initializer type '{init_dtype.name}' and explicit dtype "
-                                 f"'{dtypes.as_dtype(dtype).name}' don't match.")
+                raise ValueError(
+                    f"Initializer type '{init_dtype.name}' and explicit dtype "
+                    f"'{dtypes.as_dtype(dtype).name}' don't match."
+                )
         initializer = self._initializer if initializer is None else initializer
         constraint = self._constraint if constraint is None else constraint
         dtype = self._dtype if dtype is None else dtype
         return _store_get_variable(
-            var_store, full_name, shape=shape, dtype=dtype, initializer=initializer,
-            regularizer=regularizer, reuse=reuse, trainable=trainable,
-            collections=collections, partitioner=partitioner, validate_shape=validate_shape,
-            custom_getter=custom_getter, constraint=constraint)
+            var_store,
+            full_name,
+            shape=shape,
+            dtype=dtype,
+            initializer=initializer,
+            regularizer=regularizer,
+            reuse=reuse,
+            trainable=trainable,
+            collections=collections,
+            partitioner=partitioner,
+            validate_shape=validate_shape,
+            custom_getter=custom_getter,
+            constraint=constraint,
+        )
 
     def __repr__(self) -> str:
         return f"<VariableScope '{self._name}' reuse={self._reuse}>"
@@ -198,8 +232,7 @@ class _VariableScopeStore(threading.local):
         self.variable_scopes_count: dict[str, int] = {}
 
     def open_variable_scope(self, scope_name: str) -> None:
-        self.variable_scopes_count[scope_name] = self.variable_scopes_count.get(scope_name,
-                                                                                0) + 1
+        self.variable_scopes_count[scope_name] = self.variable_scopes_count.get(scope_name, 0) + 1
 
     def close_variable_subscopes(self, scope_name: str | None) -> None:
         prefix = None if scope_name is None else scope_name + "/"
@@ -240,8 +273,10 @@ def _needs_no_arguments(fn: Any) -> bool:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return False
-    return all(p.default is not inspect.Parameter.empty or
-               p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
+    return all(
+        p.default is not inspect.Parameter.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        for p in params
+    )
 
 
 def _default_initializer(name: str, dtype: dtypes.DType) -> Any:
@@ -258,11 +293,19 @@ def _outermost(graph: Graph) -> Graph:
     return graph
 
 
-def _get_single_variable(store: dict, name: str, shape: Any = None,
-                         dtype: Any = dtypes.float32, initializer: Any = None,
-                         regularizer: Any = None, reuse: Any = None,
-                         trainable: bool | None = None, collections: Any = None,
-                         validate_shape: bool = True, constraint: Any = None) -> Variable:
+def _get_single_variable(
+    store: dict,
+    name: str,
+    shape: Any = None,
+    dtype: Any = dtypes.float32,
+    initializer: Any = None,
+    regularizer: Any = None,
+    reuse: Any = None,
+    trainable: bool | None = None,
+    collections: Any = None,
+    validate_shape: bool = True,
+    constraint: Any = None,
+) -> Variable:
     initializing_from_value = initializer is not None and not callable(initializer)
     if shape is not None and initializing_from_value:
         raise ValueError("If initializer is a constant, do not specify shape.")
@@ -273,25 +316,35 @@ def _get_single_variable(store: dict, name: str, shape: Any = None,
     found = store.get(name)
     if found is not None:
         if reuse is False:
-            raise ValueError(f"Variable {name} already exists, disallowed. Did you mean to "
-                             "set reuse=True or reuse=tf.AUTO_REUSE in VarScope? Originally "
-                             f"defined at:\n\n  {found.op.traceback}")
+            raise ValueError(
+                f"Variable {name} already exists, disallowed. Did you mean to "
+                "set reuse=True or reuse=tf.AUTO_REUSE in VarScope? Originally "
+                f"defined at:\n\n  {found.op.traceback}"
+            )
         if shape is not None and not shape.is_compatible_with(found.get_shape()):
-            raise ValueError(f"Trying to share variable {name}, but specified shape {shape} "
-                             f"and found shape {found.get_shape()}.")
+            raise ValueError(
+                f"Trying to share variable {name}, but specified shape {shape} "
+                f"and found shape {found.get_shape()}."
+            )
         if dtype != found.dtype:
-            raise ValueError(f"Trying to share variable {name}, but specified dtype "
-                             f"{dtype.name} and found dtype {found.dtype.name}.")
+            raise ValueError(
+                f"Trying to share variable {name}, but specified dtype "
+                f"{dtype.name} and found dtype {found.dtype.name}."
+            )
         return found
 
     if reuse is True:
-        raise ValueError(f"Variable {name} does not exist, or was not created with "
-                         "tf.get_variable(). Did you mean to set reuse=tf.AUTO_REUSE in "
-                         "VarScope?")
+        raise ValueError(
+            f"Variable {name} does not exist, or was not created with "
+            "tf.get_variable(). Did you mean to set reuse=tf.AUTO_REUSE in "
+            "VarScope?"
+        )
     if initializer is None:
         if shape is None:
-            raise ValueError(f"Variable {name} did not get an initializer, so its `shape` "
-                             "argument must be specified.")
+            raise ValueError(
+                f"Variable {name} did not get an initializer, so its `shape` "
+                "argument must be specified."
+            )
         initializer = _default_initializer(name, dtype)
     if initializing_from_value:
         init_val, variable_dtype = initializer, None
@@ -307,10 +360,12 @@ def _get_single_variable(store: dict, name: str, shape: Any = None,
         elif _needs_no_arguments(initializer):
             init_val, variable_dtype = initializer, None
         else:
-            raise ValueError("The initializer passed is not valid. It should be a callable "
-                             "with no arguments and the shape should not be provided or an "
-                             "instance of `tf.keras.initializers.*' and `shape` should be "
-                             "fully defined.")
+            raise ValueError(
+                "The initializer passed is not valid. It should be a callable "
+                "with no arguments and the shape should not be provided or an "
+                "instance of `tf.keras.initializers.*' and `shape` should be "
+                "fully defined."
+            )
 
     # Variables live in the outermost graph (TF's init_scope): one made while tracing a
     # cond branch or loop body is created once, outside it, with no control inputs.
@@ -318,9 +373,16 @@ def _get_single_variable(store: dict, name: str, shape: Any = None,
     with graph.as_default(), graph.name_scope(None), graph.control_dependencies(None):
         # trainable=None (a custom getter's) reaches Variable as is: not trainable, where
         # TF1 makes it True. Kept as is for now.
-        v = Variable(initial_value=init_val, name=name, trainable=trainable,  # type: ignore[arg-type]
-                     collections=collections, dtype=variable_dtype,
-                     validate_shape=validate_shape, constraint=constraint, shape=shape)
+        v = Variable(
+            initial_value=init_val,
+            name=name,
+            trainable=trainable,  # type: ignore[arg-type]
+            collections=collections,
+            dtype=variable_dtype,
+            validate_shape=validate_shape,
+            constraint=constraint,
+            shape=shape,
+        )
     store[name] = v
 
     if regularizer:
@@ -332,38 +394,79 @@ def _get_single_variable(store: dict, name: str, shape: Any = None,
     return v
 
 
-def _store_get_variable(store: dict, name: str, shape: Any = None,
-                        dtype: Any = dtypes.float32, initializer: Any = None,
-                        regularizer: Any = None, reuse: Any = None,
-                        trainable: bool | None = None, collections: Any = None,
-                        partitioner: Any = None, validate_shape: bool = True,
-                        custom_getter: Any = None, constraint: Any = None) -> Variable:
+def _store_get_variable(
+    store: dict,
+    name: str,
+    shape: Any = None,
+    dtype: Any = dtypes.float32,
+    initializer: Any = None,
+    regularizer: Any = None,
+    reuse: Any = None,
+    trainable: bool | None = None,
+    collections: Any = None,
+    partitioner: Any = None,
+    validate_shape: bool = True,
+    custom_getter: Any = None,
+    constraint: Any = None,
+) -> Variable:
     """The variable store's ``get_variable``: the custom getter, if any, wraps the real
     getter."""
     dtype = getattr(dtype, "base_dtype", dtype)
     trainable = True if trainable is None else trainable
 
-    def true_getter(name: str, shape: Any = None, dtype: Any = dtypes.float32,
-                    initializer: Any = None, regularizer: Any = None, reuse: Any = None,
-                    trainable: bool | None = None, collections: Any = None,
-                    caching_device: Any = None, partitioner: Any = None,
-                    validate_shape: bool = True, use_resource: Any = None,
-                    constraint: Any = None, synchronization: Any = None,
-                    aggregation: Any = None) -> Variable:
+    def true_getter(
+        name: str,
+        shape: Any = None,
+        dtype: Any = dtypes.float32,
+        initializer: Any = None,
+        regularizer: Any = None,
+        reuse: Any = None,
+        trainable: bool | None = None,
+        collections: Any = None,
+        caching_device: Any = None,
+        partitioner: Any = None,
+        validate_shape: bool = True,
+        use_resource: Any = None,
+        constraint: Any = None,
+        synchronization: Any = None,
+        aggregation: Any = None,
+    ) -> Variable:
         is_scalar = shape is not None and isinstance(shape, (list, tuple)) and not shape
         if partitioner is not None and not is_scalar:
-            raise NotImplementedError(f"Variable {name}: partitioned variables are not "
-                                      "supported by dataflow (pass partitioner=None)")
-        return _get_single_variable(store, name, shape=shape, dtype=dtype,
-                                    initializer=initializer, regularizer=regularizer,
-                                    reuse=reuse, trainable=trainable, collections=collections,
-                                    validate_shape=validate_shape, constraint=constraint)
+            raise NotImplementedError(
+                f"Variable {name}: partitioned variables are not "
+                "supported by dataflow (pass partitioner=None)"
+            )
+        return _get_single_variable(
+            store,
+            name,
+            shape=shape,
+            dtype=dtype,
+            initializer=initializer,
+            regularizer=regularizer,
+            reuse=reuse,
+            trainable=trainable,
+            collections=collections,
+            validate_shape=validate_shape,
+            constraint=constraint,
+        )
 
-    kwargs = dict(name=name, shape=shape, dtype=dtype, initializer=initializer,
-                  regularizer=regularizer, reuse=reuse, trainable=trainable,
-                  collections=collections, caching_device=None, partitioner=partitioner,
-                  validate_shape=validate_shape, use_resource=None, synchronization=None,
-                  aggregation=None)
+    kwargs = dict(
+        name=name,
+        shape=shape,
+        dtype=dtype,
+        initializer=initializer,
+        regularizer=regularizer,
+        reuse=reuse,
+        trainable=trainable,
+        collections=collections,
+        caching_device=None,
+        partitioner=partitioner,
+        validate_shape=validate_shape,
+        use_resource=None,
+        synchronization=None,
+        aggregation=None,
+    )
     if custom_getter is None:
         return true_getter(constraint=constraint, **kwargs)
     if not callable(custom_getter):
@@ -371,7 +474,8 @@ def _store_get_variable(store: dict, name: str, shape: Any = None,
     try:
         params = inspect.signature(custom_getter).parameters
         pass_constraint = "constraint" in params or any(
-            p.kind == p.VAR_KEYWORD for p in params.values())
+            p.kind == p.VAR_KEYWORD for p in params.values()
+        )
     except (TypeError, ValueError):
         pass_constraint = True
     if pass_constraint:
@@ -379,13 +483,23 @@ def _store_get_variable(store: dict, name: str, shape: Any = None,
     return custom_getter(getter=true_getter, **kwargs)
 
 
-def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: Any = None,
-                 regularizer: Callable | None = None, trainable: bool | None = None,
-                 collections: list | None = None, caching_device: Any = None,
-                 partitioner: Any = None, validate_shape: bool = True,
-                 use_resource: Any = None, custom_getter: Callable | None = None,
-                 constraint: Callable | None = None, synchronization: Any = None,
-                 aggregation: Any = None) -> Variable:
+def get_variable(
+    name: str,
+    shape: Any = None,
+    dtype: Any = None,
+    initializer: Any = None,
+    regularizer: Callable | None = None,
+    trainable: bool | None = None,
+    collections: list | None = None,
+    caching_device: Any = None,
+    partitioner: Any = None,
+    validate_shape: bool = True,
+    use_resource: Any = None,
+    custom_getter: Callable | None = None,
+    constraint: Callable | None = None,
+    synchronization: Any = None,
+    aggregation: Any = None,
+) -> Variable:
     """Gets an existing variable with these parameters or creates a new one.
 
     The variable's name is the current variable scope's name plus ``name`` (``foo/v``
@@ -421,29 +535,59 @@ def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: A
             together with ``shape``, or no shape for a callable initializer.
     """
     return get_variable_scope().get_variable(
-        _variable_store(), name, shape=shape, dtype=dtype, initializer=initializer,
-        regularizer=regularizer, trainable=trainable, collections=collections,
-        caching_device=caching_device, partitioner=partitioner,
-        validate_shape=validate_shape, use_resource=use_resource,
-        custom_getter=custom_getter, constraint=constraint,
-        synchronization=synchronization, aggregation=aggregation)
+        _variable_store(),
+        name,
+        shape=shape,
+        dtype=dtype,
+        initializer=initializer,
+        regularizer=regularizer,
+        trainable=trainable,
+        collections=collections,
+        caching_device=caching_device,
+        partitioner=partitioner,
+        validate_shape=validate_shape,
+        use_resource=use_resource,
+        custom_getter=custom_getter,
+        constraint=constraint,
+        synchronization=synchronization,
+        aggregation=aggregation,
+    )
 
 
-def get_local_variable(name: str, shape: Any = None, dtype: Any = None,
-                       initializer: Any = None, regularizer: Callable | None = None,
-                       trainable: bool = False, collections: list | None = None,
-                       caching_device: Any = None, partitioner: Any = None,
-                       validate_shape: bool = True, use_resource: Any = None,
-                       custom_getter: Callable | None = None,
-                       constraint: Callable | None = None, synchronization: Any = None,
-                       aggregation: Any = None) -> Variable:
+def get_local_variable(
+    name: str,
+    shape: Any = None,
+    dtype: Any = None,
+    initializer: Any = None,
+    regularizer: Callable | None = None,
+    trainable: bool = False,
+    collections: list | None = None,
+    caching_device: Any = None,
+    partitioner: Any = None,
+    validate_shape: bool = True,
+    use_resource: Any = None,
+    custom_getter: Callable | None = None,
+    constraint: Callable | None = None,
+    synchronization: Any = None,
+    aggregation: Any = None,
+) -> Variable:
     """``get_variable`` for a *local* variable: in ``LOCAL_VARIABLES``, not trainable."""
     collections = list(collections or []) + [GraphKeys.LOCAL_VARIABLES]
-    return get_variable(name, shape=shape, dtype=dtype, initializer=initializer,
-                        regularizer=regularizer, trainable=False, collections=collections,
-                        caching_device=caching_device, partitioner=partitioner,
-                        validate_shape=validate_shape, use_resource=use_resource,
-                        custom_getter=custom_getter, constraint=constraint)
+    return get_variable(
+        name,
+        shape=shape,
+        dtype=dtype,
+        initializer=initializer,
+        regularizer=regularizer,
+        trainable=False,
+        collections=collections,
+        caching_device=caching_device,
+        partitioner=partitioner,
+        validate_shape=validate_shape,
+        use_resource=use_resource,
+        custom_getter=custom_getter,
+        constraint=constraint,
+    )
 
 
 # --- entering scopes -------------------------------------------------------------------------
@@ -458,9 +602,17 @@ def _maybe_wrap_custom_getter(custom_getter: Any, old_getter: Any) -> Any:
     return wrapped_custom_getter
 
 
-def _apply_overrides(scope: VariableScope, parent_getter: Any, initializer: Any,
-                     regularizer: Any, caching_device: Any, partitioner: Any,
-                     custom_getter: Any, dtype: Any, use_resource: Any) -> None:
+def _apply_overrides(
+    scope: VariableScope,
+    parent_getter: Any,
+    initializer: Any,
+    regularizer: Any,
+    caching_device: Any,
+    partitioner: Any,
+    custom_getter: Any,
+    dtype: Any,
+    use_resource: Any,
+) -> None:
     if initializer is not None:
         scope.set_initializer(initializer)
     if regularizer is not None:
@@ -477,19 +629,35 @@ def _apply_overrides(scope: VariableScope, parent_getter: Any, initializer: Any,
         scope.set_use_resource(use_resource)
 
 
-class _pure_variable_scope:  # noqa: N801 - TF1's name
+class _pure_variable_scope:
     """Switches the current variable scope (no name scope): the core of
     ``variable_scope``."""
 
-    def __init__(self, name_or_scope: str | VariableScope, reuse: Any = None,
-                 initializer: Any = None, regularizer: Any = None, caching_device: Any = None,
-                 partitioner: Any = None, custom_getter: Any = None,
-                 old_name_scope: str | None = None, dtype: Any = dtypes.float32,
-                 use_resource: Any = None, constraint: Any = None):
+    def __init__(
+        self,
+        name_or_scope: str | VariableScope,
+        reuse: Any = None,
+        initializer: Any = None,
+        regularizer: Any = None,
+        caching_device: Any = None,
+        partitioner: Any = None,
+        custom_getter: Any = None,
+        old_name_scope: str | None = None,
+        dtype: Any = dtypes.float32,
+        use_resource: Any = None,
+        constraint: Any = None,
+    ):
         self._name_or_scope = name_or_scope
         self._reuse = reuse
-        self._overrides = (initializer, regularizer, caching_device, partitioner,
-                           custom_getter, dtype, use_resource)
+        self._overrides = (
+            initializer,
+            regularizer,
+            caching_device,
+            partitioner,
+            custom_getter,
+            dtype,
+            use_resource,
+        )
         self._old_name_scope = old_name_scope
         self._constraint = constraint
         self._store = _scope_store()
@@ -499,11 +667,18 @@ class _pure_variable_scope:  # noqa: N801 - TF1's name
             self._new_name = name_or_scope.name
             s = name_or_scope
             scope = VariableScope(
-                s.reuse if not reuse else reuse, name=self._new_name,
-                initializer=s.initializer, regularizer=s.regularizer,
-                caching_device=s.caching_device, partitioner=s.partitioner, dtype=s.dtype,
-                custom_getter=s.custom_getter, name_scope=s.original_name_scope,
-                use_resource=s.use_resource, constraint=constraint)
+                s.reuse if not reuse else reuse,
+                name=self._new_name,
+                initializer=s.initializer,
+                regularizer=s.regularizer,
+                caching_device=s.caching_device,
+                partitioner=s.partitioner,
+                dtype=s.dtype,
+                custom_getter=s.custom_getter,
+                name_scope=s.original_name_scope,
+                use_resource=s.use_resource,
+                constraint=constraint,
+            )
             _apply_overrides(scope, s.custom_getter, *self._overrides)
             self._cached_scope = scope
 
@@ -517,17 +692,25 @@ class _pure_variable_scope:  # noqa: N801 - TF1's name
         else:
             # Extending the current scope: inherit its settings; reuse is inherited too.
             old = self._old
-            self._new_name = (old.name + "/" + self._name_or_scope if old.name
-                              else self._name_or_scope)
+            self._new_name = (
+                old.name + "/" + self._name_or_scope if old.name else self._name_or_scope
+            )
             self._reuse = self._reuse or old.reuse
             scope = VariableScope(
-                self._reuse, name=self._new_name, initializer=old.initializer,
-                regularizer=old.regularizer, caching_device=old.caching_device,
-                partitioner=old.partitioner, dtype=old.dtype, use_resource=old.use_resource,
+                self._reuse,
+                name=self._new_name,
+                initializer=old.initializer,
+                regularizer=old.regularizer,
+                caching_device=old.caching_device,
+                partitioner=old.partitioner,
+                dtype=old.dtype,
+                use_resource=old.use_resource,
                 custom_getter=old.custom_getter,
-                name_scope=(self._name_or_scope if self._old_name_scope is None
-                            else self._old_name_scope),
-                constraint=self._constraint)
+                name_scope=(
+                    self._name_or_scope if self._old_name_scope is None else self._old_name_scope
+                ),
+                constraint=self._constraint,
+            )
             _apply_overrides(scope, old.custom_getter, *self._overrides)
             store.open_variable_scope(self._new_name)
         store.current_scope = scope
@@ -566,7 +749,7 @@ def _graph_of(values: Any) -> Graph:
     return get_default_graph()
 
 
-class variable_scope:  # noqa: N801 - TF1's name
+class variable_scope:
     """A context manager for defining ops that create variables (layers).
 
     Opens a variable scope (prefixing ``get_variable`` names) and a name scope
@@ -591,12 +774,22 @@ class variable_scope:  # noqa: N801 - TF1's name
         ValueError: a bad ``reuse`` value; ``reuse=True`` without ``name_or_scope``.
     """
 
-    def __init__(self, name_or_scope: str | VariableScope | None, default_name: str | None = None,
-                 values: Any = None, initializer: Any = None, regularizer: Any = None,
-                 caching_device: Any = None, partitioner: Any = None,
-                 custom_getter: Any = None, reuse: Any = None, dtype: Any = None,
-                 use_resource: Any = None, constraint: Any = None,
-                 auxiliary_name_scope: bool = True):
+    def __init__(
+        self,
+        name_or_scope: str | VariableScope | None,
+        default_name: str | None = None,
+        values: Any = None,
+        initializer: Any = None,
+        regularizer: Any = None,
+        caching_device: Any = None,
+        partitioner: Any = None,
+        custom_getter: Any = None,
+        reuse: Any = None,
+        dtype: Any = None,
+        use_resource: Any = None,
+        constraint: Any = None,
+        auxiliary_name_scope: bool = True,
+    ):
         if default_name is None and name_or_scope is None:
             raise TypeError("If default_name is None then name_or_scope is required")
         if reuse is False:
@@ -604,14 +797,22 @@ class variable_scope:  # noqa: N801 - TF1's name
         if not (reuse is True or reuse is None or reuse is AUTO_REUSE):
             raise ValueError("The reuse parameter must be True or False or None.")
         if not isinstance(auxiliary_name_scope, bool):
-            raise TypeError("The auxiliary_name_scope must be `True` or `False`, while get "
-                            f"{auxiliary_name_scope}")
+            raise TypeError(
+                "The auxiliary_name_scope must be `True` or `False`, while get "
+                f"{auxiliary_name_scope}"
+            )
         self._name_or_scope = name_or_scope
         self._default_name = default_name
-        self._settings = dict(initializer=initializer, regularizer=regularizer,
-                              caching_device=caching_device, partitioner=partitioner,
-                              custom_getter=custom_getter, dtype=dtype,
-                              use_resource=use_resource, constraint=constraint)
+        self._settings = dict(
+            initializer=initializer,
+            regularizer=regularizer,
+            caching_device=caching_device,
+            partitioner=partitioner,
+            custom_getter=custom_getter,
+            dtype=dtype,
+            use_resource=use_resource,
+            constraint=constraint,
+        )
         self._reuse = reuse
         self._graph = _graph_of(values)
         self._auxiliary_name_scope = auxiliary_name_scope
@@ -641,27 +842,36 @@ class variable_scope:  # noqa: N801 - TF1's name
     def _enter(self, stack: contextlib.ExitStack) -> VariableScope:
         graph = self._graph
         # Without an auxiliary name scope, "re-enter" the current one (exactly).
-        current = None if self._auxiliary_name_scope else (
-            graph.get_name_scope() + "/" if graph.get_name_scope() else "")
+        current = (
+            None
+            if self._auxiliary_name_scope
+            else (graph.get_name_scope() + "/" if graph.get_name_scope() else "")
+        )
         name_or_scope = self._name_or_scope
         if name_or_scope is not None:
             if not isinstance(name_or_scope, (VariableScope, str)):
-                raise TypeError("VariableScope: name_or_scope must be a string or "
-                                "VariableScope.")
-            ns = (name_or_scope if isinstance(name_or_scope, str)
-                  else name_or_scope.name.split("/")[-1])
+                raise TypeError("VariableScope: name_or_scope must be a string or VariableScope.")
+            ns = (
+                name_or_scope
+                if isinstance(name_or_scope, str)
+                else name_or_scope.name.split("/")[-1]
+            )
             if ns or current is not None:
                 name_scope_arg = current if current is not None else ns
                 entered = stack.enter_context(graph.name_scope(name_scope_arg))
-                old_name_scope = (entered if isinstance(name_or_scope, str)
-                                  else name_or_scope.original_name_scope)
-                pure = _pure_variable_scope(name_or_scope, reuse=self._reuse,
-                                            old_name_scope=old_name_scope, **self._settings)
+                old_name_scope = (
+                    entered if isinstance(name_or_scope, str) else name_or_scope.original_name_scope
+                )
+                pure = _pure_variable_scope(
+                    name_or_scope,
+                    reuse=self._reuse,
+                    old_name_scope=old_name_scope,
+                    **self._settings,
+                )
             else:
                 # Only when entering the root variable scope.
                 name_scope_arg = None
-                pure = _pure_variable_scope(name_or_scope, reuse=self._reuse,
-                                            **self._settings)
+                pure = _pure_variable_scope(name_or_scope, reuse=self._reuse, **self._settings)
         else:
             if self._reuse:
                 raise ValueError("reuse=True cannot be used without a name_or_scope")
@@ -681,11 +891,20 @@ class variable_scope:  # noqa: N801 - TF1's name
             stack.__exit__(*exc)
 
 
-def variable_op_scope(values: Any, name_or_scope: Any, default_name: str | None = None,
-                      **kwargs: Any) -> variable_scope:
+def variable_op_scope(
+    values: Any, name_or_scope: Any, default_name: str | None = None, **kwargs: Any
+) -> variable_scope:
     """Deprecated TF1 spelling of ``variable_scope(name_or_scope, default_name, values)``."""
     return variable_scope(name_or_scope, default_name=default_name, values=values, **kwargs)
 
 
-__all__ = ["AUTO_REUSE", "VariableScope", "get_local_variable", "get_variable",
-           "get_variable_scope", "no_regularizer", "variable_op_scope", "variable_scope"]
+__all__ = [
+    "AUTO_REUSE",
+    "VariableScope",
+    "get_local_variable",
+    "get_variable",
+    "get_variable_scope",
+    "no_regularizer",
+    "variable_op_scope",
+    "variable_scope",
+]

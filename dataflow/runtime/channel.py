@@ -38,7 +38,7 @@ from collections.abc import Callable
 from typing import Any
 
 _SIZE = struct.Struct("!I")
-_COUNTS = struct.Struct("!QI")   # payload length, number of out-of-band buffers
+_COUNTS = struct.Struct("!QI")  # payload length, number of out-of-band buffers
 _BUFFER = struct.Struct("!Q")
 
 
@@ -47,15 +47,13 @@ def encode(message: Any) -> list[Any]:
     buffers: list[pickle.PickleBuffer] = []
     payload = pickle.dumps(message, protocol=5, buffer_callback=buffers.append)
     raws = [b.raw() for b in buffers]
-    header = _COUNTS.pack(len(payload), len(raws)) + b"".join(
-        _BUFFER.pack(r.nbytes) for r in raws)
+    header = _COUNTS.pack(len(payload), len(raws)) + b"".join(_BUFFER.pack(r.nbytes) for r in raws)
     return [_SIZE.pack(len(header)) + header + payload, *raws]
 
 
 def _decode_header(header: bytes) -> tuple[int, list[int]]:
     payload, count = _COUNTS.unpack_from(header)
-    sizes = [_BUFFER.unpack_from(header, _COUNTS.size + i * _BUFFER.size)[0]
-             for i in range(count)]
+    sizes = [_BUFFER.unpack_from(header, _COUNTS.size + i * _BUFFER.size)[0] for i in range(count)]
     return payload, sizes
 
 
@@ -80,13 +78,12 @@ class ChannelServer:
     (this worker's sends to others) are opened once and kept.
     """
 
-    def __init__(self, handler: Callable[[Any, Callable[[Any], None]], Any] | None = None
-                 ) -> None:
+    def __init__(self, handler: Callable[[Any, Callable[[Any], None]], Any] | None = None) -> None:
         self.handler = handler
         self._server: asyncio.AbstractServer | None = None
         self._peers: dict[str, asyncio.StreamWriter] = {}
         self._connecting: dict[str, asyncio.Lock] = {}
-        self._serving: set[asyncio.Task] = set()   # one per accepted connection
+        self._serving: set[asyncio.Task] = set()  # one per accepted connection
         self.address = ""
 
     async def start(self, host: str) -> str:
@@ -198,9 +195,9 @@ class ChannelClient:
     def __init__(self, connect_timeout: float = 10.0) -> None:
         self._local = threading.local()
         self._connect_timeout = connect_timeout
-        self._ids = itertools.count(1)   # request ids (``next`` is atomic in CPython)
+        self._ids = itertools.count(1)  # request ids (``next`` is atomic in CPython)
         self._lock = threading.Lock()
-        self._every: set[socket.socket] = set()   # all threads' sockets, for close()
+        self._every: set[socket.socket] = set()  # all threads' sockets, for close()
 
     def _sockets(self) -> dict[str, socket.socket]:
         socks = getattr(self._local, "sockets", None)
@@ -230,8 +227,12 @@ class ChannelClient:
             with contextlib.suppress(OSError):
                 sock.close()
 
-    def request_all(self, requests: dict[str, tuple[str, dict]], lost: Callable[[], bool],
-                    deadline: float | None) -> dict[str, Any]:
+    def request_all(
+        self,
+        requests: dict[str, tuple[str, dict]],
+        lost: Callable[[], bool],
+        deadline: float | None,
+    ) -> dict[str, Any]:
         """Sends each ``name -> (address, message)`` and waits for every reply.
 
         Returns ``name -> reply``, or the exception a connection failed with. Raises

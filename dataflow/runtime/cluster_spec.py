@@ -35,8 +35,10 @@ class ClusterSpec:
         if isinstance(cluster, ClusterSpec):
             cluster = cluster.as_dict()
         if not isinstance(cluster, Mapping):
-            raise TypeError("`cluster` must be a dictionary mapping one or more job names to "
-                            "lists of network addresses, or a ClusterSpec")
+            raise TypeError(
+                "`cluster` must be a dictionary mapping one or more job names to "
+                "lists of network addresses, or a ClusterSpec"
+            )
         self._jobs: dict[str, dict[int, str]] = {}
         for job, tasks in cluster.items():
             if not isinstance(job, str):
@@ -46,8 +48,10 @@ class ClusterSpec:
             elif isinstance(tasks, Mapping):
                 table = {int(i): t for i, t in tasks.items()}
             else:
-                raise TypeError(f"The tasks for job {job!r} must be a list or a dictionary "
-                                "from integers to strings.")
+                raise TypeError(
+                    f"The tasks for job {job!r} must be a list or a dictionary "
+                    "from integers to strings."
+                )
             for address in table.values():
                 if address is not None and not isinstance(address, str):
                     raise TypeError(f"Task address {address!r} must be a string")
@@ -75,8 +79,7 @@ class ClusterSpec:
         try:
             return job[task_index]
         except KeyError:
-            raise ValueError(f"No task with index {task_index!r} in job {job_name!r}") \
-                from None
+            raise ValueError(f"No task with index {task_index!r} in job {job_name!r}") from None
 
     def job_tasks(self, job_name: str) -> list[str | None]:
         """Addresses indexed by task (``None`` in the gaps of a sparse job)."""
@@ -123,5 +126,4 @@ class ClusterSpec:
 
     def __repr__(self) -> str:
         items = self.as_dict()
-        return "ClusterSpec({" + ", ".join(f"{k!r}: {items[k]!r}" for k in sorted(items)) \
-            + "})"
+        return "ClusterSpec({" + ", ".join(f"{k!r}: {items[k]!r}" for k in sorted(items)) + "})"

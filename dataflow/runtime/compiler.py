@@ -21,9 +21,13 @@ from .plan import KernelCall, Plan, Stage
 from .prune import prune
 
 
-def compile_plan(fetches: Sequence[Tensor | Operation], feeds: Sequence[Tensor],
-                 devices: Sequence[str], default_device: str,
-                 soft_placement: bool = False) -> Plan:
+def compile_plan(
+    fetches: Sequence[Tensor | Operation],
+    feeds: Sequence[Tensor],
+    devices: Sequence[str],
+    default_device: str,
+    soft_placement: bool = False,
+) -> Plan:
     """Builds the plan computing ``fetches`` (tensors; ops are run for effect)."""
     fetch_tensors = [f for f in fetches if isinstance(f, Tensor)]
     targets = [f for f in fetches if isinstance(f, Operation)]
@@ -64,10 +68,16 @@ def compile_plan(fetches: Sequence[Tensor | Operation], feeds: Sequence[Tensor],
                     outs.append(slot)
                 else:
                     outs.append(-1)
-            kernel_calls.append(KernelCall(op.name, planned.op_type,
-                                           _compile_attrs(op, placement[op.name], outs),
-                                           tuple(slot_of[t] for t in planned.inputs),
-                                           tuple(outs), op.traceback))
+            kernel_calls.append(
+                KernelCall(
+                    op.name,
+                    planned.op_type,
+                    _compile_attrs(op, placement[op.name], outs),
+                    tuple(slot_of[t] for t in planned.inputs),
+                    tuple(outs),
+                    op.traceback,
+                )
+            )
         stages.append(Stage(index, placement[calls[0].op.name], tuple(kernel_calls), (), ()))
 
     # Stage inputs/outputs: slots crossing a stage boundary (or fetched / fed).
@@ -96,16 +106,31 @@ def compile_plan(fetches: Sequence[Tensor | Operation], feeds: Sequence[Tensor],
             if src is not None and src != stage_of_op[op]:
                 after[stage_of_op[op]].add(src)
     final = tuple(
-        Stage(s.index, s.device, s.calls, tuple(stage_inputs[s.index]),
-              tuple(sorted(needed_out[s.index])), _main_op(s.calls),
-              tuple(sorted(after[s.index])))
-        for s in stages)
+        Stage(
+            s.index,
+            s.device,
+            s.calls,
+            tuple(stage_inputs[s.index]),
+            tuple(sorted(needed_out[s.index])),
+            _main_op(s.calls),
+            tuple(sorted(after[s.index])),
+        )
+        for s in stages
+    )
     resources: dict[str, list[str]] = {}
     for op in ops:
         if op.type in ("VarHandleOp",):
             resources.setdefault(placement[op.name], []).append(op.attrs["shared_name"])
-    return Plan(final, tuple(range(len(feeds))), fetch_slots, len(names), tuple(names),
-                tuple(specs), placement, {k: tuple(v) for k, v in resources.items()})
+    return Plan(
+        final,
+        tuple(range(len(feeds))),
+        fetch_slots,
+        len(names),
+        tuple(names),
+        tuple(specs),
+        placement,
+        {k: tuple(v) for k, v in resources.items()},
+    )
 
 
 def compile_subgraph(sub: SubGraph, device: str) -> Plan:
@@ -114,8 +139,7 @@ def compile_subgraph(sub: SubGraph, device: str) -> Plan:
     # Stateful ops in the body that no output depends on still run (e.g. an assign in
     # a loop body), as TF2's functions do for stateful ops.
     for op in sub.graph.get_operations():
-        if registry.lookup(op.type).stateful and op.type not in ("Placeholder",
-                                                                 "VarHandleOp"):
+        if registry.lookup(op.type).stateful and op.type not in ("Placeholder", "VarHandleOp"):
             fetches.append(op)
     return compile_plan(fetches, sub.all_inputs, [device], device, soft_placement=True)
 
@@ -126,8 +150,9 @@ def _compile_attrs(op: Operation, device: str, outs: Sequence[int] = ()) -> dict
     attrs = op.attrs
     if not any(isinstance(v, SubGraph) for v in attrs.values()):
         return attrs
-    compiled = {k: compile_subgraph(v, device) if isinstance(v, SubGraph) else v
-                for k, v in attrs.items()}
+    compiled = {
+        k: compile_subgraph(v, device) if isinstance(v, SubGraph) else v for k, v in attrs.items()
+    }
     compiled["_outputs_read"] = tuple(o >= 0 for o in outs)
     return compiled
 

@@ -81,11 +81,20 @@ class RunMetadata:
         devices = sorted({s["device"] for s in self.step_stats})
         pid_of = {d: i for i, d in enumerate(devices)}
         for d, pid in pid_of.items():
-            events.append({"name": "process_name", "ph": "M", "pid": pid,
-                           "args": {"name": d or "client"}})
+            events.append(
+                {"name": "process_name", "ph": "M", "pid": pid, "args": {"name": d or "client"}}
+            )
         for s in self.step_stats:
-            events.append({"name": s["name"], "cat": s["type"], "ph": "X",
-                           "ts": s["start_us"], "dur": max(s["end_us"] - s["start_us"], 0),
-                           "pid": pid_of[s["device"]], "tid": s.get("thread", 0),
-                           "args": {"op": s["type"]}})
+            events.append(
+                {
+                    "name": s["name"],
+                    "cat": s["type"],
+                    "ph": "X",
+                    "ts": s["start_us"],
+                    "dur": max(s["end_us"] - s["start_us"], 0),
+                    "pid": pid_of[s["device"]],
+                    "tid": s.get("thread", 0),
+                    "args": {"op": s["type"]},
+                }
+            )
         return {"traceEvents": events, "displayTimeUnit": "ms"}

@@ -82,19 +82,22 @@ def _direct_runner(bound: EmbeddedPlan) -> Any:
     identity_args = bound._identity_args
     fetch = bound._fetch_from
     stage = bound.stages[0]
-    in_order = all(kind == "o" for kind, _ in fetch) and \
-        tuple(i for _, i in fetch) == tuple(range(len(stage.stage.outputs)))
+    in_order = all(kind == "o" for kind, _ in fetch) and tuple(i for _, i in fetch) == tuple(
+        range(len(stage.stage.outputs))
+    )
 
     def run(values: Any) -> Any:
         args = values if identity_args else [values[i] for i in arg_index]
         try:
             outs = fn(*args)
-        except Exception as exc:  # noqa: BLE001 - a kernel failure becomes an OpError
-            raise translate_error(exc, stage.call_for_traceback(exc.__traceback__),
-                                  stage.stage.device) from None
+        except Exception as exc:
+            raise translate_error(
+                exc, stage.call_for_traceback(exc.__traceback__), stage.stage.device
+            ) from None
         if in_order:
             return outs
-        return [None if kind == "n" else (outs[i] if kind == "o" else values[i])
-                for kind, i in fetch]
+        return [
+            None if kind == "n" else (outs[i] if kind == "o" else values[i]) for kind, i in fetch
+        ]
 
     return run

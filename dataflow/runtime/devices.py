@@ -14,9 +14,10 @@ LOCAL_JOB = "/job:localhost/replica:0/task:0"
 def gpu_count() -> int:
     """CUDA devices visible through CuPy (0 when CuPy or CUDA is absent)."""
     try:
-        import cupy  # noqa: PLC0415 - optional GPU extra
+        import cupy
+
         return int(cupy.cuda.runtime.getDeviceCount())
-    except Exception:  # noqa: BLE001 - no cupy, no driver, no device: all mean "no GPU"
+    except Exception:
         return 0
 
 
@@ -29,7 +30,8 @@ def local_devices(job: str = LOCAL_JOB) -> list[str]:
 def array_namespace(device: str) -> Any:
     """``numpy`` for CPU devices, ``cupy`` for GPU devices."""
     if "/device:GPU:" in device:
-        import cupy  # noqa: PLC0415
+        import cupy
+
         return cupy
     return np
 
@@ -52,7 +54,8 @@ def transfer(value: Any, src: str, dst: str) -> Any:
     """Moves ``value`` from device ``src`` to ``dst`` ('' is the client/host). Strings
     stay in host memory, as in TF (cupy has no string arrays)."""
     if "/device:GPU:" in dst and not is_host_only(value):
-        import cupy  # noqa: PLC0415
+        import cupy
+
         index = int(dst.rsplit(":", 1)[1])
         with cupy.cuda.Device(index):
             return cupy.asarray(value)

@@ -43,8 +43,14 @@ _counter = itertools.count()
 class StageFunction:
     """A compiled stage: ``fn(*input_values) -> tuple(output_values)``."""
 
-    def __init__(self, stage: Stage, ctx: Any, slot_specs: Sequence, debug: bool = False,
-                 trace: list | None = None):
+    def __init__(
+        self,
+        stage: Stage,
+        ctx: Any,
+        slot_specs: Sequence,
+        debug: bool = False,
+        trace: list | None = None,
+    ):
         self.stage = stage
         namespace: dict[str, Any] = {}
         lines: list[str] = []
@@ -73,23 +79,35 @@ class StageFunction:
             ctx.op_name = call.op_name
             opdef = registry.lookup(call.op_type)
             if opdef.kernel is None:
-                raise TypeError(f"op type {call.op_type} has no kernel (op '{call.op_name}', "
-                                f"built at {call.traceback})")
+                raise TypeError(
+                    f"op type {call.op_type} has no kernel (op '{call.op_name}', "
+                    f"built at {call.traceback})"
+                )
             try:
                 kernel = opdef.kernel(ctx, call.attrs)
             except errors.OpError as exc:
-                raise type(exc)(None, None, f"{exc.message} (op '{call.op_name}' of type "
-                                f"{call.op_type}, built at {call.traceback})") from None
-            if not isinstance(kernel, Folded) and opdef.foldable and not opdef.stateful \
-                    and call.inputs and all(i in constants for i in call.inputs):
+                raise type(exc)(
+                    None,
+                    None,
+                    f"{exc.message} (op '{call.op_name}' of type "
+                    f"{call.op_type}, built at {call.traceback})",
+                ) from None
+            if (
+                not isinstance(kernel, Folded)
+                and opdef.foldable
+                and not opdef.stateful
+                and call.inputs
+                and all(i in constants for i in call.inputs)
+            ):
                 kernel = _fold(kernel, [namespace[constants[i]] for i in call.inputs])
             if isinstance(kernel, Folded):
                 # A value fixed at compile time: bind it, emit no call.
                 for j, o in enumerate(call.outputs):
                     if o >= 0:
                         constants[o] = f"c{o}"
-                        namespace[f"c{o}"] = (kernel.value if len(call.outputs) == 1
-                                              else kernel.value[j])
+                        namespace[f"c{o}"] = (
+                            kernel.value if len(call.outputs) == 1 else kernel.value[j]
+                        )
                 continue
             if debug:
                 kernel = _checked(kernel, call, slot_specs)
@@ -133,7 +151,7 @@ def _fold(kernel: Callable, values: list) -> Any:
     try:
         with np.errstate(all="ignore"):
             return Folded(kernel(*values))
-    except Exception:  # noqa: BLE001 - not foldable after all: run it each step
+    except Exception:
         return kernel
 
 
@@ -161,9 +179,16 @@ def _timed(kernel: Callable, call: KernelCall, device: str, trace: list) -> Call
         try:
             return kernel(*args)
         finally:
-            trace.append({"name": call.op_name, "type": call.op_type, "device": device,
-                          "start_us": start * 1e6, "end_us": time.perf_counter() * 1e6,
-                          "thread": threading.get_ident()})
+            trace.append(
+                {
+                    "name": call.op_name,
+                    "type": call.op_type,
+                    "device": device,
+                    "start_us": start * 1e6,
+                    "end_us": time.perf_counter() * 1e6,
+                    "thread": threading.get_ident(),
+                }
+            )
 
     return run
 
@@ -175,21 +200,29 @@ def check_value(call: KernelCall, dtype: Any, shape: Any, value: Any) -> None:
     got_dtype = getattr(value, "dtype", None)
     if got_dtype is None or got_dtype != np_dtype:
         raise errors.InternalError(
-            None, None, f"kernel of '{call.op_name}' ({call.op_type}) returned dtype "
-            f"{got_dtype}, but its shape rule says {dtype.name}")
+            None,
+            None,
+            f"kernel of '{call.op_name}' ({call.op_type}) returned dtype "
+            f"{got_dtype}, but its shape rule says {dtype.name}",
+        )
     got_shape = getattr(value, "shape", None)
     if got_shape is not None and not shape.is_compatible_with(got_shape):
         raise errors.InternalError(
-            None, None, f"kernel of '{call.op_name}' ({call.op_type}) returned shape "
-            f"{tuple(got_shape)}, but its shape rule says {shape}")
+            None,
+            None,
+            f"kernel of '{call.op_name}' ({call.op_type}) returned shape "
+            f"{tuple(got_shape)}, but its shape rule says {shape}",
+        )
 
 
 def translate_error(exc: BaseException, call: KernelCall | None, device: str) -> errors.OpError:
     """Turns an exception raised by a kernel into an ``OpError`` naming the op."""
     where = ""
     if call is not None:
-        where = (f" [[node {call.op_name} (type {call.op_type}) on {device or 'this process'}"
-                 f", built at {call.traceback}]]")
+        where = (
+            f" [[node {call.op_name} (type {call.op_type}) on {device or 'this process'}"
+            f", built at {call.traceback}]]"
+        )
     if isinstance(exc, errors.OpError):
         if call is not None and "[[node " not in exc.message:
             return type(exc)(exc.node_def, call.op_name, exc.message + where)
@@ -201,19 +234,28 @@ def translate_error(exc: BaseException, call: KernelCall | None, device: str) ->
     elif isinstance(exc, NotImplementedError):
         cls = errors.UnimplementedError
     tb = "".join(_traceback.format_tb(exc.__traceback__)[-3:])
-    return cls(None, call.op_name if call else None,
-               f"{text}{where}\nOriginal traceback (most recent call last):\n{tb}")
+    return cls(
+        None,
+        call.op_name if call else None,
+        f"{text}{where}\nOriginal traceback (most recent call last):\n{tb}",
+    )
 
 
 class EmbeddedPlan:
     """A plan bound to one process's devices and resource stores, ready to run."""
 
-    def __init__(self, plan: Plan, contexts: dict[str, Any], debug: bool = False,
-                 transfer: Callable[[Any, str, str], Any] | None = None,
-                 trace: list | None = None):
+    def __init__(
+        self,
+        plan: Plan,
+        contexts: dict[str, Any],
+        debug: bool = False,
+        transfer: Callable[[Any, str, str], Any] | None = None,
+        trace: list | None = None,
+    ):
         self.plan = plan
-        self.stages = [StageFunction(s, contexts[s.device], plan.slot_specs, debug, trace)
-                       for s in plan.stages]
+        self.stages = [
+            StageFunction(s, contexts[s.device], plan.slot_specs, debug, trace) for s in plan.stages
+        ]
         self._transfer = transfer
         if len(self.stages) == 1 and transfer is None:
             # The common case: no slot dictionary at all (a per-instance fast path).
@@ -230,7 +272,8 @@ class EmbeddedPlan:
         # For each fetch: ('o', i) from the stage outputs or ('f', i) a fed value.
         self._fetch_from = tuple(
             ("n", 0) if s < 0 else (("o", out_pos[s]) if s in out_pos else ("f", feed_pos[s]))
-            for s in self.plan.fetch_slots)
+            for s in self.plan.fetch_slots
+        )
         self._identity_args = arg_index == tuple(range(len(self.plan.feed_slots)))
         return self.stages[0].fn, arg_index
 
@@ -243,14 +286,17 @@ class EmbeddedPlan:
         token = silence()
         try:
             outs = fn(*args)
-        except Exception as exc:  # noqa: BLE001 - every kernel failure becomes an OpError
+        except Exception as exc:
             stage = self.stages[0]
-            raise translate_error(exc, stage.call_for_traceback(exc.__traceback__),
-                                  stage.stage.device) from None
+            raise translate_error(
+                exc, stage.call_for_traceback(exc.__traceback__), stage.stage.device
+            ) from None
         finally:
             restore(token)
-        return [None if kind == "n" else (outs[i] if kind == "o" else feed_values[i])
-                for kind, i in self._fetch_from]
+        return [
+            None if kind == "n" else (outs[i] if kind == "o" else feed_values[i])
+            for kind, i in self._fetch_from
+        ]
 
     def run(self, feed_values: Sequence[Any]) -> list[Any]:
         values: dict[int, Any] = dict(zip(self.plan.feed_slots, feed_values))
@@ -267,9 +313,10 @@ class EmbeddedPlan:
             token = silence()
             try:
                 outs = sf.fn(*args)
-            except Exception as exc:  # noqa: BLE001
-                raise translate_error(exc, sf.call_for_traceback(exc.__traceback__),
-                                      stage.device) from None
+            except Exception as exc:
+                raise translate_error(
+                    exc, sf.call_for_traceback(exc.__traceback__), stage.device
+                ) from None
             finally:
                 restore(token)
             for slot, v in zip(stage.outputs, outs):

@@ -39,8 +39,9 @@ class Call:
     inputs: tuple[Tensor, ...]
 
 
-def fuse(stage_ops: Sequence[Sequence[Operation]], ops: Iterable[Operation],
-         fetched: set[Tensor]) -> list[list[Call]]:
+def fuse(
+    stage_ops: Sequence[Sequence[Operation]], ops: Iterable[Operation], fetched: set[Tensor]
+) -> list[list[Call]]:
     """Per stage, its calls in order, with fusible pairs merged."""
     ops = list(ops)
     uses = Counter(t for op in ops for t in op.inputs)
@@ -48,7 +49,7 @@ def fuse(stage_ops: Sequence[Sequence[Operation]], ops: Iterable[Operation],
     stages = []
     for members in stage_ops:
         in_stage = set(members)
-        fused: dict[Operation, Call] = {}   # by consumer
+        fused: dict[Operation, Call] = {}  # by consumer
         absorbed: set[Operation] = set()
         for op in members:
             if not op.inputs:
@@ -57,12 +58,24 @@ def fuse(stage_ops: Sequence[Sequence[Operation]], ops: Iterable[Operation],
             producer = first.op
             fused_type = registry.fusion_of(producer.type, op.type)
             # (A producer already fused into its own producer stays a call: one level.)
-            if fused_type is None or producer not in in_stage or producer in fused \
-                    or uses[first] != 1 or first in fetched or producer in controlling \
-                    or len(producer.outputs) != 1 or registry.lookup(producer.type).stateful:
+            if (
+                fused_type is None
+                or producer not in in_stage
+                or producer in fused
+                or uses[first] != 1
+                or first in fetched
+                or producer in controlling
+                or len(producer.outputs) != 1
+                or registry.lookup(producer.type).stateful
+            ):
                 continue
             fused[op] = Call(op, fused_type, (*producer.inputs, *op.inputs[1:]))
             absorbed.add(producer)
-        stages.append([fused.get(op) or Call(op, op.type, tuple(op.inputs))
-                       for op in members if op not in absorbed])
+        stages.append(
+            [
+                fused.get(op) or Call(op, op.type, tuple(op.inputs))
+                for op in members
+                if op not in absorbed
+            ]
+        )
     return stages

@@ -25,7 +25,7 @@ def refuse_unguarded_main() -> None:
     Scripts only: a notebook cell, ``python -c`` or an interactive session is never
     imported again, and ``fork`` workers do not import anything.
     """
-    import dask  # noqa: PLC0415 - this module stays importable without Dask
+    import dask
 
     if dask.config.get("distributed.worker.multiprocessing-method", "spawn") == "fork":
         return
@@ -44,20 +44,25 @@ def refuse_unguarded_main() -> None:
         return  # no script to read (an interactive session, a notebook)
     line = frame.f_lineno
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and _is_main_guard(node.test) and \
-                node.lineno <= line <= (node.end_lineno or node.lineno):
+        if (
+            isinstance(node, ast.If)
+            and _is_main_guard(node.test)
+            and node.lineno <= line <= (node.end_lineno or node.lineno)
+        ):
             return
     raise RuntimeError(
         f"dataflow.LocalCluster(processes=True) was started at the top level of {path} "
         f"(line {line}). Its worker processes import that script again, so put the code "
-        "that starts the cluster under `if __name__ == \"__main__\":` (or pass "
-        "processes=False for worker threads).")
+        'that starts the cluster under `if __name__ == "__main__":` (or pass '
+        "processes=False for worker threads)."
+    )
 
 
 def _is_main_guard(test: Any) -> bool:
     """Whether an ``if`` test is ``__name__ == "__main__"`` (either way round)."""
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
-            and isinstance(test.ops[0], ast.Eq)):
+    if not (
+        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+    ):
         return False
     sides = [test.left, test.comparators[0]]
     names = [s.id for s in sides if isinstance(s, ast.Name)]

@@ -60,8 +60,12 @@ def colocation_groups(ops: Sequence[Operation]) -> _UnionFind:
     return groups
 
 
-def place(ops: Sequence[Operation], devices: Sequence[str], default_device: str,
-          soft_placement: bool = False) -> dict[str, str]:
+def place(
+    ops: Sequence[Operation],
+    devices: Sequence[str],
+    default_device: str,
+    soft_placement: bool = False,
+) -> dict[str, str]:
     """Maps each op name to one of ``devices``."""
     specs = [DeviceSpec.from_string(d) for d in devices]
     default = DeviceSpec.from_string(default_device)
@@ -83,9 +87,11 @@ def place(ops: Sequence[Operation], devices: Sequence[str], default_device: str,
                 if soft_placement:
                     break
                 raise errors.InvalidArgumentError(
-                    None, op,
+                    None,
+                    op,
                     f"Cannot colocate nodes {askers[root].describe()} and {op.describe()}: "
-                    f"they ask for devices '{have}' and '{want}'.")
+                    f"they ask for devices '{have}' and '{want}'.",
+                )
         else:
             requests[root] = have.merge(want)
     chosen: dict[str, str] = {}
@@ -94,8 +100,9 @@ def place(ops: Sequence[Operation], devices: Sequence[str], default_device: str,
     for root, want in requests.items():
         device = matched.get(want)
         if device is None:
-            device = matched[want] = _match(want, default, specs, soft_placement,
-                                            askers[root], note)
+            device = matched[want] = _match(
+                want, default, specs, soft_placement, askers[root], note
+            )
         chosen[root] = device
     return {op.name: chosen[groups.find(op.name)] for op in ops}
 
@@ -105,23 +112,32 @@ def _parse(device: str) -> DeviceSpec:
     return DeviceSpec.from_string(device)
 
 
-def _match(want: DeviceSpec, default: DeviceSpec, specs: Sequence[DeviceSpec],
-           soft: bool, op: Operation, note: str = "") -> str:
+def _match(
+    want: DeviceSpec,
+    default: DeviceSpec,
+    specs: Sequence[DeviceSpec],
+    soft: bool,
+    op: Operation,
+    note: str = "",
+) -> str:
     full = want.fill_from(default)
     for candidate in (full, want):
         for spec in specs:
             if candidate.is_satisfied_by(spec):
                 return spec.to_string()
     if soft:
-        relaxed = DeviceSpec(job=want.job, replica=want.replica, task=want.task,
-                             device_type="CPU").fill_from(default)
+        relaxed = DeviceSpec(
+            job=want.job, replica=want.replica, task=want.task, device_type="CPU"
+        ).fill_from(default)
         for candidate in (relaxed, default, DeviceSpec()):
             for spec in specs:
                 if candidate.is_satisfied_by(spec):
                     return spec.to_string()
     raise errors.InvalidArgumentError(
-        None, op,
+        None,
+        op,
         f"Cannot assign a device for operation {op.describe()}: it requests '{want}', which "
         f"matches none of the devices that exist: {', '.join(s.to_string() for s in specs)}"
         f"{note}. "
-        "Pass config=tf.ConfigProto(allow_soft_placement=True) to let the placer choose.")
+        "Pass config=tf.ConfigProto(allow_soft_placement=True) to let the placer choose.",
+    )

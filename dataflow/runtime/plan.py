@@ -22,7 +22,7 @@ class KernelCall:
     op_type: str
     attrs: dict[str, Any]
     inputs: tuple[int, ...]
-    outputs: tuple[int, ...]     # -1 marks an output nobody reads (or that is fed)
+    outputs: tuple[int, ...]  # -1 marks an output nobody reads (or that is fed)
     traceback: str = ""
 
 
@@ -33,9 +33,9 @@ class Stage:
     index: int
     device: str
     calls: tuple[KernelCall, ...]
-    inputs: tuple[int, ...]      # slots produced outside the stage (feeds, other stages)
-    outputs: tuple[int, ...]     # slots other stages or the fetches need
-    main_op: str = ""            # the op the dashboard names the stage after
+    inputs: tuple[int, ...]  # slots produced outside the stage (feeds, other stages)
+    outputs: tuple[int, ...]  # slots other stages or the fetches need
+    main_op: str = ""  # the op the dashboard names the stage after
     # Earlier stages this one must follow for control edges alone (no slot crosses).
     control_inputs: tuple[int, ...] = ()
 
@@ -47,10 +47,10 @@ class Stage:
 @dataclass(frozen=True, slots=True)
 class Plan:
     stages: tuple[Stage, ...]
-    feed_slots: tuple[int, ...]              # in the order of the feed signature
-    fetch_slots: tuple[int, ...]             # -1 for an Operation fetch (value None)
+    feed_slots: tuple[int, ...]  # in the order of the feed signature
+    fetch_slots: tuple[int, ...]  # -1 for an Operation fetch (value None)
     num_slots: int
-    slot_names: tuple[str, ...]              # tensor name per slot, for messages
+    slot_names: tuple[str, ...]  # tensor name per slot, for messages
     slot_specs: tuple[tuple[Any, Any], ...]  # (DType, TensorShape) per slot
     placement: dict[str, str] = field(default_factory=dict)  # op name -> device
     # Variables the plan's ops touch, by device (for cluster state checks).

@@ -14,12 +14,14 @@ from .._util.toposort import reachable, toposort
 from ..framework.graph import Operation, Tensor
 
 
-def prune(fetch_tensors: Iterable[Tensor], target_ops: Iterable[Operation],
-          fed: set[Tensor]) -> list[Operation]:
+def prune(
+    fetch_tensors: Iterable[Tensor], target_ops: Iterable[Operation], fed: set[Tensor]
+) -> list[Operation]:
     """The ops needed to compute ``fetch_tensors`` and run ``target_ops``, in order."""
     roots = [t.op for t in fetch_tensors if t not in fed] + list(target_ops)
-    needed = reachable(roots, lambda op: [t.op for t in op.inputs if t not in fed]
-                       + list(op.control_inputs))
+    needed = reachable(
+        roots, lambda op: [t.op for t in op.inputs if t not in fed] + list(op.control_inputs)
+    )
     ordered = sorted(needed, key=_creation_index)
     # Ops are created after their inputs, so creation order is already topological; only
     # a control input added to an existing op later can break that (then sort properly).

@@ -64,10 +64,10 @@ class ResourceStore:
         self._values: dict[str, Any] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._registry_lock = threading.Lock()
-        self._objects: dict[str, Any] = {}   # queues, random generators, ...
-        self._signatures: dict[str, Any] = {}   # what each object was declared as
+        self._objects: dict[str, Any] = {}  # queues, random generators, ...
+        self._signatures: dict[str, Any] = {}  # what each object was declared as
         self._tokens: OrderedDict[tuple, None] = OrderedDict()
-        self._busy: set[str] = set()   # names being written in place (see module doc)
+        self._busy: set[str] = set()  # names being written in place (see module doc)
         self._lock_sets: dict[tuple[str, ...], tuple[threading.Lock, ...]] = {}
 
     # --- variables --------------------------------------------------------------------
@@ -86,7 +86,8 @@ class ResourceStore:
             value = self._values[name]
         except KeyError:
             raise errors.FailedPreconditionError(
-                None, None, f"Attempting to use uninitialized value {name}") from None
+                None, None, f"Attempting to use uninitialized value {name}"
+            ) from None
         if name in self._busy:
             # Being written in place: wait for the writer (it holds the lock), re-read.
             del value
@@ -113,11 +114,14 @@ class ResourceStore:
                 self._remember(token)
             return new
 
-    def update_in_place(self, names: tuple[str, ...],
-                        compute: Callable[[list[Any], list[Any]], None],
-                        new_buffer: Callable[[Any], Any],
-                        retire: Callable[..., None] | None = None,
-                        token: tuple | None = None) -> list[Any]:
+    def update_in_place(
+        self,
+        names: tuple[str, ...],
+        compute: Callable[[list[Any], list[Any]], None],
+        new_buffer: Callable[[Any], Any],
+        retire: Callable[..., None] | None = None,
+        token: tuple | None = None,
+    ) -> list[Any]:
         """Atomically gives each variable in ``names`` a new value; returns the values.
 
         ``compute(olds, outs)`` must write the whole new value of ``names[i]`` into
@@ -144,8 +148,9 @@ class ResourceStore:
                 olds = [self._values[n] for n in names]
             except KeyError as exc:
                 raise errors.FailedPreconditionError(
-                    None, None, f"Attempting to use uninitialized value {exc.args[0]}") from None
-            busy.update(names)   # before counting references: see the module doc
+                    None, None, f"Attempting to use uninitialized value {exc.args[0]}"
+                ) from None
+            busy.update(names)  # before counting references: see the module doc
             replaced = False
             for old, count in zip(olds, _refcounts(olds)):
                 if count == _EXCLUSIVE and type(old) is np.ndarray and old.flags.owndata:
@@ -164,7 +169,7 @@ class ResourceStore:
                 self._remember(token)
             return outs
         finally:
-            for out in outs:   # also after a failure: stored values stay read-only
+            for out in outs:  # also after a failure: stored values stay read-only
                 if type(out) is np.ndarray:
                     out.setflags(write=False)
             busy.difference_update(names)
@@ -186,8 +191,7 @@ class ResourceStore:
         return {name: self.read(name) for name in list(self._values)}
 
     # --- other objects (queues, random generators) ------------------------------------
-    def get_or_create(self, name: str, factory: Callable[[], Any],
-                      signature: Any = None) -> Any:
+    def get_or_create(self, name: str, factory: Callable[[], Any], signature: Any = None) -> Any:
         """The object stored under ``name``, made by ``factory()`` if there is none.
 
         ``signature`` (any value with ``==`` and ``str``) says what the caller declares
@@ -213,8 +217,11 @@ class ResourceStore:
                 self._signatures.setdefault(name, signature)
             elif known != signature:
                 raise errors.InvalidArgumentError(
-                    None, None, f"Shared resource '{name}' on {self.device or 'this device'} "
-                    f"was created as a {known}, but is now requested as a {signature}")
+                    None,
+                    None,
+                    f"Shared resource '{name}' on {self.device or 'this device'} "
+                    f"was created as a {known}, but is now requested as a {signature}",
+                )
         return obj
 
     def objects(self) -> dict[str, Any]:

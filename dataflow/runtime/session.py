@@ -40,8 +40,10 @@ class EmbeddedBackend:
     def __init__(self, config: ConfigProto) -> None:
         self.devices = local_devices()
         self.default_device = self.devices[0]
-        self.contexts = {d: DeviceContext(d, array_namespace(d), ResourceStore(d),
-                                          config.debug) for d in self.devices}
+        self.contexts = {
+            d: DeviceContext(d, array_namespace(d), ResourceStore(d), config.debug)
+            for d in self.devices
+        }
         self._multi_device = len(self.devices) > 1
         self._steps = 0
         self._step_lock = threading.Lock()
@@ -68,12 +70,18 @@ class EmbeddedBackend:
         with step_deadline(timeout):
             return bound.run(feed_values)
 
-    def execute_traced(self, bound: Any, feed_values: list[Any],
-                       run_metadata: RunMetadata, timeout: float | None = None) -> list[Any]:
+    def execute_traced(
+        self,
+        bound: Any,
+        feed_values: list[Any],
+        run_metadata: RunMetadata,
+        timeout: float | None = None,
+    ) -> list[Any]:
         """Runs with every kernel timed; the timings go to ``run_metadata.step_stats``."""
         trace: list[dict] = []
-        traced = EmbeddedPlan(bound.plan, self.contexts, self._debug,
-                              self._transfer_for(bound.plan), trace)
+        traced = EmbeddedPlan(
+            bound.plan, self.contexts, self._debug, self._transfer_for(bound.plan), trace
+        )
         try:
             if timeout is None:
                 return traced.run(feed_values)
@@ -93,11 +101,25 @@ class EmbeddedBackend:
 class _Signature:
     """What a compiled signature remembers: the bound plan and how to map values."""
 
-    __slots__ = ("bound", "unique_fetches", "leaf_index", "feed_tensors", "feed_checks",
-                 "accepted_shapes", "plan", "flat")
+    __slots__ = (
+        "bound",
+        "unique_fetches",
+        "leaf_index",
+        "feed_tensors",
+        "feed_checks",
+        "accepted_shapes",
+        "plan",
+        "flat",
+    )
 
-    def __init__(self, bound: Any, plan: Plan, unique_fetches: list, leaf_index: list[int],
-                 feed_tensors: list[Tensor]):
+    def __init__(
+        self,
+        bound: Any,
+        plan: Plan,
+        unique_fetches: list,
+        leaf_index: list[int],
+        feed_tensors: list[Tensor],
+    ):
         self.bound = bound
         self.plan = plan
         self.unique_fetches = unique_fetches
@@ -105,9 +127,14 @@ class _Signature:
         self.feed_tensors = feed_tensors
         # (numpy dtype, static dims, name) per feed; a dtype object (not a scalar type)
         # so the per-step check is one identity-fast comparison.
-        self.feed_checks = [(None if t.dtype.as_numpy_dtype is None
-                             else np.dtype(t.dtype.as_numpy_dtype), t.shape.as_tuple(), t.name)
-                            for t in feed_tensors]
+        self.feed_checks = [
+            (
+                None if t.dtype.as_numpy_dtype is None else np.dtype(t.dtype.as_numpy_dtype),
+                t.shape.as_tuple(),
+                t.name,
+            )
+            for t in feed_tensors
+        ]
         # Per feed, the last shape that passed the static-shape check: a step feeding
         # the same shapes again (the usual loop) skips the check with one comparison.
         self.accepted_shapes: list[tuple | None] = [None] * len(feed_tensors)
@@ -119,14 +146,15 @@ class _Signature:
 class BaseSession:
     """Shared by ``Session`` and ``InteractiveSession``."""
 
-    def __init__(self, target: Any = "", graph: Graph | None = None,
-                 config: ConfigProto | None = None):
+    def __init__(
+        self, target: Any = "", graph: Graph | None = None, config: ConfigProto | None = None
+    ):
         if graph is not None and not isinstance(graph, Graph):
-            raise TypeError(f"Session's graph must be a tf.Graph, but got "
-                            f"{type(graph).__name__!r}")
+            raise TypeError(f"Session's graph must be a tf.Graph, but got {type(graph).__name__!r}")
         if config is not None and not isinstance(config, ConfigProto):
-            raise TypeError(f"Session's config must be a tf.ConfigProto, but got "
-                            f"{type(config).__name__!r}")
+            raise TypeError(
+                f"Session's config must be a tf.ConfigProto, but got {type(config).__name__!r}"
+            )
         self._graph = graph if graph is not None else graph_module.get_default_graph()
         self._config = config or ConfigProto()
         self._target = target
@@ -139,7 +167,8 @@ class BaseSession:
     def _make_backend(self, target: Any) -> Any:
         if target is None or target == "" or target == "local":
             return EmbeddedBackend(self._config)
-        from .dask_backend import DaskBackend  # noqa: PLC0415 - only cluster users pay for distributed
+        from .dask_backend import DaskBackend
+
         return DaskBackend(target, self._config)
 
     # --- properties --------------------------------------------------------------------
@@ -160,8 +189,13 @@ class BaseSession:
         return self._backend
 
     # --- running -----------------------------------------------------------------------
-    def run(self, fetches: Any, feed_dict: dict | None = None,
-            options: RunOptions | None = None, run_metadata: RunMetadata | None = None) -> Any:
+    def run(
+        self,
+        fetches: Any,
+        feed_dict: dict | None = None,
+        options: RunOptions | None = None,
+        run_metadata: RunMetadata | None = None,
+    ) -> Any:
         """Runs the ops and evaluates the tensors in ``fetches``.
 
         Args:
@@ -198,8 +232,11 @@ class BaseSession:
                 flat_key = None
         if sig is None:
             sig = self._signature(fetches, feed_dict)
-            if (kind is list or kind is tuple) and flat_key is not None and all(
-                    type(f) is Tensor or type(f) is Operation for f in fetches):
+            if (
+                (kind is list or kind is tuple)
+                and flat_key is not None
+                and all(type(f) is Tensor or type(f) is Operation for f in fetches)
+            ):
                 # A copy: the general key of ``[a, b]`` is also that of ``[[a, b]]``.
                 sig = copy.copy(sig)
                 sig.flat = True
@@ -218,13 +255,19 @@ class BaseSession:
         return nest.pack_sequence_as(fetches, leaves)
 
     def _timeout(self, options: RunOptions | None) -> float | None:
-        ms = (options.timeout_in_ms if options is not None and options.timeout_in_ms
-              else self._config.operation_timeout_in_ms)
+        ms = (
+            options.timeout_in_ms
+            if options is not None and options.timeout_in_ms
+            else self._config.operation_timeout_in_ms
+        )
         return ms / 1000.0 if ms else None
 
     def _signature(self, fetches: Any, feed_dict: dict) -> _Signature:
-        leaves = ([fetches] if type(fetches) is Tensor or type(fetches) is Operation
-                  else nest.flatten(fetches))
+        leaves = (
+            [fetches]
+            if type(fetches) is Tensor or type(fetches) is Operation
+            else nest.flatten(fetches)
+        )
         try:
             key = (tuple(leaves), tuple(feed_dict))
             sig = self._cache.get(key)
@@ -250,8 +293,13 @@ class BaseSession:
                 unique.append(element)
             leaf_index.append(position[element])
         feed_tensors = [_feed_tensor(graph, key) for key in feed_dict]
-        plan = compile_plan(unique, feed_tensors, self._backend.devices,
-                            self._backend.default_device, self._config.allow_soft_placement)
+        plan = compile_plan(
+            unique,
+            feed_tensors,
+            self._backend.devices,
+            self._backend.default_device,
+            self._config.allow_soft_placement,
+        )
         if self._config.log_device_placement:
             for name, device in plan.placement.items():
                 print(f"{name}: {device}")
@@ -261,8 +309,9 @@ class BaseSession:
     def _convert_feeds(self, sig: _Signature, feed_dict: dict) -> list[Any]:
         values = []
         accepted = sig.accepted_shapes
-        for i, (value, (np_dtype, shape, name)) in enumerate(zip(feed_dict.values(),
-                                                                 sig.feed_checks)):
+        for i, (value, (np_dtype, shape, name)) in enumerate(
+            zip(feed_dict.values(), sig.feed_checks)
+        ):
             if type(value) is np.ndarray and value.dtype == np_dtype:
                 got = value.shape  # the usual feed: an array of the right dtype
             else:
@@ -271,31 +320,47 @@ class BaseSession:
             if got == accepted[i]:
                 values.append(value)
                 continue
-            if shape is not None and (len(got) != len(shape) or any(
-                    d is not None and d != g for d, g in zip(shape, got))):
-                shape_str = "(" + ", ".join("?" if d is None else str(d)
-                                            for d in shape) + ("," if len(shape) == 1
-                                                               else "") + ")"
-                raise ValueError(f"Cannot feed value of shape {got} for Tensor "
-                                 f"'{name}', which has shape '{shape_str}'")
+            if shape is not None and (
+                len(got) != len(shape) or any(d is not None and d != g for d, g in zip(shape, got))
+            ):
+                shape_str = (
+                    "("
+                    + ", ".join("?" if d is None else str(d) for d in shape)
+                    + ("," if len(shape) == 1 else "")
+                    + ")"
+                )
+                raise ValueError(
+                    f"Cannot feed value of shape {got} for Tensor "
+                    f"'{name}', which has shape '{shape_str}'"
+                )
             accepted[i] = got
             values.append(value)
         return values
 
-    def _traced_run(self, sig: _Signature, feed_values: list[Any],
-                    run_metadata: RunMetadata, timeout: float | None) -> list[Any]:
+    def _traced_run(
+        self,
+        sig: _Signature,
+        feed_values: list[Any],
+        run_metadata: RunMetadata,
+        timeout: float | None,
+    ) -> list[Any]:
         if isinstance(self._backend, EmbeddedBackend):
-            return self._backend.execute_traced(sig.bound, feed_values, run_metadata,
-                                                timeout)
+            return self._backend.execute_traced(sig.bound, feed_values, run_metadata, timeout)
         traced = getattr(self._backend, "execute_traced", None)
         if traced is not None:
             return traced(sig.bound, feed_values, run_metadata)
         # A backend without per-kernel timing: record the step as one event.
         start = time.perf_counter()
         out = self._backend.execute(sig.bound, feed_values, timeout)
-        run_metadata.step_stats.append({"name": "step", "type": "Step", "device": "",
-                                        "start_us": start * 1e6,
-                                        "end_us": time.perf_counter() * 1e6})
+        run_metadata.step_stats.append(
+            {
+                "name": "step",
+                "type": "Step",
+                "device": "",
+                "start_us": start * 1e6,
+                "end_us": time.perf_counter() * 1e6,
+            }
+        )
         return out
 
     # --- inspection ----------------------------------------------------------------------
@@ -303,16 +368,24 @@ class BaseSession:
         """The ``Plan`` one ``run(fetches, feed_dict)`` would execute (compiled, not run:
         feeds may be omitted, placeholders then appear as ops of the plan)."""
         feed_dict = feed_dict or {}
-        leaves = ([fetches] if type(fetches) is Tensor or type(fetches) is Operation
-                  else nest.flatten(fetches))
+        leaves = (
+            [fetches]
+            if type(fetches) is Tensor or type(fetches) is Operation
+            else nest.flatten(fetches)
+        )
         with contextlib.suppress(TypeError):
             sig = self._cache.get((tuple(leaves), tuple(feed_dict)))
             if sig is not None:
                 return sig.plan
         unique = list(dict.fromkeys(_fetch_element(self._graph, leaf) for leaf in leaves))
         feeds = [_feed_tensor(self._graph, k) for k in feed_dict]
-        return compile_plan(unique, feeds, self._backend.devices,
-                            self._backend.default_device, self._config.allow_soft_placement)
+        return compile_plan(
+            unique,
+            feeds,
+            self._backend.devices,
+            self._backend.default_device,
+            self._config.allow_soft_placement,
+        )
 
     def placement(self, fetches: Any, feed_dict: dict | None = None) -> dict[str, str]:
         """Maps each op of the step to its device."""
@@ -322,8 +395,10 @@ class BaseSession:
         """The Dask graph one step would submit (cluster sessions only)."""
         to_dask = getattr(self._backend, "to_dask", None)
         if to_dask is None:
-            raise ValueError("to_dask() needs a cluster session: Session(target) with a "
-                             "Dask client, scheduler address or dataflow.LocalCluster.")
+            raise ValueError(
+                "to_dask() needs a cluster session: Session(target) with a "
+                "Dask client, scheduler address or dataflow.LocalCluster."
+            )
         feed_dict = feed_dict or {}
         sig = self._signature(fetches, feed_dict)
         return to_dask(sig.bound, self._convert_feeds(sig, feed_dict))
@@ -339,13 +414,15 @@ class BaseSession:
 
     # --- lifecycle -----------------------------------------------------------------------
     @staticmethod
-    def reset(target: Any, containers: list[str] | None = None,
-              config: ConfigProto | None = None) -> None:
+    def reset(
+        target: Any, containers: list[str] | None = None, config: ConfigProto | None = None
+    ) -> None:
         """Clears the variables and other state held on the cluster behind ``target``
         (which outlive sessions there, as in TF1's distributed runtime)."""
         if target is None or target == "" or target == "local":
             return
-        from .dask_backend import reset  # noqa: PLC0415
+        from .dask_backend import reset
+
         reset(target, containers)
 
     def close(self) -> None:
@@ -388,13 +465,16 @@ def _fetch_element(graph: Graph, leaf: Any) -> Tensor | Operation:
     try:
         return graph.as_graph_element(leaf)
     except TypeError as exc:
-        raise TypeError(f"Fetch argument {leaf!r} has invalid type "
-                        f"{type(leaf).__name__!r}, must be a string or Tensor. "
-                        f"({exc})") from None
+        raise TypeError(
+            f"Fetch argument {leaf!r} has invalid type "
+            f"{type(leaf).__name__!r}, must be a string or Tensor. "
+            f"({exc})"
+        ) from None
     except (ValueError, KeyError) as exc:
         detail = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        raise ValueError(f"Fetch argument {leaf!r} cannot be interpreted as a Tensor. "
-                         f"({detail})") from None
+        raise ValueError(
+            f"Fetch argument {leaf!r} cannot be interpreted as a Tensor. ({detail})"
+        ) from None
 
 
 def _feed_tensor(graph: Graph, key: Any) -> Tensor:
@@ -409,26 +489,32 @@ def _feed_tensor(graph: Graph, key: Any) -> Tensor:
 def _convert_feed(value: Any, np_dtype: Any, name: str) -> Any:
     """A fed value that is not already an array of the placeholder's dtype."""
     if isinstance(value, Tensor):
-        raise TypeError(f"The value of a feed cannot be a tf.Tensor object ({name}). "
-                        "Acceptable feed values include Python scalars, strings, "
-                        "lists, numpy ndarrays, or TensorHandles.")
+        raise TypeError(
+            f"The value of a feed cannot be a tf.Tensor object ({name}). "
+            "Acceptable feed values include Python scalars, strings, "
+            "lists, numpy ndarrays, or TensorHandles."
+        )
     if np_dtype is None:
         return value
     try:
         out = np.asarray(value, dtype=np_dtype)
     except OverflowError:
-        raise TypeError(f"Type of feed value {value!r} with type {type(value)} is not "
-                        f"compatible with Tensor '{name}' of type {np.dtype(np_dtype).name}. "
-                        "Try explicitly setting the type of the feed tensor to a larger "
-                        "type (e.g. int64).") from None
+        raise TypeError(
+            f"Type of feed value {value!r} with type {type(value)} is not "
+            f"compatible with Tensor '{name}' of type {np.dtype(np_dtype).name}. "
+            "Try explicitly setting the type of the feed tensor to a larger "
+            "type (e.g. int64)."
+        ) from None
     except (TypeError, ValueError) as exc:
         raise ValueError(f"Cannot feed value for Tensor '{name}': {exc}") from None
     if type(value) is int and out.dtype.kind in "iub" and out != value:
         # numpy wraps some out-of-range Python ints silently: refuse them as TF1 does.
-        raise TypeError(f"Type of feed value {value!r} with type {type(value)} is not "
-                        f"compatible with Tensor '{name}' of type {out.dtype.name}. Try "
-                        "explicitly setting the type of the feed tensor to a larger type "
-                        "(e.g. int64).")
+        raise TypeError(
+            f"Type of feed value {value!r} with type {type(value)} is not "
+            f"compatible with Tensor '{name}' of type {out.dtype.name}. Try "
+            "explicitly setting the type of the feed tensor to a larger type "
+            "(e.g. int64)."
+        )
     return out
 
 
@@ -436,9 +522,11 @@ def _as_feed_dict(feed_dict: Any) -> dict:
     """A ``feed_dict`` given as another mapping, as a dict; anything else is refused."""
     if not isinstance(feed_dict, Mapping):
         if isinstance(feed_dict, (list, tuple)) and not feed_dict:
-            return {}   # TF1 treats an empty feed_dict of any kind as none
-        raise TypeError(f"feed_dict must be a dictionary (or another Mapping) of tensors "
-                        f"to values, not a {type(feed_dict).__name__}")
+            return {}  # TF1 treats an empty feed_dict of any kind as none
+        raise TypeError(
+            f"feed_dict must be a dictionary (or another Mapping) of tensors "
+            f"to values, not a {type(feed_dict).__name__}"
+        )
     return dict(feed_dict)
 
 
@@ -450,7 +538,8 @@ def _host_value(value: Any) -> Any:
         return value if value.flags.writeable else value.copy()
     if value is None or isinstance(value, np.generic):
         return value
-    from .devices import to_host  # noqa: PLC0415
+    from .devices import to_host
+
     return _host_value(np.asarray(to_host(value)))
 
 
@@ -469,8 +558,9 @@ class Session(BaseSession):
 class InteractiveSession(BaseSession):
     """A session that installs itself as the default session on construction."""
 
-    def __init__(self, target: Any = "", graph: Graph | None = None,
-                 config: ConfigProto | None = None):
+    def __init__(
+        self, target: Any = "", graph: Graph | None = None, config: ConfigProto | None = None
+    ):
         super().__init__(target, graph, config)
         self._graph_ctx = self._graph.as_default()
         self._graph_ctx.__enter__()

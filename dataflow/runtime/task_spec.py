@@ -37,13 +37,18 @@ def data(key: Any, value: Any) -> DataNode:
     return DataNode(key, value)
 
 
-def layered_graph(layers: Mapping[str, tuple[dict[Any, GraphNode], dict[str, Any]]],
-                  dependencies: Mapping[str, Iterable[str]]) -> HighLevelGraph:
+def layered_graph(
+    layers: Mapping[str, tuple[dict[Any, GraphNode], dict[str, Any]]],
+    dependencies: Mapping[str, Iterable[str]],
+) -> HighLevelGraph:
     """A ``HighLevelGraph`` from ``{layer name: (tasks by key, annotations)}``.
 
     ``dependencies`` maps a layer name to the names of the layers its tasks read.
     """
     return HighLevelGraph(
-        {name: MaterializedLayer(tasks, annotations=annotations or None)
-         for name, (tasks, annotations) in layers.items()},
-        {name: set(dependencies.get(name, ())) for name in layers})
+        {
+            name: MaterializedLayer(tasks, annotations=annotations or None)
+            for name, (tasks, annotations) in layers.items()
+        },
+        {name: set(dependencies.get(name, ())) for name in layers},
+    )

@@ -37,11 +37,13 @@ class DataflowWorkerPlugin(WorkerPlugin):
 
     async def setup(self, worker: Any) -> None:
         try:
-            from dataflow.runtime import worker_state  # noqa: PLC0415 - see module docstring
+            from dataflow.runtime import worker_state
         except ImportError as exc:
             logging.getLogger("distributed.worker").warning(
                 "dataflow is not importable on this worker (%s); it runs plain Dask work "
-                "but no dataflow stages", exc)
+                "but no dataflow stages",
+                exc,
+            )
             return
         await worker_state.prepare_worker(worker)
 
@@ -50,7 +52,7 @@ class DataflowWorkerPlugin(WorkerPlugin):
         if any(str(name).startswith(PLUGIN_PREFIX) for name in worker.plugins):
             return  # another client's registration still needs the handlers
         try:
-            from dataflow.runtime import worker_state  # noqa: PLC0415
+            from dataflow.runtime import worker_state
         except ImportError:
             return
         await worker_state.release_worker(worker)
@@ -58,8 +60,8 @@ class DataflowWorkerPlugin(WorkerPlugin):
 
 def register_by_value() -> None:
     """Makes Dask pickle ``DataflowWorkerPlugin`` by value (idempotent)."""
-    import sys  # noqa: PLC0415
+    import sys
 
-    import cloudpickle  # noqa: PLC0415 - a dependency of distributed
+    import cloudpickle
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])

@@ -55,10 +55,18 @@ from .resources import ResourceStore
 _local = threading.local()
 
 # Op types whose kernels never block (safe to run on the worker's event loop).
-_NON_BLOCKING_STATEFUL = frozenset({
-    "VarHandleOp", "ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp",
-    "AssignSubVariableOp", "ResourceScatterUpdate", "ResourceScatterAdd",
-    "VarIsInitializedOp"})
+_NON_BLOCKING_STATEFUL = frozenset(
+    {
+        "VarHandleOp",
+        "ReadVariableOp",
+        "AssignVariableOp",
+        "AssignAddVariableOp",
+        "AssignSubVariableOp",
+        "ResourceScatterUpdate",
+        "ResourceScatterAdd",
+        "VarIsInitializedOp",
+    }
+)
 _INLINE_SECONDS = 0.001
 _MAX_OPEN_STEPS = 4096
 
@@ -81,16 +89,17 @@ class WorkerDeviceContext(DeviceContext):
         if getattr(_local, "seceded", True):
             return
         _local.seceded = True
-        from distributed import secede  # noqa: PLC0415
-        from distributed.threadpoolexecutor import secede as leave_pool  # noqa: PLC0415
-        from distributed.threadpoolexecutor import thread_state  # noqa: PLC0415
+        from distributed import secede
+        from distributed.threadpoolexecutor import secede as leave_pool
+        from distributed.threadpoolexecutor import thread_state
+
         executor = getattr(thread_state, "executor", None)
         if executor is None or threading.current_thread() not in executor._threads:
             return  # not a pool thread: nothing to free
         if getattr(_local, "task", False):
-            secede()       # a Dask task: the worker's state machine learns of it too
+            secede()  # a Dask task: the worker's state machine learns of it too
         else:
-            leave_pool()   # a resident stage run in the worker's executor
+            leave_pool()  # a resident stage run in the worker's executor
 
     def cancelled(self) -> bool:
         """Whether the running step was cancelled (its session closed, or its client
@@ -115,15 +124,17 @@ class WorkerDeviceContext(DeviceContext):
 class CompiledStage:
     """A stage bound to this worker's store: ``stage(step, args) -> outputs``."""
 
-    def __init__(self, part: StagePart, ctx: WorkerDeviceContext, slot_specs: Sequence,
-                 debug: bool) -> None:
+    def __init__(
+        self, part: StagePart, ctx: WorkerDeviceContext, slot_specs: Sequence, debug: bool
+    ) -> None:
         self.part = part
         self.device = part.stage.device
         self.function = StageFunction(part.stage, ctx, slot_specs, debug)
         self.gpu = "/device:GPU:" in self.device
-        self.inline_ok = all(not registry.lookup(c.op_type).stateful
-                             or c.op_type in _NON_BLOCKING_STATEFUL
-                             for c in part.stage.calls)
+        self.inline_ok = all(
+            not registry.lookup(c.op_type).stateful or c.op_type in _NON_BLOCKING_STATEFUL
+            for c in part.stage.calls
+        )
         self.last_seconds = float("inf")
 
     def __call__(self, step: Any, args: Sequence[Any]) -> tuple:
@@ -135,9 +146,10 @@ class CompiledStage:
             if self.gpu:
                 args = [transfer(a, "", self.device) for a in args]
             outs = fn(*args)
-        except Exception as exc:  # noqa: BLE001 - every kernel failure becomes an OpError
-            raise translate_error(exc, self.function.call_for_traceback(exc.__traceback__),
-                                  self.device) from None
+        except Exception as exc:
+            raise translate_error(
+                exc, self.function.call_for_traceback(exc.__traceback__), self.device
+            ) from None
         finally:
             _local.step = _local.running = None
             _local.seceded = True
@@ -157,8 +169,7 @@ class WorkerRuntime:
         self._plans: dict[str, WorkerPlan] = {}
         self._compiled: dict[tuple[str, int], CompiledStage] = {}
         self.rendezvous: dict[tuple[str, str], _Rendezvous] = {}
-        self.finished: collections.OrderedDict[tuple[str, str], None] = \
-            collections.OrderedDict()
+        self.finished: collections.OrderedDict[tuple[str, str], None] = collections.OrderedDict()
         self._cancelled_sessions: set[str] = set()
         self._cancelled_steps: collections.OrderedDict[str, None] = collections.OrderedDict()
 
@@ -183,8 +194,7 @@ class WorkerRuntime:
     def is_cancelled(self, step: str | None) -> bool:
         if step is None:
             return False
-        return step in self._cancelled_steps or \
-            step.rpartition("-")[2] in self._cancelled_sessions
+        return step in self._cancelled_steps or step.rpartition("-")[2] in self._cancelled_sessions
 
     # --- stores -----------------------------------------------------------------------
     def store(self, container: str, device: str) -> ResourceStore:
@@ -202,15 +212,19 @@ class WorkerRuntime:
             with self._lock:
                 ctx = self._contexts.get(key)
                 if ctx is None:
-                    ctx = WorkerDeviceContext(device, array_namespace(device),
-                                              self.store(container, device), debug)
+                    ctx = WorkerDeviceContext(
+                        device, array_namespace(device), self.store(container, device), debug
+                    )
                     self._contexts[key] = ctx
         return ctx
 
     def variables(self, container: str = "") -> dict[str, list[str]]:
         """Device -> names of the variables held here."""
-        return {device: store.names() for (c, device), store in self._stores.items()
-                if c == container and store.names()}
+        return {
+            device: store.names()
+            for (c, device), store in self._stores.items()
+            if c == container and store.names()
+        }
 
     def reset(self, containers: Sequence[str] | None = None) -> None:
         with self._lock:
@@ -285,9 +299,10 @@ RUNTIME = WorkerRuntime()
 def run_stage(plan_key: str, index: int, step: str, feeds: tuple, *upstream: tuple) -> tuple:
     """The function of every stage task: runs stage ``index`` of an installed plan."""
     stage = RUNTIME.compiled(plan_key, index)
-    args = [feeds[src[1]] if src[0] == "f" else upstream[src[1]][src[2]]
-            for src in stage.part.sources]
-    _local.task = True   # a blocking kernel secedes through Dask (will_block)
+    args = [
+        feeds[src[1]] if src[0] == "f" else upstream[src[1]][src[2]] for src in stage.part.sources
+    ]
+    _local.task = True  # a blocking kernel secedes through Dask (will_block)
     try:
         return stage(step, args)
     finally:
@@ -396,8 +411,9 @@ class _ChannelTransport:
         await self.server.send(address, message)
 
 
-async def _run_part(worker: Any, key: str, step: str, feeds: dict, peers: dict,
-                    transport: Any = None) -> dict:
+async def _run_part(
+    worker: Any, key: str, step: str, feeds: dict, peers: dict, transport: Any = None
+) -> dict:
     """This worker's stages of one resident step; returns the slots the client fetches.
 
     ``peers`` maps worker names to where ``transport`` reaches them (Dask addresses, or
@@ -420,8 +436,9 @@ async def _run_part(worker: Any, key: str, step: str, feeds: dict, peers: dict,
                 await rv.future(j)
             stage = RUNTIME.cached(key, part.stage.index)
             if stage is None:  # compile off the event loop: a big stage takes a while
-                stage = await loop.run_in_executor(worker.executor, RUNTIME.compiled, key,
-                                                   part.stage.index)
+                stage = await loop.run_in_executor(
+                    worker.executor, RUNTIME.compiled, key, part.stage.index
+                )
             args = [rv.values[s] for s in part.stage.inputs]
             if stage.inline_ok and stage.last_seconds < _INLINE_SECONDS:
                 outs = stage(step, args)
@@ -430,9 +447,13 @@ async def _run_part(worker: Any, key: str, step: str, feeds: dict, peers: dict,
             values = dict(zip(part.stage.outputs, outs, strict=True))
             rv.values.update(values)
             for dest, slots in part.send_to:
-                msg = {"op": "send", "key": f"{plan.plan_id}/{dest}", "step": step,
-                       "stage": part.stage.index,
-                       "values": transport.wrap({s: values[s] for s in slots})}
+                msg = {
+                    "op": "send",
+                    "key": f"{plan.plan_id}/{dest}",
+                    "step": step,
+                    "stage": part.stage.index,
+                    "values": transport.wrap({s: values[s] for s in slots}),
+                }
                 sends.append(asyncio.ensure_future(transport.send(peers[dest], msg)))
             for slot in part.client_slots:
                 out[slot] = values[slot]
@@ -442,15 +463,21 @@ async def _run_part(worker: Any, key: str, step: str, feeds: dict, peers: dict,
     except _Aborted as exc:
         return {"status": "aborted", "reason": str(exc)}
     except errors.OpError as exc:
-        await _abort_peers(transport, plan, step, peers, f"{exc.__class__.__name__} in "
-                           f"{plan.worker}")
+        await _abort_peers(
+            transport, plan, step, peers, f"{exc.__class__.__name__} in {plan.worker}"
+        )
         return {"status": "error", "error": exc}
-    except Exception as exc:  # noqa: BLE001 - a failed send (peer lost) or a bug
-        await _abort_peers(transport, plan, step, peers, f"{type(exc).__name__} in "
-                           f"{plan.worker}")
-        return {"status": "error", "error": errors.UnavailableError(
-            None, None, f"worker {plan.worker} could not finish its part of the step: "
-                        f"{type(exc).__name__}: {exc}")}
+    except Exception as exc:
+        await _abort_peers(transport, plan, step, peers, f"{type(exc).__name__} in {plan.worker}")
+        return {
+            "status": "error",
+            "error": errors.UnavailableError(
+                None,
+                None,
+                f"worker {plan.worker} could not finish its part of the step: "
+                f"{type(exc).__name__}: {exc}",
+            ),
+        }
     finally:
         for s in sends:
             if not s.done():
@@ -458,11 +485,17 @@ async def _run_part(worker: Any, key: str, step: str, feeds: dict, peers: dict,
         RUNTIME.finish(key, step)
 
 
-async def _abort_peers(transport: Any, plan: WorkerPlan, step: str, peers: dict,
-                       reason: str) -> None:
-    calls = [transport.send(address, {"op": "abort", "key": f"{plan.plan_id}/{name}",
-                                      "step": step, "reason": reason})
-             for name, address in peers.items() if name != plan.worker]
+async def _abort_peers(
+    transport: Any, plan: WorkerPlan, step: str, peers: dict, reason: str
+) -> None:
+    calls = [
+        transport.send(
+            address,
+            {"op": "abort", "key": f"{plan.plan_id}/{name}", "step": step, "reason": reason},
+        )
+        for name, address in peers.items()
+        if name != plan.worker
+    ]
     if calls:
         await asyncio.gather(*calls, return_exceptions=True)
 
@@ -490,8 +523,11 @@ def _handlers(worker: Any) -> dict[str, Any]:
     def dataflow_abort(key: str, step: str, reason: str = "") -> None:
         _abort_step(key, step, reason)
 
-    return {"dataflow_run": dataflow_run, "dataflow_send": dataflow_send,
-            "dataflow_abort": dataflow_abort}
+    return {
+        "dataflow_run": dataflow_run,
+        "dataflow_send": dataflow_send,
+        "dataflow_abort": dataflow_abort,
+    }
 
 
 def _channel_handler(worker: Any, server: ChannelServer) -> Any:
@@ -500,15 +536,25 @@ def _channel_handler(worker: Any, server: ChannelServer) -> Any:
     transport = _ChannelTransport(server)
 
     async def run(message: dict, reply: Any) -> None:
-        answer = await _run_part(worker, message["key"], message["step"], message["feeds"],
-                                 message["peers"], transport)
+        answer = await _run_part(
+            worker, message["key"], message["step"], message["feeds"], message["peers"], transport
+        )
         answer["id"] = message["id"]
         try:
             reply(answer)
-        except Exception as exc:  # noqa: BLE001 - e.g. an error that does not pickle
-            reply({"id": message["id"], "status": "error", "error": errors.InternalError(
-                None, None, f"worker {worker.name} could not send its reply: "
-                            f"{type(exc).__name__}: {exc}")})
+        except Exception as exc:
+            reply(
+                {
+                    "id": message["id"],
+                    "status": "error",
+                    "error": errors.InternalError(
+                        None,
+                        None,
+                        f"worker {worker.name} could not send its reply: "
+                        f"{type(exc).__name__}: {exc}",
+                    ),
+                }
+            )
 
     def handle(message: dict, reply: Any) -> None:
         op = message["op"]
@@ -530,7 +576,7 @@ async def channel_address(dask_worker: Any = None) -> str | None:
         address = str(dask_worker.address)
         if not address.startswith("tcp://"):
             return None
-        host = address[len("tcp://"):].rsplit(":", 1)[0].strip("[]")
+        host = address[len("tcp://") :].rsplit(":", 1)[0].strip("[]")
         server = ChannelServer()
         server.handler = _channel_handler(dask_worker, server)
         await server.start(host)
@@ -578,5 +624,4 @@ def store_call(container: str, device: str, method: str, *args: Any) -> Any:
     return getattr(RUNTIME.store(container, device), method)(*args)
 
 
-_STORE_METHODS = frozenset({"names", "is_initialized", "read", "write", "delete",
-                            "snapshot"})
+_STORE_METHODS = frozenset({"names", "is_initialized", "read", "write", "delete", "snapshot"})

@@ -89,7 +89,8 @@ class StrictArray(np.ndarray):
             raise AssertionError(
                 f"numpy.{name} was called on a {type(self).__name__} outside the array "
                 "namespace: a kernel used numpy directly (or mixed a numpy array into "
-                "device arrays) instead of ctx.xp")
+                "device arrays) instead of ctx.xp"
+            )
         out = kwargs.get("out")
         if out is not None:
             kwargs["out"] = tuple(_unwrap(o) for o in out)
@@ -98,13 +99,15 @@ class StrictArray(np.ndarray):
             return out[0] if len(out) == 1 else out
         return _wrap(result, type(self))
 
-    def __array_function__(self, func: Callable, types: Any, args: Iterable[Any],
-                           kwargs: Mapping[str, Any]) -> Any:
+    def __array_function__(
+        self, func: Callable, types: Any, args: Iterable[Any], kwargs: Mapping[str, Any]
+    ) -> Any:
         if not _depth():
             raise AssertionError(
                 f"{func.__module__}.{func.__name__} was called on a {type(self).__name__} "
                 "outside the array namespace: a kernel used numpy directly instead of "
-                "ctx.xp")
+                "ctx.xp"
+            )
         result = func(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
         return _wrap(result, type(self))
 
@@ -123,7 +126,7 @@ def _special_ufuncs() -> frozenset:
     """``scipy.special``'s ufuncs: cupy arrays accept them too (cupy's ``__array_ufunc__``
     dispatches them to ``cupyx.scipy.special``), so kernels may call them on xp arrays."""
     try:
-        import scipy.special as special  # noqa: PLC0415 - optional
+        import scipy.special as special
     except ImportError:
         return frozenset()
     return frozenset(v for v in vars(special).values() if isinstance(v, np.ufunc))
@@ -131,16 +134,51 @@ def _special_ufuncs() -> frozenset:
 
 # ndarray methods left alone: object protocol, pickling, views, flags, dispatch hooks.
 _NOT_WRAPPED = {
-    "__array__", "__array_finalize__", "__array_function__", "__array_ufunc__",
-    "__array_wrap__", "__array_namespace__", "__class__", "__class_getitem__",
-    "__delattr__", "__dir__", "__dlpack__", "__dlpack_device__", "__getattribute__",
-    "__getstate__", "__init__", "__init_subclass__", "__iter__", "__new__", "__reduce__",
-    "__reduce_ex__", "__setattr__", "__setstate__", "__sizeof__", "__subclasshook__",
-    "dump", "dumps", "setflags", "to_device", "tofile", "view",
+    "__array__",
+    "__array_finalize__",
+    "__array_function__",
+    "__array_ufunc__",
+    "__array_wrap__",
+    "__array_namespace__",
+    "__class__",
+    "__class_getitem__",
+    "__delattr__",
+    "__dir__",
+    "__dlpack__",
+    "__dlpack_device__",
+    "__getattribute__",
+    "__getstate__",
+    "__init__",
+    "__init_subclass__",
+    "__iter__",
+    "__new__",
+    "__reduce__",
+    "__reduce_ex__",
+    "__setattr__",
+    "__setstate__",
+    "__sizeof__",
+    "__subclasshook__",
+    "dump",
+    "dumps",
+    "setflags",
+    "to_device",
+    "tofile",
+    "view",
 }
 # Methods whose extra arguments are indices or keys, not operands (no mixing check).
-_INDEXING = {"__getitem__", "__setitem__", "__delitem__", "take", "put", "choose",
-             "compress", "searchsorted", "reshape", "transpose", "repeat"}
+_INDEXING = {
+    "__getitem__",
+    "__setitem__",
+    "__delitem__",
+    "take",
+    "put",
+    "choose",
+    "compress",
+    "searchsorted",
+    "reshape",
+    "transpose",
+    "repeat",
+}
 
 
 def _method(name: str, fn: Callable) -> Callable:
@@ -163,8 +201,11 @@ def _method(name: str, fn: Callable) -> Callable:
 
 for _name in dir(np.ndarray):
     _attr = getattr(np.ndarray, _name)
-    if (_name not in _NOT_WRAPPED and callable(_attr)
-            and type(_attr).__name__ in ("method_descriptor", "wrapper_descriptor")):
+    if (
+        _name not in _NOT_WRAPPED
+        and callable(_attr)
+        and type(_attr).__name__ in ("method_descriptor", "wrapper_descriptor")
+    ):
         setattr(StrictArray, _name, _method(_name, _attr))
 del _name, _attr
 
@@ -218,7 +259,8 @@ def check_mixing(name: str, args: tuple, cls: type, refuse_host: bool = False) -
         raise AssertionError(
             f"{name} got a plain numpy array {'next to' if device else 'instead of'} "
             f"{cls.__name__}s: a kernel built a host array (np.* instead of ctx.xp), or a "
-            "host value missed its transfer to the device; cupy would raise TypeError here")
+            "host value missed its transfer to the device; cupy would raise TypeError here"
+        )
 
 
 def to_numpy(x: Any) -> Any:
@@ -232,8 +274,18 @@ def to_numpy(x: Any) -> Any:
 
 # --- the namespace --------------------------------------------------------------------
 # Creation and conversion routines: their one data argument may be a host array.
-_CONVERTING = {"asarray", "array", "asanyarray", "ascontiguousarray", "asfortranarray",
-               "copy", "frombuffer", "fromiter", "full", "full_like"}
+_CONVERTING = {
+    "asarray",
+    "array",
+    "asanyarray",
+    "ascontiguousarray",
+    "asfortranarray",
+    "copy",
+    "frombuffer",
+    "fromiter",
+    "full",
+    "full_like",
+}
 
 
 def _function(fn: Callable, name: str, cls: type, refuse_host: bool = False) -> Callable:
@@ -260,8 +312,11 @@ class _Ufunc:
         self.__name__ = ufunc.__name__
         self._call = _function(ufunc, ufunc.__name__, cls, refuse_host)
         for method in ("reduce", "accumulate", "reduceat", "outer", "at"):
-            setattr(self, method, _function(getattr(ufunc, method),
-                                            f"{ufunc.__name__}.{method}", cls, refuse_host))
+            setattr(
+                self,
+                method,
+                _function(getattr(ufunc, method), f"{ufunc.__name__}.{method}", cls, refuse_host),
+            )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._call(*args, **kwargs)
@@ -276,11 +331,29 @@ class _Ufunc:
 # The methods ``cupy.random.Generator`` has (CuPy 13): numpy's Generator has more
 # (``permutation``, ``shuffle``, ``choice``, ``normal``, ...), which a kernel must not
 # rely on.
-CUPY_GENERATOR_METHODS = frozenset({
-    "beta", "binomial", "bit_generator", "chisquare", "dirichlet", "exponential", "f",
-    "gamma", "geometric", "hypergeometric", "integers", "logseries", "poisson", "power",
-    "random", "standard_exponential", "standard_gamma", "standard_normal", "uniform",
-})
+CUPY_GENERATOR_METHODS = frozenset(
+    {
+        "beta",
+        "binomial",
+        "bit_generator",
+        "chisquare",
+        "dirichlet",
+        "exponential",
+        "f",
+        "gamma",
+        "geometric",
+        "hypergeometric",
+        "integers",
+        "logseries",
+        "poisson",
+        "power",
+        "random",
+        "standard_exponential",
+        "standard_gamma",
+        "standard_normal",
+        "uniform",
+    }
+)
 
 
 class _Proxy:
@@ -292,10 +365,15 @@ class _Proxy:
         self._cls = cls
 
     def __getattr__(self, name: str) -> Any:
-        if (isinstance(self._obj, np.random.Generator) and not name.startswith("_")
-                and name not in CUPY_GENERATOR_METHODS):
-            raise AttributeError(f"cupy.random.Generator has no '{name}' (numpy's does): "
-                                 "kernels must use the methods both have")
+        if (
+            isinstance(self._obj, np.random.Generator)
+            and not name.startswith("_")
+            and name not in CUPY_GENERATOR_METHODS
+        ):
+            raise AttributeError(
+                f"cupy.random.Generator has no '{name}' (numpy's does): "
+                "kernels must use the methods both have"
+            )
         attr = getattr(self._obj, name)
         if callable(attr) and not isinstance(attr, type):
             attr = _function(attr, f"{type(self._obj).__name__}.{name}", self._cls)
@@ -315,8 +393,13 @@ class StrictNamespace:
     numpy's own (cupy shares numpy's dtypes too).
     """
 
-    def __init__(self, module: types.ModuleType = np, array_type: type = StrictArray,
-                 name: str = "dataflow.testing.strict_xp", refuse_host: bool = True) -> None:
+    def __init__(
+        self,
+        module: types.ModuleType = np,
+        array_type: type = StrictArray,
+        name: str = "dataflow.testing.strict_xp",
+        refuse_host: bool = True,
+    ) -> None:
         self._module = module
         self._cls = array_type
         self._refuse_host = refuse_host
@@ -330,8 +413,7 @@ class StrictNamespace:
         if isinstance(attr, np.ufunc):
             value: Any = _Ufunc(attr, self._cls, self._refuse_host)
         elif isinstance(attr, types.ModuleType):
-            value = StrictNamespace(attr, self._cls, f"{self.__name__}.{name}",
-                                    self._refuse_host)
+            value = StrictNamespace(attr, self._cls, f"{self.__name__}.{name}", self._refuse_host)
         elif isinstance(attr, type) or not callable(attr):
             value = attr
         else:
@@ -343,8 +425,11 @@ class StrictNamespace:
         return f"<strict array namespace {self.__name__} over {self._module.__name__}>"
 
 
-def make_namespace(array_type: type = StrictArray, name: str = "dataflow.testing.strict_xp",
-                   refuse_host: bool = True) -> StrictNamespace:
+def make_namespace(
+    array_type: type = StrictArray,
+    name: str = "dataflow.testing.strict_xp",
+    refuse_host: bool = True,
+) -> StrictNamespace:
     """A strict namespace whose arrays are ``array_type`` (a ``StrictArray`` subclass).
 
     ``refuse_host``: its functions refuse plain numpy arrays as operands even when no

@@ -31,10 +31,12 @@ def run_in_fresh_graph(tf: Any, build: Callable[[Any], tuple[Any, dict | None]])
             return sess.run(fetches, feed_dict)
 
 
-def assert_parity_on_constants(tf1: Any, program: Callable[..., Any], *inputs: Any,
-                               rtol: float = 1e-5, atol: float = 1e-6) -> None:
+def assert_parity_on_constants(
+    tf1: Any, program: Callable[..., Any], *inputs: Any, rtol: float = 1e-5, atol: float = 1e-6
+) -> None:
     """``program(tf, *constants)`` (a list of tensors; ``inputs`` as constants) fetches the
     same with ``dataflow`` (run first) and with ``tf1``."""
+
     def build(tf: Any) -> tuple[Any, None]:
         return program(tf, *[tf.constant(x) for x in inputs]), None
 
@@ -42,8 +44,9 @@ def assert_parity_on_constants(tf1: Any, program: Callable[..., Any], *inputs: A
     assert_same_fetches(ours, theirs, rtol=rtol, atol=atol)
 
 
-def assert_same_fetches(ours: Sequence[Any], theirs: Sequence[Any], rtol: float = 1e-5,
-                        atol: float = 1e-6) -> None:
+def assert_same_fetches(
+    ours: Sequence[Any], theirs: Sequence[Any], rtol: float = 1e-5, atol: float = 1e-6
+) -> None:
     """The same number of fetches and, per fetch, the same shape, dtype and values."""
     assert len(ours) == len(theirs)
     for k, (a, b) in enumerate(zip(ours, theirs, strict=True)):

@@ -3,7 +3,7 @@
 Explicit re-exports only; each block belongs to one module.
 """
 
-# ruff: noqa: F401, I001 - public namespace
+# ruff: noqa: I001 - public namespace
 
 # --- coordinator.py, queue_runner.py -----------------------------------------------------
 from .coordinator import Coordinator as Coordinator

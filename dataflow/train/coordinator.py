@@ -22,9 +22,11 @@ class Coordinator:
     """
 
     def __init__(self, clean_stop_exception_types: Iterable[type] | None = None):
-        self._clean = tuple(clean_stop_exception_types
-                            if clean_stop_exception_types is not None
-                            else (errors.OutOfRangeError,))
+        self._clean = tuple(
+            clean_stop_exception_types
+            if clean_stop_exception_types is not None
+            else (errors.OutOfRangeError,)
+        )
         self._lock = threading.Lock()
         self._stop_event = threading.Event()
         self._exc_info: Any = None
@@ -60,15 +62,19 @@ class Coordinator:
         """Requests a stop (recording the error) when the block raises."""
         try:
             yield
-        except BaseException:  # noqa: BLE001 - any error must stop the group
+        except BaseException:
             self.request_stop(ex=sys.exc_info())
 
     def register_thread(self, thread: threading.Thread) -> None:
         with self._lock:
             self._registered.add(thread)
 
-    def join(self, threads: Iterable[threading.Thread] | None = None,
-             stop_grace_period_secs: float = 120, ignore_live_threads: bool = False) -> None:
+    def join(
+        self,
+        threads: Iterable[threading.Thread] | None = None,
+        stop_grace_period_secs: float = 120,
+        ignore_live_threads: bool = False,
+    ) -> None:
         """Waits for the threads to end after a stop request; re-raises a recorded error.
 
         Raises:
@@ -88,8 +94,9 @@ class Coordinator:
             raise info[1].with_traceback(info[2])
         stragglers = [t.name for t in threads if t.is_alive()]
         if stragglers and not ignore_live_threads:
-            raise RuntimeError(f"Coordinator stopped with threads still running: "
-                               f"{', '.join(stragglers)}")
+            raise RuntimeError(
+                f"Coordinator stopped with threads still running: {', '.join(stragglers)}"
+            )
 
     @property
     def joined(self) -> bool:

@@ -23,13 +23,22 @@ from ..framework.device_spec import DeviceSpec
 from ..runtime.cluster_spec import ClusterSpec
 
 # TF1's STANDARD_PS_OPS; of these, dataflow has VarHandleOp.
-STANDARD_PS_OPS = ("Variable", "VariableV2", "AutoReloadVariable", "MutableHashTable",
-                   "MutableHashTableV2", "MutableHashTableOfTensors",
-                   "MutableHashTableOfTensorsV2", "MutableDenseHashTable",
-                   "MutableDenseHashTableV2", "VarHandleOp",
-                   "BoostedTreesEnsembleResourceHandleOp",
-                   "BoostedTreesQuantileStreamResourceHandleOp",
-                   "ResourceConditionalAccumulator", "DecisionTreeResource")
+STANDARD_PS_OPS = (
+    "Variable",
+    "VariableV2",
+    "AutoReloadVariable",
+    "MutableHashTable",
+    "MutableHashTableV2",
+    "MutableHashTableOfTensors",
+    "MutableHashTableOfTensorsV2",
+    "MutableDenseHashTable",
+    "MutableDenseHashTableV2",
+    "VarHandleOp",
+    "BoostedTreesEnsembleResourceHandleOp",
+    "BoostedTreesQuantileStreamResourceHandleOp",
+    "ResourceConditionalAccumulator",
+    "DecisionTreeResource",
+)
 
 
 class _RoundRobinStrategy:
@@ -46,9 +55,15 @@ class _RoundRobinStrategy:
 
 
 class _ReplicaDeviceChooser:
-    def __init__(self, ps_tasks: int, ps_device: str, worker_device: str,
-                 merge_devices: bool, ps_ops: Sequence[str],
-                 ps_strategy: Callable[[Any], int]) -> None:
+    def __init__(
+        self,
+        ps_tasks: int,
+        ps_device: str,
+        worker_device: str,
+        merge_devices: bool,
+        ps_ops: Sequence[str],
+        ps_strategy: Callable[[Any], int],
+    ) -> None:
         self._ps_tasks = ps_tasks
         self._ps_device = ps_device
         self._worker_device = worker_device
@@ -69,11 +84,15 @@ class _ReplicaDeviceChooser:
         return DeviceSpec.from_string(self._worker_device or "").merge(current).to_string()
 
 
-def replica_device_setter(ps_tasks: int = 0, ps_device: str = "/job:ps",
-                          worker_device: str = "/job:worker", merge_devices: bool = True,
-                          cluster: Any = None, ps_ops: Sequence[str] | None = None,
-                          ps_strategy: Callable[[Any], int] | None = None
-                          ) -> Callable[[Any], str] | None:
+def replica_device_setter(
+    ps_tasks: int = 0,
+    ps_device: str = "/job:ps",
+    worker_device: str = "/job:worker",
+    merge_devices: bool = True,
+    cluster: Any = None,
+    ps_ops: Sequence[str] | None = None,
+    ps_strategy: Callable[[Any], int] | None = None,
+) -> Callable[[Any], str] | None:
     """Returns a device function to use when building a graph for replicas.
 
     Args:
@@ -106,14 +125,15 @@ def replica_device_setter(ps_tasks: int = 0, ps_device: str = "/job:ps",
         ps_ops = list(STANDARD_PS_OPS)
     if not merge_devices:
         logging.getLogger(__name__).warning(
-            "DEPRECATION: It is recommended to set merge_devices=true in "
-            "replica_device_setter")
+            "DEPRECATION: It is recommended to set merge_devices=true in replica_device_setter"
+        )
     if ps_strategy is None:
         ps_strategy = _RoundRobinStrategy(ps_tasks)
     if not callable(ps_strategy):
         raise TypeError("ps_strategy must be callable")
-    return _ReplicaDeviceChooser(ps_tasks, ps_device, worker_device, merge_devices, ps_ops,
-                                 ps_strategy).device_function
+    return _ReplicaDeviceChooser(
+        ps_tasks, ps_device, worker_device, merge_devices, ps_ops, ps_strategy
+    ).device_function
 
 
 __all__ = ["replica_device_setter", "STANDARD_PS_OPS"]

@@ -27,11 +27,13 @@ def assert_global_step(global_step_tensor: Any) -> None:
     """Raises ``TypeError`` unless ``global_step_tensor`` is an integer scalar variable
     or tensor."""
     if not isinstance(global_step_tensor, (Variable, Tensor)):
-        raise TypeError(f'Existing "global_step" must be a Variable or Tensor: '
-                        f"{global_step_tensor}.")
+        raise TypeError(
+            f'Existing "global_step" must be a Variable or Tensor: {global_step_tensor}.'
+        )
     if not global_step_tensor.dtype.is_integer:
-        raise TypeError('Existing "global_step" does not have integer type: '
-                        f"{global_step_tensor.dtype}")
+        raise TypeError(
+            f'Existing "global_step" does not have integer type: {global_step_tensor.dtype}'
+        )
     shape = global_step_tensor.shape
     if shape.rank != 0 and shape.is_fully_defined():
         raise TypeError(f'Existing "global_step" is not scalar: {shape}')
@@ -51,8 +53,14 @@ def get_global_step(graph: Graph | None = None) -> Variable | Tensor | None:
     if found:
         step = found[0]
     else:
-        step = next((v for v in graph.get_collection(GLOBAL_VARIABLES)
-                     if v.name == f"{GLOBAL_STEP_NAME}:0"), None)
+        step = next(
+            (
+                v
+                for v in graph.get_collection(GLOBAL_VARIABLES)
+                if v.name == f"{GLOBAL_STEP_NAME}:0"
+            ),
+            None,
+        )
         if step is None:
             try:
                 step = graph.get_tensor_by_name(f"{GLOBAL_STEP_NAME}:0")
@@ -72,9 +80,13 @@ def create_global_step(graph: Graph | None = None) -> Variable:
     if get_global_step(graph) is not None:
         raise ValueError('"global_step" already exists.')
     with graph.as_default(), graph.name_scope(None):
-        return Variable(lambda: constant(0, dtype=dtypes.int64), trainable=False,
-                        name=GLOBAL_STEP_NAME, dtype=dtypes.int64,
-                        collections=[GLOBAL_VARIABLES, GLOBAL_STEP])
+        return Variable(
+            lambda: constant(0, dtype=dtypes.int64),
+            trainable=False,
+            name=GLOBAL_STEP_NAME,
+            dtype=dtypes.int64,
+            collections=[GLOBAL_VARIABLES, GLOBAL_STEP],
+        )
 
 
 def get_or_create_global_step(graph: Graph | None = None) -> Variable | Tensor:

@@ -83,8 +83,10 @@ class SessionRunHook:
 def _global_step_tensor() -> Any:
     steps = get_default_graph().get_collection(GraphKeys.GLOBAL_STEP)
     if not steps:
-        raise RuntimeError("Global step should be created to use this hook (see "
-                           "tf.train.get_or_create_global_step()).")
+        raise RuntimeError(
+            "Global step should be created to use this hook (see "
+            "tf.train.get_or_create_global_step())."
+        )
     return steps[0]
 
 
@@ -152,10 +154,16 @@ class CheckpointSaverHook(SessionRunHook):
     """Saves a checkpoint every ``save_secs`` seconds or ``save_steps`` steps, when the
     session is created (so a restart never loses the initial state) and at the end."""
 
-    def __init__(self, checkpoint_dir: str, save_secs: float | None = None,
-                 save_steps: int | None = None, saver: Saver | None = None,
-                 checkpoint_basename: str = "model.ckpt", scaffold: Any = None,
-                 listeners: list | None = None):
+    def __init__(
+        self,
+        checkpoint_dir: str,
+        save_secs: float | None = None,
+        save_steps: int | None = None,
+        saver: Saver | None = None,
+        checkpoint_basename: str = "model.ckpt",
+        scaffold: Any = None,
+        listeners: list | None = None,
+    ):
         self._dir = checkpoint_dir
         self._path = os.path.join(checkpoint_dir, checkpoint_basename)
         self._timer = _Timer(save_secs, save_steps)
@@ -176,8 +184,10 @@ class CheckpointSaverHook(SessionRunHook):
             return self._scaffold.saver
         savers = get_default_graph().get_collection(GraphKeys.SAVERS)
         if len(savers) != 1:
-            raise RuntimeError("CheckpointSaverHook needs exactly one saver in the SAVERS "
-                               f"collection (found {len(savers)}); pass saver=.")
+            raise RuntimeError(
+                "CheckpointSaverHook needs exactly one saver in the SAVERS "
+                f"collection (found {len(savers)}); pass saver=."
+            )
         return savers[0]
 
     def after_create_session(self, session: Any, coord: Any) -> None:
@@ -233,20 +243,30 @@ class CheckpointSaverListener:
 class LoggingTensorHook(SessionRunHook):
     """Prints the values of ``tensors`` every N steps or seconds (and at the end)."""
 
-    def __init__(self, tensors: Any, every_n_iter: int | None = None,
-                 every_n_secs: float | None = None, at_end: bool = False,
-                 formatter: Callable[[dict], str] | None = None,
-                 stream: Any = None):
+    def __init__(
+        self,
+        tensors: Any,
+        every_n_iter: int | None = None,
+        every_n_secs: float | None = None,
+        at_end: bool = False,
+        formatter: Callable[[dict], str] | None = None,
+        stream: Any = None,
+    ):
         if not at_end and (every_n_iter is None) == (every_n_secs is None):
-            raise ValueError("either at_end and/or exactly one of every_n_iter and "
-                             "every_n_secs must be provided.")
+            raise ValueError(
+                "either at_end and/or exactly one of every_n_iter and "
+                "every_n_secs must be provided."
+            )
         if isinstance(tensors, dict):
             self._tags, self._tensors = list(tensors), list(tensors.values())
         else:
             self._tags = [t.name if isinstance(t, Tensor) else str(t) for t in tensors]
             self._tensors = list(tensors)
-        self._timer = _Timer(every_n_secs, every_n_iter) if not (
-            every_n_iter is None and every_n_secs is None) else None
+        self._timer = (
+            _Timer(every_n_secs, every_n_iter)
+            if not (every_n_iter is None and every_n_secs is None)
+            else None
+        )
         self._at_end = at_end
         self._formatter = formatter
         self._stream = stream
@@ -259,13 +279,15 @@ class LoggingTensorHook(SessionRunHook):
 
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs | None:
         self._should_log = self._timer is not None and self._timer.should_trigger(self._iter)
-        return SessionRunArgs(dict(zip(self._tags, self._tensors))) if self._should_log \
-            else None
+        return SessionRunArgs(dict(zip(self._tags, self._tensors))) if self._should_log else None
 
     def _log(self, values: dict) -> None:
         self.logged.append(values)
-        text = self._formatter(values) if self._formatter else ", ".join(
-            f"{k} = {v}" for k, v in values.items())
+        text = (
+            self._formatter(values)
+            if self._formatter
+            else ", ".join(f"{k} = {v}" for k, v in values.items())
+        )
         print(text, file=self._stream or sys.stderr)
 
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
@@ -308,9 +330,15 @@ class ProgressBarHook(SessionRunHook):
     ``postfix`` maps names to tensors shown beside the bar (e.g. ``{"loss": loss}``).
     """
 
-    def __init__(self, last_step: int | None = None, postfix: dict | None = None,
-                 desc: str = "training", every_n_iter: int = 1, file: Any = None,
-                 disable: bool = False):
+    def __init__(
+        self,
+        last_step: int | None = None,
+        postfix: dict | None = None,
+        desc: str = "training",
+        every_n_iter: int = 1,
+        file: Any = None,
+        disable: bool = False,
+    ):
         self._last_step = last_step
         self._postfix = dict(postfix or {})
         self._desc = desc
@@ -324,12 +352,18 @@ class ProgressBarHook(SessionRunHook):
         self._global_step = _global_step_tensor()
 
     def after_create_session(self, session: Any, coord: Any) -> None:
-        from tqdm.auto import tqdm  # noqa: PLC0415 - only progress bars need tqdm
+        from tqdm.auto import tqdm
 
         step = int(session.run(self._global_step))
         if self._bar is None:
-            self._bar = tqdm(total=self._last_step, initial=step, desc=self._desc,
-                             file=self._file, disable=self._disable, dynamic_ncols=True)
+            self._bar = tqdm(
+                total=self._last_step,
+                initial=step,
+                desc=self._desc,
+                file=self._file,
+                disable=self._disable,
+                dynamic_ncols=True,
+            )
         else:  # a recovered session: continue from the restored step
             self._bar.n = step
             self._bar.refresh()
@@ -343,8 +377,7 @@ class ProgressBarHook(SessionRunHook):
         self._bar.n = int(values["step"]) + 1
         if self._iter % self._every == 0:
             if self._postfix:
-                self._bar.set_postfix({k: _short(values[k]) for k in self._postfix},
-                                      refresh=False)
+                self._bar.set_postfix({k: _short(values[k]) for k in self._postfix}, refresh=False)
             self._bar.refresh()
 
     def end(self, session: Any) -> None:

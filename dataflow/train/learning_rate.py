@@ -33,9 +33,14 @@ def _as_dtype(value: Any, dtype: Any) -> Tensor:
     return constant(value, dtype=dtype)
 
 
-def exponential_decay(learning_rate: Any, global_step: Any, decay_steps: Any,
-                      decay_rate: Any, staircase: bool = False,
-                      name: str | None = None) -> Tensor:
+def exponential_decay(
+    learning_rate: Any,
+    global_step: Any,
+    decay_steps: Any,
+    decay_rate: Any,
+    staircase: bool = False,
+    name: str | None = None,
+) -> Tensor:
     """``learning_rate * decay_rate ** (global_step / decay_steps)``.
 
     Args:
@@ -62,12 +67,12 @@ def exponential_decay(learning_rate: Any, global_step: Any, decay_steps: Any,
         p = math_ops.truediv(step, _as_dtype(decay_steps, dtype))
         if staircase:
             p = math_ops.floor(p)
-        return math_ops.multiply(lr, math_ops.pow(_as_dtype(decay_rate, dtype), p),
-                                 name=scope)
+        return math_ops.multiply(lr, math_ops.pow(_as_dtype(decay_rate, dtype), p), name=scope)
 
 
-def piecewise_constant(x: Any, boundaries: Sequence[Any], values: Sequence[Any],
-                       name: str | None = None) -> Tensor:
+def piecewise_constant(
+    x: Any, boundaries: Sequence[Any], values: Sequence[Any], name: str | None = None
+) -> Tensor:
     """``values[0]`` while ``x <= boundaries[0]``, ``values[1]`` while
     ``boundaries[0] < x <= boundaries[1]``, ..., ``values[-1]`` after the last boundary.
 
@@ -75,8 +80,7 @@ def piecewise_constant(x: Any, boundaries: Sequence[Any], values: Sequence[Any],
         ValueError: ``len(values) != len(boundaries) + 1``, or the values' dtypes differ.
     """
     if len(boundaries) != len(values) - 1:
-        raise ValueError("The length of boundaries should be 1 less than the length of "
-                         "values")
+        raise ValueError("The length of boundaries should be 1 less than the length of values")
     graph = get_default_graph()
     with graph.name_scope(name or "PiecewiseConstant") as scope:
         x = convert_to_tensor(x)
@@ -84,22 +88,31 @@ def piecewise_constant(x: Any, boundaries: Sequence[Any], values: Sequence[Any],
         vals = [convert_to_tensor(v) for v in values]
         for v in vals[1:]:
             if v.dtype != vals[0].dtype:
-                raise ValueError(f"Values must have elements all with the same dtype "
-                                 f"({vals[0].dtype.name} != {v.dtype.name}).")
+                raise ValueError(
+                    f"Values must have elements all with the same dtype "
+                    f"({vals[0].dtype.name} != {v.dtype.name})."
+                )
         # From the last interval back to the first: the first boundary x stays below
         # decides, as TF1's case() does.
         result = vals[-1]
         for i in range(len(bounds) - 1, -1, -1):
-            result = math_ops.where(math_ops.less_equal(x, bounds[i]), vals[i], result,
-                                    name=scope if i == 0 else None)
+            result = math_ops.where(
+                math_ops.less_equal(x, bounds[i]), vals[i], result, name=scope if i == 0 else None
+            )
         if not bounds:
             result = math_ops.multiply(result, constant(1, dtype=result.dtype), name=scope)
         return result
 
 
-def polynomial_decay(learning_rate: Any, global_step: Any, decay_steps: Any,
-                     end_learning_rate: Any = 0.0001, power: Any = 1.0, cycle: bool = False,
-                     name: str | None = None) -> Tensor:
+def polynomial_decay(
+    learning_rate: Any,
+    global_step: Any,
+    decay_steps: Any,
+    end_learning_rate: Any = 0.0001,
+    power: Any = 1.0,
+    cycle: bool = False,
+    name: str | None = None,
+) -> Tensor:
     """``(lr - end) * (1 - min(step, decay_steps) / decay_steps) ** power + end``.
 
     With ``cycle``, ``decay_steps`` is multiplied by ``ceil(step / decay_steps)`` (1 at
@@ -120,13 +133,17 @@ def polynomial_decay(learning_rate: Any, global_step: Any, decay_steps: Any,
         steps = _as_dtype(decay_steps, dtype)
         if cycle:
             one = constant(1, dtype=dtype)
-            multiplier = math_ops.where(math_ops.equal(step, constant(0, dtype=dtype)), one,
-                                        math_ops.ceil(math_ops.truediv(step, steps)))
+            multiplier = math_ops.where(
+                math_ops.equal(step, constant(0, dtype=dtype)),
+                one,
+                math_ops.ceil(math_ops.truediv(step, steps)),
+            )
             steps = math_ops.multiply(steps, multiplier)
         else:
             step = math_ops.minimum(step, steps)
         p = math_ops.truediv(step, steps)
-        decayed = math_ops.multiply(math_ops.subtract(lr, end),
-                                    math_ops.pow(math_ops.subtract(constant(1, dtype=dtype), p),
-                                                 power_t))
+        decayed = math_ops.multiply(
+            math_ops.subtract(lr, end),
+            math_ops.pow(math_ops.subtract(constant(1, dtype=dtype), p), power_t),
+        )
         return math_ops.add(decayed, end, name=scope)

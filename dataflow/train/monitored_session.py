@@ -60,11 +60,18 @@ _RECOVERABLE = (errors.UnavailableError, errors.AbortedError)
 class Scaffold:
     """The ops a monitored session needs; missing ones are made by ``finalize``."""
 
-    def __init__(self, init_op: Any = None, init_feed_dict: dict | None = None,
-                 init_fn: Any = None, ready_op: Any = None,
-                 ready_for_local_init_op: Any = None, local_init_op: Any = None,
-                 summary_op: Any = None, saver: Saver | None = None,
-                 copy_from_scaffold: Any = None):
+    def __init__(
+        self,
+        init_op: Any = None,
+        init_feed_dict: dict | None = None,
+        init_fn: Any = None,
+        ready_op: Any = None,
+        ready_for_local_init_op: Any = None,
+        local_init_op: Any = None,
+        summary_op: Any = None,
+        saver: Saver | None = None,
+        copy_from_scaffold: Any = None,
+    ):
         self.init_op = init_op
         self.init_feed_dict = init_feed_dict
         self.init_fn = init_fn
@@ -99,9 +106,14 @@ class Scaffold:
 class ChiefSessionCreator:
     """Makes a session on the chief: restore the latest checkpoint, or initialize."""
 
-    def __init__(self, scaffold: Scaffold | None = None, master: Any = "",
-                 config: Any = None, checkpoint_dir: str | None = None,
-                 checkpoint_filename_with_path: str | None = None):
+    def __init__(
+        self,
+        scaffold: Scaffold | None = None,
+        master: Any = "",
+        config: Any = None,
+        checkpoint_dir: str | None = None,
+        checkpoint_filename_with_path: str | None = None,
+    ):
         self._scaffold = scaffold or Scaffold()
         self._master, self._config = master, config
         self._checkpoint_dir = checkpoint_dir
@@ -111,8 +123,9 @@ class ChiefSessionCreator:
     def create_session(self) -> Session:
         sess = _open_session(self)
         try:
-            path = self._checkpoint_path or (latest_checkpoint(self._checkpoint_dir)
-                                             if self._checkpoint_dir else None)
+            path = self._checkpoint_path or (
+                latest_checkpoint(self._checkpoint_dir) if self._checkpoint_dir else None
+            )
             if path is not None and self._scaffold.saver is not None:
                 self._scaffold.saver.restore(sess, path)
                 logger.info("restored from %s", path)
@@ -137,15 +150,23 @@ def _as_lost(exc: errors.OpError, sess: Session) -> errors.OpError:
     lost = sorted(getattr(sess.backend, "lost_workers", ()))
     if not lost:
         return exc
-    return errors.UnavailableError(None, None, f"worker(s) {', '.join(lost)} left while the "
-                                   f"session was being prepared: {exc.message}")
+    return errors.UnavailableError(
+        None,
+        None,
+        f"worker(s) {', '.join(lost)} left while the session was being prepared: {exc.message}",
+    )
 
 
 class WorkerSessionCreator:
     """Makes a session on a non-chief worker: wait until the variables are ready."""
 
-    def __init__(self, scaffold: Scaffold | None = None, master: Any = "",
-                 config: Any = None, max_wait_secs: float = 30 * 60):
+    def __init__(
+        self,
+        scaffold: Scaffold | None = None,
+        master: Any = "",
+        config: Any = None,
+        max_wait_secs: float = 30 * 60,
+    ):
         self._scaffold = scaffold or Scaffold()
         self._master, self._config = master, config
         self._max_wait = max_wait_secs
@@ -161,8 +182,11 @@ class WorkerSessionCreator:
             if time.monotonic() > deadline:
                 sess.close()
                 raise errors.DeadlineExceededError(
-                    None, None, f"Session was not ready after {self._max_wait} s; "
-                    f"uninitialized: {[m.decode() for m in missing][:10]}")
+                    None,
+                    None,
+                    f"Session was not ready after {self._max_wait} s; "
+                    f"uninitialized: {[m.decode() for m in missing][:10]}",
+                )
             time.sleep(0.1)
         sess.run(self._scaffold.local_init_op)
         return sess
@@ -210,9 +234,14 @@ class MonitoredSession:
             (waiting for lost workers to come back) before giving up.
     """
 
-    def __init__(self, session_creator: Any = None, hooks: list | None = None,
-                 stop_grace_period_secs: float = 120, max_recoveries: int = 10,
-                 recovery_wait_secs: float = 600):
+    def __init__(
+        self,
+        session_creator: Any = None,
+        hooks: list | None = None,
+        stop_grace_period_secs: float = 120,
+        max_recoveries: int = 10,
+        recovery_wait_secs: float = 600,
+    ):
         self._creator = session_creator or ChiefSessionCreator()
         self._hooks: list[SessionRunHook] = list(hooks or [])
         self._grace = stop_grace_period_secs
@@ -247,7 +276,7 @@ class MonitoredSession:
         if self._sess is not None:
             try:
                 self._sess.close()
-            except Exception:  # noqa: BLE001 - the session is already broken
+            except Exception:
                 logger.debug("closing a broken session failed", exc_info=True)
         if self._coord is not None:
             self._coord.request_stop()
@@ -258,25 +287,32 @@ class MonitoredSession:
         return get_default_graph() if self._sess is None else self._sess.graph
 
     def should_stop(self) -> bool:
-        return self._stop or self._closed or (self._coord is not None and
-                                              self._coord.should_stop())
+        return self._stop or self._closed or (self._coord is not None and self._coord.should_stop())
 
-    def run(self, fetches: Any, feed_dict: dict | None = None, options: Any = None,
-            run_metadata: Any = None) -> Any:
+    def run(
+        self,
+        fetches: Any,
+        feed_dict: dict | None = None,
+        options: Any = None,
+        run_metadata: Any = None,
+    ) -> Any:
         """Runs one step with the hooks' fetches and feeds added."""
         while True:
             try:
                 return self._run_with_hooks(fetches, feed_dict, options, run_metadata)
             except (*_RECOVERABLE, errors.FailedPreconditionError) as exc:
-                if isinstance(exc, errors.FailedPreconditionError) and \
-                        not self._lost_workers():
+                if isinstance(exc, errors.FailedPreconditionError) and not self._lost_workers():
                     raise  # a real bug (say, an uninitialized variable), not a failure
                 if self.recoveries >= self._max_recoveries:
                     raise
                 self.recoveries += 1
-                logger.warning("step failed with %s; recreating the session from the "
-                               "latest checkpoint (recovery %d): %s", type(exc).__name__,
-                               self.recoveries, exc)
+                logger.warning(
+                    "step failed with %s; recreating the session from the "
+                    "latest checkpoint (recovery %d): %s",
+                    type(exc).__name__,
+                    self.recoveries,
+                    exc,
+                )
                 self._discard()
                 self._recreate_with_retries()
 
@@ -297,8 +333,7 @@ class MonitoredSession:
             except (*_RECOVERABLE, errors.FailedPreconditionError) as exc:
                 # A hook's first step on the new session can meet a worker that was lost
                 # and came back empty after the restore: retried like any lost worker.
-                if isinstance(exc, errors.FailedPreconditionError) and \
-                        not self._lost_workers():
+                if isinstance(exc, errors.FailedPreconditionError) and not self._lost_workers():
                     raise
                 self._discard()
                 if time.monotonic() + delay > deadline:
@@ -307,8 +342,9 @@ class MonitoredSession:
                 time.sleep(delay)
                 delay = min(delay * 2, 2.0)
 
-    def _run_with_hooks(self, fetches: Any, feed_dict: dict | None, options: Any,
-                        run_metadata: Any) -> Any:
+    def _run_with_hooks(
+        self, fetches: Any, feed_dict: dict | None, options: Any, run_metadata: Any
+    ) -> Any:
         args = SessionRunArgs(fetches, feed_dict, options)
         context = SessionRunContext(args, self._sess)
         extra = [hook.before_run(context) for hook in self._hooks]
@@ -317,17 +353,21 @@ class MonitoredSession:
             if e is not None and e.feed_dict:
                 overlap = set(feeds) & set(e.feed_dict)
                 if overlap:
-                    raise RuntimeError(f"Same tensor is fed by a hook and the caller: "
-                                       f"{overlap}")
+                    raise RuntimeError(f"Same tensor is fed by a hook and the caller: {overlap}")
                 feeds.update(e.feed_dict)
         hook_fetches = [e.fetches if e is not None else None for e in extra]
         if self._sess is None:
             raise RuntimeError("Attempted to run a closed MonitoredSession.")
-        results = self._sess.run({"caller": fetches, "hooks": [
-            f if f is not None else [] for f in hook_fetches]}, feeds, options, run_metadata)
+        results = self._sess.run(
+            {"caller": fetches, "hooks": [f if f is not None else [] for f in hook_fetches]},
+            feeds,
+            options,
+            run_metadata,
+        )
         for hook, e, value in zip(self._hooks, extra, results["hooks"]):
-            hook.after_run(context, SessionRunValues(value if e is not None else None,
-                                                     options, run_metadata))
+            hook.after_run(
+                context, SessionRunValues(value if e is not None else None, options, run_metadata)
+            )
         if context.stop_requested:
             self._stop = True
         return results["caller"]
@@ -336,14 +376,14 @@ class MonitoredSession:
         """Calls ``step_fn(step_context)`` where ``step_context.run_with_hooks`` runs."""
 
         class _StepContext:
-            def __init__(ctx, outer: MonitoredSession):  # noqa: N805
+            def __init__(ctx, outer: MonitoredSession):
                 ctx.session = outer._sess
                 ctx._outer = outer
 
-            def run_with_hooks(ctx, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+            def run_with_hooks(ctx, *args: Any, **kwargs: Any) -> Any:
                 return ctx._outer.run(*args, **kwargs)
 
-            def request_stop(ctx) -> None:  # noqa: N805
+            def request_stop(ctx) -> None:
                 ctx._outer._stop = True
 
         return step_fn(_StepContext(self))
@@ -361,8 +401,9 @@ class MonitoredSession:
             if self._coord is not None:
                 self._coord.request_stop()
                 try:
-                    self._coord.join(self._threads, stop_grace_period_secs=self._grace,
-                                     ignore_live_threads=True)
+                    self._coord.join(
+                        self._threads, stop_grace_period_secs=self._grace, ignore_live_threads=True
+                    )
                 finally:
                     self._discard()
             else:
@@ -390,11 +431,20 @@ class MonitoredSession:
 class SingularMonitoredSession(MonitoredSession):
     """A ``MonitoredSession`` on the chief, exposing the raw session."""
 
-    def __init__(self, hooks: list | None = None, scaffold: Scaffold | None = None,
-                 master: Any = "", config: Any = None, checkpoint_dir: str | None = None,
-                 stop_grace_period_secs: float = 120):
-        super().__init__(ChiefSessionCreator(scaffold, master, config, checkpoint_dir),
-                         hooks, stop_grace_period_secs)
+    def __init__(
+        self,
+        hooks: list | None = None,
+        scaffold: Scaffold | None = None,
+        master: Any = "",
+        config: Any = None,
+        checkpoint_dir: str | None = None,
+        stop_grace_period_secs: float = 120,
+    ):
+        super().__init__(
+            ChiefSessionCreator(scaffold, master, config, checkpoint_dir),
+            hooks,
+            stop_grace_period_secs,
+        )
 
     def raw_session(self) -> Session:
         if self._sess is None:
@@ -402,19 +452,25 @@ class SingularMonitoredSession(MonitoredSession):
         return self._sess
 
 
-def MonitoredTrainingSession(master: Any = "", is_chief: bool = True,  # noqa: N802 - TF1 name
-                             checkpoint_dir: str | None = None,
-                             scaffold: Scaffold | None = None, hooks: list | None = None,
-                             chief_only_hooks: list | None = None,
-                             save_checkpoint_secs: Any = USE_DEFAULT,
-                             save_summaries_steps: Any = USE_DEFAULT,
-                             save_summaries_secs: Any = USE_DEFAULT, config: Any = None,
-                             stop_grace_period_secs: float = 120,
-                             log_step_count_steps: int = 100, max_wait_secs: float = 7200,
-                             save_checkpoint_steps: Any = USE_DEFAULT,
-                             summary_dir: str | None = None,
-                             max_recoveries: int = 10,
-                             recovery_wait_secs: float = 600) -> MonitoredSession:
+def MonitoredTrainingSession(
+    master: Any = "",
+    is_chief: bool = True,
+    checkpoint_dir: str | None = None,
+    scaffold: Scaffold | None = None,
+    hooks: list | None = None,
+    chief_only_hooks: list | None = None,
+    save_checkpoint_secs: Any = USE_DEFAULT,
+    save_summaries_steps: Any = USE_DEFAULT,
+    save_summaries_secs: Any = USE_DEFAULT,
+    config: Any = None,
+    stop_grace_period_secs: float = 120,
+    log_step_count_steps: int = 100,
+    max_wait_secs: float = 7200,
+    save_checkpoint_steps: Any = USE_DEFAULT,
+    summary_dir: str | None = None,
+    max_recoveries: int = 10,
+    recovery_wait_secs: float = 600,
+) -> MonitoredSession:
     """A ``MonitoredSession`` set up for training, as in TF1.
 
     On the chief it restores from (or initializes and then writes) checkpoints in
@@ -430,17 +486,23 @@ def MonitoredTrainingSession(master: Any = "", is_chief: bool = True,  # noqa: N
         all_hooks += list(chief_only_hooks or [])
         if checkpoint_dir:
             if save_checkpoint_steps is not USE_DEFAULT and save_checkpoint_steps:
-                all_hooks.append(CheckpointSaverHook(checkpoint_dir,
-                                                     save_steps=save_checkpoint_steps,
-                                                     scaffold=scaffold))
+                all_hooks.append(
+                    CheckpointSaverHook(
+                        checkpoint_dir, save_steps=save_checkpoint_steps, scaffold=scaffold
+                    )
+                )
             elif save_checkpoint_secs is USE_DEFAULT or save_checkpoint_secs:
-                secs = 600.0 if save_checkpoint_secs is USE_DEFAULT else float(
-                    cast(float, save_checkpoint_secs))
-                all_hooks.append(CheckpointSaverHook(checkpoint_dir, save_secs=secs,
-                                                     scaffold=scaffold))
+                secs = (
+                    600.0
+                    if save_checkpoint_secs is USE_DEFAULT
+                    else float(cast(float, save_checkpoint_secs))
+                )
+                all_hooks.append(
+                    CheckpointSaverHook(checkpoint_dir, save_secs=secs, scaffold=scaffold)
+                )
         creator: Any = ChiefSessionCreator(scaffold, master, config, checkpoint_dir)
     else:
         creator = WorkerSessionCreator(scaffold, master, config, max_wait_secs)
-    return MonitoredSession(creator, all_hooks, stop_grace_period_secs, max_recoveries,
-                            recovery_wait_secs)
-
+    return MonitoredSession(
+        creator, all_hooks, stop_grace_period_secs, max_recoveries, recovery_wait_secs
+    )

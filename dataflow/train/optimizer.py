@@ -65,6 +65,7 @@ def _filled_initial_value(var: Variable, value: float = 0.0) -> Callable[[], Ten
     never embeds a full-size array); an unknown shape follows the variable's initial
     value (TF1's ``slot_creator`` does the same).
     """
+
     def make() -> Tensor:
         scalar = constant(value, dtype=var.dtype)
         if var.shape.is_fully_defined():
@@ -106,10 +107,17 @@ class Optimizer:
         return self._name
 
     # --- the public API --------------------------------------------------------------------
-    def minimize(self, loss: Any, global_step: Any = None, var_list: Any = None,
-                 gate_gradients: int = GATE_OP, aggregation_method: Any = None,
-                 colocate_gradients_with_ops: bool = False, name: str | None = None,
-                 grad_loss: Any = None) -> Operation:
+    def minimize(
+        self,
+        loss: Any,
+        global_step: Any = None,
+        var_list: Any = None,
+        gate_gradients: int = GATE_OP,
+        aggregation_method: Any = None,
+        colocate_gradients_with_ops: bool = False,
+        name: str | None = None,
+        grad_loss: Any = None,
+    ) -> Operation:
         """Adds ops minimizing ``loss`` by updating ``var_list``.
 
         ``compute_gradients`` then ``apply_gradients``; call them separately to process
@@ -132,21 +140,31 @@ class Optimizer:
             ValueError: no variable receives a gradient, or the loss is not float.
         """
         grads_and_vars = self.compute_gradients(
-            loss, var_list=var_list, gate_gradients=gate_gradients,
+            loss,
+            var_list=var_list,
+            gate_gradients=gate_gradients,
             aggregation_method=aggregation_method,
-            colocate_gradients_with_ops=colocate_gradients_with_ops, grad_loss=grad_loss)
+            colocate_gradients_with_ops=colocate_gradients_with_ops,
+            grad_loss=grad_loss,
+        )
         vars_with_grad = [v for g, v in grads_and_vars if g is not None]
         if not vars_with_grad:
             raise ValueError(
                 "No gradients provided for any variable, check your graph for ops that do "
                 "not support gradients, between variables "
-                f"{[str(v) for _, v in grads_and_vars]} and loss {loss}.")
+                f"{[str(v) for _, v in grads_and_vars]} and loss {loss}."
+            )
         return self.apply_gradients(grads_and_vars, global_step=global_step, name=name)
 
-    def compute_gradients(self, loss: Any, var_list: Any = None,
-                          gate_gradients: int = GATE_OP, aggregation_method: Any = None,
-                          colocate_gradients_with_ops: bool = False,
-                          grad_loss: Any = None) -> list[tuple[Tensor | None, Variable]]:
+    def compute_gradients(
+        self,
+        loss: Any,
+        var_list: Any = None,
+        gate_gradients: int = GATE_OP,
+        aggregation_method: Any = None,
+        colocate_gradients_with_ops: bool = False,
+        grad_loss: Any = None,
+    ) -> list[tuple[Tensor | None, Variable]]:
         """Gradients of ``loss`` for the variables in ``var_list``.
 
         Returns:
@@ -160,10 +178,11 @@ class Optimizer:
         """
         if callable(loss) and not isinstance(loss, (Tensor, Variable)):
             loss = loss()
-        if gate_gradients not in (Optimizer.GATE_NONE, Optimizer.GATE_OP,
-                                  Optimizer.GATE_GRAPH):
-            raise ValueError("gate_gradients must be one of: Optimizer.GATE_NONE, "
-                             f"Optimizer.GATE_OP, Optimizer.GATE_GRAPH.  Not {gate_gradients}")
+        if gate_gradients not in (Optimizer.GATE_NONE, Optimizer.GATE_OP, Optimizer.GATE_GRAPH):
+            raise ValueError(
+                "gate_gradients must be one of: Optimizer.GATE_NONE, "
+                f"Optimizer.GATE_OP, Optimizer.GATE_GRAPH.  Not {gate_gradients}"
+            )
         loss = convert_to_tensor(loss)
         self._assert_valid_dtypes([loss])
         if grad_loss is not None:
@@ -178,18 +197,23 @@ class Optimizer:
                 raise NotImplementedError(f"Trying to optimize unsupported type {v!r}")
         if not var_list:
             raise ValueError("No variables to optimize.")
-        grads = gradients(loss, var_list, grad_ys=grad_loss,
-                          gate_gradients=gate_gradients == Optimizer.GATE_OP,
-                          aggregation_method=aggregation_method,
-                          colocate_gradients_with_ops=colocate_gradients_with_ops)
+        grads = gradients(
+            loss,
+            var_list,
+            grad_ys=grad_loss,
+            gate_gradients=gate_gradients == Optimizer.GATE_OP,
+            aggregation_method=aggregation_method,
+            colocate_gradients_with_ops=colocate_gradients_with_ops,
+        )
         if gate_gradients == Optimizer.GATE_GRAPH:
             grads = control.tuple(grads)
         grads_and_vars = list(zip(grads, var_list, strict=True))
         self._assert_valid_dtypes([v for g, v in grads_and_vars if g is not None])
         return grads_and_vars
 
-    def apply_gradients(self, grads_and_vars: Any, global_step: Any = None,
-                        name: str | None = None) -> Operation:
+    def apply_gradients(
+        self, grads_and_vars: Any, global_step: Any = None, name: str | None = None
+    ) -> Operation:
         """Adds one update op per variable with a gradient, and returns their group.
 
         Args:
@@ -216,13 +240,15 @@ class Optimizer:
                 try:
                     g = convert_to_tensor(g)
                 except (TypeError, ValueError):
-                    raise TypeError("Gradient must be convertible to a Tensor or "
-                                    f"IndexedSlices, or None: {g}") from None
+                    raise TypeError(
+                        f"Gradient must be convertible to a Tensor or IndexedSlices, or None: {g}"
+                    ) from None
             converted.append((g, v))
         var_list = [v for g, v in converted if g is not None]
         if not var_list:
-            raise ValueError("No gradients provided for any variable: "
-                             f"{[str(v) for _, v in converted]}.")
+            raise ValueError(
+                f"No gradients provided for any variable: {[str(v) for _, v in converted]}."
+            )
         graph = var_list[0].graph
         with _init_scope(graph):
             self._create_slots(var_list)
@@ -237,10 +263,13 @@ class Optimizer:
             if global_step is None:
                 apply_updates = self._finish(update_ops, scope)
             else:
-                with graph.control_dependencies([self._finish(update_ops, "update")]), \
-                        graph.colocate_with(global_step.op):
+                with (
+                    graph.control_dependencies([self._finish(update_ops, "update")]),
+                    graph.colocate_with(global_step.op),
+                ):
                     apply_updates = global_step.assign_add(
-                        convert_to_tensor(1, dtype=global_step.dtype), name=scope)
+                        convert_to_tensor(1, dtype=global_step.dtype), name=scope
+                    )
             if isinstance(apply_updates, Tensor):
                 apply_updates = apply_updates.op
             train_op = graph.get_collection_ref(GraphKeys.TRAIN_OP)
@@ -271,9 +300,9 @@ class Optimizer:
     def _slot_dict(self, slot_name: str) -> dict[Variable, Variable]:
         return self._slots.setdefault(slot_name, {})
 
-    def _get_or_make_slot_with_initializer(self, var: Variable, initializer: Any,
-                                           shape: Any, dtype: Any, slot_name: str,
-                                           op_name: str) -> Variable:
+    def _get_or_make_slot_with_initializer(
+        self, var: Variable, initializer: Any, shape: Any, dtype: Any, slot_name: str, op_name: str
+    ) -> Variable:
         """The slot of ``var`` made by ``initializer`` (made once), TF1's signature.
 
         ``initializer`` is a number (the slot's value everywhere) or a TF1 initializer
@@ -282,34 +311,33 @@ class Optimizer:
         slots = self._slot_dict(slot_name)
         if var not in slots:
             if callable(initializer):
-                make = lambda: initializer(shape.as_list(), dtype=dtype)  # noqa: E731
+                make = lambda: initializer(shape.as_list(), dtype=dtype)
             else:
                 make = _filled_initial_value(var, float(initializer))
             slots[var] = _create_slot(var, make, op_name)
         return slots[var]
 
     def _zeros_slot(self, var: Variable, slot_name: str, op_name: str) -> Variable:
-        return self._get_or_make_slot_with_initializer(var, 0.0, var.shape, var.dtype,
-                                                       slot_name, op_name)
+        return self._get_or_make_slot_with_initializer(
+            var, 0.0, var.shape, var.dtype, slot_name, op_name
+        )
 
-    def _get_or_make_slot(self, var: Variable, val: Any, slot_name: str,
-                          op_name: str) -> Variable:
+    def _get_or_make_slot(self, var: Variable, val: Any, slot_name: str, op_name: str) -> Variable:
         """The slot of ``var`` initialized to the tensor or value ``val``."""
         slots = self._slot_dict(slot_name)
         if var not in slots:
-            slots[var] = _create_slot(var, lambda: convert_to_tensor(val, dtype=var.dtype),
-                                      op_name)
+            slots[var] = _create_slot(var, lambda: convert_to_tensor(val, dtype=var.dtype), op_name)
         return slots[var]
 
     # --- non-slot variables -----------------------------------------------------------------
-    def _create_non_slot_variable(self, initial_value: Any, name: str,
-                                  colocate_with: Variable) -> Variable:
+    def _create_non_slot_variable(
+        self, initial_value: Any, name: str, colocate_with: Variable
+    ) -> Variable:
         graph = colocate_with.graph
         key = (name, graph)
         v = self._non_slot_dict.get(key)
         if v is None:
-            with _init_scope(graph), graph.colocate_with(colocate_with.op,
-                                                         ignore_existing=True):
+            with _init_scope(graph), graph.colocate_with(colocate_with.op, ignore_existing=True):
                 v = Variable(initial_value, name=name, trainable=False)
             self._non_slot_dict[key] = v
         return v
@@ -332,8 +360,7 @@ class Optimizer:
         """
         if type(self)._apply_dense is not Optimizer._apply_dense:
             return self._apply_dense(grad, var)
-        raise NotImplementedError(f"{type(self).__name__} does not implement "
-                                  "_resource_apply_dense")
+        raise NotImplementedError(f"{type(self).__name__} does not implement _resource_apply_dense")
 
     def _apply_dense(self, grad: Tensor, var: Variable) -> Operation:
         """TF1's hook for reference variables; see ``_resource_apply_dense``."""
@@ -357,24 +384,34 @@ class Optimizer:
             return t
         value = constant_value(t)
         if value is not None:
-            return constant(np.asarray(value).astype(var.dtype.as_numpy_dtype),
-                            dtype=var.dtype, name=t.op.name.rsplit("/", 1)[-1])
-        from ..ops import math as math_ops  # noqa: PLC0415 - lands with the math family
+            return constant(
+                np.asarray(value).astype(var.dtype.as_numpy_dtype),
+                dtype=var.dtype,
+                name=t.op.name.rsplit("/", 1)[-1],
+            )
+        from ..ops import math as math_ops
+
         return math_ops.cast(t, var.dtype)
 
     def _assert_valid_dtypes(self, tensors: list[Any]) -> None:
         for t in tensors:
             dtype = t.dtype
             if dtype not in _VALID_DTYPES:
-                raise ValueError(f"Invalid type {dtype!r} for {t.name}, expected: "
-                                 f"[{', '.join(repr(d) for d in _VALID_DTYPES)}].")
+                raise ValueError(
+                    f"Invalid type {dtype!r} for {t.name}, expected: "
+                    f"[{', '.join(repr(d) for d in _VALID_DTYPES)}]."
+                )
 
 
-def _create_slot(primary: Variable, initial_value: Callable[[], Tensor],
-                 op_name: str) -> Variable:
+def _create_slot(primary: Variable, initial_value: Callable[[], Tensor], op_name: str) -> Variable:
     """A slot variable of ``primary``: named ``<primary>/<op_name>`` (uniquified),
     non-trainable, in ``GLOBAL_VARIABLES``, colocated with ``primary``."""
     graph = primary.graph
     with _init_scope(graph), graph.colocate_with(primary.op, ignore_existing=True):
-        return Variable(initial_value, trainable=False, name=f"{primary.op.name}/{op_name}",
-                        dtype=primary.dtype, collections=[GLOBAL_VARIABLES])
+        return Variable(
+            initial_value,
+            trainable=False,
+            name=f"{primary.op.name}/{op_name}",
+            dtype=primary.dtype,
+            collections=[GLOBAL_VARIABLES],
+        )

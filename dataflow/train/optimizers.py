@@ -33,8 +33,9 @@ class GradientDescentOptimizer(Optimizer):
         name: name scope of the update ops.
     """
 
-    def __init__(self, learning_rate: Any, use_locking: bool = False,
-                 name: str = "GradientDescent"):
+    def __init__(
+        self, learning_rate: Any, use_locking: bool = False, name: str = "GradientDescent"
+    ):
         super().__init__(use_locking, name)
         self._learning_rate = learning_rate
         self._learning_rate_tensor: Tensor | None = None
@@ -45,7 +46,8 @@ class GradientDescentOptimizer(Optimizer):
     def _resource_apply_dense(self, grad: Tensor, var: Variable) -> Operation:
         assert self._learning_rate_tensor is not None  # made by _prepare
         return training_ops.resource_apply_gradient_descent(
-            var, self._cast(self._learning_rate_tensor, var), grad)
+            var, self._cast(self._learning_rate_tensor, var), grad
+        )
 
 
 class MomentumOptimizer(Optimizer):
@@ -60,8 +62,14 @@ class MomentumOptimizer(Optimizer):
         use_nesterov: use Nesterov momentum.
     """
 
-    def __init__(self, learning_rate: Any, momentum: Any, use_locking: bool = False,
-                 name: str = "Momentum", use_nesterov: bool = False):
+    def __init__(
+        self,
+        learning_rate: Any,
+        momentum: Any,
+        use_locking: bool = False,
+        name: str = "Momentum",
+        use_nesterov: bool = False,
+    ):
         super().__init__(use_locking, name)
         self._learning_rate = learning_rate
         self._momentum = momentum
@@ -77,8 +85,13 @@ class MomentumOptimizer(Optimizer):
 
     def _resource_apply_dense(self, grad: Tensor, var: Variable) -> Operation:
         return training_ops.resource_apply_momentum(
-            var, self.get_slot(var, "momentum"), self._cast(self._learning_rate_tensor, var),
-            grad, self._cast(self._momentum_tensor, var), use_nesterov=self._use_nesterov)
+            var,
+            self.get_slot(var, "momentum"),
+            self._cast(self._learning_rate_tensor, var),
+            grad,
+            self._cast(self._momentum_tensor, var),
+            use_nesterov=self._use_nesterov,
+        )
 
 
 class AdagradOptimizer(Optimizer):
@@ -94,28 +107,37 @@ class AdagradOptimizer(Optimizer):
         ValueError: ``initial_accumulator_value`` is not positive.
     """
 
-    def __init__(self, learning_rate: Any, initial_accumulator_value: float = 0.1,
-                 use_locking: bool = False, name: str = "Adagrad"):
+    def __init__(
+        self,
+        learning_rate: Any,
+        initial_accumulator_value: float = 0.1,
+        use_locking: bool = False,
+        name: str = "Adagrad",
+    ):
         if initial_accumulator_value <= 0.0:
-            raise ValueError("initial_accumulator_value must be positive: "
-                             f"{initial_accumulator_value}")
+            raise ValueError(
+                f"initial_accumulator_value must be positive: {initial_accumulator_value}"
+            )
         super().__init__(use_locking, name)
         self._learning_rate = learning_rate
         self._initial_accumulator_value = initial_accumulator_value
 
     def _create_slots(self, var_list: list[Variable]) -> None:
         for v in var_list:
-            self._get_or_make_slot_with_initializer(v, self._initial_accumulator_value,
-                                                    v.shape, v.dtype, "accumulator",
-                                                    self._name)
+            self._get_or_make_slot_with_initializer(
+                v, self._initial_accumulator_value, v.shape, v.dtype, "accumulator", self._name
+            )
 
     def _prepare(self) -> None:
         self._learning_rate_tensor = self._hyper(self._learning_rate, "learning_rate")
 
     def _resource_apply_dense(self, grad: Tensor, var: Variable) -> Operation:
         return training_ops.resource_apply_adagrad(
-            var, self.get_slot(var, "accumulator"),
-            self._cast(self._learning_rate_tensor, var), grad)
+            var,
+            self.get_slot(var, "accumulator"),
+            self._cast(self._learning_rate_tensor, var),
+            grad,
+        )
 
 
 class RMSPropOptimizer(Optimizer):
@@ -134,9 +156,16 @@ class RMSPropOptimizer(Optimizer):
         name: name scope of the update ops.
     """
 
-    def __init__(self, learning_rate: Any, decay: Any = 0.9, momentum: Any = 0.0,
-                 epsilon: Any = 1e-10, use_locking: bool = False, centered: bool = False,
-                 name: str = "RMSProp"):
+    def __init__(
+        self,
+        learning_rate: Any,
+        decay: Any = 0.9,
+        momentum: Any = 0.0,
+        epsilon: Any = 1e-10,
+        use_locking: bool = False,
+        centered: bool = False,
+        name: str = "RMSProp",
+    ):
         super().__init__(use_locking, name)
         self._learning_rate = learning_rate
         self._decay = decay
@@ -146,8 +175,7 @@ class RMSPropOptimizer(Optimizer):
 
     def _create_slots(self, var_list: list[Variable]) -> None:
         for v in var_list:
-            self._get_or_make_slot_with_initializer(v, 1.0, v.shape, v.dtype, "rms",
-                                                    self._name)
+            self._get_or_make_slot_with_initializer(v, 1.0, v.shape, v.dtype, "rms", self._name)
             if self._centered:
                 self._zeros_slot(v, "mg", self._name)
             self._zeros_slot(v, "momentum", self._name)
@@ -160,14 +188,22 @@ class RMSPropOptimizer(Optimizer):
 
     def _resource_apply_dense(self, grad: Tensor, var: Variable) -> Operation:
         lr, decay, momentum, epsilon = (
-            self._cast(t, var) for t in (self._learning_rate_tensor, self._decay_tensor,
-                                         self._momentum_tensor, self._epsilon_tensor))
+            self._cast(t, var)
+            for t in (
+                self._learning_rate_tensor,
+                self._decay_tensor,
+                self._momentum_tensor,
+                self._epsilon_tensor,
+            )
+        )
         rms, mom = self.get_slot(var, "rms"), self.get_slot(var, "momentum")
         if self._centered:
             return training_ops.resource_apply_centered_rms_prop(
-                var, self.get_slot(var, "mg"), rms, mom, lr, decay, momentum, epsilon, grad)
-        return training_ops.resource_apply_rms_prop(var, rms, mom, lr, decay, momentum,
-                                                    epsilon, grad)
+                var, self.get_slot(var, "mg"), rms, mom, lr, decay, momentum, epsilon, grad
+            )
+        return training_ops.resource_apply_rms_prop(
+            var, rms, mom, lr, decay, momentum, epsilon, grad
+        )
 
 
 class AdamOptimizer(Optimizer):
@@ -189,8 +225,15 @@ class AdamOptimizer(Optimizer):
             ``<var>/<name>_1``.
     """
 
-    def __init__(self, learning_rate: Any = 0.001, beta1: Any = 0.9, beta2: Any = 0.999,
-                 epsilon: Any = 1e-8, use_locking: bool = False, name: str = "Adam"):
+    def __init__(
+        self,
+        learning_rate: Any = 0.001,
+        beta1: Any = 0.9,
+        beta2: Any = 0.999,
+        epsilon: Any = 1e-8,
+        use_locking: bool = False,
+        name: str = "Adam",
+    ):
         super().__init__(use_locking, name)
         self._lr = learning_rate
         self._beta1 = beta1
@@ -206,10 +249,12 @@ class AdamOptimizer(Optimizer):
 
     def _create_slots(self, var_list: list[Variable]) -> None:
         first_var = min(var_list, key=lambda x: x.name)
-        self._create_non_slot_variable(self._call_if_callable(self._beta1), "beta1_power",
-                                       first_var)
-        self._create_non_slot_variable(self._call_if_callable(self._beta2), "beta2_power",
-                                       first_var)
+        self._create_non_slot_variable(
+            self._call_if_callable(self._beta1), "beta1_power", first_var
+        )
+        self._create_non_slot_variable(
+            self._call_if_callable(self._beta2), "beta2_power", first_var
+        )
         for v in var_list:
             self._zeros_slot(v, "m", self._name)
             self._zeros_slot(v, "v", self._name)
@@ -233,11 +278,21 @@ class AdamOptimizer(Optimizer):
 
     def _resource_apply_dense(self, grad: Tensor, var: Variable) -> Operation:
         beta1_power, beta2_power = self._powers(var)
-        lr, beta1, beta2, epsilon = (self._cast(t, var) for t in (
-            self._lr_t, self._beta1_t, self._beta2_t, self._epsilon_t))
+        lr, beta1, beta2, epsilon = (
+            self._cast(t, var) for t in (self._lr_t, self._beta1_t, self._beta2_t, self._epsilon_t)
+        )
         return training_ops.resource_apply_adam(
-            var, self.get_slot(var, "m"), self.get_slot(var, "v"), beta1_power, beta2_power,
-            lr, beta1, beta2, epsilon, grad)
+            var,
+            self.get_slot(var, "m"),
+            self.get_slot(var, "v"),
+            beta1_power,
+            beta2_power,
+            lr,
+            beta1,
+            beta2,
+            epsilon,
+            grad,
+        )
 
     def _finish(self, update_ops: list[Operation], name_scope: str) -> Operation:
         graph = get_default_graph()

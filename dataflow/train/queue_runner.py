@@ -30,18 +30,26 @@ class QueueRunner:
         queue_closed_exception_types: errors meaning "input ended".
     """
 
-    def __init__(self, queue: Any = None, enqueue_ops: Sequence[Any] | None = None,
-                 close_op: Any = None, cancel_op: Any = None,
-                 queue_closed_exception_types: tuple | None = None):
+    def __init__(
+        self,
+        queue: Any = None,
+        enqueue_ops: Sequence[Any] | None = None,
+        close_op: Any = None,
+        cancel_op: Any = None,
+        queue_closed_exception_types: tuple | None = None,
+    ):
         if queue is None or not enqueue_ops:
             raise ValueError("QueueRunner needs a queue and at least one enqueue op")
         self._queue = queue
         self._enqueue_ops = list(enqueue_ops)
         self._close_op = close_op if close_op is not None else queue.close()
-        self._cancel_op = cancel_op if cancel_op is not None else queue.close(
-            cancel_pending_enqueues=True)
-        self._closed_types = queue_closed_exception_types or (errors.OutOfRangeError,
-                                                               errors.CancelledError)
+        self._cancel_op = (
+            cancel_op if cancel_op is not None else queue.close(cancel_pending_enqueues=True)
+        )
+        self._closed_types = queue_closed_exception_types or (
+            errors.OutOfRangeError,
+            errors.CancelledError,
+        )
         self._lock = threading.Lock()
         self._runs_per_session: dict[int, int] = {}
         self._exceptions: list[BaseException] = []
@@ -90,7 +98,7 @@ class QueueRunner:
         except RuntimeError:
             # The session was closed under us: a normal way for input threads to end.
             return
-        except BaseException as exc:  # noqa: BLE001 - handed to the coordinator
+        except BaseException as exc:
             self._exceptions.append(exc)
             if coord is not None:
                 coord.request_stop(exc)
@@ -108,18 +116,32 @@ class QueueRunner:
         except (errors.OpError, RuntimeError):
             pass  # already closed, or the session is gone
 
-    def create_threads(self, sess: Any, coord: Any = None, daemon: bool = False,
-                       start: bool = False) -> list[threading.Thread]:
+    def create_threads(
+        self, sess: Any, coord: Any = None, daemon: bool = False, start: bool = False
+    ) -> list[threading.Thread]:
         """One thread per enqueue op (plus one closing the queue on a stop request)."""
         with self._lock:
-            self._runs_per_session[id(sess)] = self._runs_per_session.get(
-                id(sess), 0) + len(self._enqueue_ops)
-        threads = [threading.Thread(target=self._run, args=(sess, op, coord), daemon=daemon,
-                                    name=f"QueueRunner-{self.name}-{i}")
-                   for i, op in enumerate(self._enqueue_ops)]
+            self._runs_per_session[id(sess)] = self._runs_per_session.get(id(sess), 0) + len(
+                self._enqueue_ops
+            )
+        threads = [
+            threading.Thread(
+                target=self._run,
+                args=(sess, op, coord),
+                daemon=daemon,
+                name=f"QueueRunner-{self.name}-{i}",
+            )
+            for i, op in enumerate(self._enqueue_ops)
+        ]
         if coord is not None:
-            threads.append(threading.Thread(target=self._close_on_stop, args=(sess, coord),
-                                            daemon=True, name=f"QueueRunner-{self.name}-stop"))
+            threads.append(
+                threading.Thread(
+                    target=self._close_on_stop,
+                    args=(sess, coord),
+                    daemon=True,
+                    name=f"QueueRunner-{self.name}-stop",
+                )
+            )
         for t in threads:
             if coord is not None:
                 coord.register_thread(t)
@@ -133,17 +155,23 @@ def add_queue_runner(qr: QueueRunner, collection: str = GraphKeys.QUEUE_RUNNERS)
     get_default_graph().add_to_collection(collection, qr)
 
 
-def start_queue_runners(sess: Any = None, coord: Any = None, daemon: bool = True,
-                        start: bool = True,
-                        collection: str = GraphKeys.QUEUE_RUNNERS) -> list[threading.Thread]:
+def start_queue_runners(
+    sess: Any = None,
+    coord: Any = None,
+    daemon: bool = True,
+    start: bool = True,
+    collection: str = GraphKeys.QUEUE_RUNNERS,
+) -> list[threading.Thread]:
     """Starts the threads of every queue runner in ``collection``; returns them."""
     if sess is None:
-        from ..runtime.session import get_default_session  # noqa: PLC0415
+        from ..runtime.session import get_default_session
 
         sess = get_default_session()
         if sess is None:
-            raise ValueError("Cannot start queue runners: no default session is registered. "
-                             "Use `with sess.as_default()` or pass an explicit session.")
+            raise ValueError(
+                "Cannot start queue runners: no default session is registered. "
+                "Use `with sess.as_default()` or pass an explicit session."
+            )
     threads = []
     with sess.graph.as_default():
         for qr in sess.graph.get_collection(collection):

@@ -52,13 +52,25 @@ class Saver:
             process being killed at any point, which is what recovery needs.
     """
 
-    def __init__(self, var_list: Any = None, reshape: bool = False, sharded: bool = True,
-                 max_to_keep: int | None = 5, keep_checkpoint_every_n_hours: float = 10000.0,
-                 name: str | None = None, restore_sequentially: bool = False,
-                 saver_def: Any = None, builder: Any = None, defer_build: bool = False,
-                 allow_empty: bool = False, write_version: int = 2,
-                 pad_step_number: bool = False, save_relative_paths: bool = False,
-                 filename: str | None = None, sync: bool = False):
+    def __init__(
+        self,
+        var_list: Any = None,
+        reshape: bool = False,
+        sharded: bool = True,
+        max_to_keep: int | None = 5,
+        keep_checkpoint_every_n_hours: float = 10000.0,
+        name: str | None = None,
+        restore_sequentially: bool = False,
+        saver_def: Any = None,
+        builder: Any = None,
+        defer_build: bool = False,
+        allow_empty: bool = False,
+        write_version: int = 2,
+        pad_step_number: bool = False,
+        save_relative_paths: bool = False,
+        filename: str | None = None,
+        sync: bool = False,
+    ):
         if var_list is None:
             var_list = global_variables()
         if isinstance(var_list, dict):
@@ -69,8 +81,7 @@ class Saver:
                 if not isinstance(v, Variable):
                     raise TypeError(f"Saver var_list must hold tf.Variables, got {v!r}")
                 if v.op.name in named:
-                    raise ValueError(f"At least two variables have the same name: "
-                                     f"{v.op.name}")
+                    raise ValueError(f"At least two variables have the same name: {v.op.name}")
                 named[v.op.name] = v
         if not named and not allow_empty:
             raise ValueError("No variables to save")
@@ -93,21 +104,37 @@ class Saver:
             for shard, (_, members) in enumerate(sorted(by_device.items())):
                 keys = tuple(k for k, _ in members)
                 handles = [v.handle for _, v in members]
-                self._save_ops.append(graph.create_op(
-                    "SaveShard", [self._filename, *handles],
-                    {"names": keys, "shard": shard, "num_shards": n, "sync": sync},
-                    name=f"save_shard_{shard}").outputs[0])
-                loads.append(graph.create_op(
-                    "RestoreShard", [self._filename, *handles],
-                    {"phase": "load", "names": keys,
-                     "specs": tuple((v.dtype, v.shape) for _, v in members)},
-                    name=f"restore_shard_{shard}"))
+                self._save_ops.append(
+                    graph.create_op(
+                        "SaveShard",
+                        [self._filename, *handles],
+                        {"names": keys, "shard": shard, "num_shards": n, "sync": sync},
+                        name=f"save_shard_{shard}",
+                    ).outputs[0]
+                )
+                loads.append(
+                    graph.create_op(
+                        "RestoreShard",
+                        [self._filename, *handles],
+                        {
+                            "phase": "load",
+                            "names": keys,
+                            "specs": tuple((v.dtype, v.shape) for _, v in members),
+                        },
+                        name=f"restore_shard_{shard}",
+                    )
+                )
             # Commits wait for every load (on every device): all variables or none.
             with graph.control_dependencies(loads):
                 for shard, (_, members) in enumerate(sorted(by_device.items())):
-                    restores.append(graph.create_op(
-                        "RestoreShard", [self._filename, *[v.handle for _, v in members]],
-                        {"phase": "commit"}, name=f"commit_shard_{shard}"))
+                    restores.append(
+                        graph.create_op(
+                            "RestoreShard",
+                            [self._filename, *[v.handle for _, v in members]],
+                            {"phase": "commit"},
+                            name=f"commit_shard_{shard}",
+                        )
+                    )
             self._restore_op = group(*restores, name="restore_all") if restores else None
         self._num_shards = len(by_device)
 
@@ -121,10 +148,17 @@ class Saver:
     def recover_last_checkpoints(self, paths: list[str]) -> None:
         self._last_checkpoints = [p for p in paths if checkpoint_exists(p)]
 
-    def save(self, sess: Any, save_path: str, global_step: Any = None,
-             latest_filename: str | None = None, meta_graph_suffix: str = "meta",
-             write_meta_graph: bool = True, write_state: bool = True,
-             strip_default_attrs: bool = False) -> str:
+    def save(
+        self,
+        sess: Any,
+        save_path: str,
+        global_step: Any = None,
+        latest_filename: str | None = None,
+        meta_graph_suffix: str = "meta",
+        write_meta_graph: bool = True,
+        write_state: bool = True,
+        strip_default_attrs: bool = False,
+    ) -> str:
         """Writes a checkpoint; returns its prefix (``save_path-<global_step>``).
 
         The shards are written by the devices holding the variables, then the index and
@@ -141,10 +175,8 @@ class Saver:
                 full disk, ``FailedPreconditionError`` for a directory in the way, ...).
         """
         if global_step is not None:
-            step = global_step if isinstance(global_step, int) else int(
-                sess.run(global_step))
-            prefix = f"{save_path}-{step:08d}" if self._pad_step_number else \
-                f"{save_path}-{step}"
+            step = global_step if isinstance(global_step, int) else int(sess.run(global_step))
+            prefix = f"{save_path}-{step:08d}" if self._pad_step_number else f"{save_path}-{step}"
         else:
             prefix = save_path
         directory = os.path.dirname(os.path.abspath(prefix))
@@ -160,8 +192,7 @@ class Saver:
             entries: dict[str, Any] = {}
             if self._save_ops:
                 for meta in sess.run(self._save_ops, {self._filename: prefix}):
-                    entries.update(json.loads(meta.item() if hasattr(meta, "item")
-                                              else meta))
+                    entries.update(json.loads(meta.item() if hasattr(meta, "item") else meta))
             checkpoint_format.write_index(prefix, self._num_shards, entries, self._sync)
         except (errors.FailedPreconditionError, errors.NotFoundError) as exc:
             # TF1's own translation, for a directory that is not there (or is a file).
@@ -176,8 +207,13 @@ class Saver:
             if self._max_to_keep:
                 while len(self._last_checkpoints) > self._max_to_keep:
                     stale.append(self._last_checkpoints.pop(0))
-            update_checkpoint_state(os.path.dirname(os.path.abspath(prefix)), prefix,
-                                    self._last_checkpoints, latest_filename, self._sync)
+            update_checkpoint_state(
+                os.path.dirname(os.path.abspath(prefix)),
+                prefix,
+                self._last_checkpoints,
+                latest_filename,
+                self._sync,
+            )
             for old in stale:
                 checkpoint_format.delete_checkpoint(old)
         return prefix
@@ -213,27 +249,37 @@ def _quote(path: str) -> str:
     return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def update_checkpoint_state(save_dir: str, model_checkpoint_path: str,
-                            all_model_checkpoint_paths: list[str] | None = None,
-                            latest_filename: str | None = None, sync: bool = False) -> None:
+def update_checkpoint_state(
+    save_dir: str,
+    model_checkpoint_path: str,
+    all_model_checkpoint_paths: list[str] | None = None,
+    latest_filename: str | None = None,
+    sync: bool = False,
+) -> None:
     """Writes the ``checkpoint`` state file atomically (paths relative to ``save_dir``)."""
+
     def rel(p: str) -> str:
         p = os.path.abspath(p)
         return os.path.relpath(p, save_dir) if os.path.dirname(p) == save_dir else p
 
     lines = [f"model_checkpoint_path: {_quote(rel(model_checkpoint_path))}"]
-    lines += [f"all_model_checkpoint_paths: {_quote(rel(p))}"
-              for p in (all_model_checkpoint_paths or [model_checkpoint_path])]
+    lines += [
+        f"all_model_checkpoint_paths: {_quote(rel(p))}"
+        for p in (all_model_checkpoint_paths or [model_checkpoint_path])
+    ]
     checkpoint_format.atomic_write_bytes(
         os.path.join(save_dir, latest_filename or _STATE_FILE),
-        ("\n".join(lines) + "\n").encode(), sync)
+        ("\n".join(lines) + "\n").encode(),
+        sync,
+    )
 
 
 _LINE = re.compile(r'^(\w+):\s*"((?:[^"\\]|\\.)*)"\s*$')
 
 
-def get_checkpoint_state(checkpoint_dir: str,
-                         latest_filename: str | None = None) -> CheckpointState | None:
+def get_checkpoint_state(
+    checkpoint_dir: str, latest_filename: str | None = None
+) -> CheckpointState | None:
     """Parses ``checkpoint_dir/checkpoint``; ``None`` when there is none."""
     path = os.path.join(checkpoint_dir, latest_filename or _STATE_FILE)
     try:

@@ -62,18 +62,25 @@ def _infer_apply(layout: str) -> Callable[[Operation], list]:
         for kind, t in zip(layout, op.inputs, strict=True):
             if kind == "h":
                 if t.dtype != dtypes.resource:
-                    raise TypeError(f"'{op.type}' needs a variable handle for input "
-                                    f"'{t.name}', got dtype {t.dtype.name}")
+                    raise TypeError(
+                        f"'{op.type}' needs a variable handle for input "
+                        f"'{t.name}', got dtype {t.dtype.name}"
+                    )
             elif t.dtype != dtype:
                 what = "gradient" if kind == "g" else "hyper-parameter"
-                raise TypeError(f"'{op.type}': the {what} '{t.name}' has dtype "
-                                f"{t.dtype.name}, but the variable has dtype {dtype.name}")
+                raise TypeError(
+                    f"'{op.type}': the {what} '{t.name}' has dtype "
+                    f"{t.dtype.name}, but the variable has dtype {dtype.name}"
+                )
             elif kind == "s" and t.shape.rank not in (None, 0):
-                raise ValueError(f"'{op.type}': hyper-parameter '{t.name}' must be a "
-                                 f"scalar, got shape {t.shape}")
+                raise ValueError(
+                    f"'{op.type}': hyper-parameter '{t.name}' must be a scalar, got shape {t.shape}"
+                )
             elif kind == "g" and not t.shape.is_compatible_with(shape):
-                raise ValueError(f"'{op.type}': gradient '{t.name}' of shape {t.shape} "
-                                 f"does not match the variable's shape {shape}")
+                raise ValueError(
+                    f"'{op.type}': gradient '{t.name}' of shape {t.shape} "
+                    f"does not match the variable's shape {shape}"
+                )
         return []
 
     return infer
@@ -82,8 +89,10 @@ def _infer_apply(layout: str) -> Callable[[Operation], list]:
 def _check_grad(op_name: str, var: Any, grad: Any) -> None:
     if grad.shape != var.shape:
         raise errors.InvalidArgumentError(
-            None, op_name, f"var and grad do not have the same shape: {tuple(var.shape)} "
-            f"vs {tuple(grad.shape)}")
+            None,
+            op_name,
+            f"var and grad do not have the same shape: {tuple(var.shape)} vs {tuple(grad.shape)}",
+        )
 
 
 # --- kernels ------------------------------------------------------------------------------------
@@ -226,10 +235,21 @@ def _adam_kernel(ctx: Any, attrs: dict) -> Callable:
     xp, op_name = ctx.xp, ctx.op_name
     run, pool = in_place_updater(ctx)
 
-    def apply(var: str, m: str, v: str, beta1_power: Any, beta2_power: Any, lr: Any,
-              beta1: Any, beta2: Any, epsilon: Any, grad: Any) -> None:
+    def apply(
+        var: str,
+        m: str,
+        v: str,
+        beta1_power: Any,
+        beta2_power: Any,
+        lr: Any,
+        beta1: Any,
+        beta2: Any,
+        epsilon: Any,
+        grad: Any,
+    ) -> None:
         beta1_power, beta2_power, lr, beta1, beta2, epsilon = _scalars(
-            beta1_power, beta2_power, lr, beta1, beta2, epsilon)
+            beta1_power, beta2_power, lr, beta1, beta2, epsilon
+        )
         alpha = lr * xp.sqrt(1 - beta2_power) / (1 - beta1_power)
         one_minus_beta1, one_minus_beta2 = 1 - beta1, 1 - beta2
 
@@ -265,13 +285,17 @@ _LAYOUTS = {
     "ResourceApplyAdam": ("hhhssssssg", _adam_kernel),
 }
 for _type, (_layout, _kernel) in _LAYOUTS.items():
-    registry.register(registry.OpDef(_type, _infer_apply(_layout), _kernel,
-                                     registry.NOT_DIFFERENTIABLE, stateful=True))
+    registry.register(
+        registry.OpDef(
+            _type, _infer_apply(_layout), _kernel, registry.NOT_DIFFERENTIABLE, stateful=True
+        )
+    )
 
 
 # --- builders ------------------------------------------------------------------------------------
-def _apply(op_type: str, var: Any, inputs: list[Any], name: str | None,
-           extra: dict | None = None) -> Operation:
+def _apply(
+    op_type: str, var: Any, inputs: list[Any], name: str | None, extra: dict | None = None
+) -> Operation:
     """Creates the apply op of ``var`` colocated with it; returns the ``Operation``."""
     graph = get_default_graph()
     attrs = {"dtype": var.dtype, "shape": var.shape}
@@ -288,45 +312,94 @@ def _handles(slots: list[Any]) -> list[Tensor]:
     return [s.handle for s in slots]
 
 
-def resource_apply_gradient_descent(var: Any, alpha: Tensor, delta: Tensor,
-                                    name: str | None = None) -> Operation:
+def resource_apply_gradient_descent(
+    var: Any, alpha: Tensor, delta: Tensor, name: str | None = None
+) -> Operation:
     """``var -= alpha * delta``."""
     return _apply("ResourceApplyGradientDescent", var, [alpha, delta], name)
 
 
-def resource_apply_momentum(var: Any, accum: Any, lr: Tensor, grad: Tensor,
-                            momentum: Tensor, use_nesterov: bool = False,
-                            name: str | None = None) -> Operation:
+def resource_apply_momentum(
+    var: Any,
+    accum: Any,
+    lr: Tensor,
+    grad: Tensor,
+    momentum: Tensor,
+    use_nesterov: bool = False,
+    name: str | None = None,
+) -> Operation:
     """``accum = accum * momentum + grad; var -= lr * accum`` (or the Nesterov form)."""
-    return _apply("ResourceApplyMomentum", var, [*_handles([accum]), lr, grad, momentum],
-                  name, {"use_nesterov": bool(use_nesterov)})
+    return _apply(
+        "ResourceApplyMomentum",
+        var,
+        [*_handles([accum]), lr, grad, momentum],
+        name,
+        {"use_nesterov": bool(use_nesterov)},
+    )
 
 
-def resource_apply_adagrad(var: Any, accum: Any, lr: Tensor, grad: Tensor,
-                           name: str | None = None) -> Operation:
+def resource_apply_adagrad(
+    var: Any, accum: Any, lr: Tensor, grad: Tensor, name: str | None = None
+) -> Operation:
     """``accum += grad ** 2; var -= lr * grad / sqrt(accum)``."""
     return _apply("ResourceApplyAdagrad", var, [*_handles([accum]), lr, grad], name)
 
 
-def resource_apply_rms_prop(var: Any, ms: Any, mom: Any, lr: Tensor, rho: Tensor,
-                            momentum: Tensor, epsilon: Tensor, grad: Tensor,
-                            name: str | None = None) -> Operation:
+def resource_apply_rms_prop(
+    var: Any,
+    ms: Any,
+    mom: Any,
+    lr: Tensor,
+    rho: Tensor,
+    momentum: Tensor,
+    epsilon: Tensor,
+    grad: Tensor,
+    name: str | None = None,
+) -> Operation:
     """RMSProp with momentum (see the module docstring)."""
-    return _apply("ResourceApplyRMSProp", var,
-                  [*_handles([ms, mom]), lr, rho, momentum, epsilon, grad], name)
+    return _apply(
+        "ResourceApplyRMSProp", var, [*_handles([ms, mom]), lr, rho, momentum, epsilon, grad], name
+    )
 
 
-def resource_apply_centered_rms_prop(var: Any, mg: Any, ms: Any, mom: Any, lr: Tensor,
-                                     rho: Tensor, momentum: Tensor, epsilon: Tensor,
-                                     grad: Tensor, name: str | None = None) -> Operation:
+def resource_apply_centered_rms_prop(
+    var: Any,
+    mg: Any,
+    ms: Any,
+    mom: Any,
+    lr: Tensor,
+    rho: Tensor,
+    momentum: Tensor,
+    epsilon: Tensor,
+    grad: Tensor,
+    name: str | None = None,
+) -> Operation:
     """Centered RMSProp: the second moment minus the squared mean gradient."""
-    return _apply("ResourceApplyCenteredRMSProp", var,
-                  [*_handles([mg, ms, mom]), lr, rho, momentum, epsilon, grad], name)
+    return _apply(
+        "ResourceApplyCenteredRMSProp",
+        var,
+        [*_handles([mg, ms, mom]), lr, rho, momentum, epsilon, grad],
+        name,
+    )
 
 
-def resource_apply_adam(var: Any, m: Any, v: Any, beta1_power: Tensor, beta2_power: Tensor,
-                        lr: Tensor, beta1: Tensor, beta2: Tensor, epsilon: Tensor,
-                        grad: Tensor, name: str | None = None) -> Operation:
+def resource_apply_adam(
+    var: Any,
+    m: Any,
+    v: Any,
+    beta1_power: Tensor,
+    beta2_power: Tensor,
+    lr: Tensor,
+    beta1: Tensor,
+    beta2: Tensor,
+    epsilon: Tensor,
+    grad: Tensor,
+    name: str | None = None,
+) -> Operation:
     """Adam with TF1's bias correction folded into the step size."""
-    return _apply("ResourceApplyAdam", var, [*_handles([m, v]), beta1_power, beta2_power,
-                                             lr, beta1, beta2, epsilon, grad], name)
+    return _apply(
+        "ResourceApplyAdam",
+        var,
+        [*_handles([m, v]), beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad],
+        name,
+    )

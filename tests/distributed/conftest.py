@@ -32,8 +32,10 @@ def collect_leaked_sockets():
     previous = sys.unraisablehook
 
     def hook(unraisable):
-        if not (isinstance(unraisable.exc_value, ResourceWarning)
-                and "socket" in str(unraisable.exc_value)):
+        if not (
+            isinstance(unraisable.exc_value, ResourceWarning)
+            and "socket" in str(unraisable.exc_value)
+        ):
             previous(unraisable)
 
     sys.unraisablehook = hook
@@ -81,16 +83,33 @@ def free_port():
 def dask_process(*args, pythonpath=ROOT):
     """``dask <args>`` (the command users type) as a subprocess on loopback, with
     ``pythonpath`` first on its ``PYTHONPATH``; its output is dropped."""
-    env = dict(os.environ, PYTHONPATH=pythonpath + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               OPENBLAS_NUM_THREADS="1")
-    return subprocess.Popen([sys.executable, "-m", "dask", *args], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = dict(
+        os.environ,
+        PYTHONPATH=pythonpath + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        OPENBLAS_NUM_THREADS="1",
+    )
+    return subprocess.Popen(
+        [sys.executable, "-m", "dask", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def dask_worker(address, name, *options, pythonpath=ROOT):
-    return dask_process("worker", address, "--name", name, "--nthreads", "2",
-                        "--no-dashboard", "--host", "127.0.0.1", *options,
-                        pythonpath=pythonpath)
+    return dask_process(
+        "worker",
+        address,
+        "--name",
+        name,
+        "--nthreads",
+        "2",
+        "--no-dashboard",
+        "--host",
+        "127.0.0.1",
+        *options,
+        pythonpath=pythonpath,
+    )
 
 
 def wait_for_workers(address, n, timeout=120):
@@ -128,12 +147,19 @@ def restart_loop(*args, pythonpath=ROOT):
     loop in a process group of its own, the smallest stand-in for the supervisor that
     ``docs/fault_tolerance.md`` asks for (systemd ``Restart=always``, a Kubernetes pod).
     ``loop_child`` is the process the loop runs now; ``stop_loops`` ends loops."""
-    env = dict(os.environ, PYTHONPATH=pythonpath + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               OPENBLAS_NUM_THREADS="1")
+    env = dict(
+        os.environ,
+        PYTHONPATH=pythonpath + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        OPENBLAS_NUM_THREADS="1",
+    )
     command = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "dask", *args])
-    return subprocess.Popen(["sh", "-c", f"while :; do {command}; sleep 0.5; done"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    return subprocess.Popen(
+        ["sh", "-c", f"while :; do {command}; sleep 0.5; done"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 def loop_child(loop, timeout=60):
@@ -172,8 +198,9 @@ def cli_scheduler():
     """A ``dask scheduler`` subprocess; yields ``(address, procs)``: add the workers you
     start to ``procs`` and they are stopped with it."""
     port = free_port()
-    procs = [dask_process("scheduler", "--host", "127.0.0.1", "--port", str(port),
-                          "--no-dashboard")]
+    procs = [
+        dask_process("scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard")
+    ]
     try:
         yield f"tcp://127.0.0.1:{port}", procs
     finally:
@@ -218,6 +245,5 @@ def csess(clean_cluster):
 @pytest.fixture
 def rsess(clean_cluster):
     """A session on the shared cluster running resident steps."""
-    with tf.Session(clean_cluster, config=tf.ConfigProto(debug=True,
-                                                         resident_steps=True)) as s:
+    with tf.Session(clean_cluster, config=tf.ConfigProto(debug=True, resident_steps=True)) as s:
         yield s

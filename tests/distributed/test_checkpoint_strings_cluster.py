@@ -43,7 +43,7 @@ def test_strings_saved_on_a_worker_restore_embedded_and_back(clean_cluster, tmp_
         assert json.load(f)["entries"]["words"]["dtype"] == "string"
     assert tf.train.load_variable(path, "words").tolist() == WORDS.tolist()
     words, numbers, assign, feed, saver = _model(None)
-    with tf.Session() as sess:   # embedded
+    with tf.Session() as sess:  # embedded
         saver.restore(sess, path)
         assert sess.run(words).tolist() == WORDS.tolist()
         again = saver.save(sess, str(tmp_path / "embedded"))
@@ -73,8 +73,14 @@ def test_a_crafted_object_entry_is_refused_on_the_worker(clean_cluster, tmp_path
 
 
 def test_a_save_on_the_cluster_removes_a_dead_writers_temporaries(clean_cluster, tmp_path):
-    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                              capture_output=True, text=True, check=True).stdout)
+    dead = int(
+        subprocess.run(
+            [sys.executable, "-c", "import os; print(os.getpid())"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     host = f"{zlib.crc32(socket.gethostname().encode()):08x}"
     leftover = tmp_path / f"m.data-00000-of-00001.tmp-{dead}-{host}-{uuid.uuid4().hex[:12]}"
     leftover.write_bytes(b"\0" * 4096)

@@ -69,8 +69,9 @@ def test_no_ps_tasks_is_no_constraint():
 
 
 def test_custom_strategy_and_ps_ops():
-    with tf.device(tf.train.replica_device_setter(ps_tasks=4, ps_strategy=lambda op: 3,
-                                                  ps_ops=["Const"])):
+    with tf.device(
+        tf.train.replica_device_setter(ps_tasks=4, ps_strategy=lambda op: 3, ps_ops=["Const"])
+    ):
         c = tf.constant(1.0)
         v = tf.Variable(1.0, name="v")
     assert c.op.device == "/job:ps/task:3"
@@ -92,11 +93,18 @@ def test_device_function_scopes():
 
 def test_task_map_by_names_spec_and_fallback():
     info = cluster_module.WorkerInfo
-    workers = [info("ps-0", "tcp://h:1", 0, 1), info("worker-0", "tcp://h:2", 1, 1),
-               info("my-job-3", "tcp://h:3", 0, 1), info("stray", "tcp://h:4", 0, 1)]
+    workers = [
+        info("ps-0", "tcp://h:1", 0, 1),
+        info("worker-0", "tcp://h:2", 1, 1),
+        info("my-job-3", "tcp://h:3", 0, 1),
+        info("stray", "tcp://h:4", 0, 1),
+    ]
     tasks = cluster_module.task_map(workers)
     assert {k: w.name for k, w in tasks.items()} == {
-        ("ps", 0): "ps-0", ("worker", 0): "worker-0", ("my-job", 3): "my-job-3"}
+        ("ps", 0): "ps-0",
+        ("worker", 0): "worker-0",
+        ("my-job", 3): "my-job-3",
+    }
     devices, worker_of, default = cluster_module.cluster_devices(tasks)
     assert "/job:worker/replica:0/task:0/device:GPU:0" in devices
     assert default == "/job:worker/replica:0/task:0/device:CPU:0"
@@ -104,8 +112,7 @@ def test_task_map_by_names_spec_and_fallback():
     # An explicit ClusterSpec, by address (with or without protocol) or by name.
     spec = tf.train.ClusterSpec({"ps": ["h:4"], "chief": ["worker-0"]})
     tasks = cluster_module.task_map(workers, spec)
-    assert {k: w.name for k, w in tasks.items()} == {("ps", 0): "stray",
-                                                      ("chief", 0): "worker-0"}
+    assert {k: w.name for k, w in tasks.items()} == {("ps", 0): "stray", ("chief", 0): "worker-0"}
     devices, _, default = cluster_module.cluster_devices(tasks)
     assert default == devices[0] == "/job:chief/replica:0/task:0/device:CPU:0"
     with pytest.raises(tf.errors.UnavailableError, match="matches no worker"):
@@ -113,7 +120,9 @@ def test_task_map_by_names_spec_and_fallback():
     # No worker named like a task: all workers form /job:worker, in name order.
     plain = [info("b", "tcp://h:6", 0, 1), info("a", "tcp://h:5", 0, 1)]
     assert {k: w.name for k, w in cluster_module.task_map(plain).items()} == {
-        ("worker", 0): "a", ("worker", 1): "b"}
+        ("worker", 0): "a",
+        ("worker", 1): "b",
+    }
 
 
 @pytest.mark.tf
@@ -124,11 +133,11 @@ def test_replica_device_setter_matches_tensorflow():
     def build(lib):
         graph = lib.Graph()
         with graph.as_default():
-            setter = lib.train.replica_device_setter(cluster=spec,
-                                                     worker_device="/job:worker/task:1")
+            setter = lib.train.replica_device_setter(
+                cluster=spec, worker_device="/job:worker/task:1"
+            )
             with lib.device(setter):
-                vs = [lib.Variable(np.ones((2, 2), np.float32), name=f"v{i}")
-                      for i in range(3)]
+                vs = [lib.Variable(np.ones((2, 2), np.float32), name=f"v{i}") for i in range(3)]
                 with lib.device("/job:ps"):
                     extra = lib.Variable(1.0, name="extra")
                 y = lib.matmul(vs[0], vs[1])

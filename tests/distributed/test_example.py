@@ -28,9 +28,14 @@ def test_parameter_server_demo(cluster, resident):
 @pytest.mark.slow
 def test_demo_runs_as_a_module():
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    done = subprocess.run([sys.executable, "-m", "dataflow.examples.parameter_server",
-                           "--steps", "20"], env=env, capture_output=True, text=True,
-                          timeout=300, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "dataflow.examples.parameter_server", "--steps", "20"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
     assert "dashboard: http" in done.stdout
     assert "in-graph replication" in done.stdout and "between-graph" in done.stdout
     assert "cost" in done.stdout

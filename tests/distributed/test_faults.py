@@ -18,8 +18,6 @@ from .conftest import wait_until_back as _wait_back
 pytestmark = pytest.mark.distributed
 
 
-
-
 @pytest.mark.parametrize("resident", [False, True])
 def test_worker_killed_mid_step(fragile, resident):
     tf.Session.reset(fragile)
@@ -42,7 +40,7 @@ def test_worker_killed_mid_step(fragile, resident):
         def run():
             try:
                 sess.run(stuck)
-            except Exception as exc:  # noqa: BLE001 - inspected below
+            except Exception as exc:
                 outcome["error"] = exc
             outcome["at"] = time.monotonic()
 

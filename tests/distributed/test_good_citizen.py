@@ -46,7 +46,8 @@ def no_dataflow(tmp_path):
     process started with it (``sitecustomize`` runs at start-up, after the editable
     install's import hook, which a shadowing package could not beat)."""
     (tmp_path / "sitecustomize.py").write_text(
-        'import sys\nsys.modules["dataflow"] = None  # "not installed"\n')
+        'import sys\nsys.modules["dataflow"] = None  # "not installed"\n'
+    )
     return str(tmp_path)
 
 
@@ -75,8 +76,9 @@ def _plain_worker_runs_work(observer, address, name, pythonpath, procs):
     procs.append(proc)
     expected = len(observer.scheduler_info(n_workers=-1)["workers"]) + 1
     observer.wait_for_workers(expected, timeout=60)
-    plain = [a for a, w in observer.scheduler_info(n_workers=-1)["workers"].items()
-             if w["name"] == name]
+    plain = [
+        a for a, w in observer.scheduler_info(n_workers=-1)["workers"].items() if w["name"] == name
+    ]
     assert observer.submit(sum, [1, 2], workers=plain, pure=False).result(timeout=30) == 3
     return proc
 
@@ -90,13 +92,11 @@ def test_a_worker_without_dataflow_joins_after_and_during_sessions(no_dataflow):
             assert len(_plugins(observer)) == 1
             # While a session is open its plugin is registered; a worker without
             # dataflow still starts (the plugin travels by value and skips it).
-            during = _plain_worker_runs_work(observer, address, "plain-0", no_dataflow,
-                                             procs)
+            during = _plain_worker_runs_work(observer, address, "plain-0", no_dataflow, procs)
             sess.close()
             # Every session and client of ours closed: nothing of ours is left to replay.
             assert _plugins(observer) == []
-            after = _plain_worker_runs_work(observer, address, "plain-1", no_dataflow,
-                                            procs)
+            after = _plain_worker_runs_work(observer, address, "plain-1", no_dataflow, procs)
         # Their nannies stop on SIGTERM.
         assert stop_processes([during, after], timeout=30) == []
 
@@ -122,8 +122,7 @@ def test_closing_the_cluster_before_its_sessions_is_quick_and_quiet(caplog):
     c = local_cluster(ps=1, worker=1)
     sess = _one_step(c.target)  # a client of the session's own
     own_client = sess.backend.client
-    with caplog.at_level(logging.ERROR, logger="distributed.client"), \
-            collect_leaked_sockets():
+    with caplog.at_level(logging.ERROR, logger="distributed.client"), collect_leaked_sockets():
         c.close()
         assert own_client.status == "closed"
         sess.close()
@@ -135,8 +134,11 @@ def test_lost_connections_while_opening_are_unavailable():
     retries on."""
     from distributed.comm import CommClosedError
 
-    for exc in (CommClosedError("in: closed"), ConnectionRefusedError("refused"),
-                TimeoutError("connect timed out")):
+    for exc in (
+        CommClosedError("in: closed"),
+        ConnectionRefusedError("refused"),
+        TimeoutError("connect timed out"),
+    ):
         with pytest.raises(errors.UnavailableError, match=type(exc).__name__):
             with cluster_module.comm_failures_as_unavailable("opening a session"):
                 raise exc
@@ -150,8 +152,13 @@ def test_first_session_says_what_it_waits_for(caplog, monkeypatch):
     import dataflow and says so after a moment (here: at once)."""
     monkeypatch.setattr(cluster_module, "WAIT_NOTICE_AFTER_S", 0.0)
     with collect_leaked_sockets():
-        plain = distributed.LocalCluster(n_workers=1, processes=True, threads_per_worker=1,
-                                         dashboard_address=None, host="127.0.0.1")
+        plain = distributed.LocalCluster(
+            n_workers=1,
+            processes=True,
+            threads_per_worker=1,
+            dashboard_address=None,
+            host="127.0.0.1",
+        )
     try:
         with caplog.at_level(logging.WARNING, logger="dataflow.runtime.cluster"):
             with tf.Session(plain) as sess:
@@ -176,32 +183,37 @@ def test_local_cluster_preloads_dataflow_and_serves_the_dashboard():
         assert "<title>Dask Diagnostic UI</title>" in html and "needs bokeh" not in html
         script = re.search(r'<script src="(static/js/bokeh\.min\.js[^"]*)"', html)
         assert script is not None and "task-stream" in html
-        with urllib.request.urlopen(link.rsplit("/", 1)[0] + "/" + script[1],
-                                    timeout=30) as js:
+        with urllib.request.urlopen(link.rsplit("/", 1)[0] + "/" + script[1], timeout=30) as js:
             assert js.status == 200 and b"Bokeh" in js.read(4096)
 
 
 def test_an_unguarded_script_gets_one_clear_error(tmp_path):
     script = tmp_path / "train.py"
-    script.write_text(textwrap.dedent("""\
+    script.write_text(
+        textwrap.dedent("""\
         import dataflow as tf
         cluster = tf.LocalCluster(ps=1, worker=1, dashboard_address=None)
         print("started")
-    """))
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path)
+    """)
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
     assert done.returncode == 1
     assert 'if __name__ == "__main__":' in done.stderr
     assert done.stderr.count("Traceback") == 1 and "started" not in done.stdout
     guarded = tmp_path / "guarded.py"
-    guarded.write_text(textwrap.dedent("""\
+    guarded.write_text(
+        textwrap.dedent("""\
         import dataflow as tf
         if __name__ == "__main__":
             with tf.LocalCluster(ps=1, worker=1, dashboard_address=None) as cluster:
                 print("started", sorted(cluster.workers))
-    """))
-    done = subprocess.run([sys.executable, str(guarded)], capture_output=True, text=True,
-                          timeout=180, cwd=tmp_path)
+    """)
+    )
+    done = subprocess.run(
+        [sys.executable, str(guarded)], capture_output=True, text=True, timeout=180, cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     assert "started ['ps-0', 'worker-0']" in done.stdout
 
@@ -210,8 +222,10 @@ def test_a_slow_restart_is_left_to_the_nanny():
     """Dask's cluster object closes a worker's nanny when no worker of that name is back
     ``lost-worker-timeout`` after a removal; ours leaves the restart to the nanny, so a
     ps whose new process starts slowly still comes back."""
-    with started_cluster(ps=1, worker=0) as c, \
-            dask.config.set({"distributed.deploy.lost-worker-timeout": "0.2s"}):
+    with (
+        started_cluster(ps=1, worker=0) as c,
+        dask.config.set({"distributed.deploy.lost-worker-timeout": "0.2s"}),
+    ):
         nanny = c.cluster.workers["ps-0"]
         restart = nanny.instantiate
 

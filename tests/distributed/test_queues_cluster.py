@@ -36,7 +36,7 @@ class _Background:
     def _run(self, fn):
         try:
             self.result = fn()
-        except Exception as exc:  # noqa: BLE001 - inspected by the test
+        except Exception as exc:
             self.error = exc
         self.ended = time.monotonic()
 
@@ -50,8 +50,13 @@ def _queues_by_worker(cluster):
 
     def queues():
         from dataflow.runtime.worker_state import RUNTIME
-        return sorted(k for store in RUNTIME._stores.values() for k in store.objects()
-                      if k.startswith("queue:"))
+
+        return sorted(
+            k
+            for store in RUNTIME._stores.values()
+            for k in store.objects()
+            if k.startswith("queue:")
+        )
 
     by_address = cluster.client.run(queues)
     names = {address: name for name, address in cluster.workers.items()}
@@ -63,12 +68,12 @@ def test_queue_lives_on_its_device_and_serves_other_workers_and_the_client(clean
         q = tf.FIFOQueue(10, [tf.float32, tf.int32], shapes=[[3], []], name="shared_q")
     x = tf.placeholder(tf.float32, [None, 3])
     with tf.device("/job:worker/task:1"):
-        produced = x * 2.0 + 1.0          # computed on worker-1, enqueued on the ps
+        produced = x * 2.0 + 1.0  # computed on worker-1, enqueued on the ps
         ids = tf.range(tf.shape(x)[0])
     enqueue = q.enqueue_many([produced, ids])
     deq_x, deq_id = q.dequeue_many(2)
     with tf.device("/job:worker/task:0"):
-        consumed = tf.reduce_sum(deq_x, axis=1)   # consumed on worker-0
+        consumed = tf.reduce_sum(deq_x, axis=1)  # consumed on worker-0
     with _session(clean_cluster) as sess:
         placement = sess.placement([enqueue, consumed])
         assert placement[enqueue.name].startswith("/job:ps/")
@@ -104,10 +109,10 @@ def test_blocking_and_capacity_across_workers(clean_cluster, resident):
         q = tf.FIFOQueue(2, tf.int32, shapes=[[]], name="small")
     v = tf.placeholder(tf.int32, [])
     with tf.device("/job:worker/task:1"):
-        enq = q.enqueue(v + 0)     # the element comes from worker-1
+        enq = q.enqueue(v + 0)  # the element comes from worker-1
     deq = q.dequeue()
     with tf.device("/job:ps/task:0"):
-        taken = deq * 10            # and goes to the ps
+        taken = deq * 10  # and goes to the ps
     with _session(clean_cluster, resident) as sess:
         sess.run(enq, {v: 1})
         sess.run(enq, {v: 2})
@@ -160,7 +165,7 @@ def test_close_semantics_across_workers(clean_cluster):
         with pytest.raises(tf.errors.CancelledError, match="closed"):
             sess.run(one)
         with pytest.raises(tf.errors.OutOfRangeError):
-            sess.run(many)        # not enough: the three stay queued
+            sess.run(many)  # not enough: the three stay queued
         assert other.run(up_to).tolist() == [1, 2, 3]
         with pytest.raises(tf.errors.OutOfRangeError, match="closed"):
             sess.run(deq)
@@ -195,7 +200,7 @@ def test_closing_the_session_cancels_its_blocked_steps(clean_cluster, resident):
         empty = tf.FIFOQueue(4, tf.float32, shapes=[[]], name="empty_q")
         full = tf.FIFOQueue(1, tf.float32, shapes=[[]], name="full_q")
     with tf.device("/job:worker/task:0"):
-        got = empty.dequeue() + 1.0       # the step spans two workers
+        got = empty.dequeue() + 1.0  # the step spans two workers
     push = full.enqueue([5.0])
     sess = _session(clean_cluster, resident)
     sess.run(push)
@@ -235,8 +240,7 @@ def test_a_step_past_its_deadline_takes_no_element_later(clean_cluster):
 
 def _payload(ids):
     """A deterministic float vector per element id (so checksums catch corruption)."""
-    return (np.asarray(ids, np.float32)[:, None] * 0.5 +
-            np.arange(8, dtype=np.float32)[None, :])
+    return np.asarray(ids, np.float32)[:, None] * 0.5 + np.arange(8, dtype=np.float32)[None, :]
 
 
 def test_many_producers_and_consumers_lose_and_duplicate_nothing(clean_cluster):
@@ -292,8 +296,8 @@ def test_many_producers_and_consumers_lose_and_duplicate_nothing(clean_cluster):
     all_ids = np.concatenate([r[0] for r in received])
     all_payload = np.concatenate([r[1] for r in received])
     total = producers * batches * batch
-    assert len(all_ids) == total                      # count
-    assert len(np.unique(all_ids)) == total           # no duplicates
+    assert len(all_ids) == total  # count
+    assert len(np.unique(all_ids)) == total  # no duplicates
     assert set(all_ids.tolist()) == set(range(total))  # nothing lost
     order = np.argsort(all_ids)
     np.testing.assert_array_equal(all_payload[order], _payload(np.arange(total)))

@@ -30,8 +30,6 @@ SAVE_EVERY = 10
 LAST_STEP = 50
 
 
-
-
 def _regression():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((64, 8)).astype(np.float32)
@@ -46,20 +44,22 @@ def _regression():
 
 
 @pytest.mark.parametrize("when", ["mid_step", "between_steps"])
-def test_ps_killed_while_training_recovers_from_the_last_checkpoint(fragile, tmp_path,
-                                                                    when):
+def test_ps_killed_while_training_recovers_from_the_last_checkpoint(fragile, tmp_path, when):
     """``mid_step``: the kill lands while steps run (``UnavailableError``);
     ``between_steps``: the ps is back, empty, before the next step runs
     (``FailedPreconditionError`` on a session that saw its worker leave)."""
     tf.Session.reset(fragile)
     train, loss, step = _regression()
     kill_at = 25
-    losses: list[tuple[int, float]] = []   # (recoveries so far, loss)
+    losses: list[tuple[int, float]] = []  # (recoveries so far, loss)
     killer = None
     with tf.train.MonitoredTrainingSession(
-            master=fragile, checkpoint_dir=str(tmp_path), save_checkpoint_steps=SAVE_EVERY,
-            hooks=[tf.train.StopAtStepHook(last_step=LAST_STEP)],
-            recovery_wait_secs=60) as sess:
+        master=fragile,
+        checkpoint_dir=str(tmp_path),
+        save_checkpoint_steps=SAVE_EVERY,
+        hooks=[tf.train.StopAtStepHook(last_step=LAST_STEP)],
+        recovery_wait_secs=60,
+    ) as sess:
         while not sess.should_stop():
             _, value = sess.run([train, loss])
             losses.append((sess.recoveries, float(value)))
@@ -112,8 +112,11 @@ def test_recovery_gives_up_when_the_worker_stays_away(fragile, tmp_path):
         start = None
         with pytest.raises(tf.errors.UnavailableError, match="ps"):
             with tf.train.MonitoredTrainingSession(
-                    master=fragile, checkpoint_dir=str(tmp_path),
-                    save_checkpoint_steps=SAVE_EVERY, recovery_wait_secs=1.0) as sess:
+                master=fragile,
+                checkpoint_dir=str(tmp_path),
+                save_checkpoint_steps=SAVE_EVERY,
+                recovery_wait_secs=1.0,
+            ) as sess:
                 sess.run(train)
                 _kill(fragile, "ps-0")
                 start = time.monotonic()
@@ -131,13 +134,16 @@ def test_input_pipeline_survives_losing_its_ps(fragile, tmp_path):
     broken session's runners stop without closing the queue, the new session's runners
     refill it, and training reaches its last step and goal."""
     tf.Session.reset(fragile)
-    true_w = np.linspace(-1.0, 1.0, input_pipeline.FEATURES,
-                         dtype=np.float32).reshape(-1, 1)
+    true_w = np.linspace(-1.0, 1.0, input_pipeline.FEATURES, dtype=np.float32).reshape(-1, 1)
     model = input_pipeline.build(true_w)
     steps_seen = 0
     with tf.train.MonitoredTrainingSession(
-            master=fragile, checkpoint_dir=str(tmp_path), save_checkpoint_steps=20,
-            hooks=[tf.train.StopAtStepHook(last_step=120)], recovery_wait_secs=60) as sess:
+        master=fragile,
+        checkpoint_dir=str(tmp_path),
+        save_checkpoint_steps=20,
+        hooks=[tf.train.StopAtStepHook(last_step=120)],
+        recovery_wait_secs=60,
+    ) as sess:
         while not sess.should_stop():
             sess.run(model["train"])
             steps_seen += 1

@@ -26,8 +26,13 @@ from .conftest import wait_until_back as _wait_back
 
 pytestmark = pytest.mark.distributed
 
-SHAPES = {"a": ((3, 4), np.float32), "b": ((5,), np.float64), "c": ((), np.int32),
-          "d": ((2, 2), np.float32), "e": ((6,), np.int64)}
+SHAPES = {
+    "a": ((3, 4), np.float32),
+    "b": ((5,), np.float64),
+    "c": ((), np.int32),
+    "d": ((2, 2), np.float32),
+    "e": ((6,), np.int64),
+}
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +43,9 @@ def two_ps():
 
 def _values(seed):
     rng = np.random.default_rng(seed)
-    return {k: (rng.standard_normal(shape) * 10).astype(dtype)
-            for k, (shape, dtype) in SHAPES.items()}
+    return {
+        k: (rng.standard_normal(shape) * 10).astype(dtype) for k, (shape, dtype) in SHAPES.items()
+    }
 
 
 def _model(ps_tasks):
@@ -47,8 +53,9 @@ def _model(ps_tasks):
     tf.reset_default_graph()
     setter = tf.train.replica_device_setter(ps_tasks=ps_tasks) if ps_tasks else None
     with tf.device(setter):
-        variables = {k: tf.Variable(np.zeros(shape, dtype), name=k)
-                     for k, (shape, dtype) in SHAPES.items()}
+        variables = {
+            k: tf.Variable(np.zeros(shape, dtype), name=k) for k, (shape, dtype) in SHAPES.items()
+        }
     feeds = {k: tf.placeholder(v.dtype, v.shape) for k, v in variables.items()}
     assign = tf.group(*[v.assign(feeds[k]) for k, v in variables.items()])
     return variables, feeds, assign, tf.train.Saver(max_to_keep=10)
@@ -98,8 +105,13 @@ def test_each_ps_writes_its_own_shard(two_ps, tmp_path):
         task = int(placement[v.op.name].split("/task:")[1].split("/")[0])
         assert entries[key]["shard"] == task, key
     assert sorted(os.listdir(tmp_path)) == sorted(
-        ["checkpoint", "model-1.index", "model-1.data-00000-of-00002",
-         "model-1.data-00001-of-00002"])
+        [
+            "checkpoint",
+            "model-1.index",
+            "model-1.data-00000-of-00002",
+            "model-1.data-00001-of-00002",
+        ]
+    )
     for key, want in values.items():
         np.testing.assert_array_equal(tf.train.load_variable(path, key), want)
 
@@ -107,8 +119,14 @@ def test_each_ps_writes_its_own_shard(two_ps, tmp_path):
 def test_restore_across_cluster_shapes(two_ps, cluster, tmp_path):
     """embedded -> 2 ps -> 1 ps -> embedded -> 1 ps -> 2 ps, each hop through a
     checkpoint written by the previous shape."""
-    shapes = [("embedded", None, 0), ("2 ps", two_ps, 2), ("1 ps", cluster, 1),
-              ("embedded", None, 0), ("1 ps", cluster, 1), ("2 ps", two_ps, 2)]
+    shapes = [
+        ("embedded", None, 0),
+        ("2 ps", two_ps, 2),
+        ("1 ps", cluster, 1),
+        ("embedded", None, 0),
+        ("1 ps", cluster, 1),
+        ("2 ps", two_ps, 2),
+    ]
     previous_path, previous_values = None, None
     for hop, (label, target, ps_tasks) in enumerate(shapes):
         if target is not None:
@@ -116,7 +134,7 @@ def test_restore_across_cluster_shapes(two_ps, cluster, tmp_path):
         model = _model(ps_tasks)
         with _session(target) as sess:
             if previous_path is not None:
-                model[3].restore(sess, previous_path)   # no initializer: restore is enough
+                model[3].restore(sess, previous_path)  # no initializer: restore is enough
                 _check(sess, model, previous_values)
             else:
                 sess.run(tf.global_variables_initializer())
@@ -128,8 +146,7 @@ def test_restore_across_cluster_shapes(two_ps, cluster, tmp_path):
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "index", "missing"])
-def test_damaged_checkpoint_is_a_clear_error_and_changes_no_worker(two_ps, tmp_path,
-                                                                   damage):
+def test_damaged_checkpoint_is_a_clear_error_and_changes_no_worker(two_ps, tmp_path, damage):
     tf.Session.reset(two_ps)
     model = _model(2)
     saved, current = _values(10), _values(11)
@@ -137,7 +154,7 @@ def test_damaged_checkpoint_is_a_clear_error_and_changes_no_worker(two_ps, tmp_p
         sess.run(tf.global_variables_initializer())
         _set(sess, model, saved)
         path = model[3].save(sess, str(tmp_path / "m"))
-        shard = path + ".data-00001-of-00002"     # ps-1's
+        shard = path + ".data-00001-of-00002"  # ps-1's
         if damage == "truncate":
             with open(shard, "r+b") as f:
                 f.truncate(os.path.getsize(shard) - 7)
@@ -155,15 +172,12 @@ def test_damaged_checkpoint_is_a_clear_error_and_changes_no_worker(two_ps, tmp_p
         else:
             os.remove(shard)
         _set(sess, model, current)
-        with pytest.raises(tf.errors.DataLossError,
-                           match=r"corrupted|truncated|missing") as info:
+        with pytest.raises(tf.errors.DataLossError, match=r"corrupted|truncated|missing") as info:
             model[3].restore(sess, path)
         if damage != "index":
             assert "data-00001-of-00002" in str(info.value)
         # All or nothing: ps-0's shard was fine, yet none of its variables changed.
         _check(sess, model, current)
-
-
 
 
 def test_worker_killed_during_save_leaves_the_previous_checkpoint(two_ps, tmp_path):
@@ -190,7 +204,7 @@ def test_worker_killed_during_save_leaves_the_previous_checkpoint(two_ps, tmp_pa
         def save():
             try:
                 outcome["path"] = saver.save(sess, prefix, global_step=2)
-            except Exception as exc:  # noqa: BLE001 - inspected below
+            except Exception as exc:
                 outcome["error"] = exc
 
         thread = threading.Thread(target=save)
@@ -199,7 +213,7 @@ def test_worker_killed_during_save_leaves_the_previous_checkpoint(two_ps, tmp_pa
         while not any(".tmp-" in f and "model-2" in f for f in os.listdir(tmp_path)):
             assert time.monotonic() < deadline, "the second save never started writing"
             time.sleep(0.001)
-        old = _kill(two_ps, "ps-1")   # mid-write of its shard
+        old = _kill(two_ps, "ps-1")  # mid-write of its shard
         thread.join(30)
         assert not thread.is_alive(), "the save hung after its worker died"
         assert isinstance(outcome.get("error"), tf.errors.UnavailableError), outcome

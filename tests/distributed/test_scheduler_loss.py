@@ -42,12 +42,27 @@ def supervised():
     restart loop; yields ``(address, loops)`` with the scheduler's loop first."""
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
-    loops = [restart_loop("scheduler", "--host", "127.0.0.1", "--port", str(port),
-                          "--no-dashboard", *PRELOAD)]
+    loops = [
+        restart_loop(
+            "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard", *PRELOAD
+        )
+    ]
     try:
         for name in ("ps-0", "worker-0"):
-            loops.append(restart_loop("worker", address, "--name", name, "--nthreads", "2",
-                                      "--no-dashboard", "--host", "127.0.0.1", *PRELOAD))
+            loops.append(
+                restart_loop(
+                    "worker",
+                    address,
+                    "--name",
+                    name,
+                    "--nthreads",
+                    "2",
+                    "--no-dashboard",
+                    "--host",
+                    "127.0.0.1",
+                    *PRELOAD,
+                )
+            )
         wait_for_workers(address, 2)
         yield address, loops
     finally:
@@ -105,7 +120,8 @@ def client_errors():
 
 @pytest.mark.parametrize("resident", [False, True], ids=["graph", "resident"])
 def test_a_lost_scheduler_fails_steps_at_once_and_the_session_closes_quietly(
-        supervised, resident, client_errors):
+    supervised, resident, client_errors
+):
     address, loops = supervised
     with tf.device("/job:ps/task:0"):
         v = tf.Variable(1.0, name="v")
@@ -117,8 +133,9 @@ def test_a_lost_scheduler_fails_steps_at_once_and_the_session_closes_quietly(
     killer = threading.Timer(0.3, kill_scheduler, (loops,))
     killer.start()
     start = time.monotonic()
-    with pytest.raises(tf.errors.UnavailableError, match="Lost the connection to the Dask "
-                       "scheduler"):
+    with pytest.raises(
+        tf.errors.UnavailableError, match="Lost the connection to the Dask scheduler"
+    ):
         while time.monotonic() - start < 60:
             assert sess.run(doubled) == 2.0
     failed = time.monotonic()
@@ -171,8 +188,7 @@ def test_a_client_that_reconnects_gets_a_new_view(supervised, client_errors):
     assert not client_errors, [r.getMessage() for r in client_errors]
 
 
-def test_training_recovers_from_a_scheduler_restart(supervised, tmp_path, caplog,
-                                                    client_errors):
+def test_training_recovers_from_a_scheduler_restart(supervised, tmp_path, caplog, client_errors):
     """The scheduler is killed mid-step; both workers exit with it, and the loops bring
     all three back. The training loop notices within seconds, waits for the cluster,
     restores the last checkpoint and ends at its last step, repeating exactly the
@@ -181,13 +197,16 @@ def test_training_recovers_from_a_scheduler_restart(supervised, tmp_path, caplog
     wait_until_restarted(address, loops)
     train, loss, step = _regression()
     kill_at = 25
-    losses: list[tuple[int, float]] = []   # (recoveries so far, loss)
+    losses: list[tuple[int, float]] = []  # (recoveries so far, loss)
     killed: list[float] = []
     caplog.set_level(logging.WARNING, logger="dataflow.train.monitored_session")
     with tf.train.MonitoredTrainingSession(
-            master=address, checkpoint_dir=str(tmp_path), save_checkpoint_steps=SAVE_EVERY,
-            hooks=[tf.train.StopAtStepHook(last_step=LAST_STEP)],
-            recovery_wait_secs=120) as sess:
+        master=address,
+        checkpoint_dir=str(tmp_path),
+        save_checkpoint_steps=SAVE_EVERY,
+        hooks=[tf.train.StopAtStepHook(last_step=LAST_STEP)],
+        recovery_wait_secs=120,
+    ) as sess:
         while not sess.should_stop():
             _, value = sess.run([train, loss])
             losses.append((sess.recoveries, float(value)))

@@ -60,7 +60,8 @@ def _model():
     (grad,) = tf.gradients(loss, [w])
     with tf.control_dependencies([at]):
         train = tf.train.GradientDescentOptimizer(0.05).apply_gradients(
-            [(grad, w)], global_step=step)
+            [(grad, w)], global_step=step
+        )
     return train, loss, at, step
 
 
@@ -80,8 +81,9 @@ def _kill(client, name, timeout=120):
     """SIGKILLs worker ``name``'s process (waiting for it to be there first)."""
     deadline = time.monotonic() + timeout
     while True:
-        found = {str(w["name"]): a
-                 for a, w in client.scheduler_info(n_workers=-1)["workers"].items()}
+        found = {
+            str(w["name"]): a for a, w in client.scheduler_info(n_workers=-1)["workers"].items()
+        }
         if name in found:
             address = found[name]
             try:
@@ -99,8 +101,7 @@ def _kill(client, name, timeout=120):
 def nanny_cluster():
     with cli_scheduler() as (address, procs):
         for name in WORKERS:
-            procs.append(dask_worker(address, name, "--preload",
-                                     "dataflow.runtime.worker_state"))
+            procs.append(dask_worker(address, name, "--preload", "dataflow.runtime.worker_state"))
         wait_for_workers(address, len(WORKERS))
         yield address
 
@@ -110,11 +111,12 @@ def test_training_survives_random_kills_of_ps_and_workers(nanny_cluster, tmp_pat
     reference = _reference_losses(train, loss, at)
     rng = np.random.default_rng(SEED)
     targets = [str(t) for t in rng.permutation(WORKERS)] + [
-        str(t) for t in rng.choice(WORKERS, KILLS - len(WORKERS))]
-    gaps = rng.integers(10, 25, KILLS)           # global steps from a kill to the next
-    mid_step = rng.random(KILLS) < 0.7           # else between two steps
-    delays = rng.uniform(0.0, 0.03, KILLS)       # into the step, for a mid-step kill
-    seen: list[tuple[int, int, float]] = []      # (recoveries so far, step, loss)
+        str(t) for t in rng.choice(WORKERS, KILLS - len(WORKERS))
+    ]
+    gaps = rng.integers(10, 25, KILLS)  # global steps from a kill to the next
+    mid_step = rng.random(KILLS) < 0.7  # else between two steps
+    delays = rng.uniform(0.0, 0.03, KILLS)  # into the step, for a mid-step kill
+    seen: list[tuple[int, int, float]] = []  # (recoveries so far, step, loss)
     kills: list[dict] = []
     timers = []
 
@@ -122,12 +124,17 @@ def test_training_survives_random_kills_of_ps_and_workers(nanny_cluster, tmp_pat
         _kill(watcher, record["target"])
         record["at"] = time.monotonic()
 
-    with distributed.Client(nanny_cluster, set_as_default=False) as watcher, \
-            tf.train.MonitoredTrainingSession(
-                master=nanny_cluster, checkpoint_dir=str(tmp_path),
-                save_checkpoint_steps=SAVE_EVERY,
-                hooks=[tf.train.StopAtStepHook(last_step=LAST_STEP)],
-                max_recoveries=2 * KILLS, recovery_wait_secs=120) as sess:
+    with (
+        distributed.Client(nanny_cluster, set_as_default=False) as watcher,
+        tf.train.MonitoredTrainingSession(
+            master=nanny_cluster,
+            checkpoint_dir=str(tmp_path),
+            save_checkpoint_steps=SAVE_EVERY,
+            hooks=[tf.train.StopAtStepHook(last_step=LAST_STEP)],
+            max_recoveries=2 * KILLS,
+            recovery_wait_secs=120,
+        ) as sess,
+    ):
         next_kill = int(gaps[0])  # the global step after which the next kill lands
         while not sess.should_stop():
             before = sess.recoveries
@@ -135,13 +142,17 @@ def test_training_survives_random_kills_of_ps_and_workers(nanny_cluster, tmp_pat
             done = time.monotonic()
             if sess.recoveries > before:
                 previous = seen[-1][1]
-                kills[-1].update(recovery_s=done - kills[-1]["at"], restored=int(index),
-                                 lost=previous + 1 - int(index))
+                kills[-1].update(
+                    recovery_s=done - kills[-1]["at"],
+                    restored=int(index),
+                    lost=previous + 1 - int(index),
+                )
             seen.append((sess.recoveries, int(index), float(value)))
             if len(kills) < KILLS and index >= next_kill:
                 k = len(kills)
-                kills.append({"target": targets[k], "mid_step": bool(mid_step[k]),
-                              "after": int(index)})
+                kills.append(
+                    {"target": targets[k], "mid_step": bool(mid_step[k]), "after": int(index)}
+                )
                 if mid_step[k]:
                     timers.append(threading.Timer(delays[k], kill, (kills[-1],)))
                     timers[-1].start()
@@ -153,10 +164,16 @@ def test_training_survives_random_kills_of_ps_and_workers(nanny_cluster, tmp_pat
         for timer in timers:
             timer.join()
     for k in kills:
-        print(f"kill of {k['target']} ({'mid-step' if k['mid_step'] else 'between steps'}) "
-              f"after step {k['after']}: " + (
-                  f"recovered in {k['recovery_s']:.1f} s from step {k['restored']}, "
-                  f"{k['lost']} steps lost" if "lost" in k else "no step failed"))
+        print(
+            f"kill of {k['target']} ({'mid-step' if k['mid_step'] else 'between steps'}) "
+            f"after step {k['after']}: "
+            + (
+                f"recovered in {k['recovery_s']:.1f} s from step {k['restored']}, "
+                f"{k['lost']} steps lost"
+                if "lost" in k
+                else "no step failed"
+            )
+        )
     assert final_step == LAST_STEP
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith(f"-{LAST_STEP}")
     assert len(kills) == KILLS

@@ -48,10 +48,12 @@ def test_session_by_address_on_cli_workers(cli_cluster):
         assert "worker-1 at tcp://127.0.0.1" in sess.backend.devices.note
         client = sess.backend.client
         held = client.run(worker_state.list_variables)
-        names = {a: str(w["name"]) for a, w in
-                 client.scheduler_info(n_workers=-1)["workers"].items()}
+        names = {
+            a: str(w["name"]) for a, w in client.scheduler_info(n_workers=-1)["workers"].items()
+        }
         assert {names[a]: v for a, v in held.items() if v} == {
-            "ps-0": {"/job:ps/replica:0/task:0/device:CPU:0": ["beta"]}}
+            "ps-0": {"/job:ps/replica:0/task:0/device:CPU:0": ["beta"]}
+        }
     np.testing.assert_allclose(got, want, rtol=1e-6)
     with tf.Session(cli_cluster, config=tf.ConfigProto(resident_steps=True)) as sess:
         np.testing.assert_allclose(sess.run(beta), local_beta(want, feed), rtol=1e-5)
@@ -69,16 +71,17 @@ def local_beta(costs, feed):
 def test_cluster_spec_maps_tasks_by_address(cli_cluster):
     tf.Session.reset(cli_cluster)
     with distributed.Client(cli_cluster, set_as_default=False) as client:
-        by_name = {str(w["name"]): a for a, w in
-                   client.scheduler_info(n_workers=-1)["workers"].items()}
+        by_name = {
+            str(w["name"]): a for a, w in client.scheduler_info(n_workers=-1)["workers"].items()
+        }
         # Swap roles: the worker named worker-1 is now the ps, by its address.
-        spec = tf.train.ClusterSpec({"ps": [by_name["worker-1"]],
-                                     "worker": [by_name["worker-0"], by_name["ps-0"]]})
+        spec = tf.train.ClusterSpec(
+            {"ps": [by_name["worker-1"]], "worker": [by_name["worker-0"], by_name["ps-0"]]}
+        )
         with tf.device("/job:ps/task:0"):
             v = tf.Variable(7.0, name="moved")
         with tf.Session(client, config=tf.ConfigProto(cluster_def=spec)) as sess:
             sess.run(v.initializer)
             assert sess.run(v) == 7.0
         held = client.run(worker_state.list_variables)
-        assert held[by_name["worker-1"]] == {
-            "/job:ps/replica:0/task:0/device:CPU:0": ["moved"]}
+        assert held[by_name["worker-1"]] == {"/job:ps/replica:0/task:0/device:CPU:0": ["moved"]}

@@ -36,8 +36,9 @@ def test_sessions_over_tls(tls_cluster, resident):
         # Plain-TCP step channels would bypass TLS: resident steps keep Dask's comms.
         assert sess._signature(doubled, {}).bound.channels == {}
     # A client of one's own, with the cluster's credentials.
-    client = distributed.Client(tls_cluster.target, security=tls_cluster.cluster.security,
-                                set_as_default=False)
+    client = distributed.Client(
+        tls_cluster.target, security=tls_cluster.cluster.security, set_as_default=False
+    )
     try:
         with tf.Session(client, config=config) as sess:
             assert sess.run(doubled) == 6.0

@@ -92,7 +92,8 @@ def test_getitem_matches_numpy(case):
         assert y_t.shape.rank == want.ndim
         with tf.Session(config=tf.ConfigProto(debug=True)) as sess:
             got, got_loose, got_g, got_t = sess.run(
-                [y, y_loose, g, y_t], {x: value, loose: value, **feeds})
+                [y, y_loose, g, y_t], {x: value, loose: value, **feeds}
+            )
     want_g = np.zeros_like(value)
     want_g[key] += w
     np.testing.assert_array_equal(got, want)

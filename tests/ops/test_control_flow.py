@@ -172,9 +172,11 @@ def test_cond_with_operations(sess):
 
 def test_cond_errors_name_the_inner_op(sess):
     x = tf.placeholder(tf.float32, [])
-    y = tf.cond(tf.constant(True),
-                lambda: tf.debugging.check_numerics(x, "bad x", name="inner_check"),
-                lambda: x)
+    y = tf.cond(
+        tf.constant(True),
+        lambda: tf.debugging.check_numerics(x, "bad x", name="inner_check"),
+        lambda: x,
+    )
     with pytest.raises(tf.errors.InvalidArgumentError, match="inner_check"):
         sess.run(y, {x: np.nan})
 
@@ -182,17 +184,22 @@ def test_cond_errors_name_the_inner_op(sess):
 # --- case -----------------------------------------------------------------------------------
 def test_case_selects_first_true_and_default(sess):
     x = tf.placeholder(tf.int32, [])
-    out = tf.case([(tf.less(x, 0), lambda: tf.constant(-1)),
-                   (tf.less(x, 10), lambda: tf.constant(1)),
-                   (tf.less(x, 5), lambda: tf.constant(5))],
-                  default=lambda: tf.constant(100))
+    out = tf.case(
+        [
+            (tf.less(x, 0), lambda: tf.constant(-1)),
+            (tf.less(x, 10), lambda: tf.constant(1)),
+            (tf.less(x, 5), lambda: tf.constant(5)),
+        ],
+        default=lambda: tf.constant(100),
+    )
     assert [sess.run(out, {x: v}) for v in (-3, 3, 7, 50)] == [-1, 1, 1, 100]
 
 
 def test_case_without_default_uses_last_and_checks_it(sess):
     x = tf.placeholder(tf.int32, [])
-    out = tf.case({tf.less(x, 0): lambda: tf.constant(-1),
-                   tf.greater_equal(x, 5): lambda: tf.constant(5)})
+    out = tf.case(
+        {tf.less(x, 0): lambda: tf.constant(-1), tf.greater_equal(x, 5): lambda: tf.constant(5)}
+    )
     assert sess.run(out, {x: -2}) == -1
     assert sess.run(out, {x: 9}) == 5
     with pytest.raises(tf.errors.InvalidArgumentError, match="None of the conditions"):
@@ -201,9 +208,11 @@ def test_case_without_default_uses_last_and_checks_it(sess):
 
 def test_case_exclusive(sess):
     x = tf.placeholder(tf.int32, [])
-    out = tf.case([(tf.less(x, 5), lambda: tf.constant(1)),
-                   (tf.less(x, 10), lambda: tf.constant(2))],
-                  default=lambda: tf.constant(3), exclusive=True)
+    out = tf.case(
+        [(tf.less(x, 5), lambda: tf.constant(1)), (tf.less(x, 10), lambda: tf.constant(2))],
+        default=lambda: tf.constant(3),
+        exclusive=True,
+    )
     assert sess.run(out, {x: 7}) == 2
     with pytest.raises(tf.errors.InvalidArgumentError, match="exclusive"):
         sess.run(out, {x: 1})
@@ -224,13 +233,17 @@ def test_while_counts(sess):
     assert sess.run(tf.while_loop(lambda i: i < 0, lambda i: i + 1, i)) == 0
     # A loop variable the body passes through unchanged.
     x = tf.placeholder(tf.float32, [])
-    assert sess.run(tf.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x), [i, x]),
-                    {x: 2.5}) == [3, 2.5]
+    assert sess.run(
+        tf.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x), [i, x]), {x: 2.5}
+    ) == [3, 2.5]
 
 
 def test_while_nested_structures(sess):
-    loop_vars = (tf.constant(0), Point(tf.constant(1.0), [tf.constant([1.0, 1.0])]),
-                 {"s": tf.constant(0.0)})
+    loop_vars = (
+        tf.constant(0),
+        Point(tf.constant(1.0), [tf.constant([1.0, 1.0])]),
+        {"s": tf.constant(0.0)},
+    )
 
     def body(i, p, d):
         return (i + 1, Point(p.x * 2.0, [p.y[0] + 1.0]), {"s": d["s"] + p.x})
@@ -241,14 +254,12 @@ def test_while_nested_structures(sess):
     assert got[0] == 4 and got[1].x == 16.0 and got[2]["s"] == 15.0
     np.testing.assert_allclose(got[1].y[0], [5.0, 5.0])
     with pytest.raises(ValueError, match="structure"):
-        tf.while_loop(lambda i, x: i < 3, lambda i, x: [i + 1], [tf.constant(0),
-                                                                tf.constant(1.0)])
+        tf.while_loop(lambda i, x: i < 3, lambda i, x: [i + 1], [tf.constant(0), tf.constant(1.0)])
 
 
 def test_while_maximum_iterations(sess):
     i = tf.constant(0)
-    always = tf.while_loop(lambda i: tf.constant(True), lambda i: i + 1, [i],
-                           maximum_iterations=7)
+    always = tf.while_loop(lambda i: tf.constant(True), lambda i: i + 1, [i], maximum_iterations=7)
     assert sess.run(always) == 7
     n = tf.placeholder(tf.int32, [])
     both = tf.while_loop(lambda i: i < 5, lambda i: i + 1, [i], maximum_iterations=n)
@@ -259,17 +270,19 @@ def test_while_maximum_iterations(sess):
 def test_while_shape_invariants(sess):
     x = tf.constant([1.0])
     i = tf.constant(0)
-    cond = lambda i, x: i < 3  # noqa: E731
-    body = lambda i, x: (i + 1, tf.concat([x, x], 0))  # noqa: E731
+    cond = lambda i, x: i < 3
+    body = lambda i, x: (i + 1, tf.concat([x, x], 0))
     with pytest.raises(ValueError, match="Const.*enters the loop with shape"):
         tf.while_loop(cond, body, [i, x])
-    out = tf.while_loop(cond, body, [i, x],
-                        shape_invariants=[i.get_shape(), tf.TensorShape([None])])
+    out = tf.while_loop(
+        cond, body, [i, x], shape_invariants=[i.get_shape(), tf.TensorShape([None])]
+    )
     assert out[1].shape.as_list() == [None]
     assert sess.run(out[1]).shape == (8,)
     with pytest.raises(ValueError, match="not compatible with the initial shape"):
-        tf.while_loop(cond, body, [i, x], shape_invariants=[tf.TensorShape([]),
-                                                            tf.TensorShape([2])])
+        tf.while_loop(
+            cond, body, [i, x], shape_invariants=[tf.TensorShape([]), tf.TensorShape([2])]
+        )
     with pytest.raises(TypeError, match="type"):
         tf.while_loop(lambda x: x < 3.0, lambda x: tf.cast(x, tf.int32), [tf.constant(0.0)])
 
@@ -292,15 +305,16 @@ def test_while_captures_and_side_effects(sess):
 def test_while_runs_as_one_kernel_call(sess):
     """No task or kernel call per iteration: the plan has the same size for any count."""
     n = tf.placeholder(tf.int32, [])
-    out = tf.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, x * 1.5),
-                        [tf.constant(0), tf.constant(1.0)])
+    out = tf.while_loop(
+        lambda i, x: i < n, lambda i, x: (i + 1, x * 1.5), [tf.constant(0), tf.constant(1.0)]
+    )
     plan = sess.compiled_plan(out, {n: 3})
     assert len(plan.stages) == 1
     (call,) = [c for c in plan.stages[0].calls if c.op_type.endswith("While")]
     # Nobody differentiates here, so the loop records no per-iteration history.
     assert call.attrs["_outputs_read"] == (True, True, False, False, False)
-    assert sess.run(out[1], {n: 3}) == 1.5 ** 3
-    assert sess.run(out[1], {n: 40}) == pytest.approx(1.5 ** 40)
+    assert sess.run(out[1], {n: 3}) == 1.5**3
+    assert sess.run(out[1], {n: 40}) == pytest.approx(1.5**40)
 
 
 def test_nested_cond_inside_while_and_while_inside_cond(sess):
@@ -311,16 +325,21 @@ def test_nested_cond_inside_while_and_while_inside_cond(sess):
     _, y = tf.while_loop(lambda i, x: i < 5, body, [tf.constant(0), tf.constant(0.0)])
     assert sess.run(y) == ((((0 + 1) * 2 + 1) * 2) + 1)
     p = tf.placeholder(tf.bool, [])
-    z = tf.cond(p, lambda: tf.while_loop(lambda k: k < 6, lambda k: k + 2, [tf.constant(0)]),
-                lambda: tf.constant(-1))
+    z = tf.cond(
+        p,
+        lambda: tf.while_loop(lambda k: k < 6, lambda k: k + 2, [tf.constant(0)]),
+        lambda: tf.constant(-1),
+    )
     assert sess.run(z, {p: True}) == 6 and sess.run(z, {p: False}) == -1
 
 
 def test_compiled_plans_pickle(sess):
     w = tf.placeholder(tf.float32, [])
-    out = tf.while_loop(lambda i, x: i < 3,
-                        lambda i, x: (i + 1, tf.cond(x > 1.0, lambda: x * w, lambda: x + 1.0)),
-                        [tf.constant(0), tf.constant(0.5)])
+    out = tf.while_loop(
+        lambda i, x: i < 3,
+        lambda i, x: (i + 1, tf.cond(x > 1.0, lambda: x * w, lambda: x + 1.0)),
+        [tf.constant(0), tf.constant(0.5)],
+    )
     grad = tf.gradients(out[1], w)[0]
     plan = sess.compiled_plan([out, grad], {w: 2.0})
     again = cloudpickle.loads(cloudpickle.dumps(plan))
@@ -417,9 +436,12 @@ def test_while_gradient_with_variable_weight_and_maximum_iterations(sess):
     x0 = rng.normal(size=(3,))
     w = tf.Variable(w0)
     x = tf.placeholder(tf.float64, [3])
-    _, h = tf.while_loop(lambda i, h: tf.constant(True),
-                         lambda i, h: (i + 1, tf.tanh(tf.linalg.matvec(w, h)) + h * 0.5),
-                         [tf.constant(0), x], maximum_iterations=4)
+    _, h = tf.while_loop(
+        lambda i, h: tf.constant(True),
+        lambda i, h: (i + 1, tf.tanh(tf.linalg.matvec(w, h)) + h * 0.5),
+        [tf.constant(0), x],
+        maximum_iterations=4,
+    )
     loss = tf.reduce_sum(h * h)
     gx, gw = tf.gradients(loss, [x, w])
     sess.run(tf.global_variables_initializer())
@@ -439,8 +461,7 @@ def test_while_gradient_with_variable_weight_and_maximum_iterations(sess):
 def test_while_gradient_with_unknown_batch_dimension(sess):
     x = tf.placeholder(tf.float64, [None, 2])
     w = tf.constant([[0.5, -0.3], [0.2, 0.8]], tf.float64)
-    _, h = tf.while_loop(lambda i, h: i < 3, lambda i, h: (i + 1, tf.sin(tf.matmul(h, w))),
-                         [0, x])
+    _, h = tf.while_loop(lambda i, h: i < 3, lambda i, h: (i + 1, tf.sin(tf.matmul(h, w))), [0, x])
     assert h.shape.as_list() == [None, 2]
     g = tf.gradients(tf.reduce_sum(h), x)[0]
     xv = np.array([[0.1, 0.2], [0.3, -0.4], [1.0, 2.0]])
@@ -459,16 +480,20 @@ def test_while_gradient_zero_iterations_and_back_prop_false(sess):
     x = tf.placeholder(tf.float64, [])
     y = tf.while_loop(lambda i, x: i < 0, lambda i, x: (i + 1, x * x), [tf.constant(0), x])[1]
     assert sess.run(tf.gradients(y * 3.0, x)[0], {x: 2.0}) == 3.0
-    z = tf.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * x), [tf.constant(0), x],
-                      back_prop=False)[1]
+    z = tf.while_loop(
+        lambda i, x: i < 3, lambda i, x: (i + 1, x * x), [tf.constant(0), x], back_prop=False
+    )[1]
     assert tf.gradients(z, x) == [None]
 
 
 def test_while_gradient_refuses_a_loop_var_that_changes_shape():
     x = tf.placeholder(tf.float32, [1])
-    out = tf.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, tf.concat([x, x], 0)),
-                        [tf.constant(0), x],
-                        shape_invariants=[tf.TensorShape([]), tf.TensorShape([None])])
+    out = tf.while_loop(
+        lambda i, x: i < 3,
+        lambda i, x: (i + 1, tf.concat([x, x], 0)),
+        [tf.constant(0), x],
+        shape_invariants=[tf.TensorShape([]), tf.TensorShape([None])],
+    )
     with pytest.raises(ValueError, match="changes shape"):
         tf.gradients(tf.reduce_sum(out[1]), x)
 
@@ -493,8 +518,9 @@ def test_gradient_through_cond_inside_while():
 def test_gradient_through_while_inside_while_and_inside_cond():
     def build(x, p):
         def outer(i, h):
-            inner = tf.while_loop(lambda j, g: j < 2, lambda j, g: (j + 1, tf.sin(g) * p),
-                                  [tf.constant(0), h])[1]
+            inner = tf.while_loop(
+                lambda j, g: j < 2, lambda j, g: (j + 1, tf.sin(g) * p), [tf.constant(0), h]
+            )[1]
             return i + 1, inner + h
 
         looped = tf.while_loop(lambda i, h: i < 3, outer, [tf.constant(0), x])[1]
@@ -520,8 +546,9 @@ def test_while_gradient_reuses_each_iterations_random_draw(sess):
 
     def body(i, h):
         m = tf.cast(tf.random_uniform([20]) > 0.5, tf.float64)
-        scaled = tf.cond(tf.equal(i, 1), lambda: h * tf.random_uniform([20], dtype=tf.float64),
-                         lambda: h)
+        scaled = tf.cond(
+            tf.equal(i, 1), lambda: h * tf.random_uniform([20], dtype=tf.float64), lambda: h
+        )
         return i + 1, scaled * m + h * 0.5
 
     _, y = tf.while_loop(lambda i, h: i < 3, body, [tf.constant(0), x])
@@ -553,12 +580,16 @@ def test_nested_bodies_capture_each_outer_tensor_once(sess):
     w = tf.Variable(2.0, dtype=tf.float64)
     x = tf.placeholder(tf.float64, [])
     p = tf.placeholder(tf.bool, [])
-    inner = lambda: tf.while_loop(lambda i, a: i < 3,  # noqa: E731
-                                  lambda i, a: (i + 1, a * w + x * 0.0), [0, x])[1]
+    inner = lambda: tf.while_loop(
+        lambda i, a: i < 3,
+        lambda i, a: (i + 1, a * w + x * 0.0),
+        [0, x],
+    )[1]
     y = tf.cond(p, inner, lambda: x)
     assert [t.dtype for t in y.op.inputs] == [tf.bool, tf.float64, tf.float64]
-    loop = next(o for o in y.op.attrs["then_branch"].graph.get_operations()
-                if o.type.endswith("While"))
+    loop = next(
+        o for o in y.op.attrs["then_branch"].graph.get_operations() if o.type.endswith("While")
+    )
     outers = [outer for outer, _ in loop.attrs["body"].graph.captures]
     assert len(outers) == len(set(outers)) == 2
     gx, gw = tf.gradients(y, [x, w])
@@ -574,8 +605,9 @@ def test_gradient_uses_each_iterations_value_of_a_written_variable(sess):
         with tf.control_dependencies([v.assign_add(1.0)]):
             return i + 1, acc + x * v.read_value()
 
-    _, acc = tf.while_loop(lambda i, acc: i < 3, body, [tf.constant(0), tf.constant(0.0,
-                                                                              tf.float64)])
+    _, acc = tf.while_loop(
+        lambda i, acc: i < 3, body, [tf.constant(0), tf.constant(0.0, tf.float64)]
+    )
     assert any(t.dtype == tf.resource for t in acc.op.inputs)  # written: a handle
     gx, gv = tf.gradients(acc, [x, v])
     sess.run(tf.global_variables_initializer())
@@ -598,16 +630,21 @@ def test_control_flow_on_a_cluster_with_ps_variables(small_cluster):
     shipped inside the plan, give the embedded session's values and gradients."""
 
     def program():
-        with tf.device(tf.train.replica_device_setter(ps_tasks=1,
-                                                      worker_device="/job:worker/task:0")):
+        with tf.device(
+            tf.train.replica_device_setter(ps_tasks=1, worker_device="/job:worker/task:0")
+        ):
             w = tf.Variable(np.eye(3, dtype=np.float32) * 0.5, name="w")
             x = tf.placeholder(tf.float32, [3, 1])
-            _, h = tf.while_loop(lambda i, h: i < 4,
-                                 lambda i, h: (i + 1, tf.tanh(tf.matmul(w, h))),
-                                 [tf.constant(0), x])
-            y = tf.cond(tf.reduce_sum(h) > 0.0,
-                        lambda: tf.py_func(lambda a: a * 2, [h], tf.float32),
-                        lambda: h)
+            _, h = tf.while_loop(
+                lambda i, h: i < 4,
+                lambda i, h: (i + 1, tf.tanh(tf.matmul(w, h))),
+                [tf.constant(0), x],
+            )
+            y = tf.cond(
+                tf.reduce_sum(h) > 0.0,
+                lambda: tf.py_func(lambda a: a * 2, [h], tf.float32),
+                lambda: h,
+            )
             g = tf.gradients(tf.reduce_sum(h), w)[0]
         return x, [y, g]
 
@@ -633,12 +670,12 @@ def _tf1_program(lib, x0, w0, pv):
 
     def body(i, h, acc):
         h = lib.tanh(lib.matmul(w, h))
-        acc = lib.cond(lib.equal(i % 2, 0), lambda: acc + lib.reduce_sum(h),
-                       lambda: acc * 0.5)
+        acc = lib.cond(lib.equal(i % 2, 0), lambda: acc + lib.reduce_sum(h), lambda: acc * 0.5)
         return i + 1, h, acc
 
-    _, h, acc = lib.while_loop(lambda i, h, acc: i < 6, body,
-                               [lib.constant(0), x, lib.constant(0.0)])
+    _, h, acc = lib.while_loop(
+        lambda i, h, acc: i < 6, body, [lib.constant(0), x, lib.constant(0.0)]
+    )
     out = lib.cond(p, lambda: acc * 2.0 + lib.reduce_sum(h), lambda: -acc)
     gx, gw = lib.gradients(out, [x, w])
     return [h, acc, out, gx, gw]

@@ -18,8 +18,10 @@ def test_check_numerics_passes_finite_values(sess):
     assert tf.debugging.check_numerics is tf.check_numerics
 
 
-@pytest.mark.parametrize("values, what", [([1.0, np.nan], "NaN"), ([np.inf, 1.0], "Inf"),
-                                          ([np.nan, -np.inf], "Inf and NaN")])
+@pytest.mark.parametrize(
+    "values, what",
+    [([1.0, np.nan], "NaN"), ([np.inf, 1.0], "Inf"), ([np.nan, -np.inf], "Inf and NaN")],
+)
 def test_check_numerics_raises_with_message_and_op_name(sess, values, what):
     x = tf.placeholder(tf.float32, [2])
     y = tf.check_numerics(x * 1.0, "x went bad", name="guard")
@@ -138,12 +140,15 @@ def test_assert_equal_static_and_dynamic(sess):
         sess.run(check, {x: [1, 5]})
 
 
-@pytest.mark.parametrize("fn, good, bad", [
-    (tf.assert_positive, [1.0, 2.0], [1.0, 0.0]),
-    (tf.assert_negative, [-1.0], [0.0]),
-    (tf.assert_non_negative, [0.0, 1.0], [-1.0]),
-    (tf.assert_non_positive, [0.0, -1.0], [1.0]),
-])
+@pytest.mark.parametrize(
+    "fn, good, bad",
+    [
+        (tf.assert_positive, [1.0, 2.0], [1.0, 0.0]),
+        (tf.assert_negative, [-1.0], [0.0]),
+        (tf.assert_non_negative, [0.0, 1.0], [-1.0]),
+        (tf.assert_non_positive, [0.0, -1.0], [1.0]),
+    ],
+)
 def test_unary_asserts(sess, fn, good, bad):
     x = tf.placeholder(tf.float32, [None])
     check = fn(x)
@@ -152,13 +157,16 @@ def test_unary_asserts(sess, fn, good, bad):
         sess.run(check, {x: bad})
 
 
-@pytest.mark.parametrize("fn, good, bad", [
-    (tf.assert_less, [0, 1], [2, 1]),
-    (tf.assert_less_equal, [2, 1], [3, 1]),
-    (tf.assert_greater, [3, 4], [2, 4]),
-    (tf.assert_greater_equal, [2, 4], [1, 4]),
-    (tf.assert_none_equal, [1, 3], [2, 3]),
-])
+@pytest.mark.parametrize(
+    "fn, good, bad",
+    [
+        (tf.assert_less, [0, 1], [2, 1]),
+        (tf.assert_less_equal, [2, 1], [3, 1]),
+        (tf.assert_greater, [3, 4], [2, 4]),
+        (tf.assert_greater_equal, [2, 4], [1, 4]),
+        (tf.assert_none_equal, [1, 3], [2, 3]),
+    ],
+)
 def test_binary_asserts(sess, fn, good, bad):
     x = tf.placeholder(tf.int32, [2])
     check = fn(x, tf.constant([2, 2]))

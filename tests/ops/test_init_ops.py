@@ -115,11 +115,11 @@ def test_compute_fans():
 
 
 @pytest.mark.parametrize("mode, n", [("fan_in", 100), ("fan_out", 400), ("fan_avg", 250)])
-@pytest.mark.parametrize("distribution", ["truncated_normal", "untruncated_normal", "uniform",
-                                          "normal"])
+@pytest.mark.parametrize(
+    "distribution", ["truncated_normal", "untruncated_normal", "uniform", "normal"]
+)
 def test_variance_scaling(sess, mode, n, distribution):
-    init = tf.variance_scaling_initializer(scale=2.0, mode=mode, distribution=distribution,
-                                           seed=6)
+    init = tf.variance_scaling_initializer(scale=2.0, mode=mode, distribution=distribution, seed=6)
     v = sess.run(init([100, 400], dtype=tf.float64))
     assert v.dtype == np.float64
     want_std = math.sqrt(2.0 / n)
@@ -132,8 +132,12 @@ def test_variance_scaling(sess, mode, n, distribution):
 
 def test_he_and_lecun(sess):
     shape = [200, 500]
-    for fn, scale in [(tf.initializers.he_uniform, 2.0), (tf.initializers.lecun_uniform, 1.0),
-                      (tf.initializers.he_normal, 2.0), (tf.initializers.lecun_normal, 1.0)]:
+    for fn, scale in [
+        (tf.initializers.he_uniform, 2.0),
+        (tf.initializers.lecun_uniform, 1.0),
+        (tf.initializers.he_normal, 2.0),
+        (tf.initializers.lecun_normal, 1.0),
+    ]:
         v = sess.run(fn(seed=1)(shape))
         want = math.sqrt(scale / 200)
         assert abs(v.std() - want) < 0.03 * want, fn.__name__
@@ -162,9 +166,11 @@ def test_seeded_initializers_repeat_across_sessions():
     for _ in range(2):
         g = tf.Graph()
         with g.as_default():
-            ts = [tf.glorot_uniform_initializer(seed=1)([3, 3]),
-                  tf.random_normal_initializer(seed=2)([4]),
-                  tf.orthogonal_initializer(seed=3)([3, 3])]
+            ts = [
+                tf.glorot_uniform_initializer(seed=1)([3, 3]),
+                tf.random_normal_initializer(seed=2)([4]),
+                tf.orthogonal_initializer(seed=3)([3, 3]),
+            ]
         with tf.Session(graph=g) as s:
             values.append(s.run(ts))
     for a, b in zip(*values, strict=True):
@@ -187,11 +193,16 @@ def test_argument_errors():
 
 
 def test_get_config_round_trip():
-    for init in [tf.zeros_initializer(dtype=tf.int32), tf.constant_initializer(3.0),
-                 tf.random_uniform_initializer(-1.0, 1.0, seed=3),
-                 tf.random_normal_initializer(0.5, 2.0), tf.truncated_normal_initializer(),
-                 tf.variance_scaling_initializer(2.0, "fan_out", "uniform"),
-                 tf.glorot_uniform_initializer(seed=1), tf.orthogonal_initializer(2.0)]:
+    for init in [
+        tf.zeros_initializer(dtype=tf.int32),
+        tf.constant_initializer(3.0),
+        tf.random_uniform_initializer(-1.0, 1.0, seed=3),
+        tf.random_normal_initializer(0.5, 2.0),
+        tf.truncated_normal_initializer(),
+        tf.variance_scaling_initializer(2.0, "fan_out", "uniform"),
+        tf.glorot_uniform_initializer(seed=1),
+        tf.orthogonal_initializer(2.0),
+    ]:
         again = type(init).from_config(init.get_config())
         assert again.get_config() == init.get_config()
 
@@ -220,11 +231,27 @@ def test_fans_and_scales_match_tf():
     for shape in ([], [7], [3, 5], [5, 5, 3, 8], [2, 3, 4, 5, 6]):
         assert init_ops._compute_fans(shape) == tf_init_ops._compute_fans(shape)
     tf1 = pytest.importorskip("tensorflow.compat.v1")
-    for name in ("zeros", "ones", "constant", "random_normal", "random_uniform",
-                 "truncated_normal", "glorot_uniform", "glorot_normal", "variance_scaling",
-                 "orthogonal", "identity", "he_normal", "he_uniform", "lecun_normal",
-                 "lecun_uniform", "uniform_unit_scaling", "global_variables",
-                 "local_variables", "variables"):
+    for name in (
+        "zeros",
+        "ones",
+        "constant",
+        "random_normal",
+        "random_uniform",
+        "truncated_normal",
+        "glorot_uniform",
+        "glorot_normal",
+        "variance_scaling",
+        "orthogonal",
+        "identity",
+        "he_normal",
+        "he_uniform",
+        "lecun_normal",
+        "lecun_uniform",
+        "uniform_unit_scaling",
+        "global_variables",
+        "local_variables",
+        "variables",
+    ):
         assert hasattr(tf1.initializers, name) and hasattr(tf.initializers, name), name
     # Same construction: variance scaling's configs agree with TF's.
     ours = tf.variance_scaling_initializer(2.0, "fan_avg", "uniform", seed=3).get_config()

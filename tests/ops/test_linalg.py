@@ -52,6 +52,7 @@ def ref_matmul(ta=False, tb=False):
         a = anp.swapaxes(a, -1, -2) if ta else a
         b = anp.swapaxes(b, -1, -2) if tb else b
         return anp.matmul(a, b)
+
     return f
 
 
@@ -66,177 +67,405 @@ def diagonal(x):
 CASES = [
     # matmul: rank 2, every transpose combination, adjoint flags
     ("matmul", lambda a, b: tf.matmul(a, b), ref_matmul(), [rand(3, 4), rand(4, 5)]),
-    ("matmul_ta", lambda a, b: tf.matmul(a, b, transpose_a=True), ref_matmul(True),
-     [rand(4, 3), rand(4, 5)]),
-    ("matmul_tb", lambda a, b: tf.matmul(a, b, transpose_b=True), ref_matmul(False, True),
-     [rand(3, 4), rand(5, 4)]),
-    ("matmul_ta_tb", lambda a, b: tf.matmul(a, b, transpose_a=True, transpose_b=True),
-     ref_matmul(True, True), [rand(4, 3), rand(5, 4)]),
-    ("matmul_adjoint", lambda a, b: tf.matmul(a, b, adjoint_a=True, adjoint_b=True),
-     ref_matmul(True, True), [rand(4, 3), rand(5, 4)]),
+    (
+        "matmul_ta",
+        lambda a, b: tf.matmul(a, b, transpose_a=True),
+        ref_matmul(True),
+        [rand(4, 3), rand(4, 5)],
+    ),
+    (
+        "matmul_tb",
+        lambda a, b: tf.matmul(a, b, transpose_b=True),
+        ref_matmul(False, True),
+        [rand(3, 4), rand(5, 4)],
+    ),
+    (
+        "matmul_ta_tb",
+        lambda a, b: tf.matmul(a, b, transpose_a=True, transpose_b=True),
+        ref_matmul(True, True),
+        [rand(4, 3), rand(5, 4)],
+    ),
+    (
+        "matmul_adjoint",
+        lambda a, b: tf.matmul(a, b, adjoint_a=True, adjoint_b=True),
+        ref_matmul(True, True),
+        [rand(4, 3), rand(5, 4)],
+    ),
     ("matmul_operator", lambda a, b: a @ b, ref_matmul(), [rand(2, 3), rand(3, 2)]),
     ("matmul_square_self", lambda a: tf.matmul(a, a), lambda a: a @ a, [rand(3, 3)]),
     # batched, with broadcasting batch dimensions
     ("bmm", lambda a, b: tf.matmul(a, b), ref_matmul(), [rand(2, 3, 4), rand(2, 4, 5)]),
-    ("bmm_ta_tb", lambda a, b: tf.matmul(a, b, transpose_a=True, transpose_b=True),
-     ref_matmul(True, True), [rand(2, 4, 3), rand(2, 5, 4)]),
-    ("bmm_ta", lambda a, b: tf.matmul(a, b, transpose_a=True), ref_matmul(True),
-     [rand(2, 4, 3), rand(2, 4, 5)]),
-    ("bmm_tb", lambda a, b: tf.matmul(a, b, transpose_b=True), ref_matmul(False, True),
-     [rand(2, 3, 4), rand(2, 5, 4)]),
-    ("bmm_rank2_rank3", lambda a, b: tf.matmul(a, b), ref_matmul(),
-     [rand(3, 4), rand(2, 4, 5)]),
-    ("bmm_rank3_rank2_tb", lambda a, b: tf.matmul(a, b, transpose_b=True),
-     ref_matmul(False, True), [rand(2, 3, 4), rand(5, 4)]),
-    ("bmm_broadcast_ones", lambda a, b: tf.matmul(a, b), ref_matmul(),
-     [rand(1, 3, 3, 4), rand(2, 1, 4, 2)]),
+    (
+        "bmm_ta_tb",
+        lambda a, b: tf.matmul(a, b, transpose_a=True, transpose_b=True),
+        ref_matmul(True, True),
+        [rand(2, 4, 3), rand(2, 5, 4)],
+    ),
+    (
+        "bmm_ta",
+        lambda a, b: tf.matmul(a, b, transpose_a=True),
+        ref_matmul(True),
+        [rand(2, 4, 3), rand(2, 4, 5)],
+    ),
+    (
+        "bmm_tb",
+        lambda a, b: tf.matmul(a, b, transpose_b=True),
+        ref_matmul(False, True),
+        [rand(2, 3, 4), rand(2, 5, 4)],
+    ),
+    ("bmm_rank2_rank3", lambda a, b: tf.matmul(a, b), ref_matmul(), [rand(3, 4), rand(2, 4, 5)]),
+    (
+        "bmm_rank3_rank2_tb",
+        lambda a, b: tf.matmul(a, b, transpose_b=True),
+        ref_matmul(False, True),
+        [rand(2, 3, 4), rand(5, 4)],
+    ),
+    (
+        "bmm_broadcast_ones",
+        lambda a, b: tf.matmul(a, b),
+        ref_matmul(),
+        [rand(1, 3, 3, 4), rand(2, 1, 4, 2)],
+    ),
     ("bmm_operator", lambda a, b: a @ b, ref_matmul(), [rand(2, 2, 3), rand(3, 2)]),
     # einsum
-    ("einsum_matmul", lambda a, b: tf.einsum("ij,jk->ik", a, b),
-     lambda a, b: anp.einsum("ij,jk->ik", a, b), [rand(3, 4), rand(4, 2)]),
-    ("einsum_implicit", lambda a, b: tf.einsum("ij,jk", a, b),
-     lambda a, b: anp.einsum("ij,jk", a, b), [rand(3, 4), rand(4, 2)]),
-    ("einsum_batch", lambda a, b: tf.einsum("bij,bjk->bik", a, b),
-     lambda a, b: anp.einsum("bij,bjk->bik", a, b), [rand(2, 3, 4), rand(2, 4, 2)]),
-    ("einsum_transpose", lambda a: tf.einsum("ijk->kij", a),
-     lambda a: anp.einsum("ijk->kij", a), [rand(2, 3, 4)]),
-    ("einsum_sum", lambda a: tf.einsum("ij->", a), lambda a: anp.einsum("ij->", a),
-     [rand(3, 4)]),
-    ("einsum_partial_sum", lambda a: tf.einsum("ijk->ki", a),
-     lambda a: anp.einsum("ijk->ki", a), [rand(2, 3, 4)]),
+    (
+        "einsum_matmul",
+        lambda a, b: tf.einsum("ij,jk->ik", a, b),
+        lambda a, b: anp.einsum("ij,jk->ik", a, b),
+        [rand(3, 4), rand(4, 2)],
+    ),
+    (
+        "einsum_implicit",
+        lambda a, b: tf.einsum("ij,jk", a, b),
+        lambda a, b: anp.einsum("ij,jk", a, b),
+        [rand(3, 4), rand(4, 2)],
+    ),
+    (
+        "einsum_batch",
+        lambda a, b: tf.einsum("bij,bjk->bik", a, b),
+        lambda a, b: anp.einsum("bij,bjk->bik", a, b),
+        [rand(2, 3, 4), rand(2, 4, 2)],
+    ),
+    (
+        "einsum_transpose",
+        lambda a: tf.einsum("ijk->kij", a),
+        lambda a: anp.einsum("ijk->kij", a),
+        [rand(2, 3, 4)],
+    ),
+    ("einsum_sum", lambda a: tf.einsum("ij->", a), lambda a: anp.einsum("ij->", a), [rand(3, 4)]),
+    (
+        "einsum_partial_sum",
+        lambda a: tf.einsum("ijk->ki", a),
+        lambda a: anp.einsum("ijk->ki", a),
+        [rand(2, 3, 4)],
+    ),
     # (autograd cannot differentiate einsums with repeated labels: diagonal references)
     ("einsum_diagonal", lambda a: tf.einsum("ii->i", a), diagonal, [rand(3, 3)]),
-    ("einsum_trace", lambda a: tf.einsum("ii", a), lambda a: anp.sum(diagonal(a)),
-     [rand(3, 3)]),
-    ("einsum_generalized_trace", lambda a, b: tf.einsum("iij,jk->k", a, b),
-     lambda a, b: anp.einsum("ji,jk->k", diagonal(anp.moveaxis(a, 2, 0)), b),
-     [rand(3, 3, 2), rand(2, 4)]),
-    ("einsum_outer", lambda a, b: tf.einsum("i,j->ij", a, b),
-     lambda a, b: anp.einsum("i,j->ij", a, b), [rand(3), rand(4)]),
-    ("einsum_dot", lambda a, b: tf.einsum("i,i->", a, b),
-     lambda a, b: anp.einsum("i,i->", a, b), [rand(5), rand(5)]),
-    ("einsum_three", lambda a, b, c: tf.einsum("ij,jk,kl->il", a, b, c),
-     lambda a, b, c: anp.einsum("ij,jk,kl->il", a, b, c), [rand(2, 3), rand(3, 4), rand(4, 2)]),
-    ("einsum_ellipsis_broadcast", lambda a, b: tf.einsum("...ij,...jk->...ik", a, b),
-     lambda a, b: anp.einsum("...ij,...jk->...ik", a, b), [rand(3, 2, 4), rand(2, 1, 4, 3)]),
-    ("einsum_ellipsis_rank0", lambda a, b: tf.einsum("...ij,...j->i", a, b),
-     lambda a, b: anp.einsum("ij,j->i", a, b), [rand(2, 3), rand(3)]),
-    ("einsum_ellipsis_rank2_only", lambda a, b: tf.einsum("...ij,jk->...ik", a, b),
-     lambda a, b: anp.einsum("...ij,jk->...ik", a, b), [rand(2, 3, 2, 4), rand(4, 2)]),
-    ("einsum_ellipsis_middle", lambda a, b: tf.einsum("i...j,...j->i...", a, b),
-     lambda a, b: anp.einsum("i...j,...j->i...", a, b), [rand(2, 3, 4), rand(5, 3, 4)]),
-    ("einsum_ellipsis_middle_ones", lambda a, b: tf.einsum("i...j,j...->...", a, b),
-     lambda a, b: anp.einsum("i...j,j...->...", a, b), [rand(2, 1, 3), rand(3, 4)]),
+    ("einsum_trace", lambda a: tf.einsum("ii", a), lambda a: anp.sum(diagonal(a)), [rand(3, 3)]),
+    (
+        "einsum_generalized_trace",
+        lambda a, b: tf.einsum("iij,jk->k", a, b),
+        lambda a, b: anp.einsum("ji,jk->k", diagonal(anp.moveaxis(a, 2, 0)), b),
+        [rand(3, 3, 2), rand(2, 4)],
+    ),
+    (
+        "einsum_outer",
+        lambda a, b: tf.einsum("i,j->ij", a, b),
+        lambda a, b: anp.einsum("i,j->ij", a, b),
+        [rand(3), rand(4)],
+    ),
+    (
+        "einsum_dot",
+        lambda a, b: tf.einsum("i,i->", a, b),
+        lambda a, b: anp.einsum("i,i->", a, b),
+        [rand(5), rand(5)],
+    ),
+    (
+        "einsum_three",
+        lambda a, b, c: tf.einsum("ij,jk,kl->il", a, b, c),
+        lambda a, b, c: anp.einsum("ij,jk,kl->il", a, b, c),
+        [rand(2, 3), rand(3, 4), rand(4, 2)],
+    ),
+    (
+        "einsum_ellipsis_broadcast",
+        lambda a, b: tf.einsum("...ij,...jk->...ik", a, b),
+        lambda a, b: anp.einsum("...ij,...jk->...ik", a, b),
+        [rand(3, 2, 4), rand(2, 1, 4, 3)],
+    ),
+    (
+        "einsum_ellipsis_rank0",
+        lambda a, b: tf.einsum("...ij,...j->i", a, b),
+        lambda a, b: anp.einsum("ij,j->i", a, b),
+        [rand(2, 3), rand(3)],
+    ),
+    (
+        "einsum_ellipsis_rank2_only",
+        lambda a, b: tf.einsum("...ij,jk->...ik", a, b),
+        lambda a, b: anp.einsum("...ij,jk->...ik", a, b),
+        [rand(2, 3, 2, 4), rand(4, 2)],
+    ),
+    (
+        "einsum_ellipsis_middle",
+        lambda a, b: tf.einsum("i...j,...j->i...", a, b),
+        lambda a, b: anp.einsum("i...j,...j->i...", a, b),
+        [rand(2, 3, 4), rand(5, 3, 4)],
+    ),
+    (
+        "einsum_ellipsis_middle_ones",
+        lambda a, b: tf.einsum("i...j,j...->...", a, b),
+        lambda a, b: anp.einsum("i...j,j...->...", a, b),
+        [rand(2, 1, 3), rand(3, 4)],
+    ),
     # tensordot (composite over einsum)
-    ("tensordot_1", lambda a, b: tf.tensordot(a, b, 1),
-     lambda a, b: anp.tensordot(a, b, 1), [rand(2, 3), rand(3, 4)]),
-    ("tensordot_2", lambda a, b: tf.tensordot(a, b, 2),
-     lambda a, b: anp.tensordot(a, b, 2), [rand(2, 3, 4), rand(3, 4, 5)]),
-    ("tensordot_pairs", lambda a, b: tf.tensordot(a, b, [[0, 2], [2, 0]]),
-     lambda a, b: anp.tensordot(a, b, [[0, 2], [2, 0]]), [rand(2, 3, 4), rand(4, 5, 2)]),
-    ("tensordot_single_axes", lambda a, b: tf.tensordot(a, b, axes=[1, 0]),
-     lambda a, b: anp.tensordot(a, b, [[1], [0]]), [rand(2, 3), rand(3, 4)]),
-    ("tensordot_0", lambda a, b: tf.tensordot(a, b, 0),
-     lambda a, b: anp.tensordot(a, b, 0), [rand(2), rand(3)]),
+    (
+        "tensordot_1",
+        lambda a, b: tf.tensordot(a, b, 1),
+        lambda a, b: anp.tensordot(a, b, 1),
+        [rand(2, 3), rand(3, 4)],
+    ),
+    (
+        "tensordot_2",
+        lambda a, b: tf.tensordot(a, b, 2),
+        lambda a, b: anp.tensordot(a, b, 2),
+        [rand(2, 3, 4), rand(3, 4, 5)],
+    ),
+    (
+        "tensordot_pairs",
+        lambda a, b: tf.tensordot(a, b, [[0, 2], [2, 0]]),
+        lambda a, b: anp.tensordot(a, b, [[0, 2], [2, 0]]),
+        [rand(2, 3, 4), rand(4, 5, 2)],
+    ),
+    (
+        "tensordot_single_axes",
+        lambda a, b: tf.tensordot(a, b, axes=[1, 0]),
+        lambda a, b: anp.tensordot(a, b, [[1], [0]]),
+        [rand(2, 3), rand(3, 4)],
+    ),
+    (
+        "tensordot_0",
+        lambda a, b: tf.tensordot(a, b, 0),
+        lambda a, b: anp.tensordot(a, b, 0),
+        [rand(2), rand(3)],
+    ),
     # inverse, determinant, solve, cholesky
     ("inv", lambda a: tf.linalg.inv(a), anp.linalg.inv, [well_conditioned(3, 3)]),
-    ("inv_batch", lambda a: tf.matrix_inverse(a), anp.linalg.inv,
-     [well_conditioned(2, 3, 3)]),
-    ("inv_adjoint", lambda a: tf.matrix_inverse(a, adjoint=True),
-     lambda a: anp.linalg.inv(anp.swapaxes(a, -1, -2)), [well_conditioned(2, 3, 3)]),
+    ("inv_batch", lambda a: tf.matrix_inverse(a), anp.linalg.inv, [well_conditioned(2, 3, 3)]),
+    (
+        "inv_adjoint",
+        lambda a: tf.matrix_inverse(a, adjoint=True),
+        lambda a: anp.linalg.inv(anp.swapaxes(a, -1, -2)),
+        [well_conditioned(2, 3, 3)],
+    ),
     ("det", lambda a: tf.linalg.det(a), anp.linalg.det, [well_conditioned(3, 3)]),
-    ("det_batch", lambda a: tf.matrix_determinant(a), anp.linalg.det,
-     [well_conditioned(2, 2, 3, 3)]),
+    (
+        "det_batch",
+        lambda a: tf.matrix_determinant(a),
+        anp.linalg.det,
+        [well_conditioned(2, 2, 3, 3)],
+    ),
     ("det_1x1", lambda a: tf.linalg.det(a), anp.linalg.det, [rand(4, 1, 1) + 3]),
-    ("solve", lambda a, b: tf.linalg.solve(a, b), anp.linalg.solve,
-     [well_conditioned(3, 3), rand(3, 2)]),
-    ("solve_batch", lambda a, b: tf.matrix_solve(a, b), anp.linalg.solve,
-     [well_conditioned(2, 3, 3), rand(2, 3, 1)]),
-    ("solve_broadcast", lambda a, b: tf.matrix_solve(a, b),
-     lambda a, b: anp.linalg.solve(a + anp.zeros((2, 1, 1)), b),
-     [well_conditioned(3, 3), rand(2, 3, 2)]),
-    ("solve_adjoint", lambda a, b: tf.matrix_solve(a, b, adjoint=True),
-     lambda a, b: anp.linalg.solve(anp.swapaxes(a, -1, -2), b),
-     [well_conditioned(2, 3, 3), rand(2, 3, 2)]),
-    ("cholesky", lambda a: tf.linalg.cholesky(tf_sym(a)),
-     lambda a: anp.linalg.cholesky(sym(a)), [spd(3, 3)]),
-    ("cholesky_batch", lambda a: tf.cholesky(tf_sym(a)),
-     lambda a: anp.linalg.cholesky(sym(a)), [spd(2, 4, 4)]),
-    ("logdet", lambda a: tf.linalg.logdet(tf_sym(a)),
-     lambda a: anp.log(anp.linalg.det(sym(a))), [spd(2, 3, 3)]),
-    ("triangular_solve_lower", lambda a, b: tf.linalg.triangular_solve(a, b),
-     lambda a, b: anp.linalg.solve(anp.tril(a), b), [well_conditioned(3, 3), rand(3, 2)]),
-    ("triangular_solve_upper_adjoint",
-     lambda a, b: tf.matrix_triangular_solve(a, b, lower=False, adjoint=True),
-     lambda a, b: anp.linalg.solve(anp.swapaxes(anp.triu(a), -1, -2), b),
-     [well_conditioned(3, 3), rand(3, 2)]),
-    ("cholesky_solve", lambda c, b: tf.linalg.cholesky_solve(c, b),
-     lambda c, b: anp.linalg.solve(anp.tril(c) @ anp.tril(c).T, b),
-     [well_conditioned(3, 3), rand(3, 2)]),
+    (
+        "solve",
+        lambda a, b: tf.linalg.solve(a, b),
+        anp.linalg.solve,
+        [well_conditioned(3, 3), rand(3, 2)],
+    ),
+    (
+        "solve_batch",
+        lambda a, b: tf.matrix_solve(a, b),
+        anp.linalg.solve,
+        [well_conditioned(2, 3, 3), rand(2, 3, 1)],
+    ),
+    (
+        "solve_broadcast",
+        lambda a, b: tf.matrix_solve(a, b),
+        lambda a, b: anp.linalg.solve(a + anp.zeros((2, 1, 1)), b),
+        [well_conditioned(3, 3), rand(2, 3, 2)],
+    ),
+    (
+        "solve_adjoint",
+        lambda a, b: tf.matrix_solve(a, b, adjoint=True),
+        lambda a, b: anp.linalg.solve(anp.swapaxes(a, -1, -2), b),
+        [well_conditioned(2, 3, 3), rand(2, 3, 2)],
+    ),
+    (
+        "cholesky",
+        lambda a: tf.linalg.cholesky(tf_sym(a)),
+        lambda a: anp.linalg.cholesky(sym(a)),
+        [spd(3, 3)],
+    ),
+    (
+        "cholesky_batch",
+        lambda a: tf.cholesky(tf_sym(a)),
+        lambda a: anp.linalg.cholesky(sym(a)),
+        [spd(2, 4, 4)],
+    ),
+    (
+        "logdet",
+        lambda a: tf.linalg.logdet(tf_sym(a)),
+        lambda a: anp.log(anp.linalg.det(sym(a))),
+        [spd(2, 3, 3)],
+    ),
+    (
+        "triangular_solve_lower",
+        lambda a, b: tf.linalg.triangular_solve(a, b),
+        lambda a, b: anp.linalg.solve(anp.tril(a), b),
+        [well_conditioned(3, 3), rand(3, 2)],
+    ),
+    (
+        "triangular_solve_upper_adjoint",
+        lambda a, b: tf.matrix_triangular_solve(a, b, lower=False, adjoint=True),
+        lambda a, b: anp.linalg.solve(anp.swapaxes(anp.triu(a), -1, -2), b),
+        [well_conditioned(3, 3), rand(3, 2)],
+    ),
+    (
+        "cholesky_solve",
+        lambda c, b: tf.linalg.cholesky_solve(c, b),
+        lambda c, b: anp.linalg.solve(anp.tril(c) @ anp.tril(c).T, b),
+        [well_conditioned(3, 3), rand(3, 2)],
+    ),
     # norms
     ("norm_default", lambda x: tf.norm(x), lambda x: anp.sqrt(anp.sum(x * x)), [rand(3, 4)]),
-    ("norm_axis", lambda x: tf.norm(x, axis=1), lambda x: anp.linalg.norm(x, axis=1),
-     [rand(3, 4)]),
-    ("norm_axis_keepdims", lambda x: tf.norm(x, axis=-1, keepdims=True),
-     lambda x: anp.sqrt(anp.sum(x * x, axis=-1, keepdims=True)), [rand(2, 3, 4)]),
-    ("norm_none_keepdims", lambda x: tf.norm(x, keepdims=True),
-     lambda x: anp.sqrt(anp.sum(x * x, keepdims=True)), [rand(2, 3)]),
-    ("norm_2", lambda x: tf.norm(x, ord=2, axis=0), lambda x: anp.linalg.norm(x, 2, axis=0),
-     [rand(4, 3)]),
-    ("norm_1", lambda x: tf.norm(x, ord=1, axis=0),
-     lambda x: anp.sum(anp.abs(x), axis=0), [rand(4, 3)]),
-    ("norm_inf", lambda x: tf.norm(x, ord=np.inf, axis=1),
-     lambda x: anp.max(anp.abs(x), axis=1), [rand(3, 4)]),
-    ("norm_p3", lambda x: tf.norm(x, ord=3, axis=1),
-     lambda x: anp.sum(anp.abs(x) ** 3, axis=1) ** (1 / 3), [rand(3, 4)]),
-    ("norm_fro", lambda x: tf.norm(x, ord="fro", axis=[-2, -1]),
-     lambda x: anp.sqrt(anp.sum(x * x, axis=(-2, -1))), [rand(2, 3, 4)]),
-    ("norm_matrix_1", lambda x: tf.norm(x, ord=1, axis=(1, 2)),
-     lambda x: anp.max(anp.sum(anp.abs(x), axis=1), axis=1), [rand(2, 3, 4)]),
-    ("norm_matrix_inf_keepdims", lambda x: tf.norm(x, ord=np.inf, axis=(0, 1), keepdims=True),
-     lambda x: anp.max(anp.sum(anp.abs(x), axis=1, keepdims=True), axis=0, keepdims=True),
-     [rand(3, 4)]),
+    ("norm_axis", lambda x: tf.norm(x, axis=1), lambda x: anp.linalg.norm(x, axis=1), [rand(3, 4)]),
+    (
+        "norm_axis_keepdims",
+        lambda x: tf.norm(x, axis=-1, keepdims=True),
+        lambda x: anp.sqrt(anp.sum(x * x, axis=-1, keepdims=True)),
+        [rand(2, 3, 4)],
+    ),
+    (
+        "norm_none_keepdims",
+        lambda x: tf.norm(x, keepdims=True),
+        lambda x: anp.sqrt(anp.sum(x * x, keepdims=True)),
+        [rand(2, 3)],
+    ),
+    (
+        "norm_2",
+        lambda x: tf.norm(x, ord=2, axis=0),
+        lambda x: anp.linalg.norm(x, 2, axis=0),
+        [rand(4, 3)],
+    ),
+    (
+        "norm_1",
+        lambda x: tf.norm(x, ord=1, axis=0),
+        lambda x: anp.sum(anp.abs(x), axis=0),
+        [rand(4, 3)],
+    ),
+    (
+        "norm_inf",
+        lambda x: tf.norm(x, ord=np.inf, axis=1),
+        lambda x: anp.max(anp.abs(x), axis=1),
+        [rand(3, 4)],
+    ),
+    (
+        "norm_p3",
+        lambda x: tf.norm(x, ord=3, axis=1),
+        lambda x: anp.sum(anp.abs(x) ** 3, axis=1) ** (1 / 3),
+        [rand(3, 4)],
+    ),
+    (
+        "norm_fro",
+        lambda x: tf.norm(x, ord="fro", axis=[-2, -1]),
+        lambda x: anp.sqrt(anp.sum(x * x, axis=(-2, -1))),
+        [rand(2, 3, 4)],
+    ),
+    (
+        "norm_matrix_1",
+        lambda x: tf.norm(x, ord=1, axis=(1, 2)),
+        lambda x: anp.max(anp.sum(anp.abs(x), axis=1), axis=1),
+        [rand(2, 3, 4)],
+    ),
+    (
+        "norm_matrix_inf_keepdims",
+        lambda x: tf.norm(x, ord=np.inf, axis=(0, 1), keepdims=True),
+        lambda x: anp.max(anp.sum(anp.abs(x), axis=1, keepdims=True), axis=0, keepdims=True),
+        [rand(3, 4)],
+    ),
     # traces, diagonals, bands, transposes
     ("trace", lambda x: tf.linalg.trace(x), lambda x: anp.trace(x), [rand(3, 3)]),
-    ("trace_batch_rect", lambda x: tf.trace(x),
-     lambda x: anp.sum(diagonal(x), axis=-1), [rand(2, 3, 4)]),
-    ("diag", lambda d: tf.linalg.diag(d), lambda d: d[..., None, :] * anp.eye(d.shape[-1]),
-     [rand(2, 3)]),
+    (
+        "trace_batch_rect",
+        lambda x: tf.trace(x),
+        lambda x: anp.sum(diagonal(x), axis=-1),
+        [rand(2, 3, 4)],
+    ),
+    (
+        "diag",
+        lambda d: tf.linalg.diag(d),
+        lambda d: d[..., None, :] * anp.eye(d.shape[-1]),
+        [rand(2, 3)],
+    ),
     ("diag_part", lambda x: tf.linalg.diag_part(x), diagonal, [rand(2, 3, 4)]),
     ("diag_part_tall", lambda x: tf.matrix_diag_part(x), diagonal, [rand(4, 2)]),
-    ("set_diag", lambda x, d: tf.linalg.set_diag(x, d),
-     lambda x, d: x * (1 - anp.eye(3)) + d[..., None, :] * anp.eye(3),
-     [rand(2, 3, 3), rand(2, 3)]),
-    ("band_lower", lambda x: tf.linalg.band_part(x, -1, 0), lambda x: anp.tril(x),
-     [rand(2, 3, 4)]),
-    ("band_upper", lambda x: tf.matrix_band_part(x, 0, -1), lambda x: anp.triu(x),
-     [rand(4, 3)]),
-    ("band_1_2", lambda x: tf.linalg.band_part(x, 1, 2),
-     lambda x: anp.triu(anp.tril(x, 2), -1), [rand(5, 5)]),
-    ("matrix_transpose", lambda x: tf.linalg.matrix_transpose(x),
-     lambda x: anp.swapaxes(x, -1, -2), [rand(2, 3, 4)]),
-    ("adjoint", lambda x: tf.linalg.adjoint(x), lambda x: anp.swapaxes(x, -1, -2),
-     [rand(3, 4)]),
-    ("matvec", lambda a, b: tf.linalg.matvec(a, b),
-     lambda a, b: anp.einsum("...ij,...j->...i", a, b), [rand(2, 3, 4), rand(4)]),
-    ("matvec_transpose", lambda a, b: tf.linalg.matvec(a, b, transpose_a=True),
-     lambda a, b: anp.einsum("...ji,...j->...i", a, b), [rand(3, 4), rand(2, 3)]),
+    (
+        "set_diag",
+        lambda x, d: tf.linalg.set_diag(x, d),
+        lambda x, d: x * (1 - anp.eye(3)) + d[..., None, :] * anp.eye(3),
+        [rand(2, 3, 3), rand(2, 3)],
+    ),
+    ("band_lower", lambda x: tf.linalg.band_part(x, -1, 0), lambda x: anp.tril(x), [rand(2, 3, 4)]),
+    ("band_upper", lambda x: tf.matrix_band_part(x, 0, -1), lambda x: anp.triu(x), [rand(4, 3)]),
+    (
+        "band_1_2",
+        lambda x: tf.linalg.band_part(x, 1, 2),
+        lambda x: anp.triu(anp.tril(x, 2), -1),
+        [rand(5, 5)],
+    ),
+    (
+        "matrix_transpose",
+        lambda x: tf.linalg.matrix_transpose(x),
+        lambda x: anp.swapaxes(x, -1, -2),
+        [rand(2, 3, 4)],
+    ),
+    ("adjoint", lambda x: tf.linalg.adjoint(x), lambda x: anp.swapaxes(x, -1, -2), [rand(3, 4)]),
+    (
+        "matvec",
+        lambda a, b: tf.linalg.matvec(a, b),
+        lambda a, b: anp.einsum("...ij,...j->...i", a, b),
+        [rand(2, 3, 4), rand(4)],
+    ),
+    (
+        "matvec_transpose",
+        lambda a, b: tf.linalg.matvec(a, b, transpose_a=True),
+        lambda a, b: anp.einsum("...ji,...j->...i", a, b),
+        [rand(3, 4), rand(2, 3)],
+    ),
     # compositions that put a gradient op under another gradient
-    ("det_of_product", lambda a, b: tf.linalg.det(tf.matmul(a, b) + 3.0 * tf.eye(3,
-                                                                               dtype=tf.float64)),
-     lambda a, b: anp.linalg.det(a @ b + 3.0 * anp.eye(3)), [rand(3, 4), rand(4, 3)]),
-    ("inv_solve", lambda a, b: tf.linalg.solve(a, tf.matmul(tf.linalg.inv(a), b)),
-     lambda a, b: anp.linalg.solve(a, anp.linalg.inv(a) @ b),
-     [well_conditioned(3, 3), rand(3, 2)]),
+    (
+        "det_of_product",
+        lambda a, b: tf.linalg.det(tf.matmul(a, b) + 3.0 * tf.eye(3, dtype=tf.float64)),
+        lambda a, b: anp.linalg.det(a @ b + 3.0 * anp.eye(3)),
+        [rand(3, 4), rand(4, 3)],
+    ),
+    (
+        "inv_solve",
+        lambda a, b: tf.linalg.solve(a, tf.matmul(tf.linalg.inv(a), b)),
+        lambda a, b: anp.linalg.solve(a, anp.linalg.inv(a) @ b),
+        [well_conditioned(3, 3), rand(3, 2)],
+    ),
 ]
 
 
 # Linear in their single input: the second derivative is identically zero and the
 # gradient pass reports it as unconnected (None), so these are checked to first order.
-LINEAR = {"einsum_transpose", "einsum_sum", "einsum_partial_sum", "einsum_diagonal",
-          "einsum_trace", "trace", "trace_batch_rect", "diag",
-          "diag_part", "diag_part_tall", "set_diag", "band_lower", "band_upper", "band_1_2",
-          "matrix_transpose", "adjoint"}
+LINEAR = {
+    "einsum_transpose",
+    "einsum_sum",
+    "einsum_partial_sum",
+    "einsum_diagonal",
+    "einsum_trace",
+    "trace",
+    "trace_batch_rect",
+    "diag",
+    "diag_part",
+    "diag_part_tall",
+    "set_diag",
+    "band_lower",
+    "band_upper",
+    "band_1_2",
+    "matrix_transpose",
+    "adjoint",
+}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
@@ -245,8 +474,9 @@ def test_spec(case):
     check_op(build, reference, args, order=1 if name in LINEAR else 2)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c[0] in LINEAR],
-                         ids=[c[0] for c in CASES if c[0] in LINEAR])
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c[0] in LINEAR], ids=[c[0] for c in CASES if c[0] in LINEAR]
+)
 def test_gradient_graph_of_linear_ops(case):
     """The gradient ops of linear ops, as functions of the upstream gradient ``u``, are
     themselves differentiable (their gradients are checked against autograd's VJP)."""
@@ -271,8 +501,12 @@ def test_gradient_graph_of_linear_ops(case):
 def test_matmul_dtypes(dtype):
     a = (RNG.standard_normal((3, 4)) * 3).astype(dtype)
     b = (RNG.standard_normal((4, 2)) * 3).astype(dtype)
-    got = check_forward(lambda x, y: tf.matmul(x, y), lambda x, y: x @ y, [a, b],
-                        rtol=1e-2 if dtype == np.float16 else 1e-6)
+    got = check_forward(
+        lambda x, y: tf.matmul(x, y),
+        lambda x, y: x @ y,
+        [a, b],
+        rtol=1e-2 if dtype == np.float16 else 1e-6,
+    )
     assert got.dtype == dtype
 
 
@@ -287,8 +521,12 @@ def test_lapack_ops_keep_dtype(dtype):
 
     def ref(x, y):
         x64, y64 = x.astype(np.float64), y.astype(np.float64)
-        return [np.linalg.inv(x64).astype(dtype), np.asarray(np.linalg.det(x64), dtype),
-                np.linalg.solve(x64, y64).astype(dtype), np.linalg.cholesky(x64).astype(dtype)]
+        return [
+            np.linalg.inv(x64).astype(dtype),
+            np.asarray(np.linalg.det(x64), dtype),
+            np.linalg.solve(x64, y64).astype(dtype),
+            np.linalg.cholesky(x64).astype(dtype),
+        ]
 
     got = check_forward(build, ref, [a, b], rtol=tol, atol=tol)
     assert all(g.dtype == dtype for g in got)
@@ -297,13 +535,16 @@ def test_lapack_ops_keep_dtype(dtype):
 def test_complex_matmul_adjoint():
     a = rand(2, 3, 4) + 1j * rand(2, 3, 4)
     b = rand(2, 3, 5) + 1j * rand(2, 3, 5)
-    check_forward(lambda x, y: tf.matmul(x, y, adjoint_a=True),
-                  lambda x, y: np.conj(np.swapaxes(x, -1, -2)) @ y, [a, b])
+    check_forward(
+        lambda x, y: tf.matmul(x, y, adjoint_a=True),
+        lambda x, y: np.conj(np.swapaxes(x, -1, -2)) @ y,
+        [a, b],
+    )
     a2, b2 = a[0], b[0]
-    check_forward(lambda x, y: tf.matmul(x, y, adjoint_a=True),
-                  lambda x, y: np.conj(x.T) @ y, [a2, b2])
-    check_forward(lambda x, y: tf.matmul(x, y, transpose_a=True),
-                  lambda x, y: x.T @ y, [a2, b2])
+    check_forward(
+        lambda x, y: tf.matmul(x, y, adjoint_a=True), lambda x, y: np.conj(x.T) @ y, [a2, b2]
+    )
+    check_forward(lambda x, y: tf.matmul(x, y, transpose_a=True), lambda x, y: x.T @ y, [a2, b2])
 
 
 def test_op_types():
@@ -350,10 +591,10 @@ def test_unknown_shapes_run_and_differentiate(sess):
     av, bv = rand(3, 4), rand(5, 4, 2)
     out = sess.run([y, ga, gb], {a: av, b: bv})
     np.testing.assert_allclose(out[0], av @ bv)
-    np.testing.assert_allclose(out[1], (np.ones((5, 3, 2)) @ np.swapaxes(bv, -1, -2))
-                               .sum(axis=0))
-    np.testing.assert_allclose(out[2], np.swapaxes(np.broadcast_to(av, (5, 3, 4)), -1, -2)
-                               @ np.ones((5, 3, 2)))
+    np.testing.assert_allclose(out[1], (np.ones((5, 3, 2)) @ np.swapaxes(bv, -1, -2)).sum(axis=0))
+    np.testing.assert_allclose(
+        out[2], np.swapaxes(np.broadcast_to(av, (5, 3, 4)), -1, -2) @ np.ones((5, 3, 2))
+    )
 
 
 def test_static_shapes():
@@ -377,44 +618,64 @@ def _ph(*shape, dtype=tf.float32):
     return tf.placeholder(dtype, shape)
 
 
-@pytest.mark.parametrize("build, message", [
-    (lambda: tf.matmul(_ph(2, 3), _ph(4, 5)), "Dimensions must be equal, but are 3 and 4"),
-    (lambda: _ph(2, 3) @ _ph(4, 5), "Dimensions must be equal, but are 3 and 4"),
-    (lambda: tf.matmul(_ph(2, 3), _ph(2, 5), transpose_a=False),
-     "Dimensions must be equal, but are 3 and 2"),
-    (lambda: tf.matmul(_ph(2, 3), _ph(5, 3), transpose_b=True, transpose_a=True),
-     "Dimensions must be equal, but are 2 and 3"),
-    (lambda: tf.matmul(_ph(6, 2, 3), _ph(6, 4, 5)), "Dimensions must be equal, but are 3 and 4"),
-    (lambda: tf.matmul(_ph(2, 2, 3), _ph(3, 3, 5)), "batch dimensions"),
-    (lambda: tf.matmul(_ph(3), _ph(3, 5)), "rank"),
-    (lambda: tf.matmul(_ph(2, 3), _ph(3, 5, dtype=tf.float64)), "float64"),
-    (lambda: tf.matmul(_ph(2, 3), _ph(3, 2), transpose_a=True, adjoint_a=True),
-     "Only one of transpose_a and adjoint_a"),
-    (lambda: tf.einsum("ij,jk->ik", _ph(2, 3), _ph(4, 5)),
-     "Dimensions must be equal, but are 3 and 4"),
-    (lambda: tf.einsum("ij,jk->ik", _ph(2, 3)), "names 2 inputs"),
-    (lambda: tf.einsum("ij->ik", _ph(2, 3)), "does not appear"),
-    (lambda: tf.einsum("ij->ii", _ph(2, 2)), "repeat"),
-    (lambda: tf.einsum("ijk->i", _ph(2, 3)), "rank"),
-    (lambda: tf.einsum("i1->i", _ph(2, 3)), "Invalid subscripts"),
-    (lambda: tf.einsum("...i,...i->...", _ph(2, 3), _ph(4, 3)), "broadcast"),
-    (lambda: tf.einsum("...ij->ij", _ph(2, 3, 4)), "no ellipsis"),
-    (lambda: tf.tensordot(_ph(2, 3), _ph(4, 5), 1), "Dimensions must be equal, but are 3 and 4"),
-    (lambda: tf.tensordot(_ph(2, 3), _ph(3, 5), [[1, 0], [0]]), "Different number"),
-    (lambda: tf.tensordot(_ph(2, 3), _ph(3, 5), 3), "'axes'"),
-    (lambda: tf.linalg.inv(_ph(2, 3)), "Dimensions must be equal, but are 2 and 3"),
-    (lambda: tf.linalg.inv(_ph(3, 3, dtype=tf.int32)), "float"),
-    (lambda: tf.linalg.det(_ph(3)), "rank"),
-    (lambda: tf.linalg.solve(_ph(3, 3), _ph(4, 2)), "Dimensions must be equal, but are 3 and 4"),
-    (lambda: tf.linalg.cholesky(_ph(3, 4)), "Dimensions must be equal"),
-    (lambda: tf.linalg.set_diag(_ph(3, 4), _ph(4)), "diagonal must have shape"),
-    (lambda: tf.norm(_ph(3, 4), ord="nuc"), "'ord' must be a supported vector norm"),
-    (lambda: tf.norm(_ph(3, 4), ord=1.5, axis=(0, 1)), "supported matrix norm"),
-    (lambda: tf.norm(_ph(3, 4), ord="fro"), "'ord' must be a supported vector norm"),
-    (lambda: tf.norm(_ph(3, 4), axis=[1]), "'axis' must be None"),
-    (lambda: tf.norm(_ph(3, 4), ord=-1), "'ord'"),
-    (lambda: tf.norm(_ph(3, 4), axis=(0, 0)), "distinct"),
-])
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (lambda: tf.matmul(_ph(2, 3), _ph(4, 5)), "Dimensions must be equal, but are 3 and 4"),
+        (lambda: _ph(2, 3) @ _ph(4, 5), "Dimensions must be equal, but are 3 and 4"),
+        (
+            lambda: tf.matmul(_ph(2, 3), _ph(2, 5), transpose_a=False),
+            "Dimensions must be equal, but are 3 and 2",
+        ),
+        (
+            lambda: tf.matmul(_ph(2, 3), _ph(5, 3), transpose_b=True, transpose_a=True),
+            "Dimensions must be equal, but are 2 and 3",
+        ),
+        (
+            lambda: tf.matmul(_ph(6, 2, 3), _ph(6, 4, 5)),
+            "Dimensions must be equal, but are 3 and 4",
+        ),
+        (lambda: tf.matmul(_ph(2, 2, 3), _ph(3, 3, 5)), "batch dimensions"),
+        (lambda: tf.matmul(_ph(3), _ph(3, 5)), "rank"),
+        (lambda: tf.matmul(_ph(2, 3), _ph(3, 5, dtype=tf.float64)), "float64"),
+        (
+            lambda: tf.matmul(_ph(2, 3), _ph(3, 2), transpose_a=True, adjoint_a=True),
+            "Only one of transpose_a and adjoint_a",
+        ),
+        (
+            lambda: tf.einsum("ij,jk->ik", _ph(2, 3), _ph(4, 5)),
+            "Dimensions must be equal, but are 3 and 4",
+        ),
+        (lambda: tf.einsum("ij,jk->ik", _ph(2, 3)), "names 2 inputs"),
+        (lambda: tf.einsum("ij->ik", _ph(2, 3)), "does not appear"),
+        (lambda: tf.einsum("ij->ii", _ph(2, 2)), "repeat"),
+        (lambda: tf.einsum("ijk->i", _ph(2, 3)), "rank"),
+        (lambda: tf.einsum("i1->i", _ph(2, 3)), "Invalid subscripts"),
+        (lambda: tf.einsum("...i,...i->...", _ph(2, 3), _ph(4, 3)), "broadcast"),
+        (lambda: tf.einsum("...ij->ij", _ph(2, 3, 4)), "no ellipsis"),
+        (
+            lambda: tf.tensordot(_ph(2, 3), _ph(4, 5), 1),
+            "Dimensions must be equal, but are 3 and 4",
+        ),
+        (lambda: tf.tensordot(_ph(2, 3), _ph(3, 5), [[1, 0], [0]]), "Different number"),
+        (lambda: tf.tensordot(_ph(2, 3), _ph(3, 5), 3), "'axes'"),
+        (lambda: tf.linalg.inv(_ph(2, 3)), "Dimensions must be equal, but are 2 and 3"),
+        (lambda: tf.linalg.inv(_ph(3, 3, dtype=tf.int32)), "float"),
+        (lambda: tf.linalg.det(_ph(3)), "rank"),
+        (
+            lambda: tf.linalg.solve(_ph(3, 3), _ph(4, 2)),
+            "Dimensions must be equal, but are 3 and 4",
+        ),
+        (lambda: tf.linalg.cholesky(_ph(3, 4)), "Dimensions must be equal"),
+        (lambda: tf.linalg.set_diag(_ph(3, 4), _ph(4)), "diagonal must have shape"),
+        (lambda: tf.norm(_ph(3, 4), ord="nuc"), "'ord' must be a supported vector norm"),
+        (lambda: tf.norm(_ph(3, 4), ord=1.5, axis=(0, 1)), "supported matrix norm"),
+        (lambda: tf.norm(_ph(3, 4), ord="fro"), "'ord' must be a supported vector norm"),
+        (lambda: tf.norm(_ph(3, 4), axis=[1]), "'axis' must be None"),
+        (lambda: tf.norm(_ph(3, 4), ord=-1), "'ord'"),
+        (lambda: tf.norm(_ph(3, 4), axis=(0, 0)), "distinct"),
+    ],
+)
 def test_build_time_errors(build, message):
     with pytest.raises((ValueError, TypeError), match=message):
         build()
@@ -462,15 +723,24 @@ def test_eye_dynamic(sess):
 
 
 # --- gradients to third order for the fused rules ---------------------------------------------
-@pytest.mark.parametrize("build, reference, args", [
-    (lambda a: tf.linalg.inv(a), anp.linalg.inv, [well_conditioned(3, 3)]),
-    (lambda a: tf.linalg.det(a), anp.linalg.det, [well_conditioned(3, 3)]),
-    (lambda a: tf.linalg.cholesky(tf_sym(a)), lambda a: anp.linalg.cholesky(sym(a)),
-     [spd(3, 3)]),
-    (lambda a: tf.einsum("iij,jk->ik", a * a, a[0] * a[0]),
-     lambda a: anp.einsum("ji,jk->ik", diagonal(anp.moveaxis(a * a, 2, 0)), a[0] * a[0]),
-     [rand(2, 2, 2)]),
-], ids=["inv", "det", "cholesky", "einsum_diag"])
+@pytest.mark.parametrize(
+    "build, reference, args",
+    [
+        (lambda a: tf.linalg.inv(a), anp.linalg.inv, [well_conditioned(3, 3)]),
+        (lambda a: tf.linalg.det(a), anp.linalg.det, [well_conditioned(3, 3)]),
+        (
+            lambda a: tf.linalg.cholesky(tf_sym(a)),
+            lambda a: anp.linalg.cholesky(sym(a)),
+            [spd(3, 3)],
+        ),
+        (
+            lambda a: tf.einsum("iij,jk->ik", a * a, a[0] * a[0]),
+            lambda a: anp.einsum("ji,jk->ik", diagonal(anp.moveaxis(a * a, 2, 0)), a[0] * a[0]),
+            [rand(2, 2, 2)],
+        ),
+    ],
+    ids=["inv", "det", "cholesky", "einsum_diag"],
+)
 def test_gradient_of_gradient_rules(build, reference, args):
     """Checks the gradient graphs themselves (as functions of the input) to 2nd order."""
     import autograd
@@ -490,8 +760,7 @@ def test_gradient_of_gradient_rules(build, reference, args):
 # --- hypothesis: broadcasting batch shapes ------------------------------------------------
 @st.composite
 def batched_matmul_shapes(draw):
-    batch = draw(mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=2,
-                                               max_side=3))
+    batch = draw(mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=2, max_side=3))
     m, k, n = (draw(st.integers(1, 3)) for _ in range(3))
     ta, tb = draw(st.booleans()), draw(st.booleans())
     sa = batch.input_shapes[0] + ((k, m) if ta else (m, k))
@@ -505,20 +774,37 @@ def test_matmul_broadcasting_hypothesis(shapes):
     sa, sb, ta, tb = shapes
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal(sa), rng.standard_normal(sb)
-    check_op(lambda x, y: tf.matmul(x, y, transpose_a=ta, transpose_b=tb), ref_matmul(ta, tb),
-             [a, b], order=1)
+    check_op(
+        lambda x, y: tf.matmul(x, y, transpose_a=ta, transpose_b=tb),
+        ref_matmul(ta, tb),
+        [a, b],
+        order=1,
+    )
 
 
 @settings(max_examples=25, deadline=None)
-@given(mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=3),
-       st.sampled_from(["...ij,...jk->...ik", "...ij,jk->...ik", "...ij,...kj->...",
-                        "i...j,i...j->...i", "...i,...i->..."]))
+@given(
+    mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=3),
+    st.sampled_from(
+        [
+            "...ij,...jk->...ik",
+            "...ij,jk->...ik",
+            "...ij,...kj->...",
+            "i...j,i...j->...i",
+            "...i,...i->...",
+        ]
+    ),
+)
 def test_einsum_broadcasting_hypothesis(batch, equation):
     rng = np.random.default_rng(1)
     a = rng.standard_normal(_place(equation.split(",")[0], batch.input_shapes[0]))
     b = rng.standard_normal(_place(equation.split(",")[1].split("-")[0], batch.input_shapes[1]))
-    check_op(lambda x, y: tf.einsum(equation, x, y), lambda x, y: anp.einsum(equation, x, y),
-             [a, b], order=1)
+    check_op(
+        lambda x, y: tf.einsum(equation, x, y),
+        lambda x, y: anp.einsum(equation, x, y),
+        [a, b],
+        order=1,
+    )
 
 
 def _place(spec, ellipsis_shape):

@@ -72,10 +72,14 @@ def test_mean_squared_error_gradients():
 
     def ref(p, lab):
         return anp.sum((p - lab) ** 2 * weights) / np.count_nonzero(
-            np.broadcast_to(weights, (4, 3)))
+            np.broadcast_to(weights, (4, 3))
+        )
 
-    check_op(lambda p, lab: tf.losses.mean_squared_error(lab, p, weights=weights), ref,
-             [rng.standard_normal((4, 3)), labels])
+    check_op(
+        lambda p, lab: tf.losses.mean_squared_error(lab, p, weights=weights),
+        ref,
+        [rng.standard_normal((4, 3)), labels],
+    )
 
 
 def test_float64_stays_float64(sess):
@@ -91,10 +95,14 @@ def test_float64_stays_float64(sess):
 def test_softmax_cross_entropy(sess, smoothing, wname):
     logits = rng.standard_normal((4, 5)).astype(np.float32) * 3
     onehot = np.eye(5, dtype=np.float32)[[0, 4, 2, 2]]
-    weights = {"scalar": 1.0, "per_example": np.array([1.0, 2.0, 0.5, 1.0]),
-               "zero_some": np.array([0.0, 1.0, 0.0, 3.0])}[wname]
-    loss = tf.losses.softmax_cross_entropy(onehot, logits, weights=weights,
-                                           label_smoothing=smoothing)
+    weights = {
+        "scalar": 1.0,
+        "per_example": np.array([1.0, 2.0, 0.5, 1.0]),
+        "zero_some": np.array([0.0, 1.0, 0.0, 3.0]),
+    }[wname]
+    loss = tf.losses.softmax_cross_entropy(
+        onehot, logits, weights=weights, label_smoothing=smoothing
+    )
     labels = onehot * (1 - smoothing) + smoothing / 5
     per_example = -(labels * _log_softmax(logits.astype(np.float64))).sum(-1)
     want = _reduce(per_example, weights, R.SUM_BY_NONZERO_WEIGHTS)
@@ -121,8 +129,9 @@ def test_sparse_softmax_cross_entropy(sess, labels_shape):
     w = weights if labels_shape == "flat" else weights[:, None]
     loss = tf.losses.sparse_softmax_cross_entropy(labels, logits, weights=w)
     per_example = -_log_softmax(logits.astype(np.float64))[np.arange(4), ids]
-    np.testing.assert_allclose(sess.run(loss), _reduce(per_example, weights,
-                                                       R.SUM_BY_NONZERO_WEIGHTS), rtol=1e-5)
+    np.testing.assert_allclose(
+        sess.run(loss), _reduce(per_example, weights, R.SUM_BY_NONZERO_WEIGHTS), rtol=1e-5
+    )
 
 
 def test_reduction_none_keeps_shape(sess):
@@ -166,24 +175,37 @@ def _sigmoid_xent(lab, lg):
 def _huber(e, delta):
     a = np.abs(e)
     q = np.minimum(a, delta)
-    return 0.5 * q ** 2 + delta * (a - q)
+    return 0.5 * q**2 + delta * (a - q)
 
 
 OTHER_LOSSES = {
-    "absolute_difference": (lambda lab, p, w: tf.losses.absolute_difference(lab, p, w),
-                            lambda lab, p: np.abs(p - lab)),
-    "huber_loss": (lambda lab, p, w: tf.losses.huber_loss(lab, p, w, delta=0.7),
-                   lambda lab, p: _huber(p - lab, 0.7)),
-    "log_loss": (lambda lab, p, w: tf.losses.log_loss(lab, tf.sigmoid(p), w),
-                 lambda lab, p: -lab * np.log(1 / (1 + np.exp(-p)) + 1e-7)
-                 - (1 - lab) * np.log(1 - 1 / (1 + np.exp(-p)) + 1e-7)),
-    "sigmoid_cross_entropy": (lambda lab, p, w: tf.losses.sigmoid_cross_entropy(lab, p, w),
-                              _sigmoid_xent),
+    "absolute_difference": (
+        lambda lab, p, w: tf.losses.absolute_difference(lab, p, w),
+        lambda lab, p: np.abs(p - lab),
+    ),
+    "huber_loss": (
+        lambda lab, p, w: tf.losses.huber_loss(lab, p, w, delta=0.7),
+        lambda lab, p: _huber(p - lab, 0.7),
+    ),
+    "log_loss": (
+        lambda lab, p, w: tf.losses.log_loss(lab, tf.sigmoid(p), w),
+        lambda lab, p: (
+            -lab * np.log(1 / (1 + np.exp(-p)) + 1e-7)
+            - (1 - lab) * np.log(1 - 1 / (1 + np.exp(-p)) + 1e-7)
+        ),
+    ),
+    "sigmoid_cross_entropy": (
+        lambda lab, p, w: tf.losses.sigmoid_cross_entropy(lab, p, w),
+        _sigmoid_xent,
+    ),
     "sigmoid_cross_entropy_smoothed": (
         lambda lab, p, w: tf.losses.sigmoid_cross_entropy(lab, p, w, label_smoothing=0.2),
-        lambda lab, p: _sigmoid_xent(lab * 0.8 + 0.1, p)),
-    "hinge_loss": (lambda lab, p, w: tf.losses.hinge_loss(lab, p, w),
-                   lambda lab, p: np.maximum(0, 1 - (2 * lab - 1) * p)),
+        lambda lab, p: _sigmoid_xent(lab * 0.8 + 0.1, p),
+    ),
+    "hinge_loss": (
+        lambda lab, p, w: tf.losses.hinge_loss(lab, p, w),
+        lambda lab, p: np.maximum(0, 1 - (2 * lab - 1) * p),
+    ),
 }
 
 
@@ -208,4 +230,3 @@ def test_cosine_distance(sess):
     np.testing.assert_allclose(sess.run(loss), np.mean(1 - (a * b).sum(1)), rtol=1e-12)
     with pytest.raises(ValueError, match="axis"):
         tf.losses.cosine_distance(a, b)
-

@@ -29,8 +29,12 @@ from dataflow.testing.grad_check import check_forward, check_op
 # autograd says so for the second derivative of a linear op (it is zero); not a failure.
 pytestmark = pytest.mark.filterwarnings("ignore:Output seems independent of input")
 
-HYPOTHESIS = settings(max_examples=12, deadline=None, derandomize=True,
-                      suppress_health_check=[HealthCheck.function_scoped_fixture])
+HYPOTHESIS = settings(
+    max_examples=12,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 
 
 # --- input samplers ------------------------------------------------------------------------
@@ -102,19 +106,40 @@ BINARY = [
     Spec("realdiv", tf.realdiv, anp.true_divide, (real(), nonzero())),
     Spec("div", tf.div, anp.true_divide, (real(), nonzero())),
     Spec("div_no_nan", tf.math.divide_no_nan, anp.true_divide, (real(), nonzero())),
-    Spec("floordiv", tf.math.floordiv, np.floor_divide, (real(-5, 5), nonzero(0.7, 2.0)),
-         grad=False, float_only=False),
-    Spec("mod", tf.math.floormod, anp.mod, (real(-5, 5), nonzero(0.7, 2.0)),
-         float_only=False),
-    Spec("truncatediv", tf.truncatediv, lambda x, y: np.trunc(x / y),
-         (real(-5, 5), nonzero(0.7, 2.0)), grad=False, float_only=False),
-    Spec("truncatemod", tf.truncatemod, lambda x, y: x - anp.trunc(x / y) * y,
-         (real(-5, 5), nonzero(0.7, 2.0)), float_only=False),
+    Spec(
+        "floordiv",
+        tf.math.floordiv,
+        np.floor_divide,
+        (real(-5, 5), nonzero(0.7, 2.0)),
+        grad=False,
+        float_only=False,
+    ),
+    Spec("mod", tf.math.floormod, anp.mod, (real(-5, 5), nonzero(0.7, 2.0)), float_only=False),
+    Spec(
+        "truncatediv",
+        tf.truncatediv,
+        lambda x, y: np.trunc(x / y),
+        (real(-5, 5), nonzero(0.7, 2.0)),
+        grad=False,
+        float_only=False,
+    ),
+    Spec(
+        "truncatemod",
+        tf.truncatemod,
+        lambda x, y: x - anp.trunc(x / y) * y,
+        (real(-5, 5), nonzero(0.7, 2.0)),
+        float_only=False,
+    ),
     Spec("pow", tf.pow, anp.power, (positive(), real()), float_only=False),
     Spec("maximum", tf.maximum, anp.maximum, (real(), real()), float_only=False),
     Spec("minimum", tf.minimum, anp.minimum, (real(), real()), float_only=False),
-    Spec("squared_difference", tf.math.squared_difference, lambda x, y: (x - y) ** 2,
-         (real(), real()), float_only=False),
+    Spec(
+        "squared_difference",
+        tf.math.squared_difference,
+        lambda x, y: (x - y) ** 2,
+        (real(), real()),
+        float_only=False,
+    ),
 ]
 
 COMPARISONS = [
@@ -123,8 +148,7 @@ COMPARISONS = [
 ] + [
     Spec("logical_and", tf.logical_and, np.logical_and, (boolean(), boolean()), grad=False),
     Spec("logical_or", tf.logical_or, np.logical_or, (boolean(), boolean()), grad=False),
-    Spec("logical_xor", tf.math.logical_xor, np.logical_xor, (boolean(), boolean()),
-         grad=False),
+    Spec("logical_xor", tf.math.logical_xor, np.logical_xor, (boolean(), boolean()), grad=False),
     Spec("logical_not", tf.logical_not, np.logical_not, (boolean(),), grad=False),
     Spec("is_finite", tf.math.is_finite, np.isfinite, (real(),), grad=False),
 ]
@@ -138,16 +162,18 @@ def _ids(specs: list[Spec]) -> list[str]:
 
 def _shapes_strategy(arity: int) -> st.SearchStrategy:
     if arity == 1:
-        return array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3).map(
-            lambda s: (s,))
-    return mutually_broadcastable_shapes(num_shapes=arity, max_dims=3, min_side=1,
-                                         max_side=3).map(lambda b: b.input_shapes)
+        return array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3).map(lambda s: (s,))
+    return mutually_broadcastable_shapes(num_shapes=arity, max_dims=3, min_side=1, max_side=3).map(
+        lambda b: b.input_shapes
+    )
 
 
 def _draw(spec: Spec, shapes: tuple, seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
-    return [np.asarray(sampler(rng, shape))
-            for sampler, shape in zip(spec.samplers, shapes, strict=True)]
+    return [
+        np.asarray(sampler(rng, shape))
+        for sampler, shape in zip(spec.samplers, shapes, strict=True)
+    ]
 
 
 # --- forward and gradients over broadcastable shapes ----------------------------------------
@@ -165,8 +191,11 @@ def test_forward_and_gradients(spec: Spec) -> None:
     run()
 
 
-@pytest.mark.parametrize("spec", [s for s in UNARY + BINARY if not s.grad],
-                         ids=_ids([s for s in UNARY + BINARY if not s.grad]))
+@pytest.mark.parametrize(
+    "spec",
+    [s for s in UNARY + BINARY if not s.grad],
+    ids=_ids([s for s in UNARY + BINARY if not s.grad]),
+)
 def test_piecewise_constant_ops_have_no_gradient(spec: Spec) -> None:
     xs = [tf.placeholder(tf.float64, [3]) for _ in range(spec.arity)]
     assert tf.gradients(spec.build(*xs), xs) == [None] * spec.arity
@@ -180,11 +209,13 @@ def test_sign_gradient_is_zero_not_none(sess) -> None:
 
 # --- static shapes: the rule against the kernel --------------------------------------------
 @settings(HYPOTHESIS, max_examples=60)
-@given(a=array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3),
-       b=array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3),
-       spec_index=st.integers(0, len(BINARY) - 1), unknown=st.booleans())
-def test_shape_rule_matches_kernel(a: tuple, b: tuple, spec_index: int,
-                                   unknown: bool) -> None:
+@given(
+    a=array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3),
+    b=array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3),
+    spec_index=st.integers(0, len(BINARY) - 1),
+    unknown=st.booleans(),
+)
+def test_shape_rule_matches_kernel(a: tuple, b: tuple, spec_index: int, unknown: bool) -> None:
     """Both raise or both succeed; a success has exactly numpy's shape."""
     spec = BINARY[spec_index]
     try:
@@ -226,15 +257,16 @@ def test_kernels_and_gradients_keep_the_dtype(dtype, sess) -> None:
     rng = np.random.default_rng(1)
     fetches, feeds = {}, {}
     for spec in ALL:
-        shapes = [(2, 3), (3,)][:spec.arity]
+        shapes = [(2, 3), (3,)][: spec.arity]
         args = _draw(spec, shapes, 0)
         phs = [tf.placeholder(a.dtype if a.dtype == bool else dtype, a.shape) for a in args]
         feeds.update({p: a.astype(p.dtype.as_numpy_dtype) for p, a in zip(phs, args, strict=True)})
         out = spec.build(*phs)
         fetches[spec.name] = out
         if spec.grad:
-            grads = tf.gradients(out, phs, grad_ys=tf.constant(
-                rng.standard_normal((2, 3)), dtype=out.dtype))
+            grads = tf.gradients(
+                out, phs, grad_ys=tf.constant(rng.standard_normal((2, 3)), dtype=out.dtype)
+            )
             fetches[spec.name + "_grad"] = grads
     values = sess.run(fetches, feeds)
     for spec in ALL:
@@ -252,8 +284,11 @@ def test_mixed_dtypes_fail_at_build_time(spec: Spec) -> None:
         spec.build(x, y)
 
 
-@pytest.mark.parametrize("spec", [s for s in UNARY + BINARY if s.float_only],
-                         ids=_ids([s for s in UNARY + BINARY if s.float_only]))
+@pytest.mark.parametrize(
+    "spec",
+    [s for s in UNARY + BINARY if s.float_only],
+    ids=_ids([s for s in UNARY + BINARY if s.float_only]),
+)
 def test_float_only_ops_reject_integers(spec: Spec) -> None:
     xs = [tf.constant([1, 2], tf.int32) for _ in range(spec.arity)]
     if spec.name in ("truediv", "divide"):  # integer truediv converts (tested below)
@@ -289,17 +324,22 @@ def test_python_numbers_take_the_tensor_dtype() -> None:
     i = tf.placeholder(tf.int64, [2])
     assert (i + 1).dtype == tf.int64
     with pytest.raises(TypeError):
-        i + 2.5  # noqa: B018 - TF1 does not promote int64 to float
+        i + 2.5
     with pytest.raises(TypeError):
         tf.add(tf.constant([1.0]), tf.constant([1], tf.int32))
 
 
 # --- integer semantics -----------------------------------------------------------------------
 INT_CASES = [
-    (tf.add, np.add), (tf.subtract, np.subtract), (tf.multiply, np.multiply),
-    (tf.math.floordiv, np.floor_divide), (tf.math.floormod, np.mod),
-    (tf.truncatediv, lambda x, y: np.trunc(x / y).astype(x.dtype)), (tf.truncatemod, np.fmod),
-    (tf.maximum, np.maximum), (tf.minimum, np.minimum),
+    (tf.add, np.add),
+    (tf.subtract, np.subtract),
+    (tf.multiply, np.multiply),
+    (tf.math.floordiv, np.floor_divide),
+    (tf.math.floormod, np.mod),
+    (tf.truncatediv, lambda x, y: np.trunc(x / y).astype(x.dtype)),
+    (tf.truncatemod, np.fmod),
+    (tf.maximum, np.maximum),
+    (tf.minimum, np.minimum),
     (tf.math.squared_difference, lambda x, y: (x - y) ** 2),
 ]
 
@@ -313,23 +353,33 @@ def test_integer_binary_ops(dtype, sess) -> None:
         assert out.dtype == dtype
         np.testing.assert_array_equal(out, ref(x, y))
     p = sess.run(tf.pow(tf.constant(x), tf.constant(np.array([2], dtype))))
-    np.testing.assert_array_equal(p, x ** 2)
+    np.testing.assert_array_equal(p, x**2)
     assert p.dtype == dtype
 
 
 @pytest.mark.parametrize("dtype", [tf.int32, tf.int64, tf.uint8])
-@pytest.mark.parametrize("build", [tf.floordiv, tf.floormod, tf.truncatediv, tf.truncatemod,
-                                   lambda x, y: x // y, lambda x, y: x % y],
-                         ids=["floordiv", "floormod", "truncatediv", "truncatemod", "//", "%"])
+@pytest.mark.parametrize(
+    "build",
+    [
+        tf.floordiv,
+        tf.floormod,
+        tf.truncatediv,
+        tf.truncatemod,
+        lambda x, y: x // y,
+        lambda x, y: x % y,
+    ],
+    ids=["floordiv", "floormod", "truncatediv", "truncatemod", "//", "%"],
+)
 def test_integer_division_by_zero_fails_as_in_tf1(sess, dtype, build) -> None:
     x = tf.placeholder(dtype, [3], name="x")
     y = tf.placeholder(dtype, [3], name="y")
     z = build(x, y)
-    with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=rf"(?s)Integer division by zero.*node {z.op.name} "):
+    with pytest.raises(
+        tf.errors.InvalidArgumentError, match=rf"(?s)Integer division by zero.*node {z.op.name} "
+    ):
         sess.run(z, {x: [7, 6, 5], y: [2, 0, 1]})
     assert sess.run(z, {x: [7, 6, 5], y: [2, 3, 1]}).dtype == dtype.as_numpy_dtype
-    folded = build(tf.constant([3, 4], dtype), tf.constant(0, dtype))   # constant inputs
+    folded = build(tf.constant([3, 4], dtype), tf.constant(0, dtype))  # constant inputs
     with pytest.raises(tf.errors.InvalidArgumentError, match="Integer division by zero"):
         sess.run(folded)
 
@@ -362,9 +412,16 @@ def test_floor_semantics_match_python(sess) -> None:
     np.testing.assert_allclose(fr, [-7.5 % 2.0, 7.5 % -2.0])
 
 
-@pytest.mark.parametrize("dtype,want", [(tf.int32, np.float64), (tf.int64, np.float64),
-                                        (tf.int16, np.float32), (tf.int8, np.float32),
-                                        (tf.uint8, np.float32)])
+@pytest.mark.parametrize(
+    "dtype,want",
+    [
+        (tf.int32, np.float64),
+        (tf.int64, np.float64),
+        (tf.int16, np.float32),
+        (tf.int8, np.float32),
+        (tf.uint8, np.float32),
+    ],
+)
 def test_integer_truediv_converts_like_tf(dtype, want, sess) -> None:
     x = tf.constant([7, 8, 9], dtype)
     y = tf.constant([2, 4, 3], dtype)
@@ -383,8 +440,13 @@ def test_div_uses_python2_semantics(sess) -> None:
 def test_integer_unary_ops(sess) -> None:
     x = np.array([-3, 0, 2], np.int32)
     t = tf.constant(x)
-    for fn, ref in [(tf.negative, np.negative), (tf.abs, np.abs), (tf.sign, np.sign),
-                    (tf.square, np.square), (tf.round, np.round)]:
+    for fn, ref in [
+        (tf.negative, np.negative),
+        (tf.abs, np.abs),
+        (tf.sign, np.sign),
+        (tf.square, np.square),
+        (tf.round, np.round),
+    ]:
         out = sess.run(fn(t))
         assert out.dtype == np.int32
         np.testing.assert_array_equal(out, ref(x))
@@ -460,13 +522,27 @@ def test_operator_overloads(sess) -> None:
     b = np.array([[2.0], [-0.5]], np.float32)
     x, y = tf.constant(a), tf.constant(b)
     cases = {
-        "add": (x + y, a + b), "radd": (1 + x, 1 + a), "sub": (x - y, a - b),
-        "rsub": (1 - x, 1 - a), "mul": (x * y, a * b), "rmul": (2 * x, 2 * a),
-        "div": (x / y, a / b), "rdiv": (1 / x, 1 / a), "floordiv": (x // y, a // b),
-        "rfloordiv": (7 // y, 7 // b), "mod": (x % y, a % b), "rmod": (5 % y, 5 % b),
-        "pow": (y ** 2, b ** 2), "rpow": (2 ** x, 2 ** a), "neg": (-x, -a),
-        "abs": (abs(x), np.abs(a)), "lt": (x < y, a < b), "le": (x <= 1.5, a <= 1.5),
-        "gt": (x > y, a > b), "ge": (2 >= x, 2 >= a), "ndarray_add": (b + x, b + a),
+        "add": (x + y, a + b),
+        "radd": (1 + x, 1 + a),
+        "sub": (x - y, a - b),
+        "rsub": (1 - x, 1 - a),
+        "mul": (x * y, a * b),
+        "rmul": (2 * x, 2 * a),
+        "div": (x / y, a / b),
+        "rdiv": (1 / x, 1 / a),
+        "floordiv": (x // y, a // b),
+        "rfloordiv": (7 // y, 7 // b),
+        "mod": (x % y, a % b),
+        "rmod": (5 % y, 5 % b),
+        "pow": (y**2, b**2),
+        "rpow": (2**x, 2**a),
+        "neg": (-x, -a),
+        "abs": (abs(x), np.abs(a)),
+        "lt": (x < y, a < b),
+        "le": (x <= 1.5, a <= 1.5),
+        "gt": (x > y, a > b),
+        "ge": (2 >= x, 2 >= a),
+        "ndarray_add": (b + x, b + a),
     }
     values = sess.run({k: t for k, (t, _) in cases.items()})
     for k, (t, want) in cases.items():
@@ -486,7 +562,7 @@ def test_logical_operators_on_bool_tensors(sess) -> None:
         np.testing.assert_array_equal(got, want)
     f = tf.constant([1.0])
     with pytest.raises(TypeError):
-        f & f  # noqa: B018
+        f & f
     with pytest.raises(TypeError):
         ~f  # noqa: B018
 
@@ -503,9 +579,11 @@ def test_where_broadcasts_and_differentiates() -> None:
 
     rng = np.random.default_rng(0)
     check_op(build, ref, [rng.standard_normal((1, 3)), rng.standard_normal((2, 1))])
-    check_op(lambda x, y: tf.where(tf.constant(cond), x, y),
-             lambda x, y: anp.where(cond, x, y),
-             [rng.standard_normal((2, 3)), rng.standard_normal((2, 3))])
+    check_op(
+        lambda x, y: tf.where(tf.constant(cond), x, y),
+        lambda x, y: anp.where(cond, x, y),
+        [rng.standard_normal((2, 3)), rng.standard_normal((2, 3))],
+    )
 
 
 def test_where_rank1_condition_selects_rows_like_tf1(sess) -> None:
@@ -552,8 +630,9 @@ def test_where_indices(shape, sess) -> None:
 # --- cast -------------------------------------------------------------------------------------
 def test_cast_values(sess) -> None:
     f = tf.constant([1.7, -1.7, 0.0, 2.5])
-    ints, bools, back = sess.run([tf.cast(f, tf.int32), tf.cast(f, tf.bool),
-                                  tf.cast(tf.constant([True, False]), tf.float64)])
+    ints, bools, back = sess.run(
+        [tf.cast(f, tf.int32), tf.cast(f, tf.bool), tf.cast(tf.constant([True, False]), tf.float64)]
+    )
     np.testing.assert_array_equal(ints, [1, -1, 0, 2])
     assert ints.dtype == np.int32
     np.testing.assert_array_equal(bools, [True, True, False, True])
@@ -572,16 +651,21 @@ def test_cast_values(sess) -> None:
 def test_cast_between_strings_and_numbers_is_unimplemented(sess) -> None:
     # As in TF1 (tf.strings.to_number parses): UnimplementedError when the step runs.
     y = tf.cast(tf.constant(["1"]), tf.float32, name="parse")
-    with pytest.raises(tf.errors.UnimplementedError,
-                       match="(?s)Cast string to float32 is not supported.*'parse'"):
+    with pytest.raises(
+        tf.errors.UnimplementedError, match="(?s)Cast string to float32 is not supported.*'parse'"
+    ):
         sess.run(y)
     with pytest.raises(tf.errors.UnimplementedError, match="Cast int32 to string"):
         sess.run(tf.cast(tf.constant([1]), tf.string))
 
 
 def test_cast_gradient() -> None:
-    check_op(lambda x: tf.cast(tf.cast(x, tf.float32), tf.float64) * x,
-             lambda x: x * x, [np.array([0.5, -1.25, 2.0])], rtol=1e-6)
+    check_op(
+        lambda x: tf.cast(tf.cast(x, tf.float32), tf.float64) * x,
+        lambda x: x * x,
+        [np.array([0.5, -1.25, 2.0])],
+        rtol=1e-6,
+    )
     x = tf.placeholder(tf.float32, [2])
     assert tf.gradients(tf.cast(tf.cast(x, tf.int32), tf.float32), x) == [None]
 
@@ -589,8 +673,11 @@ def test_cast_gradient() -> None:
 # --- clip_by_value ------------------------------------------------------------------------------
 def test_clip_by_value(sess) -> None:
     x = np.array([[-2.0, 0.0, 0.5, 1.0, 3.0]])
-    check_op(lambda t: tf.clip_by_value(t, -0.5, 1.5), lambda t: anp.clip(t, -0.5, 1.5),
-             [np.array([[-2.0, 0.25, 0.5, 1.25, 3.0]])])
+    check_op(
+        lambda t: tf.clip_by_value(t, -0.5, 1.5),
+        lambda t: anp.clip(t, -0.5, 1.5),
+        [np.array([[-2.0, 0.25, 0.5, 1.25, 3.0]])],
+    )
     t = tf.constant(x, tf.float32)
     out = tf.clip_by_value(t, 0.0, 1.0)
     assert out.op.name == "clip_by_value" and out.op.type == "Maximum"

@@ -26,8 +26,12 @@ from dataflow.testing.grad_check import check_forward, check_op
 
 pytestmark = pytest.mark.filterwarnings("ignore:Output seems independent of input")
 
-HYPOTHESIS = settings(max_examples=25, deadline=None, derandomize=True,
-                      suppress_health_check=[HealthCheck.function_scoped_fixture])
+HYPOTHESIS = settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 
 
 @dataclass(frozen=True)
@@ -52,14 +56,30 @@ REDUCTIONS = [
     Reduction("reduce_mean", tf.reduce_mean, lambda x, a, k: anp.mean(x, axis=a, keepdims=k)),
     Reduction("reduce_max", tf.reduce_max, lambda x, a, k: anp.max(x, axis=a, keepdims=k)),
     Reduction("reduce_min", tf.reduce_min, lambda x, a, k: anp.min(x, axis=a, keepdims=k)),
-    Reduction("reduce_prod", tf.reduce_prod, lambda x, a, k: anp.prod(x, axis=a, keepdims=k),
-              low=0.5, high=1.5),
-    Reduction("reduce_logsumexp", tf.reduce_logsumexp,
-              lambda x, a, k: ag_logsumexp(x, axis=a, keepdims=k), low=-3.0, high=3.0),
-    Reduction("reduce_variance", tf.math.reduce_variance,
-              lambda x, a, k: anp.var(x, axis=a, keepdims=k)),
-    Reduction("reduce_std", tf.math.reduce_std, lambda x, a, k: anp.std(x, axis=a, keepdims=k),
-              min_side=2, empty_axis_ok=False),
+    Reduction(
+        "reduce_prod",
+        tf.reduce_prod,
+        lambda x, a, k: anp.prod(x, axis=a, keepdims=k),
+        low=0.5,
+        high=1.5,
+    ),
+    Reduction(
+        "reduce_logsumexp",
+        tf.reduce_logsumexp,
+        lambda x, a, k: ag_logsumexp(x, axis=a, keepdims=k),
+        low=-3.0,
+        high=3.0,
+    ),
+    Reduction(
+        "reduce_variance", tf.math.reduce_variance, lambda x, a, k: anp.var(x, axis=a, keepdims=k)
+    ),
+    Reduction(
+        "reduce_std",
+        tf.math.reduce_std,
+        lambda x, a, k: anp.std(x, axis=a, keepdims=k),
+        min_side=2,
+        empty_axis_ok=False,
+    ),
 ]
 
 AXIS_FORMS = ["python", "tuple", "constant", "unknown"]
@@ -75,8 +95,14 @@ def reduction_cases(draw, spec: Reduction):
     elif kind == "int":
         axis = draw(st.integers(-rank, rank - 1))
     else:
-        dims = draw(st.lists(st.integers(0, rank - 1), unique=True,
-                             min_size=0 if spec.empty_axis_ok else 1, max_size=rank))
+        dims = draw(
+            st.lists(
+                st.integers(0, rank - 1),
+                unique=True,
+                min_size=0 if spec.empty_axis_ok else 1,
+                max_size=rank,
+            )
+        )
         axis = [d - rank if draw(st.booleans()) else d for d in dims]  # some negative
     form = draw(st.sampled_from(AXIS_FORMS))
     return shape, axis, form, draw(st.booleans()), draw(st.integers(0, 2**16))
@@ -131,9 +157,11 @@ def test_boolean_reductions(name: str) -> None:
     x = rng.random((3, 4, 2)) < 0.6
     for axis in [None, 0, -1, [0, 2], [], (1,)]:
         for keepdims in (False, True):
-            check_forward(lambda t, a=axis, k=keepdims: fn(t, axis=a, keepdims=k),
-                          lambda t, a=axis, k=keepdims: ref(t, axis=_np_axis(a), keepdims=k),
-                          [x])
+            check_forward(
+                lambda t, a=axis, k=keepdims: fn(t, axis=a, keepdims=k),
+                lambda t, a=axis, k=keepdims: ref(t, axis=_np_axis(a), keepdims=k),
+                [x],
+            )
     with pytest.raises(TypeError, match="bool"):
         fn(tf.constant([1.0]))
 
@@ -143,8 +171,12 @@ def test_boolean_reductions(name: str) -> None:
 def test_reductions_keep_the_dtype(dtype, sess) -> None:
     x = np.array([[3, -7, 2], [5, 1, -4]], dtype)
     t = tf.constant(x)
-    fns = {"sum": (tf.reduce_sum, np.sum), "prod": (tf.reduce_prod, np.prod),
-           "max": (tf.reduce_max, np.max), "min": (tf.reduce_min, np.min)}
+    fns = {
+        "sum": (tf.reduce_sum, np.sum),
+        "prod": (tf.reduce_prod, np.prod),
+        "max": (tf.reduce_max, np.max),
+        "min": (tf.reduce_min, np.min),
+    }
     for axis in (None, 0, [1]):
         outs = sess.run({k: fn(t, axis) for k, (fn, _) in fns.items()})
         for k, (_, ref) in fns.items():
@@ -162,8 +194,14 @@ def test_integer_mean_truncates_toward_zero(sess) -> None:
 
 def test_float32_gradients_keep_the_dtype(sess) -> None:
     x = tf.placeholder(tf.float32, [None, 3])
-    fns = [tf.reduce_sum, tf.reduce_mean, tf.reduce_max, tf.reduce_prod, tf.reduce_logsumexp,
-           tf.math.reduce_std]
+    fns = [
+        tf.reduce_sum,
+        tf.reduce_mean,
+        tf.reduce_max,
+        tf.reduce_prod,
+        tf.reduce_logsumexp,
+        tf.math.reduce_std,
+    ]
     grads = tf.gradients([fn(x, 1) for fn in fns], x)
     value = np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 4.0]], np.float32)
     (g,) = sess.run(grads, {x: value})
@@ -209,15 +247,22 @@ def test_gradients_with_unknown_input_shape(sess) -> None:
     """The runtime path: shapes and counts computed by ops while the step runs."""
     x = tf.placeholder(tf.float64, [None, 3])
     value = np.arange(12.0).reshape(4, 3) / 7
-    fns = {"sum": tf.reduce_sum, "mean": tf.reduce_mean, "max": tf.reduce_max,
-           "prod": tf.reduce_prod}
+    fns = {
+        "sum": tf.reduce_sum,
+        "mean": tf.reduce_mean,
+        "max": tf.reduce_max,
+        "prod": tf.reduce_prod,
+    }
     for keepdims in (False, True):
         for name, fn in fns.items():
             (g,) = tf.gradients(fn(x, 0, keepdims=keepdims), x)
             got = sess.run(g, {x: value})
-            want = {"sum": np.ones_like(value), "mean": np.full_like(value, 1 / 4),
-                    "max": (value == value.max(0)).astype(float),
-                    "prod": _prod_of_others(value, 0)}[name]
+            want = {
+                "sum": np.ones_like(value),
+                "mean": np.full_like(value, 1 / 4),
+                "max": (value == value.max(0)).astype(float),
+                "prod": _prod_of_others(value, 0),
+            }[name]
             np.testing.assert_allclose(got, want, err_msg=name)
     y = tf.placeholder(tf.float64, None)  # unknown rank
     (g,) = tf.gradients(tf.reduce_mean(y), y)
@@ -226,8 +271,7 @@ def test_gradients_with_unknown_input_shape(sess) -> None:
 
 def test_logsumexp_is_stable(sess) -> None:
     x = tf.constant([[1000.0, 1000.0], [-1000.0, -1000.0]], tf.float64)
-    out, g = sess.run([tf.reduce_logsumexp(x, 1),
-                       tf.gradients(tf.reduce_logsumexp(x), x)[0]])
+    out, g = sess.run([tf.reduce_logsumexp(x, 1), tf.gradients(tf.reduce_logsumexp(x), x)[0]])
     np.testing.assert_allclose(out, [1000 + np.log(2), -1000 + np.log(2)])
     np.testing.assert_allclose(g, [[0.5, 0.5], [0.0, 0.0]])
     inf = tf.constant([[-np.inf, 0.0]], tf.float64)
@@ -271,27 +315,42 @@ def test_reduction_argument_errors() -> None:
         tf.reduce_sum(x, tf.constant([[0]]))
 
 
-@pytest.mark.parametrize("name", ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min",
-                                  "reduce_prod", "reduce_logsumexp", "reduce_std"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "reduce_sum",
+        "reduce_mean",
+        "reduce_max",
+        "reduce_min",
+        "reduce_prod",
+        "reduce_logsumexp",
+        "reduce_std",
+    ],
+)
 @pytest.mark.parametrize(("shape", "axis"), [((3,), 1), ((2, 3), 2), ((2, 3), [0, -3])])
 def test_an_axis_out_of_range_fails_at_run_time_when_the_rank_is_unknown(
-        sess, name: str, shape: tuple, axis: object) -> None:
+    sess, name: str, shape: tuple, axis: object
+) -> None:
     # Never wrapped around (a 1-D input summed over axis 1 used to give the total).
     x = tf.placeholder(tf.float32, None)
     y = getattr(tf.math, name)(x, axis=axis)
-    with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=r"(?s)Invalid reduction dimension -?\d for input with "
-                             rf"{len(shape)} dimensions.*\[\[node "):
+    with pytest.raises(
+        tf.errors.InvalidArgumentError,
+        match=r"(?s)Invalid reduction dimension -?\d for input with "
+        rf"{len(shape)} dimensions.*\[\[node ",
+    ):
         sess.run(y, {x: np.ones(shape, np.float32)})
-    assert sess.run(tf.reduce_sum(x, axis=-1), {x: np.ones(shape, np.float32)}).shape == \
-        shape[:-1]
+    assert sess.run(tf.reduce_sum(x, axis=-1), {x: np.ones(shape, np.float32)}).shape == shape[:-1]
 
 
 def test_boolean_and_fused_reductions_refuse_an_axis_out_of_range(sess) -> None:
     b = tf.placeholder(tf.bool, None)
     x = tf.placeholder(tf.float32, None)
-    for y, feed in ((tf.reduce_all(b, 1), {b: [True]}), (tf.reduce_any(b, 1), {b: [True]}),
-                    (tf.reduce_sum(tf.square(x), 1), {x: [1.0, 2.0]})):
+    for y, feed in (
+        (tf.reduce_all(b, 1), {b: [True]}),
+        (tf.reduce_any(b, 1), {b: [True]}),
+        (tf.reduce_sum(tf.square(x), 1), {x: [1.0, 2.0]}),
+    ):
         with pytest.raises(tf.errors.InvalidArgumentError, match="Invalid reduction"):
             sess.run(y, feed)
 
@@ -317,8 +376,7 @@ def test_argmax_argmin(name: str, sess) -> None:
     for axis in [None, 0, 1, -1, tf.constant(2)]:
         out = fn(x, axis)
         assert out.dtype == tf.int64
-        want = ref(x, axis=0 if axis is None else
-                   (axis if isinstance(axis, int) else 2))
+        want = ref(x, axis=0 if axis is None else (axis if isinstance(axis, int) else 2))
         assert out.shape.as_tuple() == want.shape
         value = sess.run(out)
         assert value.dtype == np.int64
@@ -356,19 +414,29 @@ def test_cumsum(exclusive: bool, reverse: bool) -> None:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((3, 4))
     for axis in (0, 1, -1):
-        check_op(lambda t, a=axis: tf.cumsum(t, a, exclusive=exclusive, reverse=reverse),
-                 lambda t, a=axis: ref(t, a), [x])
-    check_forward(lambda t: tf.cumsum(t, 1, exclusive=exclusive, reverse=reverse),
-                  lambda t: ref(t, 1).astype(np.int32), [np.arange(6, dtype=np.int32)
-                                                        .reshape(2, 3)])
+        check_op(
+            lambda t, a=axis: tf.cumsum(t, a, exclusive=exclusive, reverse=reverse),
+            lambda t, a=axis: ref(t, a),
+            [x],
+        )
+    check_forward(
+        lambda t: tf.cumsum(t, 1, exclusive=exclusive, reverse=reverse),
+        lambda t: ref(t, 1).astype(np.int32),
+        [np.arange(6, dtype=np.int32).reshape(2, 3)],
+    )
 
 
 def test_count_nonzero(sess) -> None:
     x = np.array([[0.0, 1.5, 0.0], [2.0, -1.0, 0.0]])
     t = tf.constant(x)
-    total, per_row, kept, as32 = sess.run([
-        tf.count_nonzero(t), tf.count_nonzero(t, 1), tf.count_nonzero(t, 0, keepdims=True),
-        tf.count_nonzero(t, dtype=tf.int32)])
+    total, per_row, kept, as32 = sess.run(
+        [
+            tf.count_nonzero(t),
+            tf.count_nonzero(t, 1),
+            tf.count_nonzero(t, 0, keepdims=True),
+            tf.count_nonzero(t, dtype=tf.int32),
+        ]
+    )
     assert total == 3 and total.dtype == np.int64
     np.testing.assert_array_equal(per_row, [1, 2])
     np.testing.assert_array_equal(kept, [[1, 2, 0]])

@@ -20,7 +20,7 @@ SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def ref_log_softmax(x, axis=-1):
-    m = np.max(x, axis=axis, keepdims=True)       # a constant shift: no gradient needed
+    m = np.max(x, axis=axis, keepdims=True)  # a constant shift: no gradient needed
     s = x - m
     return s - anp.log(anp.sum(anp.exp(s), axis=axis, keepdims=True))
 
@@ -43,19 +43,27 @@ ACTIVATIONS = {
     "relu": (tf.nn.relu, lambda x: anp.maximum(x, 0.0), [0.0]),
     "relu6": (tf.nn.relu6, lambda x: anp.minimum(anp.maximum(x, 0.0), 6.0), [0.0, 6.0]),
     "elu": (tf.nn.elu, lambda x: anp.where(x > 0, x, anp.exp(anp.minimum(x, 0.0)) - 1), [0.0]),
-    "selu": (tf.nn.selu, lambda x: SELU_SCALE * anp.where(
-        x > 0, x, SELU_ALPHA * (anp.exp(anp.minimum(x, 0.0)) - 1)), [0.0]),
+    "selu": (
+        tf.nn.selu,
+        lambda x: SELU_SCALE * anp.where(x > 0, x, SELU_ALPHA * (anp.exp(anp.minimum(x, 0.0)) - 1)),
+        [0.0],
+    ),
     "softplus": (tf.nn.softplus, lambda x: anp.logaddexp(x, 0.0), []),
     "leaky_relu": (tf.nn.leaky_relu, lambda x: anp.where(x > 0, x, 0.2 * x), [0.0]),
-    "leaky_relu_0.01": (lambda x: tf.nn.leaky_relu(x, alpha=0.01),
-                        lambda x: anp.where(x > 0, x, 0.01 * x), [0.0]),
+    "leaky_relu_0.01": (
+        lambda x: tf.nn.leaky_relu(x, alpha=0.01),
+        lambda x: anp.where(x > 0, x, 0.01 * x),
+        [0.0],
+    ),
     "sigmoid": (tf.nn.sigmoid, lambda x: 1 / (1 + anp.exp(-x)), []),
     "softsign": (tf.nn.softsign, lambda x: x / (1 + anp.abs(x)), [0.0]),
     "swish": (tf.nn.swish, lambda x: x / (1 + anp.exp(-x)), []),
-    "swish_beta": (lambda x: tf.nn.swish(x, beta=0.5), lambda x: x / (1 + anp.exp(-0.5 * x)),
-                   []),
-    "crelu": (tf.nn.crelu, lambda x: anp.concatenate([anp.maximum(x, 0.0),
-                                                      anp.maximum(-x, 0.0)], axis=-1), [0.0]),
+    "swish_beta": (lambda x: tf.nn.swish(x, beta=0.5), lambda x: x / (1 + anp.exp(-0.5 * x)), []),
+    "crelu": (
+        tf.nn.crelu,
+        lambda x: anp.concatenate([anp.maximum(x, 0.0), anp.maximum(-x, 0.0)], axis=-1),
+        [0.0],
+    ),
     "tanh": (tf.nn.tanh, anp.tanh, []),
 }
 
@@ -67,8 +75,21 @@ def test_activation(name):
     check_op(build, ref, [x])
 
 
-@pytest.mark.parametrize("name", ["relu", "relu6", "elu", "selu", "softplus", "leaky_relu",
-                                  "sigmoid", "tanh", "softsign", "swish"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "relu",
+        "relu6",
+        "elu",
+        "selu",
+        "softplus",
+        "leaky_relu",
+        "sigmoid",
+        "tanh",
+        "softsign",
+        "swish",
+    ],
+)
 def test_activation_float32_and_extremes(name, sess):
     build, ref, _ = ACTIVATIONS[name]
     x = np.array([-1e4, -50.0, -1.5, 0.5, 3.0, 7.0, 50.0, 1e4], np.float32)
@@ -173,27 +194,34 @@ def test_softmax_cross_entropy_v1_stops_label_gradient(sess):
 def test_softmax_cross_entropy_rank3_and_broadcast_labels():
     logits = rng.standard_normal((2, 3, 4))
     labels = _distribution((3, 4))
-    check_op(lambda lab, lg: tf.nn.softmax_cross_entropy_with_logits_v2(labels=lab,
-                                                                        logits=lg),
-             lambda lab, lg: ref_xent(lab, lg), [labels, logits], wrt=[1])
+    check_op(
+        lambda lab, lg: tf.nn.softmax_cross_entropy_with_logits_v2(labels=lab, logits=lg),
+        lambda lab, lg: ref_xent(lab, lg),
+        [labels, logits],
+        wrt=[1],
+    )
 
 
 def test_sparse_softmax_cross_entropy():
     logits = rng.standard_normal((5, 4)) * 2
     labels = np.array([0, 3, 1, 1, 2], np.int64)
     onehot = np.eye(4)[labels]
-    check_op(lambda lg, lab: tf.nn.sparse_softmax_cross_entropy_with_logits(labels=lab,
-                                                                            logits=lg),
-             lambda lg, lab: ref_xent(onehot, lg), [logits, labels])
+    check_op(
+        lambda lg, lab: tf.nn.sparse_softmax_cross_entropy_with_logits(labels=lab, logits=lg),
+        lambda lg, lab: ref_xent(onehot, lg),
+        [logits, labels],
+    )
 
 
 def test_sparse_softmax_cross_entropy_rank3_int32():
     logits = rng.standard_normal((2, 3, 4))
     labels = rng.integers(0, 4, (2, 3)).astype(np.int32)
     onehot = np.eye(4)[labels]
-    check_op(lambda lg, lab: tf.nn.sparse_softmax_cross_entropy_with_logits(labels=lab,
-                                                                            logits=lg),
-             lambda lg, lab: ref_xent(onehot, lg), [logits, labels])
+    check_op(
+        lambda lg, lab: tf.nn.sparse_softmax_cross_entropy_with_logits(labels=lab, logits=lg),
+        lambda lg, lab: ref_xent(onehot, lg),
+        [logits, labels],
+    )
 
 
 def test_sparse_softmax_cross_entropy_errors(sess):
@@ -212,8 +240,9 @@ def test_cross_entropies_with_huge_logits_are_finite_and_exact(sess):
     onehot = tf.constant([[1.0, 0, 0], [1.0, 0, 0]], tf.float32)
     dense = tf.nn.softmax_cross_entropy_with_logits_v2(labels=onehot, logits=logits)
     sparse = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[0, 0], logits=logits)
-    sig = tf.nn.sigmoid_cross_entropy_with_logits(labels=tf.constant([1.0, 0.0, 1.0, 0.0]),
-                                                  logits=tf.constant([1e4, 1e4, -1e4, -1e4]))
+    sig = tf.nn.sigmoid_cross_entropy_with_logits(
+        labels=tf.constant([1.0, 0.0, 1.0, 0.0]), logits=tf.constant([1e4, 1e4, -1e4, -1e4])
+    )
     grads = tf.gradients([dense, sparse], logits)[0]
     d, s, sg, g = sess.run([dense, sparse, sig, grads])
     np.testing.assert_allclose(d, [0.0, 2e4], rtol=1e-6)
@@ -229,8 +258,11 @@ def test_sigmoid_cross_entropy():
     def ref(lab, lg):
         return anp.maximum(lg, 0) - lg * lab + anp.log1p(anp.exp(-anp.abs(lg)))
 
-    check_op(lambda lab, lg: tf.nn.sigmoid_cross_entropy_with_logits(labels=lab, logits=lg),
-             ref, [labels, logits])
+    check_op(
+        lambda lab, lg: tf.nn.sigmoid_cross_entropy_with_logits(labels=lab, logits=lg),
+        ref,
+        [labels, logits],
+    )
     with pytest.raises(ValueError, match="same shape"):
         tf.nn.sigmoid_cross_entropy_with_logits(labels=tf.zeros([2]), logits=tf.zeros([3]))
 
@@ -243,15 +275,21 @@ def test_weighted_cross_entropy():
         p = 1 / (1 + anp.exp(-lg))
         return -(lab * anp.log(p) * 2.5 + (1 - lab) * anp.log(1 - p))
 
-    check_op(lambda lab, lg: tf.nn.weighted_cross_entropy_with_logits(labels=lab, logits=lg,
-                                                                      pos_weight=2.5),
-             ref, [labels, logits])
+    check_op(
+        lambda lab, lg: tf.nn.weighted_cross_entropy_with_logits(
+            labels=lab, logits=lg, pos_weight=2.5
+        ),
+        ref,
+        [labels, logits],
+    )
 
 
 def test_weighted_cross_entropy_huge_logits_and_targets_alias(sess):
     out = tf.nn.weighted_cross_entropy_with_logits(
-        targets=tf.constant([1.0, 0.0, 1.0, 0.0]), logits=tf.constant([1e4, 1e4, -1e4, -1e4]),
-        pos_weight=3.0)
+        targets=tf.constant([1.0, 0.0, 1.0, 0.0]),
+        logits=tf.constant([1e4, 1e4, -1e4, -1e4]),
+        pos_weight=3.0,
+    )
     np.testing.assert_allclose(sess.run(out), [0.0, 1e4, 3e4, 0.0], rtol=1e-6)
 
 
@@ -260,10 +298,16 @@ def test_bias_add():
     x = rng.standard_normal((2, 3, 4))
     b = rng.standard_normal(4)
     check_op(lambda a, c: tf.nn.bias_add(a, c), lambda a, c: a + c, [x, b])
-    check_op(lambda a, c: tf.nn.bias_add(a, c, data_format="NCHW"),
-             lambda a, c: a + c[:, None], [rng.standard_normal((2, 4, 3)), b])
-    check_op(lambda a, c: tf.nn.bias_add(a, c, data_format="NCHW"),
-             lambda a, c: a + c[:, None, None], [rng.standard_normal((2, 4, 3, 2)), b])
+    check_op(
+        lambda a, c: tf.nn.bias_add(a, c, data_format="NCHW"),
+        lambda a, c: a + c[:, None],
+        [rng.standard_normal((2, 4, 3)), b],
+    )
+    check_op(
+        lambda a, c: tf.nn.bias_add(a, c, data_format="NCHW"),
+        lambda a, c: a + c[:, None, None],
+        [rng.standard_normal((2, 4, 3, 2)), b],
+    )
 
 
 def test_bias_add_errors():
@@ -278,8 +322,7 @@ def test_bias_add_errors():
 def test_xw_plus_b_and_relu_layer():
     x, w, b = rng.standard_normal((3, 4)), rng.standard_normal((4, 2)), rng.standard_normal(2)
     check_op(tf.nn.xw_plus_b, lambda a, c, d: anp.dot(a, c) + d, [x, w, b])
-    check_op(tf.nn.relu_layer, lambda a, c, d: anp.maximum(anp.dot(a, c) + d, 0.0),
-             [x, w, b])
+    check_op(tf.nn.relu_layer, lambda a, c, d: anp.maximum(anp.dot(a, c) + d, 0.0), [x, w, b])
 
 
 def test_batch_normalization():
@@ -290,10 +333,16 @@ def test_batch_normalization():
     def ref(a, m, v, o, s):
         return (a - m) / anp.sqrt(v + 1e-3) * s + o
 
-    check_op(lambda *t: tf.nn.batch_normalization(*t, variance_epsilon=1e-3), ref,
-             [x, mean, var, offset, scale])
-    check_op(lambda a, m, v: tf.nn.batch_normalization(a, m, v, None, None, 1e-3),
-             lambda a, m, v: (a - m) / anp.sqrt(v + 1e-3), [x, mean, var])
+    check_op(
+        lambda *t: tf.nn.batch_normalization(*t, variance_epsilon=1e-3),
+        ref,
+        [x, mean, var, offset, scale],
+    )
+    check_op(
+        lambda a, m, v: tf.nn.batch_normalization(a, m, v, None, None, 1e-3),
+        lambda a, m, v: (a - m) / anp.sqrt(v + 1e-3),
+        [x, mean, var],
+    )
 
 
 def test_zero_fraction(sess):
@@ -304,18 +353,23 @@ def test_zero_fraction(sess):
 
 
 def test_l2_loss():
-    check_op(tf.nn.l2_loss, lambda a: anp.sum(a ** 2) / 2, [rng.standard_normal((3, 4))])
+    check_op(tf.nn.l2_loss, lambda a: anp.sum(a**2) / 2, [rng.standard_normal((3, 4))])
 
 
-@pytest.mark.parametrize("axes,keep", [([0], False), ([0, 1], True), ([1], False),
-                                       ([0, 2], False)])
+@pytest.mark.parametrize("axes,keep", [([0], False), ([0, 1], True), ([1], False), ([0, 2], False)])
 def test_moments(axes, keep):
     x = rng.standard_normal((3, 4, 2))
     t = tuple(axes)
-    check_op(lambda a: tf.nn.moments(a, axes, keep_dims=keep)[0],
-             lambda a: anp.mean(a, axis=t, keepdims=keep), [x])
-    check_op(lambda a: tf.nn.moments(a, axes, keep_dims=keep)[1],
-             lambda a: anp.var(a, axis=t, keepdims=keep), [x])
+    check_op(
+        lambda a: tf.nn.moments(a, axes, keep_dims=keep)[0],
+        lambda a: anp.mean(a, axis=t, keepdims=keep),
+        [x],
+    )
+    check_op(
+        lambda a: tf.nn.moments(a, axes, keep_dims=keep)[1],
+        lambda a: anp.var(a, axis=t, keepdims=keep),
+        [x],
+    )
 
 
 def test_moments_float16_and_keepdims_alias(sess):
@@ -333,15 +387,16 @@ def test_l2_normalize(axis):
     ax = tuple(axis) if isinstance(axis, list) else axis
 
     def ref(a):
-        return a / anp.sqrt(anp.maximum(anp.sum(a ** 2, axis=ax, keepdims=True), 1e-12))
+        return a / anp.sqrt(anp.maximum(anp.sum(a**2, axis=ax, keepdims=True), 1e-12))
 
     check_op(lambda a: tf.nn.l2_normalize(a, axis=axis), ref, [x])
 
 
 def test_l2_normalize_dim_alias_and_zero_vector(sess):
     x = tf.constant([[0.0, 0.0], [3.0, 4.0]])
-    np.testing.assert_allclose(sess.run(tf.nn.l2_normalize(x, dim=1)),
-                               [[0, 0], [0.6, 0.8]], rtol=1e-6)
+    np.testing.assert_allclose(
+        sess.run(tf.nn.l2_normalize(x, dim=1)), [[0, 0], [0.6, 0.8]], rtol=1e-6
+    )
 
 
 # --- dropout ---------------------------------------------------------------------------------
@@ -354,21 +409,21 @@ def test_dropout_statistics_and_gradient(sess):
     kept = yv != 0
     assert set(np.unique(yv)) <= {0.0, np.float32(1 / 0.8)}
     assert abs(kept.mean() - 0.8) < 0.02
-    np.testing.assert_array_equal(gv, yv)   # d(x * mask / keep)/dx = mask / keep
+    np.testing.assert_array_equal(gv, yv)  # d(x * mask / keep)/dx = mask / keep
 
 
 def test_dropout_rate_noise_shape_and_seeds(sess):
     x = tf.constant(np.ones((50, 4, 6), np.float32))
     y = tf.nn.dropout(x, rate=0.5, noise_shape=[50, 1, 6], seed=1)
     v = sess.run(y)
-    assert np.all(v == v[:, :1, :])                       # one mask per (batch, channel)
+    assert np.all(v == v[:, :1, :])  # one mask per (batch, channel)
     assert set(np.unique(v)) <= {0.0, 2.0}
     tf.set_random_seed(7)
     a = tf.nn.dropout(x, rate=0.5, seed=1)
     first = sess.run(a)
     with tf.Session() as other:
         np.testing.assert_array_equal(other.run(a), first)
-    assert not np.array_equal(sess.run(a), first)         # a new mask every step
+    assert not np.array_equal(sess.run(a), first)  # a new mask every step
 
 
 def test_dropout_tensor_keep_prob_and_rate_zero(sess):
@@ -431,14 +486,19 @@ def test_embedding_lookup_sharded(strategy):
         order = np.argsort(np.concatenate(rows))
         return table[order][ids]
 
-    check_op(lambda *args: tf.nn.embedding_lookup(list(args[:n]), args[n],
-                                                  partition_strategy=strategy),
-             ref, shards + [ids], order=1)
+    check_op(
+        lambda *args: tf.nn.embedding_lookup(list(args[:n]), args[n], partition_strategy=strategy),
+        ref,
+        shards + [ids],
+        order=1,
+    )
 
 
 def test_embedding_lookup_sharded_variables_and_max_norm(sess):
-    shards = [tf.Variable(np.full((2, 2), 3.0, np.float32)),
-              tf.Variable(np.full((2, 2), 0.1, np.float32))]
+    shards = [
+        tf.Variable(np.full((2, 2), 3.0, np.float32)),
+        tf.Variable(np.full((2, 2), 0.1, np.float32)),
+    ]
     out = tf.nn.embedding_lookup(shards, tf.constant([0, 1, 2, 3]), max_norm=1.0)
     grads = tf.gradients(tf.reduce_sum(out), shards)
     sess.run(tf.global_variables_initializer())

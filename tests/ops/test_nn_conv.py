@@ -24,6 +24,7 @@ from dataflow.testing.grad_check import check_forward, check_op
 # that its second derivative "seems independent of input" (it is, and so is ours).
 pytestmark = pytest.mark.filterwarnings("ignore:Output seems independent of input")
 
+
 # --- references ----------------------------------------------------------------------------
 def _geom(size: int, k: int, s: int, d: int, padding: str) -> tuple[int, int, int]:
     keff = (k - 1) * d + 1
@@ -39,8 +40,7 @@ def _patches(x, kh, kw, s, d, padding, fill=0.0):
     _, h, w, _ = x.shape
     ho, pt, pb = _geom(h, kh, s, d, padding)
     wo, pl, pr = _geom(w, kw, s, d, padding)
-    xpad = anp.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)), mode="constant",
-                   constant_values=fill)
+    xpad = anp.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)), mode="constant", constant_values=fill)
     for i in range(kh):
         for j in range(kw):
             rows = slice(i * d, i * d + s * (ho - 1) + 1, s)
@@ -62,8 +62,9 @@ def _hw(k):
 
 def ref_max_pool(x, k, s, padding):
     kh, kw = _hw(k)
-    return anp.max(anp.stack([p for _, _, p in _patches(x, kh, kw, s, 1, padding, -np.inf)]),
-                   axis=0)
+    return anp.max(
+        anp.stack([p for _, _, p in _patches(x, kh, kw, s, 1, padding, -np.inf)]), axis=0
+    )
 
 
 def ref_avg_pool(x, k, s, padding):
@@ -77,7 +78,8 @@ def ref_avg_pool(x, k, s, padding):
 def _vjp(f, x_shape):
     """x -> the vjp of the linear-in-x map f at any point (autograd, nested-safe)."""
     return lambda *rest: autograd.grad(lambda x: anp.sum(f(x, *rest[:-1]) * rest[-1]))(
-        np.zeros(x_shape))
+        np.zeros(x_shape)
+    )
 
 
 rng = np.random.default_rng(1)
@@ -103,9 +105,13 @@ def _ids(cases):
 def test_conv2d(h, w, kh, kw, s, padding, d):
     x = rng.standard_normal((2, h, w, 3))
     f = rng.standard_normal((kh, kw, 3, 2))
-    check_op(lambda a, b: tf.nn.conv2d(a, b, strides=[1, s, s, 1], padding=padding,
-                                       dilations=[1, d, d, 1]),
-             lambda a, b: ref_conv2d(a, b, s, padding, d), [x, f])
+    check_op(
+        lambda a, b: tf.nn.conv2d(
+            a, b, strides=[1, s, s, 1], padding=padding, dilations=[1, d, d, 1]
+        ),
+        lambda a, b: ref_conv2d(a, b, s, padding, d),
+        [x, f],
+    )
 
 
 @pytest.mark.parametrize("h,w,kh,kw,s,padding,d", CONV_CASES[:5], ids=_ids(CONV_CASES[:5]))
@@ -136,8 +142,7 @@ def test_conv2d_backprop_filter(h, w, kh, kw, s, padding, d):
         return nn_conv.conv2d_backprop_filter(a, list(f_shape), g, strides=s, padding=padding)
 
     def ref(a, g):
-        return autograd.grad(lambda b: anp.sum(ref_conv2d(a, b, s, padding) * g))(
-            np.zeros(f_shape))
+        return autograd.grad(lambda b: anp.sum(ref_conv2d(a, b, s, padding) * g))(np.zeros(f_shape))
 
     check_op(build, ref, [x, dy])
 
@@ -146,9 +151,11 @@ def test_conv2d_backprop_input_builder():
     f = rng.standard_normal((3, 3, 2, 4))
     dy = rng.standard_normal((1, 3, 3, 4))
     ref = _vjp(lambda x, b: ref_conv2d(x, b, 2, "SAME"), (1, 5, 5, 2))
-    check_forward(lambda b, g: nn_conv.conv2d_backprop_input([1, 5, 5, 2], b, g, strides=2,
-                                                            padding="SAME"),
-                  ref, [f, dy])
+    check_forward(
+        lambda b, g: nn_conv.conv2d_backprop_input([1, 5, 5, 2], b, g, strides=2, padding="SAME"),
+        ref,
+        [f, dy],
+    )
 
 
 def test_conv2d_transpose():
@@ -156,11 +163,15 @@ def test_conv2d_transpose():
     f = rng.standard_normal((3, 3, 2, 4))
     dy = rng.standard_normal((2, 3, 4, 4))
     ref = _vjp(lambda x, b: ref_conv2d(x, b, 2, "SAME"), (2, 6, 7, 2))
-    check_op(lambda g, b: tf.nn.conv2d_transpose(g, b, [2, 6, 7, 2], strides=[1, 2, 2, 1]),
-             lambda g, b: ref(b, g), [dy, f])
+    check_op(
+        lambda g, b: tf.nn.conv2d_transpose(g, b, [2, 6, 7, 2], strides=[1, 2, 2, 1]),
+        lambda g, b: ref(b, g),
+        [dy, f],
+    )
     with pytest.raises(ValueError, match="channels"):
-        tf.nn.conv2d_transpose(tf.zeros([1, 3, 3, 5]), tf.zeros([3, 3, 2, 4]), [1, 6, 6, 2],
-                               strides=2)
+        tf.nn.conv2d_transpose(
+            tf.zeros([1, 3, 3, 5]), tf.zeros([3, 3, 2, 4]), [1, 6, 6, 2], strides=2
+        )
 
 
 @pytest.mark.parametrize("fmt", ["NWC", "NCW"])
@@ -174,19 +185,35 @@ def test_conv1d(fmt):
     if fmt == "NWC":
         check_op(lambda a, b: tf.nn.conv1d(a, b, stride=2, padding="SAME"), ref, [x, f])
     else:
-        check_op(lambda a, b: tf.transpose(tf.nn.conv1d(tf.transpose(a, [0, 2, 1]), b,
-                                                        stride=2, padding="SAME",
-                                                        data_format="NCW"), [0, 2, 1]),
-                 ref, [x, f])
+        check_op(
+            lambda a, b: tf.transpose(
+                tf.nn.conv1d(
+                    tf.transpose(a, [0, 2, 1]), b, stride=2, padding="SAME", data_format="NCW"
+                ),
+                [0, 2, 1],
+            ),
+            ref,
+            [x, f],
+        )
 
 
 def test_conv2d_nchw_matches_nhwc():
     x = rng.standard_normal((2, 6, 5, 3))
     f = rng.standard_normal((3, 3, 3, 4))
-    check_op(lambda a, b: tf.transpose(tf.nn.conv2d(
-        tf.transpose(a, [0, 3, 1, 2]), b, strides=[1, 1, 2, 2], padding="SAME",
-        data_format="NCHW"), [0, 2, 3, 1]),
-        lambda a, b: ref_conv2d(a, b, 2, "SAME"), [x, f])
+    check_op(
+        lambda a, b: tf.transpose(
+            tf.nn.conv2d(
+                tf.transpose(a, [0, 3, 1, 2]),
+                b,
+                strides=[1, 1, 2, 2],
+                padding="SAME",
+                data_format="NCHW",
+            ),
+            [0, 2, 3, 1],
+        ),
+        lambda a, b: ref_conv2d(a, b, 2, "SAME"),
+        [x, f],
+    )
 
 
 def test_conv2d_explicit_padding():
@@ -197,9 +224,11 @@ def test_conv2d_explicit_padding():
         a = anp.pad(a, ((0, 0), (2, 0), (1, 3), (0, 0)), mode="constant")
         return ref_conv2d(a, b, 1, "VALID")
 
-    check_op(lambda a, b: tf.nn.conv2d(a, b, strides=1,
-                                       padding=[[0, 0], [2, 0], [1, 3], [0, 0]]),
-             ref, [x, f])
+    check_op(
+        lambda a, b: tf.nn.conv2d(a, b, strides=1, padding=[[0, 0], [2, 0], [1, 3], [0, 0]]),
+        ref,
+        [x, f],
+    )
 
 
 def test_conv2d_static_shapes_and_unknown_dims():
@@ -209,8 +238,9 @@ def test_conv2d_static_shapes_and_unknown_dims():
     y = tf.nn.conv2d(x, tf.zeros([3, 3, 3, 8]), strides=2, padding="VALID")
     assert y.shape.as_list() == [None, 3, None, 8]
     g = tf.gradients(tf.reduce_sum(y), x)[0]
-    direct = nn_conv.conv2d_backprop_input(tf.shape(x), tf.zeros([3, 3, 3, 8]), y,
-                                           strides=2, padding="VALID")
+    direct = nn_conv.conv2d_backprop_input(
+        tf.shape(x), tf.zeros([3, 3, 3, 8]), y, strides=2, padding="VALID"
+    )
     assert direct.shape.as_list() == [None, 7, None, 3]
     with tf.Session() as sess:
         out = sess.run(g, {x: np.ones((2, 7, 9, 3), np.float32)})
@@ -230,8 +260,12 @@ def test_conv2d_errors():
     with pytest.raises(ValueError, match="rank 4"):
         tf.nn.conv2d(tf.zeros([5, 5, 3]), tf.zeros([3, 3, 3, 2]), strides=1, padding="SAME")
     with pytest.raises(TypeError):
-        tf.nn.conv2d(tf.zeros([1, 5, 5, 3], tf.int32), tf.zeros([3, 3, 3, 2], tf.int32),
-                     strides=1, padding="SAME")
+        tf.nn.conv2d(
+            tf.zeros([1, 5, 5, 3], tf.int32),
+            tf.zeros([3, 3, 3, 2], tf.int32),
+            strides=1,
+            padding="SAME",
+        )
 
 
 # (height, width, window, stride, padding)
@@ -249,8 +283,11 @@ POOL_IDS = [f"{h}x{w}-k{k}-s{s}-{p}" for h, w, k, s, p in POOL_CASES]
 @pytest.mark.parametrize("h,w,k,s,padding", POOL_CASES, ids=POOL_IDS)
 def test_max_pool(h, w, k, s, padding):
     x = rng.standard_normal((2, h, w, 3))
-    check_op(lambda a: tf.nn.max_pool(a, [1, k, k, 1], [1, s, s, 1], padding),
-             lambda a: ref_max_pool(a, k, s, padding), [x])
+    check_op(
+        lambda a: tf.nn.max_pool(a, [1, k, k, 1], [1, s, s, 1], padding),
+        lambda a: ref_max_pool(a, k, s, padding),
+        [x],
+    )
 
 
 @pytest.mark.parametrize("h,w,k,s,padding", POOL_CASES, ids=POOL_IDS)
@@ -274,8 +311,11 @@ def test_max_pool_grad_op(h, w, k, s, padding):
 @pytest.mark.parametrize("h,w,k,s,padding", POOL_CASES, ids=POOL_IDS)
 def test_avg_pool(h, w, k, s, padding):
     x = rng.standard_normal((2, h, w, 3))
-    check_op(lambda a: tf.nn.avg_pool(a, [1, k, k, 1], [1, s, s, 1], padding),
-             lambda a: ref_avg_pool(a, k, s, padding), [x])
+    check_op(
+        lambda a: tf.nn.avg_pool(a, [1, k, k, 1], [1, s, s, 1], padding),
+        lambda a: ref_avg_pool(a, k, s, padding),
+        [x],
+    )
 
 
 @pytest.mark.parametrize("h,w,k,s,padding", POOL_CASES[:4], ids=POOL_IDS[:4])
@@ -295,10 +335,20 @@ def test_avg_pool_grad_op(h, w, k, s, padding):
 def test_pools_nchw_and_unequal_windows():
     x = rng.standard_normal((2, 7, 6, 3))
     for pool, ref in ((tf.nn.max_pool, ref_max_pool), (tf.nn.avg_pool, ref_avg_pool)):
-        check_op(lambda a, pool=pool: tf.transpose(pool(
-            tf.transpose(a, [0, 3, 1, 2]), [1, 1, 3, 3], [1, 1, 2, 2], "SAME",
-            data_format="NCHW"), [0, 2, 3, 1]),
-            lambda a, ref=ref: ref(a, 3, 2, "SAME"), [x])
+        check_op(
+            lambda a, pool=pool: tf.transpose(
+                pool(
+                    tf.transpose(a, [0, 3, 1, 2]),
+                    [1, 1, 3, 3],
+                    [1, 1, 2, 2],
+                    "SAME",
+                    data_format="NCHW",
+                ),
+                [0, 2, 3, 1],
+            ),
+            lambda a, ref=ref: ref(a, 3, 2, "SAME"),
+            [x],
+        )
     y = tf.nn.max_pool(tf.zeros([1, 6, 9, 2]), [1, 2, 3, 1], [1, 2, 3, 1], "VALID")
     assert y.shape.as_list() == [1, 3, 3, 2]
     y = tf.nn.max_pool2d(tf.zeros([1, 6, 9, 2]), 2, 2, "SAME")
@@ -323,8 +373,9 @@ def test_max_pool_grad_routes_nan_to_the_maximum_only(sess):
     want = np.zeros((4, 4))
     want[1, 1], want[1, 3], want[3, 1], want[3, 3] = np.nan, 1.0, 2.0, np.inf
     np.testing.assert_array_equal(sess.run(g)[0, :, :, 0], want)
-    gg = tf.gradients(g, dy, grad_ys=tf.constant(np.where(np.isnan(want), np.nan, 1.0)
-                                                  .reshape(1, 4, 4, 1)))[0]
+    gg = tf.gradients(
+        g, dy, grad_ys=tf.constant(np.where(np.isnan(want), np.nan, 1.0).reshape(1, 4, 4, 1))
+    )[0]
     np.testing.assert_array_equal(sess.run(gg).ravel(), [np.nan, 1.0, 1.0, 1.0])
 
 
@@ -336,9 +387,15 @@ def test_max_pool_integer_input(sess):
 
 
 # --- hypothesis: geometry (static shape == kernel output == reference) ------------------------
-geometries = st.tuples(st.integers(1, 8), st.integers(1, 8), st.integers(1, 4),
-                       st.integers(1, 4), st.integers(1, 3), st.integers(1, 2),
-                       st.sampled_from(["SAME", "VALID"]))
+geometries = st.tuples(
+    st.integers(1, 8),
+    st.integers(1, 8),
+    st.integers(1, 4),
+    st.integers(1, 4),
+    st.integers(1, 3),
+    st.integers(1, 2),
+    st.sampled_from(["SAME", "VALID"]),
+)
 
 
 @settings(max_examples=30, deadline=None)
@@ -354,8 +411,12 @@ def test_conv2d_geometries(geometry):
         with pytest.raises(ValueError, match="larger"):
             tf.nn.conv2d(tf.constant(x), f, strides=s, padding=padding, dilations=d)
         return
-    check_op(lambda a, b: tf.nn.conv2d(a, b, strides=s, padding=padding, dilations=d),
-             lambda a, b: ref_conv2d(a, b, s, padding, d), [x, f], order=1)
+    check_op(
+        lambda a, b: tf.nn.conv2d(a, b, strides=s, padding=padding, dilations=d),
+        lambda a, b: ref_conv2d(a, b, s, padding, d),
+        [x, f],
+        order=1,
+    )
 
 
 @settings(max_examples=30, deadline=None)
@@ -368,10 +429,18 @@ def test_pool_geometries(geometry):
             tf.nn.max_pool(tf.constant(x), [kh, kw], s, padding)
         return
 
-    check_op(lambda a: tf.nn.max_pool(a, [kh, kw], s, padding),
-             lambda a: ref_max_pool(a, (kh, kw), s, padding), [x], order=1)
-    check_op(lambda a: tf.nn.avg_pool(a, [kh, kw], s, padding),
-             lambda a: ref_avg_pool(a, (kh, kw), s, padding), [x], order=1)
+    check_op(
+        lambda a: tf.nn.max_pool(a, [kh, kw], s, padding),
+        lambda a: ref_max_pool(a, (kh, kw), s, padding),
+        [x],
+        order=1,
+    )
+    check_op(
+        lambda a: tf.nn.avg_pool(a, [kh, kw], s, padding),
+        lambda a: ref_avg_pool(a, (kh, kw), s, padding),
+        [x],
+        order=1,
+    )
 
 
 def test_small_cnn_trains():
@@ -379,7 +448,7 @@ def test_small_cnn_trains():
     trained with Adam on a task a CNN solves (which half of the image is brighter)."""
     data = np.random.default_rng(0)
     images = data.standard_normal((64, 8, 8, 1)).astype(np.float32)
-    labels = (images[:, :4].sum(axis=(1, 2, 3)) > images[:, 4:].sum(axis=(1, 2, 3)))
+    labels = images[:, :4].sum(axis=(1, 2, 3)) > images[:, 4:].sum(axis=(1, 2, 3))
     x = tf.placeholder(tf.float32, [None, 8, 8, 1])
     y = tf.placeholder(tf.int32, [None])
     w1 = tf.get_variable("w1", [3, 3, 1, 4], initializer=tf.glorot_uniform_initializer(seed=1))

@@ -112,8 +112,14 @@ def test_float_only_ops_refuse_ints():
 
 # --- shapes --------------------------------------------------------------------------------------
 def test_shape_forms(sess):
-    shapes = [(2, 3), [2, 3], tf.TensorShape([2, 3]), np.array([2, 3]),
-              tf.constant([2, 3]), tf.constant([2, 3], dtype=tf.int64)]
+    shapes = [
+        (2, 3),
+        [2, 3],
+        tf.TensorShape([2, 3]),
+        np.array([2, 3]),
+        tf.constant([2, 3]),
+        tf.constant([2, 3], dtype=tf.int64),
+    ]
     for shape in shapes:
         x = tf.random_normal(shape)
         assert x.shape.as_list() == [2, 3]
@@ -198,10 +204,14 @@ def test_multinomial_dtypes_and_errors(sess):
 
 # --- seeds and streams ------------------------------------------------------------------------
 def _program():
-    return [tf.random_normal([5]), tf.random_uniform([5]), tf.truncated_normal([5]),
-            tf.random_uniform([5], maxval=100, dtype=tf.int32),
-            tf.random_shuffle(tf.constant(np.arange(20))),
-            tf.multinomial([[0.0, 1.0, 2.0]], 10)]
+    return [
+        tf.random_normal([5]),
+        tf.random_uniform([5]),
+        tf.truncated_normal([5]),
+        tf.random_uniform([5], maxval=100, dtype=tf.int32),
+        tf.random_shuffle(tf.constant(np.arange(20))),
+        tf.multinomial([[0.0, 1.0, 2.0]], 10),
+    ]
 
 
 def _run_twice(graph, fetches):
@@ -219,17 +229,17 @@ def test_graph_seed_makes_program_repeatable():
         runs.append(_run_twice(g, fetches))
     first, second = runs
     for a, b in zip(first[0], second[0], strict=True):
-        np.testing.assert_array_equal(a, b)      # same seeds, another session/graph
+        np.testing.assert_array_equal(a, b)  # same seeds, another session/graph
     for a, b in zip(first[1], second[1], strict=True):
-        np.testing.assert_array_equal(a, b)      # the stream continues identically
+        np.testing.assert_array_equal(a, b)  # the stream continues identically
     for a, b in zip(first[0][:4], first[1][:4], strict=True):
-        assert not np.array_equal(a, b)          # successive runs draw new values
+        assert not np.array_equal(a, b)  # successive runs draw new values
 
 
 def test_same_graph_two_sessions_same_values():
     g = tf.Graph()
     with g.as_default():
-        x = tf.random_normal([4], seed=9)        # op seed only: DEFAULT_GRAPH_SEED
+        x = tf.random_normal([4], seed=9)  # op seed only: DEFAULT_GRAPH_SEED
     a, b = _run_twice(g, x), _run_twice(g, x)
     np.testing.assert_array_equal(a[0], b[0])
     np.testing.assert_array_equal(a[1], b[1])
@@ -294,7 +304,7 @@ def test_stream_shared_across_fetch_signatures(sess):
     x = tf.random_normal([3], seed=11)
     y = x + 0.0
     first = sess.run(x)
-    second = sess.run([x, y])[0]               # a different plan, the same stream
+    second = sess.run([x, y])[0]  # a different plan, the same stream
     assert not np.array_equal(first, second)
     g = tf.Graph()
     with g.as_default():
@@ -306,8 +316,17 @@ def test_stream_shared_across_fetch_signatures(sess):
 
 
 # --- registration -------------------------------------------------------------------------------
-@pytest.mark.parametrize("op_type", ["RandomNormal", "TruncatedNormal", "RandomUniform",
-                                     "RandomUniformInt", "RandomShuffle", "Multinomial"])
+@pytest.mark.parametrize(
+    "op_type",
+    [
+        "RandomNormal",
+        "TruncatedNormal",
+        "RandomUniform",
+        "RandomUniformInt",
+        "RandomShuffle",
+        "Multinomial",
+    ],
+)
 def test_ops_are_stateful_and_not_differentiable(op_type):
     opdef = registry.lookup(op_type)
     assert opdef.stateful and not opdef.foldable
@@ -328,10 +347,14 @@ def test_op_names_match_tf():
     tf1 = pytest.importorskip("tensorflow.compat.v1")
 
     def build(t):
-        return [t.random_normal([2]).name, t.random_uniform([2]).name,
-                t.truncated_normal([2]).name, t.random_normal([2], name="noise").name,
-                t.random_uniform([2], maxval=3, dtype=t.int32).name,
-                t.random_shuffle(t.constant([1, 2])).name]
+        return [
+            t.random_normal([2]).name,
+            t.random_uniform([2]).name,
+            t.truncated_normal([2]).name,
+            t.random_normal([2], name="noise").name,
+            t.random_uniform([2], maxval=3, dtype=t.int32).name,
+            t.random_shuffle(t.constant([1, 2])).name,
+        ]
 
     with tf1.Graph().as_default():
         want = build(tf1)
@@ -345,9 +368,12 @@ def test_random_op_in_while_loop_draws_each_iteration():
         outer = tf.random_uniform([2], maxval=1000, dtype=tf.int64, seed=1)
         _, total = tf.while_loop(
             lambda i, acc: i < 3,
-            lambda i, acc: (i + 1, acc + tf.random_uniform([2], maxval=1000, dtype=tf.int64,
-                                                           seed=1)),
-            [tf.constant(0), tf.zeros([2], dtype=tf.int64)])
+            lambda i, acc: (
+                i + 1,
+                acc + tf.random_uniform([2], maxval=1000, dtype=tf.int64, seed=1),
+            ),
+            [tf.constant(0), tf.zeros([2], dtype=tf.int64)],
+        )
     with _debug_session(g) as s:
         draws = [s.run(outer) for _ in range(3)]
     with _debug_session(g) as s:

@@ -18,8 +18,9 @@ def test_py_func_single_and_list_outputs(sess):
     x = tf.placeholder(tf.float32, [3])
     y = tf.py_func(lambda a: a * 2, [x], tf.float32)
     assert isinstance(y, tf.Tensor) and y.dtype == tf.float32 and y.shape.rank is None
-    a, b = tf.py_func(lambda a: (a.sum(dtype=np.float64), a.astype(np.int32)), [x],
-                      [tf.float64, tf.int32])
+    a, b = tf.py_func(
+        lambda a: (a.sum(dtype=np.float64), a.astype(np.int32)), [x], [tf.float64, tf.int32]
+    )
     assert a.dtype == tf.float64 and b.dtype == tf.int32
     xv = np.array([1.5, 2.0, 3.0], np.float32)
     got = sess.run([y, a, b], {x: xv})
@@ -32,19 +33,24 @@ def test_py_func_single_and_list_outputs(sess):
     assert sess.run(z, {x: xv}).dtype == np.float64
 
 
-@pytest.mark.parametrize(("result", "tout", "got"), [
-    (lambda a: a.astype(np.float64), "float32", "float64"),
-    (lambda a: 1.0, "float32", "float64"),   # a Python float is float64, as in TF1
-    (lambda a: 1, "int32", "int64"),
-    (lambda a: a, "float64", "float32"),
-])
+@pytest.mark.parametrize(
+    ("result", "tout", "got"),
+    [
+        (lambda a: a.astype(np.float64), "float32", "float64"),
+        (lambda a: 1.0, "float32", "float64"),  # a Python float is float64, as in TF1
+        (lambda a: 1, "int32", "int64"),
+        (lambda a: a, "float64", "float32"),
+    ],
+)
 def test_py_func_results_must_have_the_declared_dtype(sess, result, tout, got):
     # TF1 refuses them (InvalidArgumentError naming both dtypes); nothing is cast.
     x = tf.constant([1.0, 2.0])
     y = tf.py_func(result, [x], getattr(tf, tout), name="typed")
-    with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=rf"(?s)0-th value returned by py_func 'typed' is {got}, but "
-                             rf"expects {tout}.*\[\[node typed "):
+    with pytest.raises(
+        tf.errors.InvalidArgumentError,
+        match=rf"(?s)0-th value returned by py_func 'typed' is {got}, but "
+        rf"expects {tout}.*\[\[node typed ",
+    ):
         sess.run(y)
     second = tf.py_func(lambda a: (a, result(a)), [x], [tf.float32, getattr(tf, tout)])
     with pytest.raises(tf.errors.InvalidArgumentError, match="1-th value"):
@@ -154,10 +160,10 @@ def test_py_func_gradient_inside_cond_and_while(sess):
 
     def f(a):
         calls.append(1)
-        return a ** 3
+        return a**3
 
     def grad(a, g):
-        return 3 * a ** 2 * g
+        return 3 * a**2 * g
 
     x = tf.placeholder(tf.float64, [])
     p = tf.placeholder(tf.bool, [])
@@ -168,8 +174,7 @@ def test_py_func_gradient_inside_cond_and_while(sess):
         return out
 
     y = tf.cond(p, lambda: cubed(x), lambda: x)
-    _, z = tf.while_loop(lambda i, h: i < 2, lambda i, h: (i + 1, cubed(h)),
-                         [tf.constant(0), x])
+    _, z = tf.while_loop(lambda i, h: i < 2, lambda i, h: (i + 1, cubed(h)), [tf.constant(0), x])
     gy = tf.gradients(y, x)[0]
     gz = tf.gradients(z, x)[0]
     calls.clear()
@@ -178,7 +183,7 @@ def test_py_func_gradient_inside_cond_and_while(sess):
     assert sess.run(gy, {x: 2.0, p: False}) == 1.0
     calls.clear()
     # z = (x^3)^3 = x^9: dz/dx = 9 x^8
-    assert sess.run(gz, {x: 1.5}) == pytest.approx(9 * 1.5 ** 8)
+    assert sess.run(gz, {x: 1.5}) == pytest.approx(9 * 1.5**8)
     assert len(calls) == 2
 
 
@@ -190,22 +195,24 @@ def softplus_times(x, y):
 
 def test_autograd_op_first_and_second_order():
     rng = np.random.default_rng(0)
-    check_op(lambda x, y: softplus_times(x, y),
-             lambda x, y: anp.logaddexp(0.0, x) * y,
-             [rng.normal(size=(4,)), rng.normal(size=(4,))])
+    check_op(
+        lambda x, y: softplus_times(x, y),
+        lambda x, y: anp.logaddexp(0.0, x) * y,
+        [rng.normal(size=(4,)), rng.normal(size=(4,))],
+    )
 
 
 def test_autograd_op_multiple_outputs_and_integer_inputs():
     @tf.autograd_op(Tout=[tf.float64, tf.float64])
     def two(x, n):
-        return anp.sin(x) * n, anp.sum(x ** 2)
+        return anp.sin(x) * n, anp.sum(x**2)
 
     def build(x):
         a, b = two(x, tf.constant(2.0, tf.float64))  # outputs of unknown shape
         return a + b
 
     rng = np.random.default_rng(1)
-    check_op(build, lambda x: anp.sin(x) * 2.0 + anp.sum(x ** 2), [rng.normal(size=(3,))])
+    check_op(build, lambda x: anp.sin(x) * 2.0 + anp.sum(x**2), [rng.normal(size=(3,))])
 
     @tf.autograd_op
     def scale(x, k):

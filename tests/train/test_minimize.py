@@ -15,10 +15,18 @@ OPTIMIZERS = {
     "momentum": (lambda step: tf.train.MomentumOptimizer(0.05, 0.9), 1e-6),
     "nesterov": (lambda step: tf.train.MomentumOptimizer(0.05, 0.9, use_nesterov=True), 1e-6),
     "adagrad": (lambda step: tf.train.AdagradOptimizer(0.5), 1e-6),
-    "rmsprop": (lambda step: tf.train.RMSPropOptimizer(
-        tf.train.exponential_decay(0.05, step, 50, 0.5), momentum=0.5), 1e-4),
-    "rmsprop_centered": (lambda step: tf.train.RMSPropOptimizer(
-        tf.train.exponential_decay(0.05, step, 50, 0.5), centered=True), 1e-4),
+    "rmsprop": (
+        lambda step: tf.train.RMSPropOptimizer(
+            tf.train.exponential_decay(0.05, step, 50, 0.5), momentum=0.5
+        ),
+        1e-4,
+    ),
+    "rmsprop_centered": (
+        lambda step: tf.train.RMSPropOptimizer(
+            tf.train.exponential_decay(0.05, step, 50, 0.5), centered=True
+        ),
+        1e-4,
+    ),
     "adam": (lambda step: tf.train.AdamOptimizer(0.1), 1e-3),
 }
 
@@ -30,8 +38,7 @@ def test_minimize_converges_on_a_quadratic(name, sess):
     c = np.array([[1.0], [-2.0]])
     w = tf.Variable(np.zeros((2, 1)), name="w")
     b = tf.Variable(0.0, dtype=tf.float64, name="b")
-    loss = 0.5 * tf.reduce_sum(tf.square(tf.matmul(tf.constant(a), w) - c)) \
-        + tf.square(b - 3.0)
+    loss = 0.5 * tf.reduce_sum(tf.square(tf.matmul(tf.constant(a), w) - c)) + tf.square(b - 3.0)
     step = tf.train.get_or_create_global_step()
     make, tolerance = OPTIMIZERS[name]
     train = make(step).minimize(loss, global_step=step)
@@ -48,13 +55,12 @@ def test_minimize_converges_on_a_quadratic(name, sess):
 def test_compute_gradients_then_clip_then_apply(sess):
     w = tf.Variable(np.array([1.0, -4.0, 0.5]), name="w")
     unused = tf.Variable(np.ones(2), name="unused")
-    loss = tf.reduce_sum(tf.square(w))          # gradient 2 w = [2, -8, 1]
+    loss = tf.reduce_sum(tf.square(w))  # gradient 2 w = [2, -8, 1]
     opt = tf.train.GradientDescentOptimizer(0.5)
     grads_and_vars = opt.compute_gradients(loss)
     assert [v for _, v in grads_and_vars] == [w, unused]
     assert grads_and_vars[1][0] is None
-    clipped = [(tf.clip_by_value(g, -1.0, 1.0), v) for g, v in grads_and_vars
-               if g is not None]
+    clipped = [(tf.clip_by_value(g, -1.0, 1.0), v) for g, v in grads_and_vars if g is not None]
     train = opt.apply_gradients(clipped)
     sess.run(tf.global_variables_initializer())
     np.testing.assert_allclose(sess.run(grads_and_vars[0][0]), [2.0, -8.0, 1.0])
@@ -80,19 +86,21 @@ def test_var_list_trainable_default_and_nesting(sess):
     loss = w * frozen
     opt = tf.train.GradientDescentOptimizer(1.0)
     assert [v for _, v in opt.compute_gradients(loss)] == [w]
-    assert [v for _, v in opt.compute_gradients(loss, var_list=[[w], (frozen,)])] == \
-        [w, frozen]
+    assert [v for _, v in opt.compute_gradients(loss, var_list=[[w], (frozen,)])] == [w, frozen]
     sess.run(tf.global_variables_initializer())
     sess.run(opt.minimize(loss, var_list=[frozen]))
     assert sess.run([w, frozen]) == [2.0, 1.0]
 
 
-@pytest.mark.parametrize("gate", [tf.train.Optimizer.GATE_NONE, tf.train.Optimizer.GATE_OP,
-                                  tf.train.Optimizer.GATE_GRAPH])
+@pytest.mark.parametrize(
+    "gate",
+    [tf.train.Optimizer.GATE_NONE, tf.train.Optimizer.GATE_OP, tf.train.Optimizer.GATE_GRAPH],
+)
 def test_gate_gradients_modes_give_the_same_update(gate, sess):
     w = tf.Variable(np.array([1.0, 2.0]), name="w")
     train = tf.train.GradientDescentOptimizer(0.25).minimize(
-        tf.reduce_sum(tf.square(w)), gate_gradients=gate, colocate_gradients_with_ops=True)
+        tf.reduce_sum(tf.square(w)), gate_gradients=gate, colocate_gradients_with_ops=True
+    )
     sess.run(tf.global_variables_initializer())
     sess.run(train)
     np.testing.assert_allclose(sess.run(w), [0.5, 1.0])
@@ -111,7 +119,7 @@ def test_float32_model_trains(sess):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((64, 3)).astype(np.float32)
     y = x @ np.array([[1.0], [-2.0], [0.5]], np.float32) + 0.25
-    X = tf.placeholder(tf.float32, [None, 3])  # noqa: N806
+    X = tf.placeholder(tf.float32, [None, 3])
     w = tf.Variable(np.zeros((3, 1), np.float32), name="w")
     b = tf.Variable(np.zeros(1, np.float32), name="b")
     loss = tf.reduce_mean(tf.square(tf.matmul(X, w) + b - y))

@@ -22,8 +22,10 @@ def test_stop_at_step_and_checkpoints_every_n_steps(tmp_path):
     step, w, loss, train = _quadratic_model()
     saver_hook_dir = str(tmp_path)
     with tf.train.MonitoredTrainingSession(
-            checkpoint_dir=saver_hook_dir, save_checkpoint_steps=4,
-            hooks=[tf.train.StopAtStepHook(last_step=10)]) as sess:
+        checkpoint_dir=saver_hook_dir,
+        save_checkpoint_steps=4,
+        hooks=[tf.train.StopAtStepHook(last_step=10)],
+    ) as sess:
         n = 0
         while not sess.should_stop():
             sess.run(train)
@@ -31,41 +33,49 @@ def test_stop_at_step_and_checkpoints_every_n_steps(tmp_path):
     assert n == 10
     latest = tf.train.latest_checkpoint(saver_hook_dir)
     assert latest.endswith("-10")
-    steps = sorted(int(p.rsplit("-", 1)[1]) for p in
-                   tf.train.get_checkpoint_state(saver_hook_dir).all_model_checkpoint_paths)
+    steps = sorted(
+        int(p.rsplit("-", 1)[1])
+        for p in tf.train.get_checkpoint_state(saver_hook_dir).all_model_checkpoint_paths
+    )
     assert steps == [0, 4, 8, 10][-5:]
 
 
 def test_restart_continues_from_the_latest_checkpoint(tmp_path):
     step, w, loss, train = _quadratic_model()
     with tf.train.MonitoredTrainingSession(
-            checkpoint_dir=str(tmp_path), save_checkpoint_steps=1,
-            hooks=[tf.train.StopAtStepHook(last_step=5)]) as sess:
+        checkpoint_dir=str(tmp_path),
+        save_checkpoint_steps=1,
+        hooks=[tf.train.StopAtStepHook(last_step=5)],
+    ) as sess:
         while not sess.should_stop():
             sess.run(train)
         w_after_5 = sess.run(w)
     tf.reset_default_graph()
     step, w, loss, train = _quadratic_model()
     with tf.train.MonitoredTrainingSession(
-            checkpoint_dir=str(tmp_path), save_checkpoint_steps=1,
-            hooks=[tf.train.StopAtStepHook(num_steps=3)]) as sess:
+        checkpoint_dir=str(tmp_path),
+        save_checkpoint_steps=1,
+        hooks=[tf.train.StopAtStepHook(num_steps=3)],
+    ) as sess:
         assert sess.run(w) == pytest.approx(w_after_5)
         assert sess.run(step) == 5
         while not sess.should_stop():
             sess.run(train)
         assert sess.run(step) == 8
     # Plain gradient descent on (w-2)^2 from 5: w_k = 2 + 3 * 0.8^k.
-    assert w_after_5 == pytest.approx(2 + 3 * 0.8 ** 5, rel=1e-5)
+    assert w_after_5 == pytest.approx(2 + 3 * 0.8**5, rel=1e-5)
 
 
 def test_logging_and_progress_bar_hooks():
     step, w, loss, train = _quadratic_model()
     log_stream, bar_stream = io.StringIO(), io.StringIO()
-    logging_hook = tf.train.LoggingTensorHook({"loss": loss, "step": step}, every_n_iter=2,
-                                              stream=log_stream)
+    logging_hook = tf.train.LoggingTensorHook(
+        {"loss": loss, "step": step}, every_n_iter=2, stream=log_stream
+    )
     bar = tf.train.ProgressBarHook(last_step=6, postfix={"loss": loss}, file=bar_stream)
     with tf.train.MonitoredTrainingSession(
-            hooks=[tf.train.StopAtStepHook(last_step=6), logging_hook, bar]) as sess:
+        hooks=[tf.train.StopAtStepHook(last_step=6), logging_hook, bar]
+    ) as sess:
         while not sess.should_stop():
             sess.run(train)
     assert [int(v["step"]) for v in logging_hook.logged] == [0, 2, 4]
@@ -127,8 +137,10 @@ def test_recovers_from_unavailable_error_by_restoring_the_checkpoint(tmp_path):
     with tf.control_dependencies([guarded]):
         train_guarded = tf.group(train)
     with tf.train.MonitoredTrainingSession(
-            checkpoint_dir=str(tmp_path), save_checkpoint_steps=4,
-            hooks=[tf.train.StopAtStepHook(last_step=10)]) as sess:
+        checkpoint_dir=str(tmp_path),
+        save_checkpoint_steps=4,
+        hooks=[tf.train.StopAtStepHook(last_step=10)],
+    ) as sess:
         while not sess.should_stop():
             sess.run(train_guarded)
         assert sess.recoveries == 1
@@ -136,4 +148,4 @@ def test_recovers_from_unavailable_error_by_restoring_the_checkpoint(tmp_path):
         final_w = sess.run(w)
     # The session rolled back to the step-4 checkpoint and redid steps 5..6: same result
     # as an uninterrupted run of 10 steps.
-    np.testing.assert_allclose(final_w, 2 + 3 * 0.8 ** 10, rtol=1e-5)
+    np.testing.assert_allclose(final_w, 2 + 3 * 0.8**10, rtol=1e-5)

@@ -45,8 +45,7 @@ def ref_adagrad(w, grads, learning_rate, initial_accumulator_value=0.1):
     return w, {"accumulator": accum}
 
 
-def ref_rmsprop(w, grads, learning_rate, decay=0.9, momentum=0.0, epsilon=1e-10,
-                centered=False):
+def ref_rmsprop(w, grads, learning_rate, decay=0.9, momentum=0.0, epsilon=1e-10, centered=False):
     lr, rho, mu, eps = f32(learning_rate), f32(decay), f32(momentum), f32(epsilon)
     ms, mom, mg = np.ones_like(w), np.zeros_like(w), np.zeros_like(w)
     for g in grads:
@@ -63,7 +62,7 @@ def ref_rmsprop(w, grads, learning_rate, decay=0.9, momentum=0.0, epsilon=1e-10,
 
 def ref_adam(w, grads, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8):
     lr, b1, b2, eps = f32(learning_rate), f32(beta1), f32(beta2), f32(epsilon)
-    b1p, b2p = np.float32(beta1), np.float32(beta2)   # float32 variables, as in TF1
+    b1p, b2p = np.float32(beta1), np.float32(beta2)  # float32 variables, as in TF1
     m, v = np.zeros_like(w), np.zeros_like(w)
     for g in grads:
         alpha = lr * np.sqrt(1 - float(b2p)) / (1 - float(b1p))
@@ -75,24 +74,35 @@ def ref_adam(w, grads, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8
 
 
 CASES = {
-    "gd": (tf.train.GradientDescentOptimizer, ref_gradient_descent,
-           {"learning_rate": 0.1}),
-    "momentum": (tf.train.MomentumOptimizer, ref_momentum,
-                 {"learning_rate": 0.1, "momentum": 0.9}),
-    "nesterov": (tf.train.MomentumOptimizer, ref_momentum,
-                 {"learning_rate": 0.05, "momentum": 0.7, "use_nesterov": True}),
-    "adagrad": (tf.train.AdagradOptimizer, ref_adagrad,
-                {"learning_rate": 0.3, "initial_accumulator_value": 0.2}),
+    "gd": (tf.train.GradientDescentOptimizer, ref_gradient_descent, {"learning_rate": 0.1}),
+    "momentum": (tf.train.MomentumOptimizer, ref_momentum, {"learning_rate": 0.1, "momentum": 0.9}),
+    "nesterov": (
+        tf.train.MomentumOptimizer,
+        ref_momentum,
+        {"learning_rate": 0.05, "momentum": 0.7, "use_nesterov": True},
+    ),
+    "adagrad": (
+        tf.train.AdagradOptimizer,
+        ref_adagrad,
+        {"learning_rate": 0.3, "initial_accumulator_value": 0.2},
+    ),
     "rmsprop": (tf.train.RMSPropOptimizer, ref_rmsprop, {"learning_rate": 0.01}),
-    "rmsprop_momentum": (tf.train.RMSPropOptimizer, ref_rmsprop,
-                         {"learning_rate": 0.02, "decay": 0.8, "momentum": 0.5,
-                          "epsilon": 1e-6}),
-    "rmsprop_centered": (tf.train.RMSPropOptimizer, ref_rmsprop,
-                         {"learning_rate": 0.02, "momentum": 0.3, "epsilon": 1e-4,
-                          "centered": True}),
+    "rmsprop_momentum": (
+        tf.train.RMSPropOptimizer,
+        ref_rmsprop,
+        {"learning_rate": 0.02, "decay": 0.8, "momentum": 0.5, "epsilon": 1e-6},
+    ),
+    "rmsprop_centered": (
+        tf.train.RMSPropOptimizer,
+        ref_rmsprop,
+        {"learning_rate": 0.02, "momentum": 0.3, "epsilon": 1e-4, "centered": True},
+    ),
     "adam": (tf.train.AdamOptimizer, ref_adam, {}),
-    "adam_custom": (tf.train.AdamOptimizer, ref_adam,
-                    {"learning_rate": 0.05, "beta1": 0.5, "beta2": 0.75, "epsilon": 1e-3}),
+    "adam_custom": (
+        tf.train.AdamOptimizer,
+        ref_adam,
+        {"learning_rate": 0.05, "beta1": 0.5, "beta2": 0.75, "epsilon": 1e-3},
+    ),
 }
 
 # TF1's slot variable names: slot name -> variable name (checked against TF below).
@@ -103,8 +113,7 @@ SLOT_NAMES = {
     "adagrad": {"accumulator": "w/Adagrad:0"},
     "rmsprop": {"rms": "w/RMSProp:0", "momentum": "w/RMSProp_1:0"},
     "rmsprop_momentum": {"rms": "w/RMSProp:0", "momentum": "w/RMSProp_1:0"},
-    "rmsprop_centered": {"rms": "w/RMSProp:0", "mg": "w/RMSProp_1:0",
-                         "momentum": "w/RMSProp_2:0"},
+    "rmsprop_centered": {"rms": "w/RMSProp:0", "mg": "w/RMSProp_1:0", "momentum": "w/RMSProp_2:0"},
     "adam": {"m": "w/Adam:0", "v": "w/Adam_1:0"},
     "adam_custom": {"m": "w/Adam:0", "v": "w/Adam_1:0"},
 }
@@ -137,8 +146,7 @@ def test_updates_match_formula_float64(case, sess):
         assert slot.name == var_name
         assert not slot.trainable
         assert slot in tf.global_variables() and slot not in tf.trainable_variables()
-        np.testing.assert_allclose(sess.run(slot), want_slots[slot_name], rtol=1e-12,
-                                   atol=1e-14)
+        np.testing.assert_allclose(sess.run(slot), want_slots[slot_name], rtol=1e-12, atol=1e-14)
     if case.startswith("adam"):
         b1p, b2p = opt._get_beta_accumulators()
         assert (b1p.name, b2p.name) == ("beta1_power:0", "beta2_power:0")
@@ -172,8 +180,7 @@ def test_one_update_op_per_variable_colocated_with_it(case, sess):
         a = tf.Variable(np.ones((2, 2)), name="a")
         b = tf.Variable(np.ones(3), name="b")
     opt = make(**hyper)
-    train = opt.apply_gradients([(tf.constant(np.ones((2, 2))), a),
-                                 (tf.constant(np.ones(3)), b)])
+    train = opt.apply_gradients([(tf.constant(np.ones((2, 2))), a), (tf.constant(np.ones(3)), b)])
     ops = tf.get_default_graph().get_operations()
     applies = [op for op in ops if op.type.startswith("ResourceApply")]
     assert len(applies) == 2
@@ -199,7 +206,13 @@ def test_variables_lists_slots_and_non_slot_variables_sorted():
     opt = tf.train.AdamOptimizer()
     opt.apply_gradients([(tf.constant(np.ones(2)), w), (tf.constant(np.ones(2)), b)])
     assert [v.name for v in opt.variables()] == [
-        "a/Adam:0", "a/Adam_1:0", "beta1_power:0", "beta2_power:0", "w/Adam:0", "w/Adam_1:0"]
+        "a/Adam:0",
+        "a/Adam_1:0",
+        "beta1_power:0",
+        "beta2_power:0",
+        "w/Adam:0",
+        "w/Adam_1:0",
+    ]
     # beta powers live with the first variable by name.
     assert opt._get_beta_accumulators()[0].op.colocation_groups == (b.op.name,)
     assert opt.get_slot(w, "nope") is None
@@ -225,8 +238,7 @@ def test_slots_ignore_the_callers_name_scope_and_control_dependencies(sess):
     w = tf.Variable(np.array([1.0, 2.0]), name="w")
     gate = tf.no_op(name="gate")
     with tf.name_scope("outer"), tf.control_dependencies([gate]):
-        train = tf.train.AdagradOptimizer(0.1).apply_gradients([(tf.constant(np.ones(2)),
-                                                                 w)])
+        train = tf.train.AdagradOptimizer(0.1).apply_gradients([(tf.constant(np.ones(2)), w)])
     slot = [v for v in tf.global_variables() if v.name.startswith("w/")][0]
     assert slot.name == "w/Adagrad:0"
     assert slot.initializer.control_inputs == ()
@@ -240,8 +252,7 @@ def test_learning_rate_may_be_a_tensor_or_a_callable(sess):
     lr = tf.placeholder(tf.float64, [], name="lr")
     grad = tf.constant(np.array([1.0, -1.0]))
     by_tensor = tf.train.GradientDescentOptimizer(lr).apply_gradients([(grad, w)])
-    by_callable = tf.train.MomentumOptimizer(lambda: 0.5, lambda: 0.0).apply_gradients(
-        [(grad, w)])
+    by_callable = tf.train.MomentumOptimizer(lambda: 0.5, lambda: 0.0).apply_gradients([(grad, w)])
     sess.run(tf.global_variables_initializer())
     sess.run(by_tensor, {lr: 0.25})
     np.testing.assert_allclose(sess.run(w), [0.75, 2.25])
@@ -255,7 +266,8 @@ def test_global_step_increments_after_the_updates(sess):
     w = tf.Variable(np.array([1.0]), name="w")
     step = tf.train.get_or_create_global_step()
     train = tf.train.GradientDescentOptimizer(0.5).apply_gradients(
-        [(tf.constant(np.array([1.0])), w)], global_step=step)
+        [(tf.constant(np.array([1.0])), w)], global_step=step
+    )
     assert train.type == "AssignAddVariableOp" and train.name == "GradientDescent"
     group = tf.get_default_graph().get_operation_by_name("GradientDescent/update")
     assert group in train.control_inputs
@@ -273,7 +285,8 @@ def test_concurrent_steps_lose_no_update():
     w = tf.Variable(np.zeros(1000, np.float32), name="w")
     step = tf.train.get_or_create_global_step()
     train = tf.train.GradientDescentOptimizer(1.0).apply_gradients(
-        [(tf.constant(np.ones(1000, np.float32)), w)], global_step=step)
+        [(tf.constant(np.ones(1000, np.float32)), w)], global_step=step
+    )
     threads, per_thread = 4, 50
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
@@ -347,7 +360,8 @@ def test_tf1_style_custom_optimizer(sess):
         def _create_slots(self, var_list):
             for v in var_list:
                 self._get_or_make_slot_with_initializer(
-                    v, tf.constant_initializer(0.5), v.shape, v.dtype, "scale", self._name)
+                    v, tf.constant_initializer(0.5), v.shape, v.dtype, "scale", self._name
+                )
                 self._zeros_slot(v, "count", self._name)
 
         def _prepare(self):
@@ -366,14 +380,16 @@ def test_tf1_style_custom_optimizer(sess):
     sess.run(tf.global_variables_initializer())
     sess.run(train)
     sess.run(train)
-    np.testing.assert_allclose(sess.run(w), [1.0 - 2 * f32(0.2) * 0.5,
-                                             -1.0 + 2 * f32(0.2) * 0.5, -2 * f32(0.2) * 0.5])
+    np.testing.assert_allclose(
+        sess.run(w), [1.0 - 2 * f32(0.2) * 0.5, -1.0 + 2 * f32(0.2) * 0.5, -2 * f32(0.2) * 0.5]
+    )
     np.testing.assert_allclose(sess.run(opt.get_slot(w, "count")), [2.0, 2.0, 2.0])
 
 
 # --- buffer recycling in the update kernels -------------------------------------------------
-@pytest.mark.parametrize("case", ["gd", "momentum", "nesterov", "adagrad", "rmsprop_centered",
-                                  "adam"])
+@pytest.mark.parametrize(
+    "case", ["gd", "momentum", "nesterov", "adagrad", "rmsprop_centered", "adam"]
+)
 def test_a_value_read_before_an_update_never_changes(case, sess):
     """The kernels reuse retired buffers; a read taken before an update (still held by
     the step when the update runs) must keep its value."""
@@ -393,7 +409,7 @@ def test_a_value_read_before_an_update_never_changes(case, sess):
     previous = w0
     for i, grad in enumerate(grads):
         got_delta, got_after = sess.run([delta, after], {g: grad})
-        want_after, _ = ref(w0, grads[:i + 1], **hyper)
+        want_after, _ = ref(w0, grads[: i + 1], **hyper)
         np.testing.assert_allclose(got_after, want_after, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(got_delta, previous - want_after, rtol=1e-9, atol=1e-12)
         previous = want_after
@@ -411,8 +427,10 @@ def test_updates_write_in_place_when_nobody_holds_the_buffer(case, sess):
     train = opt.apply_gradients([(tf.constant(np.full((64, 64), 0.5)), w)])
     sess.run(tf.global_variables_initializer())
     store = sess.backend.resource_store()
-    names = ["w", *(s.name.split(":")[0] for s in
-                    (opt.get_slot(w, n) for n in opt.get_slot_names()))]
+    names = [
+        "w",
+        *(s.name.split(":")[0] for s in (opt.get_slot(w, n) for n in opt.get_slot_names())),
+    ]
     sess.run(train)
     before = {name: _address(store, name) for name in names}
     for _ in range(3):
@@ -427,20 +445,21 @@ def test_a_held_value_is_copied_on_write_then_updates_go_in_place_again(sess):
     kept = []
     w = tf.Variable(np.ones((8, 8), np.float32), name="w")
     train = tf.train.AdamOptimizer(0.1).apply_gradients(
-        [(tf.constant(np.ones((8, 8), np.float32)), w)])
+        [(tf.constant(np.ones((8, 8), np.float32)), w)]
+    )
     keep = tf.py_func(lambda a: kept.append(a) or np.float32(0), [w.read_value()], tf.float32)
     sess.run(tf.global_variables_initializer())
     store = sess.backend.resource_store()
     sess.run(keep)
-    assert kept[0] is store.read("w")              # the stored buffer, not a copy
+    assert kept[0] is store.read("w")  # the stored buffer, not a copy
     sess.run(train)
-    np.testing.assert_array_equal(kept[0], 1)       # the update went to a new buffer
+    np.testing.assert_array_equal(kept[0], 1)  # the update went to a new buffer
     assert store.read("w") is not kept[0]
     assert (store.read("w") < 1).all()
     kept.clear()
     address = _address(store, "w")
     sess.run(train)
-    assert _address(store, "w") == address         # nobody holds it now: in place
+    assert _address(store, "w") == address  # nobody holds it now: in place
 
 
 def test_buffer_pool_hands_out_only_buffers_nobody_holds():
@@ -450,11 +469,11 @@ def test_buffer_pool_hands_out_only_buffers_nobody_holds():
     held = np.zeros(3)
     pool.retire(held)
     fresh = pool.like(held)
-    assert fresh is not held          # ``held`` is still referenced here
-    fresh.flags.writeable = False     # as stored values are
+    assert fresh is not held  # ``held`` is still referenced here
+    fresh.flags.writeable = False  # as stored values are
     fresh_id = id(fresh)
     pool.retire(fresh)
-    del fresh                         # now only the pool holds it
+    del fresh  # now only the pool holds it
     reused = pool.like(np.zeros(3))
     assert id(reused) == fresh_id and reused.flags.writeable
     assert pool.like(np.zeros(3)) is not held

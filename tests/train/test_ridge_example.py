@@ -32,8 +32,13 @@ def test_ridge_gradient_matches_the_formula():
 
 
 def test_ridge_runs_as_a_module():
-    proc = subprocess.run([sys.executable, "-m", "dataflow.examples.ridge", "--steps", "200"],
-                          capture_output=True, text=True, timeout=120, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dataflow.examples.ridge", "--steps", "200"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     last = proc.stdout.strip().splitlines()[-1]
     assert "relative distance to the closed-form solution" in last
     assert float(last.split("solution ")[1].split()[0]) < 1e-4

@@ -26,9 +26,13 @@ def test_exponential_decay_values(staircase):
 
 def test_exponential_decay_float64_tensor_arguments(sess):
     step = tf.Variable(np.int64(7), name="s", trainable=False)
-    lr = tf.train.exponential_decay(tf.constant(2.0, tf.float64), step,
-                                    tf.constant(4), tf.constant(0.25, tf.float64),
-                                    name="decayed")
+    lr = tf.train.exponential_decay(
+        tf.constant(2.0, tf.float64),
+        step,
+        tf.constant(4),
+        tf.constant(0.25, tf.float64),
+        name="decayed",
+    )
     assert lr.name == "decayed:0" and lr.dtype == tf.float64
     sess.run(tf.global_variables_initializer())
     assert sess.run(lr) == pytest.approx(2.0 * 0.25 ** (7 / 4), rel=1e-14)
@@ -52,8 +56,7 @@ def test_piecewise_constant():
 @pytest.mark.parametrize("cycle", [False, True])
 def test_polynomial_decay(cycle):
     step = tf.placeholder(tf.int64, [], name="step")
-    lr = tf.train.polynomial_decay(0.1, step, 10, end_learning_rate=0.01, power=2.0,
-                                   cycle=cycle)
+    lr = tf.train.polynomial_decay(0.1, step, 10, end_learning_rate=0.01, power=2.0, cycle=cycle)
     assert lr.name == "PolynomialDecay:0"
     steps = [0, 3, 10, 15, 25]
     want = []
@@ -71,7 +74,8 @@ def test_decayed_learning_rate_drives_an_optimizer(sess):
     step = tf.train.get_or_create_global_step()
     lr = tf.train.exponential_decay(1.0, step, 1, 0.5, staircase=True)
     train = tf.train.GradientDescentOptimizer(lr).apply_gradients(
-        [(tf.constant(np.array([-1.0])), w)], global_step=step)
+        [(tf.constant(np.array([-1.0])), w)], global_step=step
+    )
     sess.run(tf.global_variables_initializer())
     for _ in range(4):
         sess.run(train)

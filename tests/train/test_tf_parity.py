@@ -64,20 +64,34 @@ def _train(tf, make_optimizer, weights, batches, dtype, activation="relu"):
     return np.array(losses), final, names
 
 
-def _compare(tf1, make_optimizer, sizes, dtype, steps, batch, loss_rtol, weight_atol,
-             activation="relu", seed=0):
+def _compare(
+    tf1,
+    make_optimizer,
+    sizes,
+    dtype,
+    steps,
+    batch,
+    loss_rtol,
+    weight_atol,
+    activation="relu",
+    seed=0,
+):
     rng = np.random.default_rng(seed)
     weights = _init_weights(rng, sizes, dtype)
     x, y = _teacher_data(rng, batch * 10, sizes[0], sizes[-1], dtype)
-    batches = [(x[i % 10 * batch:(i % 10 + 1) * batch], y[i % 10 * batch:(i % 10 + 1) * batch])
-               for i in range(steps)]
-    ours, our_weights, our_names = _train(dataflow, make_optimizer, weights, batches, dtype,
-                                          activation)
-    theirs, their_weights, their_names = _train(tf1, make_optimizer, weights, batches,
-                                                dtype, activation)
+    batches = [
+        (x[i % 10 * batch : (i % 10 + 1) * batch], y[i % 10 * batch : (i % 10 + 1) * batch])
+        for i in range(steps)
+    ]
+    ours, our_weights, our_names = _train(
+        dataflow, make_optimizer, weights, batches, dtype, activation
+    )
+    theirs, their_weights, their_names = _train(
+        tf1, make_optimizer, weights, batches, dtype, activation
+    )
     assert our_names == their_names
     assert ours.dtype == theirs.dtype == dtype
-    assert ours[-1] < 0.9 * ours[0]   # it learned something
+    assert ours[-1] < 0.9 * ours[0]  # it learned something
     np.testing.assert_allclose(ours, theirs, rtol=loss_rtol)
     for a, b in zip(our_weights, their_weights, strict=True):
         np.testing.assert_allclose(a, b, rtol=0, atol=weight_atol)
@@ -91,13 +105,21 @@ def _compare(tf1, make_optimizer, sizes, dtype, steps, batch, loss_rtol, weight_
 # jump as TF with 2 threads): a property of float32, not of either implementation. The
 # relu network is compared in float64, where both agree to 1e-15.
 @pytest.mark.slow
-@pytest.mark.parametrize("dtype, activation, rtol", [(np.float32, "tanh", 1e-4),
-                                                     (np.float64, "relu", 1e-10)])
+@pytest.mark.parametrize(
+    "dtype, activation, rtol", [(np.float32, "tanh", 1e-4), (np.float64, "relu", 1e-10)]
+)
 def test_mlp_784_256_256_10_adam_matches_tf1(tf1, dtype, activation, rtol):
-    ours, _ = _compare(tf1, lambda tf: tf.train.AdamOptimizer(0.001), [784, 256, 256, 10],
-                       dtype, steps=50, batch=128, loss_rtol=rtol,
-                       weight_atol=1e-4 if dtype == np.float32 else 1e-10,
-                       activation=activation)
+    ours, _ = _compare(
+        tf1,
+        lambda tf: tf.train.AdamOptimizer(0.001),
+        [784, 256, 256, 10],
+        dtype,
+        steps=50,
+        batch=128,
+        loss_rtol=rtol,
+        weight_atol=1e-4 if dtype == np.float32 else 1e-10,
+        activation=activation,
+    )
     assert ours[-1] < 0.7 * ours[0]
 
 
@@ -106,8 +128,7 @@ OPTIMIZERS = {
     "momentum": lambda tf: tf.train.MomentumOptimizer(0.1, 0.9),
     "nesterov": lambda tf: tf.train.MomentumOptimizer(0.1, 0.9, use_nesterov=True),
     "rmsprop": lambda tf: tf.train.RMSPropOptimizer(0.01, momentum=0.5),
-    "rmsprop_centered": lambda tf: tf.train.RMSPropOptimizer(0.01, centered=True,
-                                                             epsilon=1e-6),
+    "rmsprop_centered": lambda tf: tf.train.RMSPropOptimizer(0.01, centered=True, epsilon=1e-6),
     "adagrad": lambda tf: tf.train.AdagradOptimizer(0.3),
     "adam": lambda tf: tf.train.AdamOptimizer(0.01, beta1=0.8, beta2=0.99, epsilon=1e-6),
 }
@@ -115,14 +136,32 @@ OPTIMIZERS = {
 
 @pytest.mark.parametrize("name", sorted(OPTIMIZERS))
 def test_small_model_matches_tf1_float32(tf1, name):
-    _compare(tf1, OPTIMIZERS[name], [20, 16, 3], np.float32, steps=30, batch=16,
-             loss_rtol=1e-4, weight_atol=1e-4, activation="tanh")
+    _compare(
+        tf1,
+        OPTIMIZERS[name],
+        [20, 16, 3],
+        np.float32,
+        steps=30,
+        batch=16,
+        loss_rtol=1e-4,
+        weight_atol=1e-4,
+        activation="tanh",
+    )
 
 
 @pytest.mark.parametrize("name", sorted(OPTIMIZERS))
 def test_small_model_matches_tf1_float64(tf1, name):
-    _compare(tf1, OPTIMIZERS[name], [20, 16, 3], np.float64, steps=30, batch=16,
-             loss_rtol=1e-10, weight_atol=1e-10, activation="tanh")
+    _compare(
+        tf1,
+        OPTIMIZERS[name],
+        [20, 16, 3],
+        np.float64,
+        steps=30,
+        batch=16,
+        loss_rtol=1e-10,
+        weight_atol=1e-10,
+        activation="tanh",
+    )
 
 
 def test_schedules_match_tf1(tf1):
@@ -132,12 +171,13 @@ def test_schedules_match_tf1(tf1):
         graph = tf.Graph()
         with graph.as_default():
             s = tf.placeholder(tf.int64, [], name="s")
-            tensors = [tf.train.exponential_decay(0.1, s, 10, 0.5),
-                       tf.train.exponential_decay(0.1, s, 10, 0.5, staircase=True),
-                       tf.train.piecewise_constant(s, [np.int64(10), np.int64(20)],
-                                                   [1.0, 0.5, 0.1]),
-                       tf.train.polynomial_decay(0.1, s, 20, 0.001, power=0.5),
-                       tf.train.polynomial_decay(0.1, s, 20, 0.001, power=2.0, cycle=True)]
+            tensors = [
+                tf.train.exponential_decay(0.1, s, 10, 0.5),
+                tf.train.exponential_decay(0.1, s, 10, 0.5, staircase=True),
+                tf.train.piecewise_constant(s, [np.int64(10), np.int64(20)], [1.0, 0.5, 0.1]),
+                tf.train.polynomial_decay(0.1, s, 20, 0.001, power=0.5),
+                tf.train.polynomial_decay(0.1, s, 20, 0.001, power=2.0, cycle=True),
+            ]
         with tf.Session(graph=graph) as sess:
             results.append(np.array([sess.run(tensors, {s: i}) for i in steps]))
     np.testing.assert_allclose(results[0], results[1], rtol=1e-6)
