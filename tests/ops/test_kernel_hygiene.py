@@ -6,7 +6,7 @@ its body, the closures it returns, and the functions of the op library it calls
 numpy name (``np``, ``numpy``, ``from numpy import ...``). On a GPU ``ctx.xp`` is cupy,
 and ``np.asarray(device_array)`` raises, ``np.zeros(...)`` makes a host array that
 cannot meet device arrays, and so on. The strict namespace in
-``tests/test_array_namespace.py`` catches most of these at run time; this check also
+``tests/ops/test_array_namespace.py`` catches most of these at run time; this check also
 catches what numpy does not dispatch (``np.asarray``, ``np.array``) and paths no case
 runs.
 

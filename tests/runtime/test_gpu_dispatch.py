@@ -18,7 +18,7 @@ a worker's GPU stage copying its inputs in and outputs out) is checked on its pu
 functions.
 
 With CUDA and CuPy (``@pytest.mark.gpu``, skipped elsewhere): the kernel conformance
-cases of ``tests/test_array_namespace.py`` on real cupy, and a small training step on
+cases of ``tests/ops/test_array_namespace.py`` on real cupy, and a small training step on
 ``/gpu:0`` against the same step on the CPU.
 """
 
@@ -328,8 +328,8 @@ def test_fetching_a_gpu_value_directly_gives_numpy(one_gpu: types.ModuleType) ->
 
 
 def _session_steps(sess: Any, steps: list) -> list[list[Any]]:
-    """Runs conformance steps (see ``tests/test_array_namespace.py``) in a session."""
-    from tests import test_array_namespace as conformance
+    """Runs conformance steps (see ``tests/ops/test_array_namespace.py``) in a session."""
+    from tests.ops import test_array_namespace as conformance
 
     results: list[list[Any]] = []
     for step in steps:
@@ -346,7 +346,7 @@ def _session_steps(sess: Any, steps: list) -> list[list[Any]]:
 
 
 def _conformance_cases() -> list[tuple[str, Callable]]:
-    from tests import test_array_namespace as conformance
+    from tests.ops import test_array_namespace as conformance
 
     return conformance.ALL_CASES
 
@@ -360,7 +360,7 @@ def test_every_conformance_case_runs_on_a_stand_in_gpu(
     # Each case built inside ``tf.device('/gpu:0')`` and run by a session that sees one
     # (stand-in) GPU gives what the plain numpy run gives: feeds are copied in, fetches
     # come back as numpy, strings stay on the host, state lives on the device.
-    from tests import test_array_namespace as conformance
+    from tests.ops import test_array_namespace as conformance
 
     conformance.R = np.random.default_rng(3)
     graph = tf.Graph()
@@ -449,7 +449,7 @@ RANDOM_CASES = {"random", "nn", "control_flow", "queues"}
 
 
 def _gpu_cases() -> list[tuple[str, Callable]]:
-    from tests import test_array_namespace as conformance
+    from tests.ops import test_array_namespace as conformance
 
     return conformance.ALL_CASES
 
@@ -460,7 +460,7 @@ def _gpu_cases() -> list[tuple[str, Callable]]:
 def test_kernels_agree_on_cupy(name: str, build: Callable) -> None:
     import cupy
 
-    from tests import test_array_namespace as conformance
+    from tests.ops import test_array_namespace as conformance
 
     runs = []
     for xp, device in ((np, CPU), (cupy, GPU0)):
