@@ -928,18 +928,18 @@ def register_visualize_hook(fn: Callable[..., Any]) -> None:
 
 # --- default session hook -----------------------------------------------------------------
 # The runtime registers how to find the default session; this layer only calls it.
-_DEFAULT_SESSION_HOOK: list[Callable[[], Any]] = []
+DEFAULT_SESSION_HOOK: list[Callable[[], Any]] = []
 
 
 def register_default_session_hook(fn: Callable[[], Any]) -> None:
-    _DEFAULT_SESSION_HOOK[:] = [fn]
+    DEFAULT_SESSION_HOOK[:] = [fn]
 
 
 def _run_using_default_session(
     fetch: Any, feed_dict: dict | None, graph: Graph, session: Any
 ) -> Any:
     if session is None:
-        session = _DEFAULT_SESSION_HOOK[0]() if _DEFAULT_SESSION_HOOK else None
+        session = DEFAULT_SESSION_HOOK[0]() if DEFAULT_SESSION_HOOK else None
         if session is None:
             raise ValueError(
                 "Cannot evaluate tensor using `eval()`: No default session is "

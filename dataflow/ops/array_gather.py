@@ -31,13 +31,13 @@ from ..framework import dtypes, errors, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
 from ..framework.tensor_shape import TensorShape
 from .array_shape import (
-    _int_tensor,
-    _partial_int,
-    _partial_list,
-    _require_index_dtype,
-    _require_rank,
-    _shape_of,
-    _static_axis,
+    int_tensor,
+    partial_int,
+    partial_list,
+    require_index_dtype,
+    require_rank,
+    shape_of,
+    static_axis,
 )
 from .array_transpose import transpose
 from .build import apply_op
@@ -53,7 +53,7 @@ def _index_tensor(value: Any) -> Tensor:
         and np.asarray(value).dtype.kind in "fc"
     ):
         return convert_to_tensor(value)
-    return _int_tensor(value)
+    return int_tensor(value)
 
 
 # --- GatherV2 / UnsortedSegmentSum, GatherNd / ScatterNd -------------------------------
@@ -73,15 +73,15 @@ def _check_indices(xp: Any, indices: Any, limit: Any, what: str) -> None:
 
 def _infer_gather(op: Operation) -> list:
     params, indices, axis_t = op.inputs
-    _require_index_dtype(indices, "indices", "GatherV2")
-    _require_index_dtype(axis_t, "axis", "GatherV2")
-    _require_rank(axis_t, (0,), "axis", "GatherV2")
+    require_index_dtype(indices, "indices", "GatherV2")
+    require_index_dtype(axis_t, "axis", "GatherV2")
+    require_rank(axis_t, (0,), "axis", "GatherV2")
     if op.attrs["batch_dims"] != 0:
         raise ValueError("GatherV2 supports batch_dims=0 only")
     pdims, idims = params.shape.as_tuple(), indices.shape.as_tuple()
     if pdims is not None and not pdims:
         raise ValueError("params of 'GatherV2' must be at least 1-D, got a scalar")
-    axis = _static_axis(axis_t, None if pdims is None else len(pdims), "GatherV2")
+    axis = static_axis(axis_t, None if pdims is None else len(pdims), "GatherV2")
     if pdims is None or idims is None:
         return [(params.dtype, TensorShape(None))]
     if axis is None:
@@ -103,9 +103,9 @@ def _gather_kernel(ctx: Any, attrs: dict) -> Any:
 def _gather_grad(op: Operation, grad: Tensor) -> list:
     params, indices, axis_t = op.inputs
     pdims, idims = params.shape.as_tuple(), indices.shape.as_tuple()
-    axis = _static_axis(axis_t, None if pdims is None else len(pdims), "GatherV2")
+    axis = static_axis(axis_t, None if pdims is None else len(pdims), "GatherV2")
     if axis is not None:
-        num = _shape_of(params, indices.dtype)[axis]
+        num = shape_of(params, indices.dtype)[axis]
     if axis == 0:
         return [unsorted_segment_sum(grad, indices, num), None, None]
     if axis is None or pdims is None or idims is None:
@@ -148,7 +148,7 @@ def gather(
     """
     params = convert_to_tensor(params)
     indices = _index_tensor(indices)
-    axis_t = _int_tensor(
+    axis_t = int_tensor(
         0 if axis is None else axis,
         dtype=indices.dtype if indices.dtype.is_integer else dtypes.int32,
     )
@@ -159,9 +159,9 @@ def gather(
 
 def _infer_unsorted_segment_sum(op: Operation) -> list:
     data, ids, num_t = op.inputs
-    _require_index_dtype(ids, "segment_ids", "UnsortedSegmentSum")
-    _require_index_dtype(num_t, "num_segments", "UnsortedSegmentSum")
-    _require_rank(num_t, (0,), "num_segments", "UnsortedSegmentSum")
+    require_index_dtype(ids, "segment_ids", "UnsortedSegmentSum")
+    require_index_dtype(num_t, "num_segments", "UnsortedSegmentSum")
+    require_rank(num_t, (0,), "num_segments", "UnsortedSegmentSum")
     ddims, idims = data.shape.as_tuple(), ids.shape.as_tuple()
     if ddims is None or idims is None:
         return [(data.dtype, TensorShape(None))]
@@ -171,7 +171,7 @@ def _infer_unsorted_segment_sum(op: Operation) -> list:
         raise ValueError(
             f"segment_ids shape {ids.shape} must be a prefix of data shape {data.shape}"
         )
-    return [(data.dtype, TensorShape([_partial_int(num_t)] + list(ddims[len(idims) :])))]
+    return [(data.dtype, TensorShape([partial_int(num_t)] + list(ddims[len(idims) :])))]
 
 
 def _unsorted_segment_sum_kernel(ctx: Any, attrs: dict) -> Any:
@@ -220,7 +220,7 @@ def unsorted_segment_sum(
         [
             convert_to_tensor(data),
             ids,
-            _int_tensor(num_segments, ids.dtype if ids.dtype.is_integer else dtypes.int32),
+            int_tensor(num_segments, ids.dtype if ids.dtype.is_integer else dtypes.int32),
         ],
         name=name,
     )
@@ -228,7 +228,7 @@ def unsorted_segment_sum(
 
 def _infer_gather_nd(op: Operation) -> list:
     params, indices = op.inputs
-    _require_index_dtype(indices, "indices", "GatherNd")
+    require_index_dtype(indices, "indices", "GatherNd")
     pdims, idims = params.shape.as_tuple(), indices.shape.as_tuple()
     if idims is not None and not idims:
         raise ValueError("indices of 'GatherNd' must be at least 1-D")
@@ -263,7 +263,7 @@ def _gather_nd_kernel(ctx: Any, attrs: dict) -> Any:
 
 def _gather_nd_grad(op: Operation, grad: Tensor) -> list:
     params, indices = op.inputs
-    return [scatter_nd(indices, grad, _shape_of(params, indices.dtype)), None]
+    return [scatter_nd(indices, grad, shape_of(params, indices.dtype)), None]
 
 
 registry.register(
@@ -281,10 +281,10 @@ def gather_nd(params: Any, indices: Any, name: str | None = None, batch_dims: in
 
 def _infer_scatter_nd(op: Operation) -> list:
     indices, updates, shape_t = op.inputs
-    _require_index_dtype(indices, "indices", "ScatterNd")
-    _require_index_dtype(shape_t, "shape", "ScatterNd")
-    _require_rank(shape_t, (1,), "shape", "ScatterNd")
-    out = _partial_list(shape_t)
+    require_index_dtype(indices, "indices", "ScatterNd")
+    require_index_dtype(shape_t, "shape", "ScatterNd")
+    require_rank(shape_t, (1,), "shape", "ScatterNd")
+    out = partial_list(shape_t)
     idims, udims = indices.shape.as_tuple(), updates.shape.as_tuple()
     if (
         out is not None
@@ -332,7 +332,7 @@ def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) 
     index_dtype = indices.dtype if indices.dtype.is_integer else dtypes.int32
     return apply_op(
         "ScatterNd",
-        [indices, convert_to_tensor(updates), _int_tensor(shape, index_dtype)],
+        [indices, convert_to_tensor(updates), int_tensor(shape, index_dtype)],
         name=name,
     )
 
@@ -344,15 +344,15 @@ def _infer_one_hot(op: Operation) -> list:
     indices, depth_t, on, off = op.inputs
     if not (indices.dtype.is_integer):
         raise TypeError(f"indices of 'OneHot' must be integers, got {indices.dtype.name}")
-    _require_index_dtype(depth_t, "depth", "OneHot")
-    _require_rank(depth_t, (0,), "depth", "OneHot")
-    _require_rank(on, (0,), "on_value", "OneHot")
-    _require_rank(off, (0,), "off_value", "OneHot")
+    require_index_dtype(depth_t, "depth", "OneHot")
+    require_rank(depth_t, (0,), "depth", "OneHot")
+    require_rank(on, (0,), "on_value", "OneHot")
+    require_rank(off, (0,), "off_value", "OneHot")
     if on.dtype != off.dtype:
         raise TypeError(
             f"on_value ({on.dtype.name}) and off_value ({off.dtype.name}) must have the same dtype"
         )
-    depth = _partial_int(depth_t)
+    depth = partial_int(depth_t)
     if depth is not None and depth < 0:
         raise ValueError(f"depth must be non-negative, got {depth}")
     dims = indices.shape.as_tuple()
@@ -442,7 +442,7 @@ def one_hot(
         off = convert_to_tensor(0 if off_value is None else off_value, dtype=want)
         return apply_op(
             "OneHot",
-            [_index_tensor(indices), _int_tensor(depth), on, off],
+            [_index_tensor(indices), int_tensor(depth), on, off],
             {"axis": -1 if axis is None else int(axis)},
             name=scope,
         )

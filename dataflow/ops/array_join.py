@@ -35,18 +35,18 @@ from ..framework.graph import Operation, Tensor, convert_to_tensor, register_ope
 from ..framework.tensor_shape import TensorShape
 from .array_gather import gather
 from .array_shape import (
-    _cast,
-    _int_tensor,
-    _partial_int,
-    _partial_list,
-    _require_index_dtype,
-    _require_rank,
-    _shape_of,
-    _static_axis,
+    cast_tensor,
+    int_tensor,
     ones_like,
+    partial_int,
+    partial_list,
     rank,
+    require_index_dtype,
+    require_rank,
     reshape,
     shape,
+    shape_of,
+    static_axis,
     sum_to_shape,
 )
 from .build import apply_op, apply_op_n, convert_inputs
@@ -90,15 +90,15 @@ def _common_rank(shapes: Sequence[TensorShape], op_type: str) -> int | None:
 def _infer_concat(op: Operation) -> list:
     values, axis_t = op.inputs[:-1], op.inputs[-1]
     dtype = require_same_dtype(_Inputs(values, "ConcatV2"))
-    _require_index_dtype(axis_t, "axis", "ConcatV2")
-    _require_rank(axis_t, (0,), "axis", "ConcatV2")
+    require_index_dtype(axis_t, "axis", "ConcatV2")
+    require_rank(axis_t, (0,), "axis", "ConcatV2")
     shapes = [t.shape for t in values]
     rank = _common_rank(shapes, "ConcatV2")
     if rank is None:
         return [(dtype, TensorShape(None))]
     if rank == 0:
         raise ValueError("Can't concatenate scalars (use tf.stack instead)")
-    axis = _static_axis(axis_t, rank, "ConcatV2")
+    axis = static_axis(axis_t, rank, "ConcatV2")
     known = [s for s in shapes if s.rank is not None]
     if axis is None:
         return [(dtype, TensorShape([None] * rank))]
@@ -128,7 +128,7 @@ def _concat_kernel(ctx: Any, attrs: dict) -> Any:
 def _concat_grad(op: Operation, grad: Tensor) -> list:
     values, axis_t = op.inputs[:-1], op.inputs[-1]
     rank_ = _common_rank([t.shape for t in values], "ConcatV2")
-    axis = _static_axis(axis_t, rank_, "ConcatV2")
+    axis = static_axis(axis_t, rank_, "ConcatV2")
     if axis is not None and rank_ is not None:
         sizes = [t.shape[axis].value for t in values]  # None for an unknown rank or size
         if None not in sizes:
@@ -139,7 +139,7 @@ def _concat_grad(op: Operation, grad: Tensor) -> list:
         # The axis is only known when the step runs: normalize it there.
         from .math import floormod
 
-        axis32 = axis_t if axis_t.dtype == dtypes.int32 else _cast(axis_t, dtypes.int32)
+        axis32 = axis_t if axis_t.dtype == dtypes.int32 else cast_tensor(axis_t, dtypes.int32)
         axis_nn = floormod(axis32, rank(values[0]))
         size_splits = stack([gather(shape(t), axis_nn) for t in values])
     return split(grad, size_splits, axis=axis_t, num=len(values)) + [None]
@@ -168,11 +168,11 @@ def concat(values: Sequence[Any], axis: Any, name: str = "concat") -> Tensor:
     if not values:
         raise ValueError(f"concat '{name}' needs at least one tensor in 'values', got none")
     values = convert_inputs(list(values))
-    axis_t = _int_tensor(axis)
+    axis_t = int_tensor(axis)
     if len(values) == 1:
         # TF1 returns the single input itself, after checking the axis.
         rank_ = values[0].shape.rank
-        axis_value = _partial_int(axis_t)
+        axis_value = partial_int(axis_t)
         if rank_ is not None and axis_value is not None:
             normalize_axis(axis_value, rank_, "ConcatV2")
         return identity(values[0], name=name)
@@ -298,11 +298,11 @@ def unstack(
 def _infer_split(op: Operation) -> list:
     axis_t, x = op.inputs
     num = op.attrs["num_split"]
-    _require_index_dtype(axis_t, "axis", "Split")
+    require_index_dtype(axis_t, "axis", "Split")
     dims = x.shape.as_tuple()
     if dims is None:
         return [(x.dtype, TensorShape(None))] * num
-    axis = _static_axis(axis_t, len(dims), "Split")
+    axis = static_axis(axis_t, len(dims), "Split")
     if axis is None:
         return [(x.dtype, TensorShape([None] * len(dims)))] * num
     out = list(dims)
@@ -336,16 +336,16 @@ registry.register(registry.OpDef("Split", _infer_split, _split_kernel, _split_gr
 def _infer_split_v(op: Operation) -> list:
     x, sizes_t, axis_t = op.inputs
     num = op.attrs["num_split"]
-    _require_index_dtype(sizes_t, "size_splits", "SplitV")
-    _require_index_dtype(axis_t, "axis", "SplitV")
-    _require_rank(sizes_t, (1,), "size_splits", "SplitV")
+    require_index_dtype(sizes_t, "size_splits", "SplitV")
+    require_index_dtype(axis_t, "axis", "SplitV")
+    require_rank(sizes_t, (1,), "size_splits", "SplitV")
     dims = x.shape.as_tuple()
-    sizes = _partial_list(sizes_t)
+    sizes = partial_list(sizes_t)
     if sizes is not None and len(sizes) != num:
         raise ValueError(f"size_splits has {len(sizes)} entries, expected num_split={num}")
     if dims is None:
         return [(x.dtype, TensorShape(None))] * num
-    axis = _static_axis(axis_t, len(dims), "SplitV")
+    axis = static_axis(axis_t, len(dims), "SplitV")
     if axis is None:
         return [(x.dtype, TensorShape([None] * len(dims)))] * num
     sizes = sizes if sizes is not None else [None] * num
@@ -425,7 +425,7 @@ def split(
         A list of tensors.
     """
     value = convert_to_tensor(value)
-    axis_t = _int_tensor(axis)
+    axis_t = int_tensor(axis)
     if isinstance(num_or_size_splits, (numbers.Integral,)) and not isinstance(
         num_or_size_splits, bool
     ):
@@ -433,7 +433,7 @@ def split(
         if n < 1:
             raise ValueError(f"num_or_size_splits must be >= 1, got {n}")
         return list(apply_op_n("Split", [axis_t, value], {"num_split": n}, name=name).outputs)
-    sizes = _int_tensor(num_or_size_splits)
+    sizes = int_tensor(num_or_size_splits)
     if num is None:
         length = sizes.shape[0].value if sizes.shape.rank == 1 else None
         if length is None:
@@ -447,9 +447,9 @@ def split(
 # --- Tile -------------------------------------------------------------------------------
 def _infer_tile(op: Operation) -> list:
     x, multiples_t = op.inputs
-    _require_index_dtype(multiples_t, "multiples", "Tile")
-    _require_rank(multiples_t, (1,), "multiples", "Tile")
-    multiples = _partial_list(multiples_t)
+    require_index_dtype(multiples_t, "multiples", "Tile")
+    require_rank(multiples_t, (1,), "multiples", "Tile")
+    multiples = partial_list(multiples_t)
     dims = x.shape.as_tuple()
     if dims is None:
         return [(x.dtype, TensorShape(None if multiples is None else [None] * len(multiples)))]
@@ -484,7 +484,7 @@ def _tile_grad(op: Operation, grad: Tensor) -> list:
     # Tile copies x m_i times along each axis i, so the gradient, reshaped to
     # [m0, d0, m1, d1, ...], sums over the m axes (SumToShape to [1, d0, 1, d1, ...]).
     x, multiples = op.inputs
-    dims = _shape_of(x, multiples.dtype)
+    dims = shape_of(x, multiples.dtype)
     split_shape = reshape(stack([multiples, dims], axis=1), [-1])
     target = reshape(stack([ones_like(multiples), dims], axis=1), [-1])
     summed = sum_to_shape(reshape(grad, split_shape), target)
@@ -496,4 +496,4 @@ registry.register(registry.OpDef("Tile", _infer_tile, _tile_kernel, _tile_grad, 
 
 def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:
     """Repeats ``input`` ``multiples[i]`` times along each dimension ``i``."""
-    return apply_op("Tile", [convert_to_tensor(input), _int_tensor(multiples)], name=name)
+    return apply_op("Tile", [convert_to_tensor(input), int_tensor(multiples)], name=name)

@@ -10,12 +10,12 @@ applies to undo broadcasting) and ``BroadcastTo`` are each other's adjoints; ``F
 gradient is the pass's own ``SumToShape`` down to the scalar.
 
 Static shapes: shape-valued inputs (a reshape's target, slice bounds, paddings) are
-read at build time with ``_partial``, which extends ``tensor_util.constant_value`` to
+read at build time with ``partial_value``, which extends ``tensor_util.constant_value`` to
 vectors known only in part (``tf.stack([tf.shape(x)[0], -1])`` gives ``[None, -1]``),
 so partial shapes from placeholders with ``None`` dims propagate as in TF. It looks
 through ``Shape``, ``Pack``, ``ConcatV2``, ``Identity`` and ``StridedSlice``, which is
-why the strided-slice spec helpers (``_slice_key``, ``_masks``) live here rather than
-in ``array_slice``. ``_int_tensor`` turns shapes, axes and index lists into int32 (or,
+why the strided-slice spec helpers (``slice_key``, ``slice_masks``) live here rather than
+in ``array_slice``. ``int_tensor`` turns shapes, axes and index lists into int32 (or,
 when a value needs it, int64) constants.
 
 This module is the bottom of the array family: the other ``array_*`` modules import it,
@@ -42,11 +42,11 @@ from .build import apply_op
 from .constant import constant
 from .rules import normalize_axis, same_as_input
 
-_INDEX_DTYPES = (dtypes.int32, dtypes.int64)
+INDEX_DTYPES = (dtypes.int32, dtypes.int64)
 
 
 # --- build-time helpers ------------------------------------------------------------------
-def _partial(t: Tensor, depth: int = 6) -> np.ndarray | None:
+def partial_value(t: Tensor, depth: int = 6) -> np.ndarray | None:
     """The value of integer tensor ``t`` as far as it is known while building.
 
     An object array of ints, with ``None`` for unknown elements, or ``None`` when even
@@ -63,7 +63,7 @@ def _partial(t: Tensor, depth: int = 6) -> np.ndarray | None:
             return np.array(op.inputs[0].shape.as_list(), dtype=object)
         if op.type in ("Pack", "ConcatV2"):
             inputs = op.inputs if op.type == "Pack" else op.inputs[:-1]
-            parts = [_partial(i, depth - 1) for i in inputs]
+            parts = [partial_value(i, depth - 1) for i in inputs]
             known = [p for p in parts if p is not None]
             if op.type == "Pack" and len(known) == len(parts):
                 return np.stack(known, axis=op.attrs["axis"])
@@ -72,44 +72,44 @@ def _partial(t: Tensor, depth: int = 6) -> np.ndarray | None:
                 if axis is not None and known:
                     return np.concatenate(known, axis=int(axis))
         if op.type == "StridedSlice":
-            base = _partial(op.inputs[0], depth - 1)
+            base = partial_value(op.inputs[0], depth - 1)
             key = _constant_slice_key(op)
             if base is not None and key is not None:
                 return np.asarray(base[key], dtype=object)
         if op.type == "Identity":
-            return _partial(op.inputs[0], depth - 1)
+            return partial_value(op.inputs[0], depth - 1)
     shape = t.shape.as_tuple()
     if shape is None or None in shape:
         return None
     return np.full(shape, None, dtype=object)
 
 
-def _partial_list(t: Tensor) -> list | None:
+def partial_list(t: Tensor) -> list | None:
     """A 1-D integer tensor's elements (``None`` where unknown), or ``None``."""
-    value = _partial(t)
+    value = partial_value(t)
     return None if value is None or value.ndim != 1 else list(value)
 
 
-def _partial_int(t: Tensor) -> int | None:
+def partial_int(t: Tensor) -> int | None:
     """A scalar (or one-element) integer tensor's value, or ``None`` if unknown."""
-    value = _partial(t)
+    value = partial_value(t)
     if value is None or value.size != 1:
         return None
     return value.reshape(-1)[0]
 
 
-def _require_index_dtype(t: Tensor, what: str, op_type: str) -> None:
-    if t.dtype not in _INDEX_DTYPES:
+def require_index_dtype(t: Tensor, what: str, op_type: str) -> None:
+    if t.dtype not in INDEX_DTYPES:
         raise TypeError(f"'{what}' of '{op_type}' must be int32 or int64, got {t.dtype.name}")
 
 
-def _require_rank(t: Tensor, ranks: Sequence[int], what: str, op_type: str) -> None:
+def require_rank(t: Tensor, ranks: Sequence[int], what: str, op_type: str) -> None:
     if t.shape.rank is not None and t.shape.rank not in ranks:
         want = " or ".join(str(r) for r in ranks)
         raise ValueError(f"'{what}' of '{op_type}' must have rank {want}, got shape {t.shape}")
 
 
-def _int_tensor(value: Any, dtype: Any = dtypes.int32) -> Tensor:
+def int_tensor(value: Any, dtype: Any = dtypes.int32) -> Tensor:
     """Shapes, axes and index lists as an integer tensor (int64 if a value needs it)."""
     if isinstance(value, TensorShape):
         value = value.as_list()
@@ -127,29 +127,29 @@ def _int_tensor(value: Any, dtype: Any = dtypes.int32) -> Tensor:
     return constant(array if array.dtype.kind in "iub" else value, dtype=dtype)
 
 
-def _static_axis(t: Tensor, rank: int | None, op_type: str, extra: int = 0) -> int | None:
+def static_axis(t: Tensor, rank: int | None, op_type: str, extra: int = 0) -> int | None:
     """The axis input's value normalized to ``[0, rank + extra)``, or ``None``."""
-    axis = _partial_int(t)
+    axis = partial_int(t)
     if axis is None or rank is None:
         return axis
     return normalize_axis(axis, rank + extra, op_type)
 
 
-def _shape_of(t: Tensor, out_type: Any = dtypes.int32) -> Tensor:
+def shape_of(t: Tensor, out_type: Any = dtypes.int32) -> Tensor:
     """``shape(t)``, as a constant when the static shape is fully known."""
     if t.shape.is_fully_defined():
         return constant(t.shape.as_list(), dtype=out_type)
     return shape(t, out_type=out_type)
 
 
-def _cast(x: Tensor, dtype: Any) -> Tensor:
+def cast_tensor(x: Tensor, dtype: Any) -> Tensor:
     from .math import cast
 
     return cast(x, dtype)
 
 
-# strided-slice specs, read here by ``_partial`` (the ops are in ``array_slice``)
-def _slice_key(begin: Sequence, end: Sequence, strides: Sequence, masks: tuple) -> tuple:
+# strided-slice specs, read here by ``partial_value`` (the ops are in ``array_slice``)
+def slice_key(begin: Sequence, end: Sequence, strides: Sequence, masks: tuple) -> tuple:
     """The numpy index equivalent to a strided-slice spec (TF's masks, bit i for entry i)."""
     begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_mask = masks
     key: list[Any] = []
@@ -168,7 +168,7 @@ def _slice_key(begin: Sequence, end: Sequence, strides: Sequence, masks: tuple) 
     return builtins.tuple(key)
 
 
-def _masks(attrs: dict) -> tuple:
+def slice_masks(attrs: dict) -> tuple:
     return (
         attrs["begin_mask"],
         attrs["end_mask"],
@@ -184,7 +184,7 @@ def _constant_slice_key(op: Operation) -> tuple | None:
     if len(known) < len(values):
         return None
     begin, end, strides = known
-    return _slice_key(begin, end, strides, _masks(op.attrs))
+    return slice_key(begin, end, strides, slice_masks(op.attrs))
 
 
 # --- ZerosLike / OnesLike / Fill, zeros, ones ------------------------------------------
@@ -214,7 +214,7 @@ def zeros_like(
     """A tensor of zeros with the shape (and dtype, unless given) of ``tensor``."""
     tensor = convert_to_tensor(tensor)
     if dtype is not None and dtypes.as_dtype(dtype) != tensor.dtype:
-        return zeros(_shape_of(tensor) if optimize else shape(tensor), dtype, name=name)
+        return zeros(shape_of(tensor) if optimize else shape(tensor), dtype, name=name)
     return apply_op("ZerosLike", [tensor], name=name)
 
 
@@ -224,16 +224,16 @@ def ones_like(
     """A tensor of ones with the shape (and dtype, unless given) of ``tensor``."""
     tensor = convert_to_tensor(tensor)
     if dtype is not None and dtypes.as_dtype(dtype) != tensor.dtype:
-        return ones(_shape_of(tensor) if optimize else shape(tensor), dtype, name=name)
+        return ones(shape_of(tensor) if optimize else shape(tensor), dtype, name=name)
     return apply_op("OnesLike", [tensor], name=name)
 
 
 def _infer_fill(op: Operation) -> list:
     dims, value = op.inputs
-    _require_index_dtype(dims, "dims", "Fill")
-    _require_rank(dims, (1,), "dims", "Fill")
-    _require_rank(value, (0,), "value", "Fill")
-    known = _partial_list(dims)
+    require_index_dtype(dims, "dims", "Fill")
+    require_rank(dims, (1,), "dims", "Fill")
+    require_rank(value, (0,), "value", "Fill")
+    known = partial_list(dims)
     if known is not None and any(d is not None and d < 0 for d in known):
         raise ValueError(f"Fill dimensions must be >= 0, got {known}")
     return [(value.dtype, TensorShape(known))]
@@ -259,7 +259,7 @@ def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
         value: a scalar; its dtype is the output dtype.
         name: the op name.
     """
-    return apply_op("Fill", [_int_tensor(dims), convert_to_tensor(value)], name=name)
+    return apply_op("Fill", [int_tensor(dims), convert_to_tensor(value)], name=name)
 
 
 def _filled(shape_value: Any, dtype: Any, fill_value: int, name: str) -> Tensor:
@@ -277,7 +277,7 @@ def _filled(shape_value: Any, dtype: Any, fill_value: int, name: str) -> Tensor:
                 return constant(
                     np.full(static_dims, fill_value, dtype=np_dtype), dtype=dtype, name=name
                 )
-    dims = _int_tensor(shape_value)
+    dims = int_tensor(shape_value)
     with get_default_graph().name_scope(name) as scope:
         value = constant(fill_value, dtype=dtype)
         return apply_op("Fill", [dims, value], name=scope)
@@ -366,7 +366,7 @@ def rank(input: Any, name: str | None = None) -> Tensor:
 
 # --- SumToShape / BroadcastTo: the pair that undoes and does broadcasting ---------------
 def _infer_sum_to_shape(op: Operation) -> list:
-    return [(op.inputs[0].dtype, TensorShape(_partial_list(op.inputs[1])))]
+    return [(op.inputs[0].dtype, TensorShape(partial_list(op.inputs[1])))]
 
 
 def _sum_to_shape_kernel(ctx: Any, attrs: dict) -> Any:
@@ -399,7 +399,7 @@ registry.register(
 def sum_to_shape(x: Any, target_shape: Any, name: str | None = None) -> Tensor:
     """Sums ``x`` over the dimensions numpy broadcasting added to reach its shape from
     ``target_shape`` (the adjoint of ``broadcast_to``)."""
-    return apply_op("SumToShape", [convert_to_tensor(x), _int_tensor(target_shape)], name=name)
+    return apply_op("SumToShape", [convert_to_tensor(x), int_tensor(target_shape)], name=name)
 
 
 def _infer_sum_like(op: Operation) -> list:
@@ -430,7 +430,7 @@ def sum_like(x: Any, like: Any, name: str | None = None) -> Tensor:
 
 def _infer_broadcast_to(op: Operation) -> list:
     x = op.inputs[0]
-    target = _partial_list(op.inputs[1])
+    target = partial_list(op.inputs[1])
     if target is None:
         return [(x.dtype, TensorShape(None))]
     if x.shape.rank is None:  # e.g. a py_func output: checked when the kernel runs
@@ -461,15 +461,15 @@ registry.register(
 
 def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:
     """Broadcasts ``input`` to ``shape`` (numpy rules)."""
-    return apply_op("BroadcastTo", [convert_to_tensor(input), _int_tensor(shape)], name=name)
+    return apply_op("BroadcastTo", [convert_to_tensor(input), int_tensor(shape)], name=name)
 
 
 # --- Reshape / ExpandDims / Squeeze ------------------------------------------------------
 def _infer_reshape(op: Operation) -> list:
     x, target = op.inputs
-    _require_index_dtype(target, "shape", "Reshape")
-    _require_rank(target, (1,), "shape", "Reshape")
-    dims = _partial_list(target)
+    require_index_dtype(target, "shape", "Reshape")
+    require_rank(target, (1,), "shape", "Reshape")
+    dims = partial_list(target)
     if dims is None:
         return [(x.dtype, TensorShape(None))]
     if any(d is not None and d < -1 for d in dims):
@@ -506,7 +506,7 @@ def _reshape_kernel(ctx: Any, attrs: dict) -> Any:
 
 
 def _reshape_like_input_grad(op: Operation, grad: Tensor) -> list:
-    return [reshape(grad, _shape_of(op.inputs[0])), None]
+    return [reshape(grad, shape_of(op.inputs[0])), None]
 
 
 registry.register(
@@ -522,16 +522,16 @@ def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
     Raises:
         ValueError: the sizes cannot match (when known at build time).
     """
-    return apply_op("Reshape", [convert_to_tensor(tensor), _int_tensor(shape)], name=name)
+    return apply_op("Reshape", [convert_to_tensor(tensor), int_tensor(shape)], name=name)
 
 
 def _infer_expand_dims(op: Operation) -> list:
     x, dim = op.inputs
-    _require_index_dtype(dim, "dim", "ExpandDims")
+    require_index_dtype(dim, "dim", "ExpandDims")
     if dim.shape.num_elements() not in (None, 1):
         raise ValueError(f"'dim' of 'ExpandDims' must be a scalar, got shape {dim.shape}")
     rank = x.shape.rank
-    axis = _static_axis(dim, rank, "ExpandDims", extra=1)
+    axis = static_axis(dim, rank, "ExpandDims", extra=1)
     if rank is None:
         return [(x.dtype, TensorShape(None))]
     if axis is None:
@@ -571,7 +571,7 @@ def expand_dims(
     axis = dim if axis is None else axis
     if axis is None:
         raise ValueError("Must specify an axis argument to tf.expand_dims()")
-    return apply_op("ExpandDims", [convert_to_tensor(input), _int_tensor(axis)], name=name)
+    return apply_op("ExpandDims", [convert_to_tensor(input), int_tensor(axis)], name=name)
 
 
 def _infer_squeeze(op: Operation) -> list:
@@ -602,7 +602,7 @@ def _squeeze_kernel(ctx: Any, attrs: dict) -> Any:
 
 
 def _squeeze_grad(op: Operation, grad: Tensor) -> list:
-    return [reshape(grad, _shape_of(op.inputs[0]))]
+    return [reshape(grad, shape_of(op.inputs[0]))]
 
 
 registry.register(

@@ -17,7 +17,7 @@ MirrorPad                MirrorPadGrad (folds the reflected borders back),
 =======================  ===========================================
 
 A strided-slice spec (``begin``, ``end``, ``strides`` and TF's five bit masks) becomes
-one numpy index tuple (``array_shape._slice_key``); the shape rule applies the same key
+one numpy index tuple (``array_shape.slice_key``); the shape rule applies the same key
 to the static dims, with ``_UNKNOWN`` for bounds not known at build time
 (``_sliced_shape``), and the kernel builds the key once when the spec is constant.
 ``tensor[...]`` (``_getitem``, TF's ``_slice_helper``) turns ints, slices, ``...``,
@@ -47,18 +47,18 @@ from ..framework.tensor_util import constant_value
 from .array_gather import gather
 from .array_join import concat, stack
 from .array_shape import (
-    _INDEX_DTYPES,
-    _cast,
-    _int_tensor,
-    _masks,
-    _partial,
-    _partial_list,
-    _require_index_dtype,
-    _require_rank,
-    _shape_of,
-    _slice_key,
+    INDEX_DTYPES,
+    cast_tensor,
+    int_tensor,
     ones_like,
+    partial_list,
+    partial_value,
+    require_index_dtype,
+    require_rank,
     reshape,
+    shape_of,
+    slice_key,
+    slice_masks,
     squeeze,
 )
 from .build import apply_op
@@ -70,10 +70,10 @@ from .rules import normalize_axis
 def _infer_slice(op: Operation) -> list:
     x, begin_t, size_t = op.inputs
     for t, what in ((begin_t, "begin"), (size_t, "size")):
-        _require_index_dtype(t, what, "Slice")
-        _require_rank(t, (1,), what, "Slice")
+        require_index_dtype(t, what, "Slice")
+        require_rank(t, (1,), what, "Slice")
     dims = x.shape.as_tuple()
-    begin, sizes = _partial_list(begin_t), _partial_list(size_t)
+    begin, sizes = partial_list(begin_t), partial_list(size_t)
     n = len(begin) if begin is not None else len(sizes) if sizes is not None else None
     if dims is not None:
         rank_ = len(dims)
@@ -128,7 +128,7 @@ def _slice_grad(op: Operation, grad: Tensor) -> list:
 
     x, begin = op.inputs[0], op.inputs[1]
     dtype = begin.dtype
-    after = subtract(subtract(_shape_of(x, dtype), begin), _shape_of(op.outputs[0], dtype))
+    after = subtract(subtract(shape_of(x, dtype), begin), shape_of(op.outputs[0], dtype))
     return [pad(grad, stack([begin, after], axis=1)), None, None]
 
 
@@ -139,8 +139,8 @@ def slice_(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tenso
     """Extracts ``input_[begin[i] : begin[i] + size[i]]`` along every dimension ``i``
     (``tf.slice``; a size of -1 takes the rest of that dimension)."""
     input_ = convert_to_tensor(input_)
-    begin_t = _int_tensor(begin)
-    size_t = _int_tensor(size)
+    begin_t = int_tensor(begin)
+    size_t = int_tensor(size)
     if begin_t.dtype != size_t.dtype:
         begin_t, size_t = _same_index_dtype([begin_t, size_t])
     return apply_op("Slice", [input_, begin_t, size_t], name=name)
@@ -156,7 +156,7 @@ def _same_index_dtype(tensors: Sequence[Tensor]) -> list[Tensor]:
     for t in tensors:
         if t.dtype != want:
             value = constant_value(t) if t.op.type == "Const" else None
-            t = constant(value, dtype=want) if value is not None else _cast(t, want)
+            t = constant(value, dtype=want) if value is not None else cast_tensor(t, want)
         out.append(t)
     return out
 
@@ -210,16 +210,16 @@ def _infer_strided_slice(op: Operation, x: Tensor | None = None) -> TensorShape:
     begin_t, end_t, strides_t = op.inputs[1:4]
     specs = []
     for t, what in ((begin_t, "begin"), (end_t, "end"), (strides_t, "strides")):
-        _require_index_dtype(t, what, op.type)
-        _require_rank(t, (1,), what, op.type)
-        specs.append(_partial_list(t))
+        require_index_dtype(t, what, op.type)
+        require_rank(t, (1,), what, op.type)
+        specs.append(partial_list(t))
     lengths = {len(v) for v in specs if v is not None}
     if len(lengths) > 1:
         raise ValueError(
             f"begin, end and strides of '{op.type}' must have one length, "
             f"got {[len(v) for v in specs if v is not None]}"
         )
-    masks = _masks(op.attrs)
+    masks = slice_masks(op.attrs)
     if masks[2] & (masks[2] - 1):
         raise ValueError("Multiple ellipses in slice spec not allowed")
     if not lengths:
@@ -230,7 +230,7 @@ def _infer_strided_slice(op: Operation, x: Tensor | None = None) -> TensorShape:
         for spec in specs
     )
     return _sliced_shape(
-        x.shape.as_tuple() if x is not None else None, _slice_key(begin, end, strides, masks)
+        x.shape.as_tuple() if x is not None else None, slice_key(begin, end, strides, masks)
     )
 
 
@@ -240,7 +240,7 @@ def _infer_strided_slice_op(op: Operation) -> list:
 
 
 def _strided_slice_kernel(ctx: Any, attrs: dict) -> Any:
-    asarray, masks = ctx.xp.asarray, _masks(attrs)
+    asarray, masks = ctx.xp.asarray, slice_masks(attrs)
     # The spec is almost always constant: the executor passes the same read-only
     # arrays every step, so the numpy key is built once (an atomic tuple swap keeps
     # this safe when several steps run at once).
@@ -249,7 +249,7 @@ def _strided_slice_kernel(ctx: Any, attrs: dict) -> Any:
     def strided_slice_op(x: Any, begin: Any, end: Any, strides: Any) -> Any:
         b, e, s, key = memo[0]
         if begin is not b or end is not e or strides is not s:
-            key = _slice_key(begin.tolist(), end.tolist(), strides.tolist(), masks)
+            key = slice_key(begin.tolist(), end.tolist(), strides.tolist(), masks)
             if not any(
                 getattr(getattr(a, "flags", None), "writeable", True) for a in (begin, end, strides)
             ):
@@ -262,7 +262,7 @@ def _strided_slice_kernel(ctx: Any, attrs: dict) -> Any:
 def _strided_slice_grad(op: Operation, grad: Tensor) -> list:
     x, begin, end, strides = op.inputs
     dx = apply_op(
-        "StridedSliceGrad", [_shape_of(x, begin.dtype), begin, end, strides, grad], dict(op.attrs)
+        "StridedSliceGrad", [shape_of(x, begin.dtype), begin, end, strides, grad], dict(op.attrs)
     )
     return [dx, None, None, None]
 
@@ -280,17 +280,17 @@ registry.register(
 
 def _infer_strided_slice_grad(op: Operation) -> list:
     shape_t, dy = op.inputs[0], op.inputs[4]
-    _require_index_dtype(shape_t, "shape", "StridedSliceGrad")
+    require_index_dtype(shape_t, "shape", "StridedSliceGrad")
     _infer_strided_slice(op)  # validates the spec
-    return [(dy.dtype, TensorShape(_partial_list(shape_t)))]
+    return [(dy.dtype, TensorShape(partial_list(shape_t)))]
 
 
 def _strided_slice_grad_kernel(ctx: Any, attrs: dict) -> Any:
-    zeros_, masks = ctx.xp.zeros, _masks(attrs)
+    zeros_, masks = ctx.xp.zeros, slice_masks(attrs)
 
     def strided_slice_grad(shape_: Any, begin: Any, end: Any, strides: Any, dy: Any) -> Any:
         out = zeros_(shape_.tolist(), dtype=dy.dtype)
-        out[_slice_key(begin.tolist(), end.tolist(), strides.tolist(), masks)] = dy
+        out[slice_key(begin.tolist(), end.tolist(), strides.tolist(), masks)] = dy
         return out
 
     return strided_slice_grad
@@ -339,8 +339,8 @@ def strided_slice(
     ``tensor[...]`` builds this op.
     """
     input_ = convert_to_tensor(input_)
-    begin_t, end_t = _int_tensor(begin), _int_tensor(end)
-    strides_t = ones_like(begin_t) if strides is None else _int_tensor(strides)
+    begin_t, end_t = int_tensor(begin), int_tensor(end)
+    strides_t = ones_like(begin_t) if strides is None else int_tensor(strides)
     begin_t, end_t, strides_t = _same_index_dtype([begin_t, end_t, strides_t])
     attrs = {
         "begin_mask": int(begin_mask),
@@ -361,14 +361,14 @@ _INDEX_HELP = (
 def _check_index(value: Any) -> None:
     if isinstance(value, (numbers.Integral, np.integer)):
         return
-    if isinstance(value, Tensor) and value.dtype in _INDEX_DTYPES and value.shape.rank in (None, 0):
+    if isinstance(value, Tensor) and value.dtype in INDEX_DTYPES and value.shape.rank in (None, 0):
         return
     raise TypeError(f"{_INDEX_HELP}, got {value!r}")
 
 
 def _pack_indices(values: list) -> Tensor:
     if all(isinstance(v, (numbers.Integral, np.integer)) for v in values):
-        return _int_tensor([int(v) for v in values])
+        return int_tensor([int(v) for v in values])
     dtype = (
         dtypes.int64
         if any(isinstance(v, Tensor) and v.dtype == dtypes.int64 for v in values)
@@ -377,7 +377,7 @@ def _pack_indices(values: list) -> Tensor:
     parts = []
     for v in values:
         if isinstance(v, Tensor):
-            parts.append(v if v.dtype == dtype else _cast(v, dtype))
+            parts.append(v if v.dtype == dtype else cast_tensor(v, dtype))
         else:
             parts.append(constant(int(v), dtype=dtype))
     return stack(parts)
@@ -457,7 +457,7 @@ register_operator("getitem", _getitem)
 def _padded_dims(op: Operation, sign: int) -> list | None:
     """Output dims of padding (``sign=1``) or un-padding (``sign=-1``) input 0."""
     x, paddings_t = op.inputs[0], op.inputs[1]
-    _require_index_dtype(paddings_t, "paddings", op.type)
+    require_index_dtype(paddings_t, "paddings", op.type)
     dims = x.shape.as_tuple()
     pshape = paddings_t.shape.as_tuple()
     if pshape is not None and (
@@ -467,7 +467,7 @@ def _padded_dims(op: Operation, sign: int) -> list | None:
     ):
         rank_ = "?" if dims is None else len(dims)
         raise ValueError(f"paddings must be a matrix of shape [{rank_}, 2], got {paddings_t.shape}")
-    pads = _partial(paddings_t)
+    pads = partial_value(paddings_t)
     if dims is None:
         return None if pads is None else [None] * pads.shape[0]
     if pads is None:
@@ -503,7 +503,7 @@ def _padded_dims(op: Operation, sign: int) -> list | None:
 def _infer_pad(op: Operation) -> list:
     x = op.inputs[0]
     if op.type == "PadV2":
-        _require_rank(op.inputs[2], (0,), "constant_values", "PadV2")
+        require_rank(op.inputs[2], (0,), "constant_values", "PadV2")
         if op.inputs[2].dtype != x.dtype:
             raise TypeError(
                 f"constant_values of dtype {op.inputs[2].dtype.name} do not "
@@ -522,7 +522,7 @@ def _pad_kernel(ctx: Any, attrs: dict) -> Any:
 def _pad_grad(op: Operation, grad: Tensor) -> list:
     x, paddings = op.inputs[0], op.inputs[1]
     begin = paddings[:, 0]
-    dx = slice_(grad, begin, _shape_of(x, paddings.dtype))
+    dx = slice_(grad, begin, shape_of(x, paddings.dtype))
     return [dx, None] + [None] * (len(op.inputs) - 2)
 
 
@@ -607,7 +607,7 @@ def pad(
         constant_values: the scalar to pad with in ``"CONSTANT"`` mode.
     """
     tensor = convert_to_tensor(tensor)
-    paddings_t = _int_tensor(paddings)
+    paddings_t = int_tensor(paddings)
     mode = str(mode).upper()
     if mode == "CONSTANT":
         if not isinstance(constant_values, Tensor) and np.all(np.asarray(constant_values) == 0):
@@ -655,7 +655,7 @@ def boolean_mask(tensor: Any, mask: Any, name: str = "boolean_mask", axis: Any =
                     f"are incompatible (tensor dims {axis}..{axis + k - 1} "
                     f"against the mask)"
                 )
-        dims = _shape_of(tensor)
+        dims = shape_of(tensor)
         flat_shape = concat([dims[:axis], [-1], dims[axis + k :]], 0)
         flat = reshape(tensor, flat_shape)
         from .math import where

@@ -21,12 +21,12 @@ from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_
 from ..framework.tensor_shape import TensorShape
 from ..framework.tensor_util import constant_value
 from .array_shape import (
-    _cast,
-    _int_tensor,
-    _partial_list,
-    _require_index_dtype,
-    _require_rank,
+    cast_tensor,
+    int_tensor,
+    partial_list,
     rank,
+    require_index_dtype,
+    require_rank,
 )
 from .build import apply_op
 from .constant import constant
@@ -36,9 +36,9 @@ from .rules import normalize_axis, require_same_dtype
 # --- Transpose / ConjugateTranspose / InvertPermutation / ReverseV2 ---------------------
 def _infer_transpose(op: Operation) -> list:
     x, perm_t = op.inputs
-    _require_index_dtype(perm_t, "perm", op.type)
-    _require_rank(perm_t, (1,), "perm", op.type)
-    perm = _partial_list(perm_t)
+    require_index_dtype(perm_t, "perm", op.type)
+    require_rank(perm_t, (1,), "perm", op.type)
+    perm = partial_list(perm_t)
     dims = x.shape.as_tuple()
     if perm is None:
         return [(x.dtype, TensorShape(None if dims is None else [None] * len(dims)))]
@@ -81,8 +81,8 @@ registry.register(
 
 def _infer_invert_permutation(op: Operation) -> list:
     x = op.inputs[0]
-    _require_index_dtype(x, "x", "InvertPermutation")
-    _require_rank(x, (1,), "x", "InvertPermutation")
+    require_index_dtype(x, "x", "InvertPermutation")
+    require_rank(x, (1,), "x", "InvertPermutation")
     return [(x.dtype, x.shape)]
 
 
@@ -112,7 +112,7 @@ registry.register(
 
 def invert_permutation(x: Any, name: str | None = None) -> Tensor:
     """The inverse permutation ``y`` of ``x``: ``y[x[i]] = i``."""
-    return apply_op("InvertPermutation", [_int_tensor(x)], name=name)
+    return apply_op("InvertPermutation", [int_tensor(x)], name=name)
 
 
 def transpose(a: Any, perm: Any = None, name: str = "transpose", conjugate: bool = False) -> Tensor:
@@ -131,14 +131,14 @@ def transpose(a: Any, perm: Any = None, name: str = "transpose", conjugate: bool
         else:
             perm = reverse(range_(rank(a)), [0])
     op_type = "ConjugateTranspose" if conjugate and a.dtype.is_complex else "Transpose"
-    return apply_op(op_type, [a, _int_tensor(perm)], name=name)
+    return apply_op(op_type, [a, int_tensor(perm)], name=name)
 
 
 def _infer_reverse(op: Operation) -> list:
     x, axis_t = op.inputs
-    _require_index_dtype(axis_t, "axis", "ReverseV2")
-    _require_rank(axis_t, (1,), "axis", "ReverseV2")
-    axes = _partial_list(axis_t)
+    require_index_dtype(axis_t, "axis", "ReverseV2")
+    require_rank(axis_t, (1,), "axis", "ReverseV2")
+    axes = partial_list(axis_t)
     rank = x.shape.rank
     if axes is not None and rank is not None and None not in axes:
         normalized = [normalize_axis(a, rank, "ReverseV2") for a in axes]
@@ -165,7 +165,7 @@ def reverse(tensor: Any, axis: Any, name: str | None = None) -> Tensor:
     """Reverses ``tensor`` along each dimension listed in ``axis``."""
     if isinstance(axis, (int, np.integer)):
         axis = [axis]
-    return apply_op("ReverseV2", [convert_to_tensor(tensor), _int_tensor(axis)], name=name)
+    return apply_op("ReverseV2", [convert_to_tensor(tensor), int_tensor(axis)], name=name)
 
 
 # --- Range ------------------------------------------------------------------------------
@@ -188,7 +188,7 @@ def _infer_range(op: Operation) -> list:
     if not (dtype.is_integer or dtype.is_floating):
         raise TypeError(f"Range needs integer or float inputs, got {dtype.name}")
     for t, what in ((start, "start"), (limit, "limit"), (delta, "delta")):
-        _require_rank(t, (0,), what, "Range")
+        require_rank(t, (0,), what, "Range")
     values = [constant_value(t) for t in op.inputs]
     if any(v is None for v in values):
         return [(dtype, TensorShape([None]))]
@@ -246,7 +246,7 @@ def range_(
         tensors = []
         for a, what in zip(args, ("start", "limit", "delta"), strict=True):
             if isinstance(a, Tensor):
-                tensors.append(a if a.dtype == target else _cast(a, target))
+                tensors.append(a if a.dtype == target else cast_tensor(a, target))
             else:
                 tensors.append(constant(a, dtype=target, name=what))
         return apply_op("Range", tensors, name=scope)

@@ -366,9 +366,9 @@ def _infer_orthogonal(op: Operation) -> list:
 def _orthogonal_kernel(ctx: Any, attrs: dict) -> Any:
     # A fused op (draw, QR, sign fix, reshape) because the op library has no QR op of
     # its own; it is stateful and seeded like the random ops.
-    xp, rng = ctx.xp, random_ops._generator_source(ctx, attrs)
+    xp, rng = ctx.xp, random_ops.generator_source(ctx, attrs)
     dims, gain = tuple(attrs["shape"]), attrs["gain"]
-    draw = random_ops._draw_dtype(attrs["dtype"])
+    draw = random_ops.draw_dtype(attrs["dtype"])
     out = attrs["dtype"].as_numpy_dtype
     rows = math.prod(dims[:-1])
     cols = int(dims[-1])
@@ -418,7 +418,7 @@ class Orthogonal(Initializer):
                 f"be at least two-dimensional. Received shape={dims}"
             )
         attrs = dict(
-            random_ops._seed_attrs(self.seed), dtype=dtype, shape=tuple(dims), gain=float(self.gain)
+            random_ops.seed_attrs(self.seed), dtype=dtype, shape=tuple(dims), gain=float(self.gain)
         )
         with name_scope(None, "orthogonal"):
             return apply_op("RandomOrthogonal", [], attrs)

@@ -4,7 +4,7 @@
 Primitives (one record each): ``MatrixInverse``, ``MatrixDeterminant``, ``MatrixSolve``
 and ``Cholesky``, over batches of square matrices in the last two dimensions. Kernels
 call ``xp.linalg``; LAPACK has no half precision, so float16 goes through float32
-(``_lapack``). A singular or non-positive-definite matrix is an error when the step
+(``lapack``). A singular or non-positive-definite matrix is an error when the step
 runs.
 
 Gradients are TF's rules, written with ``matmul``, ``einsum`` and the diagonal/band ops
@@ -33,15 +33,15 @@ from .build import apply_op, convert_inputs
 from .constant import constant
 from .linalg_diag import matrix_band_part, matrix_diag_part, matrix_set_diag
 from .linalg_einsum import (
-    _broadcast_batch,
-    _check_equal_dims,
-    _lapack,
-    _matrix_t,
-    _merge_dim,
-    _require_dtype,
-    _require_rank_at_least,
+    broadcast_batch,
+    check_equal_dims,
     einsum,
+    lapack,
+    matrix_t,
     matrix_transpose,
+    merge_dim,
+    require_dtype,
+    require_rank_at_least,
 )
 from .linalg_matmul import matmul
 from .rules import is_float
@@ -49,24 +49,24 @@ from .rules import is_float
 
 # --- MatrixInverse, MatrixDeterminant, MatrixSolve, Cholesky ------------------------------
 def _square_dims(t: Tensor) -> tuple[TensorShape, int | None]:
-    dims = _require_rank_at_least(t, 2)
+    dims = require_rank_at_least(t, 2)
     if dims is None:
         return TensorShape(None), None
-    _check_equal_dims(dims[-2], dims[-1], f" (input '{t.name}' must be square matrices)")
-    return TensorShape(dims[:-2]), _merge_dim(dims[-2], dims[-1])
+    check_equal_dims(dims[-2], dims[-1], f" (input '{t.name}' must be square matrices)")
+    return TensorShape(dims[:-2]), merge_dim(dims[-2], dims[-1])
 
 
 def _infer_square(op: Operation) -> list:
-    dtype = _require_dtype(op, is_float, "float or complex")
+    dtype = require_dtype(op, is_float, "float or complex")
     batch, n = _square_dims(op.inputs[0])
     return [(dtype, batch.concatenate(TensorShape([n, n])))]
 
 
 def _inverse_kernel(ctx: Any, attrs: dict) -> Any:
     xp, dtype = ctx.xp, attrs["T"]
-    inv = _lapack(xp, xp.linalg.inv, dtype)
+    inv = lapack(xp, xp.linalg.inv, dtype)
     if attrs["adjoint"]:
-        adj = _matrix_t(xp, dtype, True)
+        adj = matrix_t(xp, dtype, True)
         return lambda x: inv(adj(x))
     return inv
 
@@ -97,14 +97,14 @@ def matrix_inverse(input: Any, adjoint: bool = False, name: str | None = None) -
 
 
 def _infer_det(op: Operation) -> list:
-    dtype = _require_dtype(op, is_float, "float or complex")
+    dtype = require_dtype(op, is_float, "float or complex")
     batch, _ = _square_dims(op.inputs[0])
     return [(dtype, batch)]
 
 
 def _det_kernel(ctx: Any, attrs: dict) -> Any:
     xp = ctx.xp
-    det = _lapack(xp, xp.linalg.det, attrs["T"])
+    det = lapack(xp, xp.linalg.det, attrs["T"])
     asarray = xp.asarray
     return lambda x: asarray(det(x))  # numpy returns a scalar for one matrix
 
@@ -126,21 +126,21 @@ def matrix_determinant(input: Any, name: str | None = None) -> Tensor:
 
 
 def _infer_solve(op: Operation) -> list:
-    dtype = _require_dtype(op, is_float, "float or complex")
+    dtype = require_dtype(op, is_float, "float or complex")
     matrix, rhs = op.inputs
     _, n = _square_dims(matrix)
-    drhs = _require_rank_at_least(rhs, 2)
+    drhs = require_rank_at_least(rhs, 2)
     m, k = drhs[-2:] if drhs is not None else (None, None)
-    _check_equal_dims(n, m)
-    batch = _broadcast_batch(matrix, rhs, 2, 2)
-    return [(dtype, batch.concatenate(TensorShape([_merge_dim(n, m), k])))]
+    check_equal_dims(n, m)
+    batch = broadcast_batch(matrix, rhs, 2, 2)
+    return [(dtype, batch.concatenate(TensorShape([merge_dim(n, m), k])))]
 
 
 def _solve_kernel(ctx: Any, attrs: dict) -> Any:
     xp, dtype = ctx.xp, attrs["T"]
-    solve = _lapack(xp, xp.linalg.solve, dtype)
+    solve = lapack(xp, xp.linalg.solve, dtype)
     if attrs["adjoint"]:
-        adj = _matrix_t(xp, dtype, True)
+        adj = matrix_t(xp, dtype, True)
         return lambda a, b: solve(adj(a), b)
     return solve
 
@@ -174,7 +174,7 @@ def matrix_solve(matrix: Any, rhs: Any, adjoint: bool = False, name: str | None 
 
 def _cholesky_kernel(ctx: Any, attrs: dict) -> Any:
     # LAPACK potrf on the lower triangle, as TF (the upper triangle is never read).
-    return _lapack(ctx.xp, ctx.xp.linalg.cholesky, attrs["T"])
+    return lapack(ctx.xp, ctx.xp.linalg.cholesky, attrs["T"])
 
 
 def _cholesky_grad(op: Operation, grad: Tensor) -> list:

@@ -28,13 +28,13 @@ from . import array as array_ops
 from . import math as math_ops
 from .build import apply_op, convert_inputs
 from .constant import constant
-from .linalg_einsum import _MAX_CACHED_SHAPES, _require_rank_at_least
+from .linalg_einsum import MAX_CACHED_SHAPES, require_rank_at_least
 
 
 # --- diagonals and bands ----------------------------------------------------------------
 def _infer_matrix_diag(op: Operation) -> list:
     x = op.inputs[0]
-    dims = _require_rank_at_least(x, 1)
+    dims = require_rank_at_least(x, 1)
     if dims is None:
         return [(x.dtype, TensorShape(None))]
     return [(x.dtype, TensorShape([*dims, dims[-1]]))]
@@ -88,7 +88,7 @@ def matrix_diag(
 
 def _infer_matrix_diag_part(op: Operation) -> list:
     x = op.inputs[0]
-    dims = _require_rank_at_least(x, 2)
+    dims = require_rank_at_least(x, 2)
     if dims is None:
         return [(x.dtype, TensorShape(None))]
     m, n = dims[-2:]
@@ -180,7 +180,7 @@ def matrix_set_diag(
 
 def _infer_band_part(op: Operation) -> list:
     x = op.inputs[0]
-    _require_rank_at_least(x, 2)
+    require_rank_at_least(x, 2)
     return [(x.dtype, x.shape)]
 
 
@@ -193,7 +193,7 @@ def _band_part_kernel(ctx: Any, attrs: dict) -> Any:
         key = (x.shape[-2:], x.dtype)
         cached = masks.get(key)
         if cached is None:
-            if len(masks) >= _MAX_CACHED_SHAPES:
+            if len(masks) >= MAX_CACHED_SHAPES:
                 masks.clear()
             m, n = x.shape[-2:]
             rows = xp.arange(m).reshape(m, 1)

@@ -8,8 +8,8 @@ through a cached BLAS plan, small ones through numpy's C loop) and ``EinsumDiago
 rank is known, else the einsum ``"...ij->...ji"``). ``parse_equation`` validates an
 equation and makes its output explicit (implicit mode: the labels seen once, sorted).
 
-The shared helpers (``_check_equal_dims``, ``_merge_dim``, ``_require_rank_at_least``,
-``_broadcast_batch``, ``_require_dtype``, ``_lapack``, ``_matrix_t``, ...) live here
+The shared helpers (``check_equal_dims``, ``merge_dim``, ``require_rank_at_least``,
+``broadcast_batch``, ``require_dtype``, ``lapack``, ``matrix_t``, ...) live here
 because einsum is the bottom of the family: ``linalg_matmul``, ``linalg_diag`` and
 ``linalg_decomp`` import them from this module.
 
@@ -53,17 +53,17 @@ _ELLIPSIS = "..."
 
 
 # --- shared static-shape helpers ----------------------------------------------------------
-def _check_equal_dims(a: int | None, b: int | None, what: str = "") -> None:
+def check_equal_dims(a: int | None, b: int | None, what: str = "") -> None:
     if a is not None and b is not None and a != b:
         raise ValueError(f"Dimensions must be equal, but are {a} and {b}{what}")
 
 
-def _merge_dim(a: int | None, b: int | None, what: str = "") -> int | None:
-    _check_equal_dims(a, b, what)
+def merge_dim(a: int | None, b: int | None, what: str = "") -> int | None:
+    check_equal_dims(a, b, what)
     return a if a is not None else b
 
 
-def _require_rank_at_least(t: Tensor, rank: int) -> tuple | None:
+def require_rank_at_least(t: Tensor, rank: int) -> tuple | None:
     dims = t.shape.as_tuple()
     if dims is not None and len(dims) < rank:
         raise ValueError(
@@ -77,7 +77,7 @@ def _batch_shape(t: Tensor, inner: int) -> TensorShape:
     return TensorShape(None) if dims is None else TensorShape(dims[: len(dims) - inner])
 
 
-def _broadcast_batch(a: Tensor, b: Tensor, inner_a: int, inner_b: int) -> TensorShape:
+def broadcast_batch(a: Tensor, b: Tensor, inner_a: int, inner_b: int) -> TensorShape:
     sa, sb = _batch_shape(a, inner_a), _batch_shape(b, inner_b)
     try:
         return broadcast_shapes(sa, sb)
@@ -87,18 +87,18 @@ def _broadcast_batch(a: Tensor, b: Tensor, inner_a: int, inner_b: int) -> Tensor
         ) from None
 
 
-def _require_dtype(op: Operation, check: Any, what: str) -> dtypes.DType:
+def require_dtype(op: Operation, check: Any, what: str) -> dtypes.DType:
     dtype = require_same_dtype(op)
     if not check(dtype):
         raise TypeError(f"'{op.type}' needs {what} inputs, got {dtype.name}")
     return dtype
 
 
-def _is_matmul_dtype(d: dtypes.DType) -> bool:
+def is_matmul_dtype(d: dtypes.DType) -> bool:
     return (d.is_floating or d.is_complex or d.is_integer) and not d.is_bool
 
 
-def _lapack(xp: Any, fn: Any, dtype: dtypes.DType) -> Any:
+def lapack(xp: Any, fn: Any, dtype: dtypes.DType) -> Any:
     """``fn`` for ``dtype``; LAPACK has no half precision, so float16 goes via float32."""
     if dtype == dtypes.float16:
         f16, f32 = xp.float16, xp.float32
@@ -106,7 +106,7 @@ def _lapack(xp: Any, fn: Any, dtype: dtypes.DType) -> Any:
     return fn
 
 
-def _matrix_t(xp: Any, dtype: dtypes.DType, adjoint: bool) -> Any:
+def matrix_t(xp: Any, dtype: dtypes.DType, adjoint: bool) -> Any:
     """The (conjugate, for complex adjoints) transpose of the last two axes."""
     swap = xp.swapaxes
     if adjoint and dtype.is_complex:
@@ -198,7 +198,7 @@ def _spec_dims(spec: str, shape: TensorShape, index: int) -> tuple[list, TensorS
 
 
 def _infer_einsum(op: Operation) -> list:
-    dtype = _require_dtype(op, _is_matmul_dtype, "numeric")
+    dtype = require_dtype(op, is_matmul_dtype, "numeric")
     equation = op.attrs["equation"]
     ins, out = parse_equation(equation, len(op.inputs))
     sizes: dict[str, int | None] = {}
@@ -206,9 +206,7 @@ def _infer_einsum(op: Operation) -> list:
     for i, (spec, t) in enumerate(zip(ins, op.inputs, strict=True)):
         pairs, ell = _spec_dims(spec, t.shape, i)
         for c, d in pairs:
-            sizes[c] = _merge_dim(
-                sizes.get(c), d, f" (label '{c}' of einsum equation '{equation}')"
-            )
+            sizes[c] = merge_dim(sizes.get(c), d, f" (label '{c}' of einsum equation '{equation}')")
         if ell is not None:
             ells.append(ell)
     try:
@@ -240,7 +238,7 @@ def _infer_einsum(op: Operation) -> list:
 _EINSUM_BLAS_THRESHOLD = 1 << 16
 # Kernels cache per-shape plans and masks; a feed whose shape changes every step must
 # not grow them without bound.
-_MAX_CACHED_SHAPES = 64
+MAX_CACHED_SHAPES = 64
 
 
 def _einsum_kernel(ctx: Any, attrs: dict) -> Any:
@@ -282,7 +280,7 @@ def _einsum_kernel(ctx: Any, attrs: dict) -> Any:
         key = tuple(x.shape for x in xs)
         path = plans.get(key)
         if path is None:
-            if len(plans) >= _MAX_CACHED_SHAPES:
+            if len(plans) >= MAX_CACHED_SHAPES:
                 plans.clear()
             path = plans[key] = plan(xs)
         return einsum_(equation, *xs, optimize=path)
@@ -379,7 +377,7 @@ def _diagonal_mask_kernel(ctx: Any, attrs: dict) -> Any:
         key = (x.shape, x.dtype)
         mask = cache.get(key)
         if mask is None:
-            if len(cache) >= _MAX_CACHED_SHAPES:
+            if len(cache) >= MAX_CACHED_SHAPES:
                 cache.clear()
             ndim = x.ndim
             keep = xp.ones((1,) * ndim, dtype=bool)

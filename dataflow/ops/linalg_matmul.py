@@ -25,20 +25,20 @@ from ..framework.scopes import name_scope
 from ..framework.tensor_shape import TensorShape
 from .build import apply_op, convert_inputs
 from .linalg_einsum import (
-    _broadcast_batch,
-    _check_equal_dims,
-    _is_matmul_dtype,
-    _matrix_t,
-    _require_dtype,
-    _require_rank_at_least,
+    broadcast_batch,
+    check_equal_dims,
     einsum,
+    is_matmul_dtype,
+    matrix_t,
     matrix_transpose,
+    require_dtype,
+    require_rank_at_least,
 )
 
 
 # --- MatMul (rank 2) ----------------------------------------------------------------------
 def _infer_matmul(op: Operation) -> list:
-    dtype = _require_dtype(op, _is_matmul_dtype, "numeric")
+    dtype = require_dtype(op, is_matmul_dtype, "numeric")
     a, b = op.inputs
     dims = []
     for t in (a, b):
@@ -49,7 +49,7 @@ def _infer_matmul(op: Operation) -> list:
     (a0, a1), (b0, b1) = dims
     m, k = (a1, a0) if op.attrs["transpose_a"] else (a0, a1)
     k2, n = (b1, b0) if op.attrs["transpose_b"] else (b0, b1)
-    _check_equal_dims(k, k2)
+    check_equal_dims(k, k2)
     return [(dtype, TensorShape([m, n]))]
 
 
@@ -91,22 +91,22 @@ registry.register(registry.OpDef("MatMul", _infer_matmul, _matmul_kernel, _matmu
 
 # --- BatchMatMulV2 (rank >= 2, broadcasting batch dimensions) -----------------------------
 def _infer_batch_matmul(op: Operation) -> list:
-    dtype = _require_dtype(op, _is_matmul_dtype, "numeric")
+    dtype = require_dtype(op, is_matmul_dtype, "numeric")
     a, b = op.inputs
-    da, db = _require_rank_at_least(a, 2), _require_rank_at_least(b, 2)
-    batch = _broadcast_batch(a, b, 2, 2)
+    da, db = require_rank_at_least(a, 2), require_rank_at_least(b, 2)
+    batch = broadcast_batch(a, b, 2, 2)
     a0, a1 = da[-2:] if da is not None else (None, None)
     b0, b1 = db[-2:] if db is not None else (None, None)
     m, k = (a1, a0) if op.attrs["adj_x"] else (a0, a1)
     k2, n = (b1, b0) if op.attrs["adj_y"] else (b0, b1)
-    _check_equal_dims(k, k2)
+    check_equal_dims(k, k2)
     return [(dtype, batch.concatenate(TensorShape([m, n])))]
 
 
 def _batch_matmul_kernel(ctx: Any, attrs: dict) -> Any:
     matmul_ = ctx.xp.matmul
     adj_x, adj_y = attrs["adj_x"], attrs["adj_y"]
-    tx = _matrix_t(ctx.xp, attrs["T"], True)
+    tx = matrix_t(ctx.xp, attrs["T"], True)
     if adj_x and adj_y:
         return lambda a, b: matmul_(tx(a), tx(b))
     if adj_x:

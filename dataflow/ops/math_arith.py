@@ -2,7 +2,7 @@
 gradients (TF1's ``math_ops``, the arithmetic part).
 
 Each op type is one record: shape/dtype rule, kernel (through ``ctx.xp``; most kernels
-are the namespace's ufunc itself, see ``math_compare._ufunc``) and gradient rule side by
+are the namespace's ufunc itself, see ``math_compare.ufunc_kernel``) and gradient rule side by
 side. In file order:
 
 * ``AddN``, the sum of a list of tensors of one shape (the gradient pass sums fan-out
@@ -38,17 +38,17 @@ from ..framework.graph import Operation, Tensor
 from .array import ones_like, zeros_like
 from .build import apply_op
 from .math_compare import (
-    _FLOAT,
-    _NOT_DIFF,
-    _NUMERIC,
-    _check_rule,
-    _operator,
-    _register,
-    _select,
-    _ufunc,
+    FLOAT,
+    NOT_DIFF,
+    NUMERIC,
+    check_rule,
     greater,
     greater_equal,
     less_equal,
+    operator_kernel,
+    register,
+    select,
+    ufunc_kernel,
 )
 from .rules import broadcast, require_same_dtype
 
@@ -154,8 +154,8 @@ def _pow_grad(op: Operation, grad: Tensor) -> list:
     gx = multiply(grad, multiply(y, pow(x, subtract(y, 1))))
     # d(x^y)/dy = x^y log(x), taken as 0 where x <= 0 (as TF does).
     positive = greater(x, 0)
-    safe_x = _select(positive, x, ones_like(x))
-    log_x = _select(positive, log(safe_x), zeros_like(x))
+    safe_x = select(positive, x, ones_like(x))
+    log_x = select(positive, log(safe_x), zeros_like(x))
     gy = multiply(grad, multiply(z, log_x))
     return [gx, gy]
 
@@ -173,7 +173,7 @@ def _minimum_grad(op: Operation, grad: Tensor) -> list:
 def _min_max_grad(x_wins: Tensor, grad: Tensor) -> list:
     """Ties go to ``x``, as in TF."""
     zeros = zeros_like(grad)
-    return [_select(x_wins, grad, zeros), _select(x_wins, zeros, grad)]
+    return [select(x_wins, grad, zeros), select(x_wins, zeros, grad)]
 
 
 def _squared_difference_grad(op: Operation, grad: Tensor) -> list:
@@ -243,22 +243,22 @@ def _div_no_nan_kernel(ctx: Any, attrs: dict) -> Any:
 
 
 _BINARY = [
-    ("AddV2", _operator(operator.add), _add_grad, _NUMERIC, True),
-    ("Sub", _operator(operator.sub), _sub_grad, _NUMERIC, True),
-    ("Mul", _operator(operator.mul), _mul_grad, _NUMERIC, True),
-    ("RealDiv", _ufunc("true_divide"), _real_div_grad, _FLOAT, False),
-    ("DivNoNan", _div_no_nan_kernel, _div_no_nan_grad, _FLOAT, False),
-    ("FloorDiv", _dividing("floor_divide"), registry.NOT_DIFFERENTIABLE, _NUMERIC, True),
-    ("FloorMod", _dividing("mod"), _floor_mod_grad, _NUMERIC, True),
-    ("TruncateDiv", _truncate_div_kernel, registry.NOT_DIFFERENTIABLE, _NUMERIC, True),
-    ("TruncateMod", _dividing("fmod"), _truncate_mod_grad, _NUMERIC, True),
-    ("Pow", _ufunc("power"), _pow_grad, _NUMERIC, False),
-    ("Maximum", _ufunc("maximum"), _maximum_grad, _NUMERIC, True),
-    ("Minimum", _ufunc("minimum"), _minimum_grad, _NUMERIC, True),
-    ("SquaredDifference", _squared_difference_kernel, _squared_difference_grad, _NUMERIC, False),
+    ("AddV2", operator_kernel(operator.add), _add_grad, NUMERIC, True),
+    ("Sub", operator_kernel(operator.sub), _sub_grad, NUMERIC, True),
+    ("Mul", operator_kernel(operator.mul), _mul_grad, NUMERIC, True),
+    ("RealDiv", ufunc_kernel("true_divide"), _real_div_grad, FLOAT, False),
+    ("DivNoNan", _div_no_nan_kernel, _div_no_nan_grad, FLOAT, False),
+    ("FloorDiv", _dividing("floor_divide"), registry.NOT_DIFFERENTIABLE, NUMERIC, True),
+    ("FloorMod", _dividing("mod"), _floor_mod_grad, NUMERIC, True),
+    ("TruncateDiv", _truncate_div_kernel, registry.NOT_DIFFERENTIABLE, NUMERIC, True),
+    ("TruncateMod", _dividing("fmod"), _truncate_mod_grad, NUMERIC, True),
+    ("Pow", ufunc_kernel("power"), _pow_grad, NUMERIC, False),
+    ("Maximum", ufunc_kernel("maximum"), _maximum_grad, NUMERIC, True),
+    ("Minimum", ufunc_kernel("minimum"), _minimum_grad, NUMERIC, True),
+    ("SquaredDifference", _squared_difference_kernel, _squared_difference_grad, NUMERIC, False),
 ]
 for _type, _kernel, _grad, _dtypes, _fold in _BINARY:
-    _register(_type, _check_rule(*_dtypes), _kernel, _grad, foldable=_fold)
+    register(_type, check_rule(*_dtypes), _kernel, _grad, foldable=_fold)
 # Elementwise two-input ops: their output has the broadcast shape of their inputs.
 BINARY_ELEMENTWISE = frozenset(entry[0] for entry in _BINARY)
 
@@ -459,29 +459,29 @@ def _erf_kernel(ctx: Any, attrs: dict) -> Any:
 
 
 _UNARY = [
-    ("Neg", _operator(operator.neg), _neg_grad, _NUMERIC, True),
-    ("Abs", _ufunc("abs"), _abs_grad, _NUMERIC, True),
-    ("Sign", _ufunc("sign"), _sign_grad, _NUMERIC, True),
-    ("Square", _ufunc("square"), _square_grad, _NUMERIC, True),
-    ("Sqrt", _ufunc("sqrt"), _sqrt_grad, _FLOAT, False),
-    ("Rsqrt", _rsqrt_kernel, _rsqrt_grad, _FLOAT, False),
-    ("Exp", _ufunc("exp"), _exp_grad, _FLOAT, False),
-    ("Expm1", _ufunc("expm1"), _expm1_grad, _FLOAT, False),
-    ("Log", _ufunc("log"), _log_grad, _FLOAT, False),
-    ("Log1p", _ufunc("log1p"), _log1p_grad, _FLOAT, False),
-    ("Sin", _ufunc("sin"), _sin_grad, _FLOAT, False),
-    ("Cos", _ufunc("cos"), _cos_grad, _FLOAT, False),
-    ("Tan", _ufunc("tan"), _tan_grad, _FLOAT, False),
-    ("Tanh", _ufunc("tanh"), _tanh_grad, _FLOAT, False),
-    ("Sigmoid", _sigmoid_kernel, _sigmoid_grad, _FLOAT, False),
-    ("Erf", _erf_kernel, _erf_grad, _FLOAT, False),
-    ("Floor", _ufunc("floor"), _NOT_DIFF, _FLOAT, True),
-    ("Ceil", _ufunc("ceil"), _NOT_DIFF, _FLOAT, True),
-    ("Round", _ufunc("round"), _NOT_DIFF, _NUMERIC, True),
-    ("Reciprocal", _ufunc("reciprocal"), _reciprocal_grad, _FLOAT, False),
+    ("Neg", operator_kernel(operator.neg), _neg_grad, NUMERIC, True),
+    ("Abs", ufunc_kernel("abs"), _abs_grad, NUMERIC, True),
+    ("Sign", ufunc_kernel("sign"), _sign_grad, NUMERIC, True),
+    ("Square", ufunc_kernel("square"), _square_grad, NUMERIC, True),
+    ("Sqrt", ufunc_kernel("sqrt"), _sqrt_grad, FLOAT, False),
+    ("Rsqrt", _rsqrt_kernel, _rsqrt_grad, FLOAT, False),
+    ("Exp", ufunc_kernel("exp"), _exp_grad, FLOAT, False),
+    ("Expm1", ufunc_kernel("expm1"), _expm1_grad, FLOAT, False),
+    ("Log", ufunc_kernel("log"), _log_grad, FLOAT, False),
+    ("Log1p", ufunc_kernel("log1p"), _log1p_grad, FLOAT, False),
+    ("Sin", ufunc_kernel("sin"), _sin_grad, FLOAT, False),
+    ("Cos", ufunc_kernel("cos"), _cos_grad, FLOAT, False),
+    ("Tan", ufunc_kernel("tan"), _tan_grad, FLOAT, False),
+    ("Tanh", ufunc_kernel("tanh"), _tanh_grad, FLOAT, False),
+    ("Sigmoid", _sigmoid_kernel, _sigmoid_grad, FLOAT, False),
+    ("Erf", _erf_kernel, _erf_grad, FLOAT, False),
+    ("Floor", ufunc_kernel("floor"), NOT_DIFF, FLOAT, True),
+    ("Ceil", ufunc_kernel("ceil"), NOT_DIFF, FLOAT, True),
+    ("Round", ufunc_kernel("round"), NOT_DIFF, NUMERIC, True),
+    ("Reciprocal", ufunc_kernel("reciprocal"), _reciprocal_grad, FLOAT, False),
 ]
 for _type, _kernel, _grad, _dtypes, _fold in _UNARY:
-    _register(_type, _check_rule(*_dtypes), _kernel, _grad, foldable=_fold)
+    register(_type, check_rule(*_dtypes), _kernel, _grad, foldable=_fold)
 # Elementwise one-input ops: their output has their input's shape.
 UNARY_ELEMENTWISE = frozenset(entry[0] for entry in _UNARY)
 

@@ -17,10 +17,10 @@ the reduction gradients (``math_reduce``) are built from ``Select``, ``Cast`` an
 comparisons, and nothing here needs arithmetic, so those modules import this one and
 not the other way round.
 
-The shared helpers: ``_check_rule(check, what)`` is the elementwise shape/dtype rule
+The shared helpers: ``check_rule(check, what)`` is the elementwise shape/dtype rule
 (inputs share one dtype accepted by ``check``, no promotion as in TF1, shapes broadcast
-as in numpy); ``_ufunc(name)`` is a kernel factory returning ``ctx.xp.<name>`` itself,
-so the executor calls the ufunc with no wrapper; ``_register`` makes the record.
+as in numpy); ``ufunc_kernel(name)`` is a kernel factory returning ``ctx.xp.<name>`` itself,
+so the executor calls the ufunc with no wrapper; ``register`` makes the record.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from .rules import broadcast, is_bool, is_float, is_int_or_float, require_same_d
 
 
 # --- shared helpers --------------------------------------------------------------------
-def _check_rule(
+def check_rule(
     check: Callable[[dtypes.DType], bool] | None, what: str, out_dtype: dtypes.DType | None = None
 ) -> Callable[[Operation], list]:
     """Elementwise rule: inputs share a dtype accepted by ``check``; numpy broadcasting."""
@@ -55,7 +55,7 @@ def _check_rule(
     return rule
 
 
-def _ufunc(name: str) -> Callable[[Any, dict], Any]:
+def ufunc_kernel(name: str) -> Callable[[Any, dict], Any]:
     """Kernel factory returning the namespace's ufunc itself (no per-call wrapper)."""
 
     def factory(ctx: Any, attrs: dict) -> Any:
@@ -65,7 +65,7 @@ def _ufunc(name: str) -> Callable[[Any, dict], Any]:
     return factory
 
 
-def _operator(fn: Callable) -> Callable[[Any, dict], Any]:
+def operator_kernel(fn: Callable) -> Callable[[Any, dict], Any]:
     """Kernel factory returning a Python operator (``operator.mul``) in place of its ufunc.
 
     On arrays ``a * b`` is ``multiply(a, b)``; on the numpy scalars a scalar loss is
@@ -80,15 +80,15 @@ def _operator(fn: Callable) -> Callable[[Any, dict], Any]:
     return factory
 
 
-def _register(
+def register(
     op_type: str, infer: Callable, kernel: Callable, grad: Any, foldable: bool = False
 ) -> None:
     registry.register(registry.OpDef(op_type, infer, kernel, grad, foldable=foldable))
 
 
-_NUMERIC = (is_int_or_float, "integer or floating-point")
-_FLOAT = (is_float, "floating-point")
-_NOT_DIFF = registry.NOT_DIFFERENTIABLE
+NUMERIC = (is_int_or_float, "integer or floating-point")
+FLOAT = (is_float, "floating-point")
+NOT_DIFF = registry.NOT_DIFFERENTIABLE
 
 
 # --- comparisons, logical ops, float classification ------------------------------------
@@ -97,24 +97,24 @@ def _is_comparable(d: dtypes.DType) -> bool:
 
 
 for _type, _ufunc_name, _dtypes in [
-    ("Less", "less", _NUMERIC),
-    ("LessEqual", "less_equal", _NUMERIC),
-    ("Greater", "greater", _NUMERIC),
-    ("GreaterEqual", "greater_equal", _NUMERIC),
+    ("Less", "less", NUMERIC),
+    ("LessEqual", "less_equal", NUMERIC),
+    ("Greater", "greater", NUMERIC),
+    ("GreaterEqual", "greater_equal", NUMERIC),
     ("Equal", "equal", (_is_comparable, "numeric or bool")),
     ("NotEqual", "not_equal", (_is_comparable, "numeric or bool")),
     ("LogicalAnd", "logical_and", (is_bool, "bool")),
     ("LogicalOr", "logical_or", (is_bool, "bool")),
     ("LogicalNot", "logical_not", (is_bool, "bool")),
-    ("IsNan", "isnan", _FLOAT),
-    ("IsInf", "isinf", _FLOAT),
-    ("IsFinite", "isfinite", _FLOAT),
+    ("IsNan", "isnan", FLOAT),
+    ("IsInf", "isinf", FLOAT),
+    ("IsFinite", "isfinite", FLOAT),
 ]:
-    _register(
+    register(
         _type,
-        _check_rule(*_dtypes, out_dtype=dtypes.bool),
-        _ufunc(_ufunc_name),
-        _NOT_DIFF,
+        check_rule(*_dtypes, out_dtype=dtypes.bool),
+        ufunc_kernel(_ufunc_name),
+        NOT_DIFF,
         foldable=True,
     )
 
@@ -227,13 +227,13 @@ def _select_grad(op: Operation, grad: Tensor) -> list:
     c = op.inputs[0]
     zeros = zeros_like(grad)
     rowwise = op.attrs["rowwise"]
-    return [None, _select(c, grad, zeros, rowwise), _select(c, zeros, grad, rowwise)]
+    return [None, select(c, grad, zeros, rowwise), select(c, zeros, grad, rowwise)]
 
 
-_register("Select", _infer_select, _select_kernel, _select_grad, foldable=True)
+register("Select", _infer_select, _select_kernel, _select_grad, foldable=True)
 
 
-def _select(
+def select(
     condition: Tensor, x: Tensor, y: Tensor, rowwise: bool = False, name: str | None = None
 ) -> Tensor:
     return apply_op("Select", [condition, x, y], {"rowwise": rowwise}, name=name)
@@ -249,7 +249,7 @@ def _where_kernel(ctx: Any, attrs: dict) -> Any:
     return lambda c: xp.asarray(xp.argwhere(c), dtype=xp.int64)
 
 
-_register("Where", _infer_where, _where_kernel, _NOT_DIFF)
+register("Where", _infer_where, _where_kernel, NOT_DIFF)
 
 
 def _select_inputs(condition: Any, x: Any, y: Any) -> tuple[Tensor, Tensor, Tensor]:
@@ -279,7 +279,7 @@ def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None)
     c, x, y = _select_inputs(condition, x, y)
     ranks = [t.shape.rank for t in (x, y)]
     rowwise = c.shape.rank == 1 and all(r is not None and r > 1 for r in ranks)
-    return _select(c, x, y, rowwise, name=name)
+    return select(c, x, y, rowwise, name=name)
 
 
 def where_v2(condition: Any, x: Any = None, y: Any = None, name: str | None = None) -> Tensor:
@@ -289,7 +289,7 @@ def where_v2(condition: Any, x: Any = None, y: Any = None, name: str | None = No
     if x is None or y is None:
         raise ValueError("x and y must both be non-None or both be None.")
     c, x, y = _select_inputs(condition, x, y)
-    return _select(c, x, y, False, name=name)
+    return select(c, x, y, False, name=name)
 
 
 # --- Cast ------------------------------------------------------------------------------
@@ -319,7 +319,7 @@ def _cast_grad(op: Operation, grad: Tensor) -> list:
     return [None]
 
 
-_register("Cast", _infer_cast, _cast_kernel, _cast_grad, foldable=True)
+register("Cast", _infer_cast, _cast_kernel, _cast_grad, foldable=True)
 
 
 def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:

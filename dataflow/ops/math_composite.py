@@ -46,7 +46,6 @@ from .math_arith import (
     subtract,
 )
 from .math_compare import (
-    _select,
     cast,
     greater,
     greater_equal,
@@ -58,8 +57,9 @@ from .math_compare import (
     logical_or,
     logical_xor,
     not_equal,
+    select,
 )
-from .math_reduce import _axis_tensor, _pick, reduce_max, reduce_mean, reduce_sum
+from .math_reduce import axis_tensor, pick, reduce_max, reduce_mean, reduce_sum
 from .rules import is_float
 
 
@@ -148,13 +148,13 @@ def reduce_logsumexp(
     The maximum is subtracted before ``exp`` (and treated as a constant for the
     gradient, which is the softmax of the input). Arguments as in ``reduce_sum``.
     """
-    axis = _pick(axis, reduction_indices, "axis", "reduction_indices")
-    keepdims = bool(_pick(keepdims, keep_dims, "keepdims", "keep_dims"))
+    axis = pick(axis, reduction_indices, "axis", "reduction_indices")
+    keepdims = bool(pick(keepdims, keep_dims, "keepdims", "keep_dims"))
     with name_scope(name, "ReduceLogSumExp", [input_tensor]) as scope:
         x = convert_to_tensor(input_tensor)
-        axes = _axis_tensor(axis)
+        axes = axis_tensor(axis)
         raw_max = reduce_max(x, axes, keepdims=True)
-        shift = stop_gradient(_select(is_finite(raw_max), raw_max, zeros_like(raw_max)))
+        shift = stop_gradient(select(is_finite(raw_max), raw_max, zeros_like(raw_max)))
         result = log(reduce_sum(exp(subtract(x, shift)), axes, keepdims=keepdims))
         if not keepdims:  # drop the kept length-1 dims of the shift
             shift = reduce_sum(shift, axes)
@@ -169,7 +169,7 @@ def reduce_variance(
         x = convert_to_tensor(input_tensor)
         if not is_float(x.dtype):
             raise TypeError(f"reduce_variance needs a floating-point input, got {x.dtype.name}")
-        axes = _axis_tensor(axis)
+        axes = axis_tensor(axis)
         means = reduce_mean(x, axes, keepdims=True)
         return reduce_mean(square(subtract(x, means)), axes, keepdims=keepdims, name=scope)
 
@@ -193,9 +193,9 @@ def count_nonzero(
     input: Any = None,
 ) -> Tensor:
     """Counts the nonzero elements along ``axis`` (as ``dtype``, default int64)."""
-    input_tensor = _pick(input_tensor, input, "input_tensor", "input")
-    axis = _pick(axis, reduction_indices, "axis", "reduction_indices")
-    keepdims = bool(_pick(keepdims, keep_dims, "keepdims", "keep_dims"))
+    input_tensor = pick(input_tensor, input, "input_tensor", "input")
+    axis = pick(axis, reduction_indices, "axis", "reduction_indices")
+    keepdims = bool(pick(keepdims, keep_dims, "keepdims", "keep_dims"))
     with name_scope(name, "count_nonzero", [input_tensor]):
         x = convert_to_tensor(input_tensor)
         nonzero = not_equal(x, False if x.dtype.is_bool else 0)

@@ -39,7 +39,7 @@ from .array import shape as _shape_op
 from .build import apply_op
 from .constant import constant
 from .math_arith import BINARY_ELEMENTWISE, UNARY_ELEMENTWISE, multiply, realdiv
-from .math_compare import _NOT_DIFF, _register, _select, cast, equal, logical_and
+from .math_compare import NOT_DIFF, cast, equal, logical_and, register, select
 from .rules import is_bool, is_int_or_float
 
 
@@ -321,13 +321,13 @@ def _prod_grad(op: Operation, grad: Tensor) -> list:
     keep = op.attrs["keep_dims"]
     is_zero = equal(x, 0)
     zeros = zeros_like(x)
-    safe_x = _select(is_zero, ones_like(x), x)
+    safe_x = select(is_zero, ones_like(x), x)
     zero_count = _unreduce(reduce_sum(cast(is_zero, x.dtype), axes, keepdims=keep), op)
     nonzero_prod = _unreduce(reduce_prod(safe_x, axes, keepdims=keep), op)
-    others = _select(
+    others = select(
         equal(zero_count, 0),
         realdiv(nonzero_prod, safe_x),
-        _select(logical_and(equal(zero_count, 1), is_zero), nonzero_prod, zeros),
+        select(logical_and(equal(zero_count, 1), is_zero), nonzero_prod, zeros),
     )
     return _with_axes(op, multiply(_unreduce(grad, op), others))
 
@@ -339,10 +339,10 @@ for _type, _kernel, _grad, _dtypes, _fold in [
     ("Prod", _reduction_kernel("prod", pass_dtype=True), _prod_grad, _NUMERIC_REDUCE, True),
     ("Max", _reduction_kernel("max"), _min_or_max_grad, _NUMERIC_REDUCE, True),
     ("Min", _reduction_kernel("min"), _min_or_max_grad, _NUMERIC_REDUCE, True),
-    ("All", _reduction_kernel("all"), _NOT_DIFF, (is_bool, "bool"), True),
-    ("Any", _reduction_kernel("any"), _NOT_DIFF, (is_bool, "bool"), True),
+    ("All", _reduction_kernel("all"), NOT_DIFF, (is_bool, "bool"), True),
+    ("Any", _reduction_kernel("any"), NOT_DIFF, (is_bool, "bool"), True),
 ]:
-    _register(_type, _reduction_rule(*_dtypes), _kernel, _grad, foldable=_fold)
+    register(_type, _reduction_rule(*_dtypes), _kernel, _grad, foldable=_fold)
 
 
 # --- sums of squares: fused by the plan compiler (runtime/fusion.py) ----------------------
@@ -386,16 +386,14 @@ def _made_by_fusion(op: Operation) -> list:
     raise TypeError(f"'{op.type}' is made by the plan compiler's fusion pass, not built in graphs")
 
 
-_register(
+register(
     "SumOfSquares",
     _made_by_fusion,
     _reduce_of_squares_kernel(_reduction_kernel("sum", pass_dtype=True), False),
-    _NOT_DIFF,
+    NOT_DIFF,
     foldable=True,
 )
-_register(
-    "MeanOfSquares", _made_by_fusion, _reduce_of_squares_kernel(_mean_kernel, True), _NOT_DIFF
-)
+register("MeanOfSquares", _made_by_fusion, _reduce_of_squares_kernel(_mean_kernel, True), NOT_DIFF)
 registry.register_fusion("Square", "Sum", "SumOfSquares")
 registry.register_fusion("Square", "Mean", "MeanOfSquares")
 
@@ -456,7 +454,7 @@ def _broadcast_reduced_grad(op: Operation, grad: Tensor) -> list:
 
 # The adjoint of a reduction (like XLA's broadcast_in_dim): re-inserts the reduced
 # dimensions (unless the reduction kept them) and broadcasts to the input's shape.
-_register(
+register(
     "BroadcastReduced",
     _infer_broadcast_reduced,
     _broadcast_reduced_kernel,
@@ -465,7 +463,7 @@ _register(
 )
 
 
-def _pick(new: Any, old: Any, new_name: str, old_name: str) -> Any:
+def pick(new: Any, old: Any, new_name: str, old_name: str) -> Any:
     if old is not None:
         if new is not None:
             raise ValueError(f"Cannot specify both '{new_name}' and '{old_name}'.")
@@ -473,7 +471,7 @@ def _pick(new: Any, old: Any, new_name: str, old_name: str) -> Any:
     return new
 
 
-def _axis_tensor(axis: Any) -> Tensor | None:
+def axis_tensor(axis: Any) -> Tensor | None:
     if axis is None or isinstance(axis, Tensor):
         return axis
     value = np.asarray(axis)
@@ -495,10 +493,10 @@ def _reduce(
     reduction_indices: Any,
     keep_dims: Any,
 ) -> Tensor:
-    axis = _pick(axis, reduction_indices, "axis", "reduction_indices")
-    keepdims = bool(_pick(keepdims, keep_dims, "keepdims", "keep_dims"))
+    axis = pick(axis, reduction_indices, "axis", "reduction_indices")
+    keepdims = bool(pick(keepdims, keep_dims, "keepdims", "keep_dims"))
     x = convert_to_tensor(input_tensor)
-    axes = _axis_tensor(axis)
+    axes = axis_tensor(axis)
     inputs = [x] if axes is None else [x, axes]
     return apply_op(op_type, inputs, {"keep_dims": keepdims}, name=name)
 
@@ -647,8 +645,8 @@ def _arg_reduce_kernel(fn_name: str) -> Callable:
     return factory
 
 
-_register("ArgMax", _infer_arg_reduce, _arg_reduce_kernel("argmax"), _NOT_DIFF)
-_register("ArgMin", _infer_arg_reduce, _arg_reduce_kernel("argmin"), _NOT_DIFF)
+register("ArgMax", _infer_arg_reduce, _arg_reduce_kernel("argmax"), NOT_DIFF)
+register("ArgMin", _infer_arg_reduce, _arg_reduce_kernel("argmin"), NOT_DIFF)
 
 
 def _arg_reduce(
@@ -659,14 +657,14 @@ def _arg_reduce(
     dimension: Any,
     output_type: Any,
 ) -> Tensor:
-    axis = _pick(axis, dimension, "axis", "dimension")
+    axis = pick(axis, dimension, "axis", "dimension")
     if axis is None:
         axis = 0
     out = dtypes.as_dtype(output_type)
     if out not in (dtypes.int32, dtypes.int64):
         raise TypeError(f"output_type of {op_type} must be int32 or int64, got {out.name}")
     return apply_op(
-        op_type, [convert_to_tensor(input), _axis_tensor(axis)], {"output_type": out}, name=name
+        op_type, [convert_to_tensor(input), axis_tensor(axis)], {"output_type": out}, name=name
     )
 
 
@@ -739,7 +737,7 @@ def _cumsum_grad(op: Operation, grad: Tensor) -> list:
     ]
 
 
-_register("Cumsum", _infer_cumsum, _cumsum_kernel, _cumsum_grad)
+register("Cumsum", _infer_cumsum, _cumsum_kernel, _cumsum_grad)
 
 
 def cumsum(
@@ -752,7 +750,7 @@ def cumsum(
     """
     return apply_op(
         "Cumsum",
-        [convert_to_tensor(x), _axis_tensor(axis)],
+        [convert_to_tensor(x), axis_tensor(axis)],
         {"exclusive": bool(exclusive), "reverse": bool(reverse)},
         name=name,
     )

@@ -49,7 +49,7 @@ from .rules import require_float
 # --- attribute normalization (build time) ------------------------------------------------
 
 
-def _spatial_list(value: Any, name: str, data_format: str, default: int | None = None) -> list[int]:
+def spatial_list(value: Any, name: str, data_format: str, default: int | None = None) -> list[int]:
     """TF1's int-or-list form of strides/dilations/ksize as a 4-list in data_format."""
     if value is None:
         if default is None:
@@ -75,7 +75,7 @@ def _spatial_list(value: Any, name: str, data_format: str, default: int | None =
     return [1, hw[0], hw[1], 1] if data_format == "NHWC" else [1, 1, hw[0], hw[1]]
 
 
-def _padding_attrs(padding: Any, data_format: str) -> tuple[str, tuple]:
+def padding_attrs(padding: Any, data_format: str) -> tuple[str, tuple]:
     """('SAME'|'VALID', ()) or ('EXPLICIT', ((top, bottom), (left, right)))."""
     if isinstance(padding, str):
         mode = padding.upper()
@@ -95,7 +95,7 @@ def _padding_attrs(padding: Any, data_format: str) -> tuple[str, tuple]:
     return "EXPLICIT", tuple(hw)
 
 
-def _data_format(data_format: Any) -> str:
+def normalize_data_format(data_format: Any) -> str:
     fmt = (data_format or "NHWC").upper()
     if fmt not in ("NHWC", "NCHW"):
         raise ValueError(f"data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
@@ -103,7 +103,7 @@ def _data_format(data_format: Any) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class _Params:
+class Params:
     """Spatial parameters of one op: kernel-independent numbers in NHWC terms."""
 
     sh: int
@@ -115,11 +115,11 @@ class _Params:
     nchw: bool
 
 
-def _params(attrs: dict) -> _Params:
+def params(attrs: dict) -> Params:
     nchw = attrs["data_format"] == "NCHW"
     h, w = (2, 3) if nchw else (1, 2)
     strides, dil = attrs["strides"], attrs.get("dilations", [1, 1, 1, 1])
-    return _Params(
+    return Params(
         strides[h],
         strides[w],
         dil[h],
@@ -131,18 +131,18 @@ def _params(attrs: dict) -> _Params:
 
 
 @overload
-def _out_and_pads(
+def out_and_pads(
     size: int, k: int, stride: int, dilation: int, padding: str, explicit: tuple | None
 ) -> tuple[int, int, int]: ...
 
 
 @overload
-def _out_and_pads(
+def out_and_pads(
     size: None, k: int, stride: int, dilation: int, padding: str, explicit: tuple | None
 ) -> tuple[None, int, int]: ...
 
 
-def _out_and_pads(
+def out_and_pads(
     size: int | None, k: int, stride: int, dilation: int, padding: str, explicit: tuple | None
 ) -> tuple[int | None, int, int]:
     """(output size, pad before, pad after) of one spatial dimension (module doc)."""
@@ -171,7 +171,7 @@ def _out_and_pads(
 
 
 @dataclass(frozen=True, slots=True)
-class _Geometry:
+class WindowGeometry:
     """Everything a kernel needs for one NHWC input shape and one kernel size."""
 
     n: int
@@ -185,18 +185,18 @@ class _Geometry:
     pads: tuple  # (top, bottom, left, right)
 
 
-def _geometry(p: _Params, nhwc: tuple, kh: int, kw: int) -> _Geometry:
+def _geometry(p: Params, nhwc: tuple, kh: int, kw: int) -> WindowGeometry:
     n, h, w, c = nhwc
-    ho, pt, pb = _out_and_pads(h, kh, p.sh, p.dh, p.padding, p.explicit[0] if p.explicit else None)
-    wo, pl, pr = _out_and_pads(w, kw, p.sw, p.dw, p.padding, p.explicit[1] if p.explicit else None)
-    return _Geometry(n, h, w, c, kh, kw, ho, wo, (pt, pb, pl, pr))
+    ho, pt, pb = out_and_pads(h, kh, p.sh, p.dh, p.padding, p.explicit[0] if p.explicit else None)
+    wo, pl, pr = out_and_pads(w, kw, p.sw, p.dw, p.padding, p.explicit[1] if p.explicit else None)
+    return WindowGeometry(n, h, w, c, kh, kw, ho, wo, (pt, pb, pl, pr))
 
 
-def _geometry_cache(p: _Params) -> Any:
+def geometry_cache(p: Params) -> Any:
     """A per-kernel memo of geometries by (input shape, kernel size)."""
     cache: dict = {}
 
-    def get(nhwc: tuple, kh: int, kw: int) -> _Geometry:
+    def get(nhwc: tuple, kh: int, kw: int) -> WindowGeometry:
         key = (nhwc, kh, kw)
         g = cache.get(key)
         if g is None:
@@ -209,27 +209,27 @@ def _geometry_cache(p: _Params) -> Any:
 # --- kernel helpers (run time; every array call goes through ``xp``) -----------------------
 
 
-def _to_nhwc(xp: Any, x: Any, nchw: bool) -> Any:
+def to_nhwc(xp: Any, x: Any, nchw: bool) -> Any:
     return xp.moveaxis(x, 1, 3) if nchw else x
 
 
-def _from_nhwc(xp: Any, x: Any, nchw: bool) -> Any:
+def from_nhwc(xp: Any, x: Any, nchw: bool) -> Any:
     return xp.ascontiguousarray(xp.moveaxis(x, 3, 1)) if nchw else x
 
 
-def _sizes_nhwc(sizes: Any, nchw: bool) -> tuple:
+def sizes_nhwc(sizes: Any, nchw: bool) -> tuple:
     s = tuple(int(d) for d in sizes)
     return (s[0], s[2], s[3], s[1]) if nchw else s
 
 
-def _pad(xp: Any, x: Any, g: _Geometry, fill: Any = 0) -> Any:
+def pad_window(xp: Any, x: Any, g: WindowGeometry, fill: Any = 0) -> Any:
     pt, pb, pl, pr = g.pads
     if not (pt or pb or pl or pr):
         return x
     return xp.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)), mode="constant", constant_values=fill)
 
 
-def _windows(xp: Any, xpad: Any, g: _Geometry, p: _Params) -> Any:
+def _windows(xp: Any, xpad: Any, g: WindowGeometry, p: Params) -> Any:
     """The read-only (N, Ho, Wo, KH, KW, C) window view of a padded NHWC array."""
     s0, s1, s2, s3 = xpad.strides
     return xp.lib.stride_tricks.as_strided(
@@ -239,7 +239,7 @@ def _windows(xp: Any, xpad: Any, g: _Geometry, p: _Params) -> Any:
     )
 
 
-def _offset_slices(g: _Geometry, p: _Params) -> list[tuple]:
+def offset_slices(g: WindowGeometry, p: Params) -> list[tuple]:
     """For each kernel offset (i, j), the slice of the padded input it touches."""
     out = []
     for i in range(g.kh):
@@ -250,26 +250,26 @@ def _offset_slices(g: _Geometry, p: _Params) -> list[tuple]:
     return out
 
 
-def _padded_zeros(xp: Any, g: _Geometry, dtype: Any) -> Any:
+def padded_zeros(xp: Any, g: WindowGeometry, dtype: Any) -> Any:
     pt, pb, pl, pr = g.pads
     return xp.zeros((g.n, g.h + pt + pb, g.w + pl + pr, g.c), dtype=dtype)
 
 
-def _crop(dpad: Any, g: _Geometry) -> Any:
+def crop(dpad: Any, g: WindowGeometry) -> Any:
     pt, _, pl, _ = g.pads
     if dpad.shape[1:3] == (g.h, g.w):
         return dpad
     return dpad[:, pt : pt + g.h, pl : pl + g.w, :]
 
 
-def _shape_of(t: Tensor) -> Tensor:
+def shape_of(t: Tensor) -> Tensor:
     """A tensor's shape as an int32 tensor: a constant when statically known."""
     if t.shape.is_fully_defined():
         return constant(t.shape.as_list(), dtype=dtypes.int32)
     return shape_op(t)
 
 
-def _nhwc_dims(t: Tensor, nchw: bool, what: str) -> list:
+def nhwc_dims(t: Tensor, nchw: bool, what: str) -> list:
     if t.shape.rank is None:
         return [None] * 4
     if t.shape.rank != 4:
@@ -278,7 +278,7 @@ def _nhwc_dims(t: Tensor, nchw: bool, what: str) -> list:
     return [d[0], d[2], d[3], d[1]] if nchw else d
 
 
-def _format_shape(nhwc: Sequence, nchw: bool) -> TensorShape:
+def format_shape(nhwc: Sequence, nchw: bool) -> TensorShape:
     n, h, w, c = nhwc
     return TensorShape([n, c, h, w] if nchw else [n, h, w, c])
 
@@ -292,7 +292,7 @@ def _static_sizes(t: Tensor) -> list | None:
     return sizes
 
 
-def _sizes_dims(t: Tensor, nchw: bool) -> list:
+def sizes_dims(t: Tensor, nchw: bool) -> list:
     """The NHWC dims named by a shape-valued input (input_sizes/filter_sizes)."""
     sizes = _static_sizes(t)
     if sizes is None:
@@ -302,15 +302,15 @@ def _sizes_dims(t: Tensor, nchw: bool) -> list:
     return [sizes[0], sizes[2], sizes[3], sizes[1]] if nchw else sizes
 
 
-def _conv_out_nhwc(p: _Params, x: list, f: list) -> list:
+def _conv_out_nhwc(p: Params, x: list, f: list) -> list:
     n, h, w, c = x
     kh, kw, ci, co = f
     if c is not None and ci is not None and c != ci:
         raise ValueError(f"input depth {c} does not match the filter's input depth {ci}")
     if kh is None or kw is None:
         return [n, None, None, co]
-    ho = _out_and_pads(h, kh, p.sh, p.dh, p.padding, p.explicit[0] if p.explicit else None)[0]
-    wo = _out_and_pads(w, kw, p.sw, p.dw, p.padding, p.explicit[1] if p.explicit else None)[0]
+    ho = out_and_pads(h, kh, p.sh, p.dh, p.padding, p.explicit[0] if p.explicit else None)[0]
+    wo = out_and_pads(w, kw, p.sw, p.dw, p.padding, p.explicit[1] if p.explicit else None)[0]
     return [n, ho, wo, co]
 
 
@@ -338,28 +338,28 @@ def _conv_attrs(op: Operation) -> dict:
 def _infer_conv2d(op: Operation) -> list:
     x, f = op.inputs
     dtype = require_float(op, x, f)
-    p = _params(op.attrs)
+    p = params(op.attrs)
     if f.shape.rank is not None and f.shape.rank != 4:
         raise ValueError(f"filter must be rank 4 (HWIO), got shape {f.shape}")
     fdims = f.shape.as_list() if f.shape.rank is not None else [None] * 4
-    out = _conv_out_nhwc(p, _nhwc_dims(x, p.nchw, "input"), fdims)
-    return [(dtype, _format_shape(out, p.nchw))]
+    out = _conv_out_nhwc(p, nhwc_dims(x, p.nchw, "input"), fdims)
+    return [(dtype, format_shape(out, p.nchw))]
 
 
 def _conv2d_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, p = ctx.xp, _params(attrs)
-    geometry = _geometry_cache(p)
+    xp, p = ctx.xp, params(attrs)
+    geometry = geometry_cache(p)
 
     def conv2d(x: Any, f: Any) -> Any:
-        x = _to_nhwc(xp, x, p.nchw)
+        x = to_nhwc(xp, x, p.nchw)
         kh, kw, c, o = f.shape
         g = geometry(x.shape, kh, kw)
         if kh == kw == 1 and p.sh == p.sw == 1 and g.pads == (0, 0, 0, 0):
             out = x.reshape(-1, c) @ f.reshape(c, o)  # 1x1: a plain matmul
         else:
-            cols = _windows(xp, _pad(xp, x, g), g, p).reshape(g.n * g.ho * g.wo, kh * kw * c)
+            cols = _windows(xp, pad_window(xp, x, g), g, p).reshape(g.n * g.ho * g.wo, kh * kw * c)
             out = cols @ f.reshape(kh * kw * c, o)
-        return _from_nhwc(xp, out.reshape(g.n, g.ho, g.wo, o), p.nchw)
+        return from_nhwc(xp, out.reshape(g.n, g.ho, g.wo, o), p.nchw)
 
     return conv2d
 
@@ -368,36 +368,36 @@ def _conv2d_grad(op: Operation, grad: Tensor) -> list:
     x, f = op.inputs
     attrs = _conv_attrs(op)
     return [
-        _apply("Conv2DBackpropInput", [_shape_of(x), f, grad], attrs),
-        _apply("Conv2DBackpropFilter", [x, _shape_of(f), grad], attrs),
+        _apply("Conv2DBackpropInput", [shape_of(x), f, grad], attrs),
+        _apply("Conv2DBackpropFilter", [x, shape_of(f), grad], attrs),
     ]
 
 
 def _infer_backprop_input(op: Operation) -> list:
     sizes, f, dy = op.inputs
     dtype = require_float(op, f, dy)
-    p = _params(op.attrs)
-    x = _sizes_dims(sizes, p.nchw)
+    p = params(op.attrs)
+    x = sizes_dims(sizes, p.nchw)
     fdims = f.shape.as_list() if f.shape.rank is not None else [None] * 4
-    _check_out_backprop(_nhwc_dims(dy, p.nchw, "out_backprop"), _conv_out_nhwc(p, x, fdims))
-    return [(dtype, _format_shape(x, p.nchw))]
+    _check_out_backprop(nhwc_dims(dy, p.nchw, "out_backprop"), _conv_out_nhwc(p, x, fdims))
+    return [(dtype, format_shape(x, p.nchw))]
 
 
 def _backprop_input_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, p = ctx.xp, _params(attrs)
-    geometry = _geometry_cache(p)
+    xp, p = ctx.xp, params(attrs)
+    geometry = geometry_cache(p)
 
     def conv2d_backprop_input(sizes: Any, f: Any, dy: Any) -> Any:
-        dy = _to_nhwc(xp, dy, p.nchw)
+        dy = to_nhwc(xp, dy, p.nchw)
         kh, kw, c, o = f.shape
-        g = geometry(_sizes_nhwc(sizes, p.nchw), kh, kw)
+        g = geometry(sizes_nhwc(sizes, p.nchw), kh, kw)
         cols = (dy.reshape(-1, o) @ f.reshape(kh * kw * c, o).T).reshape(
             g.n, g.ho, g.wo, kh * kw, c
         )
-        dpad = _padded_zeros(xp, g, dy.dtype)
-        for k, where in enumerate(_offset_slices(g, p)):  # col2im: KH*KW slices
+        dpad = padded_zeros(xp, g, dy.dtype)
+        for k, where in enumerate(offset_slices(g, p)):  # col2im: KH*KW slices
             dpad[where] += cols[:, :, :, k, :]
-        return _from_nhwc(xp, _crop(dpad, g), p.nchw)
+        return from_nhwc(xp, crop(dpad, g), p.nchw)
 
     return conv2d_backprop_input
 
@@ -407,7 +407,7 @@ def _backprop_input_grad(op: Operation, grad: Tensor) -> list:
     attrs = _conv_attrs(op)
     return [
         None,
-        _apply("Conv2DBackpropFilter", [grad, _shape_of(f), dy], attrs),
+        _apply("Conv2DBackpropFilter", [grad, shape_of(f), dy], attrs),
         _apply("Conv2D", [grad, f], attrs),
     ]
 
@@ -415,28 +415,28 @@ def _backprop_input_grad(op: Operation, grad: Tensor) -> list:
 def _infer_backprop_filter(op: Operation) -> list:
     x, sizes, dy = op.inputs
     dtype = require_float(op, x, dy)
-    p = _params(op.attrs)
+    p = params(op.attrs)
     fdims = _static_sizes(sizes)
     if fdims is None:
         fdims = [None] * 4
     elif len(fdims) != 4:
         raise ValueError(f"filter_sizes must have 4 elements, got {fdims}")
     _check_out_backprop(
-        _nhwc_dims(dy, p.nchw, "out_backprop"),
-        _conv_out_nhwc(p, _nhwc_dims(x, p.nchw, "input"), fdims),
+        nhwc_dims(dy, p.nchw, "out_backprop"),
+        _conv_out_nhwc(p, nhwc_dims(x, p.nchw, "input"), fdims),
     )
     return [(dtype, TensorShape(fdims))]
 
 
 def _backprop_filter_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, p = ctx.xp, _params(attrs)
-    geometry = _geometry_cache(p)
+    xp, p = ctx.xp, params(attrs)
+    geometry = geometry_cache(p)
 
     def conv2d_backprop_filter(x: Any, sizes: Any, dy: Any) -> Any:
-        x, dy = _to_nhwc(xp, x, p.nchw), _to_nhwc(xp, dy, p.nchw)
+        x, dy = to_nhwc(xp, x, p.nchw), to_nhwc(xp, dy, p.nchw)
         kh, kw, c, o = (int(d) for d in sizes)
         g = geometry(x.shape, kh, kw)
-        cols = _windows(xp, _pad(xp, x, g), g, p).reshape(g.n * g.ho * g.wo, kh * kw * c)
+        cols = _windows(xp, pad_window(xp, x, g), g, p).reshape(g.n * g.ho * g.wo, kh * kw * c)
         return (cols.T @ dy.reshape(-1, o)).reshape(kh, kw, c, o)
 
     return conv2d_backprop_filter
@@ -446,7 +446,7 @@ def _backprop_filter_grad(op: Operation, grad: Tensor) -> list:
     x, _, dy = op.inputs
     attrs = _conv_attrs(op)
     return [
-        _apply("Conv2DBackpropInput", [_shape_of(x), grad, dy], attrs),
+        _apply("Conv2DBackpropInput", [shape_of(x), grad, dy], attrs),
         None,
         _apply("Conv2D", [x, grad], attrs),
     ]
@@ -473,13 +473,13 @@ def _apply(op_type: str, inputs: list, attrs: dict, name: str | None = None) -> 
 
 
 def _make_conv_attrs(strides: Any, padding: Any, dilations: Any, data_format: Any) -> dict:
-    fmt = _data_format(data_format)
-    mode, explicit = _padding_attrs(padding, fmt)
+    fmt = normalize_data_format(data_format)
+    mode, explicit = padding_attrs(padding, fmt)
     return {
-        "strides": _spatial_list(strides, "strides", fmt),
+        "strides": spatial_list(strides, "strides", fmt),
         "padding": mode,
         "explicit_paddings": explicit,
-        "dilations": _spatial_list(dilations, "dilations", fmt, default=1),
+        "dilations": spatial_list(dilations, "dilations", fmt, default=1),
         "data_format": fmt,
     }
 
@@ -620,7 +620,7 @@ def conv2d_transpose(
         raise ValueError("conv2d_transpose needs value, filter, output_shape and strides")
     with name_scope(name, "conv2d_transpose", [value, filter, output_shape]) as scope:
         value, filter = convert_to_tensor(value), convert_to_tensor(filter)
-        fmt = _data_format(data_format)
+        fmt = normalize_data_format(data_format)
         channel = 3 if fmt == "NHWC" else 1
         if value.shape.rank == 4 and filter.shape.rank == 4:
             got, want = value.shape.as_tuple()[channel], filter.shape.as_tuple()[3]

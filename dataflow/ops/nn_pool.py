@@ -31,25 +31,25 @@ from ..framework.graph import Operation, Tensor
 from ..framework.tensor_shape import TensorShape
 from .build import apply_op
 from .nn_conv import (
-    _crop,
-    _data_format,
-    _format_shape,
-    _from_nhwc,
-    _Geometry,
-    _geometry_cache,
-    _nhwc_dims,
-    _offset_slices,
-    _out_and_pads,
-    _pad,
-    _padded_zeros,
-    _padding_attrs,
-    _Params,
-    _params,
-    _shape_of,
-    _sizes_dims,
-    _sizes_nhwc,
-    _spatial_list,
-    _to_nhwc,
+    Params,
+    WindowGeometry,
+    crop,
+    format_shape,
+    from_nhwc,
+    geometry_cache,
+    nhwc_dims,
+    normalize_data_format,
+    offset_slices,
+    out_and_pads,
+    pad_window,
+    padded_zeros,
+    padding_attrs,
+    params,
+    shape_of,
+    sizes_dims,
+    sizes_nhwc,
+    spatial_list,
+    to_nhwc,
 )
 
 
@@ -74,12 +74,12 @@ def _pool_kernel_hw(attrs: dict) -> tuple[int, int]:
 
 
 def _pool_out_shape(op: Operation, x: Tensor) -> TensorShape:
-    p = _params(op.attrs)
+    p = params(op.attrs)
     kh, kw = _pool_kernel_hw(op.attrs)
-    n, h, w, c = _nhwc_dims(x, p.nchw, "input")
-    ho = _out_and_pads(h, kh, p.sh, 1, p.padding, None)[0]
-    wo = _out_and_pads(w, kw, p.sw, 1, p.padding, None)[0]
-    return _format_shape([n, ho, wo, c], p.nchw)
+    n, h, w, c = nhwc_dims(x, p.nchw, "input")
+    ho = out_and_pads(h, kh, p.sh, 1, p.padding, None)[0]
+    wo = out_and_pads(w, kw, p.sw, 1, p.padding, None)[0]
+    return format_shape([n, ho, wo, c], p.nchw)
 
 
 def _infer_max_pool(op: Operation) -> list:
@@ -95,21 +95,21 @@ def _lowest(xp: Any, dtype: Any) -> Any:
 
 
 def _max_pool_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, p = ctx.xp, _params(attrs)
+    xp, p = ctx.xp, params(attrs)
     kh, kw = _pool_kernel_hw(attrs)
-    geometry = _geometry_cache(p)
+    geometry = geometry_cache(p)
 
     def max_pool(x: Any) -> Any:
-        x = _to_nhwc(xp, x, p.nchw)
+        x = to_nhwc(xp, x, p.nchw)
         g = geometry(x.shape, kh, kw)
-        xpad = _pad(xp, x, g, _lowest(xp, x.dtype))
-        slices = _offset_slices(g, p)
+        xpad = pad_window(xp, x, g, _lowest(xp, x.dtype))
+        slices = offset_slices(g, p)
         # Elementwise maximum over the KH*KW shifted slices (contiguous along C; faster
         # than reducing the strided window view over two inner axes).
         out = xp.array(xpad[slices[0]])
         for where in slices[1:]:
             xp.maximum(out, xpad[where], out=out)
-        return _from_nhwc(xp, out, p.nchw)
+        return from_nhwc(xp, out, p.nchw)
 
     return max_pool
 
@@ -119,13 +119,13 @@ def _max_pool_grad(op: Operation, grad: Tensor) -> list:
     return [_apply("MaxPoolGrad", [x, op.outputs[0], grad], _pool_attrs(op))]
 
 
-def _first_max_hits(xp: Any, xpad: Any, y: Any, g: _Geometry, p: _Params) -> Any:
+def _first_max_hits(xp: Any, xpad: Any, y: Any, g: WindowGeometry, p: Params) -> Any:
     """Yields ``(where, hit)`` per kernel offset, in window order: ``hit[n, oh, ow, c]``
     marks the outputs whose window has its *first* maximal element at this offset (TF's
     tie rule). Elementwise compares of shifted slices against the pooled output ``y``:
     no argmax over a strided window axis, no window copy."""
     free = None
-    for where in _offset_slices(g, p):
+    for where in offset_slices(g, p):
         hit = xpad[where] == y
         if free is None:
             free = ~hit
@@ -156,17 +156,17 @@ def _infer_max_pool_grad(op: Operation) -> list:
 
 
 def _max_pool_grad_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, p = ctx.xp, _params(attrs)
+    xp, p = ctx.xp, params(attrs)
     kh, kw = _pool_kernel_hw(attrs)
-    geometry = _geometry_cache(p)
+    geometry = geometry_cache(p)
 
     disjoint = p.sh >= kh and p.sw >= kw
 
     def max_pool_grad(x: Any, y: Any, dy: Any) -> Any:
-        x, y, dy = (_to_nhwc(xp, t, p.nchw) for t in (x, y, dy))
+        x, y, dy = (to_nhwc(xp, t, p.nchw) for t in (x, y, dy))
         g = geometry(x.shape, kh, kw)
-        xpad = _pad(xp, x, g, _lowest(xp, x.dtype))
-        dpad = _padded_zeros(xp, g, dy.dtype)
+        xpad = pad_window(xp, x, g, _lowest(xp, x.dtype))
+        dpad = padded_zeros(xp, g, dy.dtype)
         finite = bool(xp.isfinite(dy).all())
         for where, hit in _first_max_hits(xp, xpad, y, g, p):
             contrib = _route(xp, dy, hit, finite)
@@ -174,7 +174,7 @@ def _max_pool_grad_kernel(ctx: Any, attrs: dict) -> Any:
                 dpad[where] = contrib
             else:
                 dpad[where] += contrib
-        return _from_nhwc(xp, _crop(dpad, g), p.nchw)
+        return from_nhwc(xp, crop(dpad, g), p.nchw)
 
     return max_pool_grad
 
@@ -195,19 +195,19 @@ def _infer_max_pool_grad_grad(op: Operation) -> list:
 
 
 def _max_pool_grad_grad_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, p = ctx.xp, _params(attrs)
+    xp, p = ctx.xp, params(attrs)
     kh, kw = _pool_kernel_hw(attrs)
-    geometry = _geometry_cache(p)
+    geometry = geometry_cache(p)
 
     def max_pool_grad_grad(x: Any, y: Any, ddx: Any) -> Any:
-        x, y, ddx = (_to_nhwc(xp, t, p.nchw) for t in (x, y, ddx))
+        x, y, ddx = (to_nhwc(xp, t, p.nchw) for t in (x, y, ddx))
         g = geometry(x.shape, kh, kw)
-        xpad, ddpad = _pad(xp, x, g, _lowest(xp, x.dtype)), _pad(xp, ddx, g)
+        xpad, ddpad = pad_window(xp, x, g, _lowest(xp, x.dtype)), pad_window(xp, ddx, g)
         out = xp.zeros(y.shape, dtype=ddx.dtype)
         finite = bool(xp.isfinite(ddx).all())
         for where, hit in _first_max_hits(xp, xpad, y, g, p):
             out += _route(xp, ddpad[where], hit, finite)  # exactly one hit per output
-        return _from_nhwc(xp, out, p.nchw)
+        return from_nhwc(xp, out, p.nchw)
 
     return max_pool_grad_grad
 
@@ -217,7 +217,7 @@ def _max_pool_grad_grad_grad(op: Operation, grad: Tensor) -> list:
     return [None, None, _apply("MaxPoolGrad", [x, y, grad], _pool_attrs(op))]
 
 
-def _avg_counts(xp: Any, g: _Geometry, p: _Params, dtype: Any) -> Any:
+def _avg_counts(xp: Any, g: WindowGeometry, p: Params, dtype: Any) -> Any:
     """(Ho, Wo, 1): how many real (unpadded) elements each window averages."""
     pt, _, pl, _ = g.pads
 
@@ -238,55 +238,55 @@ def _infer_avg_pool(op: Operation) -> list:
 
 
 def _avg_pool_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, p = ctx.xp, _params(attrs)
+    xp, p = ctx.xp, params(attrs)
     kh, kw = _pool_kernel_hw(attrs)
-    geometry = _geometry_cache(p)
+    geometry = geometry_cache(p)
     counts_cache: dict = {}
 
     def avg_pool(x: Any) -> Any:
-        x = _to_nhwc(xp, x, p.nchw)
+        x = to_nhwc(xp, x, p.nchw)
         g = geometry(x.shape, kh, kw)
         key = (g, x.dtype)
         counts = counts_cache.get(key)
         if counts is None:
             counts = counts_cache[key] = _avg_counts(xp, g, p, x.dtype)
-        xpad = _pad(xp, x, g)
-        slices = _offset_slices(g, p)
+        xpad = pad_window(xp, x, g)
+        slices = offset_slices(g, p)
         out = xp.array(xpad[slices[0]])
         for where in slices[1:]:
             xp.add(out, xpad[where], out=out)
         out /= counts
-        return _from_nhwc(xp, out, p.nchw)
+        return from_nhwc(xp, out, p.nchw)
 
     return avg_pool
 
 
 def _avg_pool_grad(op: Operation, grad: Tensor) -> list:
-    return [_apply("AvgPoolGrad", [_shape_of(op.inputs[0]), grad], _pool_attrs(op))]
+    return [_apply("AvgPoolGrad", [shape_of(op.inputs[0]), grad], _pool_attrs(op))]
 
 
 def _infer_avg_pool_grad(op: Operation) -> list:
     sizes, dy = op.inputs
     if not dy.dtype.is_floating:
         raise TypeError(f"AvgPoolGrad needs a floating point grad, got {dy.dtype.name}")
-    p = _params(op.attrs)
-    dims = _sizes_dims(sizes, p.nchw)
-    return [(dy.dtype, _format_shape(dims, p.nchw))]
+    p = params(op.attrs)
+    dims = sizes_dims(sizes, p.nchw)
+    return [(dy.dtype, format_shape(dims, p.nchw))]
 
 
 def _avg_pool_grad_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, p = ctx.xp, _params(attrs)
+    xp, p = ctx.xp, params(attrs)
     kh, kw = _pool_kernel_hw(attrs)
-    geometry = _geometry_cache(p)
+    geometry = geometry_cache(p)
 
     def avg_pool_grad(sizes: Any, dy: Any) -> Any:
-        dy = _to_nhwc(xp, dy, p.nchw)
-        g = geometry(_sizes_nhwc(sizes, p.nchw), kh, kw)
+        dy = to_nhwc(xp, dy, p.nchw)
+        g = geometry(sizes_nhwc(sizes, p.nchw), kh, kw)
         share = dy / _avg_counts(xp, g, p, dy.dtype)
-        dpad = _padded_zeros(xp, g, dy.dtype)
-        for where in _offset_slices(g, p):
+        dpad = padded_zeros(xp, g, dy.dtype)
+        for where in offset_slices(g, p):
             dpad[where] += share
-        return _from_nhwc(xp, _crop(dpad, g), p.nchw)
+        return from_nhwc(xp, crop(dpad, g), p.nchw)
 
     return avg_pool_grad
 
@@ -314,13 +314,13 @@ registry.register(
 
 
 def _make_pool_attrs(ksize: Any, strides: Any, padding: Any, data_format: Any) -> dict:
-    fmt = _data_format(data_format)
-    mode, _ = _padding_attrs(padding, fmt)
+    fmt = normalize_data_format(data_format)
+    mode, _ = padding_attrs(padding, fmt)
     if mode == "EXPLICIT":
         raise ValueError("pooling takes padding 'SAME' or 'VALID'")
     return {
-        "ksize": _spatial_list(ksize, "ksize", fmt),
-        "strides": _spatial_list(strides, "strides", fmt),
+        "ksize": spatial_list(ksize, "ksize", fmt),
+        "strides": spatial_list(strides, "strides", fmt),
         "padding": mode,
         "explicit_paddings": (),
         "data_format": fmt,

@@ -83,7 +83,7 @@ def get_seed(op_seed: int | None) -> tuple[int | None, int | None]:
     return (0, _MAXINT32) if seeds == (0, 0) else seeds
 
 
-def _generator_source(ctx: Any, attrs: dict) -> Any:
+def generator_source(ctx: Any, attrs: dict) -> Any:
     """A zero-argument callable returning the op's generator from the device store."""
     xp, store = ctx.xp, ctx.resources
     seed, seed2 = attrs["seed"], attrs["seed2"]
@@ -98,7 +98,7 @@ def _generator_source(ctx: Any, attrs: dict) -> Any:
     return lambda: store.get_or_create(key, make)
 
 
-def _seed_attrs(seed: int | None) -> dict:
+def seed_attrs(seed: int | None) -> dict:
     """The seed attrs of a new random op (and a tag when built inside a body)."""
     seed1, seed2 = get_seed(seed)
     graph = get_default_graph()
@@ -156,7 +156,7 @@ def _dims(shape: Any) -> tuple[int, ...]:
     return tuple(int(d) for d in shape.tolist())
 
 
-def _draw_dtype(dtype: dtypes.DType) -> Any:
+def draw_dtype(dtype: dtypes.DType) -> Any:
     """The dtype generators draw in: float16 is drawn in float32 and rounded."""
     return dtypes.float32.as_numpy_dtype if dtype == dtypes.float16 else dtype.as_numpy_dtype
 
@@ -172,8 +172,8 @@ def _scale_shift(xp: Any, x: Any, scale: Any, shift: Any) -> Any:
 
 # --- RandomNormal ----------------------------------------------------------------------------
 def _normal_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, rng = ctx.xp, _generator_source(ctx, attrs)
-    draw, out = _draw_dtype(attrs["dtype"]), attrs["dtype"].as_numpy_dtype
+    xp, rng = ctx.xp, generator_source(ctx, attrs)
+    draw, out = draw_dtype(attrs["dtype"]), attrs["dtype"].as_numpy_dtype
 
     def random_normal(shape: Any, mean: Any, stddev: Any) -> Any:
         x = rng().standard_normal(_dims(shape), dtype=draw)
@@ -238,14 +238,14 @@ def _normal_sample(
         shape_t = _shape_tensor(shape)
         mean_t = convert_to_tensor(mean, dtype=dtype, name="mean")
         stddev_t = convert_to_tensor(stddev, dtype=dtype, name="stddev")
-        attrs = dict(_seed_attrs(seed), dtype=dtype)
+        attrs = dict(seed_attrs(seed), dtype=dtype)
         return apply_op(op_type, [shape_t, mean_t, stddev_t], attrs, name=scope)
 
 
 # --- TruncatedNormal ---------------------------------------------------------------------------
 def _truncated_normal_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, rng = ctx.xp, _generator_source(ctx, attrs)
-    draw, out = _draw_dtype(attrs["dtype"]), attrs["dtype"].as_numpy_dtype
+    xp, rng = ctx.xp, generator_source(ctx, attrs)
+    draw, out = draw_dtype(attrs["dtype"]), attrs["dtype"].as_numpy_dtype
 
     def truncated_normal(shape: Any, mean: Any, stddev: Any) -> Any:
         gen = rng()
@@ -303,9 +303,9 @@ def truncated_normal(
 
 # --- RandomUniform / RandomUniformInt ----------------------------------------------------------
 def _uniform_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, rng = ctx.xp, _generator_source(ctx, attrs)
+    xp, rng = ctx.xp, generator_source(ctx, attrs)
     dtype = attrs["dtype"]
-    draw, out = _draw_dtype(dtype), dtype.as_numpy_dtype
+    draw, out = draw_dtype(dtype), dtype.as_numpy_dtype
     half = dtype == dtypes.float16
 
     def random_uniform(shape: Any, minval: Any, maxval: Any) -> Any:
@@ -320,7 +320,7 @@ def _uniform_kernel(ctx: Any, attrs: dict) -> Any:
 
 
 def _uniform_int_kernel(ctx: Any, attrs: dict) -> Any:
-    rng = _generator_source(ctx, attrs)
+    rng = generator_source(ctx, attrs)
     out = attrs["dtype"].as_numpy_dtype
 
     def random_uniform_int(shape: Any, minval: Any, maxval: Any) -> Any:
@@ -397,7 +397,7 @@ def random_uniform(
         shape_t = _shape_tensor(shape)
         min_t = convert_to_tensor(minval, dtype=dtype, name="min")
         max_t = convert_to_tensor(maxval, dtype=dtype, name="max")
-        attrs = dict(_seed_attrs(seed), dtype=dtype)
+        attrs = dict(seed_attrs(seed), dtype=dtype)
         op_type = "RandomUniformInt" if dtype.is_integer else "RandomUniform"
         # TF1 scales nothing for the default float range, so its output is then the
         # inner op 'random_uniform/RandomUniform'; keep that tensor name.
@@ -418,7 +418,7 @@ def _infer_shuffle(op: Operation) -> list:
 
 
 def _shuffle_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, rng = ctx.xp, _generator_source(ctx, attrs)
+    xp, rng = ctx.xp, generator_source(ctx, attrs)
 
     def random_shuffle(value: Any) -> Any:
         if value.ndim == 0 or value.shape[0] <= 1:
@@ -448,7 +448,7 @@ def random_shuffle(value: Any, seed: int | None = None, name: str | None = None)
         A tensor of the shape and dtype of ``value``: ``value[perm]`` for a fresh random
         permutation ``perm`` each run.
     """
-    attrs = _seed_attrs(seed)
+    attrs = seed_attrs(seed)
     return apply_op("RandomShuffle", [value], attrs, name=name or "RandomShuffle")
 
 
@@ -469,7 +469,7 @@ def _infer_multinomial(op: Operation) -> list:
 
 
 def _multinomial_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, rng = ctx.xp, _generator_source(ctx, attrs)
+    xp, rng = ctx.xp, generator_source(ctx, attrs)
     out = attrs["output_dtype"].as_numpy_dtype
 
     def multinomial(logits: Any, num_samples: Any) -> Any:
@@ -514,7 +514,7 @@ def _categorical(logits: Any, num_samples: Any, dtype: Any, seed: int | None) ->
         )
     logits = convert_to_tensor(logits, name="logits")
     num_samples = convert_to_tensor(num_samples, name="num_samples", preferred_dtype=dtypes.int32)
-    attrs = dict(_seed_attrs(seed), output_dtype=dtype)
+    attrs = dict(seed_attrs(seed), output_dtype=dtype)
     return apply_op("Multinomial", [logits, num_samples], attrs, name="Multinomial")
 
 

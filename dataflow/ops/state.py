@@ -478,9 +478,9 @@ class Variable:
 
     def load(self, value: Any, session: Any = None) -> None:
         """Assigns ``value`` by running the initializer with its input fed."""
-        from ..framework.graph import _DEFAULT_SESSION_HOOK
+        from ..framework.graph import DEFAULT_SESSION_HOOK
 
-        session = session or (_DEFAULT_SESSION_HOOK[0]() if _DEFAULT_SESSION_HOOK else None)
+        session = session or (DEFAULT_SESSION_HOOK[0]() if DEFAULT_SESSION_HOOK else None)
         if session is None:
             raise ValueError(
                 "Either session argument should be provided or default "

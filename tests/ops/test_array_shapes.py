@@ -495,7 +495,7 @@ def test_kernels_use_only_the_device_array_namespace():
     # The array family's modules (dataflow/ops/array.py only re-exports their builders).
     modules = (array_shape, array_transpose, array_gather, array_join, array_slice)
     tree = ast.Module([n for m in modules for n in ast.parse(inspect.getsource(m)).body], [])
-    helpers = {"_slice_key", "_range_length", "_check_indices", "_nd_index"}
+    helpers = {"slice_key", "_range_length", "_check_indices", "_nd_index"}
     checked = 0
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and (
