@@ -12,7 +12,17 @@ An op family module (``dataflow/ops/*.py``) declares each op type once, with
   ``NOT_DIFFERENTIABLE``, or ``None`` when no gradient is implemented yet (asking for
   it is then an error naming the op type);
 * ``stateful``: the op touches state (variables, queues, random streams) and must not
-  be folded, deduplicated or re-run.
+  be folded, deduplicated or re-run;
+* ``foldable``: the kernel may run on constant inputs while the graph is built;
+* what the runtime needs to know about the op, so that it never keeps lists of op
+  types: ``may_block`` (the kernel may wait, so a worker runs it off its event loop),
+  ``effectful`` (running it alone changes something, so a control-flow body runs it
+  even when no output needs it), ``plumbing`` (it only names or forwards values, so a
+  stage is not named after it) and ``creates_resource`` (its output is the handle of a
+  resource named by its ``shared_name`` attr, which the plan lists per device).
+
+There is one way to register: ``registry.register(registry.OpDef("Type", infer, kernel,
+grad, <facts as keywords>))`` beside the op's builder, rule, kernel and gradient.
 
 The runtime finds kernels and rules only through ``lookup``; it never imports the op
 library, so the two sides are tested apart. A second registration of a type is refused
@@ -21,6 +31,7 @@ and names where the first one was made.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import inspect
 from collections.abc import Callable
@@ -47,6 +58,8 @@ NOT_DIFFERENTIABLE: Final = _NotDifferentiable.NOT_DIFFERENTIABLE
 
 @dataclass(frozen=True, slots=True)
 class OpDef:
+    """Everything known about one op type (the module docstring says what each means)."""
+
     type: str
     infer: Callable[[Any], list]
     # A kernel factory returns the per-step callable, or ``Folded`` for a fixed value.
@@ -55,6 +68,12 @@ class OpDef:
     stateful: bool = False
     # Kernels that can run on constant numpy inputs at build time (shape arithmetic).
     foldable: bool = False
+    # ``None`` means "as ``stateful``": a stateful kernel may wait on its state (a
+    # queue, a lock) and running it is its point, unless its record says otherwise.
+    may_block: bool | None = None
+    effectful: bool | None = None
+    plumbing: bool = False
+    creates_resource: bool = False
     defined_at: str = field(default="", compare=False)
 
 
@@ -63,17 +82,12 @@ _REGISTRY: dict[str, OpDef] = {}
 
 def register(opdef: OpDef) -> OpDef:
     """Adds ``opdef``; refuses a second record for the same type."""
-    if not opdef.defined_at:
-        frame = inspect.stack(0)[1]
-        opdef = OpDef(
-            opdef.type,
-            opdef.infer,
-            opdef.kernel,
-            opdef.grad,
-            opdef.stateful,
-            opdef.foldable,
-            f"{frame.filename}:{frame.lineno}",
-        )
+    opdef = dataclasses.replace(
+        opdef,
+        may_block=opdef.stateful if opdef.may_block is None else opdef.may_block,
+        effectful=opdef.stateful if opdef.effectful is None else opdef.effectful,
+        defined_at=opdef.defined_at or _caller(),
+    )
     previous = _REGISTRY.get(opdef.type)
     if previous is not None:
         raise KeyError(f"Op type '{opdef.type}' is already registered at {previous.defined_at}")
@@ -81,18 +95,10 @@ def register(opdef: OpDef) -> OpDef:
     return opdef
 
 
-def op(
-    type: str, *, infer: Callable, grad: Any = None, stateful: bool = False, foldable: bool = False
-) -> Callable[[Callable], OpDef]:
-    """Decorator form: ``@op("Add", infer=..., grad=...)`` on the kernel factory."""
-
-    def wrap(kernel: Callable) -> OpDef:
-        frame = inspect.stack(0)[1]
-        return register(
-            OpDef(type, infer, kernel, grad, stateful, foldable, f"{frame.filename}:{frame.lineno}")
-        )
-
-    return wrap
+def _caller() -> str:
+    """``file:line`` of the ``register`` call (two frames up: here, ``register``)."""
+    frame = inspect.stack(0)[2]
+    return f"{frame.filename}:{frame.lineno}"
 
 
 def lookup(op_type: str) -> OpDef:

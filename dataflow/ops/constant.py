@@ -26,7 +26,14 @@ def _const_kernel(ctx: Any, attrs: dict) -> Folded:
 
 
 registry.register(
-    registry.OpDef("Const", _infer_const, _const_kernel, registry.NOT_DIFFERENTIABLE, foldable=True)
+    registry.OpDef(
+        "Const",
+        _infer_const,
+        _const_kernel,
+        registry.NOT_DIFFERENTIABLE,
+        foldable=True,
+        plumbing=True,
+    )
 )
 
 
@@ -159,7 +166,9 @@ registry.register(
         _infer_placeholder,
         _placeholder_kernel,
         registry.NOT_DIFFERENTIABLE,
+        # Never folded or merged; running one alone does nothing but fail unfed.
         stateful=True,
+        effectful=False,
     )
 )
 

@@ -33,10 +33,17 @@ def _identity_grad(op: Operation, grad: Tensor) -> list:
     return [grad]
 
 
-registry.register(registry.OpDef("NoOp", _infer_none, _noop_kernel, registry.NOT_DIFFERENTIABLE))
+registry.register(
+    registry.OpDef("NoOp", _infer_none, _noop_kernel, registry.NOT_DIFFERENTIABLE, plumbing=True)
+)
 registry.register(
     registry.OpDef(
-        "Identity", same_as_input, identity_kernel_factory, _identity_grad, foldable=True
+        "Identity",
+        same_as_input,
+        identity_kernel_factory,
+        _identity_grad,
+        foldable=True,
+        plumbing=True,
     )
 )
 registry.register(

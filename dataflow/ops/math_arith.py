@@ -46,7 +46,6 @@ from .math_compare import (
     greater_equal,
     less_equal,
     operator_kernel,
-    register,
     select,
     ufunc_kernel,
 )
@@ -242,7 +241,8 @@ def _div_no_nan_kernel(ctx: Any, attrs: dict) -> Any:
     return div_no_nan
 
 
-_BINARY = [
+# (type, kernel, gradient, accepted dtypes, foldable)
+_BINARY: list[tuple[str, Callable, Any, tuple, bool]] = [
     ("AddV2", operator_kernel(operator.add), _add_grad, NUMERIC, True),
     ("Sub", operator_kernel(operator.sub), _sub_grad, NUMERIC, True),
     ("Mul", operator_kernel(operator.mul), _mul_grad, NUMERIC, True),
@@ -258,7 +258,7 @@ _BINARY = [
     ("SquaredDifference", _squared_difference_kernel, _squared_difference_grad, NUMERIC, False),
 ]
 for _type, _kernel, _grad, _dtypes, _fold in _BINARY:
-    register(_type, check_rule(*_dtypes), _kernel, _grad, foldable=_fold)
+    registry.register(registry.OpDef(_type, check_rule(*_dtypes), _kernel, _grad, foldable=_fold))
 # Elementwise two-input ops: their output has the broadcast shape of their inputs.
 BINARY_ELEMENTWISE = frozenset(entry[0] for entry in _BINARY)
 
@@ -458,7 +458,8 @@ def _erf_kernel(ctx: Any, attrs: dict) -> Any:
     return lambda x: xp.asarray(erf_object(x), dtype=x.dtype)
 
 
-_UNARY = [
+# (type, kernel, gradient, accepted dtypes, foldable)
+_UNARY: list[tuple[str, Callable, Any, tuple, bool]] = [
     ("Neg", operator_kernel(operator.neg), _neg_grad, NUMERIC, True),
     ("Abs", ufunc_kernel("abs"), _abs_grad, NUMERIC, True),
     ("Sign", ufunc_kernel("sign"), _sign_grad, NUMERIC, True),
@@ -481,7 +482,7 @@ _UNARY = [
     ("Reciprocal", ufunc_kernel("reciprocal"), _reciprocal_grad, FLOAT, False),
 ]
 for _type, _kernel, _grad, _dtypes, _fold in _UNARY:
-    register(_type, check_rule(*_dtypes), _kernel, _grad, foldable=_fold)
+    registry.register(registry.OpDef(_type, check_rule(*_dtypes), _kernel, _grad, foldable=_fold))
 # Elementwise one-input ops: their output has their input's shape.
 UNARY_ELEMENTWISE = frozenset(entry[0] for entry in _UNARY)
 

@@ -80,12 +80,6 @@ def operator_kernel(fn: Callable) -> Callable[[Any, dict], Any]:
     return factory
 
 
-def register(
-    op_type: str, infer: Callable, kernel: Callable, grad: Any, foldable: bool = False
-) -> None:
-    registry.register(registry.OpDef(op_type, infer, kernel, grad, foldable=foldable))
-
-
 NUMERIC = (is_int_or_float, "integer or floating-point")
 FLOAT = (is_float, "floating-point")
 NOT_DIFF = registry.NOT_DIFFERENTIABLE
@@ -110,12 +104,14 @@ for _type, _ufunc_name, _dtypes in [
     ("IsInf", "isinf", FLOAT),
     ("IsFinite", "isfinite", FLOAT),
 ]:
-    register(
-        _type,
-        check_rule(*_dtypes, out_dtype=dtypes.bool),
-        ufunc_kernel(_ufunc_name),
-        NOT_DIFF,
-        foldable=True,
+    registry.register(
+        registry.OpDef(
+            _type,
+            check_rule(*_dtypes, out_dtype=dtypes.bool),
+            ufunc_kernel(_ufunc_name),
+            NOT_DIFF,
+            foldable=True,
+        )
     )
 
 
@@ -230,7 +226,9 @@ def _select_grad(op: Operation, grad: Tensor) -> list:
     return [None, select(c, grad, zeros, rowwise), select(c, zeros, grad, rowwise)]
 
 
-register("Select", _infer_select, _select_kernel, _select_grad, foldable=True)
+registry.register(
+    registry.OpDef("Select", _infer_select, _select_kernel, _select_grad, foldable=True)
+)
 
 
 def select(
@@ -249,7 +247,7 @@ def _where_kernel(ctx: Any, attrs: dict) -> Any:
     return lambda c: xp.asarray(xp.argwhere(c), dtype=xp.int64)
 
 
-register("Where", _infer_where, _where_kernel, NOT_DIFF)
+registry.register(registry.OpDef("Where", _infer_where, _where_kernel, NOT_DIFF))
 
 
 def _select_inputs(condition: Any, x: Any, y: Any) -> tuple[Tensor, Tensor, Tensor]:
@@ -319,7 +317,7 @@ def _cast_grad(op: Operation, grad: Tensor) -> list:
     return [None]
 
 
-register("Cast", _infer_cast, _cast_kernel, _cast_grad, foldable=True)
+registry.register(registry.OpDef("Cast", _infer_cast, _cast_kernel, _cast_grad, foldable=True))
 
 
 def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:

@@ -39,7 +39,7 @@ from .array import shape as _shape_op
 from .build import apply_op
 from .constant import constant
 from .math_arith import BINARY_ELEMENTWISE, UNARY_ELEMENTWISE, multiply, realdiv
-from .math_compare import NOT_DIFF, cast, equal, logical_and, register, select
+from .math_compare import NOT_DIFF, cast, equal, logical_and, select
 from .rules import is_bool, is_int_or_float
 
 
@@ -333,7 +333,8 @@ def _prod_grad(op: Operation, grad: Tensor) -> list:
 
 
 _NUMERIC_REDUCE = (is_int_or_float, "integer or floating-point")
-for _type, _kernel, _grad, _dtypes, _fold in [
+# (type, kernel, gradient, accepted dtypes, foldable)
+_REDUCTIONS: list[tuple[str, Callable, Any, tuple, bool]] = [
     ("Sum", _reduction_kernel("sum", pass_dtype=True), _sum_grad, _NUMERIC_REDUCE, True),
     ("Mean", _mean_kernel, _mean_grad, _NUMERIC_REDUCE, False),
     ("Prod", _reduction_kernel("prod", pass_dtype=True), _prod_grad, _NUMERIC_REDUCE, True),
@@ -341,8 +342,11 @@ for _type, _kernel, _grad, _dtypes, _fold in [
     ("Min", _reduction_kernel("min"), _min_or_max_grad, _NUMERIC_REDUCE, True),
     ("All", _reduction_kernel("all"), NOT_DIFF, (is_bool, "bool"), True),
     ("Any", _reduction_kernel("any"), NOT_DIFF, (is_bool, "bool"), True),
-]:
-    register(_type, _reduction_rule(*_dtypes), _kernel, _grad, foldable=_fold)
+]
+for _type, _kernel, _grad, _dtypes, _fold in _REDUCTIONS:
+    registry.register(
+        registry.OpDef(_type, _reduction_rule(*_dtypes), _kernel, _grad, foldable=_fold)
+    )
 
 
 # --- sums of squares: fused by the plan compiler (runtime/fusion.py) ----------------------
@@ -386,14 +390,20 @@ def _made_by_fusion(op: Operation) -> list:
     raise TypeError(f"'{op.type}' is made by the plan compiler's fusion pass, not built in graphs")
 
 
-register(
-    "SumOfSquares",
-    _made_by_fusion,
-    _reduce_of_squares_kernel(_reduction_kernel("sum", pass_dtype=True), False),
-    NOT_DIFF,
-    foldable=True,
+registry.register(
+    registry.OpDef(
+        "SumOfSquares",
+        _made_by_fusion,
+        _reduce_of_squares_kernel(_reduction_kernel("sum", pass_dtype=True), False),
+        NOT_DIFF,
+        foldable=True,
+    )
 )
-register("MeanOfSquares", _made_by_fusion, _reduce_of_squares_kernel(_mean_kernel, True), NOT_DIFF)
+registry.register(
+    registry.OpDef(
+        "MeanOfSquares", _made_by_fusion, _reduce_of_squares_kernel(_mean_kernel, True), NOT_DIFF
+    )
+)
 registry.register_fusion("Square", "Sum", "SumOfSquares")
 registry.register_fusion("Square", "Mean", "MeanOfSquares")
 
@@ -454,12 +464,14 @@ def _broadcast_reduced_grad(op: Operation, grad: Tensor) -> list:
 
 # The adjoint of a reduction (like XLA's broadcast_in_dim): re-inserts the reduced
 # dimensions (unless the reduction kept them) and broadcasts to the input's shape.
-register(
-    "BroadcastReduced",
-    _infer_broadcast_reduced,
-    _broadcast_reduced_kernel,
-    _broadcast_reduced_grad,
-    foldable=True,
+registry.register(
+    registry.OpDef(
+        "BroadcastReduced",
+        _infer_broadcast_reduced,
+        _broadcast_reduced_kernel,
+        _broadcast_reduced_grad,
+        foldable=True,
+    )
 )
 
 
@@ -645,8 +657,12 @@ def _arg_reduce_kernel(fn_name: str) -> Callable:
     return factory
 
 
-register("ArgMax", _infer_arg_reduce, _arg_reduce_kernel("argmax"), NOT_DIFF)
-register("ArgMin", _infer_arg_reduce, _arg_reduce_kernel("argmin"), NOT_DIFF)
+registry.register(
+    registry.OpDef("ArgMax", _infer_arg_reduce, _arg_reduce_kernel("argmax"), NOT_DIFF)
+)
+registry.register(
+    registry.OpDef("ArgMin", _infer_arg_reduce, _arg_reduce_kernel("argmin"), NOT_DIFF)
+)
 
 
 def _arg_reduce(
@@ -737,7 +753,7 @@ def _cumsum_grad(op: Operation, grad: Tensor) -> list:
     ]
 
 
-register("Cumsum", _infer_cumsum, _cumsum_kernel, _cumsum_grad)
+registry.register(registry.OpDef("Cumsum", _infer_cumsum, _cumsum_kernel, _cumsum_grad))
 
 
 def cumsum(

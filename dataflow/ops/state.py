@@ -263,11 +263,21 @@ def _read_grad(op: Operation, grad: Tensor) -> list:
 
 registry.register(
     registry.OpDef(
-        "VarHandleOp", _infer_handle, _handle_kernel, registry.NOT_DIFFERENTIABLE, stateful=True
+        "VarHandleOp",
+        _infer_handle,
+        _handle_kernel,
+        registry.NOT_DIFFERENTIABLE,
+        stateful=True,
+        may_block=False,
+        effectful=False,
+        plumbing=True,
+        creates_resource=True,
     )
 )
 registry.register(
-    registry.OpDef("ReadVariableOp", _infer_read, _read_kernel, _read_grad, stateful=True)
+    registry.OpDef(
+        "ReadVariableOp", _infer_read, _read_kernel, _read_grad, stateful=True, may_block=False
+    )
 )
 registry.register(
     registry.OpDef(
@@ -276,6 +286,7 @@ registry.register(
         _assign_kernel,
         registry.NOT_DIFFERENTIABLE,
         stateful=True,
+        may_block=False,
     )
 )
 registry.register(
@@ -285,6 +296,7 @@ registry.register(
         _update_kernel("add"),
         registry.NOT_DIFFERENTIABLE,
         stateful=True,
+        may_block=False,
     )
 )
 registry.register(
@@ -294,6 +306,7 @@ registry.register(
         _update_kernel("subtract"),
         registry.NOT_DIFFERENTIABLE,
         stateful=True,
+        may_block=False,
     )
 )
 registry.register(
@@ -303,6 +316,7 @@ registry.register(
         _scatter_kernel("update"),
         registry.NOT_DIFFERENTIABLE,
         stateful=True,
+        may_block=False,
     )
 )
 registry.register(
@@ -312,6 +326,7 @@ registry.register(
         _scatter_kernel("add"),
         registry.NOT_DIFFERENTIABLE,
         stateful=True,
+        may_block=False,
     )
 )
 registry.register(
@@ -321,6 +336,7 @@ registry.register(
         _is_initialized_kernel,
         registry.NOT_DIFFERENTIABLE,
         stateful=True,
+        may_block=False,
     )
 )
 

@@ -119,7 +119,7 @@ def compile_plan(
     )
     resources: dict[str, list[str]] = {}
     for op in ops:
-        if op.type in ("VarHandleOp",):
+        if registry.lookup(op.type).creates_resource:
             resources.setdefault(placement[op.name], []).append(op.attrs["shared_name"])
     return Plan(
         final,
@@ -139,7 +139,7 @@ def compile_subgraph(sub: SubGraph, device: str) -> Plan:
     # Stateful ops in the body that no output depends on still run (e.g. an assign in
     # a loop body), as TF2's functions do for stateful ops.
     for op in sub.graph.get_operations():
-        if registry.lookup(op.type).stateful and op.type not in ("Placeholder", "VarHandleOp"):
+        if registry.lookup(op.type).effectful:
             fetches.append(op)
     return compile_plan(fetches, sub.all_inputs, [device], device, soft_placement=True)
 
@@ -160,6 +160,6 @@ def _compile_attrs(op: Operation, device: str, outs: Sequence[int] = ()) -> dict
 def _main_op(calls: Sequence[KernelCall]) -> str:
     """The op a stage is named after: its last non-trivial call."""
     for call in reversed(calls):
-        if call.op_type not in ("Identity", "NoOp", "Const", "VarHandleOp"):
+        if not registry.lookup(call.op_type).plumbing:
             return call.op_name
     return calls[-1].op_name if calls else ""

@@ -54,19 +54,6 @@ from .resources import ResourceStore
 
 _local = threading.local()
 
-# Op types whose kernels never block (safe to run on the worker's event loop).
-_NON_BLOCKING_STATEFUL = frozenset(
-    {
-        "VarHandleOp",
-        "ReadVariableOp",
-        "AssignVariableOp",
-        "AssignAddVariableOp",
-        "AssignSubVariableOp",
-        "ResourceScatterUpdate",
-        "ResourceScatterAdd",
-        "VarIsInitializedOp",
-    }
-)
 _INLINE_SECONDS = 0.001
 _MAX_OPEN_STEPS = 4096
 
@@ -131,10 +118,7 @@ class CompiledStage:
         self.device = part.stage.device
         self.function = StageFunction(part.stage, ctx, slot_specs, debug)
         self.gpu = "/device:GPU:" in self.device
-        self.inline_ok = all(
-            not registry.lookup(c.op_type).stateful or c.op_type in _NON_BLOCKING_STATEFUL
-            for c in part.stage.calls
-        )
+        self.inline_ok = all(not registry.lookup(c.op_type).may_block for c in part.stage.calls)
         self.last_seconds = float("inf")
 
     def __call__(self, step: Any, args: Sequence[Any]) -> tuple:
