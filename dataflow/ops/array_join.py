@@ -35,7 +35,6 @@ from ..framework.graph import Operation, Tensor, convert_to_tensor, register_ope
 from ..framework.tensor_shape import TensorShape
 from .array_gather import gather
 from .array_shape import (
-    cast_tensor,
     int_tensor,
     ones_like,
     partial_int,
@@ -50,8 +49,10 @@ from .array_shape import (
     sum_to_shape,
 )
 from .build import apply_op, apply_op_n, convert_inputs
+from .cast import cast
 from .constant import constant
 from .control import identity
+from .math_arith import floormod
 from .rules import normalize_axis, require_same_dtype
 
 
@@ -137,9 +138,7 @@ def _concat_grad(op: Operation, grad: Tensor) -> list:
             size_splits = stack([shape(t)[axis] for t in values])
     else:
         # The axis is only known when the step runs: normalize it there.
-        from .math import floormod
-
-        axis32 = axis_t if axis_t.dtype == dtypes.int32 else cast_tensor(axis_t, dtypes.int32)
+        axis32 = axis_t if axis_t.dtype == dtypes.int32 else cast(axis_t, dtypes.int32)
         axis_nn = floormod(axis32, rank(values[0]))
         size_splits = stack([gather(shape(t), axis_nn) for t in values])
     return split(grad, size_splits, axis=axis_t, num=len(values)) + [None]

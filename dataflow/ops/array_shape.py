@@ -142,12 +142,6 @@ def shape_of(t: Tensor, out_type: Any = dtypes.int32) -> Tensor:
     return shape(t, out_type=out_type)
 
 
-def cast_tensor(x: Tensor, dtype: Any) -> Tensor:
-    from .math import cast
-
-    return cast(x, dtype)
-
-
 # strided-slice specs, read here by ``partial_value`` (the ops are in ``array_slice``)
 def slice_key(begin: Sequence, end: Sequence, strides: Sequence, masks: tuple) -> tuple:
     """The numpy index equivalent to a strided-slice spec (TF's masks, bit i for entry i)."""

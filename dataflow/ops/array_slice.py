@@ -48,7 +48,6 @@ from .array_gather import gather
 from .array_join import concat, stack
 from .array_shape import (
     INDEX_DTYPES,
-    cast_tensor,
     int_tensor,
     ones_like,
     partial_list,
@@ -62,7 +61,10 @@ from .array_shape import (
     squeeze,
 )
 from .build import apply_op
+from .cast import cast
 from .constant import constant
+from .math_arith import subtract
+from .math_compare import where
 from .rules import normalize_axis
 
 
@@ -124,8 +126,6 @@ def _slice_kernel(ctx: Any, attrs: dict) -> Any:
 
 def _slice_grad(op: Operation, grad: Tensor) -> list:
     # Pad the gradient back: `begin` zeros before, the rest after (TF's _SliceGrad).
-    from .math import subtract
-
     x, begin = op.inputs[0], op.inputs[1]
     dtype = begin.dtype
     after = subtract(subtract(shape_of(x, dtype), begin), shape_of(op.outputs[0], dtype))
@@ -156,7 +156,7 @@ def _same_index_dtype(tensors: Sequence[Tensor]) -> list[Tensor]:
     for t in tensors:
         if t.dtype != want:
             value = constant_value(t) if t.op.type == "Const" else None
-            t = constant(value, dtype=want) if value is not None else cast_tensor(t, want)
+            t = constant(value, dtype=want) if value is not None else cast(t, want)
         out.append(t)
     return out
 
@@ -377,7 +377,7 @@ def _pack_indices(values: list) -> Tensor:
     parts = []
     for v in values:
         if isinstance(v, Tensor):
-            parts.append(v if v.dtype == dtype else cast_tensor(v, dtype))
+            parts.append(v if v.dtype == dtype else cast(v, dtype))
         else:
             parts.append(constant(int(v), dtype=dtype))
     return stack(parts)
@@ -658,7 +658,5 @@ def boolean_mask(tensor: Any, mask: Any, name: str = "boolean_mask", axis: Any =
         dims = shape_of(tensor)
         flat_shape = concat([dims[:axis], [-1], dims[axis + k :]], 0)
         flat = reshape(tensor, flat_shape)
-        from .math import where
-
         indices = squeeze(where(reshape(mask, [-1])), axis=[1])
         return gather(flat, indices, axis=axis)

@@ -21,7 +21,6 @@ from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_
 from ..framework.tensor_shape import TensorShape
 from ..framework.tensor_util import constant_value
 from .array_shape import (
-    cast_tensor,
     int_tensor,
     partial_list,
     rank,
@@ -29,6 +28,7 @@ from .array_shape import (
     require_rank,
 )
 from .build import apply_op
+from .cast import cast
 from .constant import constant
 from .rules import normalize_axis, require_same_dtype
 
@@ -246,7 +246,7 @@ def range_(
         tensors = []
         for a, what in zip(args, ("start", "limit", "delta"), strict=True):
             if isinstance(a, Tensor):
-                tensors.append(a if a.dtype == target else cast_tensor(a, target))
+                tensors.append(a if a.dtype == target else cast(a, target))
             else:
                 tensors.append(constant(a, dtype=target, name=what))
         return apply_op("Range", tensors, name=scope)

@@ -40,6 +40,11 @@ is viewed as [2, 1] and broadcast to [2, 3].
 """
 
 # --- re-exports: the public builders of the family, by defining module -------------------
+from .cast import cast as cast
+from .cast import to_double as to_double
+from .cast import to_float as to_float
+from .cast import to_int32 as to_int32
+from .cast import to_int64 as to_int64
 from .math_arith import abs as abs
 from .math_arith import add as add
 from .math_arith import add_n as add_n
@@ -75,7 +80,6 @@ from .math_arith import tan as tan
 from .math_arith import tanh as tanh
 from .math_arith import truncatediv as truncatediv
 from .math_arith import truncatemod as truncatemod
-from .math_compare import cast as cast
 from .math_compare import equal as equal
 from .math_compare import greater as greater
 from .math_compare import greater_equal as greater_equal
@@ -89,10 +93,6 @@ from .math_compare import logical_not as logical_not
 from .math_compare import logical_or as logical_or
 from .math_compare import logical_xor as logical_xor
 from .math_compare import not_equal as not_equal
-from .math_compare import to_double as to_double
-from .math_compare import to_float as to_float
-from .math_compare import to_int32 as to_int32
-from .math_compare import to_int64 as to_int64
 from .math_compare import where as where
 from .math_compare import where_v2 as where_v2
 from .math_composite import clip_by_value as clip_by_value

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..framework import errors, registry
 from ..framework.graph import Operation, Tensor
-from .array import ones_like, zeros_like
+from .array_shape import ones_like, zeros_like
 from .build import apply_op
 from .math_compare import (
     FLOAT,

@@ -10,17 +10,16 @@ rule side by side. This module holds:
 * ``Select`` (three-argument ``where``; a rank-1 condition against higher-rank
   branches selects whole rows, TF1's rule) and ``Where`` (the int64 coordinates of the
   true elements);
-* ``Cast`` and TF1's deprecated ``to_float``-style shorthands.
 
 It sits at the bottom of the math family: the arithmetic gradients (``math_arith``) and
-the reduction gradients (``math_reduce``) are built from ``Select``, ``Cast`` and the
-comparisons, and nothing here needs arithmetic, so those modules import this one and
-not the other way round.
+the reduction gradients (``math_reduce``) are built from ``Select``, the comparisons and
+``Cast`` (in ``cast.py``, below the array family too), and nothing here needs
+arithmetic, so those modules import this one and not the other way round.
 
 The shared helpers: ``check_rule(check, what)`` is the elementwise shape/dtype rule
 (inputs share one dtype accepted by ``check``, no promotion as in TF1, shapes broadcast
 as in numpy); ``ufunc_kernel(name)`` is a kernel factory returning ``ctx.xp.<name>`` itself,
-so the executor calls the ufunc with no wrapper; ``register`` makes the record.
+so the executor calls the ufunc with no wrapper.
 """
 
 from __future__ import annotations
@@ -29,10 +28,10 @@ import builtins
 from collections.abc import Callable
 from typing import Any
 
-from ..framework import dtypes, errors, registry
+from ..framework import dtypes, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor
 from ..framework.tensor_shape import TensorShape
-from .array import zeros_like
+from .array_shape import zeros_like
 from .build import apply_op, convert_inputs
 from .rules import broadcast, is_bool, is_float, is_int_or_float, require_same_dtype
 
@@ -288,69 +287,6 @@ def where_v2(condition: Any, x: Any = None, y: Any = None, name: str | None = No
         raise ValueError("x and y must both be non-None or both be None.")
     c, x, y = _select_inputs(condition, x, y)
     return select(c, x, y, False, name=name)
-
-
-# --- Cast ------------------------------------------------------------------------------
-def _infer_cast(op: Operation) -> list:
-    return [(op.attrs["DstT"], op.inputs[0].shape)]
-
-
-def _cast_kernel(ctx: Any, attrs: dict) -> Any:
-    xp = ctx.xp
-    src, dst = attrs.get("SrcT"), attrs["DstT"]
-    if src is not None and (src == dtypes.string) != (dst == dtypes.string):
-        # TF1 has no such kernel (parsing numbers is ``tf.strings.to_number``'s job).
-        raise errors.UnimplementedError(
-            None, None, f"Cast {src.name} to {dst.name} is not supported"
-        )
-    np_dst = dst.as_numpy_dtype
-    if dst.is_complex or (src is not None and not src.is_complex):
-        return lambda x: x.astype(np_dst)
-    # From complex (or an unrecorded source dtype): keep the real part, as TF does.
-    return lambda x: (xp.real(x) if x.dtype.kind == "c" else x).astype(np_dst)
-
-
-def _cast_grad(op: Operation, grad: Tensor) -> list:
-    src = op.inputs[0].dtype
-    if is_float(src) and is_float(op.outputs[0].dtype):
-        return [cast(grad, src)]
-    return [None]
-
-
-registry.register(registry.OpDef("Cast", _infer_cast, _cast_kernel, _cast_grad, foldable=True))
-
-
-def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
-    """Casts ``x`` to ``dtype``. Returns ``x`` itself when it already has that dtype.
-
-    Floats cast to integers truncate toward zero; nonzero values cast to bool are True;
-    complex values cast to a real dtype keep their real part.
-    """
-    dst = dtypes.as_dtype(dtype)
-    x = convert_to_tensor(x)
-    if x.dtype == dst:
-        return x
-    return apply_op("Cast", [x], {"SrcT": x.dtype, "DstT": dst}, name=name)
-
-
-def to_float(x: Any, name: str = "ToFloat") -> Tensor:
-    """Casts ``x`` to float32 (deprecated in TF1: use ``cast``)."""
-    return cast(x, dtypes.float32, name=name)
-
-
-def to_double(x: Any, name: str = "ToDouble") -> Tensor:
-    """Casts ``x`` to float64 (deprecated in TF1: use ``cast``)."""
-    return cast(x, dtypes.float64, name=name)
-
-
-def to_int32(x: Any, name: str = "ToInt32") -> Tensor:
-    """Casts ``x`` to int32 (deprecated in TF1: use ``cast``)."""
-    return cast(x, dtypes.int32, name=name)
-
-
-def to_int64(x: Any, name: str = "ToInt64") -> Tensor:
-    """Casts ``x`` to int64 (deprecated in TF1: use ``cast``)."""
-    return cast(x, dtypes.int64, name=name)
 
 
 del _type, _ufunc_name, _dtypes

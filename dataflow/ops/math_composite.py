@@ -26,8 +26,9 @@ import numpy as np
 from ..framework import dtypes
 from ..framework.graph import Tensor, convert_to_tensor, register_operator
 from ..framework.scopes import name_scope
-from .array import zeros_like
+from .array_shape import zeros_like
 from .build import apply_op, convert_inputs
+from .cast import cast
 from .control import stop_gradient
 from .math_arith import (
     abs,
@@ -46,7 +47,6 @@ from .math_arith import (
     subtract,
 )
 from .math_compare import (
-    cast,
     greater,
     greater_equal,
     is_finite,

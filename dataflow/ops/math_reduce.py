@@ -34,12 +34,13 @@ from ..framework import dtypes, errors, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor
 from ..framework.tensor_shape import TensorShape
 from ..framework.tensor_util import constant_shape, constant_value
-from .array import ones_like, zeros_like
-from .array import shape as _shape_op
+from .array_shape import ones_like, zeros_like
+from .array_shape import shape as _shape_op
 from .build import apply_op
+from .cast import cast
 from .constant import constant
 from .math_arith import BINARY_ELEMENTWISE, UNARY_ELEMENTWISE, multiply, realdiv
-from .math_compare import NOT_DIFF, cast, equal, logical_and, select
+from .math_compare import NOT_DIFF, equal, logical_and, select
 from .rules import is_bool, is_int_or_float
 
 
