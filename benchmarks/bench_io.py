@@ -260,12 +260,6 @@ def queue_benchmarks(tf, quick: bool) -> None:
 N_VARS = 8
 
 
-def _arrays(gb: float) -> list[np.ndarray]:
-    n = int(gb * 2**30 / 4 / N_VARS)
-    rng = np.random.default_rng(0)
-    return [rng.random(n, dtype=np.float32) for _ in range(N_VARS)]
-
-
 def _np_save(arrays: dict[str, np.ndarray], directory: str) -> None:
     os.makedirs(directory, exist_ok=True)
     for name, a in arrays.items():

@@ -14,8 +14,3 @@ def is_valid_op_name(name: str) -> bool:
 
 def is_valid_scope_name(name: str) -> bool:
     return bool(_VALID_SCOPE_NAME.match(name))
-
-
-def key_safe(name: str) -> str:
-    """A name usable inside a Dask key (which the dashboard splits on '-')."""
-    return re.sub(r"[^A-Za-z0-9_.]", "_", name)

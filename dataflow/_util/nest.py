@@ -52,7 +52,3 @@ def pack_sequence_as(structure: Any, flat: list[Any]) -> Any:
         return next(it)
 
     return build(structure)
-
-
-def map_structure(fn, structure: Any) -> Any:
-    return pack_sequence_as(structure, [fn(x) for x in flatten(structure)])

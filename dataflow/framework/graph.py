@@ -910,10 +910,6 @@ def _flatten_list(value: Any) -> list[Any]:
     return out
 
 
-def convert_n_to_tensor(values: Sequence[Any], dtype: Any = None) -> list[Tensor]:
-    return [convert_to_tensor(v, dtype=dtype) for v in values]
-
-
 def is_tensor_like(value: Any) -> bool:
     return isinstance(value, Tensor) or any(isinstance(value, b) for b, _ in _CONVERSION_FUNCS)
 

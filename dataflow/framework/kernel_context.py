@@ -34,9 +34,15 @@ class Folded:
 
 
 class KernelContext(Protocol):
-    xp: Any
-    device: str
-    op_name: str
-    resources: Any
+    """What every context offers (read-only to kernels); see the module docstring."""
+
+    @property
+    def xp(self) -> Any: ...
+    @property
+    def device(self) -> str: ...
+    @property
+    def op_name(self) -> str: ...
+    @property
+    def resources(self) -> Any: ...
 
     def subgraph(self, plan: Any) -> Any: ...

@@ -38,7 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from .kernel_context import Folded
+from .kernel_context import Folded, KernelContext
 
 
 class _NotDifferentiable(enum.Enum):
@@ -63,7 +63,7 @@ class OpDef:
     type: str
     infer: Callable[[Any], list]
     # A kernel factory returns the per-step callable, or ``Folded`` for a fixed value.
-    kernel: Callable[[Any, dict], Callable | Folded] | None
+    kernel: Callable[[KernelContext, dict], Callable | Folded] | None
     grad: Callable | _NotDifferentiable | None = None
     stateful: bool = False
     # Kernels that can run on constant numpy inputs at build time (shape arithmetic).
@@ -108,10 +108,6 @@ def lookup(op_type: str) -> OpDef:
         raise KeyError(
             f"No op type '{op_type}' is registered (is its family module imported?)"
         ) from None
-
-
-def is_registered(op_type: str) -> bool:
-    return op_type in _REGISTRY
 
 
 def registered_types() -> list[str]:

@@ -7,7 +7,6 @@ agree where known) and ``broadcast_shapes`` (numpy broadcasting with unknowns).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 
@@ -207,10 +206,6 @@ def as_shape(value: Any) -> TensorShape:
     return value if isinstance(value, TensorShape) else TensorShape(value)
 
 
-def unknown_shape(rank: int | None = None) -> TensorShape:
-    return TensorShape(None if rank is None else [None] * rank)
-
-
 def scalar() -> TensorShape:
     return TensorShape(())
 
@@ -239,7 +234,3 @@ def broadcast_shapes(*shapes: TensorShape) -> TensorShape:
         else:
             out.append(1)
     return TensorShape(out)
-
-
-def shape_from_dims(dims: Iterable[int | None] | None) -> TensorShape:
-    return TensorShape(None if dims is None else list(dims))

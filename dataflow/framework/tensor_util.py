@@ -26,6 +26,14 @@ class FoldContext:
     resources = None
     op_name = "<fold>"
 
+    @staticmethod
+    def subgraph(plan: Any) -> Any:
+        # Ops with sub-graphs (cond, while_loop) are never foldable.
+        raise TypeError("build-time folding runs no sub-graphs")
+
+
+_FOLD_CONTEXT = FoldContext()
+
 
 def constant_value(tensor: Any) -> np.ndarray | None:
     """The value of ``tensor`` if it is known at build time, else ``None``."""
@@ -62,7 +70,7 @@ def constant_value(tensor: Any) -> np.ndarray | None:
             cache[t] = None
             continue
         try:
-            fn = opdef.kernel(FoldContext, op.attrs)
+            fn = opdef.kernel(_FOLD_CONTEXT, op.attrs)
             if not callable(fn):  # a Folded value: nothing to evaluate at build time
                 raise TypeError(f"{op.type} has no build-time kernel")
             out = fn(*values)

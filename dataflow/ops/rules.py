@@ -63,26 +63,6 @@ def broadcast(op: Any) -> TensorShape:
         ) from None
 
 
-def elementwise(
-    out_dtype: dtypes.DType | None = None,
-    check: Callable[[dtypes.DType], bool] | None = None,
-    what: str = "",
-) -> Callable[[Any], list]:
-    """A rule for n-ary elementwise ops with numpy broadcasting.
-
-    ``out_dtype`` fixes the output dtype (``bool`` for comparisons); otherwise it is
-    the inputs' common dtype.
-    """
-
-    def rule(op: Any) -> list:
-        dtype = require_same_dtype(op)
-        if check is not None and not check(dtype):
-            raise TypeError(f"'{op.type}' needs {what} inputs, got {dtype.name}")
-        return [(out_dtype or dtype, broadcast(op))]
-
-    return rule
-
-
 def is_float(d: dtypes.DType) -> bool:
     return d.is_floating or d.is_complex
 

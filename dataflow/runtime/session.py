@@ -46,7 +46,6 @@ class EmbeddedBackend:
         }
         self._multi_device = len(self.devices) > 1
         self._steps = 0
-        self._step_lock = threading.Lock()
 
     def bind(self, plan: Plan) -> Any:
         return EmbeddedPlan(plan, self.contexts, self._debug, self._transfer_for(plan))
@@ -161,7 +160,6 @@ class BaseSession:
         self._closed = False
         self._cache: dict[Any, _Signature] = {}
         self._cache_lock = threading.Lock()
-        self._default_stack: list[Any] = []
         self._backend = self._make_backend(target)
 
     def _make_backend(self, target: Any) -> Any:

@@ -320,10 +320,6 @@ def list_variables(container: str = "") -> dict[str, list[str]]:
     return RUNTIME.variables(container)
 
 
-def installed_plans() -> list[str]:
-    return RUNTIME.installed()
-
-
 # --- resident steps: the worker's RPC handlers ---------------------------------------------
 class _Rendezvous:
     """One step's mailbox on one worker: values by slot, and which remote stages have

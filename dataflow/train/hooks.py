@@ -164,7 +164,6 @@ class CheckpointSaverHook(SessionRunHook):
         scaffold: Any = None,
         listeners: list | None = None,
     ):
-        self._dir = checkpoint_dir
         self._path = os.path.join(checkpoint_dir, checkpoint_basename)
         self._timer = _Timer(save_secs, save_steps)
         self._saver = saver

@@ -85,7 +85,6 @@ class Saver:
                 named[v.op.name] = v
         if not named and not allow_empty:
             raise ValueError("No variables to save")
-        self._vars = named
         self._max_to_keep = max_to_keep
         self._sync = sync
         self._pad_step_number = pad_step_number
