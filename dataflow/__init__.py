@@ -265,12 +265,10 @@ from .ops.variable_scope import (
     variable_scope as variable_scope,
 )
 
-# --- ops/control_flow.py, ops/script.py, ops/debugging.py --------------------------------
-from .ops.control_flow import (
-    case as case,
-    cond as cond,
-    while_loop as while_loop,
-)
+# --- ops/cond.py, ops/while_loop.py, ops/script.py, ops/debugging.py ----------------------
+from .ops.cond import case as case
+from .ops.cond import cond as cond
+from .ops.while_loop import while_loop as while_loop
 from .ops.debugging import (
     Assert as Assert,
     Print as Print,

@@ -8,6 +8,8 @@ from . import (  # noqa: F401 - imported for their registrations
     array_shape,
     array_slice,
     array_transpose,
+    cast,
+    cond,
     constant,
     control,
     control_flow,
@@ -34,4 +36,5 @@ from . import (  # noqa: F401 - imported for their registrations
     script,
     state,
     variable_scope,
+    while_loop,
 )
