@@ -12,7 +12,8 @@ What is counted, over ``dataflow/``:
   family's helpers that others use belong under public names in a shared module.
 * ``import_cycles``: strongly connected components of the module import graph, imports
   inside functions included (an import moved into a function to dodge a cycle still
-  counts). A package's ``__init__`` importing its own submodules is not an edge back.
+  counts; one under ``if TYPE_CHECKING:`` is never run, so it does not). A package's
+  ``__init__`` importing its own submodules is not an edge back.
 * ``ruff_format`` / ``ruff_check``: files ``ruff format`` would change and ``ruff
   check`` findings (pyproject.toml's rules, with RUF100: a ``noqa`` whose rule never
   fires is itself a finding) over ``dataflow``, ``tests``, ``benchmarks``, ``tools``.
@@ -68,8 +69,18 @@ def resolve(module: str, path: pathlib.Path, node: ast.ImportFrom) -> str:
 def imports_of(
     module: str, path: pathlib.Path, modules: dict[str, pathlib.Path]
 ) -> Iterator[tuple[str, str | None, ast.AST]]:
-    """(imported dataflow module, name taken from it or None, node) for every import."""
-    for node in ast.walk(ast.parse(path.read_text())):
+    """(imported dataflow module, name taken from it or None, node) for every import
+    Python runs (imports under ``if TYPE_CHECKING:`` only serve annotations)."""
+    tree = ast.parse(path.read_text())
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING")
+        for inner in ast.walk(node)
+    }
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name in modules:

@@ -1,12 +1,10 @@
-"""Graph, Operation and Tensor: the dataflow graph a program builds.
+"""Graph: the container a program builds ops into, the default-graph stack, and
+``convert_to_tensor``.
 
-A ``Graph`` owns an append-only list of ``Operation``s in creation order (each op's
-``_id`` is its index, which every later pass uses to break ties deterministically). An
-``Operation`` records its type, input ``Tensor``s, control inputs, attrs, requested
-device, colocation groups and the user frame that built it; its output ``Tensor``s
-carry a static dtype and a (possibly partial) ``TensorShape`` computed by the op
-type's registered ``infer`` rule when the op is created, so bad shapes fail at build
-time with the op's name in the message.
+A ``Graph`` owns an append-only list of ``Operation``s (``operation.py``) in creation
+order (each op's ``_id`` is its index, which every later pass uses to break ties
+deterministically). ``create_op`` runs the op type's registered ``infer`` rule, so bad
+shapes fail at build time with the op's name in the message.
 
 Builder-side state (name scopes, control-dependency scopes, device functions,
 colocation) lives on the graph in per-thread stacks, as in TF1, so two threads building
@@ -22,30 +20,20 @@ from __future__ import annotations
 import contextlib
 import itertools
 import re
-import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from types import FrameType
 from typing import Any, Literal, overload
 
 from .._util import naming
 from . import device_spec, dtypes, errors
 from . import registry as _registry
-from .tensor_shape import TensorShape, as_shape
+from .operation import Operation, Tensor, registered_operator, user_frame
+from .tensor_shape import as_shape
 
-_PACKAGE_DIR = __file__.rsplit("/framework/", 1)[0]
-
-# Operator overloads (+, *, [], ...) are filled in by the op library at import time so
-# that this layer does not import it (see ``register_operator``).
-_OPERATORS: dict[str, Callable] = {}
 # Converts Python/numpy values to a Const tensor; set by the op library.
 _CONSTANT_BUILDER: list[Callable] = []
 # Converts registered types (e.g. Variable) to tensors.
 _CONVERSION_FUNCS: list[tuple[type, Callable]] = []
-
-
-def register_operator(name: str, fn: Callable) -> None:
-    _OPERATORS[name] = fn
 
 
 def register_constant_builder(fn: Callable) -> None:
@@ -55,339 +43,6 @@ def register_constant_builder(fn: Callable) -> None:
 def register_tensor_conversion_function(base_type: type, fn: Callable) -> None:
     """``fn(value, dtype=None, name=None, as_ref=False) -> Tensor`` for ``base_type``."""
     _CONVERSION_FUNCS.append((base_type, fn))
-
-
-def _user_frame() -> str:
-    """'file:line (function)' of the innermost frame outside this package."""
-    frame: FrameType | None = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        frame = frame.f_back
-    if frame is None:
-        return "<unknown>"
-    return f"{frame.f_code.co_filename}:{frame.f_lineno} ({frame.f_code.co_name})"
-
-
-def _apply_operator(name: str, *args: Any) -> Tensor:
-    """Calls the op library's builder registered for operator ``name``."""
-    fn = _OPERATORS.get(name)
-    if fn is None:
-        raise TypeError(f"operator {name} is not available (import dataflow.ops)")
-    return fn(*args)
-
-
-class Tensor:
-    """One output of an ``Operation``: a symbolic handle to a value computed by a step."""
-
-    __slots__ = ("_op", "_value_index", "_dtype", "_shape", "__weakref__")
-    # Make numpy defer to our operators in ``ndarray + tensor``.
-    __array_priority__ = 100
-
-    def __init__(self, op: Operation, value_index: int, dtype: dtypes.DType, shape: TensorShape):
-        self._op = op
-        self._value_index = value_index
-        self._dtype = dtype
-        self._shape = shape
-
-    @property
-    def op(self) -> Operation:
-        return self._op
-
-    @property
-    def value_index(self) -> int:
-        return self._value_index
-
-    @property
-    def dtype(self) -> dtypes.DType:
-        return self._dtype
-
-    @property
-    def graph(self) -> Graph:
-        return self._op._graph
-
-    @property
-    def name(self) -> str:
-        return f"{self._op.name}:{self._value_index}"
-
-    @property
-    def device(self) -> str:
-        return self._op.device
-
-    @property
-    def shape(self) -> TensorShape:
-        return self._shape
-
-    def get_shape(self) -> TensorShape:
-        return self._shape
-
-    def set_shape(self, shape: Any) -> None:
-        """Merges ``shape`` into the static shape (a ``ValueError`` if incompatible)."""
-        self._shape = self._shape.merge_with(as_shape(shape))
-
-    def consumers(self) -> list[Operation]:
-        return [op for op in self._op._graph._consumers.get(self, ())]
-
-    def eval(self, feed_dict: dict | None = None, session: Any = None) -> Any:
-        """Runs this tensor's value in ``session`` (default: the default session)."""
-        return _run_using_default_session(self, feed_dict, self.graph, session)
-
-    def __repr__(self) -> str:
-        return f"<tf.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
-
-    __str__ = __repr__
-
-    # TF1 graph mode: tensors compare and hash by identity (use tf.equal for values),
-    # which is object's own ``==`` and ``hash``: left undefined here, they stay C-level
-    # (tensors are dict keys throughout building, compiling and every ``run``).
-
-    def __bool__(self) -> bool:
-        raise TypeError(
-            f"Using a `tf.Tensor` ('{self.name}') as a Python `bool` is not allowed: its "
-            "value is only known when a Session runs it. Use tf.cond to branch on it."
-        )
-
-    __nonzero__ = __bool__
-
-    def __iter__(self) -> Iterator:
-        dims = self._shape.as_tuple()
-        if not dims or dims[0] is None:  # unknown rank, a scalar, or an unknown length
-            raise TypeError(
-                f"Tensor '{self.name}' is not iterable: its first dimension must be "
-                f"statically known (shape {self._shape})."
-            )
-        return (self[i] for i in range(dims[0]))
-
-    def __len__(self) -> int:
-        dims = self._shape.as_tuple()
-        if not dims or dims[0] is None:
-            raise TypeError(
-                f"len is not well defined for Tensor '{self.name}' of shape {self._shape}"
-            )
-        return dims[0]
-
-    # --- operators: delegate to the op library's registered builders ---------------
-    def __add__(self, other: Any) -> Tensor:
-        return _apply_operator("add", self, other)
-
-    def __radd__(self, other: Any) -> Tensor:
-        return _apply_operator("add", other, self)
-
-    def __sub__(self, other: Any) -> Tensor:
-        return _apply_operator("sub", self, other)
-
-    def __rsub__(self, other: Any) -> Tensor:
-        return _apply_operator("sub", other, self)
-
-    def __mul__(self, other: Any) -> Tensor:
-        return _apply_operator("mul", self, other)
-
-    def __rmul__(self, other: Any) -> Tensor:
-        return _apply_operator("mul", other, self)
-
-    def __truediv__(self, other: Any) -> Tensor:
-        return _apply_operator("truediv", self, other)
-
-    def __rtruediv__(self, other: Any) -> Tensor:
-        return _apply_operator("truediv", other, self)
-
-    def __floordiv__(self, other: Any) -> Tensor:
-        return _apply_operator("floordiv", self, other)
-
-    def __rfloordiv__(self, other: Any) -> Tensor:
-        return _apply_operator("floordiv", other, self)
-
-    def __mod__(self, other: Any) -> Tensor:
-        return _apply_operator("mod", self, other)
-
-    def __rmod__(self, other: Any) -> Tensor:
-        return _apply_operator("mod", other, self)
-
-    def __pow__(self, other: Any) -> Tensor:
-        return _apply_operator("pow", self, other)
-
-    def __rpow__(self, other: Any) -> Tensor:
-        return _apply_operator("pow", other, self)
-
-    def __matmul__(self, other: Any) -> Tensor:
-        return _apply_operator("matmul", self, other)
-
-    def __rmatmul__(self, other: Any) -> Tensor:
-        return _apply_operator("matmul", other, self)
-
-    def __lt__(self, other: Any) -> Tensor:
-        return _apply_operator("lt", self, other)
-
-    def __le__(self, other: Any) -> Tensor:
-        return _apply_operator("le", self, other)
-
-    def __gt__(self, other: Any) -> Tensor:
-        return _apply_operator("gt", self, other)
-
-    def __ge__(self, other: Any) -> Tensor:
-        return _apply_operator("ge", self, other)
-
-    def __and__(self, other: Any) -> Tensor:
-        return _apply_operator("and", self, other)
-
-    def __rand__(self, other: Any) -> Tensor:
-        return _apply_operator("and", other, self)
-
-    def __or__(self, other: Any) -> Tensor:
-        return _apply_operator("or", self, other)
-
-    def __ror__(self, other: Any) -> Tensor:
-        return _apply_operator("or", other, self)
-
-    def __xor__(self, other: Any) -> Tensor:
-        return _apply_operator("xor", self, other)
-
-    def __rxor__(self, other: Any) -> Tensor:
-        return _apply_operator("xor", other, self)
-
-    __div__ = __truediv__
-    __rdiv__ = __rtruediv__
-
-    def __neg__(self) -> Tensor:
-        return _apply_operator("neg", self)
-
-    def __abs__(self) -> Tensor:
-        return _apply_operator("abs", self)
-
-    def __invert__(self) -> Tensor:
-        return _apply_operator("invert", self)
-
-    def __getitem__(self, key: Any) -> Tensor:
-        return _apply_operator("getitem", self, key)
-
-    def __reduce__(self):
-        raise TypeError(
-            f"Tensor '{self.name}' cannot be pickled; fetch its value with a Session instead."
-        )
-
-
-class Operation:
-    """A node of the graph: an op type applied to input tensors."""
-
-    __slots__ = (
-        "_graph",
-        "_id",
-        "_name",
-        "_type",
-        "_inputs",
-        "_outputs",
-        "_control_inputs",
-        "_attrs",
-        "_device",
-        "_colocation",
-        "_traceback",
-        "__weakref__",
-    )
-
-    def __init__(
-        self,
-        graph: Graph,
-        op_id: int,
-        name: str,
-        op_type: str,
-        inputs: list[Tensor],
-        control_inputs: list[Operation],
-        attrs: dict,
-        device: str,
-        colocation: tuple[str, ...],
-        traceback: str,
-    ):
-        self._graph = graph
-        self._id = op_id
-        self._name = name
-        self._type = op_type
-        self._inputs = tuple(inputs)
-        self._outputs: tuple[Tensor, ...] = ()
-        self._control_inputs = tuple(control_inputs)
-        self._attrs = attrs
-        self._device = device
-        self._colocation = colocation
-        self._traceback = traceback
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def type(self) -> str:
-        return self._type
-
-    @property
-    def graph(self) -> Graph:
-        return self._graph
-
-    @property
-    def inputs(self) -> tuple[Tensor, ...]:
-        return self._inputs
-
-    @property
-    def outputs(self) -> tuple[Tensor, ...]:
-        return self._outputs
-
-    @property
-    def control_inputs(self) -> tuple[Operation, ...]:
-        return self._control_inputs
-
-    @property
-    def device(self) -> str:
-        """The requested device (possibly partial); the placer completes it."""
-        return self._device
-
-    @property
-    def attrs(self) -> dict:
-        return self._attrs
-
-    @property
-    def colocation_groups(self) -> tuple[str, ...]:
-        """Names of ops this op must share a device with (TF's ``loc:@name``)."""
-        return self._colocation
-
-    @property
-    def traceback(self) -> str:
-        """Where the user built this op ('file:line (function)')."""
-        return self._traceback
-
-    @property
-    def node_def(self) -> dict:
-        return {
-            "name": self._name,
-            "op": self._type,
-            "device": self._device,
-            "input": [t.name for t in self._inputs]
-            + [f"^{op.name}" for op in self._control_inputs],
-        }
-
-    def get_attr(self, name: str) -> Any:
-        try:
-            return self._attrs[name]
-        except KeyError:
-            raise ValueError(f"Operation '{self._name}' has no attr named '{name}'.") from None
-
-    def _set_device(self, device: str) -> None:
-        self._device = device_spec.canonical(device)
-
-    def _add_control_input(self, op: Operation) -> None:
-        if op not in self._control_inputs:
-            self._control_inputs = self._control_inputs + (op,)
-
-    def run(self, feed_dict: dict | None = None, session: Any = None) -> None:
-        """Runs this op in ``session`` (default: the default session)."""
-        _run_using_default_session(self, feed_dict, self._graph, session)
-
-    def describe(self) -> str:
-        """'name' (type Type, built at file:line) for error messages."""
-        return f"'{self._name}' (type {self._type}, built at {self._traceback})"
-
-    def __repr__(self) -> str:
-        return f"<tf.Operation '{self._name}' type={self._type}>"
-
-    # Identity ``==`` and ``hash``: object's own (see Tensor).
-
-    def __reduce__(self):
-        raise TypeError(f"Operation '{self._name}' cannot be pickled.")
 
 
 class _BuilderState(threading.local):
@@ -761,7 +416,7 @@ class Graph:
                 attrs,
                 "",
                 (),
-                _user_frame(),
+                user_frame(),
             )
             if state.colocation:
                 target = state.colocation[-1]
@@ -888,7 +543,8 @@ def convert_to_tensor(
         for v in _flatten_list(value)
     ):
         # A list mixing tensors and numbers becomes a Pack (tf.stack) of its elements.
-        return _OPERATORS["pack"]([convert_to_tensor(v, dtype=dtype) for v in value], name=name)
+        pack = registered_operator("pack")
+        return pack([convert_to_tensor(v, dtype=dtype) for v in value], name=name)
     if not _CONSTANT_BUILDER:
         raise TypeError("constants are unavailable (import dataflow.ops)")
     if dtype is None and preferred_dtype is not None:
@@ -920,34 +576,6 @@ _VISUALIZE_HOOK: list[Callable[..., Any]] = []
 
 def register_visualize_hook(fn: Callable[..., Any]) -> None:
     _VISUALIZE_HOOK[:] = [fn]
-
-
-# --- default session hook -----------------------------------------------------------------
-# The runtime registers how to find the default session; this layer only calls it.
-DEFAULT_SESSION_HOOK: list[Callable[[], Any]] = []
-
-
-def register_default_session_hook(fn: Callable[[], Any]) -> None:
-    DEFAULT_SESSION_HOOK[:] = [fn]
-
-
-def _run_using_default_session(
-    fetch: Any, feed_dict: dict | None, graph: Graph, session: Any
-) -> Any:
-    if session is None:
-        session = DEFAULT_SESSION_HOOK[0]() if DEFAULT_SESSION_HOOK else None
-        if session is None:
-            raise ValueError(
-                "Cannot evaluate tensor using `eval()`: No default session is "
-                "registered. Use `with sess.as_default()` or pass an explicit "
-                "session to `eval(session=sess)`"
-            )
-    if session.graph is not graph:
-        raise ValueError(
-            "Cannot use the given session to evaluate tensor: the tensor's "
-            "graph is different from the session's graph."
-        )
-    return session.run(fetch, feed_dict)
 
 
 __all__ = [

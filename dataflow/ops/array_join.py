@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from ..framework import dtypes, registry
-from ..framework.graph import Operation, Tensor, convert_to_tensor, register_operator
+from ..framework.graph import Operation, Tensor, convert_to_tensor
+from ..framework.operation import register_operator
 from ..framework.tensor_shape import TensorShape
 from .array_gather import gather
 from .array_shape import (

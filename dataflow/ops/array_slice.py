@@ -40,8 +40,8 @@ from ..framework.graph import (
     Tensor,
     convert_to_tensor,
     get_default_graph,
-    register_operator,
 )
+from ..framework.operation import register_operator
 from ..framework.tensor_shape import TensorShape
 from ..framework.tensor_util import constant_value
 from .array_gather import gather

@@ -20,7 +20,8 @@ import string
 from typing import Any
 
 from ..framework import dtypes, registry
-from ..framework.graph import Operation, Tensor, register_operator
+from ..framework.graph import Operation, Tensor
+from ..framework.operation import register_operator
 from ..framework.scopes import name_scope
 from ..framework.tensor_shape import TensorShape
 from .build import apply_op, convert_inputs

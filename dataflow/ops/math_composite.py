@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from ..framework import dtypes
-from ..framework.graph import Tensor, convert_to_tensor, register_operator
+from ..framework.graph import Tensor, convert_to_tensor
+from ..framework.operation import register_operator
 from ..framework.scopes import name_scope
 from .array_shape import zeros_like
 from .build import apply_op, convert_inputs

@@ -494,7 +494,7 @@ class Variable:
 
     def load(self, value: Any, session: Any = None) -> None:
         """Assigns ``value`` by running the initializer with its input fed."""
-        from ..framework.graph import DEFAULT_SESSION_HOOK
+        from ..framework.operation import DEFAULT_SESSION_HOOK
 
         session = session or (DEFAULT_SESSION_HOOK[0]() if DEFAULT_SESSION_HOOK else None)
         if session is None:

@@ -25,6 +25,7 @@ from .._util import nest
 from ..framework import errors
 from ..framework import graph as graph_module
 from ..framework.graph import Graph, Operation, Tensor
+from ..framework.operation import register_default_session_hook
 from .compiler import compile_plan
 from .config import ConfigProto, RunMetadata, RunOptions
 from .context import DeviceContext, step_deadline
@@ -582,6 +583,6 @@ def get_default_session() -> BaseSession | None:
     return _default_sessions.stack[-1] if _default_sessions.stack else None
 
 
-graph_module.register_default_session_hook(get_default_session)
+register_default_session_hook(get_default_session)
 
 __all__ = ["Session", "InteractiveSession", "get_default_session", "errors"]
