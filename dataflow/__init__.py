@@ -261,7 +261,11 @@ from .ops.variable_scope import (
     get_variable as get_variable,
     get_variable_scope as get_variable_scope,
     no_regularizer as no_regularizer,
+)
+from .ops.variable_scope_context import (
     variable_op_scope as variable_op_scope,
+)
+from .ops.variable_scope_context import (
     variable_scope as variable_scope,
 )
 

@@ -36,5 +36,7 @@ from . import (  # noqa: F401 - imported for their registrations
     script,
     state,
     variable_scope,
+    variable_scope_context,
+    variable_store,
     while_loop,
 )
