@@ -35,6 +35,7 @@ from . import (  # noqa: F401 - imported for their registrations
     random,
     script,
     state,
+    variable_ops,
     variable_scope,
     variable_scope_context,
     variable_store,

@@ -47,7 +47,7 @@ from typing import Any
 
 from ..framework import dtypes, errors, registry
 from ..framework.graph import Operation, Tensor, get_default_graph
-from ..ops.state import in_place_updater
+from ..ops.variable_ops import in_place_updater
 
 # --- the shape/dtype rule shared by every apply op -------------------------------------------
 
