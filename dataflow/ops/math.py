@@ -45,6 +45,9 @@ from .cast import to_double as to_double
 from .cast import to_float as to_float
 from .cast import to_int32 as to_int32
 from .cast import to_int64 as to_int64
+from .math_argmax_cumsum import argmax as argmax
+from .math_argmax_cumsum import argmin as argmin
+from .math_argmax_cumsum import cumsum as cumsum
 from .math_arith import abs as abs
 from .math_arith import add as add
 from .math_arith import add_n as add_n
@@ -104,9 +107,6 @@ from .math_composite import reduce_std as reduce_std
 from .math_composite import reduce_variance as reduce_variance
 from .math_composite import scalar_mul as scalar_mul
 from .math_composite import truediv as truediv
-from .math_reduce import argmax as argmax
-from .math_reduce import argmin as argmin
-from .math_reduce import cumsum as cumsum
 from .math_reduce import reduce_all as reduce_all
 from .math_reduce import reduce_any as reduce_any
 from .math_reduce import reduce_max as reduce_max

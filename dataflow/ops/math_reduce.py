@@ -1,11 +1,12 @@
-"""Reductions and scans: ``Sum Mean Max Min Prod All Any``, ``ArgMax``/``ArgMin``,
-``Cumsum``, and ``BroadcastReduced``, the adjoint of a reduction that their gradients
-share (TF1's ``math_ops`` reductions).
+"""Reductions: ``Sum Mean Max Min Prod All Any``, and ``BroadcastReduced``, the adjoint
+of a reduction that their gradients share (TF1's ``math_ops`` reductions). ``ArgMax``,
+``ArgMin`` and ``Cumsum`` are in ``math_argmax_cumsum.py``; the fused sums of squares in
+``math_sum_of_squares.py``.
 
 Each op type is one record: shape/dtype rule, kernel (through ``ctx.xp``) and gradient
 rule side by side. The axes are an optional int32/int64 input (a constant in almost
 every graph): the shape rule folds it at build time when it can (``_reduced_shape``),
-and kernels turn it into a tuple once per plan (``_AxesReader`` remembers the last axes
+and kernels turn it into a tuple once per plan (``AxesReader`` remembers the last axes
 array, which for a constant is the same object every step). Kernels return exactly the
 static dtype, so they pass ``dtype=`` to numpy reductions that would otherwise widen
 (``sum`` of int32 gives int64 in numpy); an integer ``Mean`` truncates toward zero, as
@@ -45,7 +46,7 @@ from .rules import is_bool, is_int_or_float
 
 
 # --- reductions ------------------------------------------------------------------------
-class _AxesReader:
+class AxesReader:
     """Turns an axes array into a tuple of ints, remembering the last array seen.
 
     Constant axes arrive as the same bound object on every step, so the conversion
@@ -110,7 +111,7 @@ def _reduced_shape(op: Operation, axes_input: int = 1) -> TensorShape:
     return TensorShape([d for i, d in enumerate(dims) if i not in reduced])
 
 
-def _check_axes(op: Operation, index: int = 1) -> None:
+def check_axes(op: Operation, index: int = 1) -> None:
     if len(op.inputs) > index:
         axes = op.inputs[index]
         if axes.dtype not in (dtypes.int32, dtypes.int64):
@@ -128,7 +129,7 @@ def _reduction_rule(check: Callable[[dtypes.DType], bool], what: str) -> Callabl
         x = op.inputs[0]
         if not check(x.dtype):
             raise TypeError(f"'{op.type}' needs {what} inputs, got {x.dtype.name} for '{x.name}'")
-        _check_axes(op)
+        check_axes(op)
         return [(x.dtype, _reduced_shape(op))]
 
     return rule
@@ -172,14 +173,14 @@ _REDUCE_UFUNCS = {
 }
 
 
-def _reduction_kernel(fn_name: str, pass_dtype: bool = False) -> Callable:
+def reduction_kernel(fn_name: str, pass_dtype: bool = False) -> Callable:
     """Factory for ``xp.<fn_name>(x, axis, keepdims)`` reductions."""
 
     def factory(ctx: Any, attrs: dict) -> Any:
         fn = getattr(ctx.xp, fn_name)
         ufunc = getattr(ctx.xp, _REDUCE_UFUNCS[fn_name], None)
         keep = attrs["keep_dims"]
-        read = _AxesReader()
+        read = AxesReader()
         if ufunc is not None and fn_name in ("max", "min"):
 
             def extremum(x: Any, axes: Any = None) -> Any:
@@ -206,10 +207,10 @@ def _reduction_kernel(fn_name: str, pass_dtype: bool = False) -> Callable:
     return factory
 
 
-def _mean_kernel(ctx: Any, attrs: dict) -> Any:
+def mean_kernel(ctx: Any, attrs: dict) -> Any:
     xp = ctx.xp
     keep = attrs["keep_dims"]
-    read = _AxesReader()
+    read = AxesReader()
 
     def mean(x: Any, axes: Any = None) -> Any:
         axis = read.whole(axes, x.ndim)
@@ -336,77 +337,18 @@ def _prod_grad(op: Operation, grad: Tensor) -> list:
 _NUMERIC_REDUCE = (is_int_or_float, "integer or floating-point")
 # (type, kernel, gradient, accepted dtypes, foldable)
 _REDUCTIONS: list[tuple[str, Callable, Any, tuple, bool]] = [
-    ("Sum", _reduction_kernel("sum", pass_dtype=True), _sum_grad, _NUMERIC_REDUCE, True),
-    ("Mean", _mean_kernel, _mean_grad, _NUMERIC_REDUCE, False),
-    ("Prod", _reduction_kernel("prod", pass_dtype=True), _prod_grad, _NUMERIC_REDUCE, True),
-    ("Max", _reduction_kernel("max"), _min_or_max_grad, _NUMERIC_REDUCE, True),
-    ("Min", _reduction_kernel("min"), _min_or_max_grad, _NUMERIC_REDUCE, True),
-    ("All", _reduction_kernel("all"), NOT_DIFF, (is_bool, "bool"), True),
-    ("Any", _reduction_kernel("any"), NOT_DIFF, (is_bool, "bool"), True),
+    ("Sum", reduction_kernel("sum", pass_dtype=True), _sum_grad, _NUMERIC_REDUCE, True),
+    ("Mean", mean_kernel, _mean_grad, _NUMERIC_REDUCE, False),
+    ("Prod", reduction_kernel("prod", pass_dtype=True), _prod_grad, _NUMERIC_REDUCE, True),
+    ("Max", reduction_kernel("max"), _min_or_max_grad, _NUMERIC_REDUCE, True),
+    ("Min", reduction_kernel("min"), _min_or_max_grad, _NUMERIC_REDUCE, True),
+    ("All", reduction_kernel("all"), NOT_DIFF, (is_bool, "bool"), True),
+    ("Any", reduction_kernel("any"), NOT_DIFF, (is_bool, "bool"), True),
 ]
 for _type, _kernel, _grad, _dtypes, _fold in _REDUCTIONS:
     registry.register(
         registry.OpDef(_type, _reduction_rule(*_dtypes), _kernel, _grad, foldable=_fold)
     )
-
-
-# --- sums of squares: fused by the plan compiler (runtime/fusion.py) ----------------------
-# ``reduce_sum(square(x))`` and ``reduce_mean(square(x))`` (the L2 penalty, the squared
-# error) over a whole float array are one BLAS dot product: one pass, no temporary, and
-# vectorised where numpy's pairwise float sum is not (a [10000, 1] float32 residual: 1 us
-# against 5 for square then mean). The dot accumulates in blocks rather than pairwise, so
-# its rounding error grows faster with the size; up to _DOT_MAX elements it stays at the
-# level of single precision. Other cases run the two kernels back to back.
-_DOT_MAX = 1 << 16
-
-
-def _reduce_of_squares_kernel(reduction: Callable, mean: bool) -> Callable:
-    def factory(ctx: Any, attrs: dict) -> Any:
-        xp = ctx.xp
-        square, dot = xp.square, xp.dot
-        unfused = reduction(ctx, attrs)
-        keep = attrs["keep_dims"]
-        read = _AxesReader()
-
-        def reduce_of_squares(x: Any, axes: Any = None) -> Any:
-            if (
-                not keep
-                and 0 < x.size <= _DOT_MAX
-                and x.dtype.kind == "f"
-                and x.dtype.itemsize >= 4
-                and x.flags.c_contiguous
-                and read.whole(axes, x.ndim) is None
-            ):
-                flat = x.reshape(-1)
-                total = dot(flat, flat)
-                return total / x.size if mean else total
-            return unfused(square(x), axes)
-
-        return reduce_of_squares
-
-    return factory
-
-
-def _made_by_fusion(op: Operation) -> list:
-    raise TypeError(f"'{op.type}' is made by the plan compiler's fusion pass, not built in graphs")
-
-
-registry.register(
-    registry.OpDef(
-        "SumOfSquares",
-        _made_by_fusion,
-        _reduce_of_squares_kernel(_reduction_kernel("sum", pass_dtype=True), False),
-        NOT_DIFF,
-        foldable=True,
-    )
-)
-registry.register(
-    registry.OpDef(
-        "MeanOfSquares", _made_by_fusion, _reduce_of_squares_kernel(_mean_kernel, True), NOT_DIFF
-    )
-)
-registry.register_fusion("Square", "Sum", "SumOfSquares")
-registry.register_fusion("Square", "Mean", "MeanOfSquares")
 
 
 def _infer_broadcast_reduced(op: Operation) -> list:
@@ -420,7 +362,7 @@ def _broadcast_reduced_kernel(ctx: Any, attrs: dict) -> Any:
     xp = ctx.xp
     keep = attrs["keep_dims"]
     mean = attrs.get("mean", False)
-    read_axes, read_shape = _AxesReader(), _AxesReader()
+    read_axes, read_shape = AxesReader(), AxesReader()
     host = xp is np
     # The last (grad, target, result): the gradient of a loss is usually a constant
     # (``grad_ys``, bound once per plan) broadcast to the same shape every step, and the
@@ -623,154 +565,6 @@ for _fn, _what, _dtypes_doc in [
     (reduce_any, "logical or", "bool"),
 ]:
     _fn.__doc__ = _REDUCE_DOC.format(what=_what, dtypes=_dtypes_doc)
-
-
-# --- ArgMax / ArgMin --------------------------------------------------------------------
-def _infer_arg_reduce(op: Operation) -> list:
-    x, dim = op.inputs
-    if not is_int_or_float(x.dtype):
-        raise TypeError(f"'{op.type}' needs integer or floating-point inputs, got {x.dtype.name}")
-    _check_axes(op)
-    if dim.shape.rank not in (None, 0) and dim.shape.as_tuple() != (1,):
-        raise ValueError(f"The dimension of '{op.type}' must be a scalar, got {dim.shape}")
-    out = op.attrs["output_type"]
-    rank = x.shape.rank
-    value = constant_value(dim)
-    if rank is None:
-        return [(out, TensorShape(None))]
-    if value is None:
-        return [(out, TensorShape([None] * builtins.max(rank - 1, 0)))]
-    axis = int(np.reshape(value, [-1])[0])
-    if not -rank <= axis < builtins.max(rank, 1) or rank == 0:
-        raise ValueError(f"Expected dimension in the range [{-rank}, {rank}), but got {axis}")
-    dims = x.shape.as_list()
-    del dims[axis]
-    return [(out, TensorShape(dims))]
-
-
-def _arg_reduce_kernel(fn_name: str) -> Callable:
-    def factory(ctx: Any, attrs: dict) -> Any:
-        fn = getattr(ctx.xp, fn_name)
-        out = attrs["output_type"].as_numpy_dtype
-        read = _AxesReader()
-        return lambda x, dim: fn(x, axis=read.scalar(dim)).astype(out)
-
-    return factory
-
-
-registry.register(
-    registry.OpDef("ArgMax", _infer_arg_reduce, _arg_reduce_kernel("argmax"), NOT_DIFF)
-)
-registry.register(
-    registry.OpDef("ArgMin", _infer_arg_reduce, _arg_reduce_kernel("argmin"), NOT_DIFF)
-)
-
-
-def _arg_reduce(
-    op_type: str,
-    input: Any,
-    axis: Any,
-    name: str | None,
-    dimension: Any,
-    output_type: Any,
-) -> Tensor:
-    axis = pick(axis, dimension, "axis", "dimension")
-    if axis is None:
-        axis = 0
-    out = dtypes.as_dtype(output_type)
-    if out not in (dtypes.int32, dtypes.int64):
-        raise TypeError(f"output_type of {op_type} must be int32 or int64, got {out.name}")
-    return apply_op(
-        op_type, [convert_to_tensor(input), axis_tensor(axis)], {"output_type": out}, name=name
-    )
-
-
-def argmax(
-    input: Any,
-    axis: Any = None,
-    name: str | None = None,
-    dimension: Any = None,
-    output_type: Any = dtypes.int64,
-) -> Tensor:
-    """Returns the index of the largest value along ``axis`` (default 0).
-
-    Ties give the smallest index. ``dimension`` is the deprecated name of ``axis``.
-    """
-    return _arg_reduce("ArgMax", input, axis, name, dimension, output_type)
-
-
-def argmin(
-    input: Any,
-    axis: Any = None,
-    name: str | None = None,
-    dimension: Any = None,
-    output_type: Any = dtypes.int64,
-) -> Tensor:
-    """Returns the index of the smallest value along ``axis`` (default 0)."""
-    return _arg_reduce("ArgMin", input, axis, name, dimension, output_type)
-
-
-# --- Cumsum ----------------------------------------------------------------------------
-def _infer_cumsum(op: Operation) -> list:
-    x = op.inputs[0]
-    if not is_int_or_float(x.dtype):
-        raise TypeError(f"'Cumsum' needs integer or floating-point inputs, got {x.dtype.name}")
-    _check_axes(op)
-    value = constant_value(op.inputs[1])
-    rank = x.shape.rank
-    if value is not None and rank is not None:
-        axis = int(np.reshape(value, [-1])[0])
-        if not -rank <= axis < rank:
-            raise ValueError(f"Expected axis in the range [{-rank}, {rank}), got {axis}")
-    return [(x.dtype, x.shape)]
-
-
-def _cumsum_kernel(ctx: Any, attrs: dict) -> Any:
-    xp = ctx.xp
-    exclusive, reverse = attrs["exclusive"], attrs["reverse"]
-    read = _AxesReader()
-
-    def cumsum(x: Any, axis: Any) -> Any:
-        a = read.scalar(axis)
-        if reverse:
-            x = xp.flip(x, a)
-        out = xp.cumsum(x, axis=a, dtype=x.dtype)
-        if exclusive:
-            out = xp.roll(out, 1, axis=a)
-            index: list[Any] = [slice(None)] * out.ndim
-            index[a] = 0
-            out[tuple(index)] = 0
-        return xp.flip(out, a) if reverse else out
-
-    return cumsum
-
-
-def _cumsum_grad(op: Operation, grad: Tensor) -> list:
-    return [
-        cumsum(
-            grad, op.inputs[1], exclusive=op.attrs["exclusive"], reverse=not op.attrs["reverse"]
-        ),
-        None,
-    ]
-
-
-registry.register(registry.OpDef("Cumsum", _infer_cumsum, _cumsum_kernel, _cumsum_grad))
-
-
-def cumsum(
-    x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None
-) -> Tensor:
-    """Cumulative sum along ``axis``.
-
-    ``exclusive`` leaves each element out of its own sum (the first is 0); ``reverse``
-    sums from the end.
-    """
-    return apply_op(
-        "Cumsum",
-        [convert_to_tensor(x), axis_tensor(axis)],
-        {"exclusive": bool(exclusive), "reverse": bool(reverse)},
-        name=name,
-    )
 
 
 del _type, _kernel, _grad, _dtypes, _fold, _fn, _what, _dtypes_doc
