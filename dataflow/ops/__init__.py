@@ -13,6 +13,7 @@ from . import (  # noqa: F401 - imported for their registrations
     constant,
     control,
     control_flow,
+    conv_geometry,
     data_flow,
     debugging,
     init_ops,

@@ -30,7 +30,7 @@ from ..framework import registry
 from ..framework.graph import Operation, Tensor
 from ..framework.tensor_shape import TensorShape
 from .build import apply_op
-from .nn_conv import (
+from .conv_geometry import (
     Params,
     WindowGeometry,
     crop,
