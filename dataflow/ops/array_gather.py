@@ -30,7 +30,10 @@ import numpy as np
 from ..framework import dtypes, errors, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
 from ..framework.tensor_shape import TensorShape
-from .array_shape import (
+from .array_transpose import transpose
+from .build import apply_op
+from .constant import constant
+from .shape_helpers import (
     int_tensor,
     partial_int,
     partial_list,
@@ -39,9 +42,6 @@ from .array_shape import (
     shape_of,
     static_axis,
 )
-from .array_transpose import transpose
-from .build import apply_op
-from .constant import constant
 
 
 def _index_tensor(value: Any) -> Tensor:

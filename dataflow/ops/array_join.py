@@ -35,26 +35,22 @@ from ..framework.graph import Operation, Tensor, convert_to_tensor
 from ..framework.operation import register_operator
 from ..framework.tensor_shape import TensorShape
 from .array_gather import gather
-from .array_shape import (
-    int_tensor,
-    ones_like,
-    partial_int,
-    partial_list,
-    rank,
-    require_index_dtype,
-    require_rank,
-    reshape,
-    shape,
-    shape_of,
-    static_axis,
-    sum_to_shape,
-)
+from .array_shape import ones_like, rank, reshape, shape, sum_to_shape
 from .build import apply_op, apply_op_n, convert_inputs
 from .cast import cast
 from .constant import constant
 from .control import identity
 from .math_arith import floormod
 from .rules import normalize_axis, require_same_dtype
+from .shape_helpers import (
+    int_tensor,
+    partial_int,
+    partial_list,
+    require_index_dtype,
+    require_rank,
+    shape_of,
+    static_axis,
+)
 
 
 # --- ConcatV2 / Pack / Unpack / Split / SplitV -------------------------------------------

@@ -1,6 +1,7 @@
 """Shapes and shape-filled tensors: ``Shape``/``Size``/``Rank``, ``Reshape``/
 ``ExpandDims``/``Squeeze``, ``SumToShape``/``BroadcastTo``, ``ZerosLike``/``OnesLike``/
-``Fill`` (``zeros``, ``ones``), and the build-time helpers every array module uses.
+``Fill`` (``zeros``, ``ones``). The build-time helpers every array module uses are in
+``shape_helpers.py``.
 
 Each op type is one record (shape rule, kernel, gradient) next to its builder. The ops
 here are linear in their data input (or not differentiable), so each gradient is the
@@ -10,17 +11,17 @@ applies to undo broadcasting) and ``BroadcastTo`` are each other's adjoints; ``F
 gradient is the pass's own ``SumToShape`` down to the scalar.
 
 Static shapes: shape-valued inputs (a reshape's target, slice bounds, paddings) are
-read at build time with ``partial_value``, which extends ``tensor_util.constant_value`` to
+read at build time with ``shape_helpers.partial_value``, which extends ``tensor_util.constant_value`` to
 vectors known only in part (``tf.stack([tf.shape(x)[0], -1])`` gives ``[None, -1]``),
 so partial shapes from placeholders with ``None`` dims propagate as in TF. It looks
 through ``Shape``, ``Pack``, ``ConcatV2``, ``Identity`` and ``StridedSlice``, which is
-why the strided-slice spec helpers (``slice_key``, ``slice_masks``) live here rather than
-in ``array_slice``. ``int_tensor`` turns shapes, axes and index lists into int32 (or,
+why the strided-slice spec helpers (``slice_key``, ``slice_masks``) live with it rather
+than in ``array_slice``. ``int_tensor`` turns shapes, axes and index lists into int32 (or,
 when a value needs it, int64) constants.
 
-This module is the bottom of the array family: the other ``array_*`` modules import it,
-and it imports none of them. Math ops (``cast``) are imported inside functions, since
-the math family builds on this one.
+This module and ``shape_helpers.py`` are the bottom of the array family: the other
+``array_*`` modules import them, and they import none of those; ``cast`` comes from
+``cast.py``, below both the array and the math families.
 
 Kernels get shape-valued inputs as small integer arrays and read them with
 ``.tolist()``/``.item()`` per call (cheap next to the data movement they drive).
@@ -29,7 +30,6 @@ Kernels get shape-valued inputs as small integer arrays and read them with
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -37,148 +37,17 @@ import numpy as np
 from ..framework import dtypes, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
 from ..framework.tensor_shape import TensorShape, broadcast_shapes
-from ..framework.tensor_util import constant_value
 from .build import apply_op
 from .constant import constant
 from .rules import normalize_axis, same_as_input
-
-INDEX_DTYPES = (dtypes.int32, dtypes.int64)
-
-
-# --- build-time helpers ------------------------------------------------------------------
-def partial_value(t: Tensor, depth: int = 6) -> np.ndarray | None:
-    """The value of integer tensor ``t`` as far as it is known while building.
-
-    An object array of ints, with ``None`` for unknown elements, or ``None`` when even
-    the shape of ``t`` is unknown. Folds constants, and looks through the shape
-    arithmetic TF1 code writes by hand: ``Shape`` of a partially known tensor,
-    ``Pack``, ``ConcatV2``, ``StridedSlice``, ``Identity``.
-    """
-    value = constant_value(t)
-    if value is not None:
-        return np.asarray(value).astype(object)
-    op = t.op
-    if depth > 0:
-        if op.type == "Shape" and op.inputs[0].shape.rank is not None:
-            return np.array(op.inputs[0].shape.as_list(), dtype=object)
-        if op.type in ("Pack", "ConcatV2"):
-            inputs = op.inputs if op.type == "Pack" else op.inputs[:-1]
-            parts = [partial_value(i, depth - 1) for i in inputs]
-            known = [p for p in parts if p is not None]
-            if op.type == "Pack" and len(known) == len(parts):
-                return np.stack(known, axis=op.attrs["axis"])
-            if op.type == "ConcatV2" and len(known) == len(parts):
-                axis = constant_value(op.inputs[-1])
-                if axis is not None and known:
-                    return np.concatenate(known, axis=int(axis))
-        if op.type == "StridedSlice":
-            base = partial_value(op.inputs[0], depth - 1)
-            key = _constant_slice_key(op)
-            if base is not None and key is not None:
-                return np.asarray(base[key], dtype=object)
-        if op.type == "Identity":
-            return partial_value(op.inputs[0], depth - 1)
-    shape = t.shape.as_tuple()
-    if shape is None or None in shape:
-        return None
-    return np.full(shape, None, dtype=object)
-
-
-def partial_list(t: Tensor) -> list | None:
-    """A 1-D integer tensor's elements (``None`` where unknown), or ``None``."""
-    value = partial_value(t)
-    return None if value is None or value.ndim != 1 else list(value)
-
-
-def partial_int(t: Tensor) -> int | None:
-    """A scalar (or one-element) integer tensor's value, or ``None`` if unknown."""
-    value = partial_value(t)
-    if value is None or value.size != 1:
-        return None
-    return value.reshape(-1)[0]
-
-
-def require_index_dtype(t: Tensor, what: str, op_type: str) -> None:
-    if t.dtype not in INDEX_DTYPES:
-        raise TypeError(f"'{what}' of '{op_type}' must be int32 or int64, got {t.dtype.name}")
-
-
-def require_rank(t: Tensor, ranks: Sequence[int], what: str, op_type: str) -> None:
-    if t.shape.rank is not None and t.shape.rank not in ranks:
-        want = " or ".join(str(r) for r in ranks)
-        raise ValueError(f"'{what}' of '{op_type}' must have rank {want}, got shape {t.shape}")
-
-
-def int_tensor(value: Any, dtype: Any = dtypes.int32) -> Tensor:
-    """Shapes, axes and index lists as an integer tensor (int64 if a value needs it)."""
-    if isinstance(value, TensorShape):
-        value = value.as_list()
-    if isinstance(value, Tensor) or hasattr(value, "_as_graph_element"):
-        return convert_to_tensor(value)
-    if isinstance(value, (list, builtins.tuple)) and any(isinstance(v, Tensor) for v in value):
-        return convert_to_tensor(list(value))
-    array = np.asarray(value)
-    if (
-        array.dtype.kind in "iu"
-        and array.size
-        and (array.max() > np.iinfo(np.int32).max or array.min() < np.iinfo(np.int32).min)
-    ):
-        dtype = dtypes.int64
-    return constant(array if array.dtype.kind in "iub" else value, dtype=dtype)
-
-
-def static_axis(t: Tensor, rank: int | None, op_type: str, extra: int = 0) -> int | None:
-    """The axis input's value normalized to ``[0, rank + extra)``, or ``None``."""
-    axis = partial_int(t)
-    if axis is None or rank is None:
-        return axis
-    return normalize_axis(axis, rank + extra, op_type)
-
-
-def shape_of(t: Tensor, out_type: Any = dtypes.int32) -> Tensor:
-    """``shape(t)``, as a constant when the static shape is fully known."""
-    if t.shape.is_fully_defined():
-        return constant(t.shape.as_list(), dtype=out_type)
-    return shape(t, out_type=out_type)
-
-
-# strided-slice specs, read here by ``partial_value`` (the ops are in ``array_slice``)
-def slice_key(begin: Sequence, end: Sequence, strides: Sequence, masks: tuple) -> tuple:
-    """The numpy index equivalent to a strided-slice spec (TF's masks, bit i for entry i)."""
-    begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_mask = masks
-    key: list[Any] = []
-    for i, (b, e, s) in enumerate(zip(begin, end, strides, strict=True)):
-        bit = 1 << i
-        if ellipsis_mask & bit:
-            key.append(Ellipsis)
-        elif new_axis_mask & bit:
-            key.append(None)
-        elif shrink_mask & bit:
-            key.append(b)
-        else:
-            key.append(
-                builtins.slice(None if begin_mask & bit else b, None if end_mask & bit else e, s)
-            )
-    return builtins.tuple(key)
-
-
-def slice_masks(attrs: dict) -> tuple:
-    return (
-        attrs["begin_mask"],
-        attrs["end_mask"],
-        attrs["ellipsis_mask"],
-        attrs["new_axis_mask"],
-        attrs["shrink_axis_mask"],
-    )
-
-
-def _constant_slice_key(op: Operation) -> tuple | None:
-    values = [constant_value(t) for t in op.inputs[1:4]]
-    known = [v.tolist() for v in values if v is not None]
-    if len(known) < len(values):
-        return None
-    begin, end, strides = known
-    return slice_key(begin, end, strides, slice_masks(op.attrs))
+from .shape_helpers import (
+    int_tensor,
+    partial_list,
+    require_index_dtype,
+    require_rank,
+    shape_of,
+    static_axis,
+)
 
 
 # --- ZerosLike / OnesLike / Fill, zeros, ones ------------------------------------------

@@ -46,26 +46,24 @@ from ..framework.tensor_shape import TensorShape
 from ..framework.tensor_util import constant_value
 from .array_gather import gather
 from .array_join import concat, stack
-from .array_shape import (
-    INDEX_DTYPES,
-    int_tensor,
-    ones_like,
-    partial_list,
-    partial_value,
-    require_index_dtype,
-    require_rank,
-    reshape,
-    shape_of,
-    slice_key,
-    slice_masks,
-    squeeze,
-)
+from .array_shape import ones_like, reshape, squeeze
 from .build import apply_op
 from .cast import cast
 from .constant import constant
 from .math_arith import subtract
 from .math_compare import where
 from .rules import normalize_axis
+from .shape_helpers import (
+    INDEX_DTYPES,
+    int_tensor,
+    partial_list,
+    partial_value,
+    require_index_dtype,
+    require_rank,
+    shape_of,
+    slice_key,
+    slice_masks,
+)
 
 
 # --- Slice / StridedSlice / StridedSliceGrad, and Tensor.__getitem__ ----------------------

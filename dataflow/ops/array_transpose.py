@@ -20,17 +20,12 @@ from ..framework import dtypes, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
 from ..framework.tensor_shape import TensorShape
 from ..framework.tensor_util import constant_value
-from .array_shape import (
-    int_tensor,
-    partial_list,
-    rank,
-    require_index_dtype,
-    require_rank,
-)
+from .array_shape import rank
 from .build import apply_op
 from .cast import cast
 from .constant import constant
 from .rules import normalize_axis, require_same_dtype
+from .shape_helpers import int_tensor, partial_list, require_index_dtype, require_rank
 
 
 # --- Transpose / ConjugateTranspose / InvertPermutation / ReverseV2 ---------------------
