@@ -12,8 +12,9 @@ gradient is the pass's own ``SumToShape`` down to the scalar.
 
 Static shapes: shape-valued inputs (a reshape's target, slice bounds, paddings) are
 read at build time with ``shape_helpers.partial_value``, which extends
-``tensor_util.constant_value`` to vectors known only in part (``tf.stack([tf.shape(x)[0], -1])`` gives ``[None, -1]``),
-so partial shapes from placeholders with ``None`` dims propagate as in TF. It looks
+``tensor_util.constant_value`` to vectors known only in part (``tf.stack([tf.shape(x)[0],
+-1])`` gives ``[None, -1]``), so partial shapes from placeholders with ``None`` dims
+propagate as in TF. It looks
 through ``Shape``, ``Pack``, ``ConcatV2``, ``Identity`` and ``StridedSlice``, which is
 why the strided-slice spec helpers (``slice_key``, ``slice_masks``) live with it rather
 than in ``array_slice``. ``int_tensor`` turns shapes, axes and index lists into int32 (or,
