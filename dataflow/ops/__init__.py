@@ -5,6 +5,7 @@ from . import (  # noqa: F401 - imported for their registrations
     array,
     array_gather,
     array_join,
+    array_pad,
     array_shape,
     array_slice,
     array_transpose,

@@ -67,6 +67,7 @@ from .array_join import split as split
 from .array_join import stack as stack
 from .array_join import tile as tile
 from .array_join import unstack as unstack
+from .array_pad import pad as pad
 from .array_shape import broadcast_to as broadcast_to
 from .array_shape import expand_dims as expand_dims
 from .array_shape import fill as fill
@@ -82,7 +83,6 @@ from .array_shape import sum_to_shape as sum_to_shape
 from .array_shape import zeros as zeros
 from .array_shape import zeros_like as zeros_like
 from .array_slice import boolean_mask as boolean_mask
-from .array_slice import pad as pad
 from .array_slice import slice_ as slice_
 from .array_slice import strided_slice as strided_slice
 from .array_transpose import invert_permutation as invert_permutation
