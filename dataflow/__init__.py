@@ -277,6 +277,11 @@ from .ops.debugging import (
     Assert as Assert,
     Print as Print,
     add_check_numerics_ops as add_check_numerics_ops,
+    check_numerics as check_numerics,
+    print as print,
+    verify_tensor_all_finite as verify_tensor_all_finite,
+)
+from .ops.check_ops import (
     assert_equal as assert_equal,
     assert_greater as assert_greater,
     assert_greater_equal as assert_greater_equal,
@@ -287,9 +292,6 @@ from .ops.debugging import (
     assert_non_positive as assert_non_positive,
     assert_none_equal as assert_none_equal,
     assert_positive as assert_positive,
-    check_numerics as check_numerics,
-    print as print,
-    verify_tensor_all_finite as verify_tensor_all_finite,
 )
 from .ops.script import (
     autograd_op as autograd_op,

@@ -10,6 +10,7 @@ from . import (  # noqa: F401 - imported for their registrations
     array_slice,
     array_transpose,
     cast,
+    check_ops,
     cond,
     constant,
     control,
