@@ -39,7 +39,7 @@ crash needs ``sync``.
 
 **Temporary files** are named ``<file>.tmp-<pid>-<host>-<random>`` (``host``: 8 hex
 digits of a CRC of the host name). A killed save leaves its temporaries behind;
-``remove_stale_temps(directory)`` (run by every shard write, ``Saver.save`` and
+``checkpoint_temps.remove_stale_temps(directory)`` (run by every shard write, ``Saver.save`` and
 ``Saver.restore``) deletes those of processes that are gone: on this host, a
 temporary whose pid is not alive; from any host, one untouched for ``STALE_AFTER``
 seconds (a live save keeps writing to its file, and a foreign pid cannot be checked);
@@ -73,12 +73,7 @@ import errno
 import json
 import math
 import os
-import re
 import reprlib
-import socket
-import stat
-import time
-import uuid
 import zlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -87,6 +82,7 @@ from typing import Any
 import numpy as np
 
 from ..framework import errors
+from .checkpoint_temps import remove_stale_temps, temp_name
 
 FORMAT = "dataflow-checkpoint-v2"
 _READABLE = ("dataflow-checkpoint-v1", FORMAT)
@@ -116,7 +112,6 @@ _MAX_SHARDS = 99999  # what the 5-digit shard names can count
 _ALIGN = 64
 _ROW = 512  # 64-bit words per checksum row (4 KiB)
 _PARALLEL = 1 << 20  # arrays from this size are checksummed on a helper thread
-STALE_AFTER = 3600.0  # seconds untouched after which any temporary is a leftover
 
 
 def shard_path(prefix: str, shard: int, num_shards: int) -> str:
@@ -125,64 +120,6 @@ def shard_path(prefix: str, shard: int, num_shards: int) -> str:
 
 def index_path(prefix: str) -> str:
     return f"{prefix}.index"
-
-
-# --- temporary files ----------------------------------------------------------------------
-_HOST = f"{zlib.crc32(socket.gethostname().encode()):08x}"
-_TEMP = re.compile(r"\.tmp-(\d+)-([0-9a-f]{8})-[0-9a-f]{12}$")
-_OLD_TEMP = re.compile(r"(\.index|\.data-\d{5}-of-\d{5}|checkpoint)\.tmp-[0-9a-f]{12}$")
-
-
-def _temp_name(path: str) -> str:
-    return f"{path}.tmp-{os.getpid()}-{_HOST}-{uuid.uuid4().hex[:12]}"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (OverflowError, ValueError):  # no such pid can exist
-        return False
-    except OSError:  # EPERM: alive, someone else's
-        return True
-    return True
-
-
-def remove_stale_temps(directory: str) -> list[str]:
-    """Deletes the temporaries of saves that did not finish (see the module docstring);
-    returns their paths. Never raises: a file another process removes first, or one it
-    may not remove, is left alone."""
-    try:
-        names = os.listdir(directory or ".")
-    except OSError:
-        return []
-    now = time.time()
-    removed = []
-    for name in names:
-        found = _TEMP.search(name)
-        if found is None and _OLD_TEMP.search(name) is None:
-            continue
-        path = os.path.join(directory, name)
-        try:
-            info = os.lstat(path)
-        except OSError:
-            continue
-        if not stat.S_ISREG(info.st_mode):
-            continue
-        dead = (
-            found is not None
-            and found.group(2) == _HOST
-            and int(found.group(1)) != os.getpid()
-            and not _pid_alive(int(found.group(1)))
-        )
-        if dead or now - info.st_mtime > STALE_AFTER:
-            try:
-                os.remove(path)
-            except OSError:
-                continue
-            removed.append(path)
-    return removed
 
 
 # --- errors ---------------------------------------------------------------------------------
@@ -265,7 +202,7 @@ def _write_atomically(path: str, write: Callable[[Any], None], sync: bool) -> No
     """``write(f)`` into a temporary, renamed to ``path``; on any failure the temporary
     is removed and an ``OSError`` becomes the ``OpError`` TF raises."""
     _makedirs(path)
-    tmp = _temp_name(path)
+    tmp = temp_name(path)
     try:
         with open(tmp, "wb") as f:
             write(f)

@@ -22,6 +22,7 @@ from typing import Any
 from ..framework import dtypes, errors
 from ..framework.graph import Tensor, get_default_graph
 from ..ops import checkpoint_format
+from ..ops.checkpoint_temps import remove_stale_temps
 from ..ops.constant import placeholder
 from ..ops.control import group
 from ..ops.state import Variable, global_variables
@@ -187,7 +188,7 @@ class Saver:
         if not os.path.isdir(directory):
             raise ValueError(missing)
         try:
-            checkpoint_format.remove_stale_temps(directory)
+            remove_stale_temps(directory)
             entries: dict[str, Any] = {}
             if self._save_ops:
                 for meta in sess.run(self._save_ops, {self._filename: prefix}):
@@ -235,7 +236,7 @@ class Saver:
             raise ValueError("Can't load save_path when it is None.")
         if not checkpoint_exists(save_path):
             raise ValueError(f"The passed save_path is not a valid checkpoint: {save_path}")
-        checkpoint_format.remove_stale_temps(os.path.dirname(os.path.abspath(save_path)))
+        remove_stale_temps(os.path.dirname(os.path.abspath(save_path)))
         if self._restore_op is not None:
             sess.run(self._restore_op, {self._filename: save_path})
 
