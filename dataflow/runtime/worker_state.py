@@ -22,8 +22,8 @@ Each Dask worker process holds one ``WorkerRuntime`` (module global ``RUNTIME``)
   ``tcp://`` cluster, or as the RPC handlers ``DataflowWorkerPlugin`` adds
   (``dataflow_run``, ...) on a TLS one. A step then costs one
   message per worker from the client plus one per crossing edge, with no scheduler
-  round trip. A per-step ``_Rendezvous`` holds arrived values; a stage runs once the
-  stages it waits for have delivered (Send/Recv as in TF's runtime).
+  round trip. A per-step ``Rendezvous`` (``step_transport.py``) holds arrived values; a
+  stage runs once the stages it waits for have delivered (Send/Recv as in TF's runtime).
 * **Remote access.** ``store_call`` runs one store method on a worker through
   ``Client.run``, for what the client does outside steps (inspection). It holds no
   state: the stores are the only state.
@@ -42,8 +42,6 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from distributed.protocol import to_serialize
-
 from ..framework import errors, registry
 from .channel import ChannelServer
 from .context import DeviceContext
@@ -51,6 +49,7 @@ from .devices import array_namespace, gpu_count, to_host, transfer
 from .executor import StageFunction, translate_error
 from .lowering import StagePart, WorkerPlan, resource_name
 from .resources import ResourceStore
+from .step_transport import ChannelTransport, DaskTransport, Rendezvous, StepAborted
 
 _local = threading.local()
 
@@ -152,7 +151,7 @@ class WorkerRuntime:
         self._contexts: dict[tuple[str, str, bool], WorkerDeviceContext] = {}
         self._plans: dict[str, WorkerPlan] = {}
         self._compiled: dict[tuple[str, int], CompiledStage] = {}
-        self.rendezvous: dict[tuple[str, str], _Rendezvous] = {}
+        self.rendezvous: dict[tuple[str, str], Rendezvous] = {}
         self.finished: collections.OrderedDict[tuple[str, str], None] = collections.OrderedDict()
         self._cancelled_sessions: set[str] = set()
         self._cancelled_steps: collections.OrderedDict[str, None] = collections.OrderedDict()
@@ -257,7 +256,7 @@ class WorkerRuntime:
         return sorted(self._plans)
 
     # --- resident steps ---------------------------------------------------------------
-    def rendezvous_for(self, key: str, step: str) -> _Rendezvous | None:
+    def rendezvous_for(self, key: str, step: str) -> Rendezvous | None:
         """The step's mailbox (``None`` once the step finished: late messages drop)."""
         rv = self.rendezvous.get((key, step))
         if rv is None:
@@ -266,7 +265,7 @@ class WorkerRuntime:
             if len(self.rendezvous) >= _MAX_OPEN_STEPS:
                 # Mail for steps that never started here (their client went away).
                 del self.rendezvous[next(iter(self.rendezvous))]
-            rv = self.rendezvous[(key, step)] = _Rendezvous()
+            rv = self.rendezvous[(key, step)] = Rendezvous()
         return rv
 
     def finish(self, key: str, step: str) -> None:
@@ -321,76 +320,6 @@ def list_variables(container: str = "") -> dict[str, list[str]]:
 
 
 # --- resident steps: the worker's RPC handlers ---------------------------------------------
-class _Rendezvous:
-    """One step's mailbox on one worker: values by slot, and which remote stages have
-    delivered (futures created on the worker's event loop)."""
-
-    def __init__(self) -> None:
-        self.values: dict[int, Any] = {}
-        self.arrived: dict[int, asyncio.Future] = {}
-        self.error: BaseException | None = None
-
-    def future(self, stage: int) -> asyncio.Future:
-        fut = self.arrived.get(stage)
-        if fut is None:
-            fut = self.arrived[stage] = asyncio.get_running_loop().create_future()
-            if self.error is not None:
-                fut.set_exception(self.error)
-        return fut
-
-    def deliver(self, stage: int, values: dict[int, Any]) -> None:
-        self.values.update(values)
-        fut = self.future(stage)
-        if not fut.done():
-            fut.set_result(None)
-
-    def abort(self, error: BaseException) -> None:
-        if self.error is None:
-            self.error = error
-        for fut in self.arrived.values():
-            if not fut.done():
-                fut.set_exception(error)
-                fut.exception()  # mark retrieved: nobody may be waiting on this one
-
-
-class _Aborted(Exception):
-    """This worker's part of a step stopped because another part failed."""
-
-
-def _wrap(values: dict[int, Any]) -> dict[int, Any]:
-    return {slot: to_serialize(v) for slot, v in values.items()}
-
-
-class _DaskTransport:
-    """Resident-step messages through ``distributed``'s RPC (TLS clusters use this)."""
-
-    def __init__(self, worker: Any) -> None:
-        self.worker = worker
-
-    @staticmethod
-    def wrap(values: dict[int, Any]) -> dict[int, Any]:
-        return _wrap(values)
-
-    async def send(self, address: str, message: dict) -> None:
-        op = message.pop("op")
-        # One-way (reply=False): the receiver's mailbox is the acknowledgement.
-        await getattr(self.worker.rpc(address), f"dataflow_{op}")(reply=False, **message)
-
-
-class _ChannelTransport:
-    """Resident-step messages through this worker's step channel (``channel.py``)."""
-
-    def __init__(self, server: ChannelServer) -> None:
-        self.server = server
-
-    @staticmethod
-    def wrap(values: dict[int, Any]) -> dict[int, Any]:
-        return values  # arrays travel out of band as they are
-
-    async def send(self, address: str, message: dict) -> None:
-        await self.server.send(address, message)
-
-
 async def _run_part(
     worker: Any, key: str, step: str, feeds: dict, peers: dict, transport: Any = None
 ) -> dict:
@@ -398,7 +327,7 @@ async def _run_part(
 
     ``peers`` maps worker names to where ``transport`` reaches them (Dask addresses, or
     step-channel addresses)."""
-    transport = transport or _DaskTransport(worker)
+    transport = transport or DaskTransport(worker)
     try:
         plan = RUNTIME.plan(key)
     except PlanMissingError:
@@ -440,7 +369,7 @@ async def _run_part(
         if sends:
             await asyncio.gather(*sends)
         return {"status": "OK", "values": transport.wrap(out)}
-    except _Aborted as exc:
+    except StepAborted as exc:
         return {"status": "aborted", "reason": str(exc)}
     except errors.OpError as exc:
         await _abort_peers(
@@ -490,7 +419,7 @@ def _abort_step(key: str, step: str, reason: str = "") -> None:
     RUNTIME.cancel(steps=[step])  # wakes a stage blocked in a queue
     rv = RUNTIME.rendezvous_for(key, step)
     if rv is not None:
-        rv.abort(_Aborted(reason))
+        rv.abort(StepAborted(reason))
 
 
 def _handlers(worker: Any) -> dict[str, Any]:
@@ -513,7 +442,7 @@ def _handlers(worker: Any) -> dict[str, Any]:
 def _channel_handler(worker: Any, server: ChannelServer) -> Any:
     """What a worker's step channel does with each message (the same three as the
     RPC handlers above)."""
-    transport = _ChannelTransport(server)
+    transport = ChannelTransport(server)
 
     async def run(message: dict, reply: Any) -> None:
         answer = await _run_part(
