@@ -50,6 +50,7 @@ from typing import Any
 
 from ..framework import errors
 from . import cluster as cluster_module
+from . import cluster_view
 from .channel import ChannelClient, Lost
 from .config import ConfigProto
 from .lowering import LoweredPlan, lower, stage_keys, step_graph
@@ -93,7 +94,7 @@ class _StepWatch:
     def __init__(self, workers: Sequence[str]) -> None:
         self.workers = frozenset(workers)
         self.event = asyncio.Event()
-        self.lost: cluster_module.WorkerInfo | None = None
+        self.lost: cluster_view.WorkerInfo | None = None
 
 
 class DaskBackend:
@@ -107,7 +108,7 @@ class DaskBackend:
         self.client, self._owns_client = cluster_module.connect(target, connect_timeout)
         have_view = False
         try:
-            self.view: cluster_module.ClusterView = cluster_module.view(self.client)
+            self.view: cluster_view.ClusterView = cluster_view.view(self.client)
             have_view = True
             spec = config.cluster_def
             if spec is None and isinstance(target, cluster_module.LocalCluster):
@@ -122,7 +123,7 @@ class DaskBackend:
             )
         except BaseException:
             if have_view:
-                cluster_module.release_view(self.view)
+                cluster_view.release_view(self.view)
             if self._owns_client:
                 cluster_module.close_client(self.client)
             raise
@@ -220,7 +221,7 @@ class DaskBackend:
         return addresses
 
     def _run_on(self, address: str, fn: Any, *args: Any) -> Any:
-        with cluster_module.comm_failures_as_unavailable(
+        with cluster_view.comm_failures_as_unavailable(
             f"calling the Dask worker at {address}", KeyError
         ):
             return self.client.run(fn, *args, workers=[address])[address]
@@ -521,7 +522,7 @@ class DaskBackend:
         ``stop()`` ends the work, which is awaited (its outcome ignored)."""
         for name in watch.workers:  # lost before the watch was registered?
             if watch.lost is None and self.view.address_of(name) is None:
-                watch.lost = cluster_module.WorkerInfo(name, "?", 0, 0)
+                watch.lost = cluster_view.WorkerInfo(name, "?", 0, 0)
                 watch.event.set()
         lost = asyncio.ensure_future(watch.event.wait())
         loop = asyncio.get_running_loop()
@@ -595,7 +596,7 @@ class DaskBackend:
                 "checkpoint (MonitoredTrainingSession does both).",
             )
 
-    def _on_worker_lost(self, info: cluster_module.WorkerInfo) -> None:
+    def _on_worker_lost(self, info: cluster_view.WorkerInfo) -> None:
         if info.name in self._task_of_worker:
             self.lost_workers.add(info.name)
         with self._running_lock:
@@ -652,7 +653,7 @@ class DaskBackend:
                 self.client.run(uninstall_plans, self.session_id, wait=False)
         except Exception:
             pass
-        cluster_module.release_view(self.view)
+        cluster_view.release_view(self.view)
         if self._owns_client:
             cluster_module.close_client(self.client)
 
@@ -690,7 +691,7 @@ class RemoteStore:
             raise errors.UnavailableError(
                 None, None, f"worker {self._worker} holding {self._device} is not in the cluster"
             )
-        with cluster_module.comm_failures_as_unavailable(
+        with cluster_view.comm_failures_as_unavailable(
             f"{method} on the store of {self._device} (worker {self._worker})"
         ):
             out = backend.client.run(

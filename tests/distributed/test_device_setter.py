@@ -7,6 +7,7 @@ import pytest
 
 import dataflow as tf
 from dataflow.runtime import cluster as cluster_module
+from dataflow.runtime import cluster_view
 
 
 def test_cluster_spec_dense_and_sparse():
@@ -92,7 +93,7 @@ def test_device_function_scopes():
 
 
 def test_task_map_by_names_spec_and_fallback():
-    info = cluster_module.WorkerInfo
+    info = cluster_view.WorkerInfo
     workers = [
         info("ps-0", "tcp://h:1", 0, 1),
         info("worker-0", "tcp://h:2", 1, 1),

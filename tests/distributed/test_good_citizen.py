@@ -23,7 +23,7 @@ import pytest
 
 import dataflow as tf
 from dataflow.framework import errors
-from dataflow.runtime import cluster as cluster_module
+from dataflow.runtime import cluster_view
 
 from .conftest import (
     cli_scheduler,
@@ -140,17 +140,17 @@ def test_lost_connections_while_opening_are_unavailable():
         TimeoutError("connect timed out"),
     ):
         with pytest.raises(errors.UnavailableError, match=type(exc).__name__):
-            with cluster_module.comm_failures_as_unavailable("opening a session"):
+            with cluster_view.comm_failures_as_unavailable("opening a session"):
                 raise exc
     with pytest.raises(ValueError):  # not a communication failure: unchanged
-        with cluster_module.comm_failures_as_unavailable("opening a session"):
+        with cluster_view.comm_failures_as_unavailable("opening a session"):
             raise ValueError("a bug")
 
 
 def test_first_session_says_what_it_waits_for(caplog, monkeypatch):
     """On a plain Dask cluster (no preload) the first session waits for the workers to
     import dataflow and says so after a moment (here: at once)."""
-    monkeypatch.setattr(cluster_module, "WAIT_NOTICE_AFTER_S", 0.0)
+    monkeypatch.setattr(cluster_view, "WAIT_NOTICE_AFTER_S", 0.0)
     with collect_leaked_sockets():
         plain = distributed.LocalCluster(
             n_workers=1,
@@ -160,7 +160,7 @@ def test_first_session_says_what_it_waits_for(caplog, monkeypatch):
             host="127.0.0.1",
         )
     try:
-        with caplog.at_level(logging.WARNING, logger="dataflow.runtime.cluster"):
+        with caplog.at_level(logging.WARNING, logger="dataflow.runtime.cluster_view"):
             with tf.Session(plain) as sess:
                 assert sess.run(tf.constant(3.0) * 2.0) == 6.0
         assert "waiting for 1 Dask worker(s) to import dataflow" in caplog.text

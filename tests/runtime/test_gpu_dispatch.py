@@ -405,9 +405,10 @@ def test_dask_lowering_asks_for_the_gpu_resource_on_gpu_stages() -> None:
 
 def test_cluster_lists_gpus_of_workers_declaring_the_resource() -> None:
     cluster = pytest.importorskip("dataflow.runtime.cluster")
+    cluster_view = pytest.importorskip("dataflow.runtime.cluster_view")
     tasks = {
-        ("worker", 0): cluster.WorkerInfo("worker-0", "tcp://w0", 2, 1),
-        ("ps", 0): cluster.WorkerInfo("ps-0", "tcp://p0", 0, 1),
+        ("worker", 0): cluster_view.WorkerInfo("worker-0", "tcp://w0", 2, 1),
+        ("ps", 0): cluster_view.WorkerInfo("ps-0", "tcp://p0", 0, 1),
     }
     listed, worker_of, _ = cluster.cluster_devices(tasks)
     gpus = [d for d in listed if "/device:GPU:" in d]
