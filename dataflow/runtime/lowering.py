@@ -14,10 +14,12 @@ produces a ``LoweredPlan`` holding:
   for effect still run).
 
 ``step_graph(lowered, step, feed_values, run_stage)`` then builds one step's graph: one
-``Task`` per stage, keys ``(f"{main op}@{job}:{task}-{step}", stage index)`` (unique per
-step, readable in the dashboard, grouped by op and device), one ``HighLevelGraph`` layer
-per worker annotated with ``resources={"dataflow-<worker>": 1}`` (plus ``{"GPU": 1}`` for
-GPU stages). A stage task returns the tuple of its outputs; Dask moves these tuples
+``Task`` per stage, keyed ``(f"{main op}@{job}:{task}-{session}", step number, stage
+index)`` (``stage_keys``: unique per step, readable in the dashboard, and one Dask task
+group per stage for the whole session, since Dask names a group after the key's first
+element), in one ``HighLevelGraph`` layer per stage annotated with
+``resources={"dataflow-<worker>": 1}`` (plus ``{"GPU": 1}`` for GPU stages) and the
+session's span. A stage task returns the tuple of its outputs; Dask moves these tuples
 between workers, which is TF's Send/Recv.
 
 Example: a ridge step with ``beta`` on ``/job:ps/task:0`` and the gradient on

@@ -1,8 +1,11 @@
 """Per-device state: variables, random streams and queues.
 
-A ``ResourceStore`` is a plain class with a lock per entry; the embedded session owns
-one, and on a cluster each worker holds one (wrapped by an actor for remote calls,
-touched in-process by stage tasks).
+A ``ResourceStore`` is a plain class with a lock per entry: variables are arrays under
+their names, and objects such as queues and random streams live beside them
+(``get_or_create``). The embedded session owns one per device; on a cluster each worker
+holds one per container and device (``worker_state.py``), touched in-process by the
+stage tasks and resident steps that run there. A client reaches a worker's store only
+through ``worker_state.store_call`` (``Client.run``), outside steps.
 
 A value once handed out never changes under its holder: a value read earlier in a
 step, or fetched by a client, stays what it was. Updates keep that promise in one of

@@ -5,10 +5,11 @@ legacy tuple format deprecated and these classes as its replacement, but may sti
 them. Everything in dataflow that builds Dask graphs goes through this module, so a dask
 upgrade that moves them is a change here only (``setup.cfg`` pins ``dask<2027``).
 
-A step's graph is a ``HighLevelGraph`` with one ``MaterializedLayer`` per device, each
-annotated with the Dask ``resources`` that pin its tasks to the device's worker.
-Layer annotations reach the scheduler only when the graph is submitted as such and never
-optimized (fusion would drop them), which ``Client.get`` on a ``HighLevelGraph`` does.
+A step's graph is a ``HighLevelGraph`` with one ``MaterializedLayer`` per stage (one
+task each), annotated with the Dask ``resources`` that pin the task to its worker and
+the session's span. Layer annotations reach the scheduler only when the graph is
+submitted as such and never optimized (fusion would drop them), which ``Client.get`` on
+a ``HighLevelGraph`` does.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from dask._task_spec import DataNode, GraphNode, Task, TaskRef
+from dask._task_spec import GraphNode, Task, TaskRef
 from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
 
-__all__ = ["task", "ref", "data", "layered_graph", "GraphNode", "HighLevelGraph"]
+__all__ = ["task", "ref", "layered_graph", "GraphNode", "HighLevelGraph"]
 
 
 def task(key: Any, func: Callable, *args: Any) -> Task:
@@ -30,11 +31,6 @@ def task(key: Any, func: Callable, *args: Any) -> Task:
 def ref(key: Any) -> TaskRef:
     """A reference to another task's result (a dependency)."""
     return TaskRef(key)
-
-
-def data(key: Any, value: Any) -> DataNode:
-    """A literal value held in the graph under ``key``."""
-    return DataNode(key, value)
 
 
 def layered_graph(
