@@ -16,7 +16,8 @@ The backend interface is ``EmbeddedBackend``'s (``session.py``): ``devices``,
   (a pinned task would otherwise wait forever); while waiting, the loss of any of them
   (a scheduler ``remove-worker`` event) ends the step with ``UnavailableError`` naming
   it, and ``timeout`` with ``DeadlineExceededError``. The session stays usable.
-* **Execute, resident path** (``ConfigProto(resident_steps=True)``): the client sends
+* **Execute, resident path** (``ConfigProto(resident_steps=True)``; ``resident_path.py``,
+  a mixin of ``DaskBackend``): the client sends
   each worker's part of the step straight to it; workers pass tensors to each other
   directly and reply with the fetched values. On a ``tcp://`` cluster this goes over
   the workers' step channels (``channel.py``) from the calling thread; on a TLS
@@ -45,16 +46,16 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..framework import errors
 from . import cluster as cluster_module
 from . import cluster_view
-from .channel import ChannelClient, Lost
+from .channel import ChannelClient
 from .config import ConfigProto
 from .lowering import LoweredPlan, lower, stage_keys, step_graph
 from .plan import Plan
+from .resident_path import BoundPlan, ResidentPath, StepWatch, assemble_fetches
 from .worker_state import (
     PlanMissingError,
     cancel_steps,
@@ -71,33 +72,7 @@ from .worker_state import (
 _SCHEDULER_POLL_S = 0.5
 
 
-@dataclass
-class BoundPlan:
-    """A plan lowered for this cluster, plus which worker addresses hold it."""
-
-    lowered: LoweredPlan
-    installed: dict[str, str] = field(default_factory=dict)  # worker name -> address
-    # Worker name -> step-channel address (resident steps on a tcp:// cluster).
-    channels: dict[str, str] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    @property
-    def plan(self) -> Plan:
-        return self.lowered.plan
-
-
-class _StepWatch:
-    """A running step: the workers it needs, and why it must stop early."""
-
-    __slots__ = ("workers", "event", "lost")
-
-    def __init__(self, workers: Sequence[str]) -> None:
-        self.workers = frozenset(workers)
-        self.event = asyncio.Event()
-        self.lost: cluster_view.WorkerInfo | None = None
-
-
-class DaskBackend:
+class DaskBackend(ResidentPath):
     """Executes plans on the Dask cluster behind ``target``."""
 
     def __init__(self, target: Any, config: ConfigProto, container: str = "") -> None:
@@ -134,7 +109,7 @@ class DaskBackend:
         self.session_id = uuid.uuid4().hex[:8]
         self._plan_ids = itertools.count()
         self._steps = itertools.count(1)
-        self._running: set[_StepWatch] = set()
+        self._running: set[StepWatch] = set()
         self._running_lock = threading.Lock()
         # Names of this session's workers lost since it started (their state is gone,
         # even once a replacement is back): the recovery loop reads it.
@@ -282,7 +257,7 @@ class DaskBackend:
             step = f"{next(self._steps)}-{self.session_id}"
             if steps is not None:
                 steps.append(step)
-            watch = _StepWatch(bound.lowered.workers)
+            watch = StepWatch(bound.lowered.workers)
             with self._running_lock:
                 self._running.add(watch)
             try:
@@ -313,7 +288,7 @@ class DaskBackend:
         step: str,
         feed_values: list[Any],
         addresses: dict[str, str],
-        watch: _StepWatch,
+        watch: StepWatch,
         timeout: float | None,
     ) -> list[Any]:
         graph, keys = step_graph(lowered, step, feed_values, run_stage)
@@ -337,186 +312,10 @@ class DaskBackend:
 
         results = await self._wait(gather, watch, timeout, step, stop)
         by_stage = dict(zip(lowered.result_stages, results, strict=True))
-        return _assemble(lowered, feed_values, lambda stage, pos: by_stage[stage][pos])
-
-    async def _run_resident(
-        self,
-        lowered: LoweredPlan,
-        step: str,
-        feed_values: list[Any],
-        addresses: dict[str, str],
-        watch: _StepWatch,
-        timeout: float | None,
-    ) -> list[Any]:
-        from distributed.protocol import to_serialize
-
-        async def call(name: str, plan: Any) -> Any:
-            feeds = {
-                slot: to_serialize(feed_values[i])
-                for slot, i in lowered.feeds_by_worker.get(name, ())
-            }
-            try:
-                return await self.client.rpc(addresses[name]).dataflow_run(
-                    key=plan.key, step=step, feeds=feeds, peers=addresses
-                )
-            except Exception as exc:
-                asyncio.ensure_future(self._abort(lowered, step, addresses))
-                return exc
-
-        calls = {name: call(name, plan) for name, plan in lowered.worker_plans.items()}
-        everything = asyncio.ensure_future(asyncio.gather(*calls.values(), return_exceptions=True))
-
-        async def stop() -> None:
-            # A worker may be inside a long kernel: stop waiting for its reply.
-            await self._abort(lowered, step, addresses)
-            everything.cancel()
-
-        replies = await self._wait(everything, watch, timeout, step, stop)
-        missing = self._failure_of(dict(zip(calls, replies, strict=True)), addresses)
-        if missing is not None:
-            await self._abort(lowered, step, addresses)
-            raise PlanMissingError(missing)
-        return self._resident_results(lowered, feed_values, replies)
-
-    def _failure_of(self, replies: dict[str, Any], addresses: dict[str, str]) -> str | None:
-        """Raises the error a resident step's replies report (a lost worker first, then
-        an op's error); returns the name of a worker that lacked the plan, if any."""
-        from distributed.comm import CommClosedError
-
-        failure = aborted = None
-        for name, reply in replies.items():
-            if isinstance(reply, (OSError, CommClosedError, EOFError)):
-                failure = failure or errors.UnavailableError(
-                    None,
-                    None,
-                    f"Dask worker '{name}' ({self._task_of_worker.get(name)}, "
-                    f"{addresses[name]}) was lost during the step: "
-                    f"{type(reply).__name__}: {reply}",
-                )
-            elif isinstance(reply, BaseException):
-                failure = failure or errors.InternalError(
-                    None,
-                    None,
-                    f"Dask worker '{name}' failed to run its part of the step: "
-                    f"{type(reply).__name__}: {reply}",
-                )
-            elif reply["status"] == "error":
-                failure = (
-                    reply["error"]
-                    if not isinstance(failure, errors.OpError)
-                    or isinstance(failure, errors.UnavailableError)
-                    else failure
-                )
-            elif reply["status"] == "missing":
-                return name
-            elif reply["status"] != "OK" and aborted is None:
-                # Only a consequence of another part's failure, which is reported first
-                # whatever order the replies come in.
-                aborted = errors.AbortedError(
-                    None, None, f"step aborted on '{name}': {reply.get('reason', '')}"
-                )
-        failure = failure or aborted
-        if failure is not None:
-            raise failure
-        return None
-
-    @staticmethod
-    def _resident_results(
-        lowered: LoweredPlan, feed_values: list[Any], replies: Sequence[Any]
-    ) -> list[Any]:
-        values: dict[int, Any] = {}
-        for reply in replies:
-            values.update(reply["values"])
-        outputs = {stage.index: stage.outputs for stage in lowered.plan.stages}
-        return _assemble(lowered, feed_values, lambda stage, pos: values[outputs[stage][pos]])
-
-    def _run_channel(
-        self,
-        bound: BoundPlan,
-        step: str,
-        feed_values: list[Any],
-        addresses: dict[str, str],
-        watch: _StepWatch,
-        timeout: float | None,
-    ) -> list[Any]:
-        """A resident step over the step channels, from the calling thread (no trip
-        through the client's event loop); same outcomes as ``_run_resident``."""
-        lowered = bound.lowered
-        channels = bound.channels
-        requests = {}
-        for name, plan in lowered.worker_plans.items():
-            feeds = {slot: feed_values[i] for slot, i in lowered.feeds_by_worker.get(name, ())}
-            requests[name] = (
-                channels[name],
-                {"op": "run", "key": plan.key, "step": step, "feeds": feeds, "peers": channels},
-            )
-        deadline = None if timeout is None else time.monotonic() + timeout
-        try:
-            replies = self._channel_client().request_all(
-                requests, lambda: watch.lost is not None or not self.view.connected(), deadline
-            )
-        except (Lost, TimeoutError):
-            self._abort_soon(lowered, step, addresses, watch)
-            self.check_scheduler()
-            if watch.lost is not None:
-                raise self._unavailable(watch, None) from None
-            raise errors.DeadlineExceededError(
-                None, None, f"Timed out: step {step} did not finish within {timeout:g} s"
-            ) from None
-        broken = {name for name, r in replies.items() if isinstance(r, BaseException)}
-        if broken:
-            self.check_scheduler()  # workers exit with their scheduler: say which it was
-            # A channel broke: a lost worker, or a restarted one (new channel address,
-            # fetched again at the next install).
-            self._abort_soon(lowered, step, addresses, watch, broken)
-            bound.installed.clear()
-            if watch.lost is not None:
-                raise self._unavailable(watch, None)
-        missing = self._failure_of(replies, addresses)
-        if missing is not None:
-            self.client.sync(self._abort, lowered, step, addresses)
-            raise PlanMissingError(missing)
-        return self._resident_results(lowered, feed_values, list(replies.values()))
-
-    def _abort_soon(
-        self,
-        lowered: LoweredPlan,
-        step: str,
-        addresses: dict[str, str],
-        watch: _StepWatch,
-        skip: frozenset[str] | set[str] = frozenset(),
-    ) -> None:
-        """Fire and forget: aborts the step's parts on the workers still there (waiting
-        on a dead worker's address would hold the caller for the connect timeout)."""
-        lost = watch.lost.name if watch.lost is not None else None
-        alive = {name: a for name, a in addresses.items() if name != lost and name not in skip}
-        if alive and self.client.status == "running":
-
-            async def abort() -> None:
-                with contextlib.suppress(Exception):
-                    await self._abort(lowered, step, alive)
-
-            self.client.loop.add_callback(abort)
-
-    def _channel_client(self) -> ChannelClient:
-        if self._channels is None:
-            with self._running_lock:
-                if self._channels is None:
-                    self._channels = ChannelClient()
-        return self._channels
-
-    async def _abort(self, lowered: LoweredPlan, step: str, addresses: dict[str, str]) -> None:
-        calls = [
-            self.client.rpc(addresses[name]).dataflow_abort(
-                key=plan.key, step=step, reason="cancelled by the client", reply=False
-            )
-            for name, plan in lowered.worker_plans.items()
-            if name in addresses
-        ]
-        await asyncio.gather(*calls, return_exceptions=True)
+        return assemble_fetches(lowered, feed_values, lambda stage, pos: by_stage[stage][pos])
 
     async def _wait(
-        self, work: asyncio.Future, watch: _StepWatch, timeout: float | None, step: str, stop: Any
+        self, work: asyncio.Future, watch: StepWatch, timeout: float | None, step: str, stop: Any
     ) -> Any:
         """``work``'s result, unless a needed worker is lost or the deadline passes; then
         ``stop()`` ends the work, which is awaited (its outcome ignored)."""
@@ -565,7 +364,7 @@ class DaskBackend:
             None, None, f"Timed out: step {step} did not finish within {timeout:g} s"
         )
 
-    def _unavailable(self, watch: _StepWatch, exc: BaseException | None) -> errors.OpError:
+    def _unavailable(self, watch: StepWatch, exc: BaseException | None) -> errors.OpError:
         if watch.lost is not None:
             info = watch.lost
             return errors.UnavailableError(
@@ -717,18 +516,6 @@ class RemoteStore:
 
     def snapshot(self) -> dict[str, Any]:
         return self._call("snapshot")
-
-
-def _assemble(lowered: LoweredPlan, feed_values: Sequence[Any], stage_value: Any) -> list[Any]:
-    out: list[Any] = []
-    for src in lowered.fetch_sources:
-        if src[0] == "n":
-            out.append(None)
-        elif src[0] == "f":
-            out.append(feed_values[src[1]])
-        else:
-            out.append(stage_value(src[1], src[2]))
-    return out
 
 
 def reset(
