@@ -77,8 +77,19 @@ class Graph:
         # Control inputs on outer-graph ops requested inside a sub-graph; the op that
         # runs the sub-graph (If/While) takes them as its own control inputs.
         self.outer_control_inputs: list[Operation] = []
-        # Variables created inside this graph, by name (variable_scope's store).
-        self._variable_store: dict[str, Any] = {}
+        self._variable_store: dict[str, Any] = {}  # see variable_store
+
+    def nest_in(self, outer: Graph) -> None:
+        """Makes this graph a body (branch, loop body) of ``outer``, sharing its seeds (ops
+        inside get fresh op seeds), variable store and collections (listed outside)."""
+        self.outer_graph = outer
+        self.seed, self._seed_counter = outer.seed, outer._seed_counter
+        self._variable_store, self._collections = outer._variable_store, outer._collections
+
+    @property
+    def variable_store(self) -> dict[str, Any]:
+        """The variables ``get_variable`` made in this graph (and its bodies), by full name."""
+        return self._variable_store
 
     # --- default graph ---------------------------------------------------------------
     def as_default(self) -> contextlib.AbstractContextManager:

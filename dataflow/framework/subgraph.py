@@ -46,11 +46,7 @@ def trace(
     """
     outer = outer or get_default_graph()
     graph = Graph()
-    graph.outer_graph = outer
-    graph.seed = outer.seed
-    graph._seed_counter = outer._seed_counter  # random ops inside get fresh op seeds
-    graph._variable_store = outer._variable_store
-    graph._collections = outer._collections  # variables made inside are listed outside
+    graph.nest_in(outer)
     with graph.as_default():
         args = [
             graph.create_op("Placeholder", [], {"dtype": dt, "shape": sh}, name=f"arg{i}").outputs[

@@ -2,7 +2,7 @@
 
 Two pieces of state per graph, kept where TF1 keeps them:
 
-* the *variable store*, ``graph._variable_store``: full name -> ``Variable`` for every
+* the *variable store*, ``graph.variable_store``: full name -> ``Variable`` for every
   variable made by ``get_variable`` (sub-graphs share their outer graph's store);
 * the *scope store* (``_VariableScopeStore``, one per thread, in the graph collection
   ``"__varscope"``): the current ``VariableScope`` and, per scope name, how many times
@@ -252,7 +252,7 @@ def get_variable_scope() -> VariableScope:
 
 
 def _variable_store() -> dict:
-    return get_default_graph()._variable_store
+    return get_default_graph().variable_store
 
 
 def get_variable(

@@ -41,10 +41,7 @@ from dataflow.runtime.executor import EmbeddedPlan
 from dataflow.runtime.plan import Plan
 from dataflow.runtime.resources import ResourceStore
 from dataflow.testing import strict_xp
-from tests.ops import test_array as array_tables
-from tests.ops import test_linalg as linalg_tables
-from tests.ops import test_math as math_tables
-from tests.ops import test_math_reduce as reduce_tables
+from tests.ops.op_table import OP_TABLE
 
 pytestmark = [pytest.mark.filterwarnings("ignore:Output seems independent of input")]
 
@@ -157,7 +154,7 @@ def check_case(build: Callable[[], list[Step]]) -> set[str]:
     return types
 
 
-# --- cases from the op families' spec tables ----------------------------------------------
+# --- cases from the op table ----------------------------------------------
 def with_gradients(
     build: Callable, args: Sequence[Any], grad: bool = True
 ) -> Callable[[], list[Step]]:
@@ -182,27 +179,9 @@ def with_gradients(
 
 
 def table_cases() -> Iterator[tuple[str, Callable]]:
-    for name, build, _ref, args in array_tables.GRAD_CASES:
-        yield f"array/{name}", with_gradients(build, args)
-    for name, build, _ref, args in array_tables.FORWARD_CASES:
-        yield f"array/{name}", with_gradients(build, args, grad=False)
-    for name, build, _ref, args in linalg_tables.CASES:
-        yield f"linalg/{name}", with_gradients(build, args)
-    shapes = {1: [(2, 3)], 2: [(2, 3), (3,)]}
-    for spec in math_tables.UNARY + math_tables.BINARY + math_tables.COMPARISONS:
-        rng = np.random.default_rng(0)
-        args = [
-            np.asarray(s(rng, shape))
-            for s, shape in zip(spec.samplers, shapes[spec.arity], strict=True)
-        ]
-        yield f"math/{spec.name}", with_gradients(spec.build, args, spec.grad)
-    x = np.random.default_rng(1).uniform(0.5, 1.5, (2, 3, 2))
-    for spec in reduce_tables.REDUCTIONS:
-        for axis in (None, 1, [0, 2]):
-            yield (
-                f"reduce/{spec.name}-{axis}",
-                with_gradients(lambda a, f=spec.build, ax=axis: f(a, axis=ax), [x]),
-            )
+    """Every row of the op table (tests/ops/op_table.py), with its gradients."""
+    for row in OP_TABLE:
+        yield row.name, with_gradients(row.builder(tf), row.args, row.grad > 0)
 
 
 # --- cases for the families without a spec table ------------------------------------------

@@ -1,8 +1,8 @@
 """Static shapes of the array ops: partial shapes, build-time folding, and errors.
 
-* Every spec-table case of ``test_array`` is rebuilt on placeholders whose dims are all
-  unknown (and, where the op allows, of unknown rank); its static shape must agree with
-  the shape the kernel really produces.
+* Array rows of the op table (``specs_array``) are rebuilt on placeholders of unknown
+  rank, where the op allows it; the static shape must agree with the shape the kernel
+  really produces (unknown dimensions of a known rank: ``tests/ops/test_op_table.py``).
 * Hand-written cases pin the partial shapes TF1 infers (``None`` dims, ``-1`` in
   reshape, shape arithmetic through ``tf.shape``/``tf.stack``).
 * Bad arguments are ``ValueError``/``TypeError`` at build time, naming the op; what can
@@ -15,11 +15,7 @@ import numpy as np
 import pytest
 
 import dataflow as tf
-from tests.ops.test_array import FORWARD_CASES, GRAD_CASES
-
-# Builders that need a statically known dimension (unstack without ``num``).
-NEEDS_STATIC = {"unstack", "unstack_unused", "unstack_int"}
-ALL_CASES = [c for c in GRAD_CASES + FORWARD_CASES if c[3] and c[0] not in NEEDS_STATIC]
+from tests.ops.specs_array import ROWS
 
 
 def _run(fetches, feeds):
@@ -37,17 +33,10 @@ def _check_against_kernel(build, args, shape_of):
         assert o.dtype.as_numpy_dtype == np.asarray(g).dtype
 
 
-@pytest.mark.parametrize(
-    "build,args", [(c[1], c[3]) for c in ALL_CASES], ids=[c[0] for c in ALL_CASES]
-)
-def test_unknown_dims_agree_with_kernel(build, args):
-    _check_against_kernel(build, args, lambda s: [None] * len(s))
-
-
 UNKNOWN_RANK_OK = [
-    c
-    for c in ALL_CASES
-    if c[0]
+    row
+    for row in ROWS
+    if row.name
     in {
         "reshape",
         "reshape_flat",
@@ -77,11 +66,9 @@ UNKNOWN_RANK_OK = [
 ]
 
 
-@pytest.mark.parametrize(
-    "build,args", [(c[1], c[3]) for c in UNKNOWN_RANK_OK], ids=[c[0] for c in UNKNOWN_RANK_OK]
-)
-def test_unknown_rank_agrees_with_kernel(build, args):
-    _check_against_kernel(build, args, lambda s: None)
+@pytest.mark.parametrize("row", UNKNOWN_RANK_OK, ids=[r.name for r in UNKNOWN_RANK_OK])
+def test_unknown_rank_agrees_with_kernel(row):
+    _check_against_kernel(row.builder(tf), row.args, lambda s: None)
 
 
 def ph(*shape, dtype=tf.float32):

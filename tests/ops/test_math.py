@@ -1,6 +1,7 @@
-"""Elementwise math ops, from one spec table.
+"""Elementwise math ops: their op-table rows (``tests/ops/specs_math.py``) swept over
+shapes, then what a table cannot say.
 
-Every row is checked over hypothesis-drawn broadcastable shapes: the forward value
+Every elementwise row is checked over hypothesis-drawn broadcastable shapes: the forward value
 against numpy / ``autograd.numpy`` (a reference nobody here wrote), and, for
 differentiable rows, the gradient against ``autograd`` and finite differences, to
 second order (``check_op``). The static shape rule is compared with the kernel's real
@@ -12,19 +13,18 @@ time. Then the special cases: integer semantics, operator overloads, ``where``,
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-
 import autograd.numpy as anp
 import numpy as np
 import pytest
-from autograd.scipy.special import erf as ag_erf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes, mutually_broadcastable_shapes
 
 import dataflow as tf
 from dataflow.testing.grad_check import check_forward, check_op
+from dataflow.testing.op_spec import OpSpec, ids
+
+from .specs_math import BINARY, COMPARISONS, UNARY
 
 # autograd says so for the second derivative of a linear op (it is zero); not a failure.
 pytestmark = pytest.mark.filterwarnings("ignore:Output seems independent of input")
@@ -37,127 +37,7 @@ HYPOTHESIS = settings(
 )
 
 
-# --- input samplers ------------------------------------------------------------------------
-def real(lo: float = -2.0, hi: float = 2.0) -> Callable:
-    return lambda rng, shape: rng.uniform(lo, hi, shape)
-
-
-def nonzero(lo: float = 0.3, hi: float = 2.0) -> Callable:
-    """|x| in [lo, hi] with a random sign (away from kinks and poles at 0)."""
-    return lambda rng, shape: rng.uniform(lo, hi, shape) * rng.choice([-1.0, 1.0], shape)
-
-
-def positive(lo: float = 0.3, hi: float = 2.0) -> Callable:
-    return real(lo, hi)
-
-
-def boolean() -> Callable:
-    return lambda rng, shape: rng.random(shape) < 0.5
-
-
-@dataclass(frozen=True)
-class Spec:
-    name: str
-    build: Callable
-    ref: Callable
-    samplers: tuple
-    grad: bool = True  # check_op (forward + gradients); else check_forward only
-    float_only: bool = True  # rejects integer inputs at build time
-    kwargs: dict = field(default_factory=dict)
-
-    @property
-    def arity(self) -> int:
-        return len(self.samplers)
-
-
-def _sigmoid(x):
-    return 1 / (1 + anp.exp(-x))
-
-
-UNARY = [
-    Spec("negative", tf.negative, anp.negative, (real(),), float_only=False),
-    Spec("abs", tf.abs, anp.abs, (nonzero(),), float_only=False),
-    Spec("sign", tf.sign, anp.sign, (nonzero(),), float_only=False),
-    Spec("square", tf.square, anp.square, (real(),), float_only=False),
-    Spec("sqrt", tf.sqrt, anp.sqrt, (positive(),)),
-    Spec("rsqrt", tf.math.rsqrt, lambda x: 1 / anp.sqrt(x), (positive(),)),
-    Spec("exp", tf.exp, anp.exp, (real(),)),
-    Spec("expm1", tf.math.expm1, anp.expm1, (real(),)),
-    Spec("log", tf.math.log, anp.log, (positive(),)),
-    Spec("log1p", tf.math.log1p, anp.log1p, (positive(-0.5, 2.0),)),
-    Spec("sin", tf.sin, anp.sin, (real(),)),
-    Spec("cos", tf.cos, anp.cos, (real(),)),
-    Spec("tan", tf.tan, anp.tan, (real(-1.2, 1.2),)),
-    Spec("tanh", tf.tanh, anp.tanh, (real(-3, 3),)),
-    Spec("sigmoid", tf.sigmoid, _sigmoid, (real(-5, 5),)),
-    Spec("erf", tf.math.erf, ag_erf, (real(),)),
-    Spec("reciprocal", tf.math.reciprocal, lambda x: 1 / x, (nonzero(),)),
-    Spec("floor", tf.floor, np.floor, (real(-3, 3),), grad=False),
-    Spec("ceil", tf.math.ceil, np.ceil, (real(-3, 3),), grad=False),
-    Spec("round", tf.round, np.round, (real(-3, 3),), grad=False, float_only=False),
-]
-
-BINARY = [
-    Spec("add", tf.add, anp.add, (real(), real()), float_only=False),
-    Spec("subtract", tf.subtract, anp.subtract, (real(), real()), float_only=False),
-    Spec("multiply", tf.multiply, anp.multiply, (real(), real()), float_only=False),
-    Spec("divide", tf.divide, anp.true_divide, (real(), nonzero())),
-    Spec("truediv", tf.truediv, anp.true_divide, (real(), nonzero())),
-    Spec("realdiv", tf.realdiv, anp.true_divide, (real(), nonzero())),
-    Spec("div", tf.div, anp.true_divide, (real(), nonzero())),
-    Spec("div_no_nan", tf.math.divide_no_nan, anp.true_divide, (real(), nonzero())),
-    Spec(
-        "floordiv",
-        tf.math.floordiv,
-        np.floor_divide,
-        (real(-5, 5), nonzero(0.7, 2.0)),
-        grad=False,
-        float_only=False,
-    ),
-    Spec("mod", tf.math.floormod, anp.mod, (real(-5, 5), nonzero(0.7, 2.0)), float_only=False),
-    Spec(
-        "truncatediv",
-        tf.truncatediv,
-        lambda x, y: np.trunc(x / y),
-        (real(-5, 5), nonzero(0.7, 2.0)),
-        grad=False,
-        float_only=False,
-    ),
-    Spec(
-        "truncatemod",
-        tf.truncatemod,
-        lambda x, y: x - anp.trunc(x / y) * y,
-        (real(-5, 5), nonzero(0.7, 2.0)),
-        float_only=False,
-    ),
-    Spec("pow", tf.pow, anp.power, (positive(), real()), float_only=False),
-    Spec("maximum", tf.maximum, anp.maximum, (real(), real()), float_only=False),
-    Spec("minimum", tf.minimum, anp.minimum, (real(), real()), float_only=False),
-    Spec(
-        "squared_difference",
-        tf.math.squared_difference,
-        lambda x, y: (x - y) ** 2,
-        (real(), real()),
-        float_only=False,
-    ),
-]
-
-COMPARISONS = [
-    Spec(n, getattr(tf, n), getattr(np, n), (real(), real()), grad=False, float_only=False)
-    for n in ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal")
-] + [
-    Spec("logical_and", tf.logical_and, np.logical_and, (boolean(), boolean()), grad=False),
-    Spec("logical_or", tf.logical_or, np.logical_or, (boolean(), boolean()), grad=False),
-    Spec("logical_xor", tf.math.logical_xor, np.logical_xor, (boolean(), boolean()), grad=False),
-    Spec("logical_not", tf.logical_not, np.logical_not, (boolean(),), grad=False),
-    Spec("is_finite", tf.math.is_finite, np.isfinite, (real(),), grad=False),
-]
-
 ALL = UNARY + BINARY + COMPARISONS
-
-
-def _ids(specs: list[Spec]) -> list[str]:
-    return [s.name for s in specs]
 
 
 def _shapes_strategy(arity: int) -> st.SearchStrategy:
@@ -168,7 +48,7 @@ def _shapes_strategy(arity: int) -> st.SearchStrategy:
     )
 
 
-def _draw(spec: Spec, shapes: tuple, seed: int) -> list[np.ndarray]:
+def _draw(spec: OpSpec, shapes: tuple, seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     return [
         np.asarray(sampler(rng, shape))
@@ -177,16 +57,16 @@ def _draw(spec: Spec, shapes: tuple, seed: int) -> list[np.ndarray]:
 
 
 # --- forward and gradients over broadcastable shapes ----------------------------------------
-@pytest.mark.parametrize("spec", UNARY + BINARY + COMPARISONS, ids=_ids(ALL))
-def test_forward_and_gradients(spec: Spec) -> None:
+@pytest.mark.parametrize("spec", UNARY + BINARY + COMPARISONS, ids=ids(ALL))
+def test_forward_and_gradients(spec: OpSpec) -> None:
     @HYPOTHESIS
-    @given(shapes=_shapes_strategy(spec.arity), seed=st.integers(0, 2**16))
+    @given(shapes=_shapes_strategy(len(spec.samplers)), seed=st.integers(0, 2**16))
     def run(shapes: tuple, seed: int) -> None:
         args = _draw(spec, shapes, seed)
         if spec.grad:
-            check_op(spec.build, spec.ref, args, seed=seed)
+            check_op(spec.builder(tf), spec.reference, args, seed=seed)
         else:
-            check_forward(spec.build, spec.ref, args)
+            check_forward(spec.builder(tf), spec.reference, args)
 
     run()
 
@@ -194,11 +74,11 @@ def test_forward_and_gradients(spec: Spec) -> None:
 @pytest.mark.parametrize(
     "spec",
     [s for s in UNARY + BINARY if not s.grad],
-    ids=_ids([s for s in UNARY + BINARY if not s.grad]),
+    ids=ids([s for s in UNARY + BINARY if not s.grad]),
 )
-def test_piecewise_constant_ops_have_no_gradient(spec: Spec) -> None:
-    xs = [tf.placeholder(tf.float64, [3]) for _ in range(spec.arity)]
-    assert tf.gradients(spec.build(*xs), xs) == [None] * spec.arity
+def test_piecewise_constant_ops_have_no_gradient(spec: OpSpec) -> None:
+    xs = [tf.placeholder(tf.float64, [3]) for _ in range(len(spec.samplers))]
+    assert tf.gradients(spec.builder(tf)(*xs), xs) == [None] * len(spec.samplers)
 
 
 def test_sign_gradient_is_zero_not_none(sess) -> None:
@@ -239,9 +119,9 @@ def test_shape_rule_matches_kernel(a: tuple, b: tuple, spec_index: int, unknown:
             if unknown and a and _broadcasts((1,) + a[1:], b):
                 return  # the clash sits in the unknown dimension: caught at run time
             with pytest.raises(ValueError, match="broadcast"):
-                spec.build(x, y)
+                spec.builder(tf)(x, y)
             return
-        out = spec.build(x, y)
+        out = spec.builder(tf)(x, y)
         if not unknown:
             assert out.shape.as_tuple() == want
         args = _draw(spec, (a, b), 0)
@@ -265,11 +145,11 @@ def test_kernels_and_gradients_keep_the_dtype(dtype, sess) -> None:
     rng = np.random.default_rng(1)
     fetches, feeds = {}, {}
     for spec in ALL:
-        shapes = [(2, 3), (3,)][: spec.arity]
+        shapes = [(2, 3), (3,)][: len(spec.samplers)]
         args = _draw(spec, shapes, 0)
         phs = [tf.placeholder(a.dtype if a.dtype == bool else dtype, a.shape) for a in args]
         feeds.update({p: a.astype(p.dtype.as_numpy_dtype) for p, a in zip(phs, args, strict=True)})
-        out = spec.build(*phs)
+        out = spec.builder(tf)(*phs)
         fetches[spec.name] = out
         if spec.grad:
             grads = tf.gradients(
@@ -284,28 +164,28 @@ def test_kernels_and_gradients_keep_the_dtype(dtype, sess) -> None:
             assert g.dtype == dtype, spec.name
 
 
-@pytest.mark.parametrize("spec", [s for s in BINARY], ids=_ids(BINARY))
-def test_mixed_dtypes_fail_at_build_time(spec: Spec) -> None:
+@pytest.mark.parametrize("spec", [s for s in BINARY], ids=ids(BINARY))
+def test_mixed_dtypes_fail_at_build_time(spec: OpSpec) -> None:
     x = tf.placeholder(tf.float32, [2])
     y = tf.placeholder(tf.float64, [2])
     with pytest.raises(TypeError, match="float64|float32"):
-        spec.build(x, y)
+        spec.builder(tf)(x, y)
 
 
 @pytest.mark.parametrize(
     "spec",
-    [s for s in UNARY + BINARY if s.float_only],
-    ids=_ids([s for s in UNARY + BINARY if s.float_only]),
+    [s for s in UNARY + BINARY if "float_only" in s.tags],
+    ids=ids([s for s in UNARY + BINARY if "float_only" in s.tags]),
 )
-def test_float_only_ops_reject_integers(spec: Spec) -> None:
-    xs = [tf.constant([1, 2], tf.int32) for _ in range(spec.arity)]
+def test_float_only_ops_reject_integers(spec: OpSpec) -> None:
+    xs = [tf.constant([1, 2], tf.int32) for _ in range(len(spec.samplers))]
     if spec.name in ("truediv", "divide"):  # integer truediv converts (tested below)
         return
     if spec.name == "div":  # Python 2 semantics: floor division for integers
-        assert spec.build(*xs).op.type == "FloorDiv"
+        assert spec.builder(tf)(*xs).op.type == "FloorDiv"
         return
     with pytest.raises(TypeError):
-        spec.build(*xs)
+        spec.builder(tf)(*xs)
 
 
 def test_bool_and_logical_dtype_rules() -> None:

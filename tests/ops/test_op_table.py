@@ -1,0 +1,67 @@
+"""Every row of the op table (``tests/ops/op_table.py``) through the shared checks.
+
+Forward values and gradients (to the row's order) against ``autograd`` and finite
+differences; static shapes and dtypes against the values, with the inputs' shapes known
+and with only their ranks known; values, static shapes and gradients against
+``tensorflow.compat.v1``; and the table's coverage of the registry.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dataflow.framework import registry
+from dataflow.testing import op_spec
+
+from .op_table import OP_TABLE
+
+# autograd says so for the second derivative of a piecewise-linear op; not a failure.
+pytestmark = pytest.mark.filterwarnings("ignore:Output seems independent of input")
+
+ROWS_WITH_TF = [row for row in OP_TABLE if row.tf_parity]
+
+# Op types no pure row can build, each with where it is tested instead.
+NOT_IN_THE_TABLE = {
+    "ReportUninitialized": "reads the session's variables: tests/runtime/test_session.py",
+    "Replay": "replays a stateful op's recorded value (a random draw) when a gradient "
+    "recomputes a body: tests/ops/test_control_flow.py",
+}
+
+
+def test_row_names_are_unique() -> None:
+    names = op_spec.ids(OP_TABLE)
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+
+
+@pytest.mark.parametrize("row", OP_TABLE, ids=op_spec.ids(OP_TABLE))
+def test_forward_and_gradients(row: op_spec.OpSpec) -> None:
+    op_spec.check_forward_and_gradients(row)
+
+
+@pytest.mark.parametrize("row", OP_TABLE, ids=op_spec.ids(OP_TABLE))
+def test_static_shapes_and_dtypes(row: op_spec.OpSpec) -> None:
+    op_spec.check_static_shape(row)
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("row", ROWS_WITH_TF, ids=op_spec.ids(ROWS_WITH_TF))
+def test_tf_parity(row: op_spec.OpSpec) -> None:
+    tf1 = pytest.importorskip("tensorflow.compat.v1")
+    op_spec.check_tf_parity(row, tf1)
+
+
+def test_the_table_builds_every_pure_op_type() -> None:
+    """Each registered op type that is neither stateful nor plumbing is built by some
+    row's forward or gradient graph (stateful ops have suites of their own: variables,
+    queues, random streams, savers, optimizers)."""
+    built: set[str] = set()
+    for row in OP_TABLE:
+        built |= op_spec.op_types_built(row)
+    pure = {
+        t
+        for t in registry.registered_types()
+        if not (registry.lookup(t).stateful or registry.lookup(t).plumbing)
+    }
+    missing = sorted(pure - built - set(NOT_IN_THE_TABLE))
+    assert not missing, f"no row of the op table builds {missing}"
+    assert not set(NOT_IN_THE_TABLE) & built, "a listed exception is built by a row now"
