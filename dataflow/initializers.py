@@ -28,3 +28,7 @@ from .ops.state import (
     local_variables_initializer as local_variables,
     variables_initializer as variables,
 )
+
+from ._util.missing_names import missing_name_hook
+
+__getattr__ = missing_name_hook("initializers", __name__)

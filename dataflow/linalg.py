@@ -25,3 +25,7 @@ from .ops.linalg import (
     tensordot as tensordot,
     trace as trace,
 )
+
+from ._util.missing_names import missing_name_hook
+
+__getattr__ = missing_name_hook("linalg", __name__)

@@ -21,3 +21,7 @@ from .ops.losses import (
     softmax_cross_entropy as softmax_cross_entropy,
     sparse_softmax_cross_entropy as sparse_softmax_cross_entropy,
 )
+
+from ._util.missing_names import missing_name_hook
+
+__getattr__ = missing_name_hook("losses", __name__)

@@ -69,3 +69,7 @@ from .ops.math import (
     truncatediv as truncatediv,
     truncatemod as truncatemod,
 )
+
+from ._util.missing_names import missing_name_hook
+
+__getattr__ = missing_name_hook("math", __name__)

@@ -55,3 +55,7 @@ from .ops.nn_pool import (
     max_pool as max_pool,
     max_pool2d as max_pool2d,
 )
+
+from ._util.missing_names import missing_name_hook
+
+__getattr__ = missing_name_hook("nn", __name__)

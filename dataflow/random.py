@@ -13,3 +13,7 @@ from .ops.random import (
     set_random_seed as set_random_seed,
     truncated_normal as truncated_normal,
 )
+
+from ._util.missing_names import missing_name_hook
+
+__getattr__ = missing_name_hook("random", __name__)

@@ -26,6 +26,9 @@ ALLOWED = {
     "examples": {"*"},
     "testing": {"*"},
     "<top>": {"*"},
+    # Public namespace packages (tf.compat, tf.io) are the top level's, split off.
+    "compat": {"*"},
+    "io": {"*"},
 }
 # Third-party packages a layer may use (the stdlib is always allowed).
 THIRD_PARTY = {

@@ -9,6 +9,7 @@ from . import (  # noqa: F401 - imported for their registrations
     array_shape,
     array_slice,
     array_transpose,
+    array_unique,
     cast,
     check_ops,
     cond,

@@ -1,5 +1,5 @@
 """Array ops: shapes, reshaping, slicing, joining, gathering, padding, and their
-gradients: the public names of the array family, which lives in five modules.
+gradients: the public names of the array family, which lives in six modules.
 
 ===================  ===============================================================
 module               holds
@@ -16,6 +16,7 @@ module               holds
 ``array_slice``      ``Slice``, ``StridedSlice``/``StridedSliceGrad`` and
                      ``tensor[...]``, ``Pad``/``PadV2``, ``MirrorPad``/
                      ``MirrorPadGrad``, ``boolean_mask``
+``array_unique``     ``Unique``, ``UniqueWithCounts`` (not differentiable)
 ===================  ===============================================================
 
 Each module imports only the ones above it in this table (math ops, which build on this
@@ -89,3 +90,5 @@ from .array_transpose import invert_permutation as invert_permutation
 from .array_transpose import range_ as range_
 from .array_transpose import reverse as reverse
 from .array_transpose import transpose as transpose
+from .array_unique import unique as unique
+from .array_unique import unique_with_counts as unique_with_counts

@@ -60,6 +60,7 @@ class GraphKeys:
     LOCAL_INIT_OP = "local_init_op"
     READY_OP = "ready_op"
     TRAIN_OP = "train_op"
+    MOVING_AVERAGE_VARIABLES = "moving_average_variables"
 
 
 # --- the Variable class ---------------------------------------------------------------

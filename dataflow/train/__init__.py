@@ -71,3 +71,7 @@ from .monitored_session import (
     SingularMonitoredSession as SingularMonitoredSession,
     WorkerSessionCreator as WorkerSessionCreator,
 )
+
+from .._util.missing_names import missing_name_hook
+
+__getattr__ = missing_name_hook("train", __name__)

@@ -7,9 +7,9 @@ to every step (``before_run`` returns ``SessionRunArgs``), reads their values
 
 from __future__ import annotations
 
+import logging
 import math
 import os
-import sys
 import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -19,6 +19,10 @@ import numpy as np
 from ..framework.graph import Tensor, get_default_graph
 from ..ops.state import GraphKeys
 from .saver import Saver
+
+# A child of the "dataflow" logger that ``tf.logging`` configures: as in TF1, hook output
+# shows once ``tf.logging.set_verbosity(tf.logging.INFO)`` is called.
+logger = logging.getLogger(__name__)
 
 
 class SessionRunArgs(NamedTuple):
@@ -240,7 +244,8 @@ class CheckpointSaverListener:
 
 
 class LoggingTensorHook(SessionRunHook):
-    """Prints the values of ``tensors`` every N steps or seconds (and at the end)."""
+    """Logs the values of ``tensors`` every N steps or seconds (and at the end), at
+    level INFO through ``tf.logging`` as TF1 does, or to ``stream`` if one is given."""
 
     def __init__(
         self,
@@ -287,7 +292,10 @@ class LoggingTensorHook(SessionRunHook):
             if self._formatter
             else ", ".join(f"{k} = {v}" for k, v in values.items())
         )
-        print(text, file=self._stream or sys.stderr)
+        if self._stream is not None:
+            print(text, file=self._stream)
+        else:
+            logger.info(text)
 
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
         if self._should_log:

@@ -20,6 +20,14 @@ def rand(*shape):
     return RNG.standard_normal(shape)
 
 
+def unique_first_seen(a):
+    """numpy's unique, ordered as TF1 orders it: by first occurrence."""
+    values = list(dict.fromkeys(a.tolist()))
+    idx = np.array([values.index(v) for v in a.tolist()], np.int32)
+    counts = np.array([a.tolist().count(v) for v in values], np.int32)
+    return [np.array(values, a.dtype), idx, counts]
+
+
 def mirror_ref(paddings, mode):
     """np.pad's index map for REFLECT/SYMMETRIC, applied by indexing per axis."""
 
@@ -464,6 +472,20 @@ FORWARD_ONLY = [
         lambda tf, a, m: tf.boolean_mask(a, m),
         lambda a, m: a[m],
         [rand(3, 2), np.zeros(3, bool)],
+        grad=0,
+    ),
+    OpSpec(
+        "unique",
+        lambda tf, a: list(tf.unique(a)),
+        lambda a: unique_first_seen(a)[:2],
+        [np.array([4, 1, 4, 7, 1, 1, 9], np.int64)],
+        grad=0,
+    ),
+    OpSpec(
+        "unique_with_counts_float",
+        lambda tf, a: list(tf.unique_with_counts(a, out_idx=tf.int64)),
+        lambda a: [r.astype(np.int64) if r.dtype == np.int32 else r for r in unique_first_seen(a)],
+        [np.array([2.5, -1.0, 2.5, 0.0], np.float32)],
         grad=0,
     ),
     OpSpec(

@@ -1,0 +1,15 @@
+"""``tf.io``: the TF1 I/O names dataflow provides (``gfile``, the queues)."""
+
+from .._util.missing_names import missing_name_hook
+from ..ops.data_flow import (
+    PaddingFIFOQueue as PaddingFIFOQueue,
+)
+from ..ops.data_flow import (
+    QueueBase as QueueBase,
+)
+from ..ops.data_flow import (
+    RandomShuffleQueue as RandomShuffleQueue,
+)
+from . import gfile as gfile
+
+__getattr__ = missing_name_hook("io", __name__)
