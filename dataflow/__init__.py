@@ -321,6 +321,17 @@ from .ops.tf1_aliases import (
     sub as sub,
 )
 
+# --- graphs and summaries as protobufs (TensorBoard's classes) ---------------------------
+from tensorboard.compat.proto.event_pb2 import Event as Event, SessionLog as SessionLog
+from tensorboard.compat.proto.summary_pb2 import (
+    HistogramProto as HistogramProto,
+    Summary as Summary,
+    SummaryMetadata as SummaryMetadata,
+)
+
+from .framework.graph_def import GraphDef as GraphDef, NodeDef as NodeDef
+from .train.graph_io import import_graph_def as import_graph_def
+
 # --- autodiff ----------------------------------------------------------------------------
 from .autodiff.gradients import gradients as gradients
 
@@ -356,6 +367,7 @@ from . import flags as flags
 from . import gfile as gfile
 from . import io as io
 from . import logging as logging
+from . import summary as summary
 
 # A TF1 name not provided yet fails saying so (dataflow/_util/missing_names.py).
 from ._util.missing_names import NotProvidedError as NotProvidedError, missing_name_hook

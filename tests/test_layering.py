@@ -21,7 +21,8 @@ ALLOWED = {
     "ops": {"_util", "framework", "autodiff"},
     "autodiff": {"_util", "framework", "ops"},
     "runtime": {"_util", "framework"},
-    "train": {"_util", "framework", "ops", "autodiff", "runtime", "train"},
+    "summary": {"_util", "framework", "ops"},
+    "train": {"_util", "framework", "ops", "autodiff", "runtime", "train", "summary"},
     "viz": {"_util", "framework", "ops", "autodiff", "runtime", "train"},
     "examples": {"*"},
     "testing": {"*"},
@@ -33,7 +34,8 @@ ALLOWED = {
 # Third-party packages a layer may use (the stdlib is always allowed).
 THIRD_PARTY = {
     "_util": set(),
-    "framework": {"numpy"},
+    # tensorboard's protobufs: a Graph's serialized form is a GraphDef (graph_def.py).
+    "framework": {"numpy", "tensorboard"},
 }
 
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, overload
 
 from .._util import naming
-from . import device_spec, dtypes, errors
+from . import device_spec, dtypes, errors, graph_def
 from . import registry as _registry
 from .operation import Operation, Tensor, registered_operator, user_frame
 from .tensor_shape import as_shape
@@ -456,13 +456,13 @@ class Graph:
     def __repr__(self) -> str:
         return f"<dataflow.Graph with {len(self._ops)} ops>"
 
+    def as_graph_def(self, from_version: int | None = None, add_shapes: bool = False) -> Any:
+        """The graph as a ``GraphDef`` protobuf (``framework/graph_def.py``); with
+        ``from_version``, only the ops added since ``version`` was that number."""
+        return graph_def.to_graph_def(self, add_shapes, since=from_version)
+
     # --- drawing (provided by dataflow.viz, a higher layer, through a hook) -------------
-    def visualize(
-        self,
-        filename: str | None = None,
-        format: str = "svg",
-        **kwargs: Any,
-    ) -> Any:
+    def visualize(self, filename: str | None = None, format: str = "svg", **kwargs: Any) -> Any:
         """Draws the graph with graphviz (see ``dataflow.viz.visualize``)."""
         if not _VISUALIZE_HOOK:
             raise RuntimeError("graph drawing is unavailable (import dataflow.viz)")

@@ -19,7 +19,9 @@ An op family module (``dataflow/ops/*.py``) declares each op type once, with
   ``effectful`` (running it alone changes something, so a control-flow body runs it
   even when no output needs it), ``plumbing`` (it only names or forwards values, so a
   stage is not named after it) and ``creates_resource`` (its output is the handle of a
-  resource named by its ``shared_name`` attr, which the plan lists per device).
+  resource named by its ``shared_name`` attr, which the plan lists per device), and
+  ``follows_inputs`` (asked for no device, it runs where its inputs are made: a summary
+  of a ps variable is encoded on the ps, so only its small proto travels).
 
 There is one way to register: ``registry.register(registry.OpDef("Type", infer, kernel,
 grad, <facts as keywords>))`` beside the op's builder, rule, kernel and gradient.
@@ -74,6 +76,7 @@ class OpDef:
     effectful: bool | None = None
     plumbing: bool = False
     creates_resource: bool = False
+    follows_inputs: bool = False
     defined_at: str = field(default="", compare=False)
 
 

@@ -1,4 +1,4 @@
-"""``tf.io``: the TF1 I/O names dataflow provides (``gfile``, the queues)."""
+"""``tf.io``: the TF1 I/O names dataflow provides (``gfile``, the queues, ``write_graph``)."""
 
 from .._util.missing_names import missing_name_hook
 from ..ops.data_flow import (
@@ -10,6 +10,7 @@ from ..ops.data_flow import (
 from ..ops.data_flow import (
     RandomShuffleQueue as RandomShuffleQueue,
 )
+from ..train.graph_io import write_graph as write_graph
 from . import gfile as gfile
 
 __getattr__ = missing_name_hook("io", __name__)

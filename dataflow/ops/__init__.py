@@ -41,6 +41,7 @@ from . import (  # noqa: F401 - imported for their registrations
     random,
     script,
     state,
+    summary_ops,
     variable_ops,
     variable_scope,
     variable_scope_context,

@@ -61,6 +61,7 @@ class GraphKeys:
     READY_OP = "ready_op"
     TRAIN_OP = "train_op"
     MOVING_AVERAGE_VARIABLES = "moving_average_variables"
+    SUMMARY_OP = "summary_op"
 
 
 # --- the Variable class ---------------------------------------------------------------

@@ -10,6 +10,8 @@ session's default device. Rules, in order:
    jobs/tasks/devices is an error naming both.
 2. *Request.* A group's (possibly partial) request is completed from the session
    default, then matched against the devices; the first match in device order wins.
+   An op whose registry record ``follows_inputs`` and that asks for no device joins
+   the groups of its inputs' producers (summaries run where their data lives).
 3. *No match.* ``InvalidArgumentError`` listing the devices that exist, unless soft
    placement is on, in which case the job/task part is kept when it matches and the
    device type relaxed to CPU, then the request dropped altogether.
@@ -23,7 +25,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
-from ..framework import dtypes, errors
+from ..framework import dtypes, errors, registry
 from ..framework.device_spec import DeviceSpec
 from ..framework.graph import Operation
 
@@ -54,8 +56,9 @@ def colocation_groups(ops: Sequence[Operation]) -> _UnionFind:
     for op in ops:
         for name in op.colocation_groups:
             groups.union(op.name, name)
+        follows = not op.device and registry.lookup(op.type).follows_inputs
         for t in op.inputs:
-            if t.dtype == dtypes.resource:
+            if follows or t.dtype == dtypes.resource:
                 groups.union(op.name, t.op.name)
     return groups
 

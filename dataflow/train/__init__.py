@@ -57,6 +57,7 @@ from .hooks import (
     NanLossDuringTrainingError as NanLossDuringTrainingError,
     NanTensorHook as NanTensorHook,
     ProgressBarHook as ProgressBarHook,
+    SecondOrStepTimer as SecondOrStepTimer,
     SessionRunArgs as SessionRunArgs,
     SessionRunContext as SessionRunContext,
     SessionRunHook as SessionRunHook,
@@ -70,6 +71,11 @@ from .monitored_session import (
     Scaffold as Scaffold,
     SingularMonitoredSession as SingularMonitoredSession,
     WorkerSessionCreator as WorkerSessionCreator,
+)
+from .graph_io import write_graph as write_graph
+from .summary_hooks import (
+    StepCounterHook as StepCounterHook,
+    SummarySaverHook as SummarySaverHook,
 )
 
 from .._util.missing_names import missing_name_hook

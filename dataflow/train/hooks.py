@@ -84,7 +84,7 @@ class SessionRunHook:
         """Called once when the monitored session closes normally."""
 
 
-def _global_step_tensor() -> Any:
+def global_step_tensor() -> Any:
     steps = get_default_graph().get_collection(GraphKeys.GLOBAL_STEP)
     if not steps:
         raise RuntimeError(
@@ -107,7 +107,7 @@ class StopAtStepHook(SessionRunHook):
         self._last_step = last_step
 
     def begin(self) -> None:
-        self._global_step = _global_step_tensor()
+        self._global_step = global_step_tensor()
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         step = int(session.run(self._global_step))
@@ -128,29 +128,42 @@ class StopAtStepHook(SessionRunHook):
                 run_context.request_stop()
 
 
-class _Timer:
-    """Fires every ``every_secs`` seconds or ``every_steps`` steps."""
+class SecondOrStepTimer:
+    """Fires every ``every_secs`` seconds or every ``every_steps`` steps (TF1's timer of
+    the hooks): never twice for one step, always the first time."""
 
-    def __init__(self, every_secs: float | None, every_steps: int | None):
-        if (every_secs is None) == (every_steps is None):
-            raise ValueError("exactly one of every_secs and every_steps must be set")
+    def __init__(self, every_secs: float | None = None, every_steps: int | None = None):
+        if every_secs is None and every_steps is None:
+            raise ValueError("Either every_secs or every_steps should be provided.")
+        if every_secs is not None and every_steps is not None:
+            raise ValueError("Can not provide both every_secs and every_steps.")
         self._secs, self._steps = every_secs, every_steps
+        self.reset()
+
+    def reset(self) -> None:
         self._last_time: float | None = None
         self._last_step: int | None = None
 
-    def should_trigger(self, step: int) -> bool:
-        if self._last_step is None or self._last_time is None:  # (set together by update)
+    def should_trigger_for_step(self, step: int) -> bool:
+        if self._last_step is None or self._last_time is None:  # (set together)
             return True
+        if step == self._last_step:
+            return False
         if self._steps is not None:
             return step >= self._last_step + self._steps
         assert self._secs is not None  # __init__ takes exactly one of the two
         return time.monotonic() >= self._last_time + self._secs
 
-    def update(self, step: int) -> None:
-        self._last_time, self._last_step = time.monotonic(), step
+    def update_last_triggered_step(self, step: int) -> tuple[float | None, int | None]:
+        """Records a firing at ``step``; returns the seconds and steps since the last."""
+        now = time.monotonic()
+        elapsed: tuple[float | None, int | None] = (None, None)
+        if self._last_time is not None and self._last_step is not None:
+            elapsed = (now - self._last_time, step - self._last_step)
+        self._last_time, self._last_step = now, step
+        return elapsed
 
-    @property
-    def last_step(self) -> int | None:
+    def last_triggered_step(self) -> int | None:
         return self._last_step
 
 
@@ -169,14 +182,14 @@ class CheckpointSaverHook(SessionRunHook):
         listeners: list | None = None,
     ):
         self._path = os.path.join(checkpoint_dir, checkpoint_basename)
-        self._timer = _Timer(save_secs, save_steps)
+        self._timer = SecondOrStepTimer(save_secs, save_steps)
         self._saver = saver
         self._scaffold = scaffold
         self._listeners = listeners or []
         self.saved_steps: list[int] = []
 
     def begin(self) -> None:
-        self._global_step = _global_step_tensor()
+        self._global_step = global_step_tensor()
         for listener in self._listeners:
             listener.begin()
 
@@ -195,23 +208,23 @@ class CheckpointSaverHook(SessionRunHook):
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         step = int(session.run(self._global_step))
-        if self._timer.last_step != step:
+        if self._timer.last_triggered_step() != step:
             self._save(session, step)
-        self._timer.update(step)
+        self._timer.update_last_triggered_step(step)
 
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs:
         return SessionRunArgs(self._global_step)
 
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
         step = int(run_context.session.run(self._global_step))
-        if self._timer.should_trigger(step):
-            self._timer.update(step)
+        if self._timer.should_trigger_for_step(step):
+            self._timer.update_last_triggered_step(step)
             if self._save(run_context.session, step):
                 run_context.request_stop()
 
     def end(self, session: Any) -> None:
         step = int(session.run(self._global_step))
-        if step != self._timer.last_step:
+        if step != self._timer.last_triggered_step():
             self._save(session, step)
         for listener in self._listeners:
             listener.end(session, step)
@@ -267,7 +280,7 @@ class LoggingTensorHook(SessionRunHook):
             self._tags = [t.name if isinstance(t, Tensor) else str(t) for t in tensors]
             self._tensors = list(tensors)
         self._timer = (
-            _Timer(every_n_secs, every_n_iter)
+            SecondOrStepTimer(every_n_secs, every_n_iter)
             if not (every_n_iter is None and every_n_secs is None)
             else None
         )
@@ -282,7 +295,9 @@ class LoggingTensorHook(SessionRunHook):
         self._iter = 0
 
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs | None:
-        self._should_log = self._timer is not None and self._timer.should_trigger(self._iter)
+        self._should_log = self._timer is not None and self._timer.should_trigger_for_step(
+            self._iter
+        )
         return SessionRunArgs(dict(zip(self._tags, self._tensors))) if self._should_log else None
 
     def _log(self, values: dict) -> None:
@@ -300,7 +315,7 @@ class LoggingTensorHook(SessionRunHook):
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
         if self._should_log:
             assert self._timer is not None  # before_run logs only with a timer
-            self._timer.update(self._iter)
+            self._timer.update_last_triggered_step(self._iter)
             self._log(run_values.results)
         self._iter += 1
 
@@ -356,7 +371,7 @@ class ProgressBarHook(SessionRunHook):
         self._iter = 0
 
     def begin(self) -> None:
-        self._global_step = _global_step_tensor()
+        self._global_step = global_step_tensor()
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         from tqdm.auto import tqdm

@@ -39,6 +39,7 @@ from ..ops.state import (
     local_variables_initializer,
     report_uninitialized_variables,
 )
+from ..ops.summary_ops import merge_all
 from ..runtime.session import Session
 from .coordinator import Coordinator
 from .hooks import (
@@ -50,6 +51,7 @@ from .hooks import (
 )
 from .queue_runner import start_queue_runners
 from .saver import Saver, latest_checkpoint
+from .summary_hooks import StepCounterHook, SummarySaverHook
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +79,7 @@ class Scaffold:
         self.init_fn = init_fn
         self.ready_op = ready_op
         self.local_init_op = local_init_op
+        self.summary_op = summary_op
         self.saver = saver
         self._finalized = False
 
@@ -91,6 +94,12 @@ class Scaffold:
             self.ready_op = report_uninitialized_variables()
         if self.local_init_op is None:
             self.local_init_op = group(local_variables_initializer())
+        if self.summary_op is None:
+            # TF1: the graph's SUMMARY_OP, else every summary merged (None if none).
+            found = graph.get_collection(GraphKeys.SUMMARY_OP)
+            self.summary_op = found[0] if found else merge_all()
+            if self.summary_op is not None and not found:
+                graph.add_to_collection(GraphKeys.SUMMARY_OP, self.summary_op)
         if self.saver is None:
             savers = graph.get_collection(GraphKeys.SAVERS)
             if savers:
@@ -452,6 +461,29 @@ class SingularMonitoredSession(MonitoredSession):
         return self._sess
 
 
+def _summary_hooks(
+    summary_dir: str | None, scaffold: Scaffold, steps: Any, secs: Any, log_step_count_steps: int
+) -> list:
+    """The chief's summary hooks, with TF1's defaults: every 100 steps unless
+    ``save_summaries_secs`` alone is given; none without a directory."""
+    if not summary_dir:
+        return []
+    if steps is USE_DEFAULT and secs is USE_DEFAULT:
+        steps, secs = 100, None
+    elif secs is USE_DEFAULT:
+        secs = None
+    elif steps is USE_DEFAULT:
+        steps = None
+    hooks: list = []
+    if log_step_count_steps and log_step_count_steps > 0:
+        hooks.append(StepCounterHook(every_n_steps=log_step_count_steps, output_dir=summary_dir))
+    if steps and steps > 0:
+        hooks.append(SummarySaverHook(save_steps=steps, output_dir=summary_dir, scaffold=scaffold))
+    elif secs and secs > 0:
+        hooks.append(SummarySaverHook(save_secs=secs, output_dir=summary_dir, scaffold=scaffold))
+    return hooks
+
+
 def MonitoredTrainingSession(
     master: Any = "",
     is_chief: bool = True,
@@ -500,6 +532,13 @@ def MonitoredTrainingSession(
                 all_hooks.append(
                     CheckpointSaverHook(checkpoint_dir, save_secs=secs, scaffold=scaffold)
                 )
+        all_hooks += _summary_hooks(
+            summary_dir or checkpoint_dir,
+            scaffold,
+            save_summaries_steps,
+            save_summaries_secs,
+            log_step_count_steps,
+        )
         creator: Any = ChiefSessionCreator(scaffold, master, config, checkpoint_dir)
     else:
         creator = WorkerSessionCreator(scaffold, master, config, max_wait_secs)

@@ -88,6 +88,17 @@ HOST_OPS = {
     "Assert": "formats the failing values as text, on host copies",
     "Print": "formats values as text, on host copies",
     "PrintV2": "formats values as text, on host copies",
+    **{
+        summary: "encodes a Summary proto (strings, PNG, WAV) from host copies"
+        for summary in (
+            "ScalarSummary",
+            "HistogramSummary",
+            "ImageSummary",
+            "AudioSummary",
+            "TensorSummaryV2",
+            "MergeSummary",
+        )
+    },
 }
 
 

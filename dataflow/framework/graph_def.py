@@ -1,0 +1,333 @@
+"""A ``Graph`` as a ``GraphDef`` protobuf (TensorBoard's ``graph_pb2``) and back.
+
+``to_graph_def`` writes one ``NodeDef`` per operation: its name, op type, inputs
+(``"name"``, ``"name:1"``, ``"^control"``), requested device, and its attrs where a
+``AttrValue`` can hold them (numbers, strings, dtypes, shapes, arrays, flat lists of
+those). TensorBoard's graph view reads it as it reads TF1's, and with ``add_shapes`` each
+node carries ``_output_shapes`` so edges show shapes.
+
+``import_graph_def`` rebuilds the ops of such a ``GraphDef`` in a graph, under a name
+prefix, with ``input_map`` and ``return_elements`` as in TF1. What Python types our
+attrs had is kept in the node's private ``_py_attr_kinds`` attr (bytes versus text,
+``None``, tuples); an attr no ``AttrValue`` can hold (a ``while_loop`` body, a Python
+function) is named there as ``unportable``, and importing that node fails saying so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from tensorboard.compat.proto import (
+    attr_value_pb2,
+    graph_pb2,
+    node_def_pb2,
+    tensor_shape_pb2,
+    types_pb2,
+    versions_pb2,
+)
+from tensorboard.util import tensor_util as tb_tensor_util
+
+from . import dtypes
+from .tensor_shape import TensorShape
+
+GraphDef = graph_pb2.GraphDef
+NodeDef = node_def_pb2.NodeDef
+# TF's GraphDef producer version for 1.15, so that readers treat ours as TF1's.
+PRODUCER = 134
+KINDS_ATTR = "_py_attr_kinds"
+
+_ENUM_OF = {
+    "float16": types_pb2.DT_HALF,
+    "float32": types_pb2.DT_FLOAT,
+    "float64": types_pb2.DT_DOUBLE,
+    "int8": types_pb2.DT_INT8,
+    "int16": types_pb2.DT_INT16,
+    "int32": types_pb2.DT_INT32,
+    "int64": types_pb2.DT_INT64,
+    "uint8": types_pb2.DT_UINT8,
+    "bool": types_pb2.DT_BOOL,
+    "complex64": types_pb2.DT_COMPLEX64,
+    "complex128": types_pb2.DT_COMPLEX128,
+    "string": types_pb2.DT_STRING,
+    "resource": types_pb2.DT_RESOURCE,
+}
+_DTYPE_OF = {enum: dtypes.as_dtype(name) for name, enum in _ENUM_OF.items()}
+
+
+# --- export ------------------------------------------------------------------------------
+def shape_proto(shape: TensorShape) -> tensor_shape_pb2.TensorShapeProto:
+    if shape.rank is None:
+        return tensor_shape_pb2.TensorShapeProto(unknown_rank=True)
+    dims = [
+        tensor_shape_pb2.TensorShapeProto.Dim(size=-1 if d is None else d) for d in shape.as_list()
+    ]
+    return tensor_shape_pb2.TensorShapeProto(dim=dims)
+
+
+def _scalar_attr(value: Any) -> tuple[attr_value_pb2.AttrValue, str] | None:
+    """``(AttrValue, kind)`` for one value, or ``None`` if no AttrValue holds it."""
+    if isinstance(value, (bool, np.bool_)):
+        return attr_value_pb2.AttrValue(b=bool(value)), ""
+    if isinstance(value, (int, np.integer)):
+        return attr_value_pb2.AttrValue(i=int(value)), ""
+    if isinstance(value, (float, np.floating)):
+        return attr_value_pb2.AttrValue(f=float(value)), ""
+    if isinstance(value, str):
+        return attr_value_pb2.AttrValue(s=value.encode()), ""
+    if isinstance(value, bytes):
+        return attr_value_pb2.AttrValue(s=value), "bytes"
+    if isinstance(value, dtypes.DType) and value.name in _ENUM_OF:
+        return attr_value_pb2.AttrValue(type=_ENUM_OF[value.name]), ""
+    if isinstance(value, TensorShape):
+        return attr_value_pb2.AttrValue(shape=shape_proto(value)), ""
+    if isinstance(value, np.ndarray) and value.dtype != object or _is_string_array(value):
+        return attr_value_pb2.AttrValue(tensor=tb_tensor_util.make_tensor_proto(value)), ""
+    return None
+
+
+def _is_string_array(value: Any) -> bool:
+    return (
+        isinstance(value, np.ndarray)
+        and value.dtype == object
+        and all(isinstance(v, (bytes, str)) for v in value.reshape(-1))
+    )
+
+
+def _list_attr(values: Sequence[Any]) -> attr_value_pb2.AttrValue | None:
+    out = attr_value_pb2.AttrValue.ListValue()
+    for v in values:
+        scalar = _scalar_attr(v)
+        if scalar is None or scalar[1]:
+            return None
+        one = scalar[0]
+        field = one.WhichOneof("value")
+        if field in ("b", "i", "f", "s", "type"):
+            getattr(out, field).append(getattr(one, field))
+        elif field == "shape":
+            out.shape.append(one.shape)
+        else:
+            out.tensor.append(one.tensor)
+    return attr_value_pb2.AttrValue(list=out)
+
+
+def attr_value(value: Any) -> tuple[attr_value_pb2.AttrValue | None, str]:
+    """One attr as ``(AttrValue, kind)``; ``(None, "unportable")`` when it cannot be."""
+    if value is None:
+        return attr_value_pb2.AttrValue(), "none"
+    if isinstance(value, (list, tuple)):
+        proto = _list_attr(value)
+        kind = "tuple" if isinstance(value, tuple) else ""
+        return (proto, kind) if proto is not None else (None, "unportable")
+    scalar = _scalar_attr(value)
+    return scalar if scalar is not None else (None, "unportable")
+
+
+def node_def(op: Any, add_shapes: bool = False) -> node_def_pb2.NodeDef:
+    """The ``NodeDef`` of one operation."""
+    node = node_def_pb2.NodeDef(name=op.name, op=op.type, device=op.device)
+    node.input.extend(t.name[:-2] if t.name.endswith(":0") else t.name for t in op.inputs)
+    node.input.extend(f"^{c.name}" for c in op.control_inputs)
+    kinds = []
+    for key, value in sorted(op.attrs.items()):
+        proto, kind = attr_value(value)
+        if proto is not None:
+            node.attr[key].CopyFrom(proto)
+        if kind:
+            kinds.append(f"{key}={kind}")
+    if op.colocation_groups:
+        node.attr["_class"].list.s.extend(f"loc:@{g}".encode() for g in op.colocation_groups)
+    if kinds:
+        node.attr[KINDS_ATTR].list.s.extend(k.encode() for k in kinds)
+    if add_shapes and op.outputs:
+        node.attr["_output_shapes"].list.shape.extend(shape_proto(t.shape) for t in op.outputs)
+    return node
+
+
+def to_graph_def(
+    graph: Any, add_shapes: bool = False, since: int | None = None
+) -> graph_pb2.GraphDef:
+    """The ``GraphDef`` of the operations of ``graph`` in creation order (those created
+    after the first ``since``, when given)."""
+    out = graph_pb2.GraphDef(versions=versions_pb2.VersionDef(producer=PRODUCER))
+    ops = graph.get_operations()[since or 0 :]
+    out.node.extend(node_def(op, add_shapes) for op in ops)
+    return out
+
+
+# --- import ------------------------------------------------------------------------------
+def _from_scalar_attr(proto: Any, field: str, kind: str) -> Any:
+    value = getattr(proto, field)
+    if field == "s":
+        return value if kind == "bytes" else value.decode()
+    if field == "type":
+        return _DTYPE_OF[value]
+    if field == "shape":
+        if value.unknown_rank:
+            return TensorShape(None)
+        return TensorShape([None if d.size < 0 else d.size for d in value.dim])
+    if field == "tensor":
+        return tb_tensor_util.make_ndarray(value)
+    return value
+
+
+def python_attr(proto: attr_value_pb2.AttrValue, kind: str) -> Any:
+    """The Python value of one ``AttrValue`` written by ``attr_value``."""
+    if kind == "none":
+        return None
+    field = proto.WhichOneof("value")
+    if field != "list":
+        return _from_scalar_attr(proto, field, kind) if field else None
+    for name in ("b", "i", "f", "s", "type", "shape", "tensor"):
+        items = getattr(proto.list, name)
+        if len(items):
+            values = [_from_scalar_attr(_Item(name, v), name, "") for v in items]
+            break
+    else:
+        values = []
+    return tuple(values) if kind == "tuple" else values
+
+
+class _Item:
+    """One element of a list attr, read like a scalar ``AttrValue``."""
+
+    def __init__(self, field: str, value: Any):
+        setattr(self, field, value)
+
+
+def attr_kinds(node: node_def_pb2.NodeDef) -> dict[str, str]:
+    entries = node.attr[KINDS_ATTR].list.s if KINDS_ATTR in node.attr else []
+    return dict(e.decode().split("=", 1) for e in entries)
+
+
+def node_attrs(node: node_def_pb2.NodeDef) -> dict[str, Any]:
+    """The attrs to build ``node``'s op with.
+
+    Raises:
+        ValueError: the node had an attr that a ``GraphDef`` cannot hold.
+    """
+    kinds = attr_kinds(node)
+    unportable = sorted(k for k, kind in kinds.items() if kind == "unportable")
+    if unportable:
+        raise ValueError(
+            f"import_graph_def: node '{node.name}' (op {node.op}) had attributes a GraphDef "
+            f"cannot hold ({', '.join(unportable)}: Python objects such as a while_loop "
+            f"body); build that part of the graph in Python instead"
+        )
+    out = {
+        key: python_attr(proto, kinds.get(key, ""))
+        for key, proto in node.attr.items()
+        if not key.startswith("_")
+    }
+    out.update({key: None for key, kind in kinds.items() if kind == "none"})
+    return out
+
+
+def topological_nodes(graph_def: graph_pb2.GraphDef) -> list[node_def_pb2.NodeDef]:
+    """The nodes, each after the nodes it reads (a ``GraphDef`` need not be ordered).
+
+    Raises:
+        ValueError: an input names no node of the graph, or the nodes form a cycle.
+    """
+    by_name = {n.name: n for n in graph_def.node}
+    order: list[node_def_pb2.NodeDef] = []
+    state: dict[str, int] = {}  # 1: in progress, 2: done
+    for root in graph_def.node:
+        stack = [(root.name, False)]
+        while stack:
+            name, expanded = stack.pop()
+            if expanded:
+                state[name] = 2
+                order.append(by_name[name])
+                continue
+            if state.get(name) == 2:
+                continue
+            if state.get(name) == 1:
+                raise ValueError(f"import_graph_def: the GraphDef has a cycle through '{name}'")
+            state[name] = 1
+            stack.append((name, True))
+            for ref in by_name[name].input:
+                source = input_node_name(ref)
+                if source not in by_name:
+                    raise ValueError(
+                        f"import_graph_def: node '{name}' has input '{ref}', which names no node"
+                    )
+                if state.get(source) != 2:
+                    stack.append((source, False))
+    return order
+
+
+def input_node_name(ref: str) -> str:
+    return ref.lstrip("^").split(":")[0]
+
+
+def import_into(
+    graph: Any,
+    graph_def: graph_pb2.GraphDef,
+    input_map: dict[str, Any] | None = None,
+    return_elements: Sequence[str] | None = None,
+    name: str | None = None,
+) -> list[Any] | None:
+    """Adds the ops of ``graph_def`` to ``graph`` as ``<name>/<node name>`` (``name``
+    defaults to ``"import"``; ``""`` adds them unprefixed).
+
+    ``input_map`` maps tensor names of ``graph_def`` (``"x:0"``, or ``"x"`` for output 0)
+    to tensors of ``graph`` used in their place. ``return_elements`` names the tensors
+    (``"y:0"``) or operations (``"train"``) to return, in that order.
+
+    Raises:
+        ValueError: a node cannot be rebuilt, an ``input_map`` key or a returned name
+        is not in the ``GraphDef``.
+    """
+    if isinstance(graph_def, (bytes, bytearray)):
+        graph_def = graph_pb2.GraphDef.FromString(bytes(graph_def))
+    prefix = "import" if name is None else name
+    if prefix:
+        prefix = graph.unique_name(prefix.rstrip("/")) + "/"
+    mapped = {_tensor_ref(k): v for k, v in (input_map or {}).items()}
+    known = {n.name for n in graph_def.node}
+    for ref in mapped:
+        if ref[0] not in known:
+            raise ValueError(f"import_graph_def: input_map key '{ref[0]}:{ref[1]}' names no node")
+    built: dict[str, Any] = {}
+    for node in topological_nodes(graph_def):
+        inputs, controls = [], []
+        for ref in node.input:
+            if ref.startswith("^"):
+                controls.append(built[ref[1:]])
+                continue
+            key = _tensor_ref(ref)
+            inputs.append(mapped[key] if key in mapped else built[key[0]].outputs[key[1]])
+        full_name = f"{prefix}{node.name}"
+        if _has_op(graph, full_name):
+            raise ValueError(f"import_graph_def: the graph already has an op named '{full_name}'")
+        device = graph.device(node.device) if node.device else contextlib.nullcontext()
+        with device:
+            built[node.name] = graph.create_op(
+                node.op, inputs, node_attrs(node), name=f"{full_name}/", control_inputs=controls
+            )
+    if return_elements is None:
+        return None
+    return [_returned(built, r) for r in return_elements]
+
+
+def _has_op(graph: Any, name: str) -> bool:
+    try:
+        graph.get_operation_by_name(name)
+    except KeyError:
+        return False
+    return True
+
+
+def _tensor_ref(ref: str) -> tuple[str, int]:
+    node, _, index = ref.partition(":")
+    return node, int(index) if index else 0
+
+
+def _returned(built: dict[str, Any], ref: str) -> Any:
+    node, sep, index = ref.partition(":")
+    if node not in built:
+        raise ValueError(f"import_graph_def: requested return element '{ref}' names no node")
+    return built[node].outputs[int(index)] if sep else built[node]

@@ -1,0 +1,59 @@
+"""``tf.summary``: summary ops (serialized ``Summary`` protos) and ``FileWriter``.
+
+``scalar``, ``histogram``, ``image``, ``audio``, ``text`` and ``tensor_summary`` build
+ops (``dataflow/ops/summary_ops.py``) and add them to the ``summaries`` collection;
+``merge``/``merge_all`` join them; ``FileWriter`` writes what ``Session.run`` returns into
+TensorBoard event files. The protobuf classes are TensorBoard's.
+"""
+
+from tensorboard.compat.proto.event_pb2 import (
+    Event as Event,
+)
+from tensorboard.compat.proto.event_pb2 import (
+    SessionLog as SessionLog,
+)
+from tensorboard.compat.proto.event_pb2 import (
+    TaggedRunMetadata as TaggedRunMetadata,
+)
+from tensorboard.compat.proto.summary_pb2 import (
+    HistogramProto as HistogramProto,
+)
+from tensorboard.compat.proto.summary_pb2 import (
+    Summary as Summary,
+)
+from tensorboard.compat.proto.summary_pb2 import (
+    SummaryDescription as SummaryDescription,
+)
+from tensorboard.compat.proto.summary_pb2 import (
+    SummaryMetadata as SummaryMetadata,
+)
+
+from .._util.missing_names import missing_name_hook
+from ..ops.summary_ops import (
+    audio as audio,
+)
+from ..ops.summary_ops import (
+    histogram as histogram,
+)
+from ..ops.summary_ops import (
+    image as image,
+)
+from ..ops.summary_ops import (
+    merge as merge,
+)
+from ..ops.summary_ops import (
+    merge_all as merge_all,
+)
+from ..ops.summary_ops import (
+    scalar as scalar,
+)
+from ..ops.summary_ops import (
+    tensor_summary as tensor_summary,
+)
+from ..ops.summary_ops import (
+    text as text,
+)
+from .writer import FileWriter as FileWriter
+from .writer import FileWriterCache as FileWriterCache
+
+__getattr__ = missing_name_hook("summary", __name__)

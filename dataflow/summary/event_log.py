@@ -1,0 +1,106 @@
+"""One TensorBoard event file: ``Event`` protos appended as TFRecords, flushed in the
+background.
+
+The records are written by ``tensorboard``'s ``RecordWriter`` (length, masked CRC32C,
+data, CRC), the events are ``tensorboard``'s ``event_pb2.Event``, and the file is named as
+TensorBoard expects (``events.out.tfevents.<time>.<host>.<pid>.<n><suffix>``). We do not
+use ``tensorboard``'s ``EventFileWriter`` itself: it opens files through
+``tensorboard.compat.tf``, which imports the whole of TensorFlow into the process when
+it is installed. Files are opened with ``fsspec``, so a log directory may be any URL
+fsspec knows (``memory://``, ``s3://``), as TF1's ``gfile`` allowed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import socket
+import threading
+import time
+from typing import Any
+
+import fsspec
+from tensorboard.compat.proto import event_pb2
+from tensorboard.summary.writer.record_writer import RecordWriter
+
+_FILE_NUMBERS = itertools.count()
+
+
+class EventLog:
+    """Appends events to a new event file in ``logdir``; thread-safe.
+
+    Events wait in memory until ``max_queue`` of them are pending, ``flush_secs`` have
+    passed (a background timer), or ``flush``/``close`` is called, as TF1's writer does.
+    """
+
+    def __init__(
+        self, logdir: str, max_queue: int = 10, flush_secs: float = 120, filename_suffix: str = ""
+    ):
+        self._fs, self._dir = fsspec.core.url_to_fs(logdir)
+        self._fs.makedirs(self._dir, exist_ok=True)
+        name = (
+            f"events.out.tfevents.{int(time.time()):010d}.{socket.gethostname()}."
+            f"{os.getpid()}.{next(_FILE_NUMBERS)}{filename_suffix or ''}"
+        )
+        self.path = f"{self._dir.rstrip('/')}/{name}"
+        self._records = RecordWriter(self._fs.open(self.path, "wb"))
+        self._pending: list[bytes] = []
+        self._max_queue = max(1, int(max_queue))
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._timer = threading.Thread(
+            target=self._flush_every, args=(float(flush_secs),), daemon=True, name="EventLog"
+        )
+        self.add(event_pb2.Event(wall_time=time.time(), file_version="brain.Event:2"))
+        self.flush()
+        self._timer.start()
+
+    def add(self, event: event_pb2.Event) -> None:
+        if self._closed.is_set():
+            raise ValueError(f"the event file {self.path} is closed")
+        data = event.SerializeToString()
+        with self._lock:
+            self._pending.append(data)
+            full = len(self._pending) >= self._max_queue
+        if full:
+            self.flush()
+
+    def flush(self) -> None:
+        """Writes the pending events and flushes the file."""
+        with self._lock:
+            pending, self._pending = self._pending, []
+            if self._records.closed:
+                return
+            for data in pending:
+                self._records.write(data)
+            self._records.flush()
+
+    def close(self) -> None:
+        if self._closed.is_set():
+            return
+        self.flush()
+        self._closed.set()
+        with self._lock:
+            self._records.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    def _flush_every(self, seconds: float) -> None:
+        while not self._closed.wait(seconds):
+            try:
+                self.flush()
+            except (OSError, ValueError):  # closed under us, or the disk went away
+                return
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: nothing left to report to
+            pass
+
+
+def event(**fields: Any) -> event_pb2.Event:
+    """An ``Event`` stamped with the current wall time."""
+    return event_pb2.Event(wall_time=time.time(), **fields)

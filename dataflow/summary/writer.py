@@ -1,0 +1,202 @@
+"""``tf.summary.FileWriter`` and ``FileWriterCache``: summaries, graphs, session logs and
+run metadata into TensorBoard event files (TF1's ``summary/writer/writer.py``).
+
+Summary ops return serialized ``Summary`` protos; a program fetches them with
+``Session.run`` and hands them to ``add_summary`` with the step, as in TF1. The graph
+goes in as a ``GraphDef`` with shapes (``Graph.as_graph_def(add_shapes=True)``), so
+TensorBoard's graph view draws our node names, op types, inputs and devices.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from tensorboard.compat.proto import (
+    config_pb2,
+    event_pb2,
+    graph_pb2,
+    step_stats_pb2,
+    summary_pb2,
+)
+
+from ..framework.graph import Graph, get_default_graph
+from .event_log import EventLog, event
+
+
+class FileWriter:
+    """Writes ``Event`` protos to a new event file in ``logdir``.
+
+    Args:
+        logdir: the directory (created if missing; any fsspec URL).
+        graph: a ``Graph`` (or ``GraphDef``) to write first, as ``add_graph`` does.
+        max_queue: events kept in memory before they are written.
+        flush_secs: how often pending events are written, in seconds.
+        graph_def: the older way to pass a ``GraphDef``.
+        filename_suffix: appended to the event file's name.
+        session: not supported (TF1's writer that writes through a session's ops).
+    """
+
+    def __init__(
+        self,
+        logdir: str,
+        graph: Any = None,
+        max_queue: int = 10,
+        flush_secs: float = 120,
+        graph_def: Any = None,
+        filename_suffix: str | None = None,
+        session: Any = None,
+    ):
+        if session is not None:
+            raise NotImplementedError(
+                "FileWriter(session=...) writes through summary ops of TF2's contrib API; "
+                "dataflow writes event files from the client: leave session out"
+            )
+        self._logdir = str(logdir)
+        self._settings = (max_queue, flush_secs, filename_suffix or "")
+        self._log = EventLog(self._logdir, *self._settings)
+        self._seen_tags: set[str] = set()
+        self._run_metadata_tags: set[str] = set()
+        self._lock = threading.Lock()
+        if graph is not None or graph_def is not None:
+            self.add_graph(graph, graph_def=graph_def)
+
+    # --- what TF1 programs call ----------------------------------------------------------
+    def add_summary(self, summary: Any, global_step: int | None = None) -> None:
+        """Adds a ``Summary`` (a proto or its serialized bytes, as ``Session.run``
+        returns them) for step ``global_step``.
+
+        As in TF1, a tag's plugin metadata is written with its first value only.
+        """
+        if isinstance(summary, (bytes, bytearray)):
+            summary = summary_pb2.Summary.FromString(bytes(summary))
+        elif hasattr(summary, "item") and not isinstance(summary, summary_pb2.Summary):
+            summary = summary_pb2.Summary.FromString(summary.item())  # a 0-d numpy array
+        if not isinstance(summary, summary_pb2.Summary):
+            raise TypeError(
+                "add_summary takes a Summary proto or serialized bytes, got "
+                f"{type(summary).__name__}"
+            )
+        proto = summary_pb2.Summary()
+        proto.CopyFrom(summary)
+        with self._lock:
+            for value in proto.value:
+                if not value.HasField("metadata"):
+                    continue
+                if value.tag in self._seen_tags:
+                    value.ClearField("metadata")
+                self._seen_tags.add(value.tag)
+        self._add(event(summary=proto), global_step)
+
+    def add_graph(self, graph: Any, global_step: int | None = None, graph_def: Any = None) -> None:
+        """Adds ``graph`` (a ``Graph`` or a ``GraphDef``) for TensorBoard's graph view."""
+        if graph is not None and graph_def is not None:
+            raise ValueError("Please pass only graph, or graph_def (deprecated), but not both.")
+        if isinstance(graph, Graph):
+            proto = graph.as_graph_def(add_shapes=True)
+        elif isinstance(graph, graph_pb2.GraphDef):
+            proto = graph
+        elif isinstance(graph_def, graph_pb2.GraphDef):
+            proto = graph_def
+        else:
+            raise TypeError(
+                f"add_graph takes a Graph or a GraphDef, got {type(graph or graph_def).__name__}"
+            )
+        self._add(event(graph_def=proto.SerializeToString()), global_step)
+
+    def add_session_log(self, session_log: Any, global_step: int | None = None) -> None:
+        """Adds a ``SessionLog`` (``START``, ``STOP``, ``CHECKPOINT``)."""
+        self._add(event(session_log=session_log), global_step)
+
+    def add_run_metadata(self, run_metadata: Any, tag: str, global_step: int | None = None) -> None:
+        """Adds the per-op timings of a traced step (``RunMetadata``) under ``tag``.
+
+        Raises:
+            ValueError: ``tag`` was used before in this writer (as in TF1).
+        """
+        with self._lock:
+            if tag in self._run_metadata_tags:
+                raise ValueError("The provided tag was already used for this event type")
+            self._run_metadata_tags.add(tag)
+        proto = run_metadata_proto(run_metadata)
+        tagged = event_pb2.TaggedRunMetadata(tag=tag, run_metadata=proto.SerializeToString())
+        self._add(event(tagged_run_metadata=tagged), global_step)
+
+    def add_event(self, event_proto: event_pb2.Event) -> None:
+        self._log.add(event_proto)
+
+    def flush(self) -> None:
+        self._log.flush()
+
+    def close(self) -> None:
+        self._log.close()
+
+    def reopen(self) -> None:
+        """After ``close``, starts a new event file in the same directory."""
+        if self._log.closed:
+            self._log = EventLog(self._logdir, *self._settings)
+
+    def get_logdir(self) -> str:
+        return self._logdir
+
+    def __enter__(self) -> FileWriter:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _add(self, proto: event_pb2.Event, global_step: int | None) -> None:
+        if global_step is not None:
+            proto.step = int(global_step)
+        self._log.add(proto)
+
+
+def run_metadata_proto(run_metadata: Any) -> config_pb2.RunMetadata:
+    """Our ``RunMetadata`` (per-op ``step_stats`` dicts) as TF's ``RunMetadata`` proto."""
+    if isinstance(run_metadata, config_pb2.RunMetadata):
+        return run_metadata
+    proto = config_pb2.RunMetadata()
+    by_device: dict[str, Any] = {}
+    threads: dict[Any, int] = {}  # Python thread idents do not fit the proto's uint32
+    for stat in getattr(run_metadata, "step_stats", []):
+        device = stat.get("device") or "/job:localhost/replica:0/task:0/device:CPU:0"
+        if device not in by_device:
+            by_device[device] = proto.step_stats.dev_stats.add(device=device)
+        start, end = int(stat["start_us"]), int(stat["end_us"])
+        by_device[device].node_stats.append(
+            step_stats_pb2.NodeExecStats(
+                node_name=stat["name"],
+                all_start_micros=start,
+                op_start_rel_micros=0,
+                op_end_rel_micros=end - start,
+                all_end_rel_micros=end - start,
+                timeline_label=f"{stat['name']} = {stat['type']}()",
+                thread_id=threads.setdefault(stat.get("thread", 0), len(threads)),
+            )
+        )
+    return proto
+
+
+class FileWriterCache:
+    """One ``FileWriter`` per log directory, shared (TF1's ``FileWriterCache``)."""
+
+    _writers: dict[str, FileWriter] = {}
+    _lock = threading.Lock()
+
+    @staticmethod
+    def get(logdir: str) -> FileWriter:
+        """The writer of ``logdir``, made (with the default graph) on first use."""
+        with FileWriterCache._lock:
+            writer = FileWriterCache._writers.get(str(logdir))
+            if writer is None:
+                writer = FileWriter(logdir, graph=get_default_graph())
+                FileWriterCache._writers[str(logdir)] = writer
+            return writer
+
+    @staticmethod
+    def clear() -> None:
+        """Closes and forgets every cached writer."""
+        with FileWriterCache._lock:
+            writers, FileWriterCache._writers = FileWriterCache._writers, {}
+        for writer in writers.values():
+            writer.close()
