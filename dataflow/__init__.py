@@ -363,6 +363,7 @@ from . import random as random
 from . import viz as viz
 from . import app as app
 from . import compat as compat
+from . import data as data
 from . import flags as flags
 from . import gfile as gfile
 from . import io as io

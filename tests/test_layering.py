@@ -22,6 +22,7 @@ ALLOWED = {
     "autodiff": {"_util", "framework", "ops"},
     "runtime": {"_util", "framework"},
     "summary": {"_util", "framework", "ops"},
+    "data": {"_util", "framework", "ops"},
     "train": {"_util", "framework", "ops", "autodiff", "runtime", "train", "summary"},
     "viz": {"_util", "framework", "ops", "autodiff", "runtime", "train"},
     "examples": {"*"},

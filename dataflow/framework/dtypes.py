@@ -107,6 +107,8 @@ complex64 = DType("complex64", np.complex64)
 complex128 = DType("complex128", np.complex128)
 string = DType("string", np.object_)
 resource = DType("resource", None)
+# A dataset (tf.data): its value is a host-side Python object, never an array.
+variant = DType("variant", None)
 
 half = float16
 double = float64
@@ -125,6 +127,7 @@ _ALL = [
     complex128,
     string,
     resource,
+    variant,
 ]
 _BY_NAME = {d.name: d for d in _ALL}
 _BY_NAME.update({"half": float16, "double": float64, "float": float32})

@@ -53,6 +53,7 @@ _ENUM_OF = {
     "complex128": types_pb2.DT_COMPLEX128,
     "string": types_pb2.DT_STRING,
     "resource": types_pb2.DT_RESOURCE,
+    "variant": types_pb2.DT_VARIANT,
 }
 _DTYPE_OF = {enum: dtypes.as_dtype(name) for name, enum in _ENUM_OF.items()}
 

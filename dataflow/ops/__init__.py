@@ -18,6 +18,7 @@ from . import (  # noqa: F401 - imported for their registrations
     control_flow,
     conv_geometry,
     data_flow,
+    dataset_ops,
     debugging,
     init_ops,
     io_ops,

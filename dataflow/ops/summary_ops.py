@@ -82,7 +82,11 @@ def _serialized(*values: summary_pb2.Summary.Value) -> np.ndarray:
 
 def _host(value: Any) -> np.ndarray:
     get = getattr(value, "get", None)  # a cupy array: summaries are encoded on the host
-    return np.asarray(get() if get is not None and not isinstance(value, np.ndarray) else value)
+    return np.asarray(
+        get()
+        if get is not None and hasattr(value, "dtype") and type(value) is not np.ndarray
+        else value
+    )
 
 
 def _infer_summary(op: Operation) -> list:

@@ -4,14 +4,15 @@ Inputs: the ops (in order), the devices that exist (full ``DeviceSpec``s) and th
 session's default device. Rules, in order:
 
 1. *Colocation groups.* Ops named in each other's ``colocation_groups`` (TF's
-   ``loc:@name``), and every op with the producer of a ``resource`` input (a variable
-   and all its reads and updates), form one group, joined with union-find. A group's
-   request is the merge of its members' requests; two members asking for different
-   jobs/tasks/devices is an error naming both.
+   ``loc:@name``), every op with the producer of a ``resource`` input (a variable
+   and all its reads and updates) or of a ``variant`` input (a dataset is built where
+   its iterator runs), and an op whose registry record ``follows_inputs`` and that
+   asks for no device with its inputs' producers (summaries run where their data
+   lives), form one group, joined with union-find. A group's request is the merge of
+   its members' requests; two members asking for different jobs/tasks/devices is an
+   error naming both.
 2. *Request.* A group's (possibly partial) request is completed from the session
    default, then matched against the devices; the first match in device order wins.
-   An op whose registry record ``follows_inputs`` and that asks for no device joins
-   the groups of its inputs' producers (summaries run where their data lives).
 3. *No match.* ``InvalidArgumentError`` listing the devices that exist, unless soft
    placement is on, in which case the job/task part is kept when it matches and the
    device type relaxed to CPU, then the request dropped altogether.
@@ -51,6 +52,11 @@ class _UnionFind:
             self.parent[rb] = ra
 
 
+# A resource handle or a dataset (variant) is used where it was made: its consumers join
+# its producer's group.
+_COLOCATING = (dtypes.resource, dtypes.variant)
+
+
 def colocation_groups(ops: Sequence[Operation]) -> _UnionFind:
     groups = _UnionFind()
     for op in ops:
@@ -58,7 +64,7 @@ def colocation_groups(ops: Sequence[Operation]) -> _UnionFind:
             groups.union(op.name, name)
         follows = not op.device and registry.lookup(op.type).follows_inputs
         for t in op.inputs:
-            if follows or t.dtype == dtypes.resource:
+            if follows or t.dtype in _COLOCATING:
                 groups.union(op.name, t.op.name)
     return groups
 

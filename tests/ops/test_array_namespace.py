@@ -91,7 +91,8 @@ def run_steps(
 def _outputs_checked(xp: Any) -> Iterator[None]:
     """Off numpy, the debug executor's per-kernel output check also requires arrays of
     ``xp`` (``xp.ndarray``): a kernel returning a host array would hand numpy arrays to
-    the next kernel on a GPU. Host-only values (strings, objects) are exempt."""
+    the next kernel on a GPU. Host-only values (strings, resource names, datasets) are
+    exempt."""
     if xp is np:
         yield
         return
@@ -99,7 +100,8 @@ def _outputs_checked(xp: Any) -> Iterator[None]:
 
     def check(call: Any, dtype: Any, shape: Any, value: Any) -> None:
         plain(call, dtype, shape, value)
-        if dtype.name != "string" and not isinstance(value, xp.ndarray):
+        host_only = dtype.name in ("string", "resource", "variant")  # names, pipelines
+        if not host_only and not isinstance(value, xp.ndarray):
             raise errors.InternalError(
                 None,
                 None,
@@ -533,6 +535,52 @@ def _summaries() -> list[Step]:
     return one(outs + [tf.summary.merge(outs)], {x: xv})
 
 
+def _datasets() -> list[Step]:
+    # Pipelines run on the host; map/filter bodies run on the op's device (ctx.xp).
+    import tempfile
+
+    from tensorboard.summary.writer.record_writer import RecordWriter
+
+    folder = tempfile.mkdtemp(prefix="dataflow-conformance-")
+    with open(f"{folder}/lines.txt", "w") as f:
+        f.write("one\ntwo\n")
+    with open(f"{folder}/data.tfrecord", "wb") as f:
+        RecordWriter(f).write(b"record")
+    Dataset = tf.data.Dataset
+    x, xv = ph(rand(6, 2))
+    pairs = Dataset.from_tensor_slices((x, tf.range(6))).map(lambda a, b: (a * 2.0, b))
+    pairs = pairs.filter(lambda a, b: b < 5).concatenate(
+        Dataset.zip(
+            (
+                Dataset.from_tensors(tf.ones([2], tf.float64)),
+                Dataset.range(1).map(lambda i: tf.cast(i, tf.int32)),
+            )
+        )
+    )
+    batched = pairs.shuffle(3, seed=1).repeat(2).skip(1).take(8).cache().prefetch(1).batch(3)
+    padded = (
+        Dataset.range(1, 4)
+        .flat_map(lambda n: Dataset.from_tensors(tf.fill([n], n)))
+        .interleave(Dataset.from_tensors, cycle_length=2)
+        .padded_batch(2, [None])
+    )
+    generated = Dataset.from_generator(lambda: iter([1, 2]), tf.int64)
+    files = Dataset.zip(
+        (
+            tf.data.TextLineDataset(f"{folder}/lines.txt"),
+            tf.data.TFRecordDataset(f"{folder}/data.tfrecord"),
+        )
+    )
+    iterator = batched.make_initializable_iterator()
+    generated_it = generated.make_one_shot_iterator()
+    by_handle = tf.data.Iterator.from_string_handle(
+        generated_it.string_handle(), generated.output_types, generated.output_shapes
+    )
+    nexts = list(iterator.get_next()) + [padded.make_one_shot_iterator().get_next()]
+    nexts += [by_handle.get_next()] + list(files.make_one_shot_iterator().get_next())
+    return [([iterator.initializer], {x: xv}), (nexts, {})]
+
+
 OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
     ("math_extras", _math_extras),
     ("nn", _nn),
@@ -548,6 +596,7 @@ OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
     ("sources_and_shapes", _sources_and_shapes),
     ("fused_reductions", _fused_reductions),
     ("summaries", _summaries),
+    ("datasets", _datasets),
 ]
 
 ALL_CASES = list(table_cases()) + OWN_CASES

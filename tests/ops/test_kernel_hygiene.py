@@ -99,6 +99,10 @@ HOST_OPS = {
             "MergeSummary",
         )
     },
+    "TensorSliceDataset": "a pipeline runs on the host: its components are copied there",
+    "TensorDataset": "as TensorSliceDataset",
+    "IteratorGetNext": "string components stay host object arrays (numeric ones go through ctx.xp)",
+    "IteratorToStringHandle": "produces a string (host memory)",
 }
 
 

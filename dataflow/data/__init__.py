@@ -1,0 +1,46 @@
+"""``tf.data`` (TF 1.15 graph mode): datasets and iterators built into the graph.
+
+``Dataset`` and its readers (``TextLineDataset``, ``TFRecordDataset``), ``Iterator``, the
+``tf.compat.v1.data`` functions (``make_one_shot_iterator``,
+``make_initializable_iterator``, ``get_output_types/shapes/classes``) and
+``experimental.AUTOTUNE``. See ``dataset.py`` for how a pipeline runs.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from .._util.missing_names import missing_name_hook
+from .dataset import AUTOTUNE
+from .dataset import Dataset as Dataset
+from .iterator import Iterator as Iterator
+from .readers import TextLineDataset as TextLineDataset
+from .readers import TFRecordDataset as TFRecordDataset
+
+experimental = SimpleNamespace(AUTOTUNE=AUTOTUNE)
+
+
+def make_one_shot_iterator(dataset: Dataset) -> Iterator:
+    """``dataset.make_one_shot_iterator()``."""
+    return dataset.make_one_shot_iterator()
+
+
+def make_initializable_iterator(dataset: Dataset, shared_name: str | None = None) -> Iterator:
+    """``dataset.make_initializable_iterator(shared_name)``."""
+    return dataset.make_initializable_iterator(shared_name)
+
+
+def get_output_types(dataset_or_iterator: Any) -> Any:
+    return dataset_or_iterator.output_types
+
+
+def get_output_shapes(dataset_or_iterator: Any) -> Any:
+    return dataset_or_iterator.output_shapes
+
+
+def get_output_classes(dataset_or_iterator: Any) -> Any:
+    return dataset_or_iterator.output_classes
+
+
+__getattr__ = missing_name_hook("data", __name__)

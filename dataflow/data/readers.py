@@ -1,0 +1,53 @@
+"""File datasets: ``TextLineDataset`` (one string per line, without its newline) and
+``TFRecordDataset`` (one string per record, checksums verified). Files are opened with
+fsspec (any URL it knows); ``compression_type`` is ``""``, ``"GZIP"`` or ``"ZLIB"``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..framework import dtypes
+from ..framework.graph import convert_to_tensor
+from ..framework.tensor_shape import TensorShape
+from ..ops import dataset_ops
+from .dataset import Dataset
+from .structure import Spec
+
+_COMPRESSIONS = ("", "GZIP", "ZLIB")
+
+
+def _file_dataset(op_type: str, filenames: Any, compression_type: str | None) -> Any:
+    compression = compression_type or ""
+    if compression not in _COMPRESSIONS:
+        raise ValueError(f"compression_type must be one of {_COMPRESSIONS}, got {compression!r}")
+    names = convert_to_tensor(filenames, dtype=dtypes.string)
+    if names.shape.rank not in (None, 0, 1):
+        raise ValueError(f"filenames must be a string scalar or vector, got shape {names.shape}")
+    kind = convert_to_tensor(compression, dtype=dtypes.string)
+    return dataset_ops.dataset_op(op_type, [names, kind])
+
+
+class TextLineDataset(Dataset):
+    """The lines of one or more text files, in order, as scalar strings."""
+
+    def __init__(
+        self, filenames: Any, compression_type: str | None = None, buffer_size: Any = None
+    ):
+        variant = _file_dataset("TextLineDataset", filenames, compression_type)
+        super().__init__(variant, Spec(dtypes.string, TensorShape([])))
+
+
+class TFRecordDataset(Dataset):
+    """The records of one or more TFRecord files, in order, as scalar strings.
+
+    A corrupted record raises ``DataLossError`` from ``get_next``."""
+
+    def __init__(
+        self,
+        filenames: Any,
+        compression_type: str | None = None,
+        buffer_size: Any = None,
+        num_parallel_reads: Any = None,
+    ):
+        variant = _file_dataset("TFRecordDataset", filenames, compression_type)
+        super().__init__(variant, Spec(dtypes.string, TensorShape([])))

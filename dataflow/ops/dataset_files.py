@@ -1,0 +1,94 @@
+"""File sources of ``tf.data``: ``TextLineDataset`` and ``TFRecordDataset`` pipelines.
+
+Files are opened with fsspec (any URL it knows), uncompressed, ``GZIP`` or ``ZLIB``.
+A TFRecord file is a sequence of records: the data's length (uint64, little-endian),
+that length's masked CRC32C, the data, and the data's masked CRC32C (checksums from
+``tensorboard``'s copy of TF's ``masked_crc32c``); a mismatch is ``DataLossError``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import struct
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+import fsspec
+import numpy as np
+from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+
+from ..framework import errors
+from .dataset_pipeline import Element, Pipeline
+
+
+def _open(path: str, compression: str) -> Any:
+    raw = fsspec.open(path, "rb").open()
+    if compression == "GZIP":
+        return gzip.GzipFile(fileobj=raw)
+    if compression == "ZLIB":
+        return io.BytesIO(zlib.decompress(raw.read()))
+    if compression:
+        raise errors.InvalidArgumentError(None, None, f"unknown compression type {compression!r}")
+    return raw
+
+
+def _paths(filenames: np.ndarray) -> list[str]:
+    return [
+        f.decode() if isinstance(f, bytes) else str(f) for f in np.asarray(filenames).reshape(-1)
+    ]
+
+
+def _opened(path: str, compression: str) -> Any:
+    try:
+        return _open(path, compression)
+    except FileNotFoundError:
+        raise errors.NotFoundError(None, None, f"{path}; No such file or directory") from None
+
+
+class TextLines(Pipeline):
+    def __init__(self, filenames: np.ndarray, compression: str):
+        self._paths, self._compression = _paths(filenames), compression
+
+    def elements(self) -> Iterator[Element]:
+        for path in self._paths:
+            with _opened(path, self._compression) as f:
+                for line in f:
+                    yield (np.asarray(line.rstrip(b"\n").rstrip(b"\r"), dtype=object),)
+
+
+class Records(Pipeline):
+    """TFRecord files: per record, length (uint64), its masked CRC32C, data, the data's."""
+
+    def __init__(self, filenames: np.ndarray, compression: str):
+        self._paths, self._compression = _paths(filenames), compression
+
+    def elements(self) -> Iterator[Element]:
+        for path in self._paths:
+            with _opened(path, self._compression) as f:
+                while True:
+                    header = f.read(12)
+                    if not header:
+                        break
+                    record = _read_record(f, header, path)
+                    yield (np.asarray(record, dtype=object),)
+
+
+def _read_record(f: Any, header: bytes, path: str) -> bytes:
+    def corrupt(what: str) -> Exception:
+        return errors.DataLossError(None, None, f"corrupted record in {path}: {what}")
+
+    if len(header) < 12:
+        raise corrupt("truncated header")
+    (length,) = struct.unpack("<Q", header[:8])
+    (length_crc,) = struct.unpack("<I", header[8:])
+    if masked_crc32c(header[:8]) != length_crc:
+        raise corrupt("length checksum mismatch")
+    data = f.read(length)
+    footer = f.read(4)
+    if len(data) < length or len(footer) < 4:
+        raise corrupt("truncated record")
+    if masked_crc32c(data) != struct.unpack("<I", footer)[0]:
+        raise corrupt("data checksum mismatch")
+    return data
