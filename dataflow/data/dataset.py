@@ -205,7 +205,9 @@ class Dataset:
         flat = structure.flatten(outputs)
         seal(sub, flat)
         parallel = (
-            os.cpu_count() or 1 if num_parallel_calls == AUTOTUNE else int(num_parallel_calls or 1)
+            (os.cpu_count() or 1)
+            if num_parallel_calls == AUTOTUNE
+            else int(num_parallel_calls or 1)
         )
         attrs = {
             "num_parallel_calls": parallel,
@@ -249,7 +251,7 @@ class Dataset:
         """``flat_map`` with ``cycle_length`` inner datasets open at once, taking
         ``block_length`` elements from each in turn (TF1's order)."""
         sub, inner = self._dataset_function(map_func, "map_func")
-        cycle = os.cpu_count() or 1 if cycle_length == AUTOTUNE else cycle_length
+        cycle = (os.cpu_count() or 1) if cycle_length == AUTOTUNE else cycle_length
         inputs = [_int64(cycle, "cycle_length"), _int64(block_length, "block_length")]
         return self._derive("InterleaveDataset", inputs, specs=inner.specs, function=sub)
 

@@ -91,6 +91,9 @@ PIPELINES = {
     "interleave": lambda tf: tf.data.Dataset.range(1, 6).interleave(
         lambda x: tf.data.Dataset.from_tensors(x).repeat(x), cycle_length=2, block_length=2
     ),
+    "interleave_cycle_3": lambda tf: tf.data.Dataset.range(1, 8).interleave(
+        lambda x: tf.data.Dataset.range(x), cycle_length=3
+    ),
     "zip_nested": lambda tf: tf.data.Dataset.zip(
         (tf.data.Dataset.range(5), (tf.data.Dataset.range(10, 13), tf.data.Dataset.range(3)))
     ),
