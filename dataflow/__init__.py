@@ -378,3 +378,5 @@ __getattr__ = missing_name_hook("", __name__)
 newaxis = None  # tf.newaxis: indexing with it inserts a dimension (numpy's None)
 
 __version__ = "0.2.0"
+
+del missing_name_hook  # not a TF1 name: keep it out of the namespace

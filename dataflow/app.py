@@ -28,3 +28,5 @@ def run(main: Callable[[list[str]], Any] | None = None, argv: list[str] | None =
 
 
 __getattr__ = missing_name_hook("app", __name__)
+
+del missing_name_hook  # not a TF1 name: keep it out of the namespace

@@ -238,3 +238,5 @@ def Walk(top: Any, in_order: bool = True) -> Iterator[tuple[str, list[str], list
 
 
 __getattr__ = missing_name_hook("gfile", __name__)
+
+del missing_name_hook  # not a TF1 name: keep it out of the namespace

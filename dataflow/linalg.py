@@ -29,3 +29,5 @@ from .ops.linalg import (
 from ._util.missing_names import missing_name_hook
 
 __getattr__ = missing_name_hook("linalg", __name__)
+
+del missing_name_hook  # not a TF1 name: keep it out of the namespace

@@ -127,3 +127,5 @@ def TaskLevelStatusMessage(msg: str) -> None:
 
 
 __getattr__ = missing_name_hook("logging", __name__)
+
+del missing_name_hook  # not a TF1 name: keep it out of the namespace

@@ -25,3 +25,5 @@ from .ops.losses import (
 from ._util.missing_names import missing_name_hook
 
 __getattr__ = missing_name_hook("losses", __name__)
+
+del missing_name_hook  # not a TF1 name: keep it out of the namespace

@@ -73,3 +73,5 @@ from .ops.math import (
 from ._util.missing_names import missing_name_hook
 
 __getattr__ = missing_name_hook("math", __name__)
+
+del missing_name_hook  # not a TF1 name: keep it out of the namespace

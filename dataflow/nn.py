@@ -59,3 +59,5 @@ from .ops.nn_pool import (
 from ._util.missing_names import missing_name_hook
 
 __getattr__ = missing_name_hook("nn", __name__)
+
+del missing_name_hook  # not a TF1 name: keep it out of the namespace

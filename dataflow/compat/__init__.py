@@ -78,3 +78,5 @@ def forward_compatible(year: int, month: int, day: int) -> bool:
 
 
 __getattr__ = missing_name_hook("compat", __name__)
+
+del missing_name_hook  # not a TF1 name: keep it out of the namespace

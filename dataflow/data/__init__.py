@@ -44,3 +44,5 @@ def get_output_classes(dataset_or_iterator: Any) -> Any:
 
 
 __getattr__ = missing_name_hook("data", __name__)
+
+del missing_name_hook  # not a TF1 name: keep it out of the namespace

@@ -14,3 +14,5 @@ from ..train.graph_io import write_graph as write_graph
 from . import gfile as gfile
 
 __getattr__ = missing_name_hook("io", __name__)
+
+del missing_name_hook  # not a TF1 name: keep it out of the namespace

@@ -57,3 +57,5 @@ from .writer import FileWriter as FileWriter
 from .writer import FileWriterCache as FileWriterCache
 
 __getattr__ = missing_name_hook("summary", __name__)
+
+del missing_name_hook  # not a TF1 name: keep it out of the namespace

@@ -81,3 +81,5 @@ from .summary_hooks import (
 from .._util.missing_names import missing_name_hook
 
 __getattr__ = missing_name_hook("train", __name__)
+
+del missing_name_hook  # not a TF1 name: keep it out of the namespace
