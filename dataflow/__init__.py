@@ -367,6 +367,7 @@ from . import data as data
 from . import flags as flags
 from . import gfile as gfile
 from . import io as io
+from . import layers as layers
 from . import logging as logging
 from . import summary as summary
 

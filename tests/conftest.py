@@ -9,6 +9,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 # Every session in the tests checks each kernel's output dtype and shape (STYLE habit 6).
 os.environ.setdefault("DATAFLOW_DEBUG", "1")
+# The reference's tf.compat.v1.layers needs Keras 2 (the tf-keras package), chosen
+# before TensorFlow is first imported.
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
 import pytest
 

@@ -23,6 +23,7 @@ ALLOWED = {
     "runtime": {"_util", "framework"},
     "summary": {"_util", "framework", "ops"},
     "data": {"_util", "framework", "ops"},
+    "layers": {"_util", "framework", "ops"},
     "train": {"_util", "framework", "ops", "autodiff", "runtime", "train", "summary"},
     "viz": {"_util", "framework", "ops", "autodiff", "runtime", "train"},
     "examples": {"*"},

@@ -250,3 +250,28 @@ def test_batched_map_and_gathered_shuffle_give_the_per_element_results():
         np.testing.assert_array_equal(fx, sx)
         np.testing.assert_array_equal(fy, sy)
     assert sorted(np.concatenate([y for _, y in fast[:7]]).tolist()) == (ys * 3).tolist()
+
+
+def test_batch_runs_a_batched_map_once_per_batch_over_gathered_slices():
+    from dataflow.ops import dataset_pipeline as pipe
+
+    calls = []
+
+    def run(args):
+        calls.append(args[0].shape)
+        return [args[0] * 2.0, args[1]]
+
+    arrays = [np.arange(20.0).reshape(10, 2), np.arange(10)]
+
+    def batches(batched):
+        mapped = pipe.Map(pipe.Slices(arrays), run, [], 1, batched)
+        return list(pipe.Batch(pipe.Shuffle(mapped, 4, 7, True), 3, False).elements())
+
+    fast = batches(True)
+    assert calls == [(3, 2), (3, 2), (3, 2), (1, 2)]  # once per batch
+    calls.clear()
+    slow = batches(False)
+    assert calls == [(2,)] * 10  # once per element
+    for (fx, fy), (sx, sy) in zip(fast, slow, strict=True):
+        np.testing.assert_array_equal(fx, sx)
+        np.testing.assert_array_equal(fy, sy)
