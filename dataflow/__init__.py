@@ -104,6 +104,20 @@ from .ops.math import (
     clip_by_value as clip_by_value,
     cos as cos,
     count_nonzero as count_nonzero,
+    argsort as argsort,
+    bincount as bincount,
+    cumprod as cumprod,
+    histogram_fixed_width as histogram_fixed_width,
+    segment_max as segment_max,
+    segment_mean as segment_mean,
+    segment_min as segment_min,
+    segment_sum as segment_sum,
+    sort as sort,
+    unsorted_segment_max as unsorted_segment_max,
+    unsorted_segment_mean as unsorted_segment_mean,
+    unsorted_segment_min as unsorted_segment_min,
+    unsorted_segment_prod as unsorted_segment_prod,
+    unsorted_segment_sqrt_n as unsorted_segment_sqrt_n,
     cumsum as cumsum,
     div as div,
     div_no_nan as div_no_nan,
@@ -299,6 +313,14 @@ from .ops.script import (
     autograd_op as autograd_op,
     numpy_function as numpy_function,
     py_func as py_func,
+)
+
+# --- ops/clip_ops.py ---------------------------------------------------------------------
+from .ops.clip_ops import (
+    clip_by_average_norm as clip_by_average_norm,
+    clip_by_global_norm as clip_by_global_norm,
+    clip_by_norm as clip_by_norm,
+    global_norm as global_norm,
 )
 
 # --- ops/tf1_aliases.py ------------------------------------------------------------------

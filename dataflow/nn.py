@@ -55,6 +55,10 @@ from .ops.nn_pool import (
     max_pool as max_pool,
     max_pool2d as max_pool2d,
 )
+from .ops.math_sort import (
+    in_top_k as in_top_k,
+    top_k as top_k,
+)
 
 from ._util.missing_names import missing_name_hook
 

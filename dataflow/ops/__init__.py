@@ -34,6 +34,8 @@ from . import (  # noqa: F401 - imported for their registrations
     math_compare,
     math_composite,
     math_reduce,
+    math_segment,
+    math_sort,
     math_sum_of_squares,
     nn,
     nn_conv,

@@ -1,5 +1,5 @@
 """Elementwise math, reductions, and their gradients (TF1's ``math_ops``): the public
-names of the math family, which lives in four modules.
+names of the math family, which lives in six modules.
 
 ==================  =================================================================
 module              holds
@@ -12,8 +12,12 @@ module              holds
                     Maximum Minimum SquaredDifference``) and unary math (``Neg Abs
                     ... Sigmoid Erf ... Reciprocal``)
 ``math_reduce``     reductions (``Sum Mean Max Min Prod All Any``), ``ArgMax``/
-                    ``ArgMin``, ``Cumsum``, and ``BroadcastReduced``, the adjoint of
+                    ``ArgMin``, ``Cumsum``/``Cumprod``, and ``BroadcastReduced``, the adjoint of
                     a reduction that their gradients share
+``math_segment``    segment reductions (``SegmentSum/Mean/Max/Min``,
+                    ``UnsortedSegmentMax/Min/Prod``) and counters (``Bincount``,
+                    ``HistogramFixedWidth``)
+``math_sort``       ``TopKV2``, ``InTopKV2``, and ``sort``/``argsort`` on ``top_k``
 ``math_composite``  builders with no record of their own (``truediv``, ``div``,
                     ``clip_by_value``, ``reduce_logsumexp``, ``reduce_variance``,
                     ...) and the ``Tensor`` operator overloads (``x + 1``, ``-x``,
@@ -47,6 +51,7 @@ from .cast import to_int32 as to_int32
 from .cast import to_int64 as to_int64
 from .math_argmax_cumsum import argmax as argmax
 from .math_argmax_cumsum import argmin as argmin
+from .math_argmax_cumsum import cumprod as cumprod
 from .math_argmax_cumsum import cumsum as cumsum
 from .math_arith import abs as abs
 from .math_arith import add as add
@@ -114,3 +119,18 @@ from .math_reduce import reduce_mean as reduce_mean
 from .math_reduce import reduce_min as reduce_min
 from .math_reduce import reduce_prod as reduce_prod
 from .math_reduce import reduce_sum as reduce_sum
+from .math_segment import bincount as bincount
+from .math_segment import histogram_fixed_width as histogram_fixed_width
+from .math_segment import segment_max as segment_max
+from .math_segment import segment_mean as segment_mean
+from .math_segment import segment_min as segment_min
+from .math_segment import segment_sum as segment_sum
+from .math_segment import unsorted_segment_max as unsorted_segment_max
+from .math_segment import unsorted_segment_mean as unsorted_segment_mean
+from .math_segment import unsorted_segment_min as unsorted_segment_min
+from .math_segment import unsorted_segment_prod as unsorted_segment_prod
+from .math_segment import unsorted_segment_sqrt_n as unsorted_segment_sqrt_n
+from .math_sort import argsort as argsort
+from .math_sort import in_top_k as in_top_k
+from .math_sort import sort as sort
+from .math_sort import top_k as top_k

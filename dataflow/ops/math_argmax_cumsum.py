@@ -1,5 +1,6 @@
-"""``ArgMax``/``ArgMin`` (the index of the extreme along an axis) and ``Cumsum`` (running
-sums): the axis ops of the math family that do not reduce to one value per slice.
+"""``ArgMax``/``ArgMin`` (the index of the extreme along an axis), ``Cumsum`` and
+``Cumprod`` (running sums and products): the axis ops of the math family that do not
+reduce to one value per slice.
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def argmin(
 def _infer_cumsum(op: Operation) -> list:
     x = op.inputs[0]
     if not is_int_or_float(x.dtype):
-        raise TypeError(f"'Cumsum' needs integer or floating-point inputs, got {x.dtype.name}")
+        raise TypeError(f"'{op.type}' needs integer or floating-point inputs, got {x.dtype.name}")
     check_axes(op)
     value = constant_value(op.inputs[1])
     rank = x.shape.rank
@@ -123,21 +124,22 @@ def _infer_cumsum(op: Operation) -> list:
 def _cumsum_kernel(ctx: Any, attrs: dict) -> Any:
     xp = ctx.xp
     exclusive, reverse = attrs["exclusive"], attrs["reverse"]
+    running, first = (xp.cumprod, 1) if attrs.get("product") else (xp.cumsum, 0)
     read = AxesReader()
 
-    def cumsum(x: Any, axis: Any) -> Any:
+    def cumulate(x: Any, axis: Any) -> Any:
         a = read.scalar(axis)
         if reverse:
             x = xp.flip(x, a)
-        out = xp.cumsum(x, axis=a, dtype=x.dtype)
-        if exclusive:
+        out = running(x, axis=a, dtype=x.dtype)
+        if exclusive:  # shifted by one: each element left out of its own sum/product
             out = xp.roll(out, 1, axis=a)
             index: list[Any] = [slice(None)] * out.ndim
             index[a] = 0
-            out[tuple(index)] = 0
+            out[tuple(index)] = first
         return xp.flip(out, a) if reverse else out
 
-    return cumsum
+    return cumulate
 
 
 def _cumsum_grad(op: Operation, grad: Tensor) -> list:
@@ -152,6 +154,17 @@ def _cumsum_grad(op: Operation, grad: Tensor) -> list:
 registry.register(registry.OpDef("Cumsum", _infer_cumsum, _cumsum_kernel, _cumsum_grad))
 
 
+def _cumprod_grad(op: Operation, grad: Tensor) -> list:
+    # TF's rule (exact where x has no zeros): d/dx_i of the running products.
+    x, axis = op.inputs
+    exclusive, reverse = op.attrs["exclusive"], op.attrs["reverse"]
+    products = cumprod(x, axis, exclusive=exclusive, reverse=reverse)
+    return [cumsum(products * grad, axis, exclusive=exclusive, reverse=not reverse) / x, None]
+
+
+registry.register(registry.OpDef("Cumprod", _infer_cumsum, _cumsum_kernel, _cumprod_grad))
+
+
 def cumsum(
     x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None
 ) -> Tensor:
@@ -164,5 +177,18 @@ def cumsum(
         "Cumsum",
         [convert_to_tensor(x), axis_tensor(axis)],
         {"exclusive": bool(exclusive), "reverse": bool(reverse)},
+        name=name,
+    )
+
+
+def cumprod(
+    x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None
+) -> Tensor:
+    """Cumulative product along ``axis`` (``exclusive``: each element left out, the
+    first is 1; ``reverse``: from the end)."""
+    return apply_op(
+        "Cumprod",
+        [convert_to_tensor(x), axis_tensor(axis)],
+        {"exclusive": bool(exclusive), "reverse": bool(reverse), "product": True},
         name=name,
     )
