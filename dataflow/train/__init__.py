@@ -73,6 +73,12 @@ from .monitored_session import (
     WorkerSessionCreator as WorkerSessionCreator,
 )
 from .graph_io import write_graph as write_graph
+from .optimizers_extra import (
+    AdadeltaOptimizer as AdadeltaOptimizer,
+    FtrlOptimizer as FtrlOptimizer,
+    ProximalAdagradOptimizer as ProximalAdagradOptimizer,
+    ProximalGradientDescentOptimizer as ProximalGradientDescentOptimizer,
+)
 from .summary_hooks import (
     StepCounterHook as StepCounterHook,
     SummarySaverHook as SummarySaverHook,

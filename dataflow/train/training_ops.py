@@ -52,7 +52,7 @@ from ..ops.variable_ops import in_place_updater
 # --- the shape/dtype rule shared by every apply op -------------------------------------------
 
 
-def _infer_apply(layout: str) -> Callable[[Operation], list]:
+def infer_apply(layout: str) -> Callable[[Operation], list]:
     def infer(op: Operation) -> list:
         if len(op.inputs) != len(layout):
             raise ValueError(f"'{op.type}' takes {len(layout)} inputs, got {len(op.inputs)}")
@@ -86,7 +86,7 @@ def _infer_apply(layout: str) -> Callable[[Operation], list]:
     return infer
 
 
-def _check_grad(op_name: str, var: Any, grad: Any) -> None:
+def check_grad(op_name: str, var: Any, grad: Any) -> None:
     if grad.shape != var.shape:
         raise errors.InvalidArgumentError(
             None,
@@ -103,7 +103,7 @@ def _check_grad(op_name: str, var: Any, grad: Any) -> None:
 # each reads an element before writing it, so ``outs[i] is olds[i]`` is safe. The
 # gradient's shape is checked before anything is written. Temporaries come from the
 # kernel's ``BufferPool``, as do replacement buffers, and go back to it.
-def _scalars(*values: Any) -> list[Any]:
+def scalars(*values: Any) -> list[Any]:
     """0-d hyper-parameters as scalars of their dtype (``x[()]``): numpy scalar
     arithmetic costs a fifth of 0-d array arithmetic (Adam's per-step prologue: 0.9 us
     against 4.5 us), and keeps the dtype, as TF's ``T`` does."""
@@ -115,10 +115,10 @@ def _gradient_descent_kernel(ctx: Any, attrs: dict) -> Callable:
     run, pool = in_place_updater(ctx)
 
     def apply(var: str, alpha: Any, delta: Any) -> None:
-        (alpha,) = _scalars(alpha)
+        (alpha,) = scalars(alpha)
 
         def compute(olds: list, outs: list) -> None:
-            _check_grad(op_name, olds[0], delta)
+            check_grad(op_name, olds[0], delta)
             step = xp.multiply(delta, alpha, out=pool.like(olds[0]))
             xp.subtract(olds[0], step, out=outs[0])
             pool.retire(step)
@@ -134,11 +134,11 @@ def _momentum_kernel(ctx: Any, attrs: dict) -> Callable:
     run, pool = in_place_updater(ctx)
 
     def apply(var: str, accum: str, lr: Any, grad: Any, momentum: Any) -> None:
-        lr, momentum = _scalars(lr, momentum)
+        lr, momentum = scalars(lr, momentum)
 
         def compute(olds: list, outs: list) -> None:
             (old, acc_old), (new, acc) = olds, outs
-            _check_grad(op_name, old, grad)
+            check_grad(op_name, old, grad)
             xp.multiply(acc_old, momentum, out=acc)
             acc += grad
             step = pool.like(old)
@@ -163,11 +163,11 @@ def _adagrad_kernel(ctx: Any, attrs: dict) -> Callable:
     run, pool = in_place_updater(ctx)
 
     def apply(var: str, accum: str, lr: Any, grad: Any) -> None:
-        (lr,) = _scalars(lr)
+        (lr,) = scalars(lr)
 
         def compute(olds: list, outs: list) -> None:
             (old, acc_old), (new, acc) = olds, outs
-            _check_grad(op_name, old, grad)
+            check_grad(op_name, old, grad)
             squared = xp.square(grad, out=pool.like(old))
             xp.add(squared, acc_old, out=acc)
             step = xp.multiply(grad, lr, out=pool.like(old))
@@ -193,14 +193,14 @@ def _rms_prop_kernel(centered: bool) -> Callable:
             else:
                 ms, mom, lr, rho, momentum, epsilon, grad = args
                 names = (var, ms, mom)
-            lr, rho, momentum, epsilon = _scalars(lr, rho, momentum, epsilon)
+            lr, rho, momentum, epsilon = scalars(lr, rho, momentum, epsilon)
             one_minus_rho = 1 - rho
 
             def compute(olds: list, outs: list) -> None:
                 old, new = olds[0], outs[0]
                 ms_old, mom_old = olds[-2:]
                 ms_new, mom_new = outs[-2:]
-                _check_grad(op_name, old, grad)
+                check_grad(op_name, old, grad)
                 t, denom = pool.like(old), pool.like(old)
                 xp.square(grad, out=t)
                 t -= ms_old
@@ -247,7 +247,7 @@ def _adam_kernel(ctx: Any, attrs: dict) -> Callable:
         epsilon: Any,
         grad: Any,
     ) -> None:
-        beta1_power, beta2_power, lr, beta1, beta2, epsilon = _scalars(
+        beta1_power, beta2_power, lr, beta1, beta2, epsilon = scalars(
             beta1_power, beta2_power, lr, beta1, beta2, epsilon
         )
         alpha = lr * xp.sqrt(1 - beta2_power) / (1 - beta1_power)
@@ -255,7 +255,7 @@ def _adam_kernel(ctx: Any, attrs: dict) -> Callable:
 
         def compute(olds: list, outs: list) -> None:
             (old, m_old, v_old), (new, m_new, v_new) = olds, outs
-            _check_grad(op_name, old, grad)
+            check_grad(op_name, old, grad)
             t, step = pool.like(old), pool.like(old)
             xp.subtract(grad, m_old, out=t)
             t *= one_minus_beta1
@@ -287,13 +287,13 @@ _LAYOUTS = {
 for _type, (_layout, _kernel) in _LAYOUTS.items():
     registry.register(
         registry.OpDef(
-            _type, _infer_apply(_layout), _kernel, registry.NOT_DIFFERENTIABLE, stateful=True
+            _type, infer_apply(_layout), _kernel, registry.NOT_DIFFERENTIABLE, stateful=True
         )
     )
 
 
 # --- builders ------------------------------------------------------------------------------------
-def _apply(
+def apply_update(
     op_type: str, var: Any, inputs: list[Any], name: str | None, extra: dict | None = None
 ) -> Operation:
     """Creates the apply op of ``var`` colocated with it; returns the ``Operation``."""
@@ -308,7 +308,7 @@ def _apply(
         return graph.create_op(op_type, tensors, attrs, name=name)
 
 
-def _handles(slots: list[Any]) -> list[Tensor]:
+def handles(slots: list[Any]) -> list[Tensor]:
     return [s.handle for s in slots]
 
 
@@ -316,7 +316,7 @@ def resource_apply_gradient_descent(
     var: Any, alpha: Tensor, delta: Tensor, name: str | None = None
 ) -> Operation:
     """``var -= alpha * delta``."""
-    return _apply("ResourceApplyGradientDescent", var, [alpha, delta], name)
+    return apply_update("ResourceApplyGradientDescent", var, [alpha, delta], name)
 
 
 def resource_apply_momentum(
@@ -329,10 +329,10 @@ def resource_apply_momentum(
     name: str | None = None,
 ) -> Operation:
     """``accum = accum * momentum + grad; var -= lr * accum`` (or the Nesterov form)."""
-    return _apply(
+    return apply_update(
         "ResourceApplyMomentum",
         var,
-        [*_handles([accum]), lr, grad, momentum],
+        [*handles([accum]), lr, grad, momentum],
         name,
         {"use_nesterov": bool(use_nesterov)},
     )
@@ -342,7 +342,7 @@ def resource_apply_adagrad(
     var: Any, accum: Any, lr: Tensor, grad: Tensor, name: str | None = None
 ) -> Operation:
     """``accum += grad ** 2; var -= lr * grad / sqrt(accum)``."""
-    return _apply("ResourceApplyAdagrad", var, [*_handles([accum]), lr, grad], name)
+    return apply_update("ResourceApplyAdagrad", var, [*handles([accum]), lr, grad], name)
 
 
 def resource_apply_rms_prop(
@@ -357,8 +357,8 @@ def resource_apply_rms_prop(
     name: str | None = None,
 ) -> Operation:
     """RMSProp with momentum (see the module docstring)."""
-    return _apply(
-        "ResourceApplyRMSProp", var, [*_handles([ms, mom]), lr, rho, momentum, epsilon, grad], name
+    return apply_update(
+        "ResourceApplyRMSProp", var, [*handles([ms, mom]), lr, rho, momentum, epsilon, grad], name
     )
 
 
@@ -375,10 +375,10 @@ def resource_apply_centered_rms_prop(
     name: str | None = None,
 ) -> Operation:
     """Centered RMSProp: the second moment minus the squared mean gradient."""
-    return _apply(
+    return apply_update(
         "ResourceApplyCenteredRMSProp",
         var,
-        [*_handles([mg, ms, mom]), lr, rho, momentum, epsilon, grad],
+        [*handles([mg, ms, mom]), lr, rho, momentum, epsilon, grad],
         name,
     )
 
@@ -397,9 +397,9 @@ def resource_apply_adam(
     name: str | None = None,
 ) -> Operation:
     """Adam with TF1's bias correction folded into the step size."""
-    return _apply(
+    return apply_update(
         "ResourceApplyAdam",
         var,
-        [*_handles([m, v]), beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad],
+        [*handles([m, v]), beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad],
         name,
     )

@@ -461,6 +461,13 @@ def _optimizers() -> list[Step]:
             tf.train.AdamOptimizer(0.01),
             tf.train.RMSPropOptimizer(0.01),
             tf.train.RMSPropOptimizer(0.01, momentum=0.5, centered=True),
+            tf.train.AdadeltaOptimizer(1.0),
+            tf.train.FtrlOptimizer(0.1, l1_regularization_strength=0.01),
+            tf.train.FtrlOptimizer(
+                0.1, learning_rate_power=-0.6, l2_shrinkage_regularization_strength=0.1
+            ),
+            tf.train.ProximalGradientDescentOptimizer(0.1, l1_regularization_strength=0.01),
+            tf.train.ProximalAdagradOptimizer(0.1, l2_regularization_strength=0.01),
         ]
     ):
         w = tf.Variable(np.full((3, 1), 0.5), name=f"w{i}")
