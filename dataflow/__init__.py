@@ -323,6 +323,8 @@ from .ops.clip_ops import (
     global_norm as global_norm,
 )
 
+from .ops.metrics_ops import confusion_matrix as confusion_matrix
+
 # --- ops/tf1_aliases.py ------------------------------------------------------------------
 from .ops.tf1_aliases import (
     accumulate_n as accumulate_n,
@@ -391,6 +393,7 @@ from . import gfile as gfile
 from . import io as io
 from . import layers as layers
 from . import logging as logging
+from . import metrics as metrics
 from . import summary as summary
 
 # A TF1 name not provided yet fails saying so (dataflow/_util/missing_names.py).

@@ -85,6 +85,7 @@ from .ops.math import (
     truncatediv as truncatediv,
     truncatemod as truncatemod,
 )
+from .ops.metrics_ops import confusion_matrix as confusion_matrix
 
 from ._util.missing_names import missing_name_hook
 

@@ -18,10 +18,12 @@ An op family module (``dataflow/ops/*.py``) declares each op type once, with
   types: ``may_block`` (the kernel may wait, so a worker runs it off its event loop),
   ``effectful`` (running it alone changes something, so a control-flow body runs it
   even when no output needs it), ``plumbing`` (it only names or forwards values, so a
-  stage is not named after it) and ``creates_resource`` (its output is the handle of a
-  resource named by its ``shared_name`` attr, which the plan lists per device), and
+  stage is not named after it), ``creates_resource`` (its output is the handle of a
+  resource named by its ``shared_name`` attr, which the plan lists per device),
   ``follows_inputs`` (asked for no device, it runs where its inputs are made: a summary
-  of a ps variable is encoded on the ps, so only its small proto travels).
+  of a ps variable is encoded on the ps, so only its small proto travels), and
+  ``feed_only`` (it only hands out a fed value: once its output is fed, a control edge
+  from it is satisfied, as TF's feed rewrite treats a ``Placeholder``).
 
 There is one way to register: ``registry.register(registry.OpDef("Type", infer, kernel,
 grad, <facts as keywords>))`` beside the op's builder, rule, kernel and gradient.
@@ -77,6 +79,7 @@ class OpDef:
     plumbing: bool = False
     creates_resource: bool = False
     follows_inputs: bool = False
+    feed_only: bool = False
     defined_at: str = field(default="", compare=False)
 
 

@@ -37,6 +37,7 @@ from . import (  # noqa: F401 - imported for their registrations
     math_segment,
     math_sort,
     math_sum_of_squares,
+    metrics_ops,
     nn,
     nn_conv,
     nn_impl,

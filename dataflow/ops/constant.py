@@ -169,6 +169,7 @@ registry.register(
         # Never folded or merged; running one alone does nothing but fail unfed.
         stateful=True,
         effectful=False,
+        feed_only=True,
     )
 )
 

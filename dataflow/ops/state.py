@@ -62,6 +62,7 @@ class GraphKeys:
     TRAIN_OP = "train_op"
     MOVING_AVERAGE_VARIABLES = "moving_average_variables"
     SUMMARY_OP = "summary_op"
+    METRIC_VARIABLES = "metric_variables"
 
 
 # --- the Variable class ---------------------------------------------------------------

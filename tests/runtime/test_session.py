@@ -314,3 +314,19 @@ def test_assign_add_writes_in_place_and_a_bad_shape_leaves_the_value(sess):
         sess.run(inc.op, {delta: np.ones((4, 2, 3))})
     np.testing.assert_array_equal(sess.run(v), np.full((2, 3), 0.5))
     assert not store.read("v").flags.writeable
+
+
+@pytest.mark.tf
+def test_a_control_edge_from_a_fed_placeholder_is_satisfied_by_the_feed():
+    # TF's feed rewrite drops a fed Placeholder's control edges (tf.metrics.mean relies
+    # on it).
+    tf1 = pytest.importorskip("tensorflow.compat.v1")
+    results = []
+    for lib in (tf, tf1):
+        with lib.Graph().as_default():
+            x = lib.placeholder(lib.float32, [])
+            with lib.control_dependencies([x]):
+                y = lib.identity(lib.constant(1.0))
+            with lib.Session() as sess:
+                results.append(float(sess.run(y, {x: 2.0})))
+    assert results == [1.0, 1.0]
