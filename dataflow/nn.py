@@ -55,6 +55,18 @@ from .ops.nn_pool import (
     max_pool as max_pool,
     max_pool2d as max_pool2d,
 )
+from .ops.candidate_sampling import (
+    fixed_unigram_candidate_sampler as fixed_unigram_candidate_sampler,
+    log_uniform_candidate_sampler as log_uniform_candidate_sampler,
+    nce_loss as nce_loss,
+    sampled_softmax_loss as sampled_softmax_loss,
+    uniform_candidate_sampler as uniform_candidate_sampler,
+)
+from .ops.nn_depthwise import (
+    atrous_conv2d as atrous_conv2d,
+    depthwise_conv2d as depthwise_conv2d,
+    separable_conv2d as separable_conv2d,
+)
 from .ops.math_sort import (
     in_top_k as in_top_k,
     top_k as top_k,

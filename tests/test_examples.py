@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dataflow.examples import input_pipeline
+from dataflow.examples import input_pipeline, word2vec
 
 from .distributed.conftest import collect_leaked_sockets
 
@@ -26,3 +26,9 @@ def test_input_pipeline_on_a_local_cluster(tmp_path):
         )
     assert result["final_loss"] < result["first_loss"] / 10
     assert result["weight_error"] < 0.05
+
+
+def test_word2vec_loss_falls():
+    result = word2vec.main(steps=300, verbose=False)
+    assert result["final_loss"] < result["first_loss"] * 0.7
+    assert set(result["neighbours"]) == {"cat", "market", "rain"}

@@ -6,9 +6,11 @@ from .base import Layer as Layer
 from .convolutional import Conv1D as Conv1D
 from .convolutional import Conv2D as Conv2D
 from .convolutional import Conv2DTranspose as Conv2DTranspose
+from .convolutional import SeparableConv2D as SeparableConv2D
 from .convolutional import conv1d as conv1d
 from .convolutional import conv2d as conv2d
 from .convolutional import conv2d_transpose as conv2d_transpose
+from .convolutional import separable_conv2d as separable_conv2d
 from .core import Dense as Dense
 from .core import Dropout as Dropout
 from .core import Flatten as Flatten

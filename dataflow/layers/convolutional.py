@@ -1,6 +1,7 @@
-"""``Conv1D``, ``Conv2D`` and ``Conv2DTranspose`` (TF1's ``tf.layers`` convolutions,
-``channels_last``): a ``kernel`` of shape ``kernel_size + [in, filters]`` (``[.., filters,
-in]`` for the transpose) and a ``bias``, named as TF1 names them."""
+"""``Conv1D``, ``Conv2D``, ``Conv2DTranspose`` and ``SeparableConv2D`` (TF1's
+``tf.layers`` convolutions, ``channels_last``): a ``kernel`` of shape ``kernel_size +
+[in, filters]`` (``[.., filters, in]`` for the transpose; ``depthwise_kernel`` and
+``pointwise_kernel`` for the separable one) and a ``bias``, named as TF1 names them."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from ..ops.init_ops import glorot_uniform_initializer, zeros_initializer
 from ..ops.nn_conv import conv1d as nn_conv1d
 from ..ops.nn_conv import conv2d as nn_conv2d
 from ..ops.nn_conv import conv2d_transpose as nn_conv2d_transpose
+from ..ops.nn_depthwise import separable_conv2d as nn_separable_conv2d
 from ..ops.nn_impl import bias_add
 from .base import Layer, channels_dim
 
@@ -204,3 +206,110 @@ def conv2d_transpose(
 ) -> Tensor:
     """The functional form of ``Conv2DTranspose`` (``name`` is its variable scope)."""
     return _functional(Conv2DTranspose, inputs, (filters, kernel_size, *args), kwargs)
+
+
+class SeparableConv2D(Conv2D):
+    """A depthwise convolution (``depth_multiplier`` filters per input channel,
+    ``depthwise_kernel``) followed by a 1x1 convolution (``pointwise_kernel``)."""
+
+    def __init__(
+        self,
+        filters: int,
+        kernel_size: Any,
+        strides: Any = (1, 1),
+        padding: str = "valid",
+        data_format: str = "channels_last",
+        dilation_rate: Any = (1, 1),
+        depth_multiplier: int = 1,
+        activation: Callable | None = None,
+        use_bias: bool = True,
+        depthwise_initializer: Any = None,
+        pointwise_initializer: Any = None,
+        bias_initializer: Any = None,
+        depthwise_regularizer: Callable | None = None,
+        pointwise_regularizer: Callable | None = None,
+        bias_regularizer: Callable | None = None,
+        activity_regularizer: Callable | None = None,
+        depthwise_constraint: Callable | None = None,
+        pointwise_constraint: Callable | None = None,
+        bias_constraint: Callable | None = None,
+        trainable: bool = True,
+        name: str | None = None,
+        **kwargs: Any,
+    ):
+        super().__init__(
+            filters,
+            kernel_size,
+            strides,
+            padding,
+            data_format,
+            dilation_rate,
+            activation,
+            use_bias,
+            None,
+            bias_initializer,
+            None,
+            bias_regularizer,
+            activity_regularizer,
+            None,
+            bias_constraint,
+            trainable,
+            name,
+            **kwargs,
+        )
+        self.depth_multiplier = int(depth_multiplier)
+        self.depthwise_initializer = depthwise_initializer or glorot_uniform_initializer()
+        self.pointwise_initializer = pointwise_initializer or glorot_uniform_initializer()
+        self.depthwise_regularizer = depthwise_regularizer
+        self.pointwise_regularizer = pointwise_regularizer
+        self.depthwise_constraint, self.pointwise_constraint = (
+            depthwise_constraint,
+            pointwise_constraint,
+        )
+
+    def build(self, input_shape: TensorShape) -> None:
+        if input_shape.rank is not None and input_shape.rank != 4:
+            raise ValueError(
+                "Inputs to `SeparableConv2D` should have rank 4. Received input shape: "
+                f"{input_shape}"
+            )
+        channels = channels_dim(input_shape, "SeparableConv2D")
+        self.depthwise_kernel = self.add_weight(
+            "depthwise_kernel",
+            [*self.kernel_size, channels, self.depth_multiplier],
+            initializer=self.depthwise_initializer,
+            regularizer=self.depthwise_regularizer,
+            constraint=self.depthwise_constraint,
+        )
+        self.pointwise_kernel = self.add_weight(
+            "pointwise_kernel",
+            [1, 1, channels * self.depth_multiplier, self.filters],
+            initializer=self.pointwise_initializer,
+            regularizer=self.pointwise_regularizer,
+            constraint=self.pointwise_constraint,
+        )
+        if self.use_bias:
+            self.bias = self.add_weight(
+                "bias",
+                [self.filters],
+                initializer=self.bias_initializer,
+                regularizer=self.bias_regularizer,
+                constraint=self.bias_constraint,
+            )
+
+    def convolve(self, inputs: Tensor) -> Tensor:
+        return nn_separable_conv2d(
+            inputs,
+            self.depthwise_kernel,
+            self.pointwise_kernel,
+            [1, *self.strides, 1],
+            self.padding,
+            rate=self.dilation_rate,
+        )
+
+
+def separable_conv2d(
+    inputs: Any, filters: int, kernel_size: Any, *args: Any, **kwargs: Any
+) -> Tensor:
+    """The functional form of ``SeparableConv2D`` (``name`` is its variable scope)."""
+    return _functional(SeparableConv2D, inputs, (filters, kernel_size, *args), kwargs)

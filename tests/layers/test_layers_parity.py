@@ -88,7 +88,19 @@ def scopes_and_reuse(tf):
     return {x: IMAGES[:2, 0, 0, :]}, [a, b, c, d, e, f], []
 
 
+def separable(tf):
+    x = tf.placeholder(tf.float32, [None, 8, 8, 3], name="x")
+    h = tf.layers.separable_conv2d(
+        x, 4, 3, padding="same", depth_multiplier=2, activation=tf.nn.relu
+    )
+    h = tf.layers.separable_conv2d(h, 2, [2, 2], strides=2, use_bias=False, name="second")
+    loss = tf.reduce_sum(tf.square(h))
+    train = tf.train.GradientDescentOptimizer(0.001).minimize(loss)
+    return {x: IMAGES}, [h, loss], [train]
+
+
 PROGRAMS = {
+    "separable": separable,
     "cnn": cnn,
     "batch_norm": batch_norm,
     "sequences_and_transpose": sequences_and_transpose,

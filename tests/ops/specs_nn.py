@@ -249,4 +249,64 @@ POOL_AND_CONV = [
     ),
 ]
 
-ROWS = ACTIVATIONS + SOFTMAX + POOL_AND_CONV
+
+def ref_depthwise(stride: int, padding: str) -> Callable:
+    """Each channel with its own filters: output channel c * m + k."""
+
+    def conv(x, w):
+        channels, multiplier = w.shape[2], w.shape[3]
+        outs = []
+        for c in range(channels):
+            single = ref_conv2d(stride, padding)(x[..., c : c + 1], w[:, :, c : c + 1, :])
+            outs.extend(single[..., k] for k in range(multiplier))
+        return anp.stack(outs, axis=-1)
+
+    return conv
+
+
+DEPTHWISE = [
+    OpSpec(
+        "depthwise_conv2d_same",
+        lambda tf, x, w: tf.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "SAME"),
+        ref_depthwise(1, "SAME"),
+        (RNG.standard_normal((1, 4, 4, 2)), RNG.standard_normal((3, 3, 2, 2))),
+        rtol=1e-5,
+        atol=1e-7,
+        unknown_dims=False,
+    ),
+    OpSpec(
+        "separable_conv2d_valid_stride2",
+        lambda tf, x, w, p: tf.nn.separable_conv2d(x, w, p, [1, 2, 2, 1], "VALID"),
+        lambda x, w, p: ref_conv2d(1, "VALID")(ref_depthwise(2, "VALID")(x, w), p),
+        (
+            RNG.standard_normal((2, 5, 5, 2)),
+            RNG.standard_normal((2, 2, 2, 3)),
+            RNG.standard_normal((1, 1, 6, 2)),
+        ),
+        rtol=1e-5,
+        atol=1e-7,
+        unknown_dims=False,
+    ),
+    OpSpec(
+        "atrous_conv2d_rate2",
+        lambda tf, x, w: tf.nn.atrous_conv2d(x, w, 2, "VALID"),
+        lambda x, w: ref_conv2d(1, "VALID")(x, _dilate(w)),
+        (RNG.standard_normal((1, 6, 6, 2)), RNG.standard_normal((2, 2, 2, 3))),
+        rtol=1e-5,
+        atol=1e-7,
+    ),
+]
+
+
+def _dilate(w):
+    """A 2x2 filter spread over 3x3 with holes (rate 2)."""
+    zero = anp.zeros_like(w[0, 0])
+    rows = [
+        anp.stack([w[0, 0], zero, w[0, 1]]),
+        anp.stack([zero, zero, zero]),
+        anp.stack([w[1, 0], zero, w[1, 1]]),
+    ]
+    return anp.stack(rows)
+
+
+ROWS = ACTIVATIONS + SOFTMAX + POOL_AND_CONV + DEPTHWISE

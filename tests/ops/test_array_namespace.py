@@ -542,6 +542,24 @@ def _summaries() -> list[Step]:
     return one(outs + [tf.summary.merge(outs)], {x: xv})
 
 
+def _sampled_losses() -> list[Step]:
+    # The sampler runs on the host; the losses' gathers and matmuls on the device.
+    labels = tf.constant([[1], [3]], tf.int64)
+    w, b = tf.constant(rand(6, 3)), tf.constant(rand(6))
+    x, xv = ph(rand(2, 3))
+    for draw in (tf.nn.uniform_candidate_sampler, tf.nn.log_uniform_candidate_sampler):
+        draw(labels, 1, 2, True, 6, seed=1)
+    sampled = tf.nn.fixed_unigram_candidate_sampler(
+        labels, 1, 3, False, 6, unigrams=[1, 2, 3, 4, 5, 6], seed=2
+    )
+    nce = tf.nn.nce_loss(w, b, labels, x, 3, 6, sampled_values=sampled)
+    softmax = tf.nn.sampled_softmax_loss(w, b, labels, x, 3, 6, sampled_values=sampled)
+    return one(
+        [nce, softmax, sampled.sampled_candidates, *grads_of(tf.reduce_sum(nce + softmax), [x])],
+        {x: xv},
+    )
+
+
 def _datasets() -> list[Step]:
     # Pipelines run on the host; map/filter bodies run on the op's device (ctx.xp).
     import tempfile
@@ -604,6 +622,7 @@ OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
     ("fused_reductions", _fused_reductions),
     ("summaries", _summaries),
     ("datasets", _datasets),
+    ("sampled_losses", _sampled_losses),
 ]
 
 ALL_CASES = list(table_cases()) + OWN_CASES
