@@ -218,6 +218,13 @@ def broadcast_shapes(*shapes: TensorShape) -> TensorShape:
     known_ranks = [s._dims for s in shapes if s._dims is not None]
     if len(known_ranks) < len(shapes):
         return TensorShape(None)
+    # The common cases while building a model, without the per-axis walk: a tensor and
+    # a scalar (``x * 2.0``), and equal shapes.
+    non_scalar = [s for s, d in zip(shapes, known_ranks) if d]
+    if len(non_scalar) <= 1:
+        return non_scalar[0] if non_scalar else shapes[0]
+    if all(d == known_ranks[0] for d in known_ranks) and None not in known_ranks[0]:
+        return shapes[0]
     rank = max((len(d) for d in known_ranks), default=0)
     out: list[int | None] = []
     for axis in range(-rank, 0):
