@@ -156,12 +156,13 @@ def _backprop_input_kernel(ctx: Any, attrs: dict) -> Any:
         dy = to_nhwc(xp, dy, p.nchw)
         kh, kw, c, o = f.shape
         g = geometry(sizes_nhwc(sizes, p.nchw), kh, kw)
-        cols = (dy.reshape(-1, o) @ f.reshape(kh * kw * c, o).T).reshape(
-            g.n, g.ho, g.wo, kh * kw, c
-        )
+        rows, taps = dy.reshape(-1, o), f.reshape(kh * kw, c, o)
         dpad = padded_zeros(xp, g, dy.dtype)
-        for k, where in enumerate(offset_slices(g, p)):  # col2im: KH*KW slices
-            dpad[where] += cols[:, :, :, k, :]
+        # col2im one filter tap at a time: each tap's [N*Ho*Wo, C] product is added to
+        # its window, without first making all KH*KW of them (KH*KW times the input's
+        # size, 80 MB for a 5x5 tap of MNIST's second layer at batch 128).
+        for k, where in enumerate(offset_slices(g, p)):
+            dpad[where] += (rows @ taps[k].T).reshape(g.n, g.ho, g.wo, c)
         return from_nhwc(xp, crop(dpad, g), p.nchw)
 
     return conv2d_backprop_input
