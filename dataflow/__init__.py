@@ -323,6 +323,7 @@ from .ops.clip_ops import (
     global_norm as global_norm,
 )
 
+from .ops.image_ops import random_crop as random_crop
 from .ops.metrics_ops import confusion_matrix as confusion_matrix
 
 # --- ops/tf1_aliases.py ------------------------------------------------------------------
@@ -390,6 +391,7 @@ from . import compat as compat
 from . import data as data
 from . import flags as flags
 from . import gfile as gfile
+from . import image as image
 from . import io as io
 from . import layers as layers
 from . import logging as logging

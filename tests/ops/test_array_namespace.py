@@ -542,6 +542,26 @@ def _summaries() -> list[Step]:
     return one(outs + [tf.summary.merge(outs)], {x: xv})
 
 
+def _images() -> list[Step]:
+    # Decoding runs on the host; resizing and the rest are gathers and arithmetic.
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray((rand(3, 4, 3) * 40 + 128).clip(0, 255).astype(np.uint8)).save(buffer, "PNG")
+    x, xv = ph(rand(2, 4, 5, 3))
+    decoded = tf.image.decode_png(buffer.getvalue())
+    outs = [
+        decoded,
+        tf.image.decode_png(buffer.getvalue(), channels=1),
+        tf.image.resize_images(x, [6, 3]),
+        tf.image.per_image_standardization(x),
+        tf.image.convert_image_dtype(decoded, tf.float64),
+    ]
+    return one(outs + grads_of(tf.reduce_sum(outs[2] ** 2), [x]), {x: xv})
+
+
 def _sampled_losses() -> list[Step]:
     # The sampler runs on the host; the losses' gathers and matmuls on the device.
     labels = tf.constant([[1], [3]], tf.int64)
@@ -623,6 +643,7 @@ OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
     ("summaries", _summaries),
     ("datasets", _datasets),
     ("sampled_losses", _sampled_losses),
+    ("images", _images),
 ]
 
 ALL_CASES = list(table_cases()) + OWN_CASES
