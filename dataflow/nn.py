@@ -62,6 +62,10 @@ from .ops.candidate_sampling import (
     sampled_softmax_loss as sampled_softmax_loss,
     uniform_candidate_sampler as uniform_candidate_sampler,
 )
+from .ops.nn_impl import (
+    fused_batch_norm as fused_batch_norm,
+    log_poisson_loss as log_poisson_loss,
+)
 from .ops.nn_depthwise import (
     atrous_conv2d as atrous_conv2d,
     depthwise_conv2d as depthwise_conv2d,

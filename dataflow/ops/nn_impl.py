@@ -22,6 +22,8 @@ import numbers
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ..framework import dtypes
 from ..framework.graph import Tensor, convert_to_tensor
 from ..framework.scopes import colocate_with, name_scope
@@ -397,3 +399,71 @@ def _clip_rows(result: Tensor, ids: Tensor, max_norm: float) -> Tensor:
     limit = _scalar(max_norm, result.dtype)
     scale = math_ops.divide(limit, math_ops.maximum(norm, limit))
     return math_ops.multiply(result, scale)
+
+
+def fused_batch_norm(
+    x: Any,
+    scale: Any,
+    offset: Any,
+    mean: Any = None,
+    variance: Any = None,
+    epsilon: float = 0.001,
+    data_format: str = "NHWC",
+    is_training: bool = True,
+    name: str | None = None,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Batch normalization of a 4-D NHWC ``x`` over its channels, TF1's fused form:
+    returns ``(y, mean, variance)``. Training normalizes with the batch's statistics and
+    returns the batch mean and the *sample* variance (``n / (n - 1)``, for the moving
+    averages); otherwise ``mean`` and ``variance`` normalize and come back unchanged.
+    ``epsilon`` is at least 1.001e-5, as TF1 makes it.
+
+    Raises:
+        ValueError: ``x`` is not 4-D, ``data_format`` is not NHWC, or ``mean`` and
+            ``variance`` are missing when not training.
+    """
+    if data_format != "NHWC":
+        raise ValueError("fused_batch_norm: only data_format='NHWC' is provided")
+    with name_scope(name, "FusedBatchNorm", [x, scale, offset]):
+        x = convert_to_tensor(x)
+        if x.shape.rank not in (None, 4):
+            raise ValueError(f"x must be 4-D, got shape {x.shape}")
+        epsilon = max(float(epsilon), 1.001e-5)
+        if is_training:
+            batch_mean, batch_var = moments(x, [0, 1, 2])
+            y = batch_normalization(x, batch_mean, batch_var, offset, scale, epsilon)
+            count = math_ops.cast(array_ops.size(x) // array_ops.shape(x)[3], x.dtype)
+            return y, batch_mean, batch_var * count / math_ops.maximum(count - 1.0, 1.0)
+        if mean is None or variance is None:
+            raise ValueError("both 'mean' and 'variance' must be given when is_training is False")
+        y = batch_normalization(x, mean, variance, offset, scale, epsilon)
+        return y, convert_to_tensor(mean), convert_to_tensor(variance)
+
+
+def log_poisson_loss(
+    targets: Any, log_input: Any, compute_full_loss: bool = False, name: str | None = None
+) -> Tensor:
+    """The negative log-likelihood of ``targets`` under a Poisson distribution of rate
+    ``exp(log_input)``, up to a constant: ``exp(log_input) - log_input * targets``; with
+    ``compute_full_loss``, plus Stirling's approximation of ``log(targets!)`` for
+    targets above 1.
+
+    Raises:
+        ValueError: ``targets`` and ``log_input`` have different shapes.
+    """
+    with name_scope(name, "log_poisson_loss", [targets, log_input]):
+        log_input = convert_to_tensor(log_input)
+        targets = convert_to_tensor(targets, dtype=log_input.dtype)
+        if not targets.shape.is_compatible_with(log_input.shape):
+            raise ValueError(
+                f"log_input and targets must have the same shape ({log_input.shape} vs "
+                f"{targets.shape})"
+            )
+        result = math_ops.exp(log_input) - log_input * targets
+        if not compute_full_loss:
+            return result
+        stirling = (
+            targets * math_ops.log(targets) - targets + 0.5 * math_ops.log(2.0 * np.pi * targets)
+        )
+        small = math_ops.logical_and(targets >= 0.0, targets <= 1.0)
+        return result + math_ops.where(small, array_ops.zeros_like(targets), stirling)

@@ -309,4 +309,84 @@ def _dilate(w):
     return anp.stack(rows)
 
 
-ROWS = ACTIVATIONS + SOFTMAX + POOL_AND_CONV + DEPTHWISE
+def _bn(x, scale, offset, eps=1e-3):
+    mean = anp.mean(x, axis=(0, 1, 2))
+    var = anp.mean((x - mean) ** 2, axis=(0, 1, 2))
+    return (x - mean) / anp.sqrt(var + eps) * scale + offset
+
+
+def _stirling(t):
+    return anp.where((t >= 0) & (t <= 1), 0.0, t * anp.log(t) - t + 0.5 * anp.log(2 * np.pi * t))
+
+
+TARGETS = np.array([[0.2, 0.5, 1.0], [2.0, 3.5, 7.0]])
+
+NORMALIZATION_AND_LOSSES = [
+    OpSpec(
+        "fused_batch_norm_training",
+        lambda tf, x, g, b: tf.nn.fused_batch_norm(x, g, b)[0],
+        _bn,
+        (RNG.standard_normal((2, 3, 2, 3)), RNG.uniform(0.5, 1.5, 3), RNG.standard_normal(3)),
+        rtol=1e-5,
+        atol=1e-7,
+        tf_parity=False,  # TF's fused kernel takes float32 only: the next row compares
+    ),
+    OpSpec(
+        "fused_batch_norm_training_float32",
+        lambda tf, x, g, b: tf.nn.fused_batch_norm(x, g, b)[0],
+        _bn,
+        (
+            RNG.standard_normal((2, 3, 2, 3)).astype(np.float32),
+            RNG.uniform(0.5, 1.5, 3).astype(np.float32),
+            RNG.standard_normal(3).astype(np.float32),
+        ),
+        grad=0,
+        rtol=1e-5,
+        atol=1e-6,
+        tf_rtol=1e-5,
+        tf_atol=1e-5,
+    ),
+    OpSpec(
+        "fused_batch_norm_statistics",
+        lambda tf, x: list(tf.nn.fused_batch_norm(x, [1.0, 1.0], [0.0, 0.0])[1:]),
+        lambda x: [x.mean(axis=(0, 1, 2)), x.var(axis=(0, 1, 2), ddof=1)],
+        (RNG.standard_normal((2, 2, 3, 2)).astype(np.float32),),
+        grad=0,
+        rtol=1e-5,
+        tf_rtol=1e-5,
+        tf_atol=1e-6,
+    ),
+    OpSpec(
+        "fused_batch_norm_inference",
+        lambda tf, x, m, v: tf.nn.fused_batch_norm(
+            x, [2.0, 0.5], [0.1, -0.1], m, v, is_training=False
+        )[0],
+        lambda x, m, v: (x - m) / anp.sqrt(v + 1e-3) * np.array([2.0, 0.5]) + np.array([0.1, -0.1]),
+        (
+            RNG.standard_normal((1, 2, 2, 2)).astype(np.float32),
+            RNG.standard_normal(2).astype(np.float32),
+            RNG.uniform(0.5, 2, 2).astype(np.float32),
+        ),
+        grad=0,
+        rtol=1e-5,
+        atol=1e-6,
+        tf_rtol=1e-5,
+        tf_atol=1e-6,
+    ),
+    OpSpec(
+        "log_poisson_loss",
+        lambda tf, t, x: tf.nn.log_poisson_loss(t, x),
+        lambda t, x: anp.exp(x) - x * t,
+        (TARGETS, RNG.standard_normal((2, 3))),
+        wrt=(1,),
+    ),
+    OpSpec(
+        "log_poisson_loss_full",
+        lambda tf, t, x: tf.nn.log_poisson_loss(t, x, compute_full_loss=True),
+        lambda t, x: anp.exp(x) - x * t + _stirling(t),
+        (TARGETS, RNG.standard_normal((2, 3))),
+        wrt=(1,),
+    ),
+]
+
+ROWS = ACTIVATIONS + SOFTMAX + POOL_AND_CONV + DEPTHWISE + NORMALIZATION_AND_LOSSES
