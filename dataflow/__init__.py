@@ -323,7 +323,17 @@ from .ops.clip_ops import (
     global_norm as global_norm,
 )
 
+from .framework.sparse_tensor import (
+    SparseTensor as SparseTensor,
+    SparseTensorValue as SparseTensorValue,
+)
 from .ops.image_ops import random_crop as random_crop
+from .ops.sparse_ops import (
+    sparse_placeholder as sparse_placeholder,
+    sparse_reduce_sum as sparse_reduce_sum,
+    sparse_tensor_dense_matmul as sparse_tensor_dense_matmul,
+    sparse_tensor_to_dense as sparse_tensor_to_dense,
+)
 from .ops.metrics_ops import confusion_matrix as confusion_matrix
 
 # --- ops/tf1_aliases.py ------------------------------------------------------------------
@@ -396,6 +406,7 @@ from . import io as io
 from . import layers as layers
 from . import logging as logging
 from . import metrics as metrics
+from . import sparse as sparse
 from . import summary as summary
 
 # A TF1 name not provided yet fails saying so (dataflow/_util/missing_names.py).

@@ -26,6 +26,7 @@ from .ops.nn import (
 )
 
 # --- ops/nn_impl.py ----------------------------------------------------------------------
+from .ops.sparse_ops import embedding_lookup_sparse as embedding_lookup_sparse
 from .ops.nn_impl import (
     batch_normalization as batch_normalization,
     bias_add as bias_add,

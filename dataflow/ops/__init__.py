@@ -47,6 +47,7 @@ from . import (  # noqa: F401 - imported for their registrations
     nn_pool,
     random,
     script,
+    sparse_ops,
     state,
     summary_ops,
     variable_ops,

@@ -26,6 +26,12 @@ from ..framework import errors
 from ..framework import graph as graph_module
 from ..framework.graph import Graph, Operation, Tensor
 from ..framework.operation import register_default_session_hook
+from ..framework.sparse_tensor import (
+    SparseTensor,
+    expand_sparse_feeds,
+    expand_sparse_fetches,
+    has_sparse,
+)
 from .compiler import compile_plan
 from .config import ConfigProto, RunMetadata, RunOptions
 from .context import DeviceContext, step_deadline
@@ -219,6 +225,8 @@ class BaseSession:
             feed_dict = {}
         elif type(feed_dict) is not dict:
             feed_dict = _as_feed_dict(feed_dict)
+        if feed_dict and any(type(k) is SparseTensor for k in feed_dict):
+            feed_dict = expand_sparse_feeds(feed_dict)
         kind = type(fetches)
         sig = None
         if kind is list or kind is tuple:
@@ -230,6 +238,10 @@ class BaseSession:
             except TypeError:  # a nested list or dict inside: the general path
                 flat_key = None
         if sig is None:
+            if kind is not Tensor and kind is not Operation and has_sparse(fetches):
+                # Fetched as the SparseTensorValue of its three tensors.
+                fetches = expand_sparse_fetches(fetches)
+                kind = type(fetches)
             sig = self._signature(fetches, feed_dict)
             if (
                 (kind is list or kind is tuple)
