@@ -79,10 +79,6 @@ class SparseTensor:
         )
 
 
-def is_sparse(value: Any) -> bool:
-    return isinstance(value, SparseTensor)
-
-
 def expand_sparse_fetches(fetches: Any) -> Any:
     """``fetches`` with each ``SparseTensor`` replaced by a ``SparseTensorValue`` of its
     three tensors (fetched, re-packed, they come back as a value of arrays)."""
