@@ -64,6 +64,8 @@ NOT_IN_THE_TABLE = {
             "ZipDataset",
         )
     },
+    "DecodeImage": "decodes compressed bytes (PNG, JPEG): tests/ops/test_image.py compares "
+    "its pixels with TF's decoder",
     "IteratorToStringHandle": "names an iterator resource: tests/data/test_dataset_parity.py",
     "IteratorFromStringHandle": "names an iterator resource: tests/data/test_dataset_parity.py",
 }
