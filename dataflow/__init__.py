@@ -327,6 +327,7 @@ from .framework.sparse_tensor import (
     SparseTensor as SparseTensor,
     SparseTensorValue as SparseTensorValue,
 )
+from .ops.functional_ops import foldl as foldl, foldr as foldr
 from .ops.image_ops import random_crop as random_crop
 from .ops.sparse_ops import (
     sparse_placeholder as sparse_placeholder,

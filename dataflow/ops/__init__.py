@@ -21,6 +21,7 @@ from . import (  # noqa: F401 - imported for their registrations
     data_flow,
     dataset_ops,
     debugging,
+    functional_ops,
     image_ops,
     init_ops,
     io_ops,
