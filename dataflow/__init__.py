@@ -327,6 +327,7 @@ from .framework.sparse_tensor import (
     SparseTensor as SparseTensor,
     SparseTensorValue as SparseTensorValue,
 )
+from .layers.rnn import reverse_sequence as reverse_sequence
 from .ops.functional_ops import foldl as foldl, foldr as foldr
 from .ops.image_ops import random_crop as random_crop
 from .ops.sparse_ops import (

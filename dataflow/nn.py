@@ -26,6 +26,12 @@ from .ops.nn import (
 )
 
 # --- ops/nn_impl.py ----------------------------------------------------------------------
+from . import rnn_cell as rnn_cell
+from .layers.rnn import (
+    bidirectional_dynamic_rnn as bidirectional_dynamic_rnn,
+    dynamic_rnn as dynamic_rnn,
+    static_rnn as static_rnn,
+)
 from .ops.sparse_ops import embedding_lookup_sparse as embedding_lookup_sparse
 from .ops.nn_impl import (
     batch_normalization as batch_normalization,

@@ -1,0 +1,187 @@
+"""Running a cell over a sequence: ``static_rnn``, ``dynamic_rnn`` and
+``bidirectional_dynamic_rnn``, with TF1's ``sequence_length`` rule (outputs are zero
+past a sequence's length and its state stops changing there) and TF1's scopes (``rnn``,
+``bidirectional_rnn/fw``, ``bidirectional_rnn/bw``).
+
+``dynamic_rnn`` unrolls the cell over the time steps, so it needs their number at build
+time (a ``while_loop`` over a ``TensorArray``, for lengths known only when the step
+runs, is still to come); the values and gradients are those of TF1's loop.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..framework import dtypes
+from ..framework.graph import Tensor, convert_to_tensor
+from ..ops import array as array_ops
+from ..ops.array_gather import gather_nd
+from ..ops.array_transpose import range_ as range_op
+from ..ops.cast import cast
+from ..ops.math_arith import minimum
+from ..ops.math_compare import less, where
+from ..ops.variable_scope_context import variable_scope
+from .rnn_cells import LSTMStateTuple
+
+
+def _map2(state: Any, other: Any, fn: Any) -> Any:
+    if isinstance(state, LSTMStateTuple):
+        return LSTMStateTuple(*(_map2(s, o, fn) for s, o in zip(state, other, strict=True)))
+    if isinstance(state, tuple):
+        return tuple(_map2(s, o, fn) for s, o in zip(state, other, strict=True))
+    return fn(state, other)
+
+
+def _keep_where(mask: Tensor, new: Tensor, old: Tensor) -> Tensor:
+    full = array_ops.reshape(mask, [-1, 1]) & array_ops.ones_like(new, dtype=dtypes.bool)
+    return where(full, new, old)
+
+
+def static_rnn(
+    cell: Any,
+    inputs: list,
+    initial_state: Any = None,
+    dtype: Any = None,
+    sequence_length: Any = None,
+    scope: Any = None,
+) -> tuple[list, Any]:
+    """Runs ``cell`` over a list of ``[batch, depth]`` inputs; returns the outputs (a
+    list) and the final state.
+
+    Raises:
+        ValueError: no inputs, or neither ``initial_state`` nor ``dtype``.
+    """
+    if not inputs:
+        raise ValueError("inputs must not be empty")
+    if initial_state is None and dtype is None:
+        raise ValueError("If no initial_state is provided, dtype must be specified")
+    with variable_scope(scope or "rnn"):
+        inputs = [convert_to_tensor(x) for x in inputs]
+        state = initial_state
+        if state is None:
+            state = cell.zero_state(array_ops.shape(inputs[0])[0], dtype)
+        lengths = (
+            None
+            if sequence_length is None
+            else cast(convert_to_tensor(sequence_length), dtypes.int32)
+        )
+        outputs = []
+        for t, x in enumerate(inputs):
+            output, new_state = cell(x, state)
+            if lengths is not None:
+                alive = less(t, lengths)
+                output = _keep_where(alive, output, array_ops.zeros_like(output))
+                new_state = _map2(new_state, state, lambda n, o, a=alive: _keep_where(a, n, o))
+            outputs.append(output)
+            state = new_state
+        return outputs, state
+
+
+def dynamic_rnn(
+    cell: Any,
+    inputs: Any,
+    sequence_length: Any = None,
+    initial_state: Any = None,
+    dtype: Any = None,
+    parallel_iterations: Any = None,
+    swap_memory: bool = False,
+    time_major: bool = False,
+    scope: Any = None,
+) -> tuple[Tensor, Any]:
+    """Runs ``cell`` over ``inputs`` ``[batch, time, depth]`` (``[time, batch, depth]``
+    when ``time_major``); returns the outputs in the same layout and the final state.
+
+    Raises:
+        ValueError: the number of time steps is unknown at build time, or neither
+            ``initial_state`` nor ``dtype`` is given.
+    """
+    inputs = convert_to_tensor(inputs)
+    dims = inputs.shape.as_list() if inputs.shape.rank is not None else None
+    time_axis = 0 if time_major else 1
+    if dims is None or len(dims) < 3 or dims[time_axis] is None:
+        raise ValueError(
+            "dynamic_rnn needs the number of time steps at build time (its loop over a "
+            f"TensorArray is not provided yet), got inputs of shape {inputs.shape}"
+        )
+    steps = array_ops.unstack(inputs, num=dims[time_axis], axis=time_axis)
+    outputs, state = static_rnn(cell, steps, initial_state, dtype, sequence_length, scope)
+    return array_ops.stack(outputs, axis=time_axis), state
+
+
+def reverse_sequence(
+    input: Any, seq_lengths: Any, seq_axis: int = 1, batch_axis: int = 0, name: str | None = None
+) -> Tensor:
+    """Each sequence's first ``seq_lengths[b]`` steps reversed, the rest left in place
+    (``[batch, time, ...]`` or ``[time, batch, ...]`` layouts)."""
+    x = convert_to_tensor(input)
+    if (seq_axis, batch_axis) not in ((1, 0), (0, 1)):
+        raise ValueError(
+            "reverse_sequence: only the [batch, time] and [time, batch] layouts are provided"
+        )
+    time_major = seq_axis == 0
+    rank = x.shape.rank
+    if rank is None:
+        raise ValueError("reverse_sequence needs an input of known rank")
+    if time_major:
+        x = array_ops.transpose(x, [1, 0, *range(2, rank)])
+    shape = array_ops.shape(x)
+    batch, time = shape[0], shape[1]
+    lengths = cast(convert_to_tensor(seq_lengths), dtypes.int32)
+    t = array_ops.reshape(range_op(time), [1, -1])
+    length = array_ops.reshape(lengths, [-1, 1])
+    source = where(less(t, length), length - 1 - t, t * array_ops.ones_like(length))
+    b = array_ops.reshape(range_op(batch), [-1, 1]) * array_ops.ones_like(t)
+    out = gather_nd(x, array_ops.stack([b, minimum(source, time - 1)], axis=2))
+    if time_major:
+        out = array_ops.transpose(out, [1, 0, *range(2, rank)])
+    return out
+
+
+def bidirectional_dynamic_rnn(
+    cell_fw: Any,
+    cell_bw: Any,
+    inputs: Any,
+    sequence_length: Any = None,
+    initial_state_fw: Any = None,
+    initial_state_bw: Any = None,
+    dtype: Any = None,
+    parallel_iterations: Any = None,
+    swap_memory: bool = False,
+    time_major: bool = False,
+    scope: Any = None,
+) -> tuple[tuple[Tensor, Tensor], tuple[Any, Any]]:
+    """A forward and a backward ``dynamic_rnn`` over ``inputs``; returns
+    ``((output_fw, output_bw), (state_fw, state_bw))``, the backward outputs in input
+    order."""
+    inputs = convert_to_tensor(inputs)
+    seq_axis, batch_axis = (0, 1) if time_major else (1, 0)
+    with variable_scope(scope or "bidirectional_rnn"):
+        with variable_scope("fw") as fw_scope:
+            out_fw, state_fw = dynamic_rnn(
+                cell_fw,
+                inputs,
+                sequence_length,
+                initial_state_fw,
+                dtype,
+                time_major=time_major,
+                scope=fw_scope,
+            )
+        with variable_scope("bw") as bw_scope:
+            if sequence_length is None:
+                reversed_inputs = array_ops.reverse(inputs, [seq_axis])
+            else:
+                reversed_inputs = reverse_sequence(inputs, sequence_length, seq_axis, batch_axis)
+            out_bw, state_bw = dynamic_rnn(
+                cell_bw,
+                reversed_inputs,
+                sequence_length,
+                initial_state_bw,
+                dtype,
+                time_major=time_major,
+                scope=bw_scope,
+            )
+            if sequence_length is None:
+                out_bw = array_ops.reverse(out_bw, [seq_axis])
+            else:
+                out_bw = reverse_sequence(out_bw, sequence_length, seq_axis, batch_axis)
+    return (out_fw, out_bw), (state_fw, state_bw)

@@ -1,0 +1,128 @@
+"""Recurrent cells and ``static_rnn``/``dynamic_rnn``/``bidirectional_dynamic_rnn``
+against ``tensorflow.compat.v1``: the same variable names and shapes, and from TF's
+initial values the same outputs, final states and gradient steps, with and without
+``sequence_length``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dataflow
+
+pytestmark = [
+    pytest.mark.tf,
+    pytest.mark.filterwarnings("ignore:.*is deprecated:UserWarning"),
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+]
+
+tf1 = pytest.importorskip("tensorflow.compat.v1")
+
+RNG = np.random.default_rng(8)
+SEQUENCES = RNG.normal(size=(3, 5, 4)).astype(np.float32)
+LENGTHS = np.array([5, 2, 4], np.int32)
+
+
+def _flat(state):
+    if isinstance(state, (tuple, list)):
+        return [leaf for part in state for leaf in _flat(part)]
+    return [state]
+
+
+def lstm_dynamic(tf):
+    x = tf.constant(SEQUENCES)
+    cell = tf.nn.rnn_cell.BasicLSTMCell(6)
+    return tf.nn.dynamic_rnn(cell, x, sequence_length=LENGTHS, dtype=tf.float32)
+
+
+def gru_time_major(tf):
+    x = tf.constant(np.transpose(SEQUENCES, (1, 0, 2)))
+    cell = tf.nn.rnn_cell.GRUCell(5)
+    return tf.nn.dynamic_rnn(cell, x, dtype=tf.float32, time_major=True)
+
+
+def stacked_with_initial_state(tf):
+    x = tf.constant(SEQUENCES)
+    cells = [
+        tf.nn.rnn_cell.LSTMCell(4, use_peepholes=True, num_proj=3, cell_clip=2.0),
+        tf.nn.rnn_cell.BasicRNNCell(3),
+    ]
+    cell = tf.nn.rnn_cell.MultiRNNCell(cells)
+    initial = cell.zero_state(3, tf.float32)
+    return tf.nn.dynamic_rnn(cell, x, initial_state=initial, sequence_length=LENGTHS)
+
+
+def static_with_residual(tf):
+    steps = [tf.constant(SEQUENCES[:, t]) for t in range(5)]
+    cell = tf.nn.rnn_cell.ResidualWrapper(tf.nn.rnn_cell.GRUCell(4))
+    outputs, state = tf.nn.static_rnn(cell, steps, dtype=tf.float32, sequence_length=LENGTHS)
+    return tf.stack(outputs, 1), state
+
+
+def bidirectional(tf):
+    x = tf.constant(SEQUENCES)
+    fw, bw = tf.nn.rnn_cell.BasicLSTMCell(3), tf.nn.rnn_cell.GRUCell(2)
+    (out_fw, out_bw), states = tf.nn.bidirectional_dynamic_rnn(
+        fw, bw, x, sequence_length=LENGTHS, dtype=tf.float32
+    )
+    return tf.concat([out_fw, out_bw], 2), states
+
+
+PROGRAMS = {
+    "lstm_dynamic": lstm_dynamic,
+    "gru_time_major": gru_time_major,
+    "stacked_with_initial_state": stacked_with_initial_state,
+    "static_with_residual": static_with_residual,
+    "bidirectional": bidirectional,
+}
+
+
+def run(tf, program, initial=None):
+    with tf.Graph().as_default():
+        outputs, state = program(tf)
+        flat_state = _flat(state)
+        loss = tf.reduce_sum(tf.square(outputs)) + tf.add_n([tf.reduce_sum(s) for s in flat_state])
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+        variables = {v.name: v for v in tf.global_variables()}
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            if initial is not None:
+                for name, value in initial.items():
+                    variables[name].load(value, sess)
+            start = {name: sess.run(v) for name, v in variables.items()}
+            values = sess.run([outputs, *flat_state])
+            sess.run(train)
+            after = {name: sess.run(v) for name, v in variables.items()}
+    shapes = {name: tuple(v.shape.as_list()) for name, v in variables.items()}
+    return shapes, start, values, after
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_rnn_matches_tf(name):
+    their_shapes, initial, theirs, their_after = run(tf1, PROGRAMS[name])
+    our_shapes, _, ours, our_after = run(dataflow, PROGRAMS[name], initial)
+    assert our_shapes == their_shapes
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    for key in their_after:
+        np.testing.assert_allclose(
+            our_after[key], their_after[key], rtol=1e-4, atol=1e-5, err_msg=key
+        )
+
+
+def test_reverse_sequence_matches_tf():
+    def build(tf):
+        with tf.Graph().as_default():
+            x = tf.constant(SEQUENCES)
+            out = tf.reverse_sequence(x, LENGTHS, seq_axis=1, batch_axis=0)
+            with tf.Session() as sess:
+                return sess.run(out)
+
+    np.testing.assert_array_equal(build(dataflow), build(tf1))
+
+
+def test_dynamic_rnn_with_unknown_time_steps_says_so():
+    tf = dataflow
+    x = tf.placeholder(tf.float32, [2, None, 3])
+    with pytest.raises(ValueError, match="number of time steps"):
+        tf.nn.dynamic_rnn(tf.nn.rnn_cell.GRUCell(2), x, dtype=tf.float32)
