@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dataflow.examples import input_pipeline, word2vec
+from dataflow.examples import input_pipeline, lstm, word2vec
 
 from .distributed.conftest import collect_leaked_sockets
 
@@ -32,3 +32,9 @@ def test_word2vec_loss_falls():
     result = word2vec.main(steps=300, verbose=False)
     assert result["final_loss"] < result["first_loss"] * 0.7
     assert set(result["neighbours"]) == {"cat", "market", "rain"}
+
+
+def test_lstm_language_model_learns():
+    result = lstm.main(steps=150, verbose=False)
+    assert result["final_loss"] < result["first_loss"] / 2
+    assert result["sample"].startswith("the quick brown fox ")
