@@ -16,10 +16,14 @@ from typing import Any
 
 from ..framework import dtypes
 from ..framework.graph import Tensor, convert_to_tensor
-from ..framework.scopes import name_scope
+from ..framework.scopes import control_dependencies, name_scope
 from ..framework.subgraph import seal, trace
 from ..framework.tensor_shape import TensorShape, as_shape
+from ..ops import array as array_ops
 from ..ops import dataset_ops, dataset_vectorize
+from ..ops.build import apply_op
+from ..ops.check_ops import assert_greater
+from ..ops.control import identity
 from ..ops.random import get_seed
 from . import structure
 from .iterator import Iterator
@@ -158,6 +162,27 @@ class Dataset:
         specs = structure.pack(datasets, [d.specs for d in flat])
         variant = dataset_ops.dataset_op("ZipDataset", [d.variant for d in flat])
         return Dataset(variant, specs)
+
+    @staticmethod
+    def list_files(
+        file_pattern: Any, shuffle: bool | None = None, seed: int | None = None
+    ) -> Dataset:
+        """The files matching ``file_pattern`` (a glob, or several), found when the
+        iterator starts, sorted, then shuffled unless ``shuffle=False``.
+
+        Raises:
+            InvalidArgumentError: when run, no file matches.
+        """
+        with name_scope(None, "list_files"):
+            patterns = convert_to_tensor(file_pattern, dtype=dtypes.string)
+            names = apply_op("MatchingFiles", [patterns], name="matching_filenames")
+            found = assert_greater(array_ops.size(names), 0, message="No files matched pattern")
+            with control_dependencies([found]):
+                names = identity(names)
+            dataset = Dataset.from_tensor_slices(names)
+            if shuffle is None or shuffle:
+                dataset = dataset.shuffle(array_ops.size(names, out_type=dtypes.int64), seed=seed)
+            return dataset
 
     # --- transformations -----------------------------------------------------------------
     def concatenate(self, dataset: Dataset) -> Dataset:
@@ -354,6 +379,17 @@ class Dataset:
     def cache(self, filename: str = "") -> Dataset:
         """The first complete pass kept (in memory, or in ``filename``) and replayed."""
         return self._derive("CacheDataset", [convert_to_tensor(filename, dtypes.string)])
+
+    def unbatch(self) -> Dataset:
+        """Each element split along its first dimension into that many elements."""
+        specs = self.specs
+
+        def slices(*components: Any) -> Dataset:
+            return Dataset.from_tensor_slices(structure.pack(specs, list(components)))
+
+        return self.flat_map(
+            lambda *args: slices(*structure.flatten(args if len(args) > 1 else args[0]))
+        )
 
     def apply(self, transformation_func: Callable[[Dataset], Dataset]) -> Dataset:
         """``transformation_func(self)``, which must return a ``Dataset``."""

@@ -1,4 +1,5 @@
-"""File sources of ``tf.data``: ``TextLineDataset`` and ``TFRecordDataset`` pipelines.
+"""File sources of ``tf.data``: ``TextLineDataset`` and ``TFRecordDataset`` pipelines, and
+``MatchingFiles`` (the sorted files matching glob patterns, for ``Dataset.list_files``).
 
 Files are opened with fsspec (any URL it knows), uncompressed, ``GZIP`` or ``ZLIB``.
 A TFRecord file is a sequence of records: the data's length (uint64, little-endian),
@@ -19,7 +20,8 @@ import fsspec
 import numpy as np
 from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
 
-from ..framework import errors
+from ..framework import dtypes, errors, registry
+from ..framework.tensor_shape import TensorShape
 from .dataset_pipeline import Element, Pipeline
 
 
@@ -92,3 +94,32 @@ def _read_record(f: Any, header: bytes, path: str) -> bytes:
     if masked_crc32c(data) != struct.unpack("<I", footer)[0]:
         raise corrupt("data checksum mismatch")
     return data
+
+
+def _infer_matching_files(op: Any) -> list:
+    if op.inputs[0].dtype != dtypes.string:
+        raise TypeError(f"the pattern must be a string tensor, got {op.inputs[0].dtype.name}")
+    return [(dtypes.string, TensorShape([None]))]
+
+
+def _matching_files_kernel(ctx: Any, attrs: dict) -> Any:
+    def matching_files(patterns: Any) -> np.ndarray:
+        found: set[str] = set()
+        for pattern in _paths(patterns):
+            fs, path = fsspec.core.url_to_fs(pattern)
+            protocol = pattern.split("://", 1)[0] + "://" if "://" in pattern else ""
+            found.update(
+                protocol + p if protocol and not p.startswith(protocol) else p
+                for p in fs.glob(path)
+            )
+        names = sorted(found)  # TF's MatchingFiles sorts its result
+        return np.array([n.encode() for n in names], dtype=object).reshape(len(names))
+
+    return matching_files
+
+
+registry.register(
+    registry.OpDef(
+        "MatchingFiles", _infer_matching_files, _matching_files_kernel, registry.NOT_DIFFERENTIABLE
+    )
+)

@@ -352,3 +352,39 @@ def test_flat_map_of_a_non_dataset_is_tf115s_type_error():
 def test_errors_have_tf1s_class(build):
     ours = _error(dataflow, build)
     assert ours is not None and ours == _error(tf1, build)
+
+
+def test_list_files_and_unbatch_match_tf(tmp_path):
+    for i in (2, 0, 1):
+        (tmp_path / f"part-{i}.txt").write_text(f"line {i}a\nline {i}b\n")
+    (tmp_path / "other.csv").write_text("x\n")
+    pattern = str(tmp_path / "part-*.txt")
+    builds = [
+        lambda tf: tf.data.Dataset.list_files(pattern, shuffle=False),
+        lambda tf: tf.data.Dataset.list_files([pattern, str(tmp_path / "*.csv")], shuffle=False),
+        lambda tf: tf.data.Dataset.list_files(pattern, shuffle=False).interleave(
+            tf.data.TextLineDataset, cycle_length=2
+        ),
+        lambda tf: tf.data.Dataset.from_tensor_slices((X, Y)).batch(4).unbatch(),
+        lambda tf: tf.data.Dataset.range(6).batch(4).unbatch(),
+    ]
+    for build in builds:
+        assert_same(drain(dataflow, build), drain(tf1, build))
+
+
+def test_list_files_shuffles_and_refuses_no_match(tmp_path):
+    for i in range(6):
+        (tmp_path / f"f{i}").write_text("")
+    names = sorted(str(tmp_path / f"f{i}").encode() for i in range(6))
+    shuffled, _, _ = drain(
+        dataflow, lambda tf: tf.data.Dataset.list_files(str(tmp_path / "f*"), seed=3)
+    )
+    assert sorted(shuffled) == names
+    # TF 1.15 raised InvalidArgumentError("No files matched pattern"); today's
+    # tensorflow.compat.v1 drops that assertion in graph mode and ends the sequence.
+    tf = dataflow
+    with tf.Graph().as_default():
+        dataset = tf.data.Dataset.list_files(str(tmp_path / "none*"))
+        element = dataset.make_one_shot_iterator().get_next()
+        with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError, match="No files"):
+            sess.run(element)

@@ -612,7 +612,7 @@ def _datasets() -> list[Step]:
     generated = Dataset.from_generator(lambda: iter([1, 2]), tf.int64)
     files = Dataset.zip(
         (
-            tf.data.TextLineDataset(f"{folder}/lines.txt"),
+            Dataset.list_files(f"{folder}/*.txt", shuffle=False).flat_map(tf.data.TextLineDataset),
             tf.data.TFRecordDataset(f"{folder}/data.tfrecord"),
         )
     )

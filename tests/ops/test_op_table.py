@@ -64,6 +64,8 @@ NOT_IN_THE_TABLE = {
             "ZipDataset",
         )
     },
+    "MatchingFiles": "lists the file system: tests/data/test_dataset_parity.py compares "
+    "list_files with TF's",
     "DecodeImage": "decodes compressed bytes (PNG, JPEG): tests/ops/test_image.py compares "
     "its pixels with TF's decoder",
     "IteratorToStringHandle": "names an iterator resource: tests/data/test_dataset_parity.py",
