@@ -33,6 +33,7 @@ from .array_slice import slice_
 from .build import apply_op_n
 from .cast import cast
 from .control import stop_gradient
+from .host import to_host
 from .linalg_matmul import matmul
 from .math_arith import log
 from .math_compare import equal, where
@@ -95,15 +96,11 @@ def _sampler_kernel(ctx: Any, attrs: dict) -> Any:
         # Inverse-CDF sampling from the device's generator (cupy's has ``random`` but
         # no ``choice``); the uniforms come to the host, where the sampler runs.
         u = generator.random(n)
-        u = u.get() if type(u) is not np.ndarray and hasattr(u, "get") else u
+        u = to_host(u)
         return np.minimum(np.searchsorted(cdf, u * cdf[-1], side="right"), cdf.size - 1)
 
     def sample(true_classes: Any) -> tuple:
-        true_classes = (
-            true_classes.get()
-            if type(true_classes) is not np.ndarray and hasattr(true_classes, "get")
-            else true_classes
-        )
+        true_classes = to_host(true_classes)
         if true_classes.size and (
             true_classes.min() < 0 or true_classes.max() >= probabilities.size
         ):

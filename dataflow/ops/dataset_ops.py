@@ -30,26 +30,18 @@ from ..framework.tensor_shape import TensorShape
 from . import dataset_files
 from . import dataset_pipeline as pipe
 from .build import apply_op, apply_op_n
+from .host import to_host
 
 NOT_DIFF = registry.NOT_DIFFERENTIABLE
 _SCALAR = TensorShape([])
 
 
-def _host(value: Any) -> Any:
-    get = getattr(value, "get", None)  # a cupy array: pipelines run on the host
-    return (
-        get()
-        if get is not None and hasattr(value, "dtype") and type(value) is not np.ndarray
-        else value
-    )
-
-
 def _int(value: Any) -> int:
-    return int(_host(value))
+    return int(to_host(value))
 
 
 def _text(value: Any) -> str:
-    value = _host(value)
+    value = to_host(value)
     value = value.item() if isinstance(value, np.ndarray) else value
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -70,16 +62,16 @@ def _runner(ctx: Any, attrs: dict) -> Any:
             return value
         return xp.asarray(value)
 
-    return lambda args: [_host(v) for v in run([on_device(a) for a in args])[:n]]
+    return lambda args: [to_host(v) for v in run([on_device(a) for a in args])[:n]]
 
 
 # --- the kernels, one per dataset op type -----------------------------------------------
 def _slices(ctx: Any, attrs: dict) -> Any:
-    return lambda *components: pipe.Slices([np.asarray(_host(c)) for c in components])
+    return lambda *components: pipe.Slices([np.asarray(to_host(c)) for c in components])
 
 
 def _tensors(ctx: Any, attrs: dict) -> Any:
-    return lambda *components: pipe.Tensors([np.asarray(_host(c)) for c in components])
+    return lambda *components: pipe.Tensors([np.asarray(to_host(c)) for c in components])
 
 
 def _range(ctx: Any, attrs: dict) -> Any:
@@ -91,7 +83,7 @@ def _generator(ctx: Any, attrs: dict) -> Any:
     types = [t.as_numpy_dtype for t in attrs["output_types"]]
 
     def generator_dataset(*args: Any) -> Any:
-        values = [_host(a) for a in args]  # from_generator(args=...): numpy, as in TF1
+        values = [to_host(a) for a in args]  # from_generator(args=...): numpy, as in TF1
         return pipe.Generator(lambda: make(*values), flatten, types, attrs["output_shapes"])
 
     return generator_dataset
@@ -137,15 +129,15 @@ def _interleave(ctx: Any, attrs: dict) -> Any:
 
 
 def _batch(ctx: Any, attrs: dict) -> Any:
-    return lambda source, size, drop: pipe.Batch(source, _int(size), bool(_host(drop)))
+    return lambda source, size, drop: pipe.Batch(source, _int(size), bool(to_host(drop)))
 
 
 def _padded_batch(ctx: Any, attrs: dict) -> Any:
     shapes = [list(s) for s in attrs["padded_shapes"]]
 
     def padded_batch(source: Any, size: Any, drop: Any, *padding: Any) -> Any:
-        values = [_host(p).item() if hasattr(_host(p), "item") else p for p in padding]
-        return pipe.PaddedBatch(source, _int(size), shapes, values, bool(_host(drop)))
+        values = [to_host(p).item() if hasattr(to_host(p), "item") else p for p in padding]
+        return pipe.PaddedBatch(source, _int(size), shapes, values, bool(to_host(drop)))
 
     return padded_batch
 
@@ -172,7 +164,7 @@ def _prefetch(ctx: Any, attrs: dict) -> Any:
 
 def _reader(kind: type) -> Any:
     def factory(ctx: Any, attrs: dict) -> Any:
-        return lambda filenames, compression: kind(_host(filenames), _text(compression))
+        return lambda filenames, compression: kind(to_host(filenames), _text(compression))
 
     return factory
 

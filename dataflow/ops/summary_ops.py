@@ -29,6 +29,7 @@ from ..framework.tensor_shape import TensorShape
 from . import summary_encode
 from .build import apply_op
 from .constant import constant
+from .host import to_host
 from .state import GraphKeys
 
 # A child of the "dataflow" logger that ``tf.logging`` configures.
@@ -81,12 +82,7 @@ def _serialized(*values: summary_pb2.Summary.Value) -> np.ndarray:
 
 
 def _host(value: Any) -> np.ndarray:
-    get = getattr(value, "get", None)  # a cupy array: summaries are encoded on the host
-    return np.asarray(
-        get()
-        if get is not None and hasattr(value, "dtype") and type(value) is not np.ndarray
-        else value
-    )
+    return np.asarray(to_host(value))  # summaries are encoded on the host
 
 
 def _infer_summary(op: Operation) -> list:
