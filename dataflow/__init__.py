@@ -289,6 +289,7 @@ from .ops.variable_scope_context import (
 from .ops.cond import case as case
 from .ops.cond import cond as cond
 from .ops.while_loop import while_loop as while_loop
+from .ops.tensor_array import TensorArray as TensorArray
 from .ops.debugging import (
     Assert as Assert,
     Print as Print,
@@ -329,6 +330,7 @@ from .framework.sparse_tensor import (
 )
 from .layers.rnn import reverse_sequence as reverse_sequence
 from .ops.functional_ops import foldl as foldl, foldr as foldr
+from .ops.map_scan import map_fn as map_fn, scan as scan
 from .ops.image_ops import random_crop as random_crop
 from .ops.sparse_ops import (
     sparse_placeholder as sparse_placeholder,

@@ -66,7 +66,13 @@ def _as_x(x: Any) -> Tensor:
 
 
 def _differentiable(t: Tensor) -> bool:
-    return t.dtype.is_floating or t.dtype.is_complex or t.dtype == dtypes.resource
+    # A ``variant`` carries a tensor list (``TensorArray``), whose gradient is a list of
+    # element gradients; dataset variants have no gradient rule and stop nothing here.
+    return t.dtype.is_floating or t.dtype.is_complex or t.dtype in _HANDLE_DTYPES
+
+
+# Dtypes whose gradient is not an array of the input's shape (no broadcasting to undo).
+_HANDLE_DTYPES = (dtypes.resource, dtypes.variant)
 
 
 def gradients(
@@ -171,7 +177,7 @@ def gradients(
                 if t.op not in relevant and t not in x_set:
                     continue
                 g = convert_to_tensor(g)
-                if t.dtype != dtypes.resource:
+                if t.dtype not in _HANDLE_DTYPES:
                     g = _match_shape(graph, op, t, g)
                 pending.setdefault(t, []).append(g)
 

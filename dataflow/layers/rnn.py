@@ -3,9 +3,14 @@
 past a sequence's length and its state stops changing there) and TF1's scopes (``rnn``,
 ``bidirectional_rnn/fw``, ``bidirectional_rnn/bw``).
 
-``dynamic_rnn`` unrolls the cell over the time steps, so it needs their number at build
-time (a ``while_loop`` over a ``TensorArray``, for lengths known only when the step
-runs, is still to come); the values and gradients are those of TF1's loop.
+``dynamic_rnn`` is TF1's construction: the inputs unstacked into a ``TensorArray``
+along time, one ``while_loop`` whose body reads step ``t``, runs the cell and writes
+its output into a second ``TensorArray``, stacked after the loop; the number of time
+steps may be known only when the step runs, and the gradient is the loop's. When the
+number of steps is known at build time and small (``_UNROLL_LIMIT``), the loop is
+unrolled instead, which gives the same values, variables and gradients but runs faster
+here: no loop to interpret and no recomputation of the cell in the gradient (the
+while-loop gradient recomputes each step's body from the recorded loop variables).
 """
 
 from __future__ import annotations
@@ -20,7 +25,9 @@ from ..ops.array_transpose import range_ as range_op
 from ..ops.cast import cast
 from ..ops.math_arith import minimum
 from ..ops.math_compare import less, where
+from ..ops.tensor_array import TensorArray
 from ..ops.variable_scope_context import variable_scope
+from ..ops.while_loop import while_loop
 from .rnn_cells import LSTMStateTuple
 
 
@@ -77,6 +84,10 @@ def static_rnn(
         return outputs, state
 
 
+# Unrolling a known number of steps up to this many (measured: benchmarks/bench_rnn.py).
+_UNROLL_LIMIT = 64
+
+
 def dynamic_rnn(
     cell: Any,
     inputs: Any,
@@ -91,21 +102,84 @@ def dynamic_rnn(
     """Runs ``cell`` over ``inputs`` ``[batch, time, depth]`` (``[time, batch, depth]``
     when ``time_major``); returns the outputs in the same layout and the final state.
 
+    Args:
+        cell: an ``RNNCell``.
+        inputs: the input sequences; the number of time steps may be unknown until the
+            step runs.
+        sequence_length: optional ``[batch]`` lengths: outputs past a sequence's length
+            are zeros and its state stops changing there.
+        initial_state: the cell's initial state (default: ``cell.zero_state``).
+        dtype: the state's dtype when ``initial_state`` is not given.
+        parallel_iterations, swap_memory: accepted for TF1 compatibility.
+        time_major: the layout of ``inputs`` and of the returned outputs.
+        scope: variable scope (default ``rnn``).
+
     Raises:
-        ValueError: the number of time steps is unknown at build time, or neither
-            ``initial_state`` nor ``dtype`` is given.
+        ValueError: ``inputs`` has rank below 3, or neither ``initial_state`` nor
+            ``dtype`` is given.
     """
     inputs = convert_to_tensor(inputs)
     dims = inputs.shape.as_list() if inputs.shape.rank is not None else None
-    time_axis = 0 if time_major else 1
-    if dims is None or len(dims) < 3 or dims[time_axis] is None:
+    if dims is not None and len(dims) < 3:
         raise ValueError(
-            "dynamic_rnn needs the number of time steps at build time (its loop over a "
-            f"TensorArray is not provided yet), got inputs of shape {inputs.shape}"
+            f"dynamic_rnn: inputs must have rank >= 3 ([batch, time, depth]), got shape "
+            f"{inputs.shape}"
         )
-    steps = array_ops.unstack(inputs, num=dims[time_axis], axis=time_axis)
-    outputs, state = static_rnn(cell, steps, initial_state, dtype, sequence_length, scope)
-    return array_ops.stack(outputs, axis=time_axis), state
+    if initial_state is None and dtype is None:
+        raise ValueError("If there is no initial_state, you must give a dtype.")
+    time_axis = 0 if time_major else 1
+    steps = dims[time_axis] if dims is not None else None
+    if steps is not None and 0 < steps <= _UNROLL_LIMIT:
+        unstacked = array_ops.unstack(inputs, num=steps, axis=time_axis)
+        per_step, state = static_rnn(cell, unstacked, initial_state, dtype, sequence_length, scope)
+        return array_ops.stack(per_step, axis=time_axis), state
+    with variable_scope(scope or "rnn"):
+        if not time_major:
+            rank = inputs.shape.rank
+            if rank is None:
+                raise ValueError("dynamic_rnn: inputs must have a known rank")
+            inputs = array_ops.transpose(inputs, [1, 0, *range(2, rank)])
+        outputs, state = _time_loop(cell, inputs, sequence_length, initial_state, dtype)
+        if not time_major:
+            outputs = array_ops.transpose(outputs, [1, 0, *range(2, outputs.shape.rank or 2)])
+        return outputs, state
+
+
+def _time_loop(
+    cell: Any, inputs: Tensor, sequence_length: Any, initial_state: Any, dtype: Any
+) -> tuple[Tensor, Any]:
+    """The ``while_loop`` over time-major ``inputs`` (TF1's ``_dynamic_rnn_loop``)."""
+    shape = array_ops.shape(inputs)
+    time_steps, batch = shape[0], shape[1]
+    state = initial_state
+    if state is None:
+        state = cell.zero_state(batch, dtype)
+    lengths = (
+        None if sequence_length is None else cast(convert_to_tensor(sequence_length), dtypes.int32)
+    )
+    input_ta = TensorArray(inputs.dtype, size=time_steps, element_shape=inputs.shape[1:])
+    input_ta = input_ta.unstack(inputs)
+    batch_dim = inputs.shape.as_list()[1] if inputs.shape.rank is not None else None
+    output_ta = TensorArray(
+        inputs.dtype, size=time_steps, element_shape=[batch_dim, cell.output_size]
+    )
+
+    def step(time: Tensor, state: Any, output_ta: TensorArray) -> tuple:
+        output, new_state = cell(input_ta.read(time), state)
+        if lengths is not None:
+            alive = less(time, lengths)
+            output = _keep_where(alive, output, array_ops.zeros_like(output))
+            new_state = _map2(new_state, state, lambda n, o: _keep_where(alive, n, o))
+        return time + 1, new_state, output_ta.write(time, output)
+
+    _, state, output_ta = while_loop(
+        lambda time, *_: less(time, time_steps),
+        step,
+        (convert_to_tensor(0, dtype=dtypes.int32), state, output_ta),
+    )
+    outputs = output_ta.stack()
+    outputs.set_shape(inputs.shape[:1].concatenate([batch_dim, cell.output_size]))
+    return outputs, state
 
 
 def reverse_sequence(

@@ -77,6 +77,9 @@ def zeros_like(
 ) -> Tensor:
     """A tensor of zeros with the shape (and dtype, unless given) of ``tensor``."""
     tensor = convert_to_tensor(tensor)
+    if tensor.dtype == dtypes.variant and dtype is None:
+        # A tensor list's zero (a gradient): nothing written (ops/tensor_list.py).
+        return apply_op("TensorListZerosLike", [tensor], name=name)
     if dtype is not None and dtypes.as_dtype(dtype) != tensor.dtype:
         return zeros(shape_of(tensor) if optimize else shape(tensor), dtype, name=name)
     return apply_op("ZerosLike", [tensor], name=name)

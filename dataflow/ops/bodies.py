@@ -39,7 +39,8 @@ _RECOMPUTABLE = frozenset({"Placeholder", "VarHandleOp", "ReadVariableOp", "VarI
 
 
 def differentiable(t: Tensor) -> bool:
-    return t.dtype.is_floating or t.dtype.is_complex or t.dtype == dtypes.resource
+    # Variants are tensor lists (TensorArray flows), whose gradients are lists.
+    return t.dtype.is_floating or t.dtype.is_complex or t.dtype in (dtypes.resource, dtypes.variant)
 
 
 # --- side effects, records and recomputation ----------------------------------------------

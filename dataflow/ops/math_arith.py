@@ -33,7 +33,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..framework import errors, registry
+from ..framework import dtypes, errors, registry
 from ..framework.graph import Operation, Tensor
 from .array_shape import ones_like, zeros_like
 from .build import apply_op
@@ -91,6 +91,9 @@ def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
         raise ValueError("add_n needs at least one input")
     if len(inputs) == 1 and name is None:
         return apply_op("Identity", inputs)
+    if any(getattr(t, "dtype", None) == dtypes.variant for t in inputs):
+        # Gradients of tensor lists add entry by entry (ops/tensor_list.py).
+        return apply_op("TensorListAddN", inputs, name=name)
     return apply_op("AddN", inputs, name=name)
 
 

@@ -35,6 +35,7 @@ from .control_flow import (
     structure_of,
     union_inputs,
 )
+from .tensor_array import TensorArray, build_ta_with_new_flow
 
 
 # --- While -------------------------------------------------------------------------------
@@ -61,6 +62,8 @@ def _stack(xp: Any, values: list[Any], empty: tuple[Any, Any]) -> Any:
     """The per-iteration values stacked on a new leading axis; a zero-length array when
     there are none or their shapes differ (a gradient reading it then fails clearly)."""
     dtype, dims = empty
+    if dtype is None:  # a tensor list (variant): its history is a tuple of references
+        return tuple(values)
     if values:
         first = values[0].shape
         if all(v.shape == first for v in values):
@@ -132,7 +135,7 @@ def _while_kernel(ctx: Any, attrs: dict) -> Any:
 
 def _is_zero_fill(g: Tensor | None, t: Tensor) -> bool:
     """The gradient pass fills outputs nobody differentiated with ``zeros_like``."""
-    return g is None or (g.op.type == "ZerosLike" and g.op.inputs[0] is t)
+    return g is None or (g.op.type in ("ZerosLike", "TensorListZerosLike") and g.op.inputs[0] is t)
 
 
 def _while_grad(op: Any, *grads: Tensor) -> list:
@@ -252,12 +255,12 @@ def _infer_history_get(op: Operation) -> list:
 
 def _history_index(op_name: str, stack: Any, count: Any, j: Any) -> int:
     i = int(count) - 1 - int(j)
-    if not 0 <= i < stack.shape[0]:
+    if not 0 <= i < len(stack):
         raise errors.InvalidArgumentError(
             None,
             op_name,
             f"while_loop gradient: iteration {i} of the forward loop was not recorded "
-            f"(the history holds {stack.shape[0]} of {int(count)} iterations; loop "
+            f"(the history holds {len(stack)} of {int(count)} iterations; loop "
             "variables or stateful values whose shape changes between iterations cannot be "
             "differentiated)",
         )
@@ -286,8 +289,11 @@ def _history_get_grad_kernel(ctx: Any, attrs: dict) -> Any:
     xp, op_name = ctx.xp, ctx.op_name
 
     def scatter(stack: Any, grad: Any, count: Any, j: Any) -> Any:
+        i = _history_index(op_name, stack, count, j)
+        if isinstance(stack, tuple):  # a tensor list's history: unwritten lists elsewhere
+            return tuple(grad if n == i else (None,) * len(h) for n, h in enumerate(stack))
         out = xp.zeros_like(stack)
-        out[_history_index(op_name, stack, count, j)] = grad
+        out[i] = grad
         return out
 
     return scatter
@@ -453,8 +459,10 @@ def while_loop(
     graph = get_default_graph()
     wrapped = not nest.is_nested(loop_vars) or isinstance(loop_vars, Mapping)
     structure = canonical_structure([loop_vars] if wrapped else loop_vars)
+    # A TensorArray travels as its flow; the arrays rebuild it around each new flow.
+    arrays = {i: v for i, v in enumerate(nest.flatten(structure)) if isinstance(v, TensorArray)}
     with graph.name_scope(name or "while") as scope:
-        flat = [convert_to_tensor(v) for v in nest.flatten(structure)]
+        flat = [_as_loop_tensor(v) for v in nest.flatten(structure)]
         if not flat:
             raise ValueError("No loop variables provided")
         if shape_invariants is None:
@@ -463,6 +471,8 @@ def while_loop(
             invariants = _flatten_invariants(
                 structure, [shape_invariants] if wrapped else shape_invariants
             )
+            # A TensorArray's flow is a scalar whatever invariant names the array's elements.
+            invariants = [scalar() if i in arrays else inv for i, inv in enumerate(invariants)]
             for t, inv in zip(flat, invariants, strict=True):
                 if not inv.is_compatible_with(t.shape):
                     raise ValueError(
@@ -485,7 +495,7 @@ def while_loop(
         names = [t.name for t in flat]
 
         def call(fn: Callable, args: Sequence[Tensor]) -> Any:
-            packed = nest.pack_sequence_as(structure, list(args))
+            packed = nest.pack_sequence_as(structure, _with_arrays(arrays, args))
             return fn(*packed)
 
         def cond_fn(*args: Tensor) -> Any:
@@ -504,13 +514,22 @@ def while_loop(
                     "The body of while_loop must return the structure of its loop_vars: "
                     f"loop_vars are {list(structure)!r}, the body returned {result!r}."
                 )
-            return [o for o in nest.flatten(result)]
+            return [_as_loop_tensor(o) for o in nest.flatten(result)]
 
         outs = _make_while(cond_fn, body_fn, flat, invariants, limit, back_prop, scope, names)
-    packed = nest.pack_sequence_as(structure, outs)
+    packed = nest.pack_sequence_as(structure, _with_arrays(arrays, outs))
     if wrapped or (len(outs) == 1 and not return_same_structure):
         return packed[0]
     return packed
+
+
+def _as_loop_tensor(value: Any) -> Tensor:
+    return value.flow if isinstance(value, TensorArray) else convert_to_tensor(value)
+
+
+def _with_arrays(arrays: Mapping[int, TensorArray], flat: Sequence[Tensor]) -> list:
+    """``flat`` with each TensorArray's position rebuilt as an array over that flow."""
+    return [build_ta_with_new_flow(arrays[i], t) if i in arrays else t for i, t in enumerate(flat)]
 
 
 def _flatten_invariants(structure: Any, invariants: Any) -> list[TensorShape]:

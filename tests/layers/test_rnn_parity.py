@@ -68,7 +68,49 @@ def bidirectional(tf):
     return tf.concat([out_fw, out_bw], 2), states
 
 
+def _unknown_time(tf, values):
+    """``values`` behind a placeholder whose time (and batch) sizes are unknown, so that
+    ``dynamic_rnn`` runs its ``while_loop`` over a ``TensorArray``."""
+    return tf.placeholder_with_default(values, [None, None, values.shape[2]])
+
+
+def lstm_loop(tf):
+    cell = tf.nn.rnn_cell.BasicLSTMCell(6)
+    x = _unknown_time(tf, SEQUENCES)
+    return tf.nn.dynamic_rnn(cell, x, sequence_length=LENGTHS, dtype=tf.float32)
+
+
+def gru_time_major_loop(tf):
+    x = _unknown_time(tf, np.transpose(SEQUENCES, (1, 0, 2)))
+    cell = tf.nn.rnn_cell.GRUCell(5)
+    return tf.nn.dynamic_rnn(cell, x, dtype=tf.float32, time_major=True)
+
+
+def stacked_loop(tf):
+    x = _unknown_time(tf, SEQUENCES)
+    cells = [
+        tf.nn.rnn_cell.LSTMCell(4, use_peepholes=True, num_proj=3, cell_clip=2.0),
+        tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.BasicRNNCell(3), output_keep_prob=1.0),
+    ]
+    cell = tf.nn.rnn_cell.MultiRNNCell(cells)
+    initial = cell.zero_state(3, tf.float32)
+    return tf.nn.dynamic_rnn(cell, x, initial_state=initial, sequence_length=LENGTHS)
+
+
+def bidirectional_loop(tf):
+    x = _unknown_time(tf, SEQUENCES)
+    fw, bw = tf.nn.rnn_cell.BasicLSTMCell(3), tf.nn.rnn_cell.GRUCell(2)
+    (out_fw, out_bw), states = tf.nn.bidirectional_dynamic_rnn(
+        fw, bw, x, sequence_length=LENGTHS, dtype=tf.float32
+    )
+    return tf.concat([out_fw, out_bw], 2), states
+
+
 PROGRAMS = {
+    "lstm_loop": lstm_loop,
+    "gru_time_major_loop": gru_time_major_loop,
+    "stacked_loop": stacked_loop,
+    "bidirectional_loop": bidirectional_loop,
     "lstm_dynamic": lstm_dynamic,
     "gru_time_major": gru_time_major,
     "stacked_with_initial_state": stacked_with_initial_state,
@@ -121,8 +163,25 @@ def test_reverse_sequence_matches_tf():
     np.testing.assert_array_equal(build(dataflow), build(tf1))
 
 
-def test_dynamic_rnn_with_unknown_time_steps_says_so():
+def test_dynamic_rnn_over_unknown_time_steps_is_one_while_loop():
     tf = dataflow
-    x = tf.placeholder(tf.float32, [2, None, 3])
-    with pytest.raises(ValueError, match="number of time steps"):
-        tf.nn.dynamic_rnn(tf.nn.rnn_cell.GRUCell(2), x, dtype=tf.float32)
+    with tf.Graph().as_default() as graph:
+        x = tf.placeholder(tf.float32, [2, None, 3])
+        outputs, state = tf.nn.dynamic_rnn(tf.nn.rnn_cell.GRUCell(2), x, dtype=tf.float32)
+        types = [op.type for op in graph.get_operations()]
+        assert types.count("StatelessWhile") + types.count("While") == 1
+        assert outputs.shape.as_list() == [2, None, 2]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for steps in (1, 4, 0):
+                out = sess.run(outputs, {x: np.ones((2, steps, 3), np.float32)})
+                assert out.shape == (2, steps, 2)
+
+
+def test_dynamic_rnn_needs_rank_three_and_a_dtype():
+    tf = dataflow
+    cell = tf.nn.rnn_cell.GRUCell(2)
+    with pytest.raises(ValueError, match="rank >= 3"):
+        tf.nn.dynamic_rnn(cell, tf.placeholder(tf.float32, [2, 3]), dtype=tf.float32)
+    with pytest.raises(ValueError, match="dtype"):
+        tf.nn.dynamic_rnn(cell, tf.placeholder(tf.float32, [2, None, 3]))
