@@ -59,6 +59,7 @@ class GraphKeys:
     INIT_OP = "init_op"
     LOCAL_INIT_OP = "local_init_op"
     READY_OP = "ready_op"
+    READY_FOR_LOCAL_INIT_OP = "ready_for_local_init_op"
     TRAIN_OP = "train_op"
     MOVING_AVERAGE_VARIABLES = "moving_average_variables"
     SUMMARY_OP = "summary_op"

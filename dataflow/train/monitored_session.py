@@ -34,6 +34,7 @@ from ..framework import errors
 from ..framework.graph import get_default_graph
 from ..ops.control import group
 from ..ops.state import (
+    GLOBAL_VARIABLES,
     GraphKeys,
     global_variables_initializer,
     local_variables_initializer,
@@ -60,7 +61,13 @@ _RECOVERABLE = (errors.UnavailableError, errors.AbortedError)
 
 
 class Scaffold:
-    """The ops a monitored session needs; missing ones are made by ``finalize``."""
+    """The ops a monitored session needs; missing ones are made by ``finalize``.
+
+    As in TF1, each default op is looked up in its graph collection first (``INIT_OP``,
+    ``READY_OP``, ``READY_FOR_LOCAL_INIT_OP``, ``LOCAL_INIT_OP``, ``SUMMARY_OP``,
+    ``SAVERS``) and only made, and added there, when the collection is empty: a second
+    monitored session (or ``Supervisor``) on a finalized graph reuses the first one's ops.
+    """
 
     def __init__(
         self,
@@ -74,42 +81,92 @@ class Scaffold:
         saver: Saver | None = None,
         copy_from_scaffold: Any = None,
     ):
+        if copy_from_scaffold is not None:
+            if not isinstance(copy_from_scaffold, Scaffold):
+                raise TypeError("copy_from_scaffold is not a Scaffold instance.")
+            init_op = init_op if init_op is not None else copy_from_scaffold.init_op
+            init_feed_dict = init_feed_dict or copy_from_scaffold.init_feed_dict
+            init_fn = init_fn or copy_from_scaffold.init_fn
+            ready_op = ready_op if ready_op is not None else copy_from_scaffold.ready_op
+            ready_for_local_init_op = (
+                ready_for_local_init_op
+                if ready_for_local_init_op is not None
+                else copy_from_scaffold.ready_for_local_init_op
+            )
+            local_init_op = (
+                local_init_op if local_init_op is not None else copy_from_scaffold.local_init_op
+            )
+            summary_op = summary_op if summary_op is not None else copy_from_scaffold.summary_op
+            saver = saver if saver is not None else copy_from_scaffold.saver
         self.init_op = init_op
         self.init_feed_dict = init_feed_dict
         self.init_fn = init_fn
         self.ready_op = ready_op
+        self.ready_for_local_init_op = ready_for_local_init_op
         self.local_init_op = local_init_op
         self.summary_op = summary_op
         self.saver = saver
         self._finalized = False
 
+    @staticmethod
+    def get_or_default(arg_name: str, collection_key: str, default_constructor: Any) -> Any:
+        """The first item of the graph collection ``collection_key``, or a new one from
+        ``default_constructor()`` added to it (``None`` is not added)."""
+        graph = get_default_graph()
+        found = graph.get_collection(collection_key)
+        if found:
+            if len(found) > 1:
+                raise RuntimeError(
+                    f"More than one item in collection {collection_key}. Please indicate "
+                    f"which one to use by passing it to the constructor as {arg_name}"
+                )
+            return found[0]
+        made = default_constructor()
+        if made is not None:
+            graph.add_to_collection(collection_key, made)
+        return made
+
     def finalize(self) -> Scaffold:
-        """Creates the default ops and finalizes the graph."""
+        """Creates the default ops (or finds them in their collections) and finalizes the
+        graph."""
         if self._finalized:
             return self
         graph = get_default_graph()
         if self.init_op is None:
-            self.init_op = global_variables_initializer()
+            self.init_op = Scaffold.get_or_default(
+                "init_op", GraphKeys.INIT_OP, global_variables_initializer
+            )
         if self.ready_op is None:
-            self.ready_op = report_uninitialized_variables()
+            self.ready_op = Scaffold.get_or_default(
+                "ready_op", GraphKeys.READY_OP, report_uninitialized_variables
+            )
+        if self.ready_for_local_init_op is None:
+            self.ready_for_local_init_op = Scaffold.get_or_default(
+                "ready_for_local_init_op",
+                GraphKeys.READY_FOR_LOCAL_INIT_OP,
+                lambda: report_uninitialized_variables(graph.get_collection(GLOBAL_VARIABLES)),
+            )
         if self.local_init_op is None:
-            self.local_init_op = group(local_variables_initializer())
+            self.local_init_op = Scaffold.get_or_default(
+                "local_init_op",
+                GraphKeys.LOCAL_INIT_OP,
+                lambda: group(local_variables_initializer()),
+            )
         if self.summary_op is None:
             # TF1: the graph's SUMMARY_OP, else every summary merged (None if none).
-            found = graph.get_collection(GraphKeys.SUMMARY_OP)
-            self.summary_op = found[0] if found else merge_all()
-            if self.summary_op is not None and not found:
-                graph.add_to_collection(GraphKeys.SUMMARY_OP, self.summary_op)
+            self.summary_op = Scaffold.get_or_default("summary_op", GraphKeys.SUMMARY_OP, merge_all)
         if self.saver is None:
-            savers = graph.get_collection(GraphKeys.SAVERS)
-            if savers:
-                self.saver = savers[0]
-            elif graph.get_collection(GraphKeys.GLOBAL_VARIABLES):
-                self.saver = Saver(max_to_keep=5)
-                graph.add_to_collection(GraphKeys.SAVERS, self.saver)
+            self.saver = Scaffold.get_or_default("saver", GraphKeys.SAVERS, _default_saver)
         graph.finalize()
         self._finalized = True
         return self
+
+
+def _default_saver() -> Saver | None:
+    """A saver of the global variables (``None`` when there are none)."""
+    if not get_default_graph().get_collection(GraphKeys.GLOBAL_VARIABLES):
+        return None
+    return Saver(max_to_keep=5)
 
 
 class ChiefSessionCreator:
@@ -184,21 +241,36 @@ class WorkerSessionCreator:
     def create_session(self) -> Session:
         sess = _open_session(self)
         deadline = time.monotonic() + self._max_wait
-        while True:
-            missing = sess.run(self._scaffold.ready_op)
-            if len(missing) == 0:
-                break
-            if time.monotonic() > deadline:
-                sess.close()
-                raise errors.DeadlineExceededError(
-                    None,
-                    None,
-                    f"Session was not ready after {self._max_wait} s; "
-                    f"uninitialized: {[m.decode() for m in missing][:10]}",
-                )
-            time.sleep(0.1)
-        sess.run(self._scaffold.local_init_op)
+        try:
+            # As TF1's SessionManager: wait for the chief's global variables, then make
+            # this worker's local ones, then check that everything is ready.
+            _wait_until_empty(sess, self._scaffold.ready_for_local_init_op, deadline)
+            sess.run(self._scaffold.local_init_op)
+            _wait_until_empty(sess, self._scaffold.ready_op, deadline)
+        except BaseException:
+            sess.close()
+            raise
         return sess
+
+
+def _wait_until_empty(sess: Session, report: Any, deadline: float) -> None:
+    """Polls ``report`` (names of uninitialized variables) until it is empty.
+
+    Raises:
+        errors.DeadlineExceededError: still not empty at ``deadline``.
+    """
+    while True:
+        missing = sess.run(report)
+        if len(missing) == 0:
+            return
+        if time.monotonic() > deadline:
+            raise errors.DeadlineExceededError(
+                None,
+                None,
+                "Session was not ready before its deadline; uninitialized: "
+                f"{[m.decode() for m in missing][:10]}",
+            )
+        time.sleep(0.1)
 
 
 def _open_session(creator: ChiefSessionCreator | WorkerSessionCreator) -> Session:

@@ -149,3 +149,39 @@ def test_recovers_from_unavailable_error_by_restoring_the_checkpoint(tmp_path):
     # The session rolled back to the step-4 checkpoint and redid steps 5..6: same result
     # as an uninterrupted run of 10 steps.
     np.testing.assert_allclose(final_w, 2 + 3 * 0.8**10, rtol=1e-5)
+
+
+def test_a_second_monitored_session_on_the_same_graph_reuses_its_ops(tmp_path):
+    """TF1 keeps the scaffold's default ops in graph collections; a second session on
+    the (now finalized) graph finds them instead of building new ones."""
+    step, w, loss, train = _quadratic_model()
+    tf.summary.scalar("loss", loss)
+    with tf.train.MonitoredTrainingSession(
+        checkpoint_dir=str(tmp_path), save_summaries_steps=1, save_checkpoint_steps=1
+    ) as sess:
+        for _ in range(3):
+            sess.run(train)
+    graph = tf.get_default_graph()
+    assert graph.finalized
+    ops_after_first = len(graph.get_operations())
+    for key in ("init_op", "ready_op", "ready_for_local_init_op", "local_init_op", "summary_op"):
+        assert len(graph.get_collection(key)) == 1, key
+    with tf.train.MonitoredTrainingSession(
+        checkpoint_dir=str(tmp_path), save_summaries_steps=1, save_checkpoint_steps=1
+    ) as sess:
+        assert sess.run(step) == 3  # restored from the first session's checkpoint
+        sess.run(train)
+    assert len(graph.get_operations()) == ops_after_first
+
+
+def test_a_scaffold_copies_another_and_refuses_ambiguous_collections():
+    step, w, loss, train = _quadratic_model()
+    first = tf.train.Scaffold(init_op=tf.group(w.initializer, step.initializer))
+    copy = tf.train.Scaffold(copy_from_scaffold=first)
+    assert copy.init_op is first.init_op
+    with pytest.raises(TypeError, match="Scaffold"):
+        tf.train.Scaffold(copy_from_scaffold=object())
+    tf.add_to_collection("ready_op", tf.constant([], tf.string))
+    tf.add_to_collection("ready_op", tf.constant([], tf.string))
+    with pytest.raises(RuntimeError, match="More than one item in collection ready_op"):
+        tf.train.Scaffold().finalize()
