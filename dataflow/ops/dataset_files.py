@@ -3,25 +3,24 @@
 
 Files are opened with fsspec (any URL it knows), uncompressed, ``GZIP`` or ``ZLIB``.
 A TFRecord file is a sequence of records: the data's length (uint64, little-endian),
-that length's masked CRC32C, the data, and the data's masked CRC32C (checksums from
-``tensorboard``'s copy of TF's ``masked_crc32c``); a mismatch is ``DataLossError``.
+that length's masked CRC32C, the data, and the data's masked CRC32C; ``tf_record.py``
+reads the framing (shared with ``tf.python_io``); a mismatch is ``DataLossError``.
 """
 
 from __future__ import annotations
 
 import gzip
 import io
-import struct
 import zlib
 from collections.abc import Iterator
 from typing import Any
 
 import fsspec
 import numpy as np
-from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
 
 from ..framework import dtypes, errors, registry
 from ..framework.tensor_shape import TensorShape
+from . import tf_record
 from .dataset_pipeline import Element, Pipeline
 
 
@@ -68,32 +67,8 @@ class Records(Pipeline):
 
     def elements(self) -> Iterator[Element]:
         for path in self._paths:
-            with _opened(path, self._compression) as f:
-                while True:
-                    header = f.read(12)
-                    if not header:
-                        break
-                    record = _read_record(f, header, path)
-                    yield (np.asarray(record, dtype=object),)
-
-
-def _read_record(f: Any, header: bytes, path: str) -> bytes:
-    def corrupt(what: str) -> Exception:
-        return errors.DataLossError(None, None, f"corrupted record in {path}: {what}")
-
-    if len(header) < 12:
-        raise corrupt("truncated header")
-    (length,) = struct.unpack("<Q", header[:8])
-    (length_crc,) = struct.unpack("<I", header[8:])
-    if masked_crc32c(header[:8]) != length_crc:
-        raise corrupt("length checksum mismatch")
-    data = f.read(length)
-    footer = f.read(4)
-    if len(data) < length or len(footer) < 4:
-        raise corrupt("truncated record")
-    if masked_crc32c(data) != struct.unpack("<I", footer)[0]:
-        raise corrupt("data checksum mismatch")
-    return data
+            for record in tf_record.tf_record_iterator(path, self._compression):
+                yield (np.asarray(record, dtype=object),)
 
 
 def _infer_matching_files(op: Any) -> list:
