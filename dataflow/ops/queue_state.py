@@ -17,6 +17,15 @@ Semantics (TF1's):
 * ``cancel_all()`` (the embedded session closing) wakes every blocked call with
   ``CancelledError``, so no step hangs.
 
+Attempts are served in arrival order, as TF's queues serve them: enqueues wait in one
+line and dequeues in another, and only the attempt at the head of its line touches the
+buffer. So an ``enqueue_many`` that finds the queue full keeps its place, and its rows
+go in together, in order, however many producer threads call at once; and a
+``dequeue_many(n)`` at the head takes elements as they arrive (``n`` may exceed the
+capacity), holding them until it has ``n``. If it gives up (the queue closed with too
+few, a deadline, a cancellation) it puts what it took back at the front, so the queue is
+as it was.
+
 Blocking calls take an optional ``waiter`` (the kernel context): ``waiter.will_block()``
 is called once before a call first waits (a Dask worker then frees the task's thread
 slot, so the step that would unblock it can run on the same worker), and
@@ -28,6 +37,11 @@ session's ``RunOptions(timeout_in_ms=...)``); a call still waiting then raises
 ``DeadlineExceededError``. A dequeue takes its elements at once, when all are there,
 and an ``enqueue`` adds its element at once, so a timed-out dequeue or enqueue leaves
 the queue as it was; an ``enqueue_many`` keeps the elements it had room for, as TF1's.
+
+Worked example (capacity 2): thread A's ``enqueue_many([a1, a2, a3])`` puts ``a1, a2``
+and waits at the head of the enqueue line; thread B's ``enqueue_many([b1, b2])`` waits
+behind it. A ``dequeue_many(3)`` takes ``a1, a2`` (A then puts ``a3``; B is next) and
+then ``a3``: it returns ``[a1, a2, a3]``, never ``[a1, a2, b1]``.
 
 A plain class with one condition variable; no Dask, testable alone.
 """
@@ -74,6 +88,31 @@ class QueueSignature:
         return text
 
 
+class _Line:
+    """Attempts waiting their turn: tickets in arrival order (guarded by the queue's
+    lock). An attempt that gives up before its turn is skipped when its turn comes."""
+
+    __slots__ = ("next", "serving", "gone")
+
+    def __init__(self) -> None:
+        self.next = 0  # the ticket the next attempt gets
+        self.serving = 0  # the ticket whose attempt may touch the buffer
+        self.gone: set[int] = set()  # tickets that left before their turn
+
+    def join(self) -> int:
+        self.next += 1
+        return self.next - 1
+
+    def leave(self, ticket: int) -> None:
+        if ticket != self.serving:
+            self.gone.add(ticket)
+            return
+        self.serving += 1
+        while self.serving in self.gone:
+            self.gone.discard(self.serving)
+            self.serving += 1
+
+
 class QueueState:
     def __init__(
         self,
@@ -97,6 +136,8 @@ class QueueState:
         self._cancelled = False
         self._cancel_enqueues = False
         self._rng = np.random.default_rng(seed)
+        self._enqueue_line = _Line()
+        self._dequeue_line = _Line()
 
     # --- helpers ---------------------------------------------------------------------
     def _check_cancelled(self, waiter: Any) -> None:
@@ -139,10 +180,6 @@ class QueueState:
         assert isinstance(self._items, deque)  # a FIFO queue keeps a deque (__init__)
         return self._items.popleft()
 
-    def _available(self, n: int) -> bool:
-        keep = 0 if self._closed else (self.min_after_dequeue if self.shuffle else 0)
-        return len(self._items) >= n + keep
-
     # --- operations ------------------------------------------------------------------
     def enqueue(self, components: tuple, waiter: Any = None) -> None:
         self._put([components], waiter)
@@ -160,53 +197,79 @@ class QueueState:
         self._put([tuple(c[i] for c in components) for i in range(n)], waiter)
 
     def _put(self, elements: list, waiter: Any) -> None:
-        """Appends ``elements`` in order, as many at a time as there is room for."""
+        """Appends ``elements`` in order, as many at a time as there is room for, once
+        every earlier enqueue attempt is done (see the module doc)."""
         done, blocked = 0, False
         with self._cond:
-            while done < len(elements):
-                self._check_cancelled(waiter)
-                if self._closed:
-                    if blocked and self._cancel_enqueues:
-                        raise errors.CancelledError(
-                            None,
-                            None,
-                            f"Queue '{self.name}' was closed with pending enqueues cancelled.",
-                        )
-                    raise errors.CancelledError(None, None, f"Queue '{self.name}' is closed.")
-                if self._full():
-                    blocked = self._wait(waiter, blocked, "enqueuing into the full")
-                    continue
-                room = (
-                    len(elements) - done
-                    if self.capacity is None
-                    else self.capacity - len(self._items)
-                )
-                take = min(room, len(elements) - done)
-                self._items.extend(elements[done : done + take])
-                done += take
+            ticket = self._enqueue_line.join()
+            try:
+                while done < len(elements):
+                    self._check_cancelled(waiter)
+                    if self._closed:
+                        if blocked and self._cancel_enqueues:
+                            raise errors.CancelledError(
+                                None,
+                                None,
+                                f"Queue '{self.name}' was closed with pending enqueues cancelled.",
+                            )
+                        raise errors.CancelledError(None, None, f"Queue '{self.name}' is closed.")
+                    if self._enqueue_line.serving != ticket or self._full():
+                        blocked = self._wait(waiter, blocked, "enqueuing into the full")
+                        continue
+                    room = (
+                        len(elements) - done
+                        if self.capacity is None
+                        else self.capacity - len(self._items)
+                    )
+                    take = min(room, len(elements) - done)
+                    self._items.extend(elements[done : done + take])
+                    done += take
+                    self._cond.notify_all()
+            finally:
+                self._enqueue_line.leave(ticket)
                 self._cond.notify_all()
 
     def dequeue_many(self, n: int, allow_smaller: bool = False, waiter: Any = None) -> list[tuple]:
+        """Takes ``n`` elements (fewer, once closed, with ``allow_smaller``), in turn."""
         blocked = False
+        taken: list[tuple] = []
         with self._cond:
-            while True:
-                self._check_cancelled(waiter)
-                if self._available(n):
-                    break
-                if self._closed:
-                    if allow_smaller and self._items:
-                        n = len(self._items)
-                        break
-                    raise errors.OutOfRangeError(
-                        None,
-                        None,
-                        f"Queue '{self.name}' is closed and has insufficient "
-                        f"elements (requested {n}, current size {len(self._items)})",
-                    )
-                blocked = self._wait(waiter, blocked, f"dequeuing {n} from the")
-            out = [self._pop() for _ in range(n)]
-            self._cond.notify_all()
-            return out
+            ticket = self._dequeue_line.join()
+            try:
+                while True:
+                    self._check_cancelled(waiter)
+                    if self._dequeue_line.serving == ticket:
+                        keep = (
+                            0 if self._closed else (self.min_after_dequeue if self.shuffle else 0)
+                        )
+                        while len(taken) < n and len(self._items) > keep:
+                            taken.append(self._pop())
+                        if taken:
+                            self._cond.notify_all()  # room for the enqueuers
+                        if len(taken) == n:
+                            out, taken = taken, []
+                            return out
+                        if self._closed:
+                            if allow_smaller and taken:
+                                out, taken = taken, []
+                                return out
+                            raise errors.OutOfRangeError(
+                                None,
+                                None,
+                                f"Queue '{self.name}' is closed and has insufficient "
+                                f"elements (requested {n}, current size "
+                                f"{len(self._items) + len(taken)})",
+                            )
+                    blocked = self._wait(waiter, blocked, f"dequeuing {n} from the")
+            finally:
+                if taken:  # gave up: the elements go back to the front, in order
+                    if self.shuffle:
+                        self._items.extend(taken)
+                    else:
+                        assert isinstance(self._items, deque)
+                        self._items.extendleft(reversed(taken))
+                self._dequeue_line.leave(ticket)
+                self._cond.notify_all()
 
     def close(self, cancel_pending_enqueues: bool = False) -> None:
         with self._cond:
