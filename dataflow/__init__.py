@@ -226,6 +226,7 @@ from .ops.data_flow import (
     QueueBase as QueueBase,
     RandomShuffleQueue as RandomShuffleQueue,
 )
+from .ops.accumulator_ops import ConditionalAccumulator as ConditionalAccumulator
 
 # --- ops/linalg.py -----------------------------------------------------------------------
 from .ops.linalg import (
@@ -327,6 +328,11 @@ from .ops.clip_ops import (
 from .framework.sparse_tensor import (
     SparseTensor as SparseTensor,
     SparseTensorValue as SparseTensorValue,
+)
+from .framework.indexed_slices import (
+    IndexedSlices as IndexedSlices,
+    IndexedSlicesValue as IndexedSlicesValue,
+    convert_to_tensor_or_indexed_slices as convert_to_tensor_or_indexed_slices,
 )
 from .layers.rnn import reverse_sequence as reverse_sequence
 from .ops.functional_ops import foldl as foldl, foldr as foldr

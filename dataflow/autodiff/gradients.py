@@ -17,6 +17,9 @@ The approach (TF's ``_GradientsHelper``, autograd's backward pass):
    itself collects its gradient like any other, so ``gradients(y, [x, s],
    stop_gradients=[s])`` gives ``s`` its gradient and ``x`` only what bypasses ``s``.
 5. *Bookkeeping done once, here, not in rules*: the rule's output count is checked;
+   several ``IndexedSlices`` (a gather's rows) reaching one tensor are concatenated,
+   densified when mixed with dense gradients or handed to an op other than a
+   variable read;
    each input gradient whose static shape differs from (or is not known to equal) its
    input's is reduced with one ``SumToShape`` (undoing broadcasting); gradients for
    integer/bool inputs are dropped; op types registered ``NOT_DIFFERENTIABLE`` pass
@@ -45,6 +48,7 @@ import numpy as np
 from .._util.toposort import reachable
 from ..framework import dtypes, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
+from ..framework.indexed_slices import IndexedSlices
 from ..ops import array
 from ..ops import math as math_ops
 from ..ops.constant import constant
@@ -85,7 +89,7 @@ def gradients(
     aggregation_method: Any = None,
     stop_gradients: Any = None,
     unconnected_gradients: str = "none",
-) -> list[Tensor | None]:
+) -> list[Any]:
     """Symbolic derivatives of ``sum(ys)`` with respect to each of ``xs``.
 
     Args:
@@ -100,7 +104,9 @@ def gradients(
             not depend on) or ``'zero'``.
 
     Returns:
-        One tensor (or ``None``) per ``x``, with the shape of ``x``.
+        One tensor (or ``None``) per ``x``, with the shape of ``x``; for a variable
+        reached only through gathers along axis 0 (``embedding_lookup``), an
+        ``IndexedSlices`` of the gathered rows, as in TF1.
 
     Raises:
         LookupError: an op on the path has no registered gradient.
@@ -118,7 +124,7 @@ def gradients(
 
     with graph.name_scope(name):
         relevant = _relevant_ops(ys, xs_list, stop_ops)
-        pending: dict[Tensor, list[Tensor]] = {}
+        pending: dict[Tensor, list[Tensor | IndexedSlices]] = {}
         for i, y in enumerate(ys):
             g = grad_ys_list[i] if grad_ys_list and grad_ys_list[i] is not None else None
             if g is None:
@@ -151,6 +157,14 @@ def gradients(
             opdef = registry.lookup(op.type)
             if opdef.grad is registry.NOT_DIFFERENTIABLE:
                 continue
+            if op.type not in _SLICES_PASS_THROUGH and any(
+                isinstance(g, IndexedSlices) for g in out_grads
+            ):
+                with (
+                    graph.name_scope(f"{op.name}_grad"),
+                    _colocate(graph, op, colocate_gradients_with_ops),
+                ):
+                    out_grads = [_dense(g) for g in out_grads]
             if opdef.grad is None:
                 raise LookupError(
                     f"No gradient defined for operation {op.describe()}. "
@@ -176,12 +190,16 @@ def gradients(
                     continue
                 if t.op not in relevant and t not in x_set:
                     continue
-                g = convert_to_tensor(g)
-                if t.dtype not in _HANDLE_DTYPES:
-                    g = _match_shape(graph, op, t, g)
+                if isinstance(g, IndexedSlices):
+                    # Rows of ``t`` (a gather's gradient): no broadcasting to undo.
+                    _check_dtype(op, t, g.values)
+                else:
+                    g = convert_to_tensor(g)
+                    if t.dtype not in _HANDLE_DTYPES:
+                        g = _match_shape(graph, op, t, g)
                 pending.setdefault(t, []).append(g)
 
-        results: list[Tensor | None] = []
+        results: list[Any] = []  # Tensor, IndexedSlices or None
         for x in xs_list:
             g = _aggregate(pending.get(x), x)
             if g is None and unconnected_gradients == "zero":
@@ -196,21 +214,51 @@ def _colocate(graph: Any, op: Operation, enabled: bool) -> Any:
     return graph.colocate_with(op)
 
 
-def _aggregate(contributions: Sequence[Tensor] | None, t: Tensor) -> Tensor | None:
+def _aggregate(
+    contributions: Sequence[Tensor | IndexedSlices] | None, t: Tensor
+) -> Tensor | IndexedSlices | None:
+    """The sum of a tensor's gradient contributions: ``AddN`` of dense ones; several
+    ``IndexedSlices`` concatenated (TF's ``_AggregateIndexedSlicesGradients``: rows
+    may repeat, which means they add up); a mix densified first."""
     if not contributions:
         return None
     if len(contributions) == 1:
         return contributions[0]
-    return math_ops.add_n(list(contributions), name=f"{t.op.name}_{t.value_index}_AddN")
+    if all(isinstance(g, IndexedSlices) for g in contributions):
+        slices = [g for g in contributions if isinstance(g, IndexedSlices)]
+        indices = [g.indices for g in slices]
+        if len({i.dtype for i in indices}) > 1:
+            indices = [math_ops.cast(i, dtypes.int64) for i in indices]
+        with get_default_graph().name_scope(f"{t.op.name}_{t.value_index}_concat"):
+            return IndexedSlices(
+                array.concat([g.values for g in slices], 0),
+                array.concat(indices, 0),
+                slices[0].dense_shape,
+            )
+    dense = [_dense(g) for g in contributions]
+    return math_ops.add_n(dense, name=f"{t.op.name}_{t.value_index}_AddN")
 
 
-def _match_shape(graph: Any, op: Operation, t: Tensor, g: Tensor) -> Tensor:
-    """Reduces a broadcast gradient to the shape of its input (once, for all rules)."""
+# Op types whose gradient rule passes an ``IndexedSlices`` on as it is (a variable read
+# hands its gather's rows to the variable); any other op gets it densified first.
+_SLICES_PASS_THROUGH = frozenset({"ReadVariableOp"})
+
+
+def _dense(g: Any) -> Any:
+    return convert_to_tensor(g) if isinstance(g, IndexedSlices) else g
+
+
+def _check_dtype(op: Operation, t: Tensor, g: Tensor) -> None:
     if g.dtype != t.dtype and t.dtype.is_floating:
         raise TypeError(
             f"Gradient rule of '{op.type}' produced dtype {g.dtype.name} for "
             f"input '{t.name}' of dtype {t.dtype.name}"
         )
+
+
+def _match_shape(graph: Any, op: Operation, t: Tensor, g: Tensor) -> Tensor:
+    """Reduces a broadcast gradient to the shape of its input (once, for all rules)."""
+    _check_dtype(op, t, g)
     if t.shape.is_fully_defined() and g.shape.is_fully_defined() and t.shape == g.shape:
         return g
     if t.shape.is_fully_defined() and g.shape.is_fully_defined():

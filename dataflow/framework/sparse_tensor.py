@@ -17,6 +17,7 @@ from typing import Any
 
 from . import dtypes
 from .graph import convert_to_tensor
+from .indexed_slices import IndexedSlices, IndexedSlicesValue
 from .operation import run_using_default_session
 from .tensor_shape import TensorShape
 from .tensor_util import constant_value
@@ -81,9 +82,14 @@ class SparseTensor:
 
 def expand_sparse_fetches(fetches: Any) -> Any:
     """``fetches`` with each ``SparseTensor`` replaced by a ``SparseTensorValue`` of its
-    three tensors (fetched, re-packed, they come back as a value of arrays)."""
+    three tensors (fetched, re-packed, they come back as a value of arrays), and each
+    ``IndexedSlices`` by an ``IndexedSlicesValue`` likewise."""
     if isinstance(fetches, SparseTensor):
         return SparseTensorValue(fetches.indices, fetches.values, fetches.dense_shape)
+    if isinstance(fetches, IndexedSlices):
+        if fetches.dense_shape is None:
+            raise TypeError(f"cannot fetch an IndexedSlices without a dense_shape: {fetches!r}")
+        return IndexedSlicesValue(fetches.values, fetches.indices, fetches.dense_shape)
     if isinstance(fetches, Mapping):
         return type(fetches)((k, expand_sparse_fetches(v)) for k, v in fetches.items())  # type: ignore[call-arg]
     if isinstance(fetches, tuple) and hasattr(type(fetches), "_fields"):
@@ -94,7 +100,7 @@ def expand_sparse_fetches(fetches: Any) -> Any:
 
 
 def has_sparse(fetches: Any) -> bool:
-    if isinstance(fetches, SparseTensor):
+    if isinstance(fetches, (SparseTensor, IndexedSlices)):
         return True
     if isinstance(fetches, Mapping):
         return any(has_sparse(v) for v in fetches.values())

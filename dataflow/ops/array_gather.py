@@ -7,11 +7,21 @@ pairs are each other's adjoints, so second derivatives stay inside this module:
 =======================  ===========================================
 forward                  gradient (adjoint)
 =======================  ===========================================
-GatherV2                 UnsortedSegmentSum (dense, never IndexedSlices;
-                         a non-leading axis is moved to the front and
-                         back with Transpose), whose gradient is GatherV2
+GatherV2                 UnsortedSegmentSum (a non-leading axis is moved
+                         to the front and back with Transpose), whose
+                         gradient is GatherV2; but IndexedSlices (below)
+                         for a gather along axis 0 from a variable read
 GatherNd                 ScatterNd, and back
 =======================  ===========================================
+
+As in TF1, the gradient of a gather from a variable (``embedding_lookup``) is an
+``IndexedSlices``: the upstream gradient as the values, the gathered ids as the indices,
+the variable's shape as the dense shape, so an optimizer updates only the gathered rows.
+TF1 gives one for any ``params``; here only a variable read (``ReadVariableOp``) does,
+so the gradient of a gather from a computed tensor stays a dense tensor everywhere it
+flows. The gradient pass concatenates several ``IndexedSlices`` reaching one tensor and
+densifies them when they meet a dense gradient or an op other than the read. This
+module also registers their conversion to a dense tensor: one ``UnsortedSegmentSum``.
 
 Kernels reject indices outside ``[0, limit)`` as TF does (numpy would wrap negative
 ones) with ``_check_indices``; ``UnsortedSegmentSum`` drops negative segment ids, as
@@ -22,14 +32,24 @@ TF's does. ``OneHot`` (not differentiable) is the dense encoding of an index ten
 from __future__ import annotations
 
 import builtins
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ..framework import dtypes, errors, registry
-from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
+from ..framework.graph import (
+    Operation,
+    Tensor,
+    convert_to_tensor,
+    get_default_graph,
+    register_tensor_conversion_function,
+)
+from ..framework.indexed_slices import IndexedSlices
 from ..framework.tensor_shape import TensorShape
+from ..framework.tensor_util import constant_value
+from .array_shape import reshape
 from .array_transpose import transpose
 from .build import apply_op
 from .constant import constant
@@ -104,6 +124,10 @@ def _gather_grad(op: Operation, grad: Tensor) -> list:
     params, indices, axis_t = op.inputs
     pdims, idims = params.shape.as_tuple(), indices.shape.as_tuple()
     axis = static_axis(axis_t, None if pdims is None else len(pdims), "GatherV2")
+    if axis == 0 and params.op.type == "ReadVariableOp":
+        slices = _gathered_rows(params, indices, grad)
+        if slices is not None:
+            return [slices, None, None]
     if axis is not None:
         num = shape_of(params, indices.dtype)[axis]
     if axis == 0:
@@ -126,9 +150,60 @@ def _gather_grad(op: Operation, grad: Tensor) -> list:
     return [transpose(summed, back), None, None]
 
 
+def _gathered_rows(params: Tensor, indices: Tensor, grad: Tensor) -> IndexedSlices | None:
+    """TF1's ``IndexedSlices`` gradient of a gather along axis 0: ``grad`` with the ids'
+    dimensions flattened into one, the flattened ids, and ``params``' shape (int32).
+    None when the flattening needs a shape this module cannot build without ``concat``
+    (ids of rank other than 1 and ``params.shape[1:]`` unknown): then the dense rule."""
+    if params.shape.is_fully_defined():
+        dense_shape = constant(params.shape.as_list(), dtype=dtypes.int32)
+    else:
+        dense_shape = shape_of(params, dtypes.int32)
+    if indices.shape.rank == 1:
+        return IndexedSlices(grad, indices, dense_shape)
+    rest = params.shape[1:]
+    if not rest.is_fully_defined():
+        return None
+    return IndexedSlices(reshape(grad, [-1] + rest.as_list()), reshape(indices, [-1]), dense_shape)
+
+
 registry.register(
     registry.OpDef("GatherV2", _infer_gather, _gather_kernel, _gather_grad, foldable=True)
 )
+
+
+_LARGE_DENSE = 100_000_000  # TF1 warns when a densified IndexedSlices is this large
+
+
+def _indexed_slices_to_tensor(
+    value: IndexedSlices, dtype: Any = None, name: str | None = None
+) -> Tensor:
+    """TF1's conversion: the dense sum of the slices, with one ``UnsortedSegmentSum``.
+
+    Raises:
+        ValueError: ``dtype`` differs from the slices', or there is no ``dense_shape``.
+    """
+    if dtype is not None and dtypes.as_dtype(dtype) != value.dtype:
+        raise ValueError(
+            f"Tensor conversion requested dtype {dtypes.as_dtype(dtype).name} for "
+            f"IndexedSlices with dtype {value.dtype.name}: {value!r}"
+        )
+    if value.dense_shape is None:
+        raise ValueError(
+            f"Tensor conversion requested for IndexedSlices without dense_shape: {value!r}"
+        )
+    known = constant_value(value.dense_shape)
+    if known is not None and int(np.prod(known)) >= _LARGE_DENSE:
+        warnings.warn(
+            f"Converting sparse IndexedSlices to a dense Tensor with {int(np.prod(known))} "
+            "elements. This may consume a large amount of memory.",
+            stacklevel=3,
+        )
+    rows = int(known[0]) if known is not None else value.dense_shape[0]
+    return unsorted_segment_sum(value.values, value.indices, rows, name=name)
+
+
+register_tensor_conversion_function(IndexedSlices, _indexed_slices_to_tensor)
 
 
 def gather(
@@ -143,8 +218,8 @@ def gather(
 
     The output shape is ``params.shape[:axis] + indices.shape + params.shape[axis+1:]``.
     An index outside ``[0, params.shape[axis])`` is an ``InvalidArgumentError`` when the
-    step runs. The gradient with respect to ``params`` is a dense tensor (summed with
-    ``unsorted_segment_sum``), never ``IndexedSlices``.
+    step runs. The gradient with respect to a variable gathered along axis 0 is an
+    ``IndexedSlices`` (as in TF1); otherwise a dense tensor (``unsorted_segment_sum``).
     """
     params = convert_to_tensor(params)
     indices = _index_tensor(indices)

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..framework import registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
+from ..framework.indexed_slices import IndexedSlices
 from .build import apply_op
 from .constant import identity_kernel_factory
 from .rules import same_as_input
@@ -99,13 +100,27 @@ def tuple(
     name: str | None = None,
     control_inputs: Sequence[Any] | None = None,
 ) -> list:
-    """Tensors equal to ``tensors`` that are only available once all of them (and
-    ``control_inputs``) are computed."""
+    """Tensors (or ``IndexedSlices``) equal to ``tensors`` that are only available once
+    all of them (and ``control_inputs``) are computed."""
     graph = get_default_graph()
     with graph.name_scope(name or "tuple"):
-        gate = group(*[t for t in tensors if t is not None], *(control_inputs or []))
+        parts = [
+            p
+            for t in tensors
+            if t is not None
+            for p in ([t.values, t.indices] if isinstance(t, IndexedSlices) else [t])
+        ]
+        gate = group(*parts, *(control_inputs or []))
         with graph.control_dependencies([gate]):
-            return [None if t is None else identity(t) for t in tensors]
+            return [_gated(t) for t in tensors]
+
+
+def _gated(t: Any) -> Any:
+    if t is None:
+        return None
+    if isinstance(t, IndexedSlices):  # its parts, gated (TF1's tuple does the same)
+        return IndexedSlices(identity(t.values), identity(t.indices), t.dense_shape)
+    return identity(t)
 
 
 def with_dependencies(

@@ -311,7 +311,8 @@ def embedding_lookup(
 
     Returns:
         A tensor of shape ``ids.shape + params.shape[1:]``. The gradient with respect to
-        the table (or each shard) is dense.
+        a variable table (or each variable shard) is an ``IndexedSlices`` of the rows
+        looked up (in a shard, the ids it owns), as in TF1.
     """
     if isinstance(params, (list, tuple)):
         shards = list(params)
@@ -342,15 +343,18 @@ def _colocation_target(p: Any) -> Any:
 
 
 def _sharded_lookup(shards: list, tables: list[Tensor], ids: Tensor, strategy: str) -> Tensor:
-    """Per shard: the ids it owns become local rows, the others row 0; each shard
-    gathers next to itself, and a select keeps its own rows. Summing the selections
-    gives the lookup; each shard's gradient is its own dense gather gradient."""
+    """TF1's partitioned lookup: the ids are split by the shard owning them (a
+    ``boolean_mask`` per shard stands in for ``dynamic_partition``), each shard gathers
+    its own rows next to itself, and the rows go back to their places (one
+    ``UnsortedSegmentSum`` over the concatenated pieces: ``dynamic_stitch``). So each
+    shard's gradient is an ``IndexedSlices`` of just the ids it owns, as in TF1."""
     n = len(tables)
     dtype = ids.dtype
+    flat = array_ops.reshape(ids, [-1])
     sizes = [t.shape[0].value if t.shape.rank else None for t in tables]
     if strategy == "mod":
-        owner = math_ops.floormod(ids, _scalar(n, dtype))
-        local = math_ops.floordiv(ids, _scalar(n, dtype))
+        owner = math_ops.floormod(flat, _scalar(n, dtype))
+        local = math_ops.floordiv(flat, _scalar(n, dtype))
     else:
         known_sizes = [s for s in sizes if s is not None]
         if len(known_sizes) < len(sizes):
@@ -360,30 +364,34 @@ def _sharded_lookup(shards: list, tables: list[Tensor], ids: Tensor, strategy: s
         owner = (
             math_ops.add_n(
                 [
-                    math_ops.cast(math_ops.greater_equal(ids, _scalar(start, dtype)), dtype)
+                    math_ops.cast(math_ops.greater_equal(flat, _scalar(start, dtype)), dtype)
                     for start in starts[1:]
                 ]
             )
             if n > 2
-            else math_ops.cast(math_ops.greater_equal(ids, _scalar(starts[1], dtype)), dtype)
+            else math_ops.cast(math_ops.greater_equal(flat, _scalar(starts[1], dtype)), dtype)
         )
         offsets = array_ops.gather(constant(starts, dtype=dtype), owner)
-        local = math_ops.subtract(ids, offsets)
-    pieces = []
+        local = math_ops.subtract(flat, offsets)
+    count = array_ops.size(flat)
+    positions = array_ops.range_(count)
+    pieces, places = [], []
     for p, (shard, table) in enumerate(zip(shards, tables, strict=True)):
         mine = math_ops.equal(owner, _scalar(p, dtype))
-        rows = math_ops.where(mine, local, array_ops.zeros_like(local))
+        places.append(array_ops.boolean_mask(positions, mine))
+        rows = array_ops.boolean_mask(local, mine)
         with colocate_with(_colocation_target(shard)):
-            gathered = array_ops.gather(table, rows)
-        mask = mine
-        extra = table.shape.rank - 1 if table.shape.rank is not None else None
-        if extra is None:
-            raise ValueError("embedding_lookup needs shards of known rank")
-        for _ in range(extra):
-            mask = array_ops.expand_dims(mask, -1)
-        mask = array_ops.broadcast_to(mask, array_ops.shape(gathered))
-        pieces.append(math_ops.where(mask, gathered, array_ops.zeros_like(gathered)))
-    return math_ops.add_n(pieces)
+            pieces.append(array_ops.gather(table, rows))
+    stitched = array_ops.unsorted_segment_sum(
+        array_ops.concat(pieces, 0), array_ops.concat(places, 0), count
+    )
+    rest = tables[0].shape[1:]
+    if rest.rank is None:
+        raise ValueError("embedding_lookup needs shards of known rank")
+    if ids.shape.is_fully_defined() and rest.is_fully_defined():
+        return array_ops.reshape(stitched, ids.shape.as_list() + rest.as_list())
+    tail = array_ops.shape(stitched)[1:]
+    return array_ops.reshape(stitched, array_ops.concat([array_ops.shape(ids), tail], 0))
 
 
 def _clip_rows(result: Tensor, ids: Tensor, max_norm: float) -> Tensor:

@@ -20,6 +20,7 @@ from . import array as array_ops
 from .array_gather import gather, scatter_nd, unsorted_segment_sum
 from .cast import cast
 from .constant import constant, placeholder
+from .control import identity
 from .math_arith import maximum, sqrt
 from .math_compare import greater, where
 from .math_reduce import reduce_sum
@@ -81,6 +82,10 @@ def sparse_tensor_dense_matmul(
         b = convert_to_tensor(b, dtype=sp.dtype)
         if adjoint_b:
             b = array_ops.transpose(b)
+        elif b.op.type == "ReadVariableOp":
+            # TF's op has a dense gradient for ``b``; a gather straight from a variable
+            # read would give IndexedSlices (``array_gather``), an Identity does not.
+            b = identity(b)
         row, column = sp.indices[:, 0], sp.indices[:, 1]
         rows = sp.dense_shape[0]
         if adjoint_a:

@@ -123,23 +123,50 @@ def _update_kernel(combine_name: str) -> Any:
 
 
 def _scatter_kernel(mode: str) -> Any:
+    """Writes rows of the variable, in place when the store is the buffer's only holder
+    (an embedding update touches its rows, not a copy of the whole table), else into a
+    copy that replaces it (``update_in_place``). Duplicate rows add up in ``add`` mode;
+    in ``update`` mode the last write wins, as numpy's does."""
+
     def factory(ctx: Any, attrs: dict) -> Any:
-        store, xp, op_name = ctx.resources, ctx.xp, ctx.op_name
+        xp = ctx.xp
+        run, _ = in_place_updater(ctx)
 
         def scatter(handle: str, indices: Any, updates: Any) -> Any:
-            def apply(old: Any) -> Any:
-                new = xp.array(old, copy=True)
+            def compute(olds: list, outs: list) -> None:
+                old, out = olds[0], outs[0]
+                check_rows(handle, indices, old.shape[0] if old.ndim else 0)
+                want = tuple(indices.shape) + tuple(old.shape[1:])
+                if tuple(updates.shape) != want and not _broadcasts_to(tuple(updates.shape), want):
+                    raise errors.InvalidArgumentError(
+                        None,
+                        None,
+                        f"Scatter of variable '{handle}': updates of shape "
+                        f"{tuple(updates.shape)} do not match indices.shape + "
+                        f"variable.shape[1:] = {want}",
+                    )
+                if out is not old:
+                    out[...] = old
                 if mode == "update":
-                    new[indices] = updates
+                    out[indices] = updates
                 else:
-                    xp.add.at(new, indices, updates)  # cupy has add.at too (v13+)
-                return _freeze(ctx, new)
+                    xp.add.at(out, indices, updates)  # cupy has add.at too (v13+)
 
-            return store.update(handle, apply, _token(ctx, op_name))
+            return run((handle,), compute)[0]
 
         return scatter
 
     return factory
+
+
+def check_rows(name: str, indices: Any, rows: int) -> None:
+    """TF refuses row indices outside ``[0, rows)`` (numpy would wrap negative ones);
+    checked before any row is written, since an in-place write cannot be undone."""
+    if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= rows):
+        bad = indices[(indices < 0) | (indices >= rows)].reshape(-1)[0]
+        raise errors.InvalidArgumentError(
+            None, None, f"indices value {bad} is not in [0, {rows}) for variable '{name}'"
+        )
 
 
 def _is_initialized_kernel(ctx: Any, attrs: dict) -> Any:

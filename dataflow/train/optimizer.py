@@ -27,6 +27,12 @@ created colocated with the variable) instead of through a ``Cast`` op each step.
 
 Subclasses implement ``_create_slots``, ``_prepare``, ``_resource_apply_dense`` and,
 when they update shared state after the per-variable updates, ``_finish``.
+
+A gradient that is an ``IndexedSlices`` (a gather from the variable: an embedding) is
+applied as TF1 applies it, touching only its rows: its repeated rows are summed
+(``_resource_apply_sparse_duplicate_indices``), then ``_resource_apply_sparse`` emits
+the sparse form of the update (``ResourceSparseApply*``, the gradient holding just
+those rows), still colocated with the variable.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from .._util import nest
 from ..autodiff.gradients import gradients
 from ..framework import dtypes
 from ..framework.graph import Graph, Operation, Tensor, convert_to_tensor, get_default_graph
+from ..framework.indexed_slices import IndexedSlices, convert_to_tensor_or_indexed_slices
 from ..framework.tensor_util import constant_value
 from ..ops import array as array_ops
 from ..ops import control
@@ -164,12 +171,13 @@ class Optimizer:
         aggregation_method: Any = None,
         colocate_gradients_with_ops: bool = False,
         grad_loss: Any = None,
-    ) -> list[tuple[Tensor | None, Variable]]:
+    ) -> list[tuple[Any, Variable]]:
         """Gradients of ``loss`` for the variables in ``var_list``.
 
         Returns:
             A list of ``(gradient, variable)`` pairs; the gradient is ``None`` for a
-            variable ``loss`` does not depend on.
+            variable ``loss`` does not depend on, and an ``IndexedSlices`` for one it
+            reaches only through gathers (an embedding), as in TF1.
 
         Raises:
             ValueError: ``gate_gradients`` is not one of the three, the loss (or
@@ -238,7 +246,7 @@ class Optimizer:
                 raise NotImplementedError(f"Trying to optimize unsupported type {v!r}")
             if g is not None:
                 try:
-                    g = convert_to_tensor(g)
+                    g = convert_to_tensor_or_indexed_slices(g)
                 except (TypeError, ValueError):
                     raise TypeError(
                         f"Gradient must be convertible to a Tensor or IndexedSlices, or None: {g}"
@@ -259,7 +267,14 @@ class Optimizer:
                 if grad is None:
                     continue
                 with graph.name_scope("update_" + var.op.name), graph.colocate_with(var.op):
-                    update_ops.append(self._resource_apply_dense(grad, var))
+                    if isinstance(grad, IndexedSlices):
+                        update_ops.append(
+                            self._resource_apply_sparse_duplicate_indices(
+                                grad.values, var, grad.indices
+                            )
+                        )
+                    else:
+                        update_ops.append(self._resource_apply_dense(grad, var))
             if global_step is None:
                 apply_updates = self._finish(update_ops, scope)
             else:
@@ -365,6 +380,38 @@ class Optimizer:
     def _apply_dense(self, grad: Tensor, var: Variable) -> Operation:
         """TF1's hook for reference variables; see ``_resource_apply_dense``."""
         raise NotImplementedError(f"{type(self).__name__} does not implement _apply_dense")
+
+    def _resource_apply_sparse_duplicate_indices(
+        self, grad: Tensor, var: Variable, indices: Tensor
+    ) -> Operation:
+        """The update of the rows ``indices`` of ``var`` by ``grad`` (an ``IndexedSlices``'
+        values, rows may repeat): sums the repeats (TF1's ``_deduplicate_indexed_slices``:
+        ``unique``, then ``unsorted_segment_sum`` in order of first occurrence) and calls
+        ``_resource_apply_sparse``. Optimizers whose update is linear in the gradient
+        apply the repeats directly instead (``GradientDescentOptimizer``)."""
+        with get_default_graph().name_scope("deduplicate"):
+            unique_indices, positions = array_ops.unique(indices)
+            summed = array_ops.unsorted_segment_sum(
+                grad, positions, array_ops.shape(unique_indices)[0]
+            )
+        return self._resource_apply_sparse(summed, var, unique_indices)
+
+    def _resource_apply_sparse(self, grad: Tensor, var: Variable, indices: Tensor) -> Operation:
+        """The update of the unique rows ``indices`` of ``var`` by ``grad`` (their rows).
+
+        A TF1 subclass implementing only ``_apply_sparse(grad: IndexedSlices, var)`` gets
+        that; one implementing neither gets the dense update of the densified gradient
+        (TF1 would raise ``NotImplementedError``).
+        """
+        shape = var.shape.as_list() if var.shape.is_fully_defined() else array_ops.shape(var)
+        slices = IndexedSlices(grad, indices, shape)
+        if type(self)._apply_sparse is not Optimizer._apply_sparse:
+            return self._apply_sparse(slices, var)
+        return self._resource_apply_dense(convert_to_tensor(slices), var)
+
+    def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> Operation:
+        """TF1's sparse hook for reference variables; see ``_resource_apply_sparse``."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement _apply_sparse")
 
     def _finish(self, update_ops: list[Operation], name_scope: str) -> Operation:
         """Groups the updates into one op named ``name_scope``."""

@@ -2,7 +2,10 @@
 
 Each class declares its slots (``_create_slots``), turns its hyper-parameters into
 tensors (``_prepare``) and emits one fused update op per variable
-(``_resource_apply_dense``, see ``training_ops`` for the formulas). Names, defaults,
+(``_resource_apply_dense``, see ``training_ops`` for the formulas), or its sparse form
+for an ``IndexedSlices`` gradient (``_resource_apply_sparse``: only the gathered rows
+of the variable and its slots change, except Adam's, whose moments decay everywhere
+as in TF1; gradient descent scatters ``-lr * grad`` rows, repeats included). Names, defaults,
 slot names and slot initial values follow TF1 exactly, so a checkpoint's variable
 names (``w/Adam``, ``w/Adam_1``, ``beta1_power``) and the numbers match TensorFlow's.
 
@@ -49,6 +52,13 @@ class GradientDescentOptimizer(Optimizer):
             var, self._cast(self._learning_rate_tensor, var), grad
         )
 
+    def _resource_apply_sparse_duplicate_indices(
+        self, grad: Tensor, var: Variable, indices: Tensor
+    ) -> Operation:
+        """TF1's: ``ResourceScatterAdd`` of ``-grad * lr``, repeated rows one by one."""
+        assert self._learning_rate_tensor is not None  # made by _prepare
+        return var.scatter_add(indices, -grad * self._cast(self._learning_rate_tensor, var)).op
+
 
 class MomentumOptimizer(Optimizer):
     """Gradient descent with momentum (TF1's form: ``accum = momentum * accum + grad``,
@@ -84,6 +94,12 @@ class MomentumOptimizer(Optimizer):
         self._momentum_tensor = self._hyper(self._momentum, "momentum")
 
     def _resource_apply_dense(self, grad: Tensor, var: Variable) -> Operation:
+        return self._apply(grad, var, None)
+
+    def _resource_apply_sparse(self, grad: Tensor, var: Variable, indices: Tensor) -> Operation:
+        return self._apply(grad, var, indices)
+
+    def _apply(self, grad: Tensor, var: Variable, indices: Tensor | None) -> Operation:
         return training_ops.resource_apply_momentum(
             var,
             self.get_slot(var, "momentum"),
@@ -91,6 +107,7 @@ class MomentumOptimizer(Optimizer):
             grad,
             self._cast(self._momentum_tensor, var),
             use_nesterov=self._use_nesterov,
+            indices=indices,
         )
 
 
@@ -132,11 +149,18 @@ class AdagradOptimizer(Optimizer):
         self._learning_rate_tensor = self._hyper(self._learning_rate, "learning_rate")
 
     def _resource_apply_dense(self, grad: Tensor, var: Variable) -> Operation:
+        return self._apply(grad, var, None)
+
+    def _resource_apply_sparse(self, grad: Tensor, var: Variable, indices: Tensor) -> Operation:
+        return self._apply(grad, var, indices)
+
+    def _apply(self, grad: Tensor, var: Variable, indices: Tensor | None) -> Operation:
         return training_ops.resource_apply_adagrad(
             var,
             self.get_slot(var, "accumulator"),
             self._cast(self._learning_rate_tensor, var),
             grad,
+            indices=indices,
         )
 
 
@@ -187,6 +211,12 @@ class RMSPropOptimizer(Optimizer):
         self._epsilon_tensor = self._hyper(self._epsilon, "epsilon")
 
     def _resource_apply_dense(self, grad: Tensor, var: Variable) -> Operation:
+        return self._apply(grad, var, None)
+
+    def _resource_apply_sparse(self, grad: Tensor, var: Variable, indices: Tensor) -> Operation:
+        return self._apply(grad, var, indices)
+
+    def _apply(self, grad: Tensor, var: Variable, indices: Tensor | None) -> Operation:
         lr, decay, momentum, epsilon = (
             self._cast(t, var)
             for t in (
@@ -199,10 +229,19 @@ class RMSPropOptimizer(Optimizer):
         rms, mom = self.get_slot(var, "rms"), self.get_slot(var, "momentum")
         if self._centered:
             return training_ops.resource_apply_centered_rms_prop(
-                var, self.get_slot(var, "mg"), rms, mom, lr, decay, momentum, epsilon, grad
+                var,
+                self.get_slot(var, "mg"),
+                rms,
+                mom,
+                lr,
+                decay,
+                momentum,
+                epsilon,
+                grad,
+                indices=indices,
             )
         return training_ops.resource_apply_rms_prop(
-            var, rms, mom, lr, decay, momentum, epsilon, grad
+            var, rms, mom, lr, decay, momentum, epsilon, grad, indices=indices
         )
 
 
@@ -277,6 +316,12 @@ class AdamOptimizer(Optimizer):
         return powers
 
     def _resource_apply_dense(self, grad: Tensor, var: Variable) -> Operation:
+        return self._apply(grad, var, None)
+
+    def _resource_apply_sparse(self, grad: Tensor, var: Variable, indices: Tensor) -> Operation:
+        return self._apply(grad, var, indices)
+
+    def _apply(self, grad: Tensor, var: Variable, indices: Tensor | None) -> Operation:
         beta1_power, beta2_power = self._powers(var)
         lr, beta1, beta2, epsilon = (
             self._cast(t, var) for t in (self._lr_t, self._beta1_t, self._beta2_t, self._epsilon_t)
@@ -292,6 +337,7 @@ class AdamOptimizer(Optimizer):
             beta2,
             epsilon,
             grad,
+            indices=indices,
         )
 
     def _finish(self, update_ops: list[Operation], name_scope: str) -> Operation:

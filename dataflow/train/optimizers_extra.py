@@ -39,6 +39,12 @@ class AdadeltaOptimizer(Optimizer):
         self._epsilon_t = self._hyper(self._epsilon, "epsilon")
 
     def _resource_apply_dense(self, grad: Tensor, var: Variable) -> Operation:
+        return self._apply(grad, var, None)
+
+    def _resource_apply_sparse(self, grad: Tensor, var: Variable, indices: Tensor) -> Operation:
+        return self._apply(grad, var, indices)
+
+    def _apply(self, grad: Tensor, var: Variable, indices: Tensor | None) -> Operation:
         lr, rho, epsilon = (self._cast(t, var) for t in (self._lr_t, self._rho_t, self._epsilon_t))
         return ops.resource_apply_adadelta(
             var,
@@ -48,6 +54,7 @@ class AdadeltaOptimizer(Optimizer):
             rho,
             epsilon,
             grad,
+            indices=indices,
         )
 
 
@@ -81,8 +88,14 @@ class ProximalGradientDescentOptimizer(Optimizer):
         self._l2_t = self._hyper(self._l2, "l2_regularization_strength")
 
     def _resource_apply_dense(self, grad: Tensor, var: Variable) -> Operation:
+        return self._apply(grad, var, None)
+
+    def _resource_apply_sparse(self, grad: Tensor, var: Variable, indices: Tensor) -> Operation:
+        return self._apply(grad, var, indices)
+
+    def _apply(self, grad: Tensor, var: Variable, indices: Tensor | None) -> Operation:
         lr, l1, l2 = (self._cast(t, var) for t in (self._lr_t, self._l1_t, self._l2_t))
-        return ops.resource_apply_proximal_gradient_descent(var, lr, l1, l2, grad)
+        return ops.resource_apply_proximal_gradient_descent(var, lr, l1, l2, grad, indices=indices)
 
 
 class ProximalAdagradOptimizer(Optimizer):
@@ -122,9 +135,15 @@ class ProximalAdagradOptimizer(Optimizer):
         self._l2_t = self._hyper(self._l2, "l2_regularization_strength")
 
     def _resource_apply_dense(self, grad: Tensor, var: Variable) -> Operation:
+        return self._apply(grad, var, None)
+
+    def _resource_apply_sparse(self, grad: Tensor, var: Variable, indices: Tensor) -> Operation:
+        return self._apply(grad, var, indices)
+
+    def _apply(self, grad: Tensor, var: Variable, indices: Tensor | None) -> Operation:
         lr, l1, l2 = (self._cast(t, var) for t in (self._lr_t, self._l1_t, self._l2_t))
         accum = self.get_slot(var, "accumulator")
-        return ops.resource_apply_proximal_adagrad(var, accum, lr, l1, l2, grad)
+        return ops.resource_apply_proximal_adagrad(var, accum, lr, l1, l2, grad, indices=indices)
 
 
 class FtrlOptimizer(Optimizer):
@@ -186,6 +205,12 @@ class FtrlOptimizer(Optimizer):
         self._shrinkage_t = self._hyper(self._shrinkage, "l2_shrinkage_regularization_strength")
 
     def _resource_apply_dense(self, grad: Tensor, var: Variable) -> Operation:
+        return self._apply(grad, var, None)
+
+    def _resource_apply_sparse(self, grad: Tensor, var: Variable, indices: Tensor) -> Operation:
+        return self._apply(grad, var, indices)
+
+    def _apply(self, grad: Tensor, var: Variable, indices: Tensor | None) -> Operation:
         lr, l1, l2, shrinkage, power = (
             self._cast(t, var)
             for t in (self._lr_t, self._l1_t, self._l2_t, self._shrinkage_t, self._lr_power_t)
@@ -200,4 +225,5 @@ class FtrlOptimizer(Optimizer):
             l2,
             shrinkage,
             power,
+            indices=indices,
         )

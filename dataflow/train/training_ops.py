@@ -36,6 +36,17 @@ Formulas, in TF1's order of operations (``core/kernels/training_ops.cc``)::
                      v += (grad ** 2 - v) * (1 - beta2)
                      var -= m * alpha / (sqrt(v) + epsilon)
 
+Sparse forms (``ResourceSparseApply*``, for ``IndexedSlices`` gradients: embeddings)
+take the rows' unique ``indices`` as their last input and a gradient of just those
+rows; they apply the same formulas to those rows of the variable and its slots
+(``rows_updater``), leaving the other rows untouched. Rounding may differ from TF's
+sparse kernels in the last bit where those write a formula another way (``rsqrt``).
+Adam's follows TF1's ``_apply_sparse_shared`` instead: ``m = m * beta1`` and
+``v = v * beta2`` everywhere, the rows' ``grad * (1 - beta1)`` and
+``grad ** 2 * (1 - beta2)`` scattered in, then ``var -= alpha * m / (sqrt(v) + eps)``
+everywhere. Gradient descent has none: its sparse step is TF1's ``ResourceScatterAdd``
+of ``-grad * lr``.
+
 Example: ``ResourceApplyGradientDescent(w, 0.1, g)`` with ``w = [1, 2]`` and
 ``g = [10, 10]`` leaves ``w = [0, 1]``.
 """
@@ -47,7 +58,9 @@ from typing import Any
 
 from ..framework import dtypes, errors, registry
 from ..framework.graph import Operation, Tensor, get_default_graph
-from ..ops.variable_ops import in_place_updater
+from ..framework.tensor_shape import TensorShape
+from ..ops.buffer_pool import BufferPool
+from ..ops.variable_ops import check_rows, in_place_updater
 
 # --- the shape/dtype rule shared by every apply op -------------------------------------------
 
@@ -59,8 +72,18 @@ def infer_apply(layout: str) -> Callable[[Operation], list]:
         dtype, shape = op.attrs["dtype"], op.attrs["shape"]
         if not (dtype.is_floating or dtype.is_complex):
             raise TypeError(f"'{op.type}' updates float variables, not {dtype.name}")
+        if "i" in layout:  # a sparse update: the gradient holds the rows at ``indices``
+            indices = op.inputs[layout.index("i")]
+            rows = indices.shape[0] if indices.shape.rank == 1 else None
+            shape = TensorShape([rows]).concatenate(shape[1:]) if shape.rank else shape
         for kind, t in zip(layout, op.inputs, strict=True):
-            if kind == "h":
+            if kind == "i":
+                if not t.dtype.is_integer or t.shape.rank not in (None, 1):
+                    raise TypeError(
+                        f"'{op.type}': indices '{t.name}' must be an integer vector, got "
+                        f"{t.dtype.name} of shape {t.shape}"
+                    )
+            elif kind == "h":
                 if t.dtype != dtypes.resource:
                     raise TypeError(
                         f"'{op.type}' needs a variable handle for input "
@@ -103,6 +126,34 @@ def check_grad(op_name: str, var: Any, grad: Any) -> None:
 # each reads an element before writing it, so ``outs[i] is olds[i]`` is safe. The
 # gradient's shape is checked before anything is written. Temporaries come from the
 # kernel's ``BufferPool``, as do replacement buffers, and go back to it.
+def rows_updater(ctx: Any) -> tuple[Callable, BufferPool]:
+    """``in_place_updater`` whose ``run(names, compute, indices=None)`` also applies a
+    sparse update: given ``indices`` (unique: the optimizer sums duplicates first, as
+    TF's does), ``compute`` gets copies of just those rows of each variable (and the
+    gradient holds the same rows), and the new rows are written back, in place when the
+    store allows it. The rows are checked before anything is written; the others stay
+    untouched, bit for bit."""
+    run, pool = in_place_updater(ctx)
+    xp = ctx.xp
+
+    def run_rows(names: tuple[str, ...], compute: Callable, indices: Any = None) -> list:
+        if indices is None:
+            return run(names, compute)
+
+        def on_rows(olds: list, outs: list) -> None:
+            check_rows(names[0], indices, olds[0].shape[0])
+            rows = [xp.take(old, indices, axis=0) for old in olds]
+            compute(rows, rows)  # outs is olds: allowed (see update_in_place)
+            for old, out, new in zip(olds, outs, rows, strict=True):
+                if out is not old:
+                    out[...] = old
+                out[indices] = new
+
+        return run(names, on_rows)
+
+    return run_rows, pool
+
+
 def scalars(*values: Any) -> list[Any]:
     """0-d hyper-parameters as scalars of their dtype (``x[()]``): numpy scalar
     arithmetic costs a fifth of 0-d array arithmetic (Adam's per-step prologue: 0.9 us
@@ -131,9 +182,9 @@ def _gradient_descent_kernel(ctx: Any, attrs: dict) -> Callable:
 def _momentum_kernel(ctx: Any, attrs: dict) -> Callable:
     xp, op_name = ctx.xp, ctx.op_name
     nesterov = bool(attrs.get("use_nesterov", False))
-    run, pool = in_place_updater(ctx)
+    run, pool = rows_updater(ctx)
 
-    def apply(var: str, accum: str, lr: Any, grad: Any, momentum: Any) -> None:
+    def apply(var: str, accum: str, lr: Any, grad: Any, momentum: Any, indices: Any = None) -> None:
         lr, momentum = scalars(lr, momentum)
 
         def compute(olds: list, outs: list) -> None:
@@ -153,16 +204,16 @@ def _momentum_kernel(ctx: Any, attrs: dict) -> Callable:
             xp.subtract(old, step, out=new)
             pool.retire(step)
 
-        run((var, accum), compute)
+        run((var, accum), compute, indices)
 
     return apply
 
 
 def _adagrad_kernel(ctx: Any, attrs: dict) -> Callable:
     xp, op_name = ctx.xp, ctx.op_name
-    run, pool = in_place_updater(ctx)
+    run, pool = rows_updater(ctx)
 
-    def apply(var: str, accum: str, lr: Any, grad: Any) -> None:
+    def apply(var: str, accum: str, lr: Any, grad: Any, indices: Any = None) -> None:
         (lr,) = scalars(lr)
 
         def compute(olds: list, outs: list) -> None:
@@ -176,7 +227,7 @@ def _adagrad_kernel(ctx: Any, attrs: dict) -> Callable:
             xp.subtract(old, step, out=new)
             pool.retire(step, root)
 
-        run((var, accum), compute)
+        run((var, accum), compute, indices)
 
     return apply
 
@@ -184,9 +235,12 @@ def _adagrad_kernel(ctx: Any, attrs: dict) -> Callable:
 def _rms_prop_kernel(centered: bool) -> Callable:
     def factory(ctx: Any, attrs: dict) -> Callable:
         xp, op_name = ctx.xp, ctx.op_name
-        run, pool = in_place_updater(ctx)
+        run, pool = rows_updater(ctx)
 
         def apply(var: str, *args: Any) -> None:
+            dense = 8 if centered else 7
+            indices = args[dense] if len(args) > dense else None
+            args = args[:dense]
             if centered:
                 mg, ms, mom, lr, rho, momentum, epsilon, grad = args
                 names: tuple[str, ...] = (var, mg, ms, mom)
@@ -224,7 +278,7 @@ def _rms_prop_kernel(centered: bool) -> Callable:
                 xp.subtract(old, mom_new, out=new)
                 pool.retire(t, denom)
 
-            run(names, compute)
+            run(names, compute, indices)
 
         return apply
 
@@ -246,6 +300,7 @@ def _adam_kernel(ctx: Any, attrs: dict) -> Callable:
         beta2: Any,
         epsilon: Any,
         grad: Any,
+        indices: Any = None,
     ) -> None:
         beta1_power, beta2_power, lr, beta1, beta2, epsilon = scalars(
             beta1_power, beta2_power, lr, beta1, beta2, epsilon
@@ -271,9 +326,36 @@ def _adam_kernel(ctx: Any, attrs: dict) -> Callable:
             xp.subtract(old, step, out=new)
             pool.retire(t, step)
 
-        run((var, m, v), compute)
+        def compute_sparse(olds: list, outs: list) -> None:
+            # TF1's ``_apply_sparse_shared``: m and v decay everywhere, the gathered
+            # rows' terms are scattered in, and every row of var moves (m is not zero).
+            (old, m_old, v_old), (new, m_new, v_new) = olds, outs
+            check_rows(var, indices, old.shape[0])
+            rows = (indices.shape[0], *old.shape[1:])
+            if tuple(grad.shape) != rows:
+                raise errors.InvalidArgumentError(
+                    None, op_name, f"grad must have shape {rows}, got {tuple(grad.shape)}"
+                )
+            xp.multiply(m_old, beta1, out=m_new)
+            xp.add.at(m_new, indices, grad * one_minus_beta1)
+            xp.multiply(v_old, beta2, out=v_new)
+            xp.add.at(v_new, indices, xp.square(grad) * one_minus_beta2)
+            t, step = pool.like(old), pool.like(old)
+            denom = xp.sqrt(v_new, out=t)
+            denom += epsilon
+            xp.multiply(m_new, alpha, out=step)
+            step /= denom
+            xp.subtract(old, step, out=new)
+            pool.retire(t, step)
+
+        run((var, m, v), compute if indices is None else compute_sparse)
 
     return apply
+
+
+def sparse_type(op_type: str) -> str:
+    """``ResourceApplyAdam`` -> ``ResourceSparseApplyAdam``."""
+    return op_type.replace("ResourceApply", "ResourceSparseApply", 1)
 
 
 _LAYOUTS = {
@@ -290,16 +372,38 @@ for _type, (_layout, _kernel) in _LAYOUTS.items():
             _type, infer_apply(_layout), _kernel, registry.NOT_DIFFERENTIABLE, stateful=True
         )
     )
+    if _type != "ResourceApplyGradientDescent":  # sparse: a ResourceScatterAdd, as TF's
+        # The sparse form of each update (TF's ``ResourceSparseApply*``; Adam's is TF1's
+        # composite of ``_apply_sparse_shared``, fused): the same kernel, given the rows'
+        # ``indices`` as its last input.
+        registry.register(
+            registry.OpDef(
+                sparse_type(_type),
+                infer_apply(_layout + "i"),
+                _kernel,
+                registry.NOT_DIFFERENTIABLE,
+                stateful=True,
+            )
+        )
 
 
 # --- builders ------------------------------------------------------------------------------------
 def apply_update(
-    op_type: str, var: Any, inputs: list[Any], name: str | None, extra: dict | None = None
+    op_type: str,
+    var: Any,
+    inputs: list[Any],
+    name: str | None,
+    extra: dict | None = None,
+    indices: Tensor | None = None,
 ) -> Operation:
-    """Creates the apply op of ``var`` colocated with it; returns the ``Operation``."""
+    """Creates the apply op of ``var`` colocated with it; returns the ``Operation``.
+    Given ``indices`` (unique rows), the sparse form: ``inputs``' gradient holds just
+    those rows."""
     graph = get_default_graph()
     attrs = {"dtype": var.dtype, "shape": var.shape}
     attrs.update(extra or {})
+    if indices is not None:
+        op_type, inputs = sparse_type(op_type), [*inputs, indices]
     with graph.colocate_with(var.op):
         tensors = [var.handle, *inputs]
         for t in tensors:
@@ -327,6 +431,7 @@ def resource_apply_momentum(
     momentum: Tensor,
     use_nesterov: bool = False,
     name: str | None = None,
+    indices: Tensor | None = None,
 ) -> Operation:
     """``accum = accum * momentum + grad; var -= lr * accum`` (or the Nesterov form)."""
     return apply_update(
@@ -335,14 +440,21 @@ def resource_apply_momentum(
         [*handles([accum]), lr, grad, momentum],
         name,
         {"use_nesterov": bool(use_nesterov)},
+        indices,
     )
 
 
 def resource_apply_adagrad(
-    var: Any, accum: Any, lr: Tensor, grad: Tensor, name: str | None = None
+    var: Any,
+    accum: Any,
+    lr: Tensor,
+    grad: Tensor,
+    name: str | None = None,
+    indices: Tensor | None = None,
 ) -> Operation:
     """``accum += grad ** 2; var -= lr * grad / sqrt(accum)``."""
-    return apply_update("ResourceApplyAdagrad", var, [*handles([accum]), lr, grad], name)
+    inputs = [*handles([accum]), lr, grad]
+    return apply_update("ResourceApplyAdagrad", var, inputs, name, indices=indices)
 
 
 def resource_apply_rms_prop(
@@ -355,11 +467,11 @@ def resource_apply_rms_prop(
     epsilon: Tensor,
     grad: Tensor,
     name: str | None = None,
+    indices: Tensor | None = None,
 ) -> Operation:
     """RMSProp with momentum (see the module docstring)."""
-    return apply_update(
-        "ResourceApplyRMSProp", var, [*handles([ms, mom]), lr, rho, momentum, epsilon, grad], name
-    )
+    inputs = [*handles([ms, mom]), lr, rho, momentum, epsilon, grad]
+    return apply_update("ResourceApplyRMSProp", var, inputs, name, indices=indices)
 
 
 def resource_apply_centered_rms_prop(
@@ -373,14 +485,11 @@ def resource_apply_centered_rms_prop(
     epsilon: Tensor,
     grad: Tensor,
     name: str | None = None,
+    indices: Tensor | None = None,
 ) -> Operation:
     """Centered RMSProp: the second moment minus the squared mean gradient."""
-    return apply_update(
-        "ResourceApplyCenteredRMSProp",
-        var,
-        [*handles([mg, ms, mom]), lr, rho, momentum, epsilon, grad],
-        name,
-    )
+    inputs = [*handles([mg, ms, mom]), lr, rho, momentum, epsilon, grad]
+    return apply_update("ResourceApplyCenteredRMSProp", var, inputs, name, indices=indices)
 
 
 def resource_apply_adam(
@@ -395,11 +504,9 @@ def resource_apply_adam(
     epsilon: Tensor,
     grad: Tensor,
     name: str | None = None,
+    indices: Tensor | None = None,
 ) -> Operation:
-    """Adam with TF1's bias correction folded into the step size."""
-    return apply_update(
-        "ResourceApplyAdam",
-        var,
-        [*handles([m, v]), beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad],
-        name,
-    )
+    """Adam with TF1's bias correction folded into the step size. Given ``indices``,
+    TF1's sparse Adam: m and v decay densely, the rows' terms are scattered in."""
+    inputs = [*handles([m, v]), beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad]
+    return apply_update("ResourceApplyAdam", var, inputs, name, indices=indices)

@@ -25,16 +25,30 @@ from typing import Any
 
 from ..framework import registry
 from ..framework.graph import Operation, Tensor
-from ..ops.variable_ops import in_place_updater
-from .training_ops import apply_update, check_grad, handles, infer_apply, scalars
+from .training_ops import (
+    apply_update,
+    check_grad,
+    handles,
+    infer_apply,
+    rows_updater,
+    scalars,
+    sparse_type,
+)
 
 
 def _adadelta_kernel(ctx: Any, attrs: dict) -> Callable:
     xp, op_name = ctx.xp, ctx.op_name
-    run, _ = in_place_updater(ctx)
+    run, _ = rows_updater(ctx)
 
     def apply(
-        var: str, accum: str, accum_update: str, lr: Any, rho: Any, epsilon: Any, grad: Any
+        var: str,
+        accum: str,
+        accum_update: str,
+        lr: Any,
+        rho: Any,
+        epsilon: Any,
+        grad: Any,
+        indices: Any = None,
     ) -> None:
         lr, rho, epsilon = scalars(lr, rho, epsilon)
 
@@ -47,7 +61,7 @@ def _adadelta_kernel(ctx: Any, attrs: dict) -> Callable:
             acc[...] = accumulated
             new[...] = old - update * lr
 
-        run((var, accum, accum_update), compute)
+        run((var, accum, accum_update), compute, indices)
 
     return apply
 
@@ -61,25 +75,27 @@ def _shrink(xp: Any, prox: Any, alpha: Any, l1: Any, l2: Any) -> Any:
 
 def _proximal_gd_kernel(ctx: Any, attrs: dict) -> Callable:
     xp, op_name = ctx.xp, ctx.op_name
-    run, _ = in_place_updater(ctx)
+    run, _ = rows_updater(ctx)
 
-    def apply(var: str, alpha: Any, l1: Any, l2: Any, delta: Any) -> None:
+    def apply(var: str, alpha: Any, l1: Any, l2: Any, delta: Any, indices: Any = None) -> None:
         alpha, l1, l2 = scalars(alpha, l1, l2)
 
         def compute(olds: list, outs: list) -> None:
             check_grad(op_name, olds[0], delta)
             outs[0][...] = _shrink(xp, olds[0] - alpha * delta, alpha, l1, l2)
 
-        run((var,), compute)
+        run((var,), compute, indices)
 
     return apply
 
 
 def _proximal_adagrad_kernel(ctx: Any, attrs: dict) -> Callable:
     xp, op_name = ctx.xp, ctx.op_name
-    run, _ = in_place_updater(ctx)
+    run, _ = rows_updater(ctx)
 
-    def apply(var: str, accum: str, lr: Any, l1: Any, l2: Any, grad: Any) -> None:
+    def apply(
+        var: str, accum: str, lr: Any, l1: Any, l2: Any, grad: Any, indices: Any = None
+    ) -> None:
         lr, l1, l2 = scalars(lr, l1, l2)
 
         def compute(olds: list, outs: list) -> None:
@@ -90,14 +106,14 @@ def _proximal_adagrad_kernel(ctx: Any, attrs: dict) -> Callable:
             new[...] = _shrink(xp, old - grad * alpha, alpha, l1, l2)
             acc[...] = accumulated
 
-        run((var, accum), compute)
+        run((var, accum), compute, indices)
 
     return apply
 
 
 def _ftrl_kernel(ctx: Any, attrs: dict) -> Callable:
     xp, op_name = ctx.xp, ctx.op_name
-    run, _ = in_place_updater(ctx)
+    run, _ = rows_updater(ctx)
 
     def apply(
         var: str,
@@ -109,6 +125,7 @@ def _ftrl_kernel(ctx: Any, attrs: dict) -> Callable:
         l2: Any,
         l2_shrinkage: Any,
         lr_power: Any,
+        indices: Any = None,
     ) -> None:
         lr, l1, l2, l2_shrinkage, lr_power = scalars(lr, l1, l2, l2_shrinkage, lr_power)
 
@@ -126,7 +143,7 @@ def _ftrl_kernel(ctx: Any, attrs: dict) -> Callable:
             lin[...] = linear_new
             acc[...] = accumulated
 
-        run((var, accum, linear), compute)
+        run((var, accum, linear), compute, indices)
 
     return apply
 
@@ -138,11 +155,18 @@ _LAYOUTS = {
     "ResourceApplyFtrlV2": ("hhhgsssss", _ftrl_kernel),
 }
 for _type, (_layout, _kernel) in _LAYOUTS.items():
-    registry.register(
-        registry.OpDef(
-            _type, infer_apply(_layout), _kernel, registry.NOT_DIFFERENTIABLE, stateful=True
+    # Each dense update and its sparse form (TF's ``ResourceSparseApply*``): the same
+    # kernel, given the rows' indices as its last input (``training_ops.rows_updater``).
+    for _sparse in (False, True):
+        registry.register(
+            registry.OpDef(
+                sparse_type(_type) if _sparse else _type,
+                infer_apply(_layout + "i" if _sparse else _layout),
+                _kernel,
+                registry.NOT_DIFFERENTIABLE,
+                stateful=True,
+            )
         )
-    )
 
 
 def resource_apply_adadelta(
@@ -154,17 +178,25 @@ def resource_apply_adadelta(
     epsilon: Tensor,
     grad: Tensor,
     name: str | None = None,
+    indices: Tensor | None = None,
 ) -> Operation:
-    """One Adadelta step (see the module docstring)."""
+    """One Adadelta step (see the module docstring); of the rows ``indices`` if given."""
     inputs = [*handles([accum, accum_update]), lr, rho, epsilon, grad]
-    return apply_update("ResourceApplyAdadelta", var, inputs, name)
+    return apply_update("ResourceApplyAdadelta", var, inputs, name, indices=indices)
 
 
 def resource_apply_proximal_gradient_descent(
-    var: Any, alpha: Tensor, l1: Tensor, l2: Tensor, delta: Tensor, name: str | None = None
+    var: Any,
+    alpha: Tensor,
+    l1: Tensor,
+    l2: Tensor,
+    delta: Tensor,
+    name: str | None = None,
+    indices: Tensor | None = None,
 ) -> Operation:
-    """One proximal gradient-descent step."""
-    return apply_update("ResourceApplyProximalGradientDescent", var, [alpha, l1, l2, delta], name)
+    """One proximal gradient-descent step; of the rows ``indices`` if given."""
+    inputs = [alpha, l1, l2, delta]
+    return apply_update("ResourceApplyProximalGradientDescent", var, inputs, name, indices=indices)
 
 
 def resource_apply_proximal_adagrad(
@@ -175,10 +207,11 @@ def resource_apply_proximal_adagrad(
     l2: Tensor,
     grad: Tensor,
     name: str | None = None,
+    indices: Tensor | None = None,
 ) -> Operation:
-    """One proximal Adagrad step."""
+    """One proximal Adagrad step; of the rows ``indices`` if given."""
     inputs = [*handles([accum]), lr, l1, l2, grad]
-    return apply_update("ResourceApplyProximalAdagrad", var, inputs, name)
+    return apply_update("ResourceApplyProximalAdagrad", var, inputs, name, indices=indices)
 
 
 def resource_apply_ftrl(
@@ -192,7 +225,9 @@ def resource_apply_ftrl(
     l2_shrinkage: Tensor,
     lr_power: Tensor,
     name: str | None = None,
+    indices: Tensor | None = None,
 ) -> Operation:
-    """One FTRL-Proximal step (with TF's optional L2 shrinkage)."""
+    """One FTRL-Proximal step (with TF's optional L2 shrinkage); of the rows
+    ``indices`` if given."""
     inputs = [*handles([accum, linear]), grad, lr, l1, l2, l2_shrinkage, lr_power]
-    return apply_update("ResourceApplyFtrlV2", var, inputs, name)
+    return apply_update("ResourceApplyFtrlV2", var, inputs, name, indices=indices)

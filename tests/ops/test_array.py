@@ -53,13 +53,17 @@ def test_tensor_iteration_uses_getitem(sess):
     np.testing.assert_array_equal(sess.run(rows), [[1, 2], [3, 4]])
 
 
-def test_gather_on_variable_gives_dense_gradient(sess):
+def test_gather_on_variable_gives_indexed_slices(sess):
     table = tf.Variable(np.arange(8.0).reshape(4, 2))
     loss = tf.reduce_sum(tf.gather(table, [1, 3, 1]))
     (g,) = tf.gradients(loss, table)
-    assert isinstance(g, tf.Tensor)
+    assert isinstance(g, tf.IndexedSlices)  # TF1's: the gathered rows
     sess.run(tf.global_variables_initializer())
-    np.testing.assert_array_equal(sess.run(g), [[0, 0], [2, 2], [0, 0], [1, 1]])
+    got = sess.run(g)
+    np.testing.assert_array_equal(got.indices, [1, 3, 1])
+    np.testing.assert_array_equal(got.dense_shape, [4, 2])
+    dense = sess.run(tf.convert_to_tensor(g))
+    np.testing.assert_array_equal(dense, [[0, 0], [2, 2], [0, 0], [1, 1]])
 
 
 def test_float_indices_are_refused_not_rounded() -> None:

@@ -626,6 +626,32 @@ def _datasets() -> list[Step]:
     return [([iterator.initializer], {x: xv}), (nexts, {})]
 
 
+def _sparse_optimizers() -> list[Step]:
+    # An embedding's gradient is IndexedSlices: each optimizer's sparse update (rows).
+    ids = tf.constant([3, 0, 3, 5])
+    trains, tables = [], []
+    for i, opt in enumerate(
+        [
+            tf.train.MomentumOptimizer(0.1, 0.9, use_nesterov=True),
+            tf.train.AdagradOptimizer(0.1),
+            tf.train.AdamOptimizer(0.01),
+            tf.train.RMSPropOptimizer(0.01),
+            tf.train.RMSPropOptimizer(0.01, momentum=0.5, centered=True),
+            tf.train.AdadeltaOptimizer(1.0),
+            tf.train.FtrlOptimizer(0.1, l1_regularization_strength=0.01),
+            tf.train.ProximalGradientDescentOptimizer(0.1, l1_regularization_strength=0.01),
+            tf.train.ProximalAdagradOptimizer(0.1, l2_regularization_strength=0.01),
+        ]
+    ):
+        table = tf.Variable(rand(6, 2), name=f"table{i}")
+        loss = tf.reduce_sum(tf.square(tf.nn.embedding_lookup(table, ids)))
+        trains.append(opt.minimize(loss))
+        tables.append(table)
+    steps: list[Step] = [([tf.global_variables_initializer()], {})]
+    steps += [(trains, {}), (trains, {}), ([t.read_value() for t in tables], {})]
+    return steps
+
+
 OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
     ("math_extras", _math_extras),
     ("nn", _nn),
@@ -637,6 +663,7 @@ OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
     ("debugging", _debugging),
     ("py_func", _py_func),
     ("optimizers", _optimizers),
+    ("sparse_optimizers", _sparse_optimizers),
     ("array_extras", _array_extras),
     ("sources_and_shapes", _sources_and_shapes),
     ("fused_reductions", _fused_reductions),

@@ -431,12 +431,15 @@ def test_embedding_lookup_variable(sess):
     ids = tf.constant([4, 0, 4])
     out = tf.nn.embedding_lookup(var, ids)
     grad = tf.gradients(tf.reduce_sum(out), var)[0]
+    assert isinstance(grad, tf.IndexedSlices)  # as in TF1: the rows looked up
     sess.run(tf.global_variables_initializer())
-    o, g = sess.run([out, grad])
+    o, g, dense = sess.run([out, grad, tf.convert_to_tensor(grad)])
     np.testing.assert_array_equal(o, table[[4, 0, 4]])
+    np.testing.assert_array_equal(g.indices, [4, 0, 4])
+    np.testing.assert_array_equal(g.values, np.ones((3, 2)))
     want = np.zeros((5, 2), np.float32)
     want[4], want[0] = 2, 1
-    np.testing.assert_array_equal(np.asarray(g), want)
+    np.testing.assert_array_equal(dense, want)
 
 
 @pytest.mark.parametrize("strategy", ["mod", "div"])
@@ -469,7 +472,7 @@ def test_embedding_lookup_sharded_variables_and_max_norm(sess):
         tf.Variable(np.full((2, 2), 0.1, np.float32)),
     ]
     out = tf.nn.embedding_lookup(shards, tf.constant([0, 1, 2, 3]), max_norm=1.0)
-    grads = tf.gradients(tf.reduce_sum(out), shards)
+    grads = [tf.convert_to_tensor(g) for g in tf.gradients(tf.reduce_sum(out), shards)]
     sess.run(tf.global_variables_initializer())
     o, g0, g1 = sess.run([out] + grads)
     s = 1 / np.sqrt(2)
