@@ -37,6 +37,7 @@ from ..framework import dtypes, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor
 from ..framework.scopes import name_scope
 from ..framework.tensor_shape import TensorShape
+from . import conv_fourier
 from .array import expand_dims, squeeze
 from .build import apply_op
 from .constant import constant
@@ -109,15 +110,35 @@ def _infer_conv2d(op: Operation) -> list:
     return [(dtype, format_shape(out, p.nchw))]
 
 
+def _fourier_route(p: Params, ctx: Any) -> Any:
+    """The kernel's ``Fourier`` (DFT matrix cache) when its geometry allows that route
+    (stride 1, no dilation), else None. Whether it pays is decided per shape."""
+    if p.sh == p.sw == p.dh == p.dw == 1:
+        return conv_fourier.Fourier(ctx.xp)
+    return None
+
+
+def _use_fourier(fourier: Any, g: Any, dtype: Any, c: int, o: int) -> bool:
+    return (
+        fourier is not None
+        and dtype.kind == "f"
+        and dtype.itemsize in (4, 8)
+        and conv_fourier.fourier_pays(g, c, o)
+    )
+
+
 def _conv2d_kernel(ctx: Any, attrs: dict) -> Any:
     xp, p = ctx.xp, params(attrs)
     geometry = geometry_cache(p)
+    fourier = _fourier_route(p, ctx)
 
     def conv2d(x: Any, f: Any) -> Any:
         x = to_nhwc(xp, x, p.nchw)
         kh, kw, c, o = f.shape
         g = geometry(x.shape, kh, kw)
-        if kh == kw == 1 and p.sh == p.sw == 1 and g.pads == (0, 0, 0, 0):
+        if _use_fourier(fourier, g, x.dtype, c, o):
+            out = conv_fourier.conv(fourier, x, f, g)
+        elif kh == kw == 1 and p.sh == p.sw == 1 and g.pads == (0, 0, 0, 0):
             out = x.reshape(-1, c) @ f.reshape(c, o)  # 1x1: a plain matmul
         else:
             cols = windows_view(xp, pad_window(xp, x, g), g, p).reshape(
@@ -151,11 +172,14 @@ def _infer_backprop_input(op: Operation) -> list:
 def _backprop_input_kernel(ctx: Any, attrs: dict) -> Any:
     xp, p = ctx.xp, params(attrs)
     geometry = geometry_cache(p)
+    fourier = _fourier_route(p, ctx)
 
     def conv2d_backprop_input(sizes: Any, f: Any, dy: Any) -> Any:
         dy = to_nhwc(xp, dy, p.nchw)
         kh, kw, c, o = f.shape
         g = geometry(sizes_nhwc(sizes, p.nchw), kh, kw)
+        if _use_fourier(fourier, g, dy.dtype, c, o):
+            return from_nhwc(xp, conv_fourier.conv_input_grad(fourier, f, dy, g), p.nchw)
         rows, taps = dy.reshape(-1, o), f.reshape(kh * kw, c, o)
         dpad = padded_zeros(xp, g, dy.dtype)
         # col2im one filter tap at a time: each tap's [N*Ho*Wo, C] product is added to
@@ -197,11 +221,14 @@ def _infer_backprop_filter(op: Operation) -> list:
 def _backprop_filter_kernel(ctx: Any, attrs: dict) -> Any:
     xp, p = ctx.xp, params(attrs)
     geometry = geometry_cache(p)
+    fourier = _fourier_route(p, ctx)
 
     def conv2d_backprop_filter(x: Any, sizes: Any, dy: Any) -> Any:
         x, dy = to_nhwc(xp, x, p.nchw), to_nhwc(xp, dy, p.nchw)
         kh, kw, c, o = (int(d) for d in sizes)
         g = geometry(x.shape, kh, kw)
+        if _use_fourier(fourier, g, x.dtype, c, o):
+            return conv_fourier.conv_filter_grad(fourier, x, dy, g)
         cols = windows_view(xp, pad_window(xp, x, g), g, p).reshape(g.n * g.ho * g.wo, kh * kw * c)
         return (cols.T @ dy.reshape(-1, o)).reshape(kh, kw, c, o)
 
