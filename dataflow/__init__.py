@@ -226,6 +226,17 @@ from .ops.data_flow import (
     QueueBase as QueueBase,
     RandomShuffleQueue as RandomShuffleQueue,
 )
+
+# --- ops/reader_ops.py, ops/input_ops.py ------------------------------------------------
+from .ops.reader_ops import (
+    FixedLengthRecordReader as FixedLengthRecordReader,
+    IdentityReader as IdentityReader,
+    ReaderBase as ReaderBase,
+    TextLineReader as TextLineReader,
+    TFRecordReader as TFRecordReader,
+    WholeFileReader as WholeFileReader,
+)
+from .ops.input_ops import count_up_to as count_up_to
 from .ops.accumulator_ops import ConditionalAccumulator as ConditionalAccumulator
 
 # --- ops/linalg.py -----------------------------------------------------------------------

@@ -33,6 +33,12 @@ def _lookup(ctx: Any, name: str) -> QueueState:
     return ctx.resources.get_or_create(_queue_key(name), missing)
 
 
+def lookup_queue(ctx: Any, name: str) -> QueueState:
+    """The queue named ``name`` in the store of ``ctx``'s device (readers dequeue work
+    units from it)."""
+    return _lookup(ctx, name)
+
+
 def _waiter(ctx: Any) -> Any:
     """The context, when it offers the blocking hooks (``will_block``/``cancelled``)."""
     return ctx if hasattr(ctx, "cancelled") and hasattr(ctx, "will_block") else None

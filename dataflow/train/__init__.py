@@ -13,6 +13,26 @@ from .queue_runner import (
     start_queue_runners as start_queue_runners,
 )
 
+# --- input.py, batching.py (queue-based input pipelines) ---------------------------------
+from .input import (
+    input_producer as input_producer,
+    limit_epochs as limit_epochs,
+    match_filenames_once as match_filenames_once,
+    range_input_producer as range_input_producer,
+    slice_input_producer as slice_input_producer,
+    string_input_producer as string_input_producer,
+)
+from .batching import (
+    batch as batch,
+    batch_join as batch_join,
+    maybe_batch as maybe_batch,
+    maybe_batch_join as maybe_batch_join,
+    maybe_shuffle_batch as maybe_shuffle_batch,
+    maybe_shuffle_batch_join as maybe_shuffle_batch_join,
+    shuffle_batch as shuffle_batch,
+    shuffle_batch_join as shuffle_batch_join,
+)
+
 # --- saver.py ----------------------------------------------------------------------------
 from .saver import (
     CheckpointState as CheckpointState,

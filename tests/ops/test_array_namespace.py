@@ -652,6 +652,45 @@ def _sparse_optimizers() -> list[Step]:
     return steps
 
 
+def _readers() -> list[Step]:
+    # Readers run on the host (strings); their counters and count_up_to through ctx.xp.
+    import os
+    import tempfile
+
+    from tensorboard.summary.writer.record_writer import RecordWriter
+
+    # One folder for both runs: keys hold the file names.
+    folder = os.path.join(tempfile.gettempdir(), "dataflow-conformance-readers")
+    os.makedirs(folder, exist_ok=True)
+    paths = {name: f"{folder}/{name}" for name in ("lines.txt", "data.tfrecord", "fixed.bin")}
+    with open(paths["lines.txt"], "w") as f:
+        f.write("header\none\ntwo\n")
+    with open(paths["data.tfrecord"], "wb") as f:
+        RecordWriter(f).write(b"record")
+    with open(paths["fixed.bin"], "wb") as f:
+        f.write(b"HHabcdefFF")
+    readers = [
+        (tf.TextLineReader(skip_header_lines=1), paths["lines.txt"]),
+        (tf.TFRecordReader(), paths["data.tfrecord"]),
+        (tf.FixedLengthRecordReader(2, header_bytes=2, footer_bytes=2), paths["fixed.bin"]),
+        (tf.WholeFileReader(), paths["lines.txt"]),
+        (tf.IdentityReader(), "work"),
+    ]
+    steps: list[Step] = []
+    for reader, path in readers:
+        queue = tf.FIFOQueue(4, tf.string)
+        steps += [
+            ([queue.enqueue_many([[path, path]])], {}),
+            (list(reader.read(queue)), {}),
+            (list(reader.read_up_to(queue, 3)), {}),
+            ([reader.num_records_produced(), reader.num_work_units_completed()], {}),
+            ([reader.reset()], {}),
+        ]
+    epochs = tf.Variable(tf.constant(0, tf.int64), trainable=False)
+    count = tf.count_up_to(epochs, 1)
+    return steps + [([epochs.initializer], {}), ([count], {}), ([count], {}, FAILS)]
+
+
 OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
     ("math_extras", _math_extras),
     ("nn", _nn),
@@ -671,6 +710,7 @@ OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
     ("datasets", _datasets),
     ("sampled_losses", _sampled_losses),
     ("images", _images),
+    ("readers", _readers),
 ]
 
 ALL_CASES = list(table_cases()) + OWN_CASES

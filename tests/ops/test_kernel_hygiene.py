@@ -108,6 +108,8 @@ HOST_OPS = {
     "device with xp.asarray",
     "CandidateSampler": "draws a few class ids on the host (a rejection loop for unique "
     "samples); the results go to the device with xp.asarray",
+    "ReaderReadV2": "produces a record's key and value (strings live on the host)",
+    "ReaderReadUpToV2": "as ReaderReadV2",
 }
 
 
