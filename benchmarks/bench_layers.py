@@ -8,7 +8,12 @@ Run: ``python benchmarks/bench_layers.py`` (``--quick`` for fewer repeats).
   BLAS thread each (``threadpoolctl``; TF1's session one intra/inter-op thread),
   interleaved round by round; the median step of each.
 * Graph building: 10,000 ops (a chain of ``x = x * 1.0001 + 0.5`` with names under
-  scopes, as model code builds them), in a fresh graph each time.
+  scopes, as model code builds them), in a fresh graph each time, after a
+  ``gc.collect()``. Without it a full collection (0.15 s to walk this process's
+  objects with TF loaded, 0.2-0.3 s when it also frees the graphs earlier builds left)
+  falls in whichever build's window the allocation counts reach it in, the same
+  library's round after round, whatever each library allocated. Each library's own
+  young-generation collections stay in its time.
 
 Reported: medians and ratios dataflow / TF1; nothing is asserted, the figures go to
 ``docs/performance.md``.
@@ -17,6 +22,7 @@ Reported: medians and ratios dataflow / TF1; nothing is asserted, the figures go
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
 import time
 from collections.abc import Callable
@@ -67,9 +73,11 @@ def build_graph(tf: Any, n_ops: int = 10_000) -> None:
                     x = x * 1.0001 + 0.5
 
 
-def median_seconds(fn: Callable[[], Any], repeats: int) -> float:
+def median_seconds(fn: Callable[[], Any], repeats: int, collect: bool = False) -> float:
     times = []
     for _ in range(repeats):
+        if collect:
+            gc.collect()
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
@@ -101,7 +109,7 @@ def main() -> None:
             for name, fn in fns.items():
                 steps.setdefault(name, []).append(median_seconds(fn, repeats))
                 builds.setdefault(name, []).append(
-                    median_seconds(lambda lib=libraries[name]: build_graph(lib), 1)
+                    median_seconds(lambda lib=libraries[name]: build_graph(lib), 1, collect=True)
                 )
     print(f"CNN with tf.layers, batch {BATCH}, Adam, 1 BLAS thread")
     for name in libraries:

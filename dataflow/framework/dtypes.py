@@ -16,11 +16,21 @@ import numpy as np
 class DType:
     """An element type of a tensor (``tf.float32`` and friends)."""
 
-    __slots__ = ("_name", "_np")
+    # The kind answers are fixed per type and asked by every shape rule, so they are
+    # worked out once here rather than with ``np.issubdtype`` on each question.
+    __slots__ = ("_name", "_np", "_floating", "_complex", "_integer", "_unsigned")
 
     def __init__(self, name: str, np_dtype: Any):
         self._name = name
         self._np = np_dtype
+
+        def kind(group: Any) -> builtins.bool:
+            return np_dtype is not None and builtins.bool(np.issubdtype(np_dtype, group))
+
+        self._floating = kind(np.floating)
+        self._complex = kind(np.complexfloating)
+        self._integer = kind(np.integer)
+        self._unsigned = kind(np.unsignedinteger)
 
     @property
     def name(self) -> str:
@@ -36,19 +46,19 @@ class DType:
 
     @property
     def is_floating(self) -> builtins.bool:
-        return self._np is not None and np.issubdtype(self._np, np.floating)
+        return self._floating
 
     @property
     def is_complex(self) -> builtins.bool:
-        return self._np is not None and np.issubdtype(self._np, np.complexfloating)
+        return self._complex
 
     @property
     def is_integer(self) -> builtins.bool:
-        return self._np is not None and np.issubdtype(self._np, np.integer)
+        return self._integer
 
     @property
     def is_unsigned(self) -> builtins.bool:
-        return self._np is not None and np.issubdtype(self._np, np.unsignedinteger)
+        return self._unsigned
 
     @property
     def is_bool(self) -> builtins.bool:
@@ -56,7 +66,7 @@ class DType:
 
     @property
     def is_numeric(self) -> builtins.bool:
-        return self.is_floating or self.is_integer or self.is_complex
+        return self._floating or self._integer or self._complex
 
     @property
     def size(self) -> int:
@@ -77,6 +87,8 @@ class DType:
         return f"tf.{self._name}"
 
     def __eq__(self, other: object) -> builtins.bool:
+        if other is self:
+            return True
         if other is None:
             return False
         try:
@@ -85,7 +97,7 @@ class DType:
             return False
 
     def __ne__(self, other: object) -> builtins.bool:
-        return not self.__eq__(other)
+        return other is not self and not self.__eq__(other)
 
     def __hash__(self) -> int:
         return hash(self._name)

@@ -62,7 +62,8 @@ class Graph:
         self._ops: list[Operation] = []
         self._ops_by_name: dict[str, Operation] = {}
         self._names_in_use: dict[str, int] = {}
-        self._consumers: dict[Tensor, list[Operation]] = {}
+        self._consumers: dict[Tensor, list[Operation]] = {}  # by ``consumers_of``, lazily
+        self._consumers_indexed = 0  # ops[:this] are in ``_consumers``
         self._collections: dict[str, list[Any]] = {}
         self._finalized = False
         self._lock = threading.RLock()
@@ -165,6 +166,16 @@ class Graph:
         if graph_element is not None:
             return self.as_graph_element(graph_element(), allow_tensor, allow_operation)
         raise TypeError(f"Can not convert a {type(obj).__name__} into a Tensor or Operation.")
+
+    def consumers_of(self, tensor: Tensor) -> list[Operation]:
+        """The ops taking ``tensor`` as an input, in creation order (once per use)."""
+        with self._lock:
+            ops, index = self._ops, self._consumers
+            for i in range(self._consumers_indexed, len(ops)):
+                for t in ops[i]._inputs:
+                    index.setdefault(t, []).append(ops[i])
+            self._consumers_indexed = len(ops)
+            return list(index.get(tensor, ()))
 
     @property
     def version(self) -> int:
@@ -392,51 +403,42 @@ class Graph:
         if self._finalized:
             raise RuntimeError("Graph is finalized and cannot be modified.")
         opdef = _registry.lookup(op_type)
-        inputs = [self._resolve_input(t) for t in inputs]
+        inputs = [t if t.graph is self else self._resolve_input(t) for t in inputs]
         attrs = attrs or {}
         with self._lock:
-            if name is not None and name.endswith("/"):
+            if name is None:
+                op_name = self.unique_name(op_type)
+            elif name.endswith("/"):
                 op_name = name[:-1]
                 # An exact name (a scope's own name) is marked used, not counted again:
                 # TF1 names a second Variable 'w' 'w_1', not 'w_2'.
                 self._names_in_use.setdefault(op_name.lower(), 1)
+            elif naming.is_valid_op_name(name):
+                op_name = self.unique_name(name)
             else:
-                if name is not None and not naming.is_valid_op_name(name):
-                    raise ValueError(f"'{name}' is not a valid node name")
-                op_name = self.unique_name(name or op_type)
+                raise ValueError(f"'{name}' is not a valid node name")
             state = self._state
             controls: list[Operation] = []
-            input_ops = {t.op for t in inputs}
-            for group in state.control_deps:
-                for c in group:
-                    if c is not None and c not in controls and c not in input_ops:
-                        controls.append(c)
+            if state.control_deps:  # this and the device steps cost nothing when unused
+                input_ops = {t.op for t in inputs}
+                for group in state.control_deps:
+                    for c in group:
+                        if c is not None and c not in controls and c not in input_ops:
+                            controls.append(c)
             for c in control_inputs:
                 c = self._resolve_capture_op(c)
                 if c is not None and c not in controls:
                     controls.append(c)
-            colocation: tuple[str, ...] = ()
-            device = ""
             op = Operation(
-                self,
-                len(self._ops),
-                op_name,
-                op_type,
-                inputs,
-                controls,
-                attrs,
-                "",
-                (),
-                user_frame(),
+                self, len(self._ops), op_name, op_type, inputs, controls, attrs, user_frame()
             )
             if state.colocation:
                 target = state.colocation[-1]
-                colocation = tuple(dict.fromkeys(target._colocation or (target.name,)))
-                device = target.device
-            else:
+                op._colocation = tuple(dict.fromkeys(target._colocation or (target.name,)))
+                op._device = device_spec.canonical(target.device) if target.device else ""
+            elif state.device_fns:
                 device = self._current_device(op)
-            op._device = device_spec.canonical(device) if device else ""
-            op._colocation = colocation
+                op._device = device_spec.canonical(device) if device else ""
             try:
                 specs = opdef.infer(op)
             except (ValueError, TypeError) as exc:
@@ -448,8 +450,6 @@ class Graph:
             op._outputs = tuple(Tensor(op, i, dt, as_shape(sh)) for i, (dt, sh) in enumerate(specs))
             self._ops.append(op)
             self._ops_by_name[op_name] = op
-            for t in inputs:
-                self._consumers.setdefault(t, []).append(op)
             self._version += 1
         return op
 
@@ -560,10 +560,10 @@ def convert_to_tensor(
         raise TypeError("constants are unavailable (import dataflow.ops)")
     if dtype is None and preferred_dtype is not None:
         try:
-            return _CONSTANT_BUILDER[0](value, dtype=preferred_dtype, name=name)
+            return _CONSTANT_BUILDER[0](value, dtype=preferred_dtype, name=name or None)
         except (TypeError, ValueError):
             pass
-    return _CONSTANT_BUILDER[0](value, dtype=dtype, name=name)
+    return _CONSTANT_BUILDER[0](value, dtype=dtype, name=name or None)
 
 
 def _flatten_list(value: Any) -> list[Any]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
-from types import FrameType
+from types import CodeType, FrameType
 from typing import TYPE_CHECKING, Any
 
 from . import device_spec, dtypes
@@ -35,14 +35,20 @@ def register_operator(name: str, fn: Callable) -> None:
     _OPERATORS[name] = fn
 
 
-def user_frame() -> str:
-    """'file:line (function)' of the innermost frame outside this package."""
+def user_frame() -> tuple[CodeType, int] | None:
+    """The code and line of the innermost frame outside this package (None if none).
+
+    Every op records this, so it is kept raw: the code object and line number are
+    taken from the frame (which is not kept: it would hold the caller's locals alive)
+    and ``Operation.traceback`` formats them only when an error or a user asks.
+    """
     frame: FrameType | None = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while frame is not None:
+        code = frame.f_code
+        if not code.co_filename.startswith(_PACKAGE_DIR):
+            return code, frame.f_lineno
         frame = frame.f_back
-    if frame is None:
-        return "<unknown>"
-    return f"{frame.f_code.co_filename}:{frame.f_lineno} ({frame.f_code.co_name})"
+    return None
 
 
 def registered_operator(name: str) -> Callable:
@@ -51,11 +57,6 @@ def registered_operator(name: str) -> Callable:
     if fn is None:
         raise TypeError(f"operator {name} is not available (import dataflow.ops)")
     return fn
-
-
-def apply_operator(name: str, *args: Any) -> Tensor:
-    """Calls the op library's builder registered for operator ``name``."""
-    return registered_operator(name)(*args)
 
 
 class Tensor:
@@ -107,7 +108,8 @@ class Tensor:
         self._shape = self._shape.merge_with(as_shape(shape))
 
     def consumers(self) -> list[Operation]:
-        return [op for op in self._op._graph._consumers.get(self, ())]
+        """The ops that take this tensor as an input, in the order they were built."""
+        return self._op._graph.consumers_of(self)
 
     def eval(self, feed_dict: dict | None = None, session: Any = None) -> Any:
         """Runs this tensor's value in ``session`` (default: the default session)."""
@@ -148,98 +150,100 @@ class Tensor:
         return dims[0]
 
     # --- operators: delegate to the op library's registered builders ---------------
+    # (called here, not through a helper: each op records the first frame outside the
+    # package, and every frame between costs its creation a frame object)
     def __add__(self, other: Any) -> Tensor:
-        return apply_operator("add", self, other)
+        return registered_operator("add")(self, other)
 
     def __radd__(self, other: Any) -> Tensor:
-        return apply_operator("add", other, self)
+        return registered_operator("add")(other, self)
 
     def __sub__(self, other: Any) -> Tensor:
-        return apply_operator("sub", self, other)
+        return registered_operator("sub")(self, other)
 
     def __rsub__(self, other: Any) -> Tensor:
-        return apply_operator("sub", other, self)
+        return registered_operator("sub")(other, self)
 
     def __mul__(self, other: Any) -> Tensor:
-        return apply_operator("mul", self, other)
+        return registered_operator("mul")(self, other)
 
     def __rmul__(self, other: Any) -> Tensor:
-        return apply_operator("mul", other, self)
+        return registered_operator("mul")(other, self)
 
     def __truediv__(self, other: Any) -> Tensor:
-        return apply_operator("truediv", self, other)
+        return registered_operator("truediv")(self, other)
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return apply_operator("truediv", other, self)
+        return registered_operator("truediv")(other, self)
 
     def __floordiv__(self, other: Any) -> Tensor:
-        return apply_operator("floordiv", self, other)
+        return registered_operator("floordiv")(self, other)
 
     def __rfloordiv__(self, other: Any) -> Tensor:
-        return apply_operator("floordiv", other, self)
+        return registered_operator("floordiv")(other, self)
 
     def __mod__(self, other: Any) -> Tensor:
-        return apply_operator("mod", self, other)
+        return registered_operator("mod")(self, other)
 
     def __rmod__(self, other: Any) -> Tensor:
-        return apply_operator("mod", other, self)
+        return registered_operator("mod")(other, self)
 
     def __pow__(self, other: Any) -> Tensor:
-        return apply_operator("pow", self, other)
+        return registered_operator("pow")(self, other)
 
     def __rpow__(self, other: Any) -> Tensor:
-        return apply_operator("pow", other, self)
+        return registered_operator("pow")(other, self)
 
     def __matmul__(self, other: Any) -> Tensor:
-        return apply_operator("matmul", self, other)
+        return registered_operator("matmul")(self, other)
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return apply_operator("matmul", other, self)
+        return registered_operator("matmul")(other, self)
 
     def __lt__(self, other: Any) -> Tensor:
-        return apply_operator("lt", self, other)
+        return registered_operator("lt")(self, other)
 
     def __le__(self, other: Any) -> Tensor:
-        return apply_operator("le", self, other)
+        return registered_operator("le")(self, other)
 
     def __gt__(self, other: Any) -> Tensor:
-        return apply_operator("gt", self, other)
+        return registered_operator("gt")(self, other)
 
     def __ge__(self, other: Any) -> Tensor:
-        return apply_operator("ge", self, other)
+        return registered_operator("ge")(self, other)
 
     def __and__(self, other: Any) -> Tensor:
-        return apply_operator("and", self, other)
+        return registered_operator("and")(self, other)
 
     def __rand__(self, other: Any) -> Tensor:
-        return apply_operator("and", other, self)
+        return registered_operator("and")(other, self)
 
     def __or__(self, other: Any) -> Tensor:
-        return apply_operator("or", self, other)
+        return registered_operator("or")(self, other)
 
     def __ror__(self, other: Any) -> Tensor:
-        return apply_operator("or", other, self)
+        return registered_operator("or")(other, self)
 
     def __xor__(self, other: Any) -> Tensor:
-        return apply_operator("xor", self, other)
+        return registered_operator("xor")(self, other)
 
     def __rxor__(self, other: Any) -> Tensor:
-        return apply_operator("xor", other, self)
+        return registered_operator("xor")(other, self)
 
     __div__ = __truediv__
     __rdiv__ = __rtruediv__
 
     def __neg__(self) -> Tensor:
-        return apply_operator("neg", self)
+        return registered_operator("neg")(self)
 
     def __abs__(self) -> Tensor:
-        return apply_operator("abs", self)
+        return registered_operator("abs")(self)
 
     def __invert__(self) -> Tensor:
-        return apply_operator("invert", self)
+        return registered_operator("invert")(self)
 
     def __getitem__(self, key: Any) -> Tensor:
-        return apply_operator("getitem", self, key)
+        return registered_operator("getitem")(self, key)
 
     def __reduce__(self):
         raise TypeError(
@@ -261,7 +265,7 @@ class Operation:
         "_attrs",
         "_device",
         "_colocation",
-        "_traceback",
+        "_where",
         "__weakref__",
     )
 
@@ -274,9 +278,7 @@ class Operation:
         inputs: list[Tensor],
         control_inputs: list[Operation],
         attrs: dict,
-        device: str,
-        colocation: tuple[str, ...],
-        traceback: str,
+        where: tuple[CodeType, int] | None,
     ):
         self._graph = graph
         self._id = op_id
@@ -286,9 +288,9 @@ class Operation:
         self._outputs: tuple[Tensor, ...] = ()
         self._control_inputs = tuple(control_inputs)
         self._attrs = attrs
-        self._device = device
-        self._colocation = colocation
-        self._traceback = traceback
+        self._device = ""  # the graph sets both from its device and colocation scopes
+        self._colocation: tuple[str, ...] = ()
+        self._where = where
 
     @property
     def name(self) -> str:
@@ -331,7 +333,10 @@ class Operation:
     @property
     def traceback(self) -> str:
         """Where the user built this op ('file:line (function)')."""
-        return self._traceback
+        if self._where is None:
+            return "<unknown>"
+        code, line = self._where
+        return f"{code.co_filename}:{line} ({code.co_name})"
 
     @property
     def node_def(self) -> dict:
@@ -362,7 +367,7 @@ class Operation:
 
     def describe(self) -> str:
         """'name' (type Type, built at file:line) for error messages."""
-        return f"'{self._name}' (type {self._type}, built at {self._traceback})"
+        return f"'{self._name}' (type {self._type}, built at {self.traceback})"
 
     def __repr__(self) -> str:
         return f"<tf.Operation '{self._name}' type={self._type}>"

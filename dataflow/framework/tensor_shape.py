@@ -81,6 +81,8 @@ class TensorShape:
             self._dims = dims._dims
         elif isinstance(dims, (int, Dimension)):
             self._dims = (as_dimension(dims).value,)
+        elif type(dims) is tuple and all(type(d) is int and d >= 0 for d in dims):
+            self._dims = dims  # an array's shape: already what the general path makes
         else:
             self._dims = tuple(as_dimension(d).value for d in dims)
 
@@ -210,11 +212,32 @@ def scalar() -> TensorShape:
     return TensorShape(())
 
 
+# Shapes never change once made, so the shapes of arrays (constants' values, most of
+# them scalars) are made once and shared; the table is emptied if it ever grows large.
+_ARRAY_SHAPES: dict[tuple[int, ...], TensorShape] = {}
+
+
+def array_shape(dims: tuple[int, ...]) -> TensorShape:
+    """The ``TensorShape`` of an array of shape ``dims`` (one object per distinct shape)."""
+    shape = _ARRAY_SHAPES.get(dims)
+    if shape is None:
+        if len(_ARRAY_SHAPES) >= 1024:
+            _ARRAY_SHAPES.clear()
+        shape = _ARRAY_SHAPES[dims] = TensorShape(dims)
+    return shape
+
+
 def broadcast_shapes(*shapes: TensorShape) -> TensorShape:
     """Numpy broadcasting of static shapes; unknown dims stay unknown unless forced.
 
     Raises ``ValueError`` when two known dims differ and neither is 1.
     """
+    if len(shapes) == 2 and shapes[0]._dims is not None and shapes[1]._dims is not None:
+        # Most binary ops while building a model: a tensor and a scalar (``x * 2.0``).
+        if not shapes[1]._dims:
+            return shapes[0]
+        if not shapes[0]._dims:
+            return shapes[1]
     known_ranks = [s._dims for s in shapes if s._dims is not None]
     if len(known_ranks) < len(shapes):
         return TensorShape(None)

@@ -21,7 +21,10 @@ def apply_op(
     dtype_hint: Any = None,
 ) -> Tensor:
     """Creates an op with one output and returns that output."""
-    return apply_op_n(op_type, inputs, attrs, name, dtype_hint).outputs[0]
+    # ``apply_op_n``'s two lines, not a call to it: see ``operation.user_frame``.
+    graph = get_default_graph()
+    tensors = convert_inputs(inputs, dtype_hint)
+    return graph.create_op(op_type, tensors, attrs or {}, name=name).outputs[0]
 
 
 def apply_op_n(
@@ -42,13 +45,19 @@ def convert_inputs(inputs: Sequence[Any], dtype_hint: Any = None) -> list[Tensor
     (so ``x * 2`` with float32 ``x`` makes a float32 constant, as in TF1)."""
     if dtype_hint is None:
         for value in inputs:
-            if isinstance(value, Tensor) or hasattr(value, "_as_graph_element"):
+            if isinstance(value, Tensor):
+                dtype_hint = value.dtype  # a captured copy has the same dtype
+                break
+            if hasattr(value, "_as_graph_element"):
                 dtype_hint = convert_to_tensor(value).dtype
                 break
+    graph = get_default_graph()
     out = []
     for value in inputs:
         if isinstance(value, Tensor):
-            out.append(convert_to_tensor(value))
+            # A tensor of the default graph is itself (the check ``convert_to_tensor``
+            # starts with, done here without the call: every op input passes here).
+            out.append(value if value.graph is graph else convert_to_tensor(value))
         else:
             out.append(convert_to_tensor(value, preferred_dtype=dtype_hint))
     return out

@@ -10,13 +10,12 @@ from ..framework import dtypes, errors, registry
 from ..framework import graph as graph_module
 from ..framework.graph import Tensor, get_default_graph
 from ..framework.kernel_context import Folded
-from ..framework.tensor_shape import TensorShape, as_shape
+from ..framework.tensor_shape import TensorShape, array_shape, as_shape
 from .build import apply_op
 
 
 def _infer_const(op: Any) -> list:
-    value = op.attrs["value"]
-    return [(op.attrs["dtype"], TensorShape(value.shape))]
+    return [(op.attrs["dtype"], array_shape(op.attrs["value"].shape))]
 
 
 def _const_kernel(ctx: Any, attrs: dict) -> Folded:
@@ -56,7 +55,7 @@ def constant(
     value: Any,
     dtype: Any = None,
     shape: Any = None,
-    name: str = "Const",
+    name: str | None = "Const",
     verify_shape: bool = False,
 ) -> Tensor:
     """Creates a constant tensor.
@@ -69,12 +68,26 @@ def constant(
             same size is reshaped, a smaller one padded with its last element (TF1's
             graph-mode rule).
         verify_shape: refuse a ``value`` whose shape is not ``shape`` (``TypeError``).
-        name: the op name.
+        name: the op name (``None``: "Const").
 
     Raises:
         TypeError: ``value`` cannot be represented in ``dtype``.
         ValueError: ``value`` is ``None``, ragged, or has more elements than ``shape``.
     """
+    if name is None:
+        name = "Const"
+    if type(value) is float and shape is None:
+        # The common case (``x * 0.5``), taken straight to what the general path below
+        # ends with: a float64 array cast to a floating dtype, made read-only.
+        dt = dtypes.float32 if dtype is None else dtypes.as_dtype(dtype)
+        if dt.is_floating:
+            array = np.array(value).astype(dt.as_numpy_dtype)
+            array.flags.writeable = False
+            return (
+                get_default_graph()
+                .create_op("Const", [], {"value": array, "dtype": dt}, name=name)
+                .outputs[0]
+            )
     if isinstance(value, Tensor):
         raise TypeError(f"constant() needs a Python or numpy value, got the tensor {value.name}")
     if value is None:
@@ -132,11 +145,9 @@ def constant(
     )
 
 
-def _constant_builder(value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
-    return constant(value, dtype=dtype, name=name or "Const")
-
-
-graph_module.register_constant_builder(_constant_builder)
+# ``convert_to_tensor`` calls ``constant`` itself (with ``name=None`` for "Const"): a
+# wrapper would add a frame to every constant's ``user_frame`` walk.
+graph_module.register_constant_builder(constant)
 
 
 # --- placeholders --------------------------------------------------------------------------

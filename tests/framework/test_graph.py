@@ -145,6 +145,34 @@ def test_tensor_properties_and_set_shape():
 def test_ops_record_where_they_were_built():
     a = tf.constant(1.0)
     assert "test_graph.py" in a.op.traceback
+    line = test_ops_record_where_they_were_built.__code__.co_firstlineno + 4
+    b = a * 2.0  # through the operator, the op library and the constant builder
+    assert b.op.traceback.endswith(f"test_graph.py:{line} (test_ops_record_where_they_were_built)")
+    assert b.op.inputs[1].op.traceback == b.op.traceback
+    with pytest.raises(ValueError, match=rf"Built at .*test_graph.py:{line + 4} "):
+        tf.placeholder(tf.float32, [2]) + tf.placeholder(tf.float32, [3])
+
+
+def test_consumers_follow_ops_added_after_a_query():
+    x = tf.placeholder(tf.float32, [2], name="x")
+    a = x + 1.0
+    assert [op.name for op in x.consumers()] == ["add"]
+    b = x * a
+    c = tf.add(x, x, name="twice")
+    assert [op.name for op in x.consumers()] == ["add", "mul", "twice", "twice"]
+    assert a.consumers() == [b.op] and c.consumers() == []
+
+
+def test_python_float_constants_match_numpy_casts():
+    for dtype in (None, tf.float16, tf.float32, tf.float64):
+        for value in (0.5, -0.0, 1e-40, 6e4, float("nan")):
+            t = tf.constant(value, dtype=dtype)
+            value_attr = t.op.get_attr("value")
+            expected = np.asarray(value).astype((dtype or tf.float32).as_numpy_dtype)
+            assert value_attr.dtype == expected.dtype and t.dtype == (dtype or tf.float32)
+            np.testing.assert_array_equal(value_attr, expected)
+            assert np.signbit(value_attr) == np.signbit(expected)
+            assert not value_attr.flags.writeable and t.shape.as_list() == []
 
 
 def test_registry_refuses_second_registration_and_names_the_first():
