@@ -2,6 +2,7 @@
 registers every op type and the Tensor operator overloads."""
 
 from . import (  # noqa: F401 - imported for their registrations
+    accumulator_ops,
     array,
     array_gather,
     array_join,

@@ -68,6 +68,8 @@ from .optimizers import (
 # --- cluster_spec.py, device_setter.py (distributed execution) ---------------------------
 from .cluster_spec import ClusterSpec as ClusterSpec
 from .device_setter import replica_device_setter as replica_device_setter
+from ..runtime.server import Server as Server
+from .sync_replicas import SyncReplicasOptimizer as SyncReplicasOptimizer
 
 # --- hooks.py, monitored_session.py ------------------------------------------------------
 from .hooks import (
@@ -88,10 +90,10 @@ from .monitored_session import (
     ChiefSessionCreator as ChiefSessionCreator,
     MonitoredSession as MonitoredSession,
     MonitoredTrainingSession as MonitoredTrainingSession,
-    Scaffold as Scaffold,
     SingularMonitoredSession as SingularMonitoredSession,
     WorkerSessionCreator as WorkerSessionCreator,
 )
+from .scaffold import Scaffold as Scaffold
 from .graph_io import write_graph as write_graph
 from .optimizers_extra import (
     AdadeltaOptimizer as AdadeltaOptimizer,

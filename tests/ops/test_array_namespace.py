@@ -354,6 +354,18 @@ def _queues() -> list[Step]:
     ]
 
 
+def _accumulators() -> list[Step]:
+    acc = tf.ConditionalAccumulator(tf.float32, shape=[2])
+    g, gv = ph(np.array([1.0, 3.0], np.float32))
+    return [
+        ([acc.set_global_step(0)], {}),
+        ([acc.apply_grad(g, local_step=0)], {g: gv}),
+        ([acc.apply_grad(g * 3.0, local_step=0)], {g: gv}),
+        ([acc.num_accumulated()], {}),
+        ([acc.take_grad(2)], {}),
+    ]
+
+
 def _control_flow() -> list[Step]:
     x, xv = ph(np.array([0.5, -1.5, 2.0]))
     p, pv = ph(np.array(True))
@@ -698,6 +710,7 @@ OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
     ("random", _random),
     ("variables", _variables),
     ("queues", _queues),
+    ("accumulators", _accumulators),
     ("control_flow", _control_flow),
     ("debugging", _debugging),
     ("py_func", _py_func),

@@ -1,0 +1,304 @@
+"""``tf.train.Server``: a TF1 task started the TF1 way becomes a Dask worker.
+
+A TF1 distributed program starts one process per task with the same ``ClusterSpec`` of
+``host:port`` addresses and a different ``job_name``/``task_index``; each process makes a
+``tf.train.Server`` and either serves (``server.join()``) or runs a session on
+``server.target``. Here every such process becomes the Dask worker named ``job-task``
+(``/job:job/task:task``, the naming every dataflow session understands) of one Dask
+scheduler, and ``server.target`` is that scheduler's address:
+
+* **The scheduler.** When the environment variable ``DATAFLOW_SCHEDULER`` holds an
+  address, every task's worker joins that scheduler (started by you, e.g.
+  ``dask scheduler``). Otherwise one task starts it, in its own process, on its own
+  ``ClusterSpec`` address: the first of ``/job:ps/task:0``, ``/job:chief/task:0``,
+  ``/job:master/task:0``, ``/job:worker/task:0`` that exists (else task 0 of the first job
+  by name). That task's worker then listens on a free port of the same host; every
+  other task's worker listens on its ``ClusterSpec`` address. Workers started before the
+  scheduler wait for it, as TF1 tasks wait for each other.
+* **The worker.** A ``distributed.Worker`` runs in a background thread of this process,
+  with the Dask resource that pins dataflow stage tasks to it. ``join()`` blocks until it
+  stops (as TF1's ``join``, forever in practice); ``stop()`` closes it (and the scheduler
+  this task started).
+* ``create_local_server()`` is a one-task cluster (``/job:localhost/task:0``) in this
+  process, with its own scheduler: ``Session(server.target)`` then runs on Dask here.
+
+The scheduler's dashboard listens on ``DATAFLOW_DASHBOARD_ADDRESS`` (default ``:8787``;
+Dask picks a free port when that one is taken): ``server.dashboard_link``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import logging
+import os
+import socket
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from ..framework import errors
+from .cluster_spec import ClusterSpec
+from .lowering import resource_name
+
+logger = logging.getLogger(__name__)
+
+# Which task starts the scheduler when DATAFLOW_SCHEDULER does not name one.
+_SCHEDULER_JOBS = ("ps", "chief", "master", "worker")
+_START_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class ServerDef:
+    """What a ``Server`` was made from (TF1's ``ServerDef``, as plain data)."""
+
+    cluster: ClusterSpec
+    job_name: str
+    task_index: int
+    protocol: str = "dask"
+    default_session_config: Any = None
+
+
+def scheduler_task(cluster: ClusterSpec) -> tuple[str, int]:
+    """The ``(job, task)`` that starts the scheduler (see the module docstring)."""
+    jobs = cluster.jobs
+    for job in (*_SCHEDULER_JOBS, *sorted(jobs)):
+        if job in jobs and cluster.task_indices(job):
+            return job, min(cluster.task_indices(job))
+    raise ValueError("The cluster spec has no tasks")
+
+
+def _split(address: str) -> tuple[str, int]:
+    """``'host:port'`` (with or without ``tcp://``) as ``(host, port)``."""
+    bare = address.split("://", 1)[-1]
+    host, _, port = bare.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"A task address must be 'host:port', got {address!r}")
+    return host, int(port)
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def _as_cluster_spec(server_or_cluster_def: Any) -> tuple[ClusterSpec, ServerDef | None]:
+    if isinstance(server_or_cluster_def, ServerDef):
+        return server_or_cluster_def.cluster, server_or_cluster_def
+    if isinstance(server_or_cluster_def, ClusterSpec):
+        return server_or_cluster_def, None
+    return ClusterSpec(server_or_cluster_def), None
+
+
+def _resolve_task(cluster: ClusterSpec, job_name: str | None, task_index: int | None) -> tuple:
+    if job_name is None:
+        if len(cluster.jobs) != 1:
+            raise ValueError("Must specify an explicit `job_name`.")
+        job_name = cluster.jobs[0]
+    if job_name not in cluster.jobs:
+        raise ValueError(f"Job '{job_name}' is not in the cluster spec (jobs: {cluster.jobs})")
+    if task_index is None:
+        indices = cluster.task_indices(job_name)
+        if len(indices) != 1:
+            raise ValueError("Must specify an explicit `task_index`.")
+        task_index = indices[0]
+    if task_index not in cluster.task_indices(job_name):
+        raise ValueError(
+            f"Task {task_index} is not in job '{job_name}' (tasks: "
+            f"{cluster.task_indices(job_name)})"
+        )
+    return job_name, int(task_index)
+
+
+class Server:
+    """An in-process server: this TF1 task as the Dask worker ``job-task``.
+
+    Args:
+        server_or_cluster_def: a ``tf.train.ClusterSpec``, a dict of job name to task
+            addresses (``'host:port'``), or a ``ServerDef``.
+        job_name: this task's job (may be omitted when the cluster has one job).
+        task_index: this task's index (may be omitted when the job has one task).
+        protocol: accepted for TF1 compatibility (``'grpc'``); Dask's comms are used.
+        config: a ``ConfigProto`` kept as ``server_def.default_session_config``; its
+            ``intra_op_parallelism_threads`` (when > 0) sets the worker's threads.
+        start: start serving now (otherwise call ``start()``).
+
+    Raises:
+        ValueError: the job or task is not in the cluster spec, or an address is not
+            ``host:port``.
+    """
+
+    def __init__(
+        self,
+        server_or_cluster_def: Any,
+        job_name: str | None = None,
+        task_index: int | None = None,
+        protocol: str | None = None,
+        config: Any = None,
+        start: bool = True,
+    ):
+        cluster, given = _as_cluster_spec(server_or_cluster_def)
+        if given is not None:
+            job_name = job_name if job_name is not None else given.job_name
+            task_index = task_index if task_index is not None else given.task_index
+            config = config if config is not None else given.default_session_config
+        job_name, task_index = _resolve_task(cluster, job_name, task_index)
+        self._server_def = ServerDef(cluster, job_name, task_index, protocol or "dask", config)
+        self._name = f"{job_name}-{task_index}"
+        host, port = _split(cluster.task_address(job_name, task_index))
+        external = os.environ.get("DATAFLOW_SCHEDULER")
+        self._hosts_scheduler = not external and scheduler_task(cluster) == (job_name, task_index)
+        if external:
+            self._scheduler_address = external if "://" in external else f"tcp://{external}"
+        else:
+            s_host, s_port = _split(cluster.task_address(*scheduler_task(cluster)))
+            self._scheduler_address = f"tcp://{s_host}:{s_port}"
+        # The task hosting the scheduler gives it its address; its worker takes a free port.
+        self._worker_host = host
+        self._worker_port = _free_port(host) if self._hosts_scheduler else port
+        threads = getattr(config, "intra_op_parallelism_threads", 0) or 2
+        self._threads = int(threads)
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._failure: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop_requested: asyncio.Event | None = None
+        self._worker: Any = None
+        self._scheduler: Any = None
+        if start:
+            self.start()
+
+    # --- TF1's interface ---------------------------------------------------------------
+    @property
+    def target(self) -> str:
+        """The session target of this cluster: its Dask scheduler's address."""
+        return self._scheduler_address
+
+    @property
+    def server_def(self) -> ServerDef:
+        return self._server_def
+
+    @property
+    def worker_name(self) -> str:
+        """This task's Dask worker name, ``job-task``."""
+        return self._name
+
+    @property
+    def dashboard_link(self) -> str | None:
+        """The scheduler's dashboard, when this task started the scheduler."""
+        if self._scheduler is None:
+            return None
+        port = self._scheduler.http_server.port
+        return f"http://{self._worker_host}:{port}/status"
+
+    def start(self) -> None:
+        """Starts serving (the scheduler if this task hosts it, then the worker); returns
+        once the worker has registered with the scheduler.
+
+        Raises:
+            errors.UnavailableError: the worker did not start within two minutes.
+        """
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(
+            target=self._serve, name=f"dataflow-{self._name}", daemon=True
+        )
+        self._thread.start()
+        _RUNNING.add(self)
+        if not self._ready.wait(_START_TIMEOUT_S) or self._failure is not None:
+            raise errors.UnavailableError(
+                None,
+                None,
+                f"tf.train.Server {self._name} could not start its Dask worker for scheduler "
+                f"{self._scheduler_address}: {self._failure or 'timed out'}",
+            )
+
+    def join(self) -> None:
+        """Blocks while this task serves (until ``stop()`` or its scheduler goes)."""
+        if self._thread is None:
+            raise errors.FailedPreconditionError(None, None, "The server has not been started")
+        while self._thread.is_alive():
+            self._thread.join(0.5)
+
+    def stop(self) -> None:
+        """Closes this task's worker (and the scheduler it started)."""
+        loop, stop = self._loop, self._stop_requested
+        if loop is not None and stop is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(stop.set)
+            except RuntimeError:  # the loop closed meanwhile
+                pass
+        if self._thread is not None:
+            self._thread.join(30)
+        _RUNNING.discard(self)
+
+    @staticmethod
+    def create_local_server(config: Any = None, start: bool = True) -> Server:
+        """A one-task cluster (``/job:localhost/task:0``) served by this process."""
+        port = _free_port("127.0.0.1")
+        return Server(
+            {"localhost": [f"127.0.0.1:{port}"]},
+            job_name="localhost",
+            task_index=0,
+            config=config,
+            start=start,
+        )
+
+    # --- the serving thread ------------------------------------------------------------
+    def _serve(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except BaseException as exc:  # reported by start() or logged
+            self._failure = exc
+            if self._ready.is_set():
+                logger.error("tf.train.Server %s stopped: %s", self._name, exc)
+        finally:
+            self._ready.set()
+
+    async def _main(self) -> None:
+        import distributed
+
+        from . import worker_state  # noqa: F401 - what a worker's preload would import
+
+        # As LocalCluster's silence_logs: Dask's INFO lines (connections, workers
+        # joining) would drown the training script's own output.
+        logging.getLogger("distributed").setLevel(logging.ERROR)
+        self._loop = asyncio.get_running_loop()
+        self._stop_requested = asyncio.Event()
+        if self._hosts_scheduler:
+            host, port = _split(self._scheduler_address)
+            self._scheduler = await distributed.Scheduler(
+                host=host,
+                port=port,
+                dashboard_address=os.environ.get("DATAFLOW_DASHBOARD_ADDRESS", ":8787"),
+            )
+        self._worker = await distributed.Worker(
+            self._scheduler_address,
+            name=self._name,
+            host=self._worker_host,
+            port=self._worker_port,
+            nthreads=self._threads,
+            resources={resource_name(self._name): 1e9},
+        )
+        self._ready.set()
+        finished = asyncio.ensure_future(self._worker.finished())
+        stop = asyncio.ensure_future(self._stop_requested.wait())
+        await asyncio.wait([finished, stop], return_when=asyncio.FIRST_COMPLETED)
+        stop.cancel()
+        await self._worker.close()
+        if self._scheduler is not None:
+            await self._scheduler.close()
+
+
+# Servers still serving when the interpreter exits are closed first, so their threads do
+# not die mid-message (Dask would log errors for connections cut short).
+_RUNNING: weakref.WeakSet[Server] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_running_servers() -> None:
+    # The task hosting the scheduler goes last, so the other workers leave it cleanly.
+    for server in sorted(_RUNNING, key=lambda s: s._hosts_scheduler):
+        server.stop()
