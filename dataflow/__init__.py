@@ -377,6 +377,27 @@ from .ops.tf1_aliases import (
     sub as sub,
 )
 
+# --- ops/parsing_ops.py, ops/decode_ops.py, ops/string_ops.py ---------------------------
+from .ops.decode_ops import (
+    decode_csv as decode_csv,
+    decode_raw as decode_raw,
+    string_to_number as string_to_number,
+)
+from .ops.parsing_ops import (
+    FixedLenFeature as FixedLenFeature,
+    FixedLenSequenceFeature as FixedLenSequenceFeature,
+    VarLenFeature as VarLenFeature,
+    parse_example as parse_example,
+    parse_single_example as parse_single_example,
+)
+from .ops.string_ops import (
+    join as string_join,
+    regex_replace as regex_replace,
+    string_split as string_split,
+    strip as string_strip,
+    substr as substr,
+)
+
 # --- graphs and summaries as protobufs (TensorBoard's classes) ---------------------------
 from tensorboard.compat.proto.event_pb2 import Event as Event, SessionLog as SessionLog
 from tensorboard.compat.proto.summary_pb2 import (
@@ -409,6 +430,8 @@ from .runtime.cluster import LocalCluster as LocalCluster
 
 # --- sub-namespaces (tf.nn, tf.linalg, tf.train, tf.losses, ...) -------------------------
 from . import nn as nn
+from . import python_io as python_io
+from . import strings as strings
 from . import linalg as linalg
 from . import losses as losses
 from . import train as train

@@ -96,8 +96,12 @@ def constant(
         array = np.asarray(value)
     except ValueError as exc:
         raise ValueError(f"constant '{name}': {exc}") from None
-    if array.dtype == object:
-        raise TypeError(f"constant '{name}': cannot make a tensor from {value!r}")
+    if array.dtype.kind in "SU" or array.dtype == object:
+        # numpy's fixed-width bytes drop trailing NULs (b"a\x00" -> b"a"): keep the
+        # Python strings themselves, as TF does.
+        array = _string_array(value, array, name)
+    if array.dtype == object and dtype is None:
+        dtype = dtypes.string
     if dtype is None:
         dt = _default_dtype(array, value)
     else:
@@ -108,7 +112,7 @@ def constant(
                 f"Expected {dt.name}, got {value!r} of type "
                 f"'{type(value).__name__}' instead (constant '{name}')."
             )
-        if array.dtype.kind in "US":
+        if array.dtype.kind in "US" or array.dtype == object:
             raise TypeError(f"constant '{name}': cannot convert strings to {dt.name}")
         array = array.astype(dt.as_numpy_dtype)
     elif dt == dtypes.string:
@@ -246,3 +250,17 @@ def placeholder_with_default(input: Any, shape: Any, name: str | None = None) ->
 def identity_kernel_factory(ctx: Any, attrs: dict) -> Any:
     """Kernel factory of every op that passes its input through unchanged."""
     return _identity
+
+
+def _string_array(value: Any, array: np.ndarray, name: str) -> np.ndarray:
+    """``value`` as an object array of its own ``str``/``bytes`` elements.
+
+    Raises:
+        TypeError: an element is neither (``array`` holds other Python objects).
+    """
+    strings = np.asarray(value, dtype=object)
+    if strings.shape != array.shape or not all(
+        isinstance(v, (bytes, str)) for v in strings.reshape(-1).tolist()
+    ):
+        raise TypeError(f"constant '{name}': cannot make a tensor from {value!r}")
+    return strings

@@ -13,8 +13,8 @@ is one deflate stream over that whole sequence, so files are byte-compatible wit
 in both directions. Files are opened with ``fsspec``, so any URL it knows works, as for
 ``tf.gfile`` here.
 
-Reading keeps one buffer of file bytes and slices records out of it (``_Chunks``), so a
-record costs two slices and two checksums, not four ``read`` calls. A wrong checksum or
+Reading keeps one buffer of file bytes and slices records out of it, so a record costs
+one slice and two checksums, not four ``read`` calls. A wrong checksum or
 a record cut short is ``DataLossError`` naming the file and the record's offset, as TF
 says it.
 """
@@ -220,33 +220,6 @@ class _Inflater:
         self._raw.close()
 
 
-class _Chunks:
-    """``take(n)``: the next ``n`` bytes of a stream (fewer at its end), served from one
-    buffer refilled a chunk at a time."""
-
-    def __init__(self, read: Callable[[int], bytes]):
-        self._read = read
-        self._buf = b""
-        self._pos = 0
-        self.offset = 0  # bytes taken so far
-
-    def take(self, n: int) -> bytes:
-        end = self._pos + n
-        if end > len(self._buf):
-            parts, have = [self._buf[self._pos :]], len(self._buf) - self._pos
-            while have < n:
-                chunk = self._read(max(_CHUNK, n - have))
-                if not chunk:
-                    break
-                parts.append(chunk)
-                have += len(chunk)
-            self._buf, self._pos, end = b"".join(parts), 0, n
-        out = self._buf[self._pos : end]
-        self._pos = min(end, len(self._buf))
-        self.offset += len(out)
-        return out
-
-
 def open_stream(path: str, compression: str) -> Any:
     """``path`` opened for reading, decompressed (``""``, ``"ZLIB"`` or ``"GZIP"``)."""
     raw = _open(path, "rb")
@@ -260,36 +233,54 @@ def open_stream(path: str, compression: str) -> Any:
     return raw
 
 
+def _refill(buf: bytes, pos: int, need: int, read: Callable[[int], bytes]) -> bytes:
+    """``buf[pos:]`` extended by reads until it holds ``need`` bytes or the stream ends."""
+    parts, have = [buf[pos:]], len(buf) - pos
+    while have < need:
+        chunk = read(max(_CHUNK, need - have))
+        if not chunk:
+            break
+        parts.append(chunk)
+        have += len(chunk)
+    return b"".join(parts)
+
+
 def read_records(stream: Any, path: str) -> Iterator[bytes]:
     """The records of an opened (decompressed) TFRecord stream, checksums verified.
 
     Raises:
         DataLossError: a checksum does not match, or the last record is cut short.
     """
-    chunks = _Chunks(stream.read)
-    while True:
-        start = chunks.offset
-        try:
-            header = chunks.take(12)
-        except zlib.error as exc:
-            raise errors.DataLossError(None, None, f"{path}: {exc}") from None
-        if not header:
-            return
-        if len(header) < 12:
-            raise errors.DataLossError(None, None, f"truncated record at {start} in {path}")
-        length, length_crc = _HEADER.unpack(header)
-        if masked_crc32c(header[:8]) != length_crc:
-            raise errors.DataLossError(None, None, f"corrupted record at {start} in {path}")
-        try:
-            body = chunks.take(length + 4)
-        except zlib.error as exc:
-            raise errors.DataLossError(None, None, f"{path}: {exc}") from None
-        if len(body) < length + 4:
-            raise errors.DataLossError(None, None, f"truncated record at {start} in {path}")
-        data = body[:length]
-        if masked_crc32c(data) != _FOOTER.unpack_from(body, length)[0]:
-            raise errors.DataLossError(None, None, f"corrupted record at {start} in {path}")
-        yield data
+    buf, pos, base = b"", 0, 0  # base: the stream offset of buf[0]
+    unpack_header, unpack_footer = _HEADER.unpack_from, _FOOTER.unpack_from
+    try:
+        while True:
+            if len(buf) - pos < 12:
+                buf, base, pos = _refill(buf, pos, 12, stream.read), base + pos, 0
+                if not buf:
+                    return
+                if len(buf) < 12:
+                    raise errors.DataLossError(None, None, f"truncated record at {base} in {path}")
+            length, length_crc = unpack_header(buf, pos)
+            if masked_crc32c(memoryview(buf)[pos : pos + 8]) != length_crc:
+                raise errors.DataLossError(
+                    None, None, f"corrupted record at {base + pos} in {path}"
+                )
+            end = pos + length + 16
+            if end > len(buf):
+                buf, base, pos = _refill(buf, pos, length + 16, stream.read), base + pos, 0
+                end = length + 16
+                if end > len(buf):
+                    raise errors.DataLossError(None, None, f"truncated record at {base} in {path}")
+            data = buf[pos + 12 : end - 4]
+            if masked_crc32c(data) != unpack_footer(buf, end - 4)[0]:
+                raise errors.DataLossError(
+                    None, None, f"corrupted record at {base + pos} in {path}"
+                )
+            pos = end
+            yield data
+    except zlib.error as exc:
+        raise errors.DataLossError(None, None, f"{path}: {exc}") from None
 
 
 def tf_record_iterator(path: Any, options: Any = None) -> Iterator[bytes]:

@@ -65,6 +65,19 @@ from .optimizers import (
     RMSPropOptimizer as RMSPropOptimizer,
 )
 
+# --- ops/example_proto.py (tf.train.Example and its parts, as protobuf classes) ----------
+from ..ops.example_proto import (
+    BytesList as BytesList,
+    Example as Example,
+    Feature as Feature,
+    FeatureList as FeatureList,
+    FeatureLists as FeatureLists,
+    Features as Features,
+    FloatList as FloatList,
+    Int64List as Int64List,
+    SequenceExample as SequenceExample,
+)
+
 # --- cluster_spec.py, device_setter.py (distributed execution) ---------------------------
 from .cluster_spec import ClusterSpec as ClusterSpec
 from .device_setter import replica_device_setter as replica_device_setter

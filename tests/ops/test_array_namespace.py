@@ -574,6 +574,49 @@ def _images() -> list[Step]:
     return one(outs + grads_of(tf.reduce_sum(outs[2] ** 2), [x]), {x: xv})
 
 
+def _strings_and_records() -> list[Step]:
+    # String kernels run on the host; numeric results (lengths, numbers, parsed
+    # features, sparse indices) go to the device.
+    proto = tf.train.Example()
+    proto.features.feature["n"].int64_list.value.extend([1, 2])
+    proto.features.feature["w"].bytes_list.value.append(b"hi")
+    proto.features.feature["f"].float_list.value.extend([0.5, 1.5])
+    s, sv = tf.placeholder(tf.string, [2]), np.array([b"1,ab,2.5", b"3,c d,95"], dtype=object)
+    p, pv = tf.placeholder(tf.string, []), np.array(proto.SerializeToString(), dtype=object)
+    parsed = tf.parse_single_example(
+        p, {"n": tf.FixedLenFeature([2], tf.int64), "w": tf.VarLenFeature(tf.string)}
+    )
+    batch = tf.parse_example(
+        tf.stack([p, p]),
+        {
+            "f": tf.io.FixedLenSequenceFeature([], tf.float32, allow_missing=True),
+            "x": tf.FixedLenFeature([], tf.float32, default_value=-1.0),
+        },
+    )
+    a, b, c = tf.decode_csv(s, [[0], [""], [0.0]])
+    split = tf.string_split(b)
+    halves = tf.strings.split(b, sep=" ")
+    outs = [
+        a,
+        b,
+        c,
+        tf.string_to_number(tf.substr(s, 0, 1), tf.int64),
+        tf.decode_raw(s, tf.uint8),
+        tf.strings.length(tf.strings.join([b, tf.strings.strip(b)], separator="/")),
+        tf.strings.regex_replace(tf.strings.upper(tf.strings.lower(b)), "C", "x"),
+        split.indices,
+        split.values,
+        split.dense_shape,
+        halves.values,
+        parsed["n"],
+        parsed["w"].indices,
+        parsed["w"].values,
+        batch["f"],
+        batch["x"],
+    ]
+    return one(outs, {s: sv, p: pv})
+
+
 def _sampled_losses() -> list[Step]:
     # The sampler runs on the host; the losses' gathers and matmuls on the device.
     labels = tf.constant([[1], [3]], tf.int64)
@@ -722,6 +765,7 @@ OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
     ("summaries", _summaries),
     ("datasets", _datasets),
     ("sampled_losses", _sampled_losses),
+    ("strings_and_records", _strings_and_records),
     ("images", _images),
     ("readers", _readers),
 ]

@@ -108,6 +108,25 @@ HOST_OPS = {
     "device with xp.asarray",
     "CandidateSampler": "draws a few class ids on the host (a rejection loop for unique "
     "samples); the results go to the device with xp.asarray",
+    **{
+        strings: "works on strings (host object arrays of bytes): records, protos, CSV "
+        "fields; numeric results go to the device with xp.asarray"
+        for strings in (
+            "DecodeCSV",
+            "DecodeRaw",
+            "ParseExample",
+            "ParseSingleExample",
+            "RegexReplace",
+            "StringJoin",
+            "StringLength",
+            "StringLower",
+            "StringSplit",
+            "StringStrip",
+            "StringToNumber",
+            "StringUpper",
+            "Substr",
+        )
+    },
     "ReaderReadV2": "produces a record's key and value (strings live on the host)",
     "ReaderReadUpToV2": "as ReaderReadV2",
 }
