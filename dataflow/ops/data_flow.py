@@ -89,7 +89,24 @@ def _component_checker(attrs: dict) -> Any:
     np_types = [t.as_numpy_dtype for t in types]
     shapes, many = attrs["shapes"], attrs["many"]
 
+    # The shapes an element must have exactly, when fully known (the common case: a
+    # tuple comparison instead of TensorShape arithmetic on every enqueue).
+    exact = (
+        [s.as_tuple() if s.is_fully_defined() else None for s in shapes]
+        if shapes is not None and not many
+        else None
+    )
+
     def check(handle: str, components: tuple) -> None:
+        if (
+            exact is not None
+            and len(components) == len(exact)
+            and all(
+                getattr(v, "dtype", None) == t and v.shape == s
+                for v, t, s in zip(components, np_types, exact)
+            )
+        ):
+            return
         for i, value in enumerate(components):
             dtype = getattr(value, "dtype", None)
             if np_types[i] is not None and dtype != np_types[i]:

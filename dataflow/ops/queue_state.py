@@ -21,10 +21,12 @@ Attempts are served in arrival order, as TF's queues serve them: enqueues wait i
 line and dequeues in another, and only the attempt at the head of its line touches the
 buffer. So an ``enqueue_many`` that finds the queue full keeps its place, and its rows
 go in together, in order, however many producer threads call at once; and a
-``dequeue_many(n)`` at the head takes elements as they arrive (``n`` may exceed the
-capacity), holding them until it has ``n``. If it gives up (the queue closed with too
-few, a deadline, a cancellation) it puts what it took back at the front, so the queue is
-as it was.
+``dequeue_many(n)`` at the head takes its elements once they are all there, or, when the
+buffer fills up first, what is there, holding it until it has ``n`` (so ``n`` may exceed
+the capacity, as in TF). If it gives up (the queue closed with too few, a deadline, a
+cancellation) it puts what it took back at the front, so the queue is as it was.
+Enqueuers and dequeuers wait on two conditions of one lock, and an enqueue wakes the
+head dequeuer only when it can go on, not for every element.
 
 Blocking calls take an optional ``waiter`` (the kernel context): ``waiter.will_block()``
 is called once before a call first waits (a Dask worker then frees the task's thread
@@ -88,6 +90,9 @@ class QueueSignature:
         return text
 
 
+_NOBODY = float("inf")  # no dequeue attempt is waiting
+
+
 class _Line:
     """Attempts waiting their turn: tickets in arrival order (guarded by the queue's
     lock). An attempt that gives up before its turn is skipped when its turn comes."""
@@ -131,7 +136,12 @@ class QueueState:
         self.min_after_dequeue = min_after_dequeue
         self.padded = padded
         self._items: deque | list = [] if shuffle else deque()
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)  # enqueuers wait here
+        self._dequeuers = threading.Condition(self._lock)  # dequeuers wait here
+        # What the head dequeue attempt waits for: this many elements in the buffer (so
+        # an enqueue wakes it only when it can finish, not for every element).
+        self._dequeue_need = _NOBODY
         self._closed = False
         self._cancelled = False
         self._cancel_enqueues = False
@@ -146,15 +156,16 @@ class QueueState:
                 None, None, f"Queue '{self.name}': session closed, pending operation cancelled"
             )
 
-    def _wait(self, waiter: Any, blocked: bool, what: str) -> bool:
+    def _wait(self, waiter: Any, blocked: bool, what: str, cond: Any = None) -> bool:
         """Waits on the condition (held); ``blocked`` says whether this call waited
         before. Returns ``True``. Past the step's deadline (``waiter.deadline()``), raises
         ``DeadlineExceededError`` instead: the caller has changed nothing yet."""
         if waiter is not None and not blocked:
             waiter.will_block()
         deadline = waiter.deadline() if waiter is not None and hasattr(waiter, "deadline") else None
+        cond = cond or self._cond
         if deadline is None:
-            self._cond.wait()
+            cond.wait()
             return True
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -165,20 +176,28 @@ class QueueState:
                 f"deadline while {what} queue '{self.name}' ({len(self._items)} elements, "
                 f"capacity {self.capacity})",
             )
-        self._cond.wait(remaining)
+        cond.wait(remaining)
         return True
 
     def _full(self) -> bool:
         return self.capacity is not None and len(self._items) >= self.capacity
 
-    def _pop(self) -> tuple:
-        if self.shuffle:
-            index = int(self._rng.integers(len(self._items)))
-            items = self._items
+    def _pop_many(self, k: int) -> list[tuple]:
+        """Removes ``k`` elements: the oldest, or (shuffling) ``k`` drawn at random."""
+        items = self._items
+        if k <= 0:
+            return []
+        if not self.shuffle:
+            assert isinstance(items, deque)  # a FIFO queue keeps a deque (__init__)
+            return [items.popleft() for _ in range(k)]
+        assert isinstance(items, list)
+        # One draw for all k: index i is uniform over the len(items) - i elements left.
+        draws = self._rng.integers(0, np.arange(len(items), len(items) - k, -1))
+        out = []
+        for index in draws.tolist():
             items[index], items[-1] = items[-1], items[index]
-            return items.pop()
-        assert isinstance(self._items, deque)  # a FIFO queue keeps a deque (__init__)
-        return self._items.popleft()
+            out.append(items.pop())
+        return out
 
     # --- operations ------------------------------------------------------------------
     def enqueue(self, components: tuple, waiter: Any = None) -> None:
@@ -224,16 +243,22 @@ class QueueState:
                     take = min(room, len(elements) - done)
                     self._items.extend(elements[done : done + take])
                     done += take
-                    self._cond.notify_all()
+                    if len(self._items) >= self._dequeue_need or self._full():
+                        self._dequeuers.notify_all()
             finally:
                 self._enqueue_line.leave(ticket)
                 self._cond.notify_all()
 
     def dequeue_many(self, n: int, allow_smaller: bool = False, waiter: Any = None) -> list[tuple]:
-        """Takes ``n`` elements (fewer, once closed, with ``allow_smaller``), in turn."""
+        """Takes ``n`` elements (fewer, once closed, with ``allow_smaller``), in turn.
+
+        The head attempt takes its elements at once when they are all there; while it
+        waits it takes what is there only when the buffer is full (the enqueuers could
+        not go on otherwise: ``n`` may exceed the capacity) or closed.
+        """
         blocked = False
         taken: list[tuple] = []
-        with self._cond:
+        with self._lock:
             ticket = self._dequeue_line.join()
             try:
                 while True:
@@ -242,9 +267,9 @@ class QueueState:
                         keep = (
                             0 if self._closed else (self.min_after_dequeue if self.shuffle else 0)
                         )
-                        while len(taken) < n and len(self._items) > keep:
-                            taken.append(self._pop())
-                        if taken:
+                        need = n - len(taken) + keep
+                        if len(self._items) >= need or self._closed or self._full():
+                            taken += self._pop_many(min(n - len(taken), len(self._items) - keep))
                             self._cond.notify_all()  # room for the enqueuers
                         if len(taken) == n:
                             out, taken = taken, []
@@ -260,32 +285,41 @@ class QueueState:
                                 f"elements (requested {n}, current size "
                                 f"{len(self._items) + len(taken)})",
                             )
-                    blocked = self._wait(waiter, blocked, f"dequeuing {n} from the")
+                        self._dequeue_need = n - len(taken) + keep
+                    blocked = self._wait(
+                        waiter, blocked, f"dequeuing {n} from the", self._dequeuers
+                    )
             finally:
+                if self._dequeue_line.serving == ticket:
+                    self._dequeue_need = _NOBODY
                 if taken:  # gave up: the elements go back to the front, in order
                     if self.shuffle:
                         self._items.extend(taken)
                     else:
                         assert isinstance(self._items, deque)
                         self._items.extendleft(reversed(taken))
+                    self._dequeuers.notify_all()
                 self._dequeue_line.leave(ticket)
-                self._cond.notify_all()
+                self._dequeuers.notify_all()  # the next attempt's turn
 
     def close(self, cancel_pending_enqueues: bool = False) -> None:
         with self._cond:
             self._closed = True
             self._cancel_enqueues = cancel_pending_enqueues
             self._cond.notify_all()
+            self._dequeuers.notify_all()
 
     def cancel_all(self) -> None:
         with self._cond:
             self._cancelled = True
             self._cond.notify_all()
+            self._dequeuers.notify_all()
 
     def wake(self) -> None:
         """Wakes every blocked call to re-check whether its step was cancelled."""
         with self._cond:
             self._cond.notify_all()
+            self._dequeuers.notify_all()
 
     def size(self) -> int:
         with self._cond:
