@@ -72,6 +72,10 @@ def _set_step_kernel(ctx: Any, attrs: dict) -> Any:
     return lambda handle, step: _lookup(ctx, handle).set_global_step(int(step))
 
 
+def _interrupt_kernel(ctx: Any, attrs: dict) -> Any:
+    return lambda handle: _lookup(ctx, handle).interrupt_takes()
+
+
 def _num_kernel(ctx: Any, attrs: dict) -> Any:
     xp = ctx.xp
     return lambda handle: xp.asarray(_lookup(ctx, handle).num_accumulated(), dtype=xp.int32)
@@ -115,6 +119,7 @@ for _type, _infer, _kernel in (
     ("AccumulatorApplyGradient", _infer_apply, _apply_kernel),
     ("AccumulatorTakeGradient", _infer_take, _take_kernel),
     ("AccumulatorSetGlobalStep", _infer_set_step, _set_step_kernel),
+    ("AccumulatorInterruptTakes", _infer_set_step, _interrupt_kernel),
     ("AccumulatorNumAccumulated", _infer_num, _num_kernel),
 ):
     # Stateful, so off a worker's event loop (take_grad waits for the replicas).
@@ -198,6 +203,11 @@ class ConditionalAccumulator:
         """Sets the step below which applied gradients are stale."""
         step = convert_to_tensor(new_global_step, dtype=dtypes.int64)
         return self._op("AccumulatorSetGlobalStep", [step], name or "AccumulatorSetGlobalStep")
+
+    def interrupt_takes(self, name: str | None = None) -> Operation:
+        """Fails the ``take_grad`` calls waiting now with ``CancelledError`` (not in TF1:
+        what lets ``SyncReplicasOptimizer``'s chief thread stop promptly)."""
+        return self._op("AccumulatorInterruptTakes", [], name or "AccumulatorInterruptTakes")
 
     def num_accumulated(self, name: str | None = None) -> Tensor:
         """How many gradients are in (an int32 scalar)."""

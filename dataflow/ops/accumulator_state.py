@@ -44,6 +44,7 @@ class AccumulatorState:
         self._sum: Any = None
         self._count = 0
         self._cancelled = False
+        self._interrupts = 0  # bumped by interrupt_takes(): waiting takes give up
         self._cond = threading.Condition()
 
     def _check_shape(self, grad: Any) -> None:
@@ -97,8 +98,13 @@ class AccumulatorState:
             )
         blocked = False
         with self._cond:
+            interrupts = self._interrupts
             while self._count < num_required:
-                if self._cancelled or (waiter is not None and waiter.cancelled()):
+                if (
+                    self._cancelled
+                    or interrupts != self._interrupts
+                    or (waiter is not None and waiter.cancelled())
+                ):
                     raise errors.CancelledError(
                         None,
                         None,
@@ -145,6 +151,13 @@ class AccumulatorState:
     def num_accumulated(self) -> int:
         with self._cond:
             return self._count
+
+    def interrupt_takes(self) -> None:
+        """Fails the ``take_grad`` calls waiting now with ``CancelledError``; later
+        calls wait as usual (a chief stopping its update thread, not the accumulator)."""
+        with self._cond:
+            self._interrupts += 1
+            self._cond.notify_all()
 
     def cancel_all(self) -> None:
         """Wakes every waiting ``take_grad`` with ``CancelledError`` (the store is being

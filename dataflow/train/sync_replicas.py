@@ -158,7 +158,18 @@ class SyncReplicasOptimizer(Optimizer):
                 if self._variable_averages is not None:
                     with graph.control_dependencies([sync_op]), graph.name_scope(""):
                         sync_op = self._variable_averages.apply(self._variables_to_average)
-                self._chief_queue_runner = QueueRunner(dummy_queue, [sync_op])
+                # On a stop request the runner also wakes its thread's waiting take_grads
+                # (TF1's thread stays blocked there until its session closes, after the
+                # monitored session's whole stop grace period).
+                interrupts = []
+                for accumulator in self._accumulators:
+                    with graph.device(accumulator.accumulator_ref.device):
+                        interrupts.append(accumulator.interrupt_takes())
+                self._chief_queue_runner = QueueRunner(
+                    dummy_queue,
+                    [sync_op],
+                    cancel_op=group(dummy_queue.close(cancel_pending_enqueues=True), *interrupts),
+                )
             for accumulator in self._accumulators:
                 with graph.device(accumulator.accumulator_ref.device):
                     chief_init_ops.append(accumulator.set_global_step(global_step))

@@ -95,3 +95,24 @@ def test_build_time_errors_name_the_problem():
         acc.apply_grad(tf.zeros([3]))
     with pytest.raises(ValueError, match="reduction_type"):
         tf.ConditionalAccumulator(tf.float32, reduction_type="MAX")
+
+
+def test_interrupting_fails_only_the_takes_waiting_now():
+    state = AccumulatorState("acc", None, "MEAN")
+    failed = []
+
+    def take() -> None:
+        try:
+            state.take_grad(1)
+        except errors.CancelledError as exc:
+            failed.append(exc)
+
+    waiter = threading.Thread(target=take)
+    waiter.start()
+    deadline = threading.Event()
+    deadline.wait(0.1)
+    state.interrupt_takes()
+    waiter.join(5)
+    assert len(failed) == 1
+    state.apply_grad(np.array(2.0), 0)
+    assert state.take_grad(1) == 2.0  # the accumulator itself still works

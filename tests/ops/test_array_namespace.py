@@ -363,6 +363,7 @@ def _accumulators() -> list[Step]:
         ([acc.apply_grad(g * 3.0, local_step=0)], {g: gv}),
         ([acc.num_accumulated()], {}),
         ([acc.take_grad(2)], {}),
+        ([acc.interrupt_takes()], {}),
     ]
 
 
