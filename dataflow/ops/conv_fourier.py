@@ -66,18 +66,21 @@ class Fourier:
         xp = self.xp
         return (2 * xp.pi / n) * ((rows * cols) % n)
 
-    def _matrix(self, kind: str, n: int, start: int, size: int, dtype: Any) -> Any:
-        key = (kind, n, start, size, dtype)
+    def _matrix(
+        self, kind: str, n: int, start: int, size: int, dtype: Any, conj: bool = False
+    ) -> Any:
+        key = (kind, n, start, size, dtype, conj)
         m = self.cache.get(key)
         if m is not None:
             return m
         xp = self.xp
         pos = xp.arange(start, start + size, dtype=xp.float64)
+        sign = 1.0 if conj else -1.0  # the forward transforms' exponent
         if kind == "fq":  # (2*Qr, size) real: the width transform of real lines
             ang = self._angles(n, xp.arange(n // 2 + 1, dtype=xp.float64)[:, None], pos)
-            m = xp.concatenate([xp.cos(ang), -xp.sin(ang)])
+            m = xp.concatenate([xp.cos(ang), sign * xp.sin(ang)])
         elif kind == "fp":  # (P, size) complex: the height transform
-            m = xp.exp(-1j * self._angles(n, xp.arange(n, dtype=xp.float64)[:, None], pos))
+            m = xp.exp(sign * 1j * self._angles(n, xp.arange(n, dtype=xp.float64)[:, None], pos))
         elif kind == "ip":  # (size, P) complex: inverse height transform, rows kept
             m = xp.exp(1j * self._angles(n, pos[:, None], xp.arange(n, dtype=xp.float64))) / n
         else:  # "iq": (size, 2*Qr) real: inverse width transform of a Hermitian spectrum
@@ -91,16 +94,21 @@ class Fourier:
         m = self.cache[key] = m.astype(dtype)
         return m
 
-    def spectrum(self, a: Any, p: int, q: int, top: int, left: int) -> Any:
+    def spectrum(self, a: Any, p: int, q: int, top: int, left: int, conj: bool = False) -> Any:
         """``a[b, r, s, c]``, real, at rows ``top..`` and columns ``left..`` of a ``p x q``
-        grid of zeros: its 2-D transform as ``[b, p*Qr, c]`` (complex)."""
+        grid of zeros: its 2-D transform as ``[b, p*Qr, c]`` (complex), or with ``conj``
+        its complex conjugate (the transform with conjugated matrices, as ``a`` is real:
+        no pass over the spectrum)."""
         xp = self.xp
         b, r, s, c = a.shape
         qr = q // 2 + 1
         ctype = xp.result_type(a.dtype, xp.complex64)
-        lines = xp.matmul(self._matrix("fq", q, left, s, a.dtype), a.reshape(b * r, s, c))
-        half = (lines[:, :qr] + 1j * lines[:, qr:]).astype(ctype, copy=False)
-        out = xp.matmul(self._matrix("fp", p, top, r, ctype), half.reshape(b, r, qr * c))
+        fq = self._matrix("fq", q, left, s, a.dtype, conj)
+        lines = xp.matmul(fq, a.reshape(b * r, s, c))
+        half = xp.empty((b * r, qr, c), dtype=ctype)  # one pass, no complex temporaries
+        half.real = lines[:, :qr]
+        half.imag = lines[:, qr:]
+        out = xp.matmul(self._matrix("fp", p, top, r, ctype, conj), half.reshape(b, r, qr * c))
         return out.reshape(b, p * qr, c)
 
     def inverse(self, z: Any, p: int, q: int, rows: tuple, cols: tuple) -> Any:
@@ -116,10 +124,10 @@ class Fourier:
         out = xp.matmul(self._matrix("iq", q, left, s, parts.dtype), parts)
         return out.reshape(b, r, s, c)
 
-    def filter_spectrum(self, f: Any, p: int, q: int) -> Any:
-        """An HWIO filter's transform as ``[p*Qr, I, O]``."""
+    def filter_spectrum(self, f: Any, p: int, q: int, conj: bool = False) -> Any:
+        """An HWIO filter's transform (or its conjugate) as ``[p*Qr, I, O]``."""
         kh, kw, c, o = f.shape
-        return self.spectrum(f.reshape(1, kh, kw, c * o), p, q, 0, 0).reshape(-1, c, o)
+        return self.spectrum(f.reshape(1, kh, kw, c * o), p, q, 0, 0, conj).reshape(-1, c, o)
 
 
 def grid(g: WindowGeometry) -> tuple[int, int]:
@@ -131,7 +139,7 @@ def conv(fourier: Fourier, x: Any, f: Any, g: WindowGeometry) -> Any:
     """``Conv2D`` (NHWC, stride 1, no dilation): ``[N, Ho, Wo, O]``."""
     p, q = grid(g)
     xs = fourier.spectrum(x, p, q, g.pads[0], g.pads[2])
-    z = fourier.xp.matmul(xs.transpose(1, 0, 2), fourier.filter_spectrum(f, p, q).conj())
+    z = fourier.xp.matmul(xs.transpose(1, 0, 2), fourier.filter_spectrum(f, p, q, conj=True))
     return fourier.inverse(z, p, q, (0, g.ho), (0, g.wo))
 
 
@@ -148,7 +156,7 @@ def conv_filter_grad(fourier: Fourier, x: Any, dy: Any, g: WindowGeometry) -> An
     """``Conv2DBackpropFilter`` (NHWC, stride 1, no dilation): ``[KH, KW, C, O]``."""
     p, q = grid(g)
     xs = fourier.spectrum(x, p, q, g.pads[0], g.pads[2])
-    ds = fourier.spectrum(dy, p, q, 0, 0)
-    z = fourier.xp.matmul(xs.transpose(1, 2, 0), ds.conj().transpose(1, 0, 2))
+    ds = fourier.spectrum(dy, p, q, 0, 0, conj=True)
+    z = fourier.xp.matmul(xs.transpose(1, 2, 0), ds.transpose(1, 0, 2))
     grad = fourier.inverse(z, p, q, (0, g.kh), (0, g.kw))  # [C, KH, KW, O]
     return fourier.xp.ascontiguousarray(grad.transpose(1, 2, 0, 3))

@@ -127,6 +127,17 @@ def _use_fourier(fourier: Any, g: Any, dtype: Any, c: int, o: int) -> bool:
     )
 
 
+def _tap_columns(xp: Any, xpad: Any, g: Any, p: Params) -> Any:
+    """im2col for one input channel, tap-major: ``[KH*KW, N*Ho*Wo]``, one strided slice
+    copy per tap. The window view's reshape would copy element by element here (its
+    innermost run, C, is 1 long): 3.6 ms against 1.0 for MNIST's 28x28x1 input at batch
+    128. Products with it are transposed GEMMs; the sums are the same."""
+    cols = xp.empty((g.kh * g.kw, g.n, g.ho, g.wo), dtype=xpad.dtype)
+    for k, where in enumerate(offset_slices(g, p)):
+        cols[k] = xpad[where][..., 0]
+    return cols.reshape(g.kh * g.kw, g.n * g.ho * g.wo)
+
+
 def _conv2d_kernel(ctx: Any, attrs: dict) -> Any:
     xp, p = ctx.xp, params(attrs)
     geometry = geometry_cache(p)
@@ -140,6 +151,8 @@ def _conv2d_kernel(ctx: Any, attrs: dict) -> Any:
             out = conv_fourier.conv(fourier, x, f, g)
         elif kh == kw == 1 and p.sh == p.sw == 1 and g.pads == (0, 0, 0, 0):
             out = x.reshape(-1, c) @ f.reshape(c, o)  # 1x1: a plain matmul
+        elif c == 1:
+            out = _tap_columns(xp, pad_window(xp, x, g), g, p).T @ f.reshape(kh * kw, o)
         else:
             cols = windows_view(xp, pad_window(xp, x, g), g, p).reshape(
                 g.n * g.ho * g.wo, kh * kw * c
@@ -229,6 +242,9 @@ def _backprop_filter_kernel(ctx: Any, attrs: dict) -> Any:
         g = geometry(x.shape, kh, kw)
         if _use_fourier(fourier, g, x.dtype, c, o):
             return conv_fourier.conv_filter_grad(fourier, x, dy, g)
+        if c == 1:
+            cols = _tap_columns(xp, pad_window(xp, x, g), g, p)
+            return (cols @ dy.reshape(-1, o)).reshape(kh, kw, c, o)
         cols = windows_view(xp, pad_window(xp, x, g), g, p).reshape(g.n * g.ho * g.wo, kh * kw * c)
         return (cols.T @ dy.reshape(-1, o)).reshape(kh, kw, c, o)
 

@@ -18,6 +18,15 @@ copy, a loop over kernel offsets, never over pixels).
   SAME rule). ``AvgPoolGrad(shape, dy)`` is its adjoint: ``dy / count`` added back over
   each window; each is the other's gradient.
 
+Tiling windows (``ksize == strides``, as ``max_pooling2d(2, 2)``) take a fast path in
+all three max kernels: the padded input (cropped to whole windows) is viewed, without a
+copy, as ``[N*Ho, KH, Wo, KW, C]``, so each window row is a contiguous slab. The forward
+pass takes the maximum of the KH row slabs, then of the KW column blocks (each operand
+contiguous); the gradient compares the whole input with the broadcast output in one
+pass, keeps the first hit per window with in-place boolean passes over the KH*KW offset
+views, and writes the mask into a float buffer multiplied in place by the broadcast
+gradient (on MNIST's 28x28x32 pool at batch 128: 4 ms against 26 for the general path).
+
 Example: 2x2 windows, stride 2, over ``[[1, 3], [3, 2]]``: the max is 3, and its
 gradient goes to the first 3 (row 0, column 1) only.
 """
@@ -94,15 +103,95 @@ def _lowest(xp: Any, dtype: Any) -> Any:
     return -xp.inf if dtype.kind == "f" else xp.iinfo(dtype).min
 
 
+def _tiles(p: Params, kh: int, kw: int) -> bool:
+    """Whether the windows tile the (padded) input: stride equal to the window."""
+    return p.sh == kh and p.sw == kw
+
+
+def _tile_view(xpad: Any, g: WindowGeometry) -> Any:
+    """The padded input cropped to whole windows (VALID drops a remainder; SAME pads to
+    exactly ``Ho*KH``), as ``[N*Ho, KH, Wo, KW, C]`` (a view when nothing is dropped)."""
+    rows, cols = g.ho * g.kh, g.wo * g.kw
+    if xpad.shape[1:3] != (rows, cols):
+        xpad = xpad[:, :rows, :cols, :]
+    return xpad.reshape(g.n * g.ho, g.kh, g.wo, g.kw, g.c)
+
+
+def _tile_max(xp: Any, v: Any, g: WindowGeometry) -> Any:
+    """``[N, Ho, Wo, C]``: the window maxima of a tile view, over the KH row slabs
+    (contiguous ``[Wo*KW*C]`` runs) first, then over the KW column blocks."""
+    rows = v.reshape(g.n * g.ho, g.kh, g.wo * g.kw * g.c)
+    m = xp.array(rows[:, 0])
+    for i in range(1, g.kh):
+        xp.maximum(m, rows[:, i], out=m)
+    cols = m.reshape(g.n * g.ho * g.wo, g.kw, g.c)
+    out = xp.array(cols[:, 0])
+    for j in range(1, g.kw):
+        xp.maximum(out, cols[:, j], out=out)
+    return out.reshape(g.n, g.ho, g.wo, g.c)
+
+
+def _tile_first_hits(xp: Any, v: Any, y: Any, g: WindowGeometry) -> Any:
+    """A boolean tile view: True at each window's *first* element equal to its maximum
+    ``y`` (TF's tie rule; ties are common after a ReLU: windows of zeros). One compare
+    over the whole input, then a running "not yet hit" mask over the KH*KW offsets, in
+    window order, each step in place on an offset view."""
+    hit = v == y.reshape(g.n * g.ho, 1, g.wo, 1, g.c)
+    # The mask passes run on the 0/1 bytes of a C run packed into the widest unsigned
+    # words that divide it (8 channels per uint64 op): the same bitwise result, as
+    # "not yet hit" is kept as 1 - hit (``^ ones``), never as ``~`` of a word.
+    width = next(b for b in (8, 4, 2, 1) if g.c % b == 0)
+    words = hit if width == 1 else hit.view(getattr(xp, f"uint{8 * width}"))
+    ones = words.dtype.type(int("01" * width, 16)) if width > 1 else True  # 1 in each byte
+    free = None
+    last = (g.kh - 1, g.kw - 1)
+    for i in range(g.kh):
+        for j in range(g.kw):
+            here = words[:, i, :, j]
+            if free is None:
+                free = here ^ ones
+                continue
+            here &= free
+            if (i, j) != last:
+                free ^= here  # here is a subset of free: this clears the new hits
+    return hit
+
+
+def _tile_scatter(xp: Any, hit: Any, dy: Any, g: WindowGeometry) -> Any:
+    """``dy`` broadcast over each window where ``hit``, else 0, as a padded NHWC array
+    (zeros in a dropped VALID remainder). Finite gradients: the mask is written into a
+    float buffer and multiplied in place (faster than a bool * float multiply); others
+    go through ``where`` so that a NaN reaches only its own element (as TF)."""
+    dyb = dy.reshape(g.n * g.ho, 1, g.wo, 1, g.c)
+    if bool(xp.isfinite(dy).all()):
+        dv = xp.empty(hit.shape, dtype=dy.dtype)
+        xp.copyto(dv, hit)
+        dv *= dyb
+    else:
+        dv = xp.where(hit, dyb, dy.dtype.type(0))
+    rows, cols = g.ho * g.kh, g.wo * g.kw
+    dv = dv.reshape(g.n, rows, cols, g.c)
+    pt, pb, pl, pr = g.pads
+    full = (g.h + pt + pb, g.w + pl + pr)
+    if full == (rows, cols):
+        return dv
+    dpad = xp.zeros((g.n, *full, g.c), dtype=dy.dtype)
+    dpad[:, :rows, :cols, :] = dv
+    return dpad
+
+
 def _max_pool_kernel(ctx: Any, attrs: dict) -> Any:
     xp, p = ctx.xp, params(attrs)
     kh, kw = _pool_kernel_hw(attrs)
     geometry = geometry_cache(p)
+    tiles = _tiles(p, kh, kw)
 
     def max_pool(x: Any) -> Any:
         x = to_nhwc(xp, x, p.nchw)
         g = geometry(x.shape, kh, kw)
         xpad = pad_window(xp, x, g, _lowest(xp, x.dtype))
+        if tiles and g.ho and g.wo:
+            return from_nhwc(xp, _tile_max(xp, _tile_view(xpad, g), g), p.nchw)
         slices = offset_slices(g, p)
         # Elementwise maximum over the KH*KW shifted slices (contiguous along C; faster
         # than reducing the strided window view over two inner axes).
@@ -161,11 +250,15 @@ def _max_pool_grad_kernel(ctx: Any, attrs: dict) -> Any:
     geometry = geometry_cache(p)
 
     disjoint = p.sh >= kh and p.sw >= kw
+    tiles = _tiles(p, kh, kw)
 
     def max_pool_grad(x: Any, y: Any, dy: Any) -> Any:
         x, y, dy = (to_nhwc(xp, t, p.nchw) for t in (x, y, dy))
         g = geometry(x.shape, kh, kw)
         xpad = pad_window(xp, x, g, _lowest(xp, x.dtype))
+        if tiles and g.ho and g.wo:
+            hit = _tile_first_hits(xp, _tile_view(xpad, g), y, g)
+            return from_nhwc(xp, crop(_tile_scatter(xp, hit, dy, g), g), p.nchw)
         dpad = padded_zeros(xp, g, dy.dtype)
         finite = bool(xp.isfinite(dy).all())
         for where, hit in _first_max_hits(xp, xpad, y, g, p):
@@ -199,12 +292,19 @@ def _max_pool_grad_grad_kernel(ctx: Any, attrs: dict) -> Any:
     kh, kw = _pool_kernel_hw(attrs)
     geometry = geometry_cache(p)
 
+    tiles = _tiles(p, kh, kw)
+
     def max_pool_grad_grad(x: Any, y: Any, ddx: Any) -> Any:
         x, y, ddx = (to_nhwc(xp, t, p.nchw) for t in (x, y, ddx))
         g = geometry(x.shape, kh, kw)
         xpad, ddpad = pad_window(xp, x, g, _lowest(xp, x.dtype)), pad_window(xp, ddx, g)
-        out = xp.zeros(y.shape, dtype=ddx.dtype)
         finite = bool(xp.isfinite(ddx).all())
+        if tiles and g.ho and g.wo:
+            hit = _tile_first_hits(xp, _tile_view(xpad, g), y, g)
+            picked = _route(xp, _tile_view(ddpad, g), hit, finite)
+            out = picked.sum(axis=(1, 3))  # exactly one hit per window: exact
+            return from_nhwc(xp, out.reshape(y.shape), p.nchw)
+        out = xp.zeros(y.shape, dtype=ddx.dtype)
         for where, hit in _first_max_hits(xp, xpad, y, g, p):
             out += _route(xp, ddpad[where], hit, finite)  # exactly one hit per output
         return from_nhwc(xp, out, p.nchw)

@@ -747,10 +747,35 @@ def _readers() -> list[Step]:
     return steps + [([epochs.initializer], {}), ([count], {}), ([count], {}, FAILS)]
 
 
+def _conv_pool_fast_paths() -> list[Step]:
+    # Conv2D and its gradients through the Fourier domain (this geometry takes it:
+    # conv_fourier.fourier_pays), one-channel im2col (tap-major), tiling max pools
+    # (ksize == strides) with 8 channels (the packed-word tie masks) and 3.
+    x, xv = ph(rand(2, 14, 12, 32).astype(np.float32))
+    w, wv = ph(rand(5, 5, 32, 48).astype(np.float32))
+    g, gv = ph(rand(2, 9, 8, 1))
+    k, kv = ph(rand(3, 3, 1, 4))
+    p, pv = ph(np.maximum(rand(2, 7, 6, 8), 0.0))
+    outs = [
+        tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"),
+        tf.nn.conv2d(g, k, [1, 2, 2, 1], "SAME"),
+        tf.nn.max_pool(p, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"),
+        tf.nn.max_pool(p[..., :3], [1, 3, 2, 1], [1, 3, 2, 1], "SAME"),
+    ]
+    y = tf.add_n([tf.reduce_sum(o * o) for o in outs[1:]])
+    return one(
+        outs
+        + tf.gradients(tf.reduce_sum(outs[0] * outs[0]), [x, w])
+        + grads_of(y, [g, k, p], order=2),
+        {x: xv, w: wv, g: gv, k: kv, p: pv},
+    )
+
+
 OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
     ("math_extras", _math_extras),
     ("nn", _nn),
     ("conv_pool", _conv_pool),
+    ("conv_pool_fast_paths", _conv_pool_fast_paths),
     ("random", _random),
     ("variables", _variables),
     ("queues", _queues),

@@ -17,8 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dataflow as tf
-from dataflow.ops import nn_conv
+from dataflow.ops import conv_fourier, conv_geometry, nn_conv
 from dataflow.testing.grad_check import check_forward, check_op
+from dataflow.testing.tf_parity import assert_parity_on_constants
 
 # Pools are piecewise linear: their exact second derivatives are zero, and autograd warns
 # that its second derivative "seems independent of input" (it is, and so is ours).
@@ -467,3 +468,86 @@ def test_small_cnn_trains():
             sess.run(train, feed)
         last = sess.run(loss, feed)
     assert last < 0.2 * first
+
+
+# --- fast paths against TF1 ------------------------------------------------------------------
+def _tf1():
+    return pytest.importorskip("tensorflow.compat.v1")
+
+
+def _takes_fourier_route(x_shape, f_shape, padding) -> bool:
+    mode, explicit = conv_geometry.padding_attrs(padding, "NHWC")
+    attrs = {
+        "strides": [1, 1, 1, 1],
+        "padding": mode,
+        "explicit_paddings": explicit,
+        "data_format": "NHWC",
+        "dilations": [1, 1, 1, 1],
+    }
+    g = conv_geometry.geometry_cache(conv_geometry.params(attrs))(x_shape, *f_shape[:2])
+    return conv_fourier.fourier_pays(g, *f_shape[2:])
+
+
+def _conv_and_gradients(x, f, stride, padding):
+    def program(tf, a, b, dy):
+        y = tf.nn.conv2d(a, b, strides=[1, stride, stride, 1], padding=padding)
+        return [y, *tf.gradients(y, [a, b], grad_ys=dy)]
+
+    return program
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize(
+    "padding",
+    ["SAME", "VALID", [[0, 0], [1, 3], [2, 0], [0, 0]]],
+    ids=["same", "valid", "explicit"],
+)
+def test_fourier_route_matches_tf1(padding):
+    """Conv2D and both backprop ops through the Fourier domain (the geometry is checked
+    to take that route), float32, against TF1's kernels: within float32 rounding of sums
+    of 800 products."""
+    x = rng.standard_normal((2, 14, 12, 32)).astype(np.float32)
+    f = rng.standard_normal((5, 5, 32, 48)).astype(np.float32)
+    assert _takes_fourier_route(x.shape, f.shape, padding)
+    y_shape = tf.nn.conv2d(tf.zeros(x.shape), f, strides=1, padding=padding).shape.as_list()
+    dy = rng.standard_normal(y_shape).astype(np.float32)
+    assert_parity_on_constants(
+        _tf1(), _conv_and_gradients(x, f, 1, padding), x, f, dy, rtol=1e-4, atol=1e-3
+    )
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("stride,padding", [(1, "SAME"), (2, "SAME"), (1, "VALID"), (2, "VALID")])
+def test_one_channel_im2col_matches_tf1(stride, padding):
+    """One input channel: the tap-major im2col of Conv2D and Conv2DBackpropFilter."""
+    x = rng.standard_normal((3, 11, 9, 1)).astype(np.float32)
+    f = rng.standard_normal((5, 5, 1, 6)).astype(np.float32)
+    y_shape = tf.nn.conv2d(tf.zeros(x.shape), f, strides=stride, padding=padding).shape.as_list()
+    dy = rng.standard_normal(y_shape).astype(np.float32)
+    assert_parity_on_constants(
+        _tf1(), _conv_and_gradients(x, f, stride, padding), x, f, dy, rtol=1e-4, atol=1e-4
+    )
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize(
+    "shape,k,padding",
+    [
+        ((2, 8, 6, 16), 2, "VALID"),
+        ((2, 7, 9, 8), 2, "VALID"),
+        ((2, 7, 9, 8), 2, "SAME"),
+        ((1, 8, 7, 3), 3, "SAME"),
+        ((1, 9, 6, 5), (3, 2), "VALID"),
+    ],
+)
+def test_tiling_max_pool_matches_tf1_on_ties(shape, k, padding):
+    """ksize == strides (the tile path): values and MaxPoolGrad against TF1 on a ReLU'd
+    input rounded to a few levels, so most windows hold ties (routed to the first)."""
+    x = np.maximum(np.round(rng.standard_normal(shape)), 0).astype(np.float32)
+
+    def program(tf, a):
+        y = tf.nn.max_pool(a, k, k, padding)
+        dy = tf.reshape(tf.range(1.0, 1.0 + tf.cast(tf.size(y), tf.float32)), tf.shape(y))
+        return [y, tf.gradients(y, a, grad_ys=dy)[0]]
+
+    assert_parity_on_constants(_tf1(), program, x, rtol=0, atol=0)
