@@ -1,0 +1,93 @@
+"""Between-graph replication started the TF1 way: ``dataflow.examples.between_graph`` run
+as three processes (ps, chief, worker) that differ only in ``--job_name/--task_index``,
+each a ``tf.train.Server`` (a Dask worker of the scheduler the ps task starts).
+
+Asynchronous training ends at the loss of a single-process run; synchronous training
+(``SyncReplicasOptimizer``, every replica holding the same rows in its own order, so any
+two fresh gradients average to the full-batch gradient) equals full-batch gradient
+descent computed in numpy, whatever order the replicas' gradients arrive in: a stale or
+double-counted gradient would change it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from dataflow.examples.between_graph import FEATURES, LAMBDA, ROWS_PER_WORKER
+from dataflow.examples.ridge import make_data
+
+from .conftest import ROOT, free_port
+
+pytestmark = [pytest.mark.distributed, pytest.mark.slow]
+
+
+def _launch(tmp_path, *flags):
+    """Runs the script as ps/0, worker/0 (the chief) and worker/1; returns what each
+    worker wrote and the chief's output."""
+    hosts = [f"--ps_hosts=127.0.0.1:{free_port()}"]
+    hosts.append(f"--worker_hosts=127.0.0.1:{free_port()},127.0.0.1:{free_port()}")
+    env = dict(
+        os.environ,
+        PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        DATAFLOW_DASHBOARD_ADDRESS=":0",
+    )
+    env.pop("DATAFLOW_SCHEDULER", None)
+
+    def start(job, task):
+        command = [sys.executable, "-m", "dataflow.examples.between_graph"]
+        command += [f"--job_name={job}", f"--task_index={task}", *hosts, *flags]
+        if job == "worker":
+            command.append(f"--result_file={tmp_path}/worker{task}.json")
+        return subprocess.Popen(
+            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+
+    ps = start("ps", 0)
+    workers = [start("worker", 1), start("worker", 0)]
+    try:
+        outputs = [w.communicate(timeout=240)[0] for w in workers]
+        for w, out in zip(workers, outputs, strict=True):
+            assert w.returncode == 0, out
+    finally:
+        for proc in [*workers, ps]:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    results = [json.loads((tmp_path / f"worker{i}.json").read_text()) for i in range(2)]
+    return results, outputs[1]
+
+
+def _full_batch_descent(steps, learning_rate):
+    x, y, _ = make_data(2 * ROWS_PER_WORKER, FEATURES, seed=0)
+    x, y = x.astype(np.float64), y.astype(np.float64)
+    beta = np.zeros((FEATURES, 1))
+    for _ in range(steps):
+        grad = -2.0 * x.T @ (y - x @ beta) / len(x) + 2.0 * LAMBDA * beta
+        beta = beta - learning_rate * grad
+    loss = float(np.mean((y - x @ beta) ** 2) + LAMBDA * np.sum(beta**2))
+    return beta, loss, (x, y)
+
+
+def test_asynchronous_replicas_reach_the_single_process_loss(tmp_path):
+    results, chief_output = _launch(tmp_path, "--train_steps=200")
+    assert "step 200" in chief_output or "final loss" in chief_output
+    _, single_loss, (x, y) = _full_batch_descent(200, 0.1)
+    for result in results:
+        assert result["step"] >= 200
+        beta = np.array(result["beta"]).reshape(FEATURES, 1)
+        loss = float(np.mean((y - x @ beta) ** 2) + LAMBDA * np.sum(beta**2))
+        assert abs(loss - single_loss) < 1e-3 * single_loss
+
+
+def test_sync_replicas_equal_synchronous_gradient_descent(tmp_path):
+    results, _ = _launch(tmp_path, "--train_steps=40", "--sync_replicas", "--same_rows")
+    want, _, _ = _full_batch_descent(40, 0.1)
+    for result in results:
+        assert result["step"] == 40  # both replicas stop after the same update
+        np.testing.assert_allclose(np.array(result["beta"]).reshape(FEATURES, 1), want, rtol=2e-5)
