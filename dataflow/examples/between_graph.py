@@ -69,7 +69,7 @@ def build_model(x_data: np.ndarray, y_data: np.ndarray, num_workers: int) -> dic
     loss = tf.reduce_mean(tf.square(y - tf.matmul(x, beta))) + LAMBDA * tf.reduce_sum(
         tf.square(beta)
     )
-    opt = tf.train.GradientDescentOptimizer(FLAGS.learning_rate)
+    opt: Any = tf.train.GradientDescentOptimizer(FLAGS.learning_rate)
     if FLAGS.sync_replicas:
         opt = tf.train.SyncReplicasOptimizer(
             opt, replicas_to_aggregate=num_workers, total_num_replicas=num_workers
