@@ -25,8 +25,11 @@ go in together, in order, however many producer threads call at once; and a
 buffer fills up first, what is there, holding it until it has ``n`` (so ``n`` may exceed
 the capacity, as in TF). If it gives up (the queue closed with too few, a deadline, a
 cancellation) it puts what it took back at the front, so the queue is as it was.
-Enqueuers and dequeuers wait on two conditions of one lock, and an enqueue wakes the
-head dequeuer only when it can go on, not for every element.
+Each waiting attempt waits on a condition of its own (all on the queue's lock), and only
+the attempt whose turn it is gets woken, and only when it can go on: an enqueue wakes
+the head dequeuer when its batch is there (or the buffer is full), a dequeue wakes the
+head enqueuer, an attempt leaving wakes the next. No thundering herd of producer
+threads per element.
 
 Blocking calls take an optional ``waiter`` (the kernel context): ``waiter.will_block()``
 is called once before a call first waits (a Dask worker then frees the task's thread
@@ -97,18 +100,32 @@ class _Line:
     """Attempts waiting their turn: tickets in arrival order (guarded by the queue's
     lock). An attempt that gives up before its turn is skipped when its turn comes."""
 
-    __slots__ = ("next", "serving", "gone")
+    __slots__ = ("next", "serving", "gone", "waiting")
 
     def __init__(self) -> None:
         self.next = 0  # the ticket the next attempt gets
         self.serving = 0  # the ticket whose attempt may touch the buffer
         self.gone: set[int] = set()  # tickets that left before their turn
+        self.waiting: dict[int, threading.Condition] = {}  # each waiting attempt's own
+
+    def notify_head(self) -> bool:
+        """Wakes the attempt whose turn it is (only it can act), if it waits."""
+        cond = self.waiting.get(self.serving)
+        if cond is None:
+            return False
+        cond.notify()
+        return True
+
+    def notify_all(self) -> None:
+        for cond in self.waiting.values():
+            cond.notify()
 
     def join(self) -> int:
         self.next += 1
         return self.next - 1
 
     def leave(self, ticket: int) -> None:
+        self.waiting.pop(ticket, None)
         if ticket != self.serving:
             self.gone.add(ticket)
             return
@@ -137,8 +154,6 @@ class QueueState:
         self.padded = padded
         self._items: deque | list = [] if shuffle else deque()
         self._lock = threading.Lock()
-        self._cond = threading.Condition(self._lock)  # enqueuers wait here
-        self._dequeuers = threading.Condition(self._lock)  # dequeuers wait here
         # What the head dequeue attempt waits for: this many elements in the buffer (so
         # an enqueue wakes it only when it can finish, not for every element).
         self._dequeue_need = _NOBODY
@@ -156,14 +171,16 @@ class QueueState:
                 None, None, f"Queue '{self.name}': session closed, pending operation cancelled"
             )
 
-    def _wait(self, waiter: Any, blocked: bool, what: str, cond: Any = None) -> bool:
+    def _wait(self, waiter: Any, blocked: bool, what: str, line: _Line, ticket: int) -> bool:
         """Waits on the condition (held); ``blocked`` says whether this call waited
         before. Returns ``True``. Past the step's deadline (``waiter.deadline()``), raises
         ``DeadlineExceededError`` instead: the caller has changed nothing yet."""
         if waiter is not None and not blocked:
             waiter.will_block()
         deadline = waiter.deadline() if waiter is not None and hasattr(waiter, "deadline") else None
-        cond = cond or self._cond
+        cond = line.waiting.get(ticket)
+        if cond is None:
+            cond = line.waiting[ticket] = threading.Condition(self._lock)
         if deadline is None:
             cond.wait()
             return True
@@ -218,8 +235,8 @@ class QueueState:
     def _put(self, elements: list, waiter: Any) -> None:
         """Appends ``elements`` in order, as many at a time as there is room for, once
         every earlier enqueue attempt is done (see the module doc)."""
-        done, blocked = 0, False
-        with self._cond:
+        done, blocked, woke = 0, False, False
+        with self._lock:
             ticket = self._enqueue_line.join()
             try:
                 while done < len(elements):
@@ -233,7 +250,9 @@ class QueueState:
                             )
                         raise errors.CancelledError(None, None, f"Queue '{self.name}' is closed.")
                     if self._enqueue_line.serving != ticket or self._full():
-                        blocked = self._wait(waiter, blocked, "enqueuing into the full")
+                        blocked = self._wait(
+                            waiter, blocked, "enqueuing into the full", self._enqueue_line, ticket
+                        )
                         continue
                     room = (
                         len(elements) - done
@@ -244,10 +263,14 @@ class QueueState:
                     self._items.extend(elements[done : done + take])
                     done += take
                     if len(self._items) >= self._dequeue_need or self._full():
-                        self._dequeuers.notify_all()
+                        woke = self._dequeue_line.notify_head()
             finally:
                 self._enqueue_line.leave(ticket)
-                self._cond.notify_all()
+                self._enqueue_line.notify_head()
+        if woke:
+            # Hand the interpreter to the dequeuer now: producer threads busy decoding
+            # would otherwise keep it from running for a switch interval (5 ms) or more.
+            time.sleep(0)
 
     def dequeue_many(self, n: int, allow_smaller: bool = False, waiter: Any = None) -> list[tuple]:
         """Takes ``n`` elements (fewer, once closed, with ``allow_smaller``), in turn.
@@ -270,7 +293,7 @@ class QueueState:
                         need = n - len(taken) + keep
                         if len(self._items) >= need or self._closed or self._full():
                             taken += self._pop_many(min(n - len(taken), len(self._items) - keep))
-                            self._cond.notify_all()  # room for the enqueuers
+                            self._enqueue_line.notify_head()  # room for the enqueuers
                         if len(taken) == n:
                             out, taken = taken, []
                             return out
@@ -287,7 +310,7 @@ class QueueState:
                             )
                         self._dequeue_need = n - len(taken) + keep
                     blocked = self._wait(
-                        waiter, blocked, f"dequeuing {n} from the", self._dequeuers
+                        waiter, blocked, f"dequeuing {n} from the", self._dequeue_line, ticket
                     )
             finally:
                 if self._dequeue_line.serving == ticket:
@@ -298,31 +321,30 @@ class QueueState:
                     else:
                         assert isinstance(self._items, deque)
                         self._items.extendleft(reversed(taken))
-                    self._dequeuers.notify_all()
                 self._dequeue_line.leave(ticket)
-                self._dequeuers.notify_all()  # the next attempt's turn
+                self._dequeue_line.notify_head()  # the next attempt's turn
 
     def close(self, cancel_pending_enqueues: bool = False) -> None:
-        with self._cond:
+        with self._lock:
             self._closed = True
             self._cancel_enqueues = cancel_pending_enqueues
-            self._cond.notify_all()
-            self._dequeuers.notify_all()
+            self._enqueue_line.notify_all()
+            self._dequeue_line.notify_all()
 
     def cancel_all(self) -> None:
-        with self._cond:
+        with self._lock:
             self._cancelled = True
-            self._cond.notify_all()
-            self._dequeuers.notify_all()
+            self._enqueue_line.notify_all()
+            self._dequeue_line.notify_all()
 
     def wake(self) -> None:
         """Wakes every blocked call to re-check whether its step was cancelled."""
-        with self._cond:
-            self._cond.notify_all()
-            self._dequeuers.notify_all()
+        with self._lock:
+            self._enqueue_line.notify_all()
+            self._dequeue_line.notify_all()
 
     def size(self) -> int:
-        with self._cond:
+        with self._lock:
             return len(self._items)
 
     @property
