@@ -83,6 +83,8 @@ from .cluster_spec import ClusterSpec as ClusterSpec
 from .device_setter import replica_device_setter as replica_device_setter
 from ..runtime.server import Server as Server
 from .sync_replicas import SyncReplicasOptimizer as SyncReplicasOptimizer
+from .supervisor import Supervisor as Supervisor
+from .supervisor_services import LooperThread as LooperThread
 
 # --- hooks.py, monitored_session.py ------------------------------------------------------
 from .hooks import (
