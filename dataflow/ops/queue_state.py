@@ -108,13 +108,11 @@ class _Line:
         self.gone: set[int] = set()  # tickets that left before their turn
         self.waiting: dict[int, threading.Condition] = {}  # each waiting attempt's own
 
-    def notify_head(self) -> bool:
+    def notify_head(self) -> None:
         """Wakes the attempt whose turn it is (only it can act), if it waits."""
         cond = self.waiting.get(self.serving)
-        if cond is None:
-            return False
-        cond.notify()
-        return True
+        if cond is not None:
+            cond.notify()
 
     def notify_all(self) -> None:
         for cond in self.waiting.values():
@@ -235,7 +233,7 @@ class QueueState:
     def _put(self, elements: list, waiter: Any) -> None:
         """Appends ``elements`` in order, as many at a time as there is room for, once
         every earlier enqueue attempt is done (see the module doc)."""
-        done, blocked, woke = 0, False, False
+        done, blocked = 0, False
         with self._lock:
             ticket = self._enqueue_line.join()
             try:
@@ -263,14 +261,10 @@ class QueueState:
                     self._items.extend(elements[done : done + take])
                     done += take
                     if len(self._items) >= self._dequeue_need or self._full():
-                        woke = self._dequeue_line.notify_head()
+                        self._dequeue_line.notify_head()
             finally:
                 self._enqueue_line.leave(ticket)
                 self._enqueue_line.notify_head()
-        if woke:
-            # Hand the interpreter to the dequeuer now: producer threads busy decoding
-            # would otherwise keep it from running for a switch interval (5 ms) or more.
-            time.sleep(0)
 
     def dequeue_many(self, n: int, allow_smaller: bool = False, waiter: Any = None) -> list[tuple]:
         """Takes ``n`` elements (fewer, once closed, with ``allow_smaller``), in turn.
