@@ -6,7 +6,8 @@ label) written by TF's own ``TFRecordWriter``. Each side builds the TF1 tutorial
 pipeline: ``string_input_producer`` over the files (for ever), four readers each parsing
 its records (``shuffle_batch_join``, one enqueue thread per reader, the standard way to
 read with four threads) or one reader run by four threads (``shuffle_batch`` with
-``num_threads=4``), ``batch_size=128``, ``capacity=2000``, ``min_after_dequeue=1000``.
+``num_threads=4``), and, for reference, one reader in one thread; ``batch_size=128``,
+``capacity=2000``, ``min_after_dequeue=1000``.
 The loop dequeues batches in one thread; after a warm-up (the shuffle queue filling), it
 times ``--batches`` batches. Both sides run in the embedded session / local session of
 this process, one after the other, each once (``--rounds`` to repeat, alternating).
@@ -55,7 +56,7 @@ def write_files(tf1: Any, folder: str, files: int, per_file: int) -> list[str]:
     return paths
 
 
-def pipeline(tf: Any, files: list[str], join: bool) -> Any:
+def pipeline(tf: Any, files: list[str], threads: int, join: bool) -> Any:
     features = {
         "x": tf.FixedLenFeature([FEATURES], tf.float32),
         "label": tf.FixedLenFeature([], tf.int64),
@@ -69,17 +70,17 @@ def pipeline(tf: Any, files: list[str], join: bool) -> Any:
 
     if join:
         return tf.train.shuffle_batch_join(
-            [parsed() for _ in range(4)], 128, capacity=2000, min_after_dequeue=1000, seed=2
+            [parsed() for _ in range(threads)], 128, capacity=2000, min_after_dequeue=1000, seed=2
         )
     return tf.train.shuffle_batch(
-        parsed(), 128, capacity=2000, min_after_dequeue=1000, num_threads=4, seed=2
+        parsed(), 128, capacity=2000, min_after_dequeue=1000, num_threads=threads, seed=2
     )
 
 
-def records_per_second(tf: Any, files: list[str], join: bool, batches: int) -> float:
+def records_per_second(tf: Any, files: list[str], threads: int, join: bool, batches: int) -> float:
     graph = tf.Graph()
     with graph.as_default():
-        x, label = pipeline(tf, files, join)
+        x, label = pipeline(tf, files, threads, join)
         total = tf.reduce_sum(x)  # the training step's stand-in: touch the batch
         with tf.Session(graph=graph) as sess:
             sess.run(tf.local_variables_initializer())
@@ -112,11 +113,16 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as folder:
         files = write_files(tf1, folder, files=8, per_file=5000)
-        for join, label in ((True, "shuffle_batch_join, 4 readers"), (False, "num_threads=4")):
+        configs = (
+            (4, True, "shuffle_batch_join, 4 readers"),
+            (4, False, "shuffle_batch, num_threads=4"),
+            (1, False, "shuffle_batch, num_threads=1"),
+        )
+        for threads, join, label in configs:
             ours, theirs = [], []
             for _ in range(args.rounds):
-                ours.append(records_per_second(dataflow, files, join, batches))
-                theirs.append(records_per_second(tf1, files, join, batches))
+                ours.append(records_per_second(dataflow, files, threads, join, batches))
+                theirs.append(records_per_second(tf1, files, threads, join, batches))
             o, t = statistics.median(ours), statistics.median(theirs)
             print(f"{label:32s} dataflow {o:9.0f} rec/s   TF1 {t:9.0f} rec/s   ratio {o / t:.2f}x")
 

@@ -6,6 +6,13 @@ When the last thread of a runner ends that way, the runner closes its queue, so 
 consumers drain it and then see ``OutOfRangeError``. When the coordinator stops, the
 runner cancels its queue's pending enqueues so no thread stays blocked. Any other error
 is handed to the coordinator, which re-raises it in ``join``.
+
+In a session that runs its steps in this process (the embedded ``Session()``), copies of
+one enqueue op (``tf.train.batch(..., num_threads=4)`` lists its op four times) share one
+thread: the steps are Python, so the interpreter lock runs one at a time anyway, and
+threads contending for it and for the queue's lock made four copies three times slower
+than one. Different enqueue ops keep a thread each (one may wait on its input while
+another goes on). On a cluster every copy gets its thread: its steps run on workers.
 """
 
 from __future__ import annotations
@@ -119,11 +126,13 @@ class QueueRunner:
     def create_threads(
         self, sess: Any, coord: Any = None, daemon: bool = False, start: bool = False
     ) -> list[threading.Thread]:
-        """One thread per enqueue op (plus one closing the queue on a stop request)."""
+        """One thread per enqueue op (plus one closing the queue on a stop request);
+        copies of one op share a thread in an in-process session (see the module doc)."""
+        ops = self._enqueue_ops
+        if getattr(sess, "sess_str", None) == "":
+            ops = list(dict.fromkeys(ops))
         with self._lock:
-            self._runs_per_session[id(sess)] = self._runs_per_session.get(id(sess), 0) + len(
-                self._enqueue_ops
-            )
+            self._runs_per_session[id(sess)] = self._runs_per_session.get(id(sess), 0) + len(ops)
         threads = [
             threading.Thread(
                 target=self._run,
@@ -131,7 +140,7 @@ class QueueRunner:
                 daemon=daemon,
                 name=f"QueueRunner-{self.name}-{i}",
             )
-            for i, op in enumerate(self._enqueue_ops)
+            for i, op in enumerate(ops)
         ]
         if coord is not None:
             threads.append(
