@@ -378,3 +378,26 @@ def test_a_training_loop_in_monitored_training_session(tmp_path):
                 _, last, n = sess.run([train, loss, step])
     assert n in (79, 80)  # 80 batches; the step read before or after the last update
     assert last < 1e-4
+
+
+def test_copies_of_one_enqueue_op_share_a_thread_in_process():
+    """``num_threads=4`` lists one enqueue op four times; in the embedded session the
+    copies run in one thread (Python steps: contending threads were 3x slower), and the
+    output is the same: every row once, then OutOfRangeError."""
+    with dataflow.Graph().as_default():
+        rows = dataflow.train.limit_epochs(dataflow.range(40), num_epochs=1)
+        batch = dataflow.train.batch([rows], 8, num_threads=4, enqueue_many=True)
+        (runner,) = dataflow.get_collection(dataflow.GraphKeys.QUEUE_RUNNERS)
+        assert len(runner.enqueue_ops) == 4
+        with dataflow.Session() as sess:
+            sess.run(dataflow.local_variables_initializer())
+            coord = dataflow.train.Coordinator()
+            threads = dataflow.train.start_queue_runners(sess, coord)
+            assert len(threads) == 2  # one for the four copies, one closing on a stop
+            got = []
+            with pytest.raises(dataflow.errors.OutOfRangeError):
+                while True:
+                    got += sess.run(batch).tolist()
+            coord.request_stop()
+            coord.join(threads)
+    assert got == list(range(40))
