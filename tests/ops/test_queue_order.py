@@ -123,3 +123,40 @@ def test_an_attempt_leaving_before_its_turn_is_skipped() -> None:
     first.join(5)
     third.join(5)
     assert got == [0, 1, 3]
+
+
+@pytest.mark.parametrize("capacity", [3, 64])
+def test_many_producers_and_consumers_lose_and_reorder_nothing(capacity: int) -> None:
+    """Waiting enqueues are put in by other threads in their turn: every element
+    arrives once, and each producer's elements keep their order (FIFO)."""
+    q = QueueState("q", capacity, 1)
+    producers, per = 4, 400
+
+    def produce(k: int) -> None:
+        for i in range(per):
+            if i % 7 == 0:
+                q.enqueue_many((np.array([k * 10_000 + i]),))
+            else:
+                q.enqueue((np.array(k * 10_000 + i),))
+
+    got: list[list[int]] = [[], []]
+
+    def consume(c: int) -> None:
+        for _ in range(producers * per // 50 // 2):
+            got[c] += [int(e[0]) for e in q.dequeue_many(50)]
+
+    threads = [threading.Thread(target=produce, args=(k,)) for k in range(producers)]
+    threads += [threading.Thread(target=consume, args=(c,)) for c in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not any(t.is_alive() for t in threads)
+    everything = got[0] + got[1]
+    assert sorted(everything) == sorted(
+        k * 10_000 + i for k in range(producers) for i in range(per)
+    )
+    for c in range(2):
+        for k in range(producers):
+            mine = [v for v in got[c] if v // 10_000 == k]
+            assert mine == sorted(mine)
