@@ -429,7 +429,9 @@ def while_loop(
         cond: a callable of the loop variables returning a scalar bool tensor.
         body: a callable of the loop variables returning new values in the same
             structure (a single tensor may be returned for one loop variable).
-        loop_vars: a tensor, or a (nested) list/tuple/namedtuple/dict of tensors.
+        loop_vars: a tensor, or a (nested) list/tuple/namedtuple/dict of tensors and
+            ``TensorArray``s (an array travels as its flow; its shape invariant is
+            ignored, as in TF1).
         shape_invariants: the shapes each loop variable may take, in the structure of
             ``loop_vars`` (default: each initial value's static shape). A variable whose
             shape changes needs a less specific invariant.
