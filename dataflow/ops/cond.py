@@ -23,6 +23,7 @@ from .bodies import (
     zeros_for,
 )
 from .control_flow import canonical_structure, common_shape, structure_of, union_inputs
+from .tensor_array import TensorArray, build_ta_with_new_flow
 
 
 # --- If ----------------------------------------------------------------------------------
@@ -215,6 +216,9 @@ def _branch_outputs(result: Any, strict: bool, which: str) -> tuple[Any, list[An
         if leaf is None or isinstance(leaf, Operation):
             leaves.append(leaf)
             continue
+        if isinstance(leaf, TensorArray):  # travels as its flow (rebuilt by ``cond``)
+            leaves.append(leaf.flow)
+            continue
         try:
             leaves.append(convert_to_tensor(leaf))
         except (TypeError, ValueError) as exc:
@@ -323,6 +327,14 @@ def cond(
     flat = [
         None if leaf is None else (if_op if isinstance(leaf, Operation) else next(it))
         for leaf in t_leaves
+    ]
+    # A TensorArray returned by the branches comes back as an array over the If's flow.
+    templates = nest.flatten(t_struct)
+    flat = [
+        build_ta_with_new_flow(template, cast(Tensor, value))
+        if isinstance(template, TensorArray)
+        else value
+        for template, value in zip(templates, flat, strict=True)
     ]
     return nest.pack_sequence_as(t_struct, flat)
 

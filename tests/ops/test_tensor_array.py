@@ -102,6 +102,16 @@ def element_shape_learnt_inside_a_loop(lib):
     return [stacked, lib.constant(stacked.shape.as_list())], {x: ROWS}
 
 
+def cond_returning_an_array(lib):
+    x = lib.placeholder(lib.float32, [3])
+    flag = lib.placeholder(lib.bool, [])
+    ta = lib.TensorArray(lib.float32, size=2).write(0, x * 2.0)
+    ta = lib.cond(flag, lambda: ta.write(1, lib.sin(x)), lambda: ta.write(1, x * x))
+    stacked = ta.stack()
+    grad = lib.gradients(lib.reduce_sum(stacked * stacked), x)[0]
+    return [stacked, grad], {x: ROWS[0], flag: False}
+
+
 PROGRAMS = {
     f.__name__: f
     for f in (
@@ -110,6 +120,7 @@ PROGRAMS = {
         map_fn_over_a_structure,
         scan_with_a_tuple_accumulator,
         element_shape_learnt_inside_a_loop,
+        cond_returning_an_array,
     )
 }
 
