@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
+from timing import median_seconds
 
 import dataflow
 
@@ -45,15 +45,6 @@ def embedding_step(tf: Any, rows: int) -> Callable[[], None]:
         sess.run(tf.global_variables_initializer())
     feed = {ids_t: ids}
     return lambda: sess.run(train, feed)
-
-
-def median_seconds(fn: Callable[[], Any], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:

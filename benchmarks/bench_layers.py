@@ -22,14 +22,13 @@ Reported: medians and ratios dataflow / TF1; nothing is asserted, the figures go
 from __future__ import annotations
 
 import argparse
-import gc
 import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
+from timing import median_seconds
 
 import dataflow
 
@@ -71,17 +70,6 @@ def build_graph(tf: Any, n_ops: int = 10_000) -> None:
             with tf.name_scope(f"block{block}"):
                 for _ in range(25):  # 4 ops each: two constants, a multiply, an add
                     x = x * 1.0001 + 0.5
-
-
-def median_seconds(fn: Callable[[], Any], repeats: int, collect: bool = False) -> float:
-    times = []
-    for _ in range(repeats):
-        if collect:
-            gc.collect()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
+from timing import median_seconds
 
 import dataflow
 
@@ -61,15 +61,6 @@ def lm_step(tf: Any, time_known: bool = True) -> Callable[[], None]:
         sess.run(tf.global_variables_initializer())
     feed = {inputs: words[:, :-1], targets: words[:, 1:]}
     return lambda: sess.run(train, feed)
-
-
-def median_seconds(fn: Callable[[], Any], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:
