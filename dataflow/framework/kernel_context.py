@@ -46,3 +46,10 @@ class KernelContext(Protocol):
     def resources(self) -> Any: ...
 
     def subgraph(self, plan: Any) -> Any: ...
+
+
+def blocking_waiter(ctx: Any) -> Any:
+    """``ctx`` when it offers the hooks a blocking kernel calls (``will_block`` before it
+    first waits, ``cancelled`` whenever it wakes), else ``None`` (a context that cannot
+    be waited on: blocking calls then just wait)."""
+    return ctx if hasattr(ctx, "cancelled") and hasattr(ctx, "will_block") else None

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..framework import dtypes, errors, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
-from ..framework.kernel_context import Folded
+from ..framework.kernel_context import Folded, blocking_waiter
 from ..framework.tensor_shape import TensorShape, as_shape, scalar
 from .accumulator_state import AccumulatorState
 
@@ -29,10 +29,6 @@ def _lookup(ctx: Any, name: str) -> AccumulatorState:
         )
 
     return ctx.resources.get_or_create(_key(name), missing)
-
-
-def _waiter(ctx: Any) -> Any:
-    return ctx if hasattr(ctx, "cancelled") and hasattr(ctx, "will_block") else None
 
 
 # --- kernels -----------------------------------------------------------------------------
@@ -58,7 +54,7 @@ def _apply_kernel(ctx: Any, attrs: dict) -> Any:
 
 
 def _take_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, waiter = ctx.xp, _waiter(ctx)
+    xp, waiter = ctx.xp, blocking_waiter(ctx)
     dtype = attrs["dtype"].as_numpy_dtype
 
     def take_grad(handle: str, num_required: Any) -> Any:

@@ -14,7 +14,7 @@ from typing import Any
 from ..framework import dtypes as dtypes_module
 from ..framework import errors, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
-from ..framework.kernel_context import Folded
+from ..framework.kernel_context import Folded, blocking_waiter
 from ..framework.tensor_shape import TensorShape, as_shape, scalar
 from ..framework.tensor_util import constant_value
 from .queue_state import QueueSignature, QueueState
@@ -37,11 +37,6 @@ def lookup_queue(ctx: Any, name: str) -> QueueState:
     """The queue named ``name`` in the store of ``ctx``'s device (readers dequeue work
     units from it)."""
     return _lookup(ctx, name)
-
-
-def _waiter(ctx: Any) -> Any:
-    """The context, when it offers the blocking hooks (``will_block``/``cancelled``)."""
-    return ctx if hasattr(ctx, "cancelled") and hasattr(ctx, "will_block") else None
 
 
 # --- kernels ---------------------------------------------------------------------------
@@ -140,7 +135,7 @@ def _component_checker(attrs: dict) -> Any:
 
 
 def _enqueue_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, many, waiter = ctx.xp, attrs["many"], _waiter(ctx)
+    xp, many, waiter = ctx.xp, attrs["many"], blocking_waiter(ctx)
     check = _component_checker(attrs)
 
     def enqueue(handle: str, *components: Any) -> None:
@@ -168,7 +163,7 @@ def _dequeue_kernel(ctx: Any, attrs: dict) -> Any:
     xp, mode, ncomp = ctx.xp, attrs["mode"], len(attrs["component_types"])
     padded = attrs["kind"] == "padding"
     stack = (lambda vs: _pad_stack(xp, vs)) if padded else xp.stack
-    waiter = _waiter(ctx)
+    waiter = blocking_waiter(ctx)
     shapes, types = attrs["shapes"], attrs["component_types"]
     kind_name = _KIND_NAMES[attrs["kind"]]
 

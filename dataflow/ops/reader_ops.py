@@ -31,7 +31,7 @@ import numpy as np
 
 from ..framework import dtypes, errors, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
-from ..framework.kernel_context import Folded
+from ..framework.kernel_context import Folded, blocking_waiter
 from ..framework.tensor_shape import TensorShape, scalar
 from . import reader_state, tf_record
 from .data_flow import lookup_queue
@@ -67,10 +67,6 @@ def _lookup(ctx: Any, name: str) -> reader_state.ReaderState:
     return ctx.resources.get_or_create(_reader_key(name), missing)
 
 
-def _waiter(ctx: Any) -> Any:
-    return ctx if hasattr(ctx, "cancelled") and hasattr(ctx, "will_block") else None
-
-
 # --- kernels ---------------------------------------------------------------------------
 def _handle_kernel(ctx: Any, attrs: dict) -> Folded:
     name = attrs["shared_name"]
@@ -90,7 +86,7 @@ def _strings(values: list[bytes]) -> np.ndarray:
 
 
 def _read_kernel(ctx: Any, attrs: dict) -> Any:
-    waiter = _waiter(ctx)
+    waiter = blocking_waiter(ctx)
 
     def read(reader: str, queue: str) -> tuple:
         ((key, value),) = _lookup(ctx, reader).read_up_to(lookup_queue(ctx, queue), 1, waiter)
@@ -100,7 +96,7 @@ def _read_kernel(ctx: Any, attrs: dict) -> Any:
 
 
 def _read_up_to_kernel(ctx: Any, attrs: dict) -> Any:
-    waiter = _waiter(ctx)
+    waiter = blocking_waiter(ctx)
 
     def read_up_to(reader: str, queue: str, num_records: Any) -> tuple:
         n = int(num_records)
