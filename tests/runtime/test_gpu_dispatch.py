@@ -34,7 +34,7 @@ import pytest
 
 import dataflow as tf
 from dataflow.framework.device_spec import DeviceSpec
-from dataflow.runtime import devices, session
+from dataflow.runtime import devices, embedded_backend
 from dataflow.runtime.compiler import compile_plan
 from dataflow.runtime.resources import ResourceStore
 from dataflow.testing import strict_xp
@@ -130,7 +130,7 @@ def transfers(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, str, str]
         log.append((_short(src), _short(dst), type(value).__name__, type(out).__name__))
         return out
 
-    monkeypatch.setattr(session, "transfer", recording)
+    monkeypatch.setattr(embedded_backend, "transfer", recording)
     return log
 
 
