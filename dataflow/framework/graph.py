@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, overload
 
 from .._util import naming
-from . import device_spec, dtypes, errors, graph_def
+from . import device_spec, dtypes, errors, graph_def, repr_hooks
 from . import registry as _registry
 from .operation import Operation, Tensor, registered_operator, user_frame
 from .tensor_shape import as_shape
@@ -468,13 +468,8 @@ class Graph:
             raise RuntimeError("graph drawing is unavailable (import dataflow.viz)")
         return _VISUALIZE_HOOK[0](self, filename=filename, format=format, **kwargs)
 
-    def _repr_svg_(self) -> str | None:
-        if not _VISUALIZE_HOOK or len(self._ops) > 500:
-            return None
-        try:
-            return _VISUALIZE_HOOK[0](self, format="svg", as_svg_text=True)
-        except Exception:
-            return None
+    def _repr_html_(self) -> str | None:
+        return repr_hooks.html("Graph", self)
 
 
 class _DefaultGraphStack(threading.local):

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from types import CodeType, FrameType
 from typing import TYPE_CHECKING, Any
 
-from . import device_spec, dtypes
+from . import device_spec, dtypes, repr_hooks
 from .tensor_shape import TensorShape, as_shape
 
 if TYPE_CHECKING:  # a Graph creates Operations and Tensors; here only annotations name it
@@ -114,6 +114,9 @@ class Tensor:
     def eval(self, feed_dict: dict | None = None, session: Any = None) -> Any:
         """Runs this tensor's value in ``session`` (default: the default session)."""
         return run_using_default_session(self, feed_dict, self.graph, session)
+
+    def _repr_html_(self) -> str | None:
+        return repr_hooks.html(type(self).__name__, self)
 
     def __repr__(self) -> str:
         return f"<tf.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
@@ -368,6 +371,9 @@ class Operation:
     def describe(self) -> str:
         """'name' (type Type, built at file:line) for error messages."""
         return f"'{self._name}' (type {self._type}, built at {self.traceback})"
+
+    def _repr_html_(self) -> str | None:
+        return repr_hooks.html(type(self).__name__, self)
 
     def __repr__(self) -> str:
         return f"<tf.Operation '{self._name}' type={self._type}>"

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..framework import dtypes, registry
+from ..framework import dtypes, registry, repr_hooks
 from ..framework import graph as graph_module
 from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
 from ..framework.tensor_shape import TensorShape, as_shape
@@ -301,6 +301,9 @@ class Variable:
 
     def set_shape(self, shape: Any) -> None:
         self._shape = self._shape.merge_with(shape)
+
+    def _repr_html_(self) -> str | None:
+        return repr_hooks.html("Variable", self)
 
     def __repr__(self) -> str:
         return (

@@ -39,7 +39,7 @@ import weakref
 from collections.abc import Mapping
 from typing import Any
 
-from ..framework import errors
+from ..framework import errors, repr_hooks
 from .cluster_spec import ClusterSpec
 from .cluster_view import WorkerInfo, forget_view
 from .main_guard import refuse_unguarded_main
@@ -466,6 +466,9 @@ class LocalCluster:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+    def _repr_html_(self) -> str | None:
+        return repr_hooks.html("LocalCluster", self)
 
     def __repr__(self) -> str:
         jobs = ", ".join(f"{job}={len(names)}" for job, names in self._jobs.items())

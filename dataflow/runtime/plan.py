@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..framework import repr_hooks
+
 
 @dataclass(frozen=True, slots=True)
 class KernelCall:
@@ -59,3 +61,6 @@ class Plan:
     @property
     def num_calls(self) -> int:
         return sum(len(s.calls) for s in self.stages)
+
+    def _repr_html_(self) -> str | None:
+        return repr_hooks.html("Plan", self)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .._util import nest
-from ..framework import errors
+from ..framework import errors, repr_hooks
 from ..framework import graph as graph_module
 from ..framework.graph import Graph, Operation, Tensor
 from ..framework.operation import register_default_session_hook
@@ -395,6 +395,9 @@ class BaseSession:
         for c in reversed(self._context):
             c.__exit__(None, None, None)
         self.close()
+
+    def _repr_html_(self) -> str | None:
+        return repr_hooks.html("Session", self)
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):

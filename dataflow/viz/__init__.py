@@ -1,7 +1,11 @@
-"""Drawing graphs (graphviz), Jupyter reprs and trace export (layer 3)."""
+"""Seeing graphs, clusters and steps (layer 3): the graph view (interactive HTML in
+Jupyter, static SVG, graphviz), the HTML reprs of dataflow's objects, traces."""
 
+from . import reprs as reprs
+from . import runtime_reprs as runtime_reprs
+from .graph_view import GraphView as GraphView
 from .graphviz_draw import to_dot as to_dot
 from .graphviz_draw import visualize as visualize
 from .trace import write_chrome_trace as write_chrome_trace
 
-__all__ = ["to_dot", "visualize", "write_chrome_trace"]
+__all__ = ["GraphView", "reprs", "to_dot", "visualize", "write_chrome_trace"]

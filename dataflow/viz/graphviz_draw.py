@@ -1,63 +1,79 @@
-"""Drawing a graph with graphviz: one node per op, coloured by device.
+"""``Graph.visualize`` and the graphviz export of the graph view.
 
-Data edges are solid and labelled with the tensor's static shape, control edges dashed.
-Given a session and fetches, only the ops of that step are drawn, coloured by the device
-the placer chose; otherwise every op, coloured by its requested device.
+``visualize`` returns a ``GraphView`` (interactive in Jupyter) or writes a file: SVG is
+drawn in pure Python; PNG, PDF and the other graphviz formats go through ``to_dot`` and
+need graphviz's ``dot`` program, and say so in one line when it is missing.
+
+``to_dot`` draws the same model as the view: name scopes as clusters, ops filled with
+the colour of their placed device, shapes on data edges, control edges dashed and
+Send/Recv edges (crossing a stage boundary) in the view's Send/Recv colour.
 """
 
 from __future__ import annotations
 
+import shutil
 from typing import Any
 
 from ..framework import graph as graph_module
 from ..framework.graph import Graph
+from . import svg
+from .graph_model import CONTROL, build
+from .graph_view import GraphView
 
-_PALETTE = [
-    "#a6cee3",
-    "#b2df8a",
-    "#fb9a99",
-    "#fdbf6f",
-    "#cab2d6",
-    "#ffff99",
-    "#1f78b4",
-    "#33a02c",
-    "#e31a1c",
-    "#ff7f00",
-]
+_DOT_MISSING = (
+    "graphviz's 'dot' program is not installed (e.g. apt-get install graphviz); "
+    "Graph.visualize() draws HTML and SVG without it"
+)
 
 
-def to_dot(graph: Graph, fetches: Any = None, session: Any = None, max_ops: int = 2000) -> Any:
-    """A ``graphviz.Digraph`` of ``graph`` (or of the step computing ``fetches``)."""
+def to_dot(graph: Graph, fetches: Any = None, session: Any = None, max_ops: int = 5000) -> Any:
+    """A ``graphviz.Digraph`` of ``graph`` (or of the step computing ``fetches`` in
+    ``session``), every op drawn, name scopes as clusters.
+
+    Raises:
+        ValueError: more than ``max_ops`` ops (graphviz takes minutes on such graphs;
+            ``GraphView`` draws them collapsed).
+    """
     import graphviz
 
-    if fetches is not None and session is not None:
-        placement = session.placement(fetches)
-        ops = [graph.get_operation_by_name(name) for name in placement]
-    else:
-        placement = {}
-        ops = graph.get_operations()
-    if len(ops) > max_ops:
+    model = build(graph, fetches, session)
+    num_ops = sum(1 for n in model.nodes if n.op is not None)
+    if num_ops > max_ops:
         raise ValueError(
-            f"refusing to draw {len(ops)} ops (max_ops={max_ops}); draw the "
-            "ops of one step with fetches= and session="
+            f"refusing to draw {num_ops} ops with graphviz (max_ops={max_ops}); "
+            "GraphView(graph) draws large graphs with collapsed name scopes"
         )
-    members = {op.name for op in ops}
-    devices = sorted({placement.get(op.name, op.device) for op in ops})
-    colour = {d: _PALETTE[i % len(_PALETTE)] for i, d in enumerate(devices)}
     dot = graphviz.Digraph(
-        graph_attr={"rankdir": "TB", "fontsize": "10"},
+        graph_attr={"rankdir": "TB", "fontsize": "10", "compound": "true"},
         node_attr={"shape": "box", "style": "rounded,filled", "fontsize": "9"},
     )
-    for op in ops:
-        device = placement.get(op.name, op.device)
-        label = f"{op.name}\n{op.type}" + (f"\n{device}" if device else "")
-        dot.node(op.name, label, fillcolor=colour[device])
-        for t in op.inputs:
-            if t.op.name in members:
-                dot.edge(t.op.name, op.name, label=str(t.shape), fontsize="8")
-        for c in op.control_inputs:
-            if c.name in members:
-                dot.edge(c.name, op.name, style="dashed")
+    clusters: dict[int, Any] = {0: dot}
+    for i, node in enumerate(model.nodes):
+        if i == 0:
+            continue
+        parent = clusters[node.parent]
+        if node.op is None:
+            clusters[i] = graphviz.Digraph(
+                name=f"cluster_{i}",
+                graph_attr={"label": node.label, "style": "rounded", "color": "#888888"},
+            )
+            continue
+        parent.node(
+            node.name,
+            f"{node.label}\n{node.op.type}",
+            fillcolor=svg.colour(node.device),
+            tooltip=f"{model.devices[node.device]}, stage {node.stage}",
+        )
+    for i in range(len(model.nodes) - 1, 0, -1):  # innermost clusters first
+        if i in clusters:
+            clusters[model.nodes[i].parent].subgraph(clusters[i])
+    for e in model.edges:
+        attrs = {"fontsize": "8", "label": e.label}
+        if e.kind == CONTROL:
+            attrs["style"] = "dashed"
+        if e.send_recv:
+            attrs["color"] = attrs["fontcolor"] = svg.SEND_RECV
+        dot.edge(model.nodes[e.src].name, model.nodes[e.dst].name, **attrs)
     return dot
 
 
@@ -67,16 +83,23 @@ def visualize(
     format: str = "svg",
     fetches: Any = None,
     session: Any = None,
-    as_svg_text: bool = False,
+    group_by: str = "scope",
 ) -> Any:
-    """Draws ``graph``: returns SVG text, writes ``filename.<format>``, or returns the
-    ``graphviz.Digraph`` (which Jupyter displays)."""
-    dot = to_dot(graph, fetches, session)
-    if as_svg_text:
-        return dot.pipe(format="svg").decode()
-    if filename is not None:
-        return dot.render(filename, format=format, cleanup=True)
-    return dot
+    """Draws ``graph``: returns a ``GraphView`` (displayed interactively in Jupyter), or
+    writes ``filename.<format>`` and returns its path.
+
+    Raises:
+        RuntimeError: ``format`` is not ``"svg"`` and graphviz's ``dot`` is missing.
+    """
+    view = GraphView(graph, fetches, session, group_by=group_by)
+    if filename is None:
+        return view
+    path = filename if filename.endswith(f".{format}") else f"{filename}.{format}"
+    if format == "svg":
+        return view.save(path)
+    if shutil.which("dot") is None:
+        raise RuntimeError(_DOT_MISSING)
+    return to_dot(graph, fetches, session).render(outfile=path, format=format, cleanup=True)
 
 
 graph_module.register_visualize_hook(visualize)

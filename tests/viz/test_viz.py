@@ -1,17 +1,16 @@
-"""Drawing graphs and exporting traces."""
+"""graphviz export, the one-line message without ``dot``, and trace export."""
 
 from __future__ import annotations
 
 import json
+import pathlib
 import shutil
 
 import pytest
 
 import dataflow as tf
 
-needs_dot = pytest.mark.skipif(
-    shutil.which("dot") is None, reason="the graphviz 'dot' binary is not installed"
-)
+from .models import mlp
 
 
 def _small_graph():
@@ -24,13 +23,13 @@ def _small_graph():
     return x, w, y, done
 
 
-def test_to_dot_has_ops_data_and_control_edges():
-    x, w, y, done = _small_graph()
+def test_to_dot_has_scopes_as_clusters_data_and_control_edges():
+    _small_graph()
     source = tf.viz.to_dot(tf.get_default_graph()).source
-    assert '"x"' in source or "\tx " in source
+    assert "subgraph cluster_" in source and "label=w" in source  # the variable's scope
     assert "MatMul" in source
     assert "style=dashed" in source  # the control edge y -> done
-    assert "(?, 3)" in source  # a data edge labelled with its static shape
+    assert "?\u00d73" in source  # a data edge labelled with its static shape
 
 
 def test_to_dot_of_one_step_uses_placement():
@@ -41,14 +40,31 @@ def test_to_dot_of_one_step_uses_placement():
     assert "/job:localhost/replica:0/task:0/device:CPU:0" in source
 
 
-@needs_dot
-def test_graph_repr_svg_and_visualize_to_file(tmp_path):
+def test_to_dot_marks_send_recv_edges():
+    graph, _ = mlp()
+    source = tf.viz.to_dot(graph).source
+    assert tf.viz.svg.SEND_RECV in source
+
+
+def test_visualize_png_with_dot(tmp_path):
+    assert shutil.which("dot"), "graphviz's dot is installed by .ci/run"
+    _small_graph()
+    out = tf.get_default_graph().visualize(filename=str(tmp_path / "g"), format="png")
+    assert out.endswith(".png")
+    with open(out, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_without_dot_svg_still_draws_and_other_formats_say_why(tmp_path, monkeypatch):
     _small_graph()
     graph = tf.get_default_graph()
-    svg = graph._repr_svg_()
-    assert svg.lstrip().startswith("<?xml") or "<svg" in svg
-    out = graph.visualize(filename=str(tmp_path / "g"), format="svg")
-    assert out.endswith(".svg")
+    monkeypatch.setenv("PATH", str(tmp_path))  # no dot on this PATH
+    svg_path = graph.visualize(filename=str(tmp_path / "g"))
+    assert pathlib.Path(svg_path).read_text().startswith("<svg")
+    with pytest.raises(RuntimeError) as info:
+        graph.visualize(filename=str(tmp_path / "g"), format="png")
+    message = str(info.value)
+    assert "'dot' program is not installed" in message and "\n" not in message
 
 
 def test_chrome_trace_export(tmp_path):
