@@ -108,6 +108,7 @@ from .monitored_session import (
     SingularMonitoredSession as SingularMonitoredSession,
     WorkerSessionCreator as WorkerSessionCreator,
 )
+from .progress import HookedSession as HookedSession
 from .scaffold import Scaffold as Scaffold
 from .graph_io import write_graph as write_graph
 from .optimizers_extra import (

@@ -7,6 +7,7 @@ to every step (``before_run`` returns ``SessionRunArgs``), reads their values
 
 from __future__ import annotations
 
+import collections
 import logging
 import math
 import os
@@ -258,7 +259,12 @@ class CheckpointSaverListener:
 
 class LoggingTensorHook(SessionRunHook):
     """Logs the values of ``tensors`` every N steps or seconds (and at the end), at
-    level INFO through ``tf.logging`` as TF1 does, or to ``stream`` if one is given."""
+    level INFO through ``tf.logging`` as TF1 does, or to ``stream`` if one is given.
+
+    ``logged`` keeps only the last ``HISTORY`` logged value dicts (a long run must not
+    grow memory); the log itself is the record."""
+
+    HISTORY = 100
 
     def __init__(
         self,
@@ -289,7 +295,7 @@ class LoggingTensorHook(SessionRunHook):
         self._stream = stream
         self._iter = 0
         self._should_log = False
-        self.logged: list[dict] = []
+        self.logged: collections.deque[dict] = collections.deque(maxlen=self.HISTORY)
 
     def begin(self) -> None:
         self._iter = 0
@@ -308,7 +314,7 @@ class LoggingTensorHook(SessionRunHook):
             else ", ".join(f"{k} = {v}" for k, v in values.items())
         )
         if self._stream is not None:
-            print(text, file=self._stream)
+            self._stream.write(text + "\n")
         else:
             logger.info(text)
 
@@ -347,9 +353,11 @@ class NanTensorHook(SessionRunHook):
 
 
 class ProgressBarHook(SessionRunHook):
-    """A tqdm progress bar over the global step (up to ``last_step`` when known).
+    """A tqdm progress bar over the global step (up to ``last_step`` when known), or
+    over the steps run when the graph has no global step.
 
     ``postfix`` maps names to tensors shown beside the bar (e.g. ``{"loss": loss}``).
+    In a plain ``Session.run`` loop, run it through ``tf.train.HookedSession``.
     """
 
     def __init__(
@@ -371,12 +379,13 @@ class ProgressBarHook(SessionRunHook):
         self._iter = 0
 
     def begin(self) -> None:
-        self._global_step = global_step_tensor()
+        steps = get_default_graph().get_collection(GraphKeys.GLOBAL_STEP)
+        self._global_step = steps[0] if steps else None
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         from tqdm.auto import tqdm
 
-        step = int(session.run(self._global_step))
+        step = int(session.run(self._global_step)) if self._global_step is not None else 0
         if self._bar is None:
             self._bar = tqdm(
                 total=self._last_step,
@@ -391,12 +400,13 @@ class ProgressBarHook(SessionRunHook):
             self._bar.refresh()
 
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs:
-        return SessionRunArgs({"step": self._global_step, **self._postfix})
+        step = {} if self._global_step is None else {"step": self._global_step}
+        return SessionRunArgs({**step, **self._postfix})
 
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
         self._iter += 1
         values = run_values.results
-        self._bar.n = int(values["step"]) + 1
+        self._bar.n = int(values["step"]) + 1 if "step" in values else self._bar.n + 1
         if self._iter % self._every == 0:
             if self._postfix:
                 self._bar.set_postfix({k: _short(values[k]) for k in self._postfix}, refresh=False)
