@@ -34,8 +34,13 @@ class ConfigProto:
         resident_steps: on a cluster, keep each compiled plan on its workers and run
             repeated steps by direct worker-to-worker messages, without a scheduler
             round trip (faster; the steps do not show in the dashboard's task stream).
-        device_count, inter_op_parallelism_threads, gpu_options: accepted for TF1
-            compatibility.
+        device_count: devices of an embedded session per type: ``{"CPU": n}`` makes
+            ``n`` CPU devices (``/cpu:0`` .. ``/cpu:n-1``; default 1), ``{"GPU": k}``
+            uses at most ``k`` GPUs. Independent stages on different devices run at
+            the same time.
+        inter_op_parallelism_threads: how many stages of one embedded step may run at
+            once (0: one per device; 1: one at a time, in plan order).
+        gpu_options: accepted for TF1 compatibility.
     """
 
     allow_soft_placement: bool = False

@@ -1,11 +1,24 @@
-"""Devices of this process and their array namespaces (numpy, cupy)."""
+"""Devices of this process and their array namespaces (numpy, cupy).
+
+A process has one CPU device unless ``ConfigProto(device_count={"CPU": n})`` asks for
+more: TF1 then makes ``n`` CPU devices sharing the host's memory and cores, so a graph
+written for several devices (``tf.device("/cpu:1")``) runs, with independent stages on
+different devices running at the same time (``inter_op.py``). GPUs are those CuPy sees,
+at most ``device_count["GPU"]`` of them.
+"""
 
 from __future__ import annotations
 
 import functools
+import os
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from ..framework import errors
 
 LOCAL_JOB = "/job:localhost/replica:0/task:0"
 
@@ -21,10 +34,59 @@ def gpu_count() -> int:
         return 0
 
 
-def local_devices(job: str = LOCAL_JOB) -> list[str]:
-    out = [f"{job}/device:CPU:0"]
-    out += [f"{job}/device:GPU:{i}" for i in range(gpu_count())]
+def local_devices(job: str = LOCAL_JOB, device_count: Mapping[str, int] | None = None) -> list[str]:
+    """The full names of this process's devices: CPUs first, then GPUs.
+
+    ``device_count`` is ``ConfigProto.device_count``: ``"CPU"`` gives the number of CPU
+    devices (default 1; fewer than one is TF1's ``NotFoundError``), ``"GPU"`` caps the
+    GPUs used; other keys are ignored, as TF1 ignores device types it does not have.
+    """
+    counts = dict(device_count or {})
+    for kind, n in counts.items():
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise TypeError(
+                f"ConfigProto.device_count[{kind!r}] must be an int, not {type(n).__name__}"
+            )
+    cpus = counts.get("CPU", 1)
+    if cpus < 1:
+        raise errors.NotFoundError(None, None, "No CPU devices are available in this process")
+    gpus = gpu_count()
+    if "GPU" in counts:
+        gpus = max(0, min(gpus, counts["GPU"]))
+    out = [f"{job}/device:CPU:{i}" for i in range(cpus)]
+    out += [f"{job}/device:GPU:{i}" for i in range(gpus)]
     return out
+
+
+@dataclass(frozen=True)
+class DeviceAttributes:
+    """One device as ``Session.list_devices()`` reports it (TF1's ``_DeviceAttributes``)."""
+
+    name: str
+    device_type: str
+    memory_limit_bytes: int
+    incarnation: int
+
+
+def device_attributes(names: list[str]) -> list[DeviceAttributes]:
+    """``DeviceAttributes`` for device names; a local CPU's memory is the host's (its
+    devices share it), 0 where this process does not know it (GPUs, a cluster's)."""
+    host = _host_memory()
+    out = []
+    for name in names:
+        kind = name.rsplit("/device:", 1)[-1].split(":", 1)[0]
+        local = name.startswith(LOCAL_JOB + "/")
+        memory = host if local and kind == "CPU" else 0
+        # TF1 gives each device a random 64-bit id that changes when it is re-created.
+        out.append(DeviceAttributes(name, kind, memory, random.getrandbits(63)))
+    return out
+
+
+def _host_memory() -> int:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 0
 
 
 def array_namespace(device: str) -> Any:

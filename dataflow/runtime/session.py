@@ -34,6 +34,7 @@ from ..framework.sparse_tensor import (
 )
 from .compiler import compile_plan
 from .config import ConfigProto, RunMetadata, RunOptions
+from .devices import DeviceAttributes, device_attributes
 from .embedded_backend import EmbeddedBackend
 from .plan import Plan
 
@@ -126,6 +127,13 @@ class BaseSession:
     @property
     def backend(self) -> Any:
         return self._backend
+
+    def list_devices(self) -> list[DeviceAttributes]:
+        """The devices this session can place ops on, each with ``name``,
+        ``device_type``, ``memory_limit_bytes`` and ``incarnation``, as in TF1."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        return device_attributes(list(self._backend.devices))
 
     # --- running -----------------------------------------------------------------------
     def run(
