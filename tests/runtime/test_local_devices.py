@@ -261,6 +261,53 @@ def test_one_inter_op_thread_runs_stages_one_at_a_time() -> None:
     assert not rec.overlap("a", "b")
 
 
+def _most_at_once(rec: Intervals) -> int:
+    """The largest number of recorded intervals running at one moment."""
+    return max(
+        sum(s <= start < e for s, e, _ in rec.seen.values()) for start, _, _ in rec.seen.values()
+    )
+
+
+@pytest.mark.parametrize("threads, expected", [(0, 3), (2, 2)])
+def test_inter_op_threads_bound_how_many_stages_run_at_once(threads, expected) -> None:
+    rec = Intervals()
+    x = tf.constant(np.float32(0.0))
+    outs = []
+    for i in range(3):
+        with tf.device(f"/cpu:{i}"):
+            outs.append(tf.py_func(rec.sleeper(str(i), 0.15), [x + 0.0], tf.float32))
+    config = tf.ConfigProto(
+        device_count={"CPU": 3}, inter_op_parallelism_threads=threads, debug=True
+    )
+    with tf.Session(config=config) as sess:
+        assert sess.run(outs) == [1.0, 1.0, 1.0]
+    assert _most_at_once(rec) == expected
+
+
+def test_blas_is_held_to_one_thread_during_a_concurrent_step_only() -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads() -> int:
+        return max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+
+    seen: list[int] = []
+
+    def body(x):
+        seen.append(blas_threads())
+        return x
+
+    x = tf.constant(np.float32(0.0))
+    outs = []
+    for i in range(2):
+        with tf.device(f"/cpu:{i}"):
+            outs.append(tf.py_func(body, [x + 0.0], tf.float32))
+    with tf.Session(config=two_cpus()) as sess, threadpool_limits(limits=2, user_api="blas"):
+        assert blas_threads() == 2
+        sess.run(outs)
+        assert blas_threads() == 2  # the caller's setting is back
+    assert seen == [1, 1]
+
+
 def test_dependent_stages_keep_their_order() -> None:
     rec = Intervals()
     x = tf.constant(np.float32(0.0))
