@@ -19,7 +19,10 @@ scalar that is fetched. Contenders, all in this process, interleaved round by ro
   intra-op and two inter-op threads.
 
 Reported: the median seconds per step, and each contender's ratio to "1 device, 1 BLAS
-thread". Nothing is asserted; the figures go to ``docs/performance.md``.
+thread". Then the price of the threads on a step too small to gain from them: two
+chains of 10 elementwise ops over a fed ``[10]`` vector, one per device, run
+concurrently, one stage at a time (``inter_op_parallelism_threads=1``), and on one
+device. Nothing is asserted; the figures go to ``docs/performance.md``.
 """
 
 from __future__ import annotations
@@ -101,6 +104,42 @@ def numpy_threads_runner(length: int):
     return run
 
 
+def small_runner(config_kw: dict):
+    """Two independent 10-op elementwise chains over a fed [10] vector, one per device."""
+    import dataflow as tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [10])
+        outs = []
+        for device in ("/cpu:0", "/cpu:1"):
+            with tf.device(device):
+                y = x
+                for _ in range(5):
+                    y = tf.tanh(y * 0.9 + 0.1)
+                outs.append(y)
+    sess = tf.Session(graph=graph, config=tf.ConfigProto(**config_kw))
+    value = np.linspace(-1, 1, 10, dtype=np.float32)
+    return lambda: sess.run(outs, {x: value})
+
+
+def small_case(rounds: int) -> dict[str, float]:
+    contenders = {
+        "2 devices, concurrent": small_runner({"device_count": {"CPU": 2}}),
+        "2 devices, 1 inter-op thread": small_runner(
+            {"device_count": {"CPU": 2}, "inter_op_parallelism_threads": 1}
+        ),
+        "1 device": small_runner({"allow_soft_placement": True}),
+    }
+    for run in contenders.values():
+        run()
+    samples: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(rounds):
+        for name, run in contenders.items():
+            samples[name].append(median_seconds(run, 200))
+    return {name: float(np.median(v)) for name, v in samples.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -143,6 +182,12 @@ def main() -> None:
     print(f"{'contender':<28}{'s/step':>10}{'vs 1 device, 1 thread':>24}")
     for name, seconds in medians.items():
         print(f"{name:<28}{seconds:>10.3f}{seconds / base:>24.2f}")
+    with threadpool_limits(limits=1, user_api="blas"):
+        small = small_case(rounds * 3)
+    print("\nsmall step: two 10-op chains over a fed [10] vector, one per device")
+    print(f"{'contender':<32}{'us/step':>10}{'vs 1 device':>14}")
+    for name, seconds in small.items():
+        print(f"{name:<32}{seconds * 1e6:>10.1f}{seconds / small['1 device']:>14.2f}")
 
 
 if __name__ == "__main__":

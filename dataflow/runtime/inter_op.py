@@ -27,20 +27,31 @@ its dependents and, if one is ready, runs it next itself, so a chain of stages c
 thread hand-off. Values cross between stages through one slot dict under the step's
 lock (numpy arrays are shared, never copied, between CPU devices).
 
+**Short stages stay on the thread that has them.** Waking a helper costs tens of
+microseconds, more than a small stage runs. Each stage's last run time is kept
+(``ConcurrentPlan.cost``; unknown counts as long): only long stages are handed to
+helpers, a thread takes short ready stages first, and once every stage of a plan has
+run short, its steps run one stage after the other on the caller's thread, as
+``EmbeddedPlan.run`` does, until a step takes clearly longer (its inputs grew); then the
+stages are measured afresh. So a small step on several devices costs what it costs on
+one.
+
 **Errors.** The first stage to fail stops the step: no further stage starts, kernels
 waiting in queues see ``cancelled()`` (``LocalDeviceContext``) and give up, and the step
 returns only when every stage already running has finished, so no kernel still writes
 state after ``run`` has raised. The caller gets the failing op's error.
 
 **BLAS threads.** Two stages each calling a multi-threaded BLAS would oversubscribe the
-cores (OpenBLAS collapses then, see DESIGN.md). While a concurrent step runs, BLAS is
-held to one thread per stage (``threadpoolctl``; the limit is process-wide, so it is
-counted: the last concurrent step to finish restores the caller's setting).
+cores (OpenBLAS collapses then, see DESIGN.md). From the moment a step hands a stage to
+a helper to the end of that step, BLAS is held to one thread per stage
+(``threadpoolctl``; the limit is process-wide, so it is counted: the last such step to
+finish restores the caller's setting).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -97,6 +108,12 @@ def stage_graph(plan: Plan) -> StageGraph:
         tuple(i for i, w in enumerate(before) if not w),
         concurrent,
     )
+
+
+# Waking a helper thread costs tens of microseconds (measured on the 2-core development
+# machine, benchmarks/bench_local_devices.py); a stage shorter than a few of those runs
+# on a thread already running the step instead.
+HAND_OFF_SECONDS = 100e-6
 
 
 class _CurrentStep(threading.local):
@@ -174,6 +191,14 @@ class ConcurrentPlan:
         self.pool = pool
         self.contexts = list(contexts.values())
         self.transfer = transfer
+        # Seconds each stage took when it last ran; unknown counts as long, so a first
+        # step overlaps whatever it can.
+        self.cost = [float("inf")] * len(self.stages)
+        # Once every stage has run shorter than a hand-off, threads cannot gain: steps
+        # then run as ``bound.run`` does, one stage after the other, until one takes
+        # clearly longer than those stages did (its inputs grew).
+        self.sequential = bound
+        self.inline_seconds: float | None = None
 
     def wake_blocked(self) -> None:
         """Wakes every kernel waiting on this session's queues and accumulators, so
@@ -185,17 +210,27 @@ class ConcurrentPlan:
                     wake()
 
     def run(self, feed_values: Sequence[Any]) -> list[Any]:
+        if self.inline_seconds is not None:
+            start = time.perf_counter()
+            results = self.sequential.run(feed_values)
+            if time.perf_counter() - start > max(2 * self.inline_seconds, HAND_OFF_SECONDS):
+                # Measure stage by stage again, from a step that overlaps all it can.
+                self.cost = [float("inf")] * len(self.stages)
+                self.inline_seconds = None
+            return results
         step = _Step(self, feed_values)
         saved = _current.step
         _current.step = step
-        blas_one_thread()
         try:
             step.work(caller=True)
         finally:
-            blas_restore()
+            if step.pinned:
+                blas_restore()
             _current.step = saved
         if step.failed is not None:
             raise step.failed
+        if max(self.cost) < HAND_OFF_SECONDS:
+            self.inline_seconds = sum(self.cost)
         transfer = self.transfer
         out: list[Any] = []
         for slot in self.plan.fetch_slots:
@@ -224,6 +259,7 @@ class _Step:
         self.helpers = 0  # helper threads asked for and not yet gone
         self.idle = 0  # threads waiting for a stage to become ready
         self.failed: BaseException | None = None
+        self.pinned = False  # whether this step holds BLAS to one thread
         self.deadline = bound.contexts[0].deadline()
         self.cond = threading.Condition(threading.Lock())
 
@@ -234,9 +270,9 @@ class _Step:
         with cond:
             while True:
                 if self.ready and self.failed is None:
-                    index = self.ready.popleft()
+                    index = self._take()
                     self.running += 1
-                    self._ask_for_helpers()
+                    self._ask_for_helpers(self.bound.cost[index] >= HAND_OFF_SECONDS)
                     args = self._arguments(index)
                     cond.release()
                     try:
@@ -262,12 +298,31 @@ class _Step:
                 cond.wait()
                 self.idle -= 1
 
-    def _ask_for_helpers(self) -> None:
-        """Called with the lock held: enough helpers for the stages still ready that no
-        idle thread will take."""
-        wanted = len(self.ready) - self.idle
+    def _take(self) -> int:
+        """Called with the lock held: the next ready stage for this thread, a short one
+        first (it may release others), else the oldest."""
+        ready, cost = self.ready, self.bound.cost
+        for k, index in enumerate(ready):
+            if cost[index] < HAND_OFF_SECONDS:
+                del ready[k]
+                return index
+        return ready.popleft()
+
+    def _ask_for_helpers(self, taken_long: bool) -> None:
+        """Called with the lock held, by a thread that just took a stage: enough helpers
+        for the long stages still ready that no idle thread will take. Short stages
+        wait for a thread to be free, and a thread that took a short stage takes a long
+        one next itself."""
+        cost = self.bound.cost
+        wanted = sum(cost[i] >= HAND_OFF_SECONDS for i in self.ready) - self.idle
+        wanted -= not taken_long
         room = self.bound.pool.helpers - self.helpers
         for _ in range(min(wanted, room)):
+            if not self.pinned:
+                # Two stages are about to run at once: one BLAS thread each from now
+                # to the end of the step.
+                blas_one_thread()
+                self.pinned = True
             if not self.bound.pool.submit(self._help):
                 break
             self.helpers += 1
@@ -301,7 +356,10 @@ class _Step:
         try:
             if transfer is not None:
                 args = [v if src == device else transfer(v, src, device) for src, v in args]
-            return sf.fn(*args), None
+            start = time.perf_counter()
+            outs = sf.fn(*args)
+            self.bound.cost[index] = time.perf_counter() - start
+            return outs, None
         except Exception as exc:
             return None, translate_error(exc, sf.call_for_traceback(exc.__traceback__), device)
         except BaseException as exc:  # KeyboardInterrupt: stop the step, re-raise as is

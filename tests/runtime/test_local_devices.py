@@ -308,6 +308,40 @@ def test_blas_is_held_to_one_thread_during_a_concurrent_step_only() -> None:
     assert seen == [1, 1]
 
 
+def test_short_steps_run_inline_until_their_stages_grow() -> None:
+    # Handing a stage to another thread costs tens of microseconds: once every stage
+    # of a step has run shorter than that, steps run on the caller's thread alone, and
+    # a step that takes clearly longer brings the threads back.
+    rec = Intervals()
+    seconds = tf.placeholder(tf.float64, [])
+
+    def body(label: str):
+        def run(s):
+            start = time.perf_counter()
+            time.sleep(float(s))
+            rec.seen[label] = (start, time.perf_counter(), threading.get_ident())
+            return s
+
+        return run
+
+    outs = []
+    for i, label in enumerate("ab"):
+        with tf.device(f"/cpu:{i}"):
+            outs.append(tf.py_func(body(label), [seconds + 0.0], tf.float64))
+    with tf.Session(config=two_cpus()) as sess:
+        bound = sess.backend.bind(sess.compiled_plan(outs, {seconds: 0.0}))
+        assert isinstance(bound, ConcurrentPlan)
+        for _ in range(20):
+            bound.run([np.float64(0.0)])
+            if bound.inline_seconds is not None:
+                break
+        assert bound.inline_seconds is not None
+        bound.run([np.float64(0.1)])  # inline, found long: back to threads
+        assert bound.inline_seconds is None and not rec.overlap("a", "b")
+        bound.run([np.float64(0.1)])
+        assert rec.overlap("a", "b")
+
+
 def test_dependent_stages_keep_their_order() -> None:
     rec = Intervals()
     x = tf.constant(np.float32(0.0))
