@@ -26,6 +26,7 @@ from ..ops.check_ops import assert_greater
 from ..ops.control import identity
 from ..ops.random import get_seed
 from . import structure
+from .from_dask import from_dask
 from .iterator import Iterator
 from .structure import Spec
 
@@ -151,6 +152,39 @@ class Dataset:
         }
         variant = dataset_ops.dataset_op("GeneratorDataset", arg_tensors, attrs)
         return Dataset(variant, specs)
+
+    @staticmethod
+    def from_dask(
+        collection: Any,
+        blocks: bool = False,
+        shuffle: bool = False,
+        seed: int | None = None,
+        shared_name: str | None = None,
+    ) -> Dataset:
+        """The rows of a Dask collection, read where the iterator runs (not TF1).
+
+        Args:
+            collection: a ``dask.array.Array`` (its rows), a ``dask.dataframe.DataFrame``
+                (a dict of its columns), or a dict or tuple of them partitioned alike.
+            blocks: one element per partition (a leading dimension of unknown size)
+                instead of one per row; ``batch`` on the rows is the usual way.
+            shuffle: partitions in a seeded random order each epoch, and each one's
+                rows too (``shuffle`` on top mixes rows across partitions).
+            seed: the op seed of that order (with the graph seed, as random ops).
+            shared_name: what replicas reading the same collection coordinate by
+                (default: the name of its keys).
+
+        On a cluster each iterator reads the partitions in its own worker's memory
+        first; iterators on several workers (or processes) reading one collection
+        share each epoch out so that every row is read once. See
+        ``docs/dask_collections.md``.
+
+        Raises:
+            TypeError: ``collection`` is not a dask collection or a dict/tuple of them.
+            ValueError: their row partitions do not line up, or an array is chunked
+                along another axis than its first.
+        """
+        return Dataset(*from_dask(collection, blocks, shuffle, seed, shared_name))
 
     @staticmethod
     def zip(datasets: Any) -> Dataset:

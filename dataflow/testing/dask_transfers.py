@@ -1,0 +1,27 @@
+"""Dask's own accounting of the bytes its workers send, for tests and benchmarks.
+
+Every Dask worker logs each batch of data it sends (``Worker.transfer_outgoing_log``:
+the bytes, and ``who`` asked: a worker's address when a peer fetched a task's input,
+``None`` when a client gathered). ``sent_bytes`` sums that log over the cluster, split
+into bytes sent to other workers and bytes sent to clients, so a test can check that a
+dataset's rows did not pass through the client.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _sent(dask_worker: Any = None) -> list[tuple[str | None, int]]:
+    return [(entry["who"], int(entry["total"])) for entry in dask_worker.transfer_outgoing_log]
+
+
+def sent_bytes(client: Any) -> dict[str, int]:
+    """``{"to_workers": n, "to_clients": m}``: what the cluster's workers have sent so far
+    (take the difference of two calls to measure an interval)."""
+    workers = set(client.scheduler_info()["workers"])
+    out = {"to_workers": 0, "to_clients": 0}
+    for log in client.run(_sent).values():
+        for who, total in log:
+            out["to_workers" if who in workers else "to_clients"] += total
+    return out

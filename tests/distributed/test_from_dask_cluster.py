@@ -1,0 +1,183 @@
+"""``Dataset.from_dask`` on a real cluster, with the task-graph and the resident step
+paths: replicas on two workers share each epoch of a persisted collection (every row
+exactly once, each replica reading the partitions in its own worker's memory), the
+rows never pass through the client (Dask's transfer log), ``repeat`` re-reads without
+recomputing, and a worker holding partitions that is lost mid-epoch costs no row and
+duplicates none (Dask recomputes its partitions from lineage)."""
+
+from __future__ import annotations
+
+import threading
+
+import dask.array as da
+import distributed
+import numpy as np
+import pytest
+
+import dataflow as tf
+from dataflow.testing.dask_transfers import sent_bytes
+
+from .conftest import kill_worker, wait_until_back
+
+pytestmark = pytest.mark.distributed
+
+RESIDENT = pytest.mark.parametrize("resident", [False, True], ids=["graph", "resident"])
+
+
+def _persist_on(cluster, name, start, stop, chunk, width=1):
+    """Rows ``i`` (``width`` copies of ``i``) for ``i`` in ``[start, stop)``, persisted
+    on worker ``name`` only."""
+    x = da.arange(start, stop, chunks=chunk, dtype=np.float64).reshape(-1, 1)
+    x = x * da.ones((1, width), chunks=(1, width))
+    x = cluster.client.persist(x, workers=[cluster.workers[name]], allow_other_workers=True)
+    cluster.client.gather(distributed.futures_of(x))
+    return x
+
+
+def _rows(cluster, *spans, width=1):
+    """One collection made of ``(worker, start, stop)`` spans, each persisted there."""
+    return da.concatenate([_persist_on(cluster, w, a, b, 25, width) for w, a, b in spans])
+
+
+def _replicas(x, workers, shared_name, batch=10, **kwargs):
+    """In-graph replication: one iterator per worker over the same collection."""
+    iterators = []
+    for task in workers:
+        with tf.device(f"/job:worker/task:{task}"):
+            dataset = tf.data.Dataset.from_dask(x, shared_name=shared_name, **kwargs)
+            iterators.append(dataset.batch(batch).make_initializable_iterator())
+    return iterators
+
+
+def _epoch(sess, iterators, between=None):
+    """Steps the replicas in turn (as asynchronous replicas do) until each one's pass
+    ends; returns the rows each one read."""
+    seen = [[] for _ in iterators]
+    nexts = [it.get_next() for it in iterators]
+    live = set(range(len(iterators)))
+    step = 0
+    while live:
+        for r in sorted(live):
+            try:
+                seen[r].extend(sess.run(nexts[r]).ravel().tolist())
+            except tf.errors.OutOfRangeError:
+                live.discard(r)
+            step += 1
+            if between is not None:
+                between(step)
+    return seen
+
+
+@RESIDENT
+def test_replicas_share_each_epoch_and_read_their_own_partitions(clean_cluster, resident):
+    client = clean_cluster.client
+    x = _rows(clean_cluster, ("worker-0", 0, 200), ("worker-1", 200, 400))
+    with tf.Graph().as_default():
+        iterators = _replicas(x, [0, 1], f"own-{resident}")
+        with tf.Session(clean_cluster, config=tf.ConfigProto(resident_steps=resident)) as sess:
+            with distributed.get_task_stream(client=client) as tasks:
+                before = sent_bytes(client)
+                for _epoch_index in range(2):
+                    sess.run([it.initializer for it in iterators])
+                    seen = _epoch(sess, iterators)
+                    assert sorted(seen[0] + seen[1]) == list(range(400))
+                    # Each replica read exactly the rows in its worker's memory.
+                    assert sorted(seen[0]) == list(range(200))
+                    assert sorted(seen[1]) == list(range(200, 400))
+                after = sent_bytes(client)
+    # No worker sent another a partition: every read was local.
+    assert after["to_workers"] == before["to_workers"]
+    # The persisted blocks were read, never recomputed.
+    assert not [t for t in tasks.data if "arange" in str(t["key"])]
+
+
+@RESIDENT
+def test_rows_do_not_pass_through_the_client(clean_cluster, resident):
+    client = clean_cluster.client
+    x = _rows(clean_cluster, ("worker-0", 0, 1000), ("ps-0", 1000, 1200), width=64)
+    with tf.Graph().as_default():
+        with tf.device("/job:ps/task:0"):
+            w = tf.Variable(tf.zeros([64, 1], tf.float64))
+        with tf.device("/job:worker/task:0"):
+            rows = tf.data.Dataset.from_dask(x, shared_name=f"train-{resident}").repeat(2)
+            batch = rows.batch(50).make_one_shot_iterator().get_next()
+            loss = tf.reduce_mean(tf.square(tf.matmul(batch, w) - 2.0 * batch[:, :1]))
+            train = tf.train.GradientDescentOptimizer(1e-7).minimize(loss)
+        with tf.Session(clean_cluster, config=tf.ConfigProto(resident_steps=resident)) as sess:
+            sess.run(w.initializer)
+            before = sent_bytes(client)
+            steps = 0
+            while True:
+                try:
+                    sess.run(train)
+                except tf.errors.OutOfRangeError:
+                    break
+                steps += 1
+            after = sent_bytes(client)
+    assert steps == 2 * 1200 // 50
+    data_bytes = 2 * 1200 * 64 * 8
+    # ps-0's partitions travel to worker-0, worker to worker (twice: one epoch each);
+    # the client gets none of the data, only each step's small results.
+    assert after["to_workers"] - before["to_workers"] >= 2 * 200 * 64 * 8
+    assert after["to_clients"] - before["to_clients"] < data_bytes / 100
+
+
+@RESIDENT
+def test_between_graph_replicas_share_each_epoch(clean_cluster, resident):
+    """Two clients' graphs (as two processes of between-graph replication would build
+    them, same op names on different devices) reading one collection together."""
+    x = _rows(clean_cluster, ("worker-0", 0, 150), ("worker-1", 150, 300), ("ps-0", 300, 400))
+    seen: dict[int, list] = {}
+    barrier = threading.Barrier(2)
+
+    def replica(task):
+        with tf.Graph().as_default():
+            with tf.device(f"/job:worker/task:{task}"):
+                rows = tf.data.Dataset.from_dask(x, shuffle=True, seed=7).batch(10)
+                get_next = rows.make_one_shot_iterator().get_next()
+            config = tf.ConfigProto(resident_steps=resident)
+            with tf.Session(clean_cluster, config=config) as sess:
+                barrier.wait()
+                out = []
+                while True:
+                    try:
+                        out.extend(sess.run(get_next).ravel().tolist())
+                    except tf.errors.OutOfRangeError:
+                        break
+                seen[task] = out
+
+    threads = [threading.Thread(target=replica, args=(t,)) for t in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert sorted(seen[0] + seen[1]) == list(range(400))
+    assert seen[0] and seen[1]
+
+
+@pytest.mark.slow
+@RESIDENT
+def test_a_lost_worker_costs_no_row_and_duplicates_none(fragile, resident):
+    """ps-0 holds a third of the partitions and is killed mid-epoch, after the replicas
+    have read some of them: Dask recomputes those not yet read from lineage, and the
+    epoch still has every row once."""
+    tf.Session.reset(fragile)
+    x = _rows(fragile, ("worker-0", 0, 200), ("worker-1", 200, 400), ("ps-0", 400, 600))
+    killed = {}
+
+    def kill_mid_epoch(step):
+        if step == 20 and not killed:
+            killed["old"] = kill_worker(fragile, "ps-0")
+
+    with tf.Graph().as_default():
+        iterators = _replicas(x, [0, 1], f"lost-{resident}", batch=25)
+        with tf.Session(fragile, config=tf.ConfigProto(resident_steps=resident)) as sess:
+            sess.run([it.initializer for it in iterators])
+            seen = _epoch(sess, iterators, between=kill_mid_epoch)
+            assert killed
+            assert sorted(seen[0] + seen[1]) == list(range(600))
+            wait_until_back(fragile, "ps-0", killed["old"])
+            # The next epoch is whole too.
+            sess.run([it.initializer for it in iterators])
+            seen = _epoch(sess, iterators)
+            assert sorted(seen[0] + seen[1]) == list(range(600))
