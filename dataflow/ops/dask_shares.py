@@ -20,7 +20,7 @@ So each replica reads the partitions that live on its worker, and the rest are s
 out as replicas become free. On a cluster the book lives in the scheduler process
 (``call`` runs ``book_call`` there through ``Client.run_on_scheduler``, which runs on the
 scheduler's event loop one call at a time, so the book needs no lock) and survives the
-loss of any worker; an embedded session keeps one in this process. State is kept per
+loss of any worker; in an embedded session each op keeps its own. State is kept per
 collection name (the token of its keys, or the ``shared_name`` given to ``from_dask``)
 and per replica (its device and op name), and epochs nobody can still join are dropped.
 
@@ -103,8 +103,6 @@ class ShareBook:
 
 
 _SCHEDULER_BOOK = ShareBook()  # the book of this process when it is a Dask scheduler
-_LOCAL_BOOK = ShareBook()  # the book of this process's embedded sessions
-_LOCAL_LOCK = threading.Lock()
 
 
 def book_call(method: str, *args: Any, dask_scheduler: Any = None) -> Any:
@@ -112,10 +110,14 @@ def book_call(method: str, *args: Any, dask_scheduler: Any = None) -> Any:
     return getattr(_SCHEDULER_BOOK, method)(*args)
 
 
-def call(method: str, *args: Any, client: Any) -> Any:
+def call(method: str, *args: Any, client: Any, book: ShareBook) -> Any:
     """``method`` of the book that coordinates this reader: the scheduler's, through
-    ``client``, when the reader runs on a Dask worker; else (``None``) this process's."""
+    ``client``, when the reader runs on a Dask worker; else (``None``) ``book``, the
+    reader's own (an embedded session's op: its epochs restart with the session)."""
     if client is not None:
         return client.run_on_scheduler(book_call, method, *args)
-    with _LOCAL_LOCK:
-        return getattr(_LOCAL_BOOK, method)(*args)
+    with _LOCK:
+        return getattr(book, method)(*args)
+
+
+_LOCK = threading.Lock()  # embedded books: iterators of several threads may share one

@@ -92,11 +92,18 @@ def _persisted_key(graph: Mapping, key: Any) -> Any:
             return value.key
         if isinstance(value, Alias):
             key = value.target
-        elif isinstance(value, tuple) and value in graph:  # a bare key: an old-style alias
+        elif isinstance(value, tuple) and _is_key_in(value, graph):  # an old-style alias
             key = value
         else:
             return None
     return None
+
+
+def _is_key_in(value: tuple, graph: Mapping) -> bool:
+    try:
+        return value in graph
+    except TypeError:  # a legacy task tuple holding lists: not a key
+        return False
 
 
 def _keys(collection: Any, partition_keys: list) -> tuple | None:
@@ -223,7 +230,7 @@ def _name_of(component: Component, leaf: Any) -> str:
     token), else the collection's own name."""
     if component.keys and isinstance(component.keys[0], tuple):
         return str(component.keys[0][0])
-    return str(getattr(leaf, "name", None) or getattr(leaf, "_name", "collection"))
+    return str(leaf.name if _is_array(leaf) else leaf._name)  # a column may be "name"
 
 
 def _leaves(collection: Any, what: str) -> tuple[list, Any]:

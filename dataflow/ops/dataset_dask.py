@@ -44,9 +44,16 @@ Partition = tuple[list[np.ndarray], np.ndarray | None]  # its arrays, its row or
 class DaskPartitions(Pipeline):
     """What both pipelines share: one pass over the partitions this replica claims."""
 
-    def __init__(self, source: DaskSource, replica: str, seed: int | None, before_wait: Any = None):
+    def __init__(
+        self,
+        source: DaskSource,
+        replica: str,
+        seed: int | None,
+        book: dask_shares.ShareBook,
+        before_wait: Any = None,
+    ):
         self._source, self._replica, self._seed = source, replica, seed
-        self._before_wait = before_wait
+        self._book, self._before_wait = book, before_wait
 
     def partitions(self) -> Iterator[Partition]:
         source, replica = self._source, self._replica
@@ -61,9 +68,12 @@ class DaskPartitions(Pipeline):
             local,
             self._seed,
             client=client,
+            book=self._book,
         )
         while True:
-            index = dask_shares.call("claim", source.name, epoch, replica, client=client)
+            index = dask_shares.call(
+                "claim", source.name, epoch, replica, client=client, book=self._book
+            )
             if index is None:
                 return
             arrays = read_partition(source, index, worker, self._before_wait)
@@ -190,7 +200,8 @@ def _dask_dataset(ctx: Any, attrs: dict) -> Any:
     waiter = blocking_waiter(ctx)
     before_wait = waiter.will_block if waiter is not None else None
     kind = DaskBlocks if attrs["blocks"] else DaskRows
-    return lambda: kind(source, replica, seed, before_wait)
+    book = dask_shares.ShareBook()  # used outside a Dask worker (module docstring)
+    return lambda: kind(source, replica, seed, book, before_wait)
 
 
 registry.register(

@@ -34,6 +34,7 @@ from ..framework.sparse_tensor import (
 )
 from .compiler import compile_plan
 from .config import ConfigProto, RunMetadata, RunOptions
+from .dask_feeds import compute_feed, is_dask_collection
 from .devices import DeviceAttributes, device_attributes
 from .embedded_backend import EmbeddedBackend
 from .plan import Plan
@@ -452,6 +453,8 @@ def _convert_feed(value: Any, np_dtype: Any, name: str) -> Any:
         )
     if np_dtype is None:
         return value
+    if is_dask_collection(value):
+        value = compute_feed(value, name)
     try:
         out = np.asarray(value, dtype=np_dtype)
     except OverflowError:
