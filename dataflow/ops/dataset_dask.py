@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -70,18 +71,31 @@ class DaskPartitions(Pipeline):
             client=client,
             book=self._book,
         )
-        while True:
+
+        def claim_and_read() -> tuple[int, list[np.ndarray]] | None:
             index = dask_shares.call(
                 "claim", source.name, epoch, replica, client=client, book=self._book
             )
-            if index is None:
-                return
-            arrays = read_partition(source, index, worker, self._before_wait)
-            order = None
-            if self._seed is not None:
-                rng = np.random.default_rng([self._seed, epoch, index])
-                order = rng.permutation(len(arrays[0]))
-            yield arrays, order
+            return None if index is None else (index, read_partition(source, index, worker))
+
+        # One partition is claimed and read ahead on a helper thread while this one is
+        # consumed, so copying it from a peer overlaps the steps (the pool's own thread
+        # leaves the pool's count, ``before_wait``, only if it has to wait for it).
+        with ThreadPoolExecutor(1, thread_name_prefix="from-dask-read") as helper:
+            ahead = helper.submit(claim_and_read)
+            while True:
+                if not ahead.done() and self._before_wait is not None:
+                    self._before_wait()
+                got = ahead.result()
+                if got is None:
+                    return
+                ahead = helper.submit(claim_and_read)
+                index, arrays = got
+                order = None
+                if self._seed is not None:
+                    rng = np.random.default_rng([self._seed, epoch, index])
+                    order = rng.permutation(len(arrays[0]))
+                yield arrays, order
 
 
 class DaskBlocks(DaskPartitions):

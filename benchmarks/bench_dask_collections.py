@@ -1,0 +1,136 @@
+"""Training on a persisted dask array with ``Dataset.from_dask`` (issue 17's Speed).
+
+Run: ``python benchmarks/bench_dask_collections.py`` (``--quick``: fewer steps, a
+smaller array).
+
+On ``dataflow.LocalCluster(ps=1, worker=2)`` a 2,000,000 x 100 float32 ``dask.array``
+(800 MB, chunks of 50,000 rows) is persisted across the three workers. A linear
+regression (weights on ``/job:ps/task:0``, everything else on ``/job:worker/task:0``)
+trains on batches of 1,000 rows, with resident steps, three ways, in one run:
+
+* ``from_dask``: ``Dataset.from_dask(x).batch(1000).repeat()``; worker-0 reads the
+  partitions in its memory, then the others worker to worker;
+* ``numpy in worker memory``: ``from_tensor_slices`` over a 200,000-row numpy array
+  put on worker-0 once (by feeding the iterator's initializer, not timed), batched
+  the same way: the reference the issue names, with no Dask collection involved;
+* ``client compute + feed``: each step computes its 1,000-row slice of the dask array
+  on the client (``x[i:i + 1000].compute()``) and feeds it through a placeholder.
+
+Reported: steps per second of each (after a warm-up), and the ratios the issue names
+(from_dask / numpy at least 0.8, from_dask / client feed at least 5); Dask's transfer
+log gives the bytes the workers sent to clients during the from_dask run. Nothing is
+asserted; the figures go to ``docs/performance.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+import dask.array as da
+import distributed
+import numpy as np
+
+import dataflow as tf
+from dataflow.testing.dask_transfers import sent_bytes
+
+FEATURES, BATCH, CHUNK = 100, 1000, 50_000
+
+
+def _model(batch: Any) -> tuple[Any, Any]:
+    with tf.device("/job:ps/task:0"):
+        w = tf.Variable(tf.zeros([FEATURES - 1, 1]))
+    with tf.device("/job:worker/task:0"):
+        x, y = batch[:, 1:], batch[:, :1]
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+        train = tf.train.GradientDescentOptimizer(1e-3).minimize(loss)
+    return train, w
+
+
+def _steps_per_second(sess: Any, step: Any, steps: int, warmup: int) -> float:
+    for _ in range(warmup):
+        step()
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    return steps / (time.perf_counter() - start)
+
+
+def bench_from_dask(cluster: Any, x: Any, steps: int) -> tuple[float, dict]:
+    with tf.Graph().as_default():
+        with tf.device("/job:worker/task:0"):
+            rows = tf.data.Dataset.from_dask(x, shared_name="bench").batch(BATCH).repeat()
+            batch = rows.make_one_shot_iterator().get_next()
+        train, w = _model(batch)
+        with tf.Session(cluster, config=tf.ConfigProto(resident_steps=True)) as sess:
+            sess.run(w.initializer)
+            before = sent_bytes(cluster.client)
+            rate = _steps_per_second(sess, lambda: sess.run(train), steps, 20)
+            after = sent_bytes(cluster.client)
+    return rate, {k: after[k] - before[k] for k in after}
+
+
+def bench_numpy(cluster: Any, host: np.ndarray, steps: int) -> float:
+    with tf.Graph().as_default():
+        with tf.device("/job:worker/task:0"):
+            data = tf.placeholder(tf.float32, [None, FEATURES])
+            rows = tf.data.Dataset.from_tensor_slices(data).batch(BATCH).repeat()
+            iterator = rows.make_initializable_iterator()
+            batch = iterator.get_next()
+        train, w = _model(batch)
+        with tf.Session(cluster, config=tf.ConfigProto(resident_steps=True)) as sess:
+            sess.run([w.initializer, iterator.initializer], {data: host})
+            return _steps_per_second(sess, lambda: sess.run(train), steps, 20)
+
+
+def bench_client_feed(cluster: Any, x: Any, steps: int) -> float:
+    with tf.Graph().as_default():
+        with tf.device("/job:worker/task:0"):
+            batch = tf.placeholder(tf.float32, [None, FEATURES])
+        train, w = _model(batch)
+        with tf.Session(cluster, config=tf.ConfigProto(resident_steps=True)) as sess:
+            sess.run(w.initializer)
+            offsets = iter(range(0, 10**12, BATCH))
+
+            def step() -> None:
+                i = next(offsets) % (x.shape[0] - BATCH)
+                with cluster.client.as_current():
+                    value = x[i : i + BATCH].compute()
+                sess.run(train, {batch: value})
+
+            return _steps_per_second(sess, step, max(20, steps // 10), 5)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    rows = 200_000 if args.quick else 2_000_000
+    steps = 200 if args.quick else 1000
+    with tf.LocalCluster(ps=1, worker=2, dashboard_address=None) as cluster:
+        client = cluster.client
+        x = da.random.default_rng(0).random((rows, FEATURES), dtype=np.float32, chunks=CHUNK)
+        x = client.persist(x)
+        with client.as_current():
+            distributed.wait(x)
+        held = {a: len(k) for a, k in client.has_what().items()}
+        host = np.random.default_rng(1).random((200_000, FEATURES), dtype=np.float32)
+        print(f"{rows} x {FEATURES} float32 persisted, partitions per worker: {held}")
+        numpy_rate = bench_numpy(cluster, host, steps)
+        dask_rate, sent = bench_from_dask(cluster, x, steps)
+        feed_rate = bench_client_feed(cluster, x, steps)
+    print(f"numpy in worker memory:   {numpy_rate:8.1f} steps/s")
+    print(f"from_dask:                {dask_rate:8.1f} steps/s")
+    print(f"client compute + feed:    {feed_rate:8.1f} steps/s")
+    print(f"from_dask / numpy:        {dask_rate / numpy_rate:8.2f}x (issue: >= 0.8)")
+    print(f"from_dask / client feed:  {dask_rate / feed_rate:8.2f}x (issue: >= 5)")
+    print(
+        f"bytes during the from_dask run: {sent['to_workers'] / 1e6:.1f} MB worker to "
+        f"worker, {sent['to_clients'] / 1e3:.1f} kB to clients "
+        f"(of {steps + 20} x {BATCH * FEATURES * 4 / 1e6:.1f} MB batches read)"
+    )
+
+
+if __name__ == "__main__":
+    main()
