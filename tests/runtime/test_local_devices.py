@@ -82,6 +82,14 @@ def test_device_count_makes_that_many_cpu_devices() -> None:
         assert [d.name for d in sess.list_devices()] == [CPU0]
 
 
+def test_listed_attributes_of_devices_this_process_does_not_hold() -> None:
+    # A cluster session lists its workers' devices: their memory is not known here.
+    remote, gpu = "/job:ps/replica:0/task:0/device:CPU:0", LOCAL + "GPU:1"
+    listed = devices.device_attributes([remote, gpu])
+    assert [(d.device_type, d.memory_limit_bytes) for d in listed] == [("CPU", 0), ("GPU", 0)]
+    assert listed[0].incarnation != listed[1].incarnation
+
+
 def test_device_count_caps_gpus_and_ignores_unknown_types(monkeypatch) -> None:
     monkeypatch.setattr(devices, "gpu_count", lambda: 2)
     names = devices.local_devices(device_count={"CPU": 2, "GPU": 1, "TPU": 4})
