@@ -424,6 +424,12 @@ class QueueState:
         with self._lock:
             return len(self._items)
 
+    def nbytes(self) -> int:
+        """Bytes the buffered elements' components hold (the dashboard's memory view)."""
+        with self._lock:
+            items = list(self._items)
+        return sum(getattr(c, "nbytes", 0) for item in items for c in item)
+
     @property
     def closed(self) -> bool:
         return self._closed

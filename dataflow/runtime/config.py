@@ -32,8 +32,10 @@ class ConfigProto:
             addresses or names) saying which Dask worker is ``/job:J/task:T``; by
             default a worker named ``J-T`` is.
         resident_steps: on a cluster, keep each compiled plan on its workers and run
-            repeated steps by direct worker-to-worker messages, without a scheduler
-            round trip (faster; the steps do not show in the dashboard's task stream).
+            each step as direct messages over Dask's connections (client to workers,
+            worker to worker), without a scheduler round trip: the default. ``False``
+            submits one Dask task graph per step instead (one task per stage, shown in
+            Dask's task stream and progress pages; several times slower per step).
         device_count: devices of an embedded session per type: ``{"CPU": n}`` makes
             ``n`` CPU devices (``/cpu:0`` .. ``/cpu:n-1``; default 1), ``{"GPU": k}``
             uses at most ``k`` GPUs. Independent stages on different devices run at
@@ -52,7 +54,7 @@ class ConfigProto:
     gpu_options: GPUOptions = field(default_factory=GPUOptions)
     debug: bool = field(default_factory=lambda: os.environ.get("DATAFLOW_DEBUG") == "1")
     cluster_def: Any = None
-    resident_steps: bool = False
+    resident_steps: bool = True
 
 
 class RunOptions:

@@ -10,21 +10,22 @@ The backend interface is ``EmbeddedBackend``'s (``session.py``): ``devices``,
 * **Bind** (once per compiled plan): ``lowering.lower`` splits the plan by worker; each
   worker's part is installed on it (``Client.run``), and again on a worker that comes
   back after a restart, before the next step that needs it.
-* **Execute, default path.** One ``HighLevelGraph`` per step, one task per stage, pinned
-  by the ``dataflow-<worker>`` resource, submitted with ``Client.get`` (never
-  optimized) and gathered. Before submitting, every worker the plan needs must be alive
-  (a pinned task would otherwise wait forever); while waiting, the loss of any of them
-  (a scheduler ``remove-worker`` event) ends the step with ``UnavailableError`` naming
-  it, and ``timeout`` with ``DeadlineExceededError``. The session stays usable.
-* **Execute, resident path** (``ConfigProto(resident_steps=True)``; ``resident_path.py``,
-  a mixin of ``DaskBackend``): the client sends
-  each worker's part of the step straight to it; workers pass tensors to each other
-  directly and reply with the fetched values. On a ``tcp://`` cluster this goes over
-  the workers' step channels (``channel.py``) from the calling thread; on a TLS
-  cluster, over ``distributed``'s RPC (``dataflow_run``) and the client's event loop.
-  No scheduler round trip and no per-step graph, so the step does not appear in the task stream; the
-  failure semantics are the same (worker loss -> ``UnavailableError``, deadline ->
-  ``DeadlineExceededError``, a kernel error -> its ``OpError``).
+* **Execute, resident path** (the default; ``resident_path.py``, a mixin of
+  ``DaskBackend``): the client sends each worker's part of the step straight to it;
+  workers pass tensors to each other directly and reply with the fetched values. The
+  messages travel on step streams (``step_stream.py``): Dask connections to the
+  workers' own addresses, opened with the cluster's ``Security``, which the client
+  drives from the calling thread. No scheduler round trip and no per-step graph; the
+  workers record each step for the dataflow dashboard page instead.
+* **Execute, task-graph path** (``ConfigProto(resident_steps=False)``, opt-in and
+  slower). One ``HighLevelGraph`` per step, one task per stage, pinned by the
+  ``dataflow-<worker>`` resource, submitted with ``Client.get`` (never optimized) and
+  gathered, so each step shows in Dask's task stream and progress pages.
+* **Failures, either path.** Before a step, every worker the plan needs must be alive
+  (a pinned task would otherwise wait forever); during it, the loss of any of them (a
+  scheduler ``remove-worker`` event) ends the step with ``UnavailableError`` naming
+  it, ``timeout`` with ``DeadlineExceededError``, a kernel error with its ``OpError``.
+  The session stays usable.
 * **Scheduler loss.** Dask workers exit when their scheduler goes, so a session whose
   client lost the scheduler connection it opened on is finished: a step in flight, or
   any later call, raises ``UnavailableError`` saying so (``check_scheduler``; a waiting
@@ -51,15 +52,14 @@ from typing import Any
 from ..framework import errors
 from . import cluster as cluster_module
 from . import cluster_view
-from .channel import ChannelClient
 from .config import ConfigProto
 from .lowering import LoweredPlan, lower, stage_keys, step_graph
 from .plan import Plan
 from .resident_path import BoundPlan, ResidentPath, StepWatch, assemble_fetches
+from .step_stream import StepStreamClient
 from .worker_state import (
     PlanMissingError,
     cancel_steps,
-    channel_address,
     install_plans,
     list_variables,
     reset_state,
@@ -122,7 +122,10 @@ class DaskBackend(ResidentPath):
         # Task-group name -> a future that keeps that group alive (``_keep_groups``).
         self._group_anchors: dict[str, Any] = {}
         self.view.add_listener(self._on_worker_lost)
-        self._channels: ChannelClient | None = None
+        from .dashboard import register as add_dataflow_page
+
+        add_dataflow_page(self.client)  # the dashboard's dataflow page; never raises
+        self._streams: StepStreamClient | None = None
         self._closed = False
 
     # --- binding ----------------------------------------------------------------------
@@ -186,12 +189,6 @@ class DaskBackend(ResidentPath):
                 for name in stale:
                     plan = bound.lowered.worker_plans[name]
                     self._run_on(addresses[name], install_plans, [plan])
-                    if self._config.resident_steps:
-                        channel = self._run_on(addresses[name], channel_address)
-                        if channel is None:
-                            bound.channels.pop(name, None)
-                        else:
-                            bound.channels[name] = channel
                     bound.installed[name] = addresses[name]
         return addresses
 
@@ -251,7 +248,6 @@ class DaskBackend(ResidentPath):
         resident: bool,
         steps: list[str] | None = None,
     ) -> list[Any]:
-        run = self._run_resident if resident else self._run_graph
         for attempt in range(2):
             addresses = self._ensure_installed(bound)
             step = f"{next(self._steps)}-{self.session_id}"
@@ -261,10 +257,10 @@ class DaskBackend(ResidentPath):
             with self._running_lock:
                 self._running.add(watch)
             try:
-                if resident and len(bound.channels) == len(addresses):
-                    return self._run_channel(bound, step, feed_values, addresses, watch, timeout)
+                if resident:
+                    return self._run_streams(bound, step, feed_values, addresses, watch, timeout)
                 return self.client.sync(
-                    run, bound.lowered, step, feed_values, addresses, watch, timeout
+                    self._run_graph, bound.lowered, step, feed_values, addresses, watch, timeout
                 )
             except PlanMissingError:
                 if self._closed:
@@ -445,8 +441,8 @@ class DaskBackend(ResidentPath):
                 time.sleep(0.005)
         self.view.remove_listener(self._on_worker_lost)
         self._group_anchors.clear()  # the groups go once the last step's tasks do
-        if self._channels is not None:
-            self._channels.close()
+        if self._streams is not None:
+            self._streams.close()
         try:
             if self.client.status == "running":
                 self.client.run(uninstall_plans, self.session_id, wait=False)

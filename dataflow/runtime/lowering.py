@@ -14,10 +14,11 @@ produces a ``LoweredPlan`` holding:
   for effect still run).
 
 ``step_graph(lowered, step, feed_values, run_stage)`` then builds one step's graph: one
-``Task`` per stage, keyed ``(f"{main op}@{job}:{task}-{session}", step number, stage
-index)`` (``stage_keys``: unique per step, readable in the dashboard, and one Dask task
-group per stage for the whole session, since Dask names a group after the key's first
-element), in one ``HighLevelGraph`` layer per stage annotated with
+``Task`` per stage, keyed ``(f"{countdown}.{main op}@{job}:{task}-{plan signature}",
+session, step number, stage index)`` (``stage_keys``: unique per step, readable in the
+dashboard, and one Dask task group per stage and plan for every step, since Dask names a
+group after the key's first element; ``group_names`` says why the countdown), in one
+``HighLevelGraph`` layer per stage annotated with
 ``resources={"dataflow-<worker>": 1}`` (plus ``{"GPU": 1}`` for GPU stages) and the
 session's span. A stage task returns the tuple of its outputs; Dask moves these tuples
 between workers, which is TF's Send/Recv.
@@ -33,6 +34,7 @@ its outputs go to (``send_to``) and the slots the client fetches (``client_slots
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -224,17 +226,46 @@ def lower(
     )
 
 
-def stage_keys(lowered: LoweredPlan, step: str) -> list[tuple[str, int, int]]:
+def stage_keys(lowered: LoweredPlan, step: str) -> list[tuple[str, str, int, int]]:
     """The Dask key of each stage for one step ``f"{number}-{session}"``:
-    ``(f"{name}-{session}", number, stage index)``.
+    ``(group, session, number, stage index)``, ``group`` being
+    ``f"{countdown}.{name}-{signature}"`` (``group_names``).
 
-    The step number is not in the first element on purpose: Dask names a key's task
-    group after it, and a span keeps every task group it ever held, so a first element
-    naming the step made the scheduler keep one group per stage per step for as long as
-    it runs (about 2.5 KB each). With it constant, consecutive steps of a stage share
-    one group (a step's tasks join the group before the previous step's leave it)."""
+    The key's first element is what Dask names the task group after (and its first
+    word the task prefix), so it names the stage and the plan's signature, never the
+    step: consecutive steps of a stage share one group and one prefix (a first element
+    naming the step made the scheduler keep one group per stage per step, about 2.5 KB
+    each, for as long as it runs). The session and the step number make the key unique.
+    """
     number, _, session = step.partition("-")
-    return [(f"{t.name}-{session}", int(number), t.index) for t in lowered.templates]
+    groups = group_names(lowered)
+    n = int(number)
+    return [(groups[t.index], session, n, t.index) for t in lowered.templates]
+
+
+def group_names(lowered: LoweredPlan) -> list[str]:
+    """The task-group name of each stage: ``"2.beta/Read@ps:0-1f03a9c2"``.
+
+    * ``beta/Read@ps:0`` is the stage's main op and device (``StageTemplate.name``);
+    * ``1f03a9c2`` is the plan's *signature*, a hash of its stages' names, workers and
+      edges: the same graph gives the same groups in every session (a restarted job's
+      steps join the groups of the last run), and different plans never share one;
+    * ``2`` counts down to the plan's last stage (zero-padded to one width per plan),
+      so that the names of the stages a stage reads sort *above* its own. Dask's
+      Groups page lays groups out in the order ``dask.order`` gives their names, which
+      (dask 2026.8) ignores the dependencies it is passed and so falls back on
+      descending names; a group laid out before one it reads made the page fail with
+      a ``KeyError``. Stage indices are in execution order, so the countdown puts
+      every stage's inputs first, and an order that does honour the dependencies is
+      unaffected.
+    """
+    templates = lowered.templates
+    signature = hashlib.blake2s(
+        repr([(t.name, t.worker, t.upstream) for t in templates]).encode(), digest_size=4
+    ).hexdigest()
+    last = len(templates) - 1
+    width = len(str(last))
+    return [f"{last - t.index:0{width}d}.{t.name}-{signature}" for t in templates]
 
 
 def step_graph(
@@ -249,7 +280,7 @@ def step_graph(
     # whenever a step goes ps -> worker -> ps.
     layers: dict[str, tuple[dict, dict]] = {}
     dependencies: dict[str, list[str]] = {}
-    names = [f"{k[0]}-{k[1]}-{k[2]}" for k in keys]
+    names = ["-".join(map(str, k)) for k in keys]
     for t in lowered.templates:
         key = keys[t.index]
         feeds = tuple(feed_values[i] for i in t.feed_positions)

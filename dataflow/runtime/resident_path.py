@@ -2,10 +2,10 @@
 
 ``ResidentPath`` is a mixin of ``DaskBackend`` (``dask_backend.py``): it runs one step as
 messages to the workers that hold the plan (``run`` to each, ``send`` between them,
-``abort`` on failure), over the workers' step channels (``channel.py``) on a ``tcp://``
-cluster or Dask RPCs on a TLS one, without the scheduler. ``BoundPlan`` (a plan lowered
-for this cluster), ``StepWatch`` (a running step: the workers it needs, and why it must
-stop early) and ``assemble_fetches`` serve the per-step graph path too.
+``abort`` on failure) over step streams (``step_stream.py``: Dask connections to the
+workers' own addresses), from the calling thread, without the scheduler. ``BoundPlan``
+(a plan lowered for this cluster), ``StepWatch`` (a running step: the workers it needs,
+and why it must stop early) and ``assemble_fetches`` serve the per-step graph path too.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from typing import Any
 
 from ..framework import errors
 from . import cluster_view
-from .channel import ChannelClient, Lost
 from .lowering import LoweredPlan
 from .plan import Plan
+from .step_stream import Lost, StepStreamClient
 from .worker_state import (
     PlanMissingError,
 )
@@ -34,8 +34,6 @@ class BoundPlan:
 
     lowered: LoweredPlan
     installed: dict[str, str] = field(default_factory=dict)  # worker name -> address
-    # Worker name -> step-channel address (resident steps on a tcp:// cluster).
-    channels: dict[str, str] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -73,52 +71,13 @@ class ResidentPath:
 
     client: Any
     view: cluster_view.ClusterView
-    _channels: ChannelClient | None
+    _streams: StepStreamClient | None
     _running_lock: threading.Lock
     _task_of_worker: dict[str, str]
     # Shared with the graph path, defined by DaskBackend:
     _wait: Callable[..., Awaitable[Any]]
     _unavailable: Callable[[StepWatch, BaseException | None], errors.OpError]
     check_scheduler: Callable[[], None]
-
-    async def _run_resident(
-        self,
-        lowered: LoweredPlan,
-        step: str,
-        feed_values: list[Any],
-        addresses: dict[str, str],
-        watch: StepWatch,
-        timeout: float | None,
-    ) -> list[Any]:
-        from distributed.protocol import to_serialize
-
-        async def call(name: str, plan: Any) -> Any:
-            feeds = {
-                slot: to_serialize(feed_values[i])
-                for slot, i in lowered.feeds_by_worker.get(name, ())
-            }
-            try:
-                return await self.client.rpc(addresses[name]).dataflow_run(
-                    key=plan.key, step=step, feeds=feeds, peers=addresses
-                )
-            except Exception as exc:
-                asyncio.ensure_future(self._abort(lowered, step, addresses))
-                return exc
-
-        calls = {name: call(name, plan) for name, plan in lowered.worker_plans.items()}
-        everything = asyncio.ensure_future(asyncio.gather(*calls.values(), return_exceptions=True))
-
-        async def stop() -> None:
-            # A worker may be inside a long kernel: stop waiting for its reply.
-            await self._abort(lowered, step, addresses)
-            everything.cancel()
-
-        replies = await self._wait(everything, watch, timeout, step, stop)
-        missing = self._failure_of(dict(zip(calls, replies, strict=True)), addresses)
-        if missing is not None:
-            await self._abort(lowered, step, addresses)
-            raise PlanMissingError(missing)
-        return self._resident_results(lowered, feed_values, replies)
 
     def _failure_of(self, replies: dict[str, Any], addresses: dict[str, str]) -> str | None:
         """Raises the error a resident step's replies report (a lost worker first, then
@@ -174,7 +133,7 @@ class ResidentPath:
             lowered, feed_values, lambda stage, pos: values[outputs[stage][pos]]
         )
 
-    def _run_channel(
+    def _run_streams(
         self,
         bound: BoundPlan,
         step: str,
@@ -183,20 +142,19 @@ class ResidentPath:
         watch: StepWatch,
         timeout: float | None,
     ) -> list[Any]:
-        """A resident step over the step channels, from the calling thread (no trip
-        through the client's event loop); same outcomes as ``_run_resident``."""
+        """A resident step over the step streams, from the calling thread (no trip
+        through the client's event loop)."""
         lowered = bound.lowered
-        channels = bound.channels
         requests = {}
         for name, plan in lowered.worker_plans.items():
             feeds = {slot: feed_values[i] for slot, i in lowered.feeds_by_worker.get(name, ())}
             requests[name] = (
-                channels[name],
-                {"op": "run", "key": plan.key, "step": step, "feeds": feeds, "peers": channels},
+                addresses[name],
+                {"op": "run", "key": plan.key, "step": step, "feeds": feeds, "peers": addresses},
             )
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            replies = self._channel_client().request_all(
+            replies = self._stream_client().request_all(
                 requests, lambda: watch.lost is not None or not self.view.connected(), deadline
             )
         except (Lost, TimeoutError):
@@ -210,8 +168,8 @@ class ResidentPath:
         broken = {name for name, r in replies.items() if isinstance(r, BaseException)}
         if broken:
             self.check_scheduler()  # workers exit with their scheduler: say which it was
-            # A channel broke: a lost worker, or a restarted one (new channel address,
-            # fetched again at the next install).
+            # A stream broke: a lost worker, or a restarted one (the plan is installed
+            # again at the next step).
             self._abort_soon(lowered, step, addresses, watch, broken)
             bound.installed.clear()
             if watch.lost is not None:
@@ -242,12 +200,12 @@ class ResidentPath:
 
             self.client.loop.add_callback(abort)
 
-    def _channel_client(self) -> ChannelClient:
-        if self._channels is None:
+    def _stream_client(self) -> StepStreamClient:
+        if self._streams is None:
             with self._running_lock:
-                if self._channels is None:
-                    self._channels = ChannelClient()
-        return self._channels
+                if self._streams is None:
+                    self._streams = StepStreamClient(self.client)
+        return self._streams
 
     async def _abort(self, lowered: LoweredPlan, step: str, addresses: dict[str, str]) -> None:
         calls = [

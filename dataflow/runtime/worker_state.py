@@ -18,11 +18,11 @@ Each Dask worker process holds one ``WorkerRuntime`` (module global ``RUNTIME``)
   token), runs it and returns its output tuple. Kernels touch the store in-process.
 * **Resident steps.** Three messages: ``run`` (a client starts this worker's part of
   one step), ``send`` (a peer delivers a stage's outputs) and ``abort``. They arrive
-  on the worker's step channel (``channel.py``, started by ``channel_address``) on a
-  ``tcp://`` cluster, or as the RPC handlers ``DataflowWorkerPlugin`` adds
-  (``dataflow_run``, ...) on a TLS one. A step then costs one
-  message per worker from the client plus one per crossing edge, with no scheduler
-  round trip. A per-step ``Rendezvous`` (``step_transport.py``) holds arrived values; a
+  on step streams (``step_stream.py``): Dask connections to the worker's own address
+  that its ``dataflow_steps`` handler keeps for step messages (``abort`` also comes as
+  an ordinary RPC). A step then costs one message per worker from the client plus one
+  per crossing edge, with no scheduler round trip. A per-step ``Rendezvous``
+  (``step_transport.py``) holds arrived values; a
   stage runs once the stages it waits for have delivered (Send/Recv as in TF's runtime).
 * **Remote access.** ``store_call`` runs one store method on a worker through
   ``Client.run``, for what the client does outside steps (inspection). It holds no
@@ -43,13 +43,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..framework import errors, registry
-from .channel import ChannelServer
 from .context import DeviceContext
 from .devices import array_namespace, gpu_count, to_host, transfer
 from .executor import StageFunction, translate_error
 from .lowering import StagePart, WorkerPlan, resource_name
 from .resources import ResourceStore
-from .step_transport import ChannelTransport, DaskTransport, Rendezvous, StepAborted
+from .step_metrics import RECORDER
+from .step_stream import STREAM_OP, PeerStreams, serve
+from .step_transport import Rendezvous, StepAborted
 
 _local = threading.local()
 
@@ -287,14 +288,16 @@ def run_stage(plan_key: str, index: int, step: str, feeds: tuple, *upstream: tup
     ]
     _local.task = True  # a blocking kernel secedes through Dask (will_block)
     try:
-        return stage(step, args)
+        outs = stage(step, args)
     finally:
         _local.task = False
+    RECORDER.stage(plan_key, stage.part, step, stage.last_seconds, outs)  # the dashboard
+    return outs
 
 
 # --- functions the client runs on workers (Client.run) -----------------------------------
 def install_plans(plans: Sequence[WorkerPlan], dask_worker: Any = None) -> int:
-    if dask_worker is not None and "dataflow_run" not in dask_worker.handlers:
+    if dask_worker is not None and STREAM_OP not in dask_worker.handlers:
         # A worker that just (re)started may not have run the plugin's setup yet.
         dask_worker.handlers.update(_handlers(dask_worker))
     RUNTIME.install(plans)
@@ -321,13 +324,12 @@ def list_variables(container: str = "") -> dict[str, list[str]]:
 
 # --- resident steps: the worker's RPC handlers ---------------------------------------------
 async def _run_part(
-    worker: Any, key: str, step: str, feeds: dict, peers: dict, transport: Any = None
+    worker: Any, key: str, step: str, feeds: dict, peers: dict, transport: PeerStreams
 ) -> dict:
     """This worker's stages of one resident step; returns the slots the client fetches.
 
-    ``peers`` maps worker names to where ``transport`` reaches them (Dask addresses, or
-    step-channel addresses)."""
-    transport = transport or DaskTransport(worker)
+    ``peers`` maps worker names to their Dask addresses, where ``transport`` reaches
+    them."""
     try:
         plan = RUNTIME.plan(key)
     except PlanMissingError:
@@ -354,6 +356,7 @@ async def _run_part(
             else:
                 outs = await loop.run_in_executor(worker.executor, stage, step, args)
             values = dict(zip(part.stage.outputs, outs, strict=True))
+            RECORDER.stage(key, part, step, stage.last_seconds, outs)  # the dashboard
             rv.values.update(values)
             for dest, slots in part.send_to:
                 msg = {
@@ -361,14 +364,14 @@ async def _run_part(
                     "key": f"{plan.plan_id}/{dest}",
                     "step": step,
                     "stage": part.stage.index,
-                    "values": transport.wrap({s: values[s] for s in slots}),
+                    "values": {s: values[s] for s in slots},
                 }
                 sends.append(asyncio.ensure_future(transport.send(peers[dest], msg)))
             for slot in part.client_slots:
                 out[slot] = values[slot]
         if sends:
             await asyncio.gather(*sends)
-        return {"status": "OK", "values": transport.wrap(out)}
+        return {"status": "OK", "values": out}
     except StepAborted as exc:
         return {"status": "aborted", "reason": str(exc)}
     except errors.OpError as exc:
@@ -395,7 +398,7 @@ async def _run_part(
 
 
 async def _abort_peers(
-    transport: Any, plan: WorkerPlan, step: str, peers: dict, reason: str
+    transport: PeerStreams, plan: WorkerPlan, step: str, peers: dict, reason: str
 ) -> None:
     calls = [
         transport.send(
@@ -422,27 +425,9 @@ def _abort_step(key: str, step: str, reason: str = "") -> None:
         rv.abort(StepAborted(reason))
 
 
-def _handlers(worker: Any) -> dict[str, Any]:
-    async def dataflow_run(key: str, step: str, feeds: dict, peers: dict) -> dict:
-        return await _run_part(worker, key, step, feeds, peers)
-
-    def dataflow_send(key: str, step: str, stage: int, values: dict) -> None:
-        _deliver(key, step, stage, values)
-
-    def dataflow_abort(key: str, step: str, reason: str = "") -> None:
-        _abort_step(key, step, reason)
-
-    return {
-        "dataflow_run": dataflow_run,
-        "dataflow_send": dataflow_send,
-        "dataflow_abort": dataflow_abort,
-    }
-
-
-def _channel_handler(worker: Any, server: ChannelServer) -> Any:
-    """What a worker's step channel does with each message (the same three as the
-    RPC handlers above)."""
-    transport = ChannelTransport(server)
+def _step_handler(worker: Any) -> Any:
+    """What a worker does with each message of a step stream (``step_stream.py``)."""
+    transport = _peer_streams(worker)
 
     async def run(message: dict, reply: Any) -> None:
         answer = await _run_part(
@@ -477,26 +462,34 @@ def _channel_handler(worker: Any, server: ChannelServer) -> Any:
     return handle
 
 
-async def channel_address(dask_worker: Any = None) -> str | None:
-    """This worker's step-channel address, starting the channel on first use; ``None``
-    on a worker whose Dask address is not plain ``tcp://`` (TLS keeps Dask's comms)."""
-    server = getattr(dask_worker, "_dataflow_channel", None)
-    if server is None:
-        address = str(dask_worker.address)
-        if not address.startswith("tcp://"):
-            return None
-        host = address[len("tcp://") :].rsplit(":", 1)[0].strip("[]")
-        server = ChannelServer()
-        server.handler = _channel_handler(dask_worker, server)
-        await server.start(host)
-        dask_worker._dataflow_channel = server
-    return server.address
+def _peer_streams(worker: Any) -> PeerStreams:
+    peers = getattr(worker, "_dataflow_peers", None)
+    if peers is None:
+        peers = worker._dataflow_peers = PeerStreams(worker.connection_args)
+    return peers
+
+
+def _handlers(worker: Any) -> dict[str, Any]:
+    """The worker's Dask handlers: the step stream, and an abort a client sends when
+    it gives up on a step (it may not be able to use its stream then)."""
+    handle = _step_handler(worker)
+
+    async def dataflow_steps(comm: Any) -> Any:
+        from distributed.core import Status
+
+        await serve(comm, handle)
+        return Status.dont_reply
+
+    def dataflow_abort(key: str, step: str, reason: str = "") -> None:
+        _abort_step(key, step, reason)
+
+    return {STREAM_OP: dataflow_steps, "dataflow_abort": dataflow_abort}
 
 
 async def prepare_worker(worker: Any) -> None:
     """Readies a worker for dataflow (``worker_plugin.DataflowWorkerPlugin.setup``): its
     pinning resource ``dataflow-<name>``, a GPU resource when CuPy sees GPUs and none
-    was declared, and the resident-step RPC handlers."""
+    was declared, and the step-stream handlers."""
     worker.handlers.update(_handlers(worker))
     wanted = {resource_name(str(worker.name)): 1e9}
     if "GPU" not in worker.state.total_resources and gpu_count():
@@ -508,16 +501,15 @@ async def prepare_worker(worker: Any) -> None:
 
 async def release_worker(worker: Any) -> None:
     """Undoes ``prepare_worker`` when the last dataflow plugin on the worker goes (every
-    client of ours closed, or the worker is closing): the RPC handlers and the step
-    channel's port. The pinning resource stays: Dask cannot take a resource back, and
-    plain Dask work never asks for it. A client that comes later registers its plugin
-    again, and ``channel_address`` starts a new channel."""
-    for name in ("dataflow_run", "dataflow_send", "dataflow_abort"):
+    client of ours closed, or the worker is closing): the handlers and the streams to
+    peers. The pinning resource stays: Dask cannot take a resource back, and plain Dask
+    work never asks for it. A client that comes later registers its plugin again."""
+    for name in (STREAM_OP, "dataflow_abort"):
         worker.handlers.pop(name, None)
-    server = getattr(worker, "_dataflow_channel", None)
-    if server is not None:
-        worker._dataflow_channel = None
-        await server.aclose()
+    peers = getattr(worker, "_dataflow_peers", None)
+    if peers is not None:
+        worker._dataflow_peers = None
+        await peers.aclose()
 
 
 def store_call(container: str, device: str, method: str, *args: Any) -> Any:

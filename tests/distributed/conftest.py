@@ -244,6 +244,14 @@ def csess(clean_cluster):
 
 @pytest.fixture
 def rsess(clean_cluster):
-    """A session on the shared cluster running resident steps."""
+    """A session on the shared cluster running resident steps (named, as a user might)."""
     with tf.Session(clean_cluster, config=tf.ConfigProto(debug=True, resident_steps=True)) as s:
+        yield s
+
+
+@pytest.fixture
+def gsess(clean_cluster):
+    """A session on the shared cluster on the opt-in task-graph path (one Dask task per
+    stage per step)."""
+    with tf.Session(clean_cluster, config=tf.ConfigProto(debug=True, resident_steps=False)) as s:
         yield s

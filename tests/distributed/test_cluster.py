@@ -104,19 +104,19 @@ def test_variables_live_on_the_workers_the_devices_name(csess, cluster):
     assert store.names() == ["on_ps"] and store.read("on_ps") == 1.0
 
 
-def test_one_dask_task_per_stage(csess, cluster):
+def test_one_dask_task_per_stage(gsess, cluster):
     beta, x, y, cost, update = _ridge()
-    csess.run(tf.global_variables_initializer())
+    gsess.run(tf.global_variables_initializer())
     xv, yv = _data()
     feed = {x: xv, y: yv}
-    stages = csess.compiled_plan([cost, update], feed).stages
-    assert len(dict(csess.to_dask([cost, update], feed))) == len(stages)
-    csess.run([cost, update], feed)  # compile and install outside the measured step
+    stages = gsess.compiled_plan([cost, update], feed).stages
+    assert len(dict(gsess.to_dask([cost, update], feed))) == len(stages)
+    gsess.run([cost, update], feed)  # compile and install outside the measured step
     with distributed.get_task_stream(client=cluster.client) as ts:
-        csess.run([cost, update], feed)
+        gsess.run([cost, update], feed)
     assert len(ts.data) == len(stages) == 3
     names = _address_names(cluster)
-    ran_on = sorted((t["key"][2], names[t["worker"]]) for t in ts.data)
+    ran_on = sorted((t["key"][-1], names[t["worker"]]) for t in ts.data)  # the stage index
     expected = sorted((s.index, "ps-0" if "/job:ps" in s.device else "worker-1") for s in stages)
     assert ran_on == expected
 
@@ -357,18 +357,21 @@ def test_cross_device_control_dependencies(csess):
     assert any(s.control_inputs for s in plan.stages)
 
 
-def test_lowered_stage_keys_in_task_stream(csess, cluster):
+def test_lowered_stage_keys_in_task_stream(clean_cluster, cluster):
     beta, x, y, cost, update = _ridge()
-    csess.run(tf.global_variables_initializer())
-    xv, yv = _data()
-    csess.run(update, {x: xv, y: yv})
-    with distributed.get_task_stream(client=cluster.client) as ts:
+    config = tf.ConfigProto(debug=True, resident_steps=False)  # the task-graph path
+    with tf.Session(clean_cluster, config=config) as csess:
+        csess.run(tf.global_variables_initializer())
+        xv, yv = _data()
         csess.run(update, {x: xv, y: yv})
-    groups = {distributed.utils.key_split(t["key"]) for t in ts.data}
-    assert "AssignSubVariableOp@ps:0" in groups
-    assert all("@" in g for g in groups)
-    bound = csess._signature(update, {x: xv, y: yv}).bound
-    assert {t.name for t in bound.lowered.templates} == groups
+        with distributed.get_task_stream(client=cluster.client) as ts:
+            csess.run(update, {x: xv, y: yv})
+        bound = csess._signature(update, {x: xv, y: yv}).bound
+    # Task prefixes name the stage: a countdown to the plan's last stage, its op, device.
+    prefixes = {distributed.utils.key_split(t["key"]) for t in ts.data}
+    assert "0.AssignSubVariableOp@ps:0" in prefixes
+    assert all("@" in p for p in prefixes)
+    assert {p.split(".", 1)[1] for p in prefixes} == {t.name for t in bound.lowered.templates}
     assert isinstance(bound.lowered, lowering.LoweredPlan)
 
 
@@ -413,25 +416,31 @@ def test_traced_run_records_stages(csess):
     assert any(e.get("name", "").startswith("AssignSub") for e in trace["traceEvents"])
 
 
-def test_resident_steps_use_step_channels(rsess, cluster):
-    """On a tcp:// cluster resident steps go over the workers' step channels, and a
-    second client (which re-registers the worker plugin) leaves them working for
-    both sessions, sharing the variable."""
+def test_resident_steps_use_dask_connections(csess, cluster):
+    """Resident steps (the default) go over Dask connections to the workers' own
+    addresses (no port of ours on the workers), and a second client (which re-registers
+    the worker plugin) leaves them working for both sessions, sharing the variable."""
     with tf.device("/job:ps/task:0"):
         v = tf.Variable(1.0, name="chan")
         bump = v.assign_add(1.0)
     with tf.device("/job:worker/task:0"):
         twice = bump * 2.0
-    rsess.run(v.initializer)
-    assert rsess.run(twice) == 4.0
-    bound = rsess._signature(twice, {}).bound
-    assert set(bound.channels) == {"ps-0", "worker-0"}
-    assert all(not a.startswith("tcp://") and ":" in a for a in bound.channels.values())
+    csess.run(v.initializer)
+    assert csess.run(twice) == 4.0
+    dask_ports = {int(a.rsplit(":", 1)[1]) for a in cluster.workers.values()}
+    conns = list(csess._backend._streams._every)
+    assert len(conns) == 2
+    assert {c.getpeername()[1] for c in conns} <= dask_ports
+    # Nothing of ours listens on the workers beyond Dask's own port.
+    listening = cluster.client.run(
+        lambda dask_worker: sorted(dask_worker.listeners[0].get_host_port()[1:])
+    )
+    assert {p for (p,) in listening.values()} == dask_ports
     other = distributed.Client(cluster.target, set_as_default=False)
     try:
-        with tf.Session(other, config=tf.ConfigProto(resident_steps=True)) as second:
+        with tf.Session(other) as second:
             assert second.run(twice) == 6.0
-            assert rsess.run(twice) == 8.0
+            assert csess.run(twice) == 8.0
     finally:
         other.close()
-    assert rsess.run(v) == 4.0
+    assert csess.run(v) == 4.0

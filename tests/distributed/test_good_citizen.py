@@ -110,11 +110,11 @@ def test_two_clients_keep_their_own_registrations():
         # The other client's plugin (and the workers' handlers) stay for its session.
         assert len(_plugins(c.client)) == 1
         assert second.run("mul:0") == 4.0
-        handlers = c.client.run(lambda dask_worker: "dataflow_run" in dask_worker.handlers)
+        handlers = c.client.run(lambda dask_worker: "dataflow_steps" in dask_worker.handlers)
         assert all(handlers.values())
         second.close()
         assert _plugins(c.client) == []
-        handlers = c.client.run(lambda dask_worker: "dataflow_run" in dask_worker.handlers)
+        handlers = c.client.run(lambda dask_worker: "dataflow_steps" in dask_worker.handlers)
         assert not any(handlers.values())
 
 

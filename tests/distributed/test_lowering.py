@@ -47,18 +47,27 @@ def test_one_task_per_stage_with_readable_keys():
     tasks = dict(graph)
     assert len(tasks) == len(plan.stages) == 3
     assert all(isinstance(t, Task) for t in tasks.values())
-    names = [k[0].rsplit("-", 1)[0] for k in keys]
+    groups = [k[0] for k in keys]
+    names = [g.rsplit("-", 1)[0].split(".", 1)[1] for g in groups]
     assert names[0].startswith("beta/Read/") and names[0].endswith("@ps:0")
     assert names[1].startswith("gradients/") and names[1].endswith("@worker:0")
     assert names[2] == "AssignSubVariableOp@ps:0"
-    # The step number is the key's second element, not part of its name, so that a
-    # stage's tasks of every step fall in one scheduler task group.
-    assert all(k[0].endswith("-0bc1d2e3") and k[1] == 7 for k in keys)
-    assert [k[2] for k in keys] == [0, 1, 2]
-    # The dashboard groups tasks by op and device.
-    assert [key_split(k) for k in keys] == names
+    assert names == [t.name for t in lowered.templates]
+    # The key's first element (Dask's task group) names the stage and the plan's
+    # signature, never the step: a stage's tasks of every step fall in one group. It
+    # counts down to the last stage: the stages a stage reads sort above it by name.
+    signature = lowering.group_names(lowered)[0].rsplit("-", 1)[1]
+    assert groups == [
+        f"2.{names[0]}-{signature}",
+        f"1.{names[1]}-{signature}",
+        f"0.{names[2]}-{signature}",
+    ]
+    assert all(k[1:3] == ("0bc1d2e3", 7) for k in keys)
+    assert [k[3] for k in keys] == [0, 1, 2]
+    # The dashboard's task prefixes: the stage, its op and device.
+    assert [key_split(k) for k in keys] == [g.rsplit("-", 1)[0] for g in groups]
     # Pinned by the worker's resource, layer by layer (never one merged dict).
-    resources = [graph.layers[f"{k[0]}-{k[1]}-{k[2]}"].annotations["resources"] for k in keys]
+    resources = [graph.layers["-".join(map(str, k))].annotations["resources"] for k in keys]
     assert resources == [{"dataflow-ps-0": 1}, {"dataflow-worker-0": 1}, {"dataflow-ps-0": 1}]
     # Feeds travel inside the task that reads them; upstream stages are dependencies.
     assert tasks[keys[1]].dependencies == {keys[0]}
@@ -69,12 +78,18 @@ def test_one_task_per_stage_with_readable_keys():
     assert lowered.fetch_sources[0][:2] == ("s", 1)
 
 
-def test_keys_unique_per_step():
+def test_keys_unique_per_step_and_session_groups_per_plan():
     x, cost, update = _ridge()
     _, lowered = _lower([cost, update], [x])
     a = set(lowering.stage_keys(lowered, "1-abc"))
     b = set(lowering.stage_keys(lowered, "2-abc"))
-    assert not a & b
+    c = set(lowering.stage_keys(lowered, "1-def"))
+    assert not a & b and not a & c
+    # The same plan in another session: the same groups; another plan: others.
+    _, again = _lower([cost, update], [x], plan_id="p1")
+    assert lowering.group_names(again) == lowering.group_names(lowered)
+    _, other = _lower([cost], [x])
+    assert not set(lowering.group_names(other)) & set(lowering.group_names(lowered))
 
 
 def test_worker_plans_for_resident_steps():
