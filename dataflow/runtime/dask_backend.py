@@ -52,7 +52,7 @@ from typing import Any
 from ..framework import errors
 from . import cluster as cluster_module
 from . import cluster_view
-from .config import ConfigProto
+from .config import ConfigProto, RunMetadata
 from .lowering import LoweredPlan, lower, stage_keys, step_graph
 from .plan import Plan
 from .resident_path import BoundPlan, ResidentPath, StepWatch, assemble_fetches
@@ -203,17 +203,25 @@ class DaskBackend(ResidentPath):
         return self._execute(bound, feed_values, timeout, self._config.resident_steps)
 
     def execute_traced(
-        self, bound: BoundPlan, feed_values: list[Any], run_metadata: Any
+        self,
+        bound: BoundPlan,
+        feed_values: list[Any],
+        run_metadata: RunMetadata,
+        timeout: float | None = None,
     ) -> list[Any]:
-        """A step through the task graph (also with resident steps on, so that it shows
-        in the dashboard), with each stage's compute time on its worker recorded in
-        ``run_metadata.step_stats``."""
+        """A step with its events in ``run_metadata.step_stats``. Resident (the
+        default): every kernel on each worker, waits for peers' tensors and sends to
+        them, the client's own time and the transfers to and from each worker
+        (``step_trace.py``). Task-graph path: each stage's compute time on its worker,
+        from Dask's task stream."""
+        if self._config.resident_steps:
+            return self._execute(bound, feed_values, timeout, True, run_metadata=run_metadata)
         import distributed
 
         self.check_scheduler()
         steps: list[str] = []
         with distributed.get_task_stream(client=self.client) as stream:
-            out = self._execute(bound, feed_values, None, False, steps)
+            out = self._execute(bound, feed_values, timeout, False, steps)
         templates = bound.lowered.templates
         mine = {
             key: t
@@ -247,6 +255,7 @@ class DaskBackend(ResidentPath):
         timeout: float | None,
         resident: bool,
         steps: list[str] | None = None,
+        run_metadata: RunMetadata | None = None,
     ) -> list[Any]:
         for attempt in range(2):
             addresses = self._ensure_installed(bound)
@@ -258,7 +267,9 @@ class DaskBackend(ResidentPath):
                 self._running.add(watch)
             try:
                 if resident:
-                    return self._run_streams(bound, step, feed_values, addresses, watch, timeout)
+                    return self._run_streams(
+                        bound, step, feed_values, addresses, watch, timeout, run_metadata
+                    )
                 return self.client.sync(
                     self._run_graph, bound.lowered, step, feed_values, addresses, watch, timeout
                 )

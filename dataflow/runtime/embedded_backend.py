@@ -87,6 +87,12 @@ class EmbeddedBackend:
         finally:
             run_metadata.step_stats.extend(trace)
 
+    def to_dask(self, bound: Any, feed_values: list[Any]) -> Any:
+        raise ValueError(
+            "to_dask() needs a cluster session: Session(target) with a "
+            "Dask client, scheduler address or dataflow.LocalCluster."
+        )
+
     def resource_store(self, device: str | None = None) -> ResourceStore:
         return self.contexts[device or self.default_device].resources
 

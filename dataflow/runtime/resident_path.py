@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..framework import errors
-from . import cluster_view
+from . import cluster_view, step_trace
+from .config import RunMetadata
 from .lowering import LoweredPlan
 from .plan import Plan
 from .step_stream import Lost, StepStreamClient
@@ -141,21 +142,32 @@ class ResidentPath:
         addresses: dict[str, str],
         watch: StepWatch,
         timeout: float | None,
+        run_metadata: RunMetadata | None = None,
     ) -> list[Any]:
         """A resident step over the step streams, from the calling thread (no trip
-        through the client's event loop)."""
+        through the client's event loop); ``run_metadata`` makes it a traced step."""
         lowered = bound.lowered
         requests = {}
         for name, plan in lowered.worker_plans.items():
             feeds = {slot: feed_values[i] for slot, i in lowered.feeds_by_worker.get(name, ())}
-            requests[name] = (
-                addresses[name],
-                {"op": "run", "key": plan.key, "step": step, "feeds": feeds, "peers": addresses},
-            )
+            message: dict[str, Any] = {
+                "op": "run",
+                "key": plan.key,
+                "step": step,
+                "feeds": feeds,
+                "peers": addresses,
+            }
+            if run_metadata is not None:
+                message["trace"] = True
+            requests[name] = (addresses[name], message)
         deadline = None if timeout is None else time.monotonic() + timeout
+        timings: dict[str, Any] | None = {} if run_metadata is not None else None
         try:
             replies = self._stream_client().request_all(
-                requests, lambda: watch.lost is not None or not self.view.connected(), deadline
+                requests,
+                lambda: watch.lost is not None or not self.view.connected(),
+                deadline,
+                timings,
             )
         except (Lost, TimeoutError):
             self._abort_soon(lowered, step, addresses, watch)
@@ -178,7 +190,21 @@ class ResidentPath:
         if missing is not None:
             self.client.sync(self._abort, lowered, step, addresses)
             raise PlanMissingError(missing)
-        return self._resident_results(lowered, feed_values, list(replies.values()))
+        if run_metadata is None:
+            return self._resident_results(lowered, feed_values, list(replies.values()))
+        assemble_start = time.perf_counter()
+        for reply in replies.values():
+            reply["trace"] = step_trace.to_local(reply["trace"], reply["clock"])
+            run_metadata.step_stats.extend(reply["trace"])
+        assert timings is not None
+        run_metadata.step_stats.extend(
+            step_trace.client_events(timings, replies, self._task_of_worker)
+        )
+        results = self._resident_results(lowered, feed_values, list(replies.values()))
+        run_metadata.step_stats.append(
+            step_trace.event("client: unpack replies", "Client", "", assemble_start)
+        )
+        return results
 
     def _abort_soon(
         self,

@@ -32,12 +32,14 @@ from ..framework.sparse_tensor import (
     expand_sparse_fetches,
     has_sparse,
 )
+from .backend import Backend
 from .compiler import compile_plan
 from .config import ConfigProto, RunMetadata, RunOptions
 from .dask_feeds import compute_feed, is_dask_collection
 from .devices import DeviceAttributes, device_attributes
 from .embedded_backend import EmbeddedBackend
 from .plan import Plan
+from .step_trace import event as step_event
 
 
 class _Signature:
@@ -105,7 +107,7 @@ class BaseSession:
         self._cache_lock = threading.Lock()
         self._backend = self._make_backend(target)
 
-    def _make_backend(self, target: Any) -> Any:
+    def _make_backend(self, target: Any) -> Backend:
         if target is None or target == "" or target == "local":
             return EmbeddedBackend(self._config)
         from .dask_backend import DaskBackend
@@ -126,7 +128,7 @@ class BaseSession:
         return str(self._target or "")
 
     @property
-    def backend(self) -> Any:
+    def backend(self) -> Backend:
         return self._backend
 
     def list_devices(self) -> list[DeviceAttributes]:
@@ -162,6 +164,7 @@ class BaseSession:
             ValueError/TypeError: a fetch or feed is not valid for this graph.
             errors.OpError: a kernel failed; the error names the op.
         """
+        start = time.perf_counter()  # a traced step's events begin here
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
         if feed_dict is None:
@@ -198,7 +201,11 @@ class BaseSession:
         feed_values = self._convert_feeds(sig, feed_dict)
         timeout = self._timeout(options)
         if options is not None and options.trace_level and run_metadata is not None:
-            results = self._traced_run(sig, feed_values, run_metadata, timeout)
+            prepared = time.perf_counter()
+            results = self._backend.execute_traced(sig.bound, feed_values, run_metadata, timeout)
+            run_metadata.step_stats.append(
+                step_event("client: look up step, convert feeds", "Client", "", start, prepared)
+            )
         else:
             results = self._backend.execute(sig.bound, feed_values, timeout)
         leaves = [_host_value(results[i]) for i in sig.leaf_index]
@@ -291,32 +298,6 @@ class BaseSession:
             values.append(value)
         return values
 
-    def _traced_run(
-        self,
-        sig: _Signature,
-        feed_values: list[Any],
-        run_metadata: RunMetadata,
-        timeout: float | None,
-    ) -> list[Any]:
-        if isinstance(self._backend, EmbeddedBackend):
-            return self._backend.execute_traced(sig.bound, feed_values, run_metadata, timeout)
-        traced = getattr(self._backend, "execute_traced", None)
-        if traced is not None:
-            return traced(sig.bound, feed_values, run_metadata)
-        # A backend without per-kernel timing: record the step as one event.
-        start = time.perf_counter()
-        out = self._backend.execute(sig.bound, feed_values, timeout)
-        run_metadata.step_stats.append(
-            {
-                "name": "step",
-                "type": "Step",
-                "device": "",
-                "start_us": start * 1e6,
-                "end_us": time.perf_counter() * 1e6,
-            }
-        )
-        return out
-
     # --- inspection ----------------------------------------------------------------------
     def compiled_plan(self, fetches: Any, feed_dict: dict | None = None) -> Plan:
         """The ``Plan`` one ``run(fetches, feed_dict)`` would execute (compiled, not run:
@@ -347,15 +328,9 @@ class BaseSession:
 
     def to_dask(self, fetches: Any, feed_dict: dict | None = None) -> Any:
         """The Dask graph one step would submit (cluster sessions only)."""
-        to_dask = getattr(self._backend, "to_dask", None)
-        if to_dask is None:
-            raise ValueError(
-                "to_dask() needs a cluster session: Session(target) with a "
-                "Dask client, scheduler address or dataflow.LocalCluster."
-            )
         feed_dict = feed_dict or {}
         sig = self._signature(fetches, feed_dict)
-        return to_dask(sig.bound, self._convert_feeds(sig, feed_dict))
+        return self._backend.to_dask(sig.bound, self._convert_feeds(sig, feed_dict))
 
     def make_callable(self, fetches: Any, feed_list: list | None = None) -> Any:
         """A function running ``fetches`` with positional feeds for ``feed_list``."""

@@ -285,14 +285,19 @@ class StepStreamClient:
         requests: dict[str, tuple[str, dict]],
         lost: Callable[[], bool],
         deadline: float | None,
+        timings: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Sends each ``name -> (address, message)`` and waits for every reply.
 
         Returns ``name -> reply``, or the exception a connection failed with. Raises
         ``Lost`` when ``lost()`` turns true, ``TimeoutError`` past ``deadline``
         (``time.monotonic()``); connections still owing a reply are then dropped.
+        ``timings`` (a traced step) receives ``"send"``: (start, end) of writing the
+        requests and ``"receive"``: name -> (start, end) of reading each reply, in
+        ``perf_counter()`` seconds.
         """
         request_id = next(self._ids)
+        send_start = time.perf_counter()
         out: dict[str, Any] = {}
         waiting: dict[Any, tuple[str, str]] = {}
         for name, (address, message) in requests.items():
@@ -317,8 +322,11 @@ class StepStreamClient:
                 self.drop(address)
                 out[name] = {"status": "aborted", "reason": "a peer could not be reached"}
             return out
+        if timings is not None:
+            timings["send"] = (send_start, time.perf_counter())
+            timings["receive"] = {}
         try:
-            self._collect(waiting, out, request_id, lost, deadline)
+            self._collect(waiting, out, request_id, lost, deadline, timings)
         except BaseException:
             for _, address in waiting.values():
                 self.drop(address)
@@ -332,6 +340,7 @@ class StepStreamClient:
         request_id: int,
         lost: Callable[[], bool],
         deadline: float | None,
+        timings: dict[str, Any] | None,
     ) -> None:
         reads: dict[Any, concurrent.futures.Future] = {}  # non-socket comms' reads
         while waiting:
@@ -353,6 +362,7 @@ class StepStreamClient:
                 ready += _readable(socks, 0 if ready else wait)
             for conn in ready:
                 name, address = waiting[conn]
+                read_start = time.perf_counter()
                 try:
                     if isinstance(conn, socket.socket):
                         reply = recv_message(conn)
@@ -371,6 +381,8 @@ class StepStreamClient:
                 if reply.get("id") == request_id:  # else a late reply of an old step
                     del waiting[conn]
                     out[name] = reply
+                    if timings is not None:
+                        timings["receive"][name] = (read_start, time.perf_counter())
             if waiting and lost():
                 raise Lost
 

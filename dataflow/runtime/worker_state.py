@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..framework import errors, registry
+from . import step_trace
 from .context import DeviceContext
 from .devices import array_namespace, gpu_count, to_host, transfer
 from .executor import StageFunction, translate_error
@@ -112,11 +113,18 @@ class CompiledStage:
     """A stage bound to this worker's store: ``stage(step, args) -> outputs``."""
 
     def __init__(
-        self, part: StagePart, ctx: WorkerDeviceContext, slot_specs: Sequence, debug: bool
+        self,
+        part: StagePart,
+        ctx: WorkerDeviceContext,
+        slot_specs: Sequence,
+        debug: bool,
+        trace: list | None = None,
     ) -> None:
         self.part = part
         self.device = part.stage.device
-        self.function = StageFunction(part.stage, ctx, slot_specs, debug)
+        # A traced variant times every kernel into ``trace`` (traced steps only).
+        self.trace = trace
+        self.function = StageFunction(part.stage, ctx, slot_specs, debug, trace)
         self.gpu = "/device:GPU:" in self.device
         self.inline_ok = all(not registry.lookup(c.op_type).may_block for c in part.stage.calls)
         self.last_seconds = float("inf")
@@ -239,18 +247,20 @@ class WorkerRuntime:
     def cached(self, key: str, index: int) -> CompiledStage | None:
         return self._compiled.get((key, index))
 
-    def compiled(self, key: str, index: int) -> CompiledStage:
-        stage = self._compiled.get((key, index))
+    def compiled(self, key: str, index: int, traced: bool = False) -> CompiledStage:
+        cache_key: tuple = (key, index, True) if traced else (key, index)
+        stage = self._compiled.get(cache_key)
         if stage is not None:
             return stage
         with self._lock:  # compiling sets ctx.op_name: one compile at a time
-            stage = self._compiled.get((key, index))
+            stage = self._compiled.get(cache_key)
             if stage is None:
                 plan = self.plan(key)
                 part = plan.part(index)
                 ctx = self.context(plan.container, part.stage.device, plan.debug)
-                stage = CompiledStage(part, ctx, plan.slot_specs, plan.debug)
-                self._compiled[(key, index)] = stage
+                trace: list | None = [] if traced else None
+                stage = CompiledStage(part, ctx, plan.slot_specs, plan.debug, trace)
+                self._compiled[cache_key] = stage
         return stage
 
     def installed(self) -> list[str]:
@@ -324,9 +334,16 @@ def list_variables(container: str = "") -> dict[str, list[str]]:
 
 # --- resident steps: the worker's RPC handlers ---------------------------------------------
 async def _run_part(
-    worker: Any, key: str, step: str, feeds: dict, peers: dict, transport: PeerStreams
+    worker: Any,
+    key: str,
+    step: str,
+    feeds: dict,
+    peers: dict,
+    transport: PeerStreams,
+    traced: bool = False,
 ) -> dict:
-    """This worker's stages of one resident step; returns the slots the client fetches.
+    """This worker's stages of one resident step; returns the slots the client fetches
+    (and, ``traced``, the step's events here: ``step_trace.py``).
 
     ``peers`` maps worker names to their Dask addresses, where ``transport`` reaches
     them."""
@@ -341,15 +358,22 @@ async def _run_part(
     loop = asyncio.get_running_loop()
     sends: list[asyncio.Task] = []
     out: dict[int, Any] = {}
+    events: list[dict] | None = [] if traced else None
     try:
         for part in plan.parts:
+            device = part.stage.device
             for j in part.remote_waits:
+                wait_start = time.perf_counter()
                 await rv.future(j)
-            stage = RUNTIME.cached(key, part.stage.index)
+                if events is not None:
+                    events.append(step_trace.event(f"Recv stage {j}", "Recv", device, wait_start))
+            stage = RUNTIME.cached(key, part.stage.index) if events is None else None
             if stage is None:  # compile off the event loop: a big stage takes a while
                 stage = await loop.run_in_executor(
-                    worker.executor, RUNTIME.compiled, key, part.stage.index
+                    worker.executor, RUNTIME.compiled, key, part.stage.index, traced
                 )
+            if stage.trace is not None:
+                stage.trace.clear()
             args = [rv.values[s] for s in part.stage.inputs]
             if stage.inline_ok and stage.last_seconds < _INLINE_SECONDS:
                 outs = stage(step, args)
@@ -357,6 +381,8 @@ async def _run_part(
                 outs = await loop.run_in_executor(worker.executor, stage, step, args)
             values = dict(zip(part.stage.outputs, outs, strict=True))
             RECORDER.stage(key, part, step, stage.last_seconds, outs)  # the dashboard
+            if events is not None and stage.trace is not None:
+                events.extend(stage.trace)
             rv.values.update(values)
             for dest, slots in part.send_to:
                 msg = {
@@ -366,11 +392,16 @@ async def _run_part(
                     "stage": part.stage.index,
                     "values": {s: values[s] for s in slots},
                 }
-                sends.append(asyncio.ensure_future(transport.send(peers[dest], msg)))
+                send = transport.send(peers[dest], msg)
+                if events is not None:
+                    send = step_trace.timed_send(send, events, f"Send to {dest}", device)
+                sends.append(asyncio.ensure_future(send))
             for slot in part.client_slots:
                 out[slot] = values[slot]
         if sends:
             await asyncio.gather(*sends)
+        if events is not None:
+            return {"status": "OK", "values": out, "trace": events, "clock": step_trace.clock()}
         return {"status": "OK", "values": out}
     except StepAborted as exc:
         return {"status": "aborted", "reason": str(exc)}
@@ -431,7 +462,13 @@ def _step_handler(worker: Any) -> Any:
 
     async def run(message: dict, reply: Any) -> None:
         answer = await _run_part(
-            worker, message["key"], message["step"], message["feeds"], message["peers"], transport
+            worker,
+            message["key"],
+            message["step"],
+            message["feeds"],
+            message["peers"],
+            transport,
+            message.get("trace", False),
         )
         answer["id"] = message["id"]
         try:

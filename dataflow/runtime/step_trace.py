@@ -1,0 +1,76 @@
+"""Traces of resident steps (``RunOptions(trace_level=FULL_TRACE)`` on a cluster).
+
+A traced step records, on each worker, every kernel's run (the stage is compiled with
+timed kernels), each wait for a peer's tensors (``Recv``) and each send to a peer
+(``Send``); the client records its own time (preparing feeds, writing requests, reading
+and unpacking replies) and, from the timestamps on both ends, the transfers between
+itself and each worker. Together they account for the step's wall time.
+
+Times are ``time.perf_counter()`` microseconds of the process that recorded them. A
+worker's reply carries one ``(wall clock, perf_counter)`` reading, which maps its events
+onto the client's clock through the wall clocks (exact on one machine; across machines
+as good as their clock synchronisation).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable
+from typing import Any
+
+
+def event(name: str, kind: str, device: str, start: float, end: float | None = None) -> dict:
+    """A ``step_stats`` record from ``perf_counter()`` seconds."""
+    return {
+        "name": name,
+        "type": kind,
+        "device": device,
+        "start_us": start * 1e6,
+        "end_us": (time.perf_counter() if end is None else end) * 1e6,
+        "thread": 0,
+    }
+
+
+def clock() -> tuple[float, float]:
+    """This process's (wall clock, perf_counter) now, in seconds."""
+    return time.time(), time.perf_counter()
+
+
+def to_local(events: list[dict], remote_clock: tuple[float, float]) -> list[dict]:
+    """``events`` recorded under ``remote_clock``, moved onto this process's clock."""
+    wall, perf = clock()
+    # remote perf -> remote wall -> local perf
+    shift_us = ((remote_clock[0] - remote_clock[1]) - (wall - perf)) * 1e6
+    return [
+        {**e, "start_us": e["start_us"] + shift_us, "end_us": e["end_us"] + shift_us}
+        for e in events
+    ]
+
+
+async def timed_send(send: Awaitable[Any], events: list[dict], name: str, device: str) -> None:
+    """Awaits ``send`` and records it as a ``Send`` event."""
+    start = time.perf_counter()
+    await send
+    events.append(event(name, "Send", device, start))
+
+
+def client_events(
+    timings: dict[str, Any], replies: dict[str, Any], task_of: dict[str, str]
+) -> list[dict]:
+    """The client's side of a traced step: writing the requests, each reply's read, and
+    the transfers inferred from when a message left one end and reached the other."""
+    out = [event("client: send requests", "Client", "", *timings["send"])]
+    sent_end = timings["send"][1]
+    for name, reply in replies.items():
+        worker_events = reply.get("trace") or []
+        where = task_of.get(name, name)
+        read = timings["receive"].get(name)
+        if worker_events:
+            first = min(e["start_us"] for e in worker_events) / 1e6
+            last = max(e["end_us"] for e in worker_events) / 1e6
+            out.append(event(f"client -> {where}", "Transfer", "", sent_end, max(first, sent_end)))
+            if read is not None:
+                out.append(event(f"{where} -> client", "Transfer", "", min(last, read[0]), read[0]))
+        if read is not None:
+            out.append(event(f"client: read reply of {where}", "Client", "", *read))
+    return out
