@@ -149,21 +149,32 @@ class Layer:
         return inputs
 
     def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        def call() -> Any:
+            tensors = _to_tensors(inputs)
+            self._build_once(_shapes(tensors), _first_dtype(tensors))
+            outputs = self.call(tensors, *args, **kwargs)
+            if self.activity_regularizer is not None:
+                with name_scope("ActivityRegularizer"):
+                    self.add_loss(self.activity_regularizer(outputs))
+            return outputs
+
+        return self._in_scope(call)
+
+    def _in_scope(self, fn: Callable[[], Any]) -> Any:
+        """``fn()`` inside the layer's variable and name scopes (what ``__call__`` does
+        around ``call``; a recurrent cell run over a whole sequence goes through here)."""
         self._set_scope()
         reuse = True if self.built else self._reuse
         with variable_scope(self._scope, reuse=reuse, auxiliary_name_scope=False) as scope:
             with name_scope(scope.original_name_scope):
-                inputs = _to_tensors(inputs)
-                if self._dtype is None:
-                    self._dtype = _first_dtype(inputs)
-                if not self.built:
-                    self.build(_shapes(inputs))
-                    self.built = True
-                outputs = self.call(inputs, *args, **kwargs)
-                if self.activity_regularizer is not None:
-                    with name_scope("ActivityRegularizer"):
-                        self.add_loss(self.activity_regularizer(outputs))
-        return outputs
+                return fn()
+
+    def _build_once(self, input_shape: Any, dtype: dtypes.DType) -> None:
+        if self._dtype is None:
+            self._dtype = dtype
+        if not self.built:
+            self.build(input_shape)
+            self.built = True
 
     apply = __call__
 

@@ -129,6 +129,9 @@ def dynamic_rnn(
         raise ValueError("If there is no initial_state, you must give a dtype.")
     time_axis = 0 if time_major else 1
     steps = dims[time_axis] if dims is not None else None
+    if steps is not None and 0 < steps <= _UNROLL_LIMIT and sequence_length is None:
+        if dims is not None and len(dims) == 3 and cell._fusable():
+            return _fused_rnn(cell, inputs, initial_state, dtype, time_major, scope)
     if steps is not None and 0 < steps <= _UNROLL_LIMIT:
         unstacked = array_ops.unstack(inputs, num=steps, axis=time_axis)
         per_step, state = static_rnn(cell, unstacked, initial_state, dtype, sequence_length, scope)
@@ -142,6 +145,23 @@ def dynamic_rnn(
         outputs, state = _time_loop(cell, inputs, sequence_length, initial_state, dtype)
         if not time_major:
             outputs = array_ops.transpose(outputs, [1, 0, *range(2, outputs.shape.rank or 2)])
+        return outputs, state
+
+
+def _fused_rnn(
+    cell: Any, inputs: Tensor, initial_state: Any, dtype: Any, time_major: bool, scope: Any
+) -> tuple[Tensor, Any]:
+    """An LSTM (or a stack of them) over all steps at once (``ops/nn_rnn.py``): the
+    unrolled path's variables, values and gradients from one op per layer."""
+    with variable_scope(scope or "rnn"):
+        if not time_major:
+            inputs = array_ops.transpose(inputs, [1, 0, 2])
+        state = initial_state
+        if state is None:
+            state = cell.zero_state(array_ops.shape(inputs)[1], dtype)
+        outputs, state = cell._run_sequence(inputs, state)
+        if not time_major:
+            outputs = array_ops.transpose(outputs, [1, 0, 2])
         return outputs, state
 
 

@@ -26,6 +26,7 @@ from ..ops.math_arith import sigmoid, tanh
 from ..ops.math_composite import clip_by_value
 from ..ops.nn_impl import bias_add
 from ..ops.nn_impl import dropout as nn_dropout
+from ..ops.nn_rnn import lstm_sequence
 from ..ops.variable_scope_context import variable_scope
 from .base import Layer, channels_dim
 
@@ -73,6 +74,29 @@ class RNNCell(Layer):
             with variable_scope(scope):
                 return super().__call__(inputs, state)
         return super().__call__(inputs, state)
+
+    def _fusable(self) -> bool:
+        """Whether ``_run_sequence`` gives this cell's results over a whole sequence."""
+        return False
+
+    def _run_sequence(self, inputs: Tensor, state: Any) -> tuple:
+        """The cell over every step of the time-major ``inputs`` ``[time, batch,
+        depth]`` in one op: ``(outputs [time, batch, units], final state)``, with the
+        weights ``__call__`` would make (only where ``_fusable``)."""
+        raise NotImplementedError
+
+
+def _lstm_over_sequence(cell: Any, inputs: Tensor, state: Any) -> tuple:
+    """``BasicLSTMCell``'s or a plain ``LSTMCell``'s ``_run_sequence``: the same weights,
+    formulas and gate order as their ``call``, one ``LSTMSequence`` op for all steps."""
+
+    def run() -> tuple:
+        cell._build_once(inputs.shape[1:], inputs.dtype)
+        c, h = state
+        hs, cs = lstm_sequence(inputs, c, h, cell._kernel, cell._bias, cell._forget_bias)
+        return hs, LSTMStateTuple(cs[-1], hs[-1])
+
+    return cell._in_scope(run)
 
 
 def _zeros_like_size(size: Any, batch_size: Any, dtype: dtypes.DType) -> Any:
@@ -210,6 +234,12 @@ class BasicLSTMCell(RNNCell):
         new_h = self._activation(new_c) * sigmoid(o)
         return new_h, LSTMStateTuple(new_c, new_h)
 
+    def _fusable(self) -> bool:
+        return type(self) is BasicLSTMCell and self._activation is tanh
+
+    def _run_sequence(self, inputs: Tensor, state: Any) -> tuple:
+        return _lstm_over_sequence(self, inputs, state)
+
 
 class LSTMCell(RNNCell):
     """LSTM with optional peepholes (``w_f_diag``, ``w_i_diag``, ``w_o_diag``), cell
@@ -289,6 +319,13 @@ class LSTMCell(RNNCell):
                 m = clip_by_value(m, -self._proj_clip, self._proj_clip)
         return m, LSTMStateTuple(c, m)
 
+    def _fusable(self) -> bool:
+        plain = not self._use_peepholes and self._num_proj is None and self._cell_clip is None
+        return type(self) is LSTMCell and plain and self._activation is tanh
+
+    def _run_sequence(self, inputs: Tensor, state: Any) -> tuple:
+        return _lstm_over_sequence(self, inputs, state)
+
 
 class MultiRNNCell(RNNCell):
     """Cells stacked: each one's output is the next one's input; the state is the tuple
@@ -312,6 +349,23 @@ class MultiRNNCell(RNNCell):
                 current, new_state = cell(current, state[k])
             new_states.append(new_state)
         return current, tuple(new_states)
+
+    def _fusable(self) -> bool:
+        return type(self) is MultiRNNCell and all(cell._fusable() for cell in self._cells)
+
+    def _run_sequence(self, inputs: Tensor, state: Any) -> tuple:
+        # Layer by layer: each layer's whole output sequence is the next one's input,
+        # which is what the step-by-step order computes too.
+        def run() -> tuple:
+            self._build_once(inputs.shape[1:], inputs.dtype)
+            current, new_states = inputs, []
+            for k, cell in enumerate(self._cells):
+                with variable_scope(f"cell_{k}"):
+                    current, new_state = cell._run_sequence(current, state[k])
+                new_states.append(new_state)
+            return current, tuple(new_states)
+
+        return self._in_scope(run)
 
 
 class DropoutWrapper(RNNCell):

@@ -48,6 +48,7 @@ from . import (  # noqa: F401 - imported for their registrations
     nn_depthwise,
     nn_impl,
     nn_pool,
+    nn_rnn,
     random,
     script,
     sparse_ops,

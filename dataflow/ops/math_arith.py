@@ -438,7 +438,7 @@ def _rsqrt_kernel(ctx: Any, attrs: dict) -> Any:
     return lambda x: xp.reciprocal(xp.sqrt(x))
 
 
-def _sigmoid_kernel(ctx: Any, attrs: dict) -> Any:
+def sigmoid_kernel(ctx: Any, attrs: dict) -> Any:
     xp = ctx.xp
     special = _special_module(xp)
     if special is not None:
@@ -477,7 +477,7 @@ _UNARY: list[tuple[str, Callable, Any, tuple, bool]] = [
     ("Cos", ufunc_kernel("cos"), _cos_grad, FLOAT, False),
     ("Tan", ufunc_kernel("tan"), _tan_grad, FLOAT, False),
     ("Tanh", ufunc_kernel("tanh"), _tanh_grad, FLOAT, False),
-    ("Sigmoid", _sigmoid_kernel, _sigmoid_grad, FLOAT, False),
+    ("Sigmoid", sigmoid_kernel, _sigmoid_grad, FLOAT, False),
     ("Erf", _erf_kernel, _erf_grad, FLOAT, False),
     ("Floor", ufunc_kernel("floor"), NOT_DIFF, FLOAT, True),
     ("Ceil", ufunc_kernel("ceil"), NOT_DIFF, FLOAT, True),

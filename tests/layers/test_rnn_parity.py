@@ -21,6 +21,7 @@ tf1 = pytest.importorskip("tensorflow.compat.v1")
 RNG = np.random.default_rng(8)
 SEQUENCES = RNG.normal(size=(3, 5, 4)).astype(np.float32)
 LENGTHS = np.array([5, 2, 4], np.int32)
+STATE = RNG.normal(size=(2, 3, 5)).astype(np.float32)
 
 
 def _flat(state):
@@ -68,6 +69,22 @@ def bidirectional(tf):
     return tf.concat([out_fw, out_bw], 2), states
 
 
+def lstm_stack_fused(tf):
+    """No ``sequence_length``, plain LSTM cells: one ``LSTMSequence`` op per layer."""
+    x = tf.constant(SEQUENCES)
+    cell = tf.nn.rnn_cell.MultiRNNCell(
+        [tf.nn.rnn_cell.BasicLSTMCell(6, forget_bias=0.5), tf.nn.rnn_cell.LSTMCell(3)]
+    )
+    return tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+
+
+def lstm_fused_time_major_initial(tf):
+    x = tf.constant(np.transpose(SEQUENCES, (1, 0, 2)))
+    initial = tf.nn.rnn_cell.LSTMStateTuple(tf.constant(STATE[0]), tf.constant(STATE[1]))
+    cell = tf.nn.rnn_cell.BasicLSTMCell(5)
+    return tf.nn.dynamic_rnn(cell, x, initial_state=initial, time_major=True)
+
+
 def _unknown_time(tf, values):
     """``values`` behind a placeholder whose time (and batch) sizes are unknown, so that
     ``dynamic_rnn`` runs its ``while_loop`` over a ``TensorArray``."""
@@ -107,6 +124,8 @@ def bidirectional_loop(tf):
 
 
 PROGRAMS = {
+    "lstm_stack_fused": lstm_stack_fused,
+    "lstm_fused_time_major_initial": lstm_fused_time_major_initial,
     "lstm_loop": lstm_loop,
     "gru_time_major_loop": gru_time_major_loop,
     "stacked_loop": stacked_loop,
@@ -150,6 +169,14 @@ def test_rnn_matches_tf(name):
         np.testing.assert_allclose(
             our_after[key], their_after[key], rtol=1e-4, atol=1e-5, err_msg=key
         )
+
+
+def test_plain_lstm_layers_run_as_one_op_each():
+    with dataflow.Graph().as_default() as graph:
+        lstm_stack_fused(dataflow)
+        types = [op.type for op in graph.get_operations()]
+    assert types.count("LSTMSequence") == 2
+    assert "MatMul" not in types
 
 
 def test_reverse_sequence_matches_tf():

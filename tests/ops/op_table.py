@@ -1,15 +1,24 @@
 """The op table: every op case of the package, one ``OpSpec`` row each.
 
 Rows live with their family (``specs_math``, ``specs_array``, ``specs_linalg``,
-``specs_nn``, ``specs_control``, ``specs_order``); ``tests/ops/test_op_table.py`` runs the checks of
-``dataflow.testing.op_spec`` on every row and proves that the rows, with their gradient
-graphs, build every pure op type in the registry. Family test files keep what a table
-cannot say: sweeps over shapes and axis forms, dtypes, errors, special values.
+``specs_nn``, ``specs_control``, ``specs_order``, ``specs_rnn``);
+``tests/ops/test_op_table.py`` runs the checks of ``dataflow.testing.op_spec`` on every
+row and proves that the rows, with their gradient graphs, build every pure op type in
+the registry. Family test files keep what a table cannot say: sweeps over shapes and
+axis forms, dtypes, errors, special values.
 """
 
 from __future__ import annotations
 
-from . import specs_array, specs_control, specs_linalg, specs_math, specs_nn, specs_order
+from . import (
+    specs_array,
+    specs_control,
+    specs_linalg,
+    specs_math,
+    specs_nn,
+    specs_order,
+    specs_rnn,
+)
 
 OP_TABLE = (
     specs_math.ROWS
@@ -18,4 +27,5 @@ OP_TABLE = (
     + specs_nn.ROWS
     + specs_control.ROWS
     + specs_order.ROWS
+    + specs_rnn.ROWS
 )
