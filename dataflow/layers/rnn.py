@@ -11,6 +11,9 @@ number of steps is known at build time and small (``_UNROLL_LIMIT``), the loop i
 unrolled instead, which gives the same values, variables and gradients but runs faster
 here: no loop to interpret and no recomputation of the cell in the gradient (the
 while-loop gradient recomputes each step's body from the recorded loop variables).
+Unrolled plain LSTM cells without ``sequence_length`` go one step further: each layer
+is one ``LSTMSequence`` op over all steps (``ops/nn_rnn.py`` says why it is faster),
+with the same variables and, to float rounding, the same values and gradients.
 """
 
 from __future__ import annotations

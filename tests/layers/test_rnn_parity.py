@@ -179,6 +179,15 @@ def test_plain_lstm_layers_run_as_one_op_each():
     assert "MatMul" not in types
 
 
+def test_second_derivatives_through_the_fused_lstm_name_its_gradient_op():
+    with dataflow.Graph().as_default():
+        outputs, _ = lstm_stack_fused(dataflow)
+        kernel = dataflow.trainable_variables()[0]
+        (grad,) = dataflow.gradients(dataflow.reduce_sum(outputs), [kernel])
+        with pytest.raises(LookupError, match="LSTMSequenceGrad"):
+            dataflow.gradients(dataflow.reduce_sum(grad), [kernel])
+
+
 def test_reverse_sequence_matches_tf():
     def build(tf):
         with tf.Graph().as_default():
