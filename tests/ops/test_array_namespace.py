@@ -672,6 +672,10 @@ def _datasets() -> list[Step]:
             tf.data.TFRecordDataset(f"{folder}/data.tfrecord"),
         )
     )
+    import dask.array as da
+
+    # A Dask collection read chunk by chunk in this process (tests/data/test_from_dask.py).
+    chunked = Dataset.from_dask(da.from_array(np.arange(12.0).reshape(6, 2), chunks=(4, 2)))
     iterator = batched.make_initializable_iterator()
     generated_it = generated.make_one_shot_iterator()
     by_handle = tf.data.Iterator.from_string_handle(
@@ -679,6 +683,7 @@ def _datasets() -> list[Step]:
     )
     nexts = list(iterator.get_next()) + [padded.make_one_shot_iterator().get_next()]
     nexts += [by_handle.get_next()] + list(files.make_one_shot_iterator().get_next())
+    nexts += [chunked.batch(5).make_one_shot_iterator().get_next()]
     return [([iterator.initializer], {x: xv}), (nexts, {})]
 
 

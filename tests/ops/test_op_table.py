@@ -64,6 +64,8 @@ NOT_IN_THE_TABLE = {
             "ZipDataset",
         )
     },
+    "DaskDataset": "reads the partitions of a Dask collection: tests/data/test_from_dask.py "
+    "compares its rows and batches with numpy and pandas",
     "MatchingFiles": "lists the file system: tests/data/test_dataset_parity.py compares "
     "list_files with TF's",
     "DecodeImage": "decodes compressed bytes (PNG, JPEG): tests/ops/test_image.py compares "
