@@ -12,9 +12,11 @@ Contenders (issue 4):
   ``worker-1``, separate processes) driven by hand: one ``client.get`` of a trivial
   task, a 3-task chain pinned to the 3 workers, a hand-built ridge step (read beta on
   the ps, gradient on worker 0, update on the ps: 3 pinned tasks), an actor call.
-* **dataflow, graph path** (the default: one Dask task per stage per step) and
-  **dataflow, resident path** (``ConfigProto(resident_steps=True)``: the placed plan
-  kept on the workers, steps sent by direct worker RPC).
+* **dataflow, default** (``tf.Session(cluster)`` with no config: the resident path, the
+  placed plan kept on the workers and each step sent as direct messages over Dask's own
+  connections), also on a TLS cluster (``Security.temporary()``) for the ridge step, and
+  **dataflow, task-graph path** (opt-in ``ConfigProto(resident_steps=False)``: one Dask
+  task per stage per step).
 
 Cases: a 20-op elementwise chain split 10/10 across ``/job:ps`` and ``/job:worker``
 (fed a [10] vector); a ridge regression step (n=100, p=10) with ``beta`` on the ps;
@@ -130,21 +132,26 @@ def tf1_ridge(tfc: TF1Cluster, worker: int = 0, init: bool = True):
     return lambda: sess.run([cost, update], {x: xv, y: yv})
 
 
-def df_split(tf, cluster, resident: bool):
+def _config(tf, resident: bool | None):
+    """``None``: the default session, no config at all."""
+    return None if resident is None else tf.ConfigProto(resident_steps=resident)
+
+
+def df_split(tf, cluster, resident: bool | None):
     graph = tf.Graph()
     with graph.as_default():
         x, y = split_chain(tf)
-    sess = tf.Session(cluster, graph=graph, config=tf.ConfigProto(resident_steps=resident))
+    sess = tf.Session(cluster, graph=graph, config=_config(tf, resident))
     v = np.ones(10, np.float32)
     return lambda: sess.run(y, {x: v})
 
 
-def df_ridge(tf, target, resident: bool, worker: int = 0, init: bool = True):
+def df_ridge(tf, target, resident: bool | None, worker: int = 0, init: bool = True):
     graph = tf.Graph()
     with graph.as_default():
         beta, x, y, cost, update = ridge(tf, worker)
         init_op = tf.global_variables_initializer()
-    sess = tf.Session(target, graph=graph, config=tf.ConfigProto(resident_steps=resident))
+    sess = tf.Session(target, graph=graph, config=_config(tf, resident))
     if init:
         sess.run(init_op)
     xv, yv = _data(worker)
@@ -304,7 +311,10 @@ def main(quick: bool = False) -> None:
     threadpool_limits(1)
     print("starting TF1 servers and a dataflow.LocalCluster(ps=1, worker=2) ...")
     tfc = TF1Cluster()
+    from distributed.security import Security
+
     cluster = tf.LocalCluster(ps=1, worker=2, dashboard_address=None)
+    tls = tf.LocalCluster(ps=1, worker=1, dashboard_address=None, security=Security.temporary())
     client, plain = dask_contenders(cluster)
     try:
         rows = []
@@ -313,8 +323,8 @@ def main(quick: bool = False) -> None:
                 "TF1": tf1_split(tfc),
                 "dask get": plain["get"],
                 "dask chain": plain["chain"],
-                "graph": df_split(tf, cluster, False),
-                "resident": df_split(tf, cluster, True),
+                "task-graph": df_split(tf, cluster, False),
+                "default": df_split(tf, cluster, None),
                 "actor": plain["actor"],
             },
             rounds,
@@ -325,8 +335,9 @@ def main(quick: bool = False) -> None:
             {
                 "TF1": tf1_ridge(tfc),
                 "dask ridge": plain["ridge"],
-                "graph": df_ridge(tf, cluster, False),
-                "resident": df_ridge(tf, cluster, True),
+                "task-graph": df_ridge(tf, cluster, False),
+                "default": df_ridge(tf, cluster, None),
+                "default, TLS": df_ridge(tf, tls, None),
             },
             rounds,
             per_round,
@@ -344,7 +355,7 @@ def main(quick: bool = False) -> None:
             return make
 
         graph_rate = aggregate_rate(replica(False), steps)
-        resident_rate = aggregate_rate(replica(True), steps)
+        resident_rate = aggregate_rate(replica(None), steps)
         flat = [tasks_per_step(tf, cluster, n) for n in (10, 100, 1000, 10000)]
 
         ms = 1e3
@@ -354,10 +365,10 @@ def main(quick: bool = False) -> None:
         rows.append(
             ("split 20-op step, plain Dask 3-task pinned chain", split["dask chain"] * ms, "")
         )
-        for path in ("graph", "resident"):
+        for path in ("task-graph", "default"):
             rows.append(
                 (
-                    f"split 20-op step, dataflow {path} path",
+                    f"split 20-op step, dataflow {path}",
                     split[path] * ms,
                     f"{split[path] / get:.2f}x get, {split[path] / split['TF1']:.2f}x TF1",
                 )
@@ -365,10 +376,10 @@ def main(quick: bool = False) -> None:
         rows.append(("actor call (plain Dask)", split["actor"] * ms, ""))
         rows.append(("ridge step, TF1", ridge_t["TF1"] * ms, ""))
         rows.append(("ridge step, plain Dask (3 pinned tasks)", ridge_t["dask ridge"] * ms, ""))
-        for path in ("graph", "resident"):
+        for path in ("task-graph", "default", "default, TLS"):
             rows.append(
                 (
-                    f"ridge step, dataflow {path} path",
+                    f"ridge step, dataflow {path}",
                     ridge_t[path] * ms,
                     f"{ridge_t[path] / ridge_t['TF1']:.2f}x TF1, "
                     f"{ridge_t[path] / ridge_t['dask ridge']:.2f}x plain Dask",
@@ -381,10 +392,9 @@ def main(quick: bool = False) -> None:
         print()
         print(f"{'async ridge, 1 ps + 2 workers, 2 clients':58s} {'steps/s':>10s}")
         print(f"{'  TF1':58s} {tf1_rate:10.0f}")
-        print(f"{'  dataflow graph path':58s} {graph_rate:10.0f}  {graph_rate / tf1_rate:.2f}x TF1")
+        print(f"{'  dataflow task-graph':58s} {graph_rate:10.0f}  {graph_rate / tf1_rate:.2f}x TF1")
         print(
-            f"{'  dataflow resident path':58s} {resident_rate:10.0f}  "
-            f"{resident_rate / tf1_rate:.2f}x TF1"
+            f"{'  dataflow default':58s} {resident_rate:10.0f}  {resident_rate / tf1_rate:.2f}x TF1"
         )
         print()
         print(
@@ -394,6 +404,7 @@ def main(quick: bool = False) -> None:
     finally:
         client.close()
         cluster.close()
+        tls.close()
 
 
 if __name__ == "__main__":

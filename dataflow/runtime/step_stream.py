@@ -96,35 +96,100 @@ async def _read_raw(stream: Any) -> Any:
     return pickle.loads(payload, buffers=buffers)
 
 
+_COALESCE_BYTES = 64 * 1024
+
+
 def _write_raw(stream: Any, message: Any) -> Any:
     """Queues every frame of ``message`` at once (so that concurrent writers never
-    interleave frames) and returns the future of the last write."""
+    interleave frames) and returns the future of the last write. Small frames go as one
+    write: tornado sends each write at once, and a message in several TCP segments
+    costs the reader a wake-up per segment."""
+    frames = encode(message)
+    if sum(memoryview(f).nbytes for f in frames) <= _COALESCE_BYTES:
+        return stream.write(b"".join(frames))
     future = None
-    for frame in encode(message):
+    for frame in frames:
         future = stream.write(frame)
     return future
 
 
+_ACK = b"\x06"  # the worker has taken the connection over: step messages may follow
+
+
+async def _read_asyncio(reader: asyncio.StreamReader) -> Any:
+    (size,) = _SIZE.unpack(await reader.readexactly(_SIZE.size))
+    payload_size, sizes = _decode_header(await reader.readexactly(size))
+    payload = await reader.readexactly(payload_size)
+    buffers = [bytearray(await reader.readexactly(n)) if n else bytearray() for n in sizes]
+    return pickle.loads(payload, buffers=buffers)
+
+
 class Endpoint:
-    """One end of a step stream on an event loop: ``read()`` and ``write(message)``."""
+    """One end of a step stream on an event loop: ``read()`` and ``write(message)``.
+
+    Made by ``Endpoint.take(comm)``. A plain TCP socket leaves tornado for asyncio's own
+    streams, which keep the descriptor registered instead of re-arming it for every read
+    and write (a third of a small step's CPU on the workers); a TLS socket keeps its
+    tornado stream, which holds the TLS session; another transport keeps Dask's
+    messages."""
 
     def __init__(self, comm: Any) -> None:
         self.comm = comm
         self.stream = raw_stream(comm)
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    @classmethod
+    async def take(cls, comm: Any, accepted: bool) -> Endpoint:
+        """Takes ``comm`` over for step messages; ``accepted``: the worker's end, which
+        acknowledges once it reads step messages itself (the connecting end sends none
+        before that, so tornado holds no bytes of them when the socket changes hands)."""
+        end = cls(comm)
+        if end.stream is None:
+            return end
+        if accepted:
+            await end.stream.write(_ACK)
+        else:
+            await end.stream.read_bytes(len(_ACK))
+        if not isinstance(end.stream.socket, ssl.SSLSocket):
+            sock = _detach(comm)
+            sock.setblocking(False)
+            end.reader, end.writer = await asyncio.open_connection(sock=sock)
+            end.stream = None
+        return end
 
     async def read(self) -> Any:
+        if self.reader is not None:
+            return await _read_asyncio(self.reader)
         if self.stream is not None:
             return await _read_raw(self.stream)
         return decode((await self.comm.read())["frames"])
 
-    async def write(self, message: Any) -> None:
+    def send(self, message: Any) -> Any:
+        """Queues ``message``; returns an awaitable for its flush."""
+        if self.writer is not None:
+            self.writer.writelines(encode(message))
+            return self.writer.drain()
         if self.stream is not None:
-            await _write_raw(self.stream, message)
-        else:
-            await self.comm.write({"frames": encode(message)})
+            return _write_raw(self.stream, message)
+        return self.comm.write({"frames": encode(message)})
+
+    async def write(self, message: Any) -> None:
+        await self.send(message)
 
     def closed(self) -> bool:
+        if self.writer is not None:
+            return self.writer.is_closing()
         return self.comm.closed()
+
+    async def aclose(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.writer.wait_closed(), 5)
+        else:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.comm.close(), 5)
 
 
 async def serve(comm: Any, handler: Callable[[Any, Callable[[Any], None]], Any]) -> None:
@@ -133,23 +198,35 @@ async def serve(comm: Any, handler: Callable[[Any, Callable[[Any], None]], Any])
     from distributed.comm import CommClosedError
     from tornado.iostream import StreamClosedError
 
-    end = Endpoint(comm)
-    pending: set[asyncio.Task] = set()
+    pending: set[Any] = set()
+    end: Endpoint | None = None
 
     def reply(message: Any) -> None:
+        assert end is not None
         if not end.closed():
-            if end.stream is not None:
-                _write_raw(end.stream, message)
-            else:
-                task = asyncio.ensure_future(end.write(message))
+            flushed = end.send(message)
+            if end.reader is None and end.stream is None:  # a Dask message: a coroutine
+                task = asyncio.ensure_future(flushed)
                 pending.add(task)
                 task.add_done_callback(pending.discard)
+            elif asyncio.iscoroutine(flushed):
+                flushed.close()  # replies are small: no need to wait for the flush
 
     with contextlib.suppress(
-        StreamClosedError, CommClosedError, OSError, EOFError, asyncio.CancelledError
+        StreamClosedError,
+        CommClosedError,
+        OSError,
+        EOFError,
+        asyncio.IncompleteReadError,
+        asyncio.CancelledError,
     ):
-        while True:
-            handler(await end.read(), reply)
+        end = await Endpoint.take(comm, accepted=True)
+        try:
+            while True:
+                handler(await end.read(), reply)
+        finally:
+            if end.writer is not None:
+                end.writer.close()
 
 
 async def open_stream(address: str, connection_args: dict, timeout: float | None = None) -> Any:
@@ -177,15 +254,15 @@ class PeerStreams:
             async with self._connecting.setdefault(address, asyncio.Lock()):
                 end = self._peers.get(address)
                 if end is None or end.closed():
-                    end = self._peers[address] = Endpoint(await open_stream(address, self._args))
+                    comm = await open_stream(address, self._args)
+                    end = self._peers[address] = await Endpoint.take(comm, accepted=False)
         await end.write(message)
 
     async def aclose(self) -> None:
         peers = list(self._peers.values())
         self._peers.clear()
         for end in peers:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(end.comm.close(), 5)
+            await end.aclose()
 
 
 # --- blocking side (the client) -------------------------------------------------------------
@@ -216,8 +293,8 @@ def send_message(sock: socket.socket, message: Any) -> None:
 
 def _detach(comm: Any) -> socket.socket:
     """Takes a connected comm's socket out of tornado, for blocking use (on the loop
-    that owns the comm). Nothing is buffered on our side: the worker sends nothing
-    before our first request."""
+    that owns the comm). Nothing is buffered on our side: after its acknowledgement the
+    other end sends nothing before our first request."""
     stream = raw_stream(comm)
     sock = stream.socket
     stream.io_loop.remove_handler(sock)  # tornado stops watching the descriptor
@@ -261,7 +338,10 @@ class StepStreamClient:
 
     async def _open(self, address: str) -> Any:
         comm = await open_stream(address, self._client.connection_args, self._connect_timeout)
-        return _detach(comm) if raw_stream(comm) is not None else comm
+        if raw_stream(comm) is None:
+            return comm
+        await raw_stream(comm).read_bytes(len(_ACK))  # the worker reads steps itself now
+        return _detach(comm)
 
     def _connection(self, address: str) -> Any:
         conns = self._connections()

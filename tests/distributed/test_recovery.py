@@ -12,6 +12,8 @@ These tests kill workers, so they run on a cluster of their own.
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import threading
 import time
 
@@ -65,7 +67,11 @@ def test_ps_killed_while_training_recovers_from_the_last_checkpoint(fragile, tmp
             losses.append((sess.recoveries, float(value)))
             if len(losses) == kill_at:
                 if when == "mid_step":
-                    killer = threading.Timer(0.01, _kill, (fragile, "ps-0"))
+                    # The pid first: a step takes about a millisecond, so the kill must
+                    # land within a few steps, well before the next checkpoint (step 30).
+                    address = fragile.workers["ps-0"]
+                    pid = fragile.client.run(os.getpid, workers=[address])[address]
+                    killer = threading.Timer(0.002, os.kill, (pid, signal.SIGKILL))
                     killer.start()
                 else:
                     _wait_back(fragile, "ps-0", _kill(fragile, "ps-0"))
