@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,8 +75,7 @@ class ResidentPath:
     _streams: StepStreamClient | None
     _running_lock: threading.Lock
     _task_of_worker: dict[str, str]
-    # Shared with the graph path, defined by DaskBackend:
-    _wait: Callable[..., Awaitable[Any]]
+    # Defined by DaskBackend:
     _unavailable: Callable[[StepWatch, BaseException | None], errors.OpError]
     check_scheduler: Callable[[], None]
 
