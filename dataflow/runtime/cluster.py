@@ -420,6 +420,9 @@ class LocalCluster:
             self.cluster.scale(len(names))
             self.client = distributed.Client(self.cluster, set_as_default=False)
             self.client.wait_for_workers(len(names), timeout=120)
+            from .dashboard import register as add_dataflow_page
+
+            add_dataflow_page(self.client)  # <dashboard>/dataflow from the start; never raises
         except BaseException:
             self.cluster.close()
             raise

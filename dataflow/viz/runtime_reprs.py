@@ -9,8 +9,6 @@ run and how many tensors cross between them (the Send/Recv pairs).
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from collections import Counter
 from html import escape
 from typing import Any
@@ -48,12 +46,11 @@ def _worker_rows(client: Any, task_of: dict[str, str]) -> list[list[str]]:
 
 
 def _dataflow_page(dashboard_link: str | None) -> str | None:
-    """The scheduler dashboard's dataflow page, when this installation adds one."""
-    if not dashboard_link or importlib.util.find_spec("dataflow.runtime.dashboard_page") is None:
+    """The scheduler dashboard's dataflow page (``runtime/dashboard``: a
+    ``LocalCluster`` and every session register it), next to Dask's ``status``."""
+    if not dashboard_link:
         return None
-    page = importlib.import_module("dataflow.runtime.dashboard_page")
-    route = str(getattr(page, "ROUTE", "dataflow")).strip("/")
-    return dashboard_link.rsplit("/", 1)[0] + "/" + route
+    return dashboard_link.rsplit("/", 1)[0] + "/dataflow"
 
 
 def cluster_html(cluster: Any) -> str:
