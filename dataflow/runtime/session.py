@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import logging
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -262,8 +263,7 @@ class BaseSession:
             self._config.allow_soft_placement,
         )
         if self._config.log_device_placement:
-            for name, device in plan.placement.items():
-                print(f"{name}: {device}")
+            _log_placement(plan.placement)
         bound = self._backend.bind(plan)
         return _Signature(bound, plan, unique, leaf_index, feed_tensors)
 
@@ -450,6 +450,19 @@ def _convert_feed(value: Any, np_dtype: Any, name: str) -> Any:
             "(e.g. int64)."
         )
     return out
+
+
+def _log_placement(placement: Mapping[str, str]) -> None:
+    """Each op's device, as TF1 writes it to standard error under
+    ``log_device_placement`` whatever the verbosity: here through ``tf.logging``'s
+    logger (its standard-error handler, or the application's logging setup)."""
+    from ..logging import get_logger
+
+    logger = get_logger().getChild("placement")
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)  # asked for: shown at TF1's default verbosity too
+    for name, device in placement.items():
+        logger.info("%s: %s", name, device)
 
 
 def _as_feed_dict(feed_dict: Any) -> dict:
