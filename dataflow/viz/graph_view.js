@@ -1,13 +1,14 @@
 // The interactive graph view (dataflow.viz.GraphView), run in the notebook's output:
 // no server, no library. Python sends the nodes, the edges and each group's children
 // already ranked and ordered (layout.py); this script only sizes the boxes for the
-// groups open now, places them with layout.py's rule (rows, wrapped, centred) and
-// draws SVG. A click on a collapsed group opens it, a click on an open group's title
+// groups open now, places them with layout.py's rule (rows, wrapped, centred), bundles
+// and routes the edges and places their labels with routing.py's rules, and draws SVG,
+// scaled at first to fit the whole graph in the cell. A click on a collapsed group opens it, a click on an open group's title
 // closes it.
 (function (global) {
   "use strict";
-  var NODE_H = 36, GROUP_H = 42, GAP_X = 16, GAP_Y = 34, PAD = 12, HEAD = 22, WRAP = 8;
-  var CHAR_W = 6.6, MARGIN = 16;
+  var NODE_H = 36, GROUP_H = 42, GAP_X = 16, GAP_Y = 28, PAD = 12, HEAD = 20, WRAP = 8;
+  var CHAR_W = 6.6, MARGIN = 16, CLEAR = 6, LABEL_CHAR = 5.2, LABEL_H = 11;
   var SVGNS = "http://www.w3.org/2000/svg";
 
   function darker(hex) {
@@ -32,7 +33,8 @@
     this.open = {};
     var self = this;
     data.expanded.forEach(function (g) { self.open[g] = true; });
-    this.scale = 1;
+    this.scale = 0;  // 0: fit the whole graph in the cell
+    this.shown = 1;
     this.build();
     this.draw();
   }
@@ -88,17 +90,23 @@
     return boxes;
   };
 
-  // graph_model.ViewModel.representative + svg.visible_edges.
+  // graph_model.ViewModel.representative + routing.visible_edges: edges between
+  // visible boxes, both ends lifted to the children of their lowest common group.
   View.prototype.visibleEdges = function () {
-    var d = this.d, rep = new Array(d.nodes.length), merged = {}, order = [];
-    for (var i = 0; i < d.nodes.length; i++) {
+    var d = this.d, n = d.nodes.length, rep = new Array(n), depth = new Array(n);
+    var merged = {}, order = [];
+    for (var i = 0; i < n; i++) {
       var p = d.nodes[i].parent;
       rep[i] = i;
+      depth[i] = p >= 0 ? depth[p] + 1 : 0;
       if (p >= 0 && (rep[p] !== p || !this.open[p])) rep[i] = rep[p];
     }
     d.edges.forEach(function (e) {
       var a = rep[e[0]], b = rep[e[1]];
       if (a === b) return;
+      while (depth[a] > depth[b]) a = d.nodes[a].parent;
+      while (depth[b] > depth[a]) b = d.nodes[b].parent;
+      while (d.nodes[a].parent !== d.nodes[b].parent) { a = d.nodes[a].parent; b = d.nodes[b].parent; }
       var key = a + ">" + b, m = merged[key], label = d.labels[e[4]];
       if (!m) {
         merged[key] = m = {a: a, b: b, kind: e[2], sr: e[3], labels: {}, count: 0};
@@ -110,55 +118,22 @@
       m.count += 1;
     });
     return order.map(function (m) {
-      var labels = Object.keys(m.labels), label = labels.length ? labels[0] : "";
+      var labels = Object.keys(m.labels).sort(), label = labels.length === 1 ? labels[0] : "";
       if (m.count > 1 && (labels.length !== 1 || m.kind === 1)) label = labels.length ? m.count + " tensors" : "";
-      return [m.a, m.b, m.kind, m.sr, label];
+      return [m.a, m.b, m.kind, m.sr, label, m.count, labels.join(", ")];
     });
   };
 
-  View.prototype.build = function () {
-    var self = this, bar = document.createElement("div");
-    bar.style.cssText = "font:12px sans-serif;margin:4px 0;display:flex;gap:6px;align-items:center";
-    function button(text, fn) {
-      var b = document.createElement("button");
-      b.textContent = text;
-      b.style.cssText = "font:12px sans-serif;padding:1px 8px;cursor:pointer";
-      b.onclick = fn;
-      bar.appendChild(b);
-    }
-    button("\u2212", function () { self.scale /= 1.25; self.applyScale(); });
-    button("+", function () { self.scale *= 1.25; self.applyScale(); });
-    button("fit", function () { self.scale = 0; self.applyScale(); });
-    button("collapse all", function () { self.open = {0: true}; self.draw(); });
-    button("reset", function () {
-      self.open = {};
-      self.d.expanded.forEach(function (g) { self.open[g] = true; });
-      self.draw();
-    });
-    var note = document.createElement("span");
-    note.style.color = "#555";
-    note.textContent = this.d.title + " \u2014 click a group to open or close it";
-    bar.appendChild(note);
-    this.root.appendChild(bar);
-    this.frame = document.createElement("div");
-    this.frame.style.cssText = "overflow:auto;max-height:640px;border:1px solid #ddd;background:white";
-    this.root.appendChild(this.frame);
-  };
-
-  View.prototype.applyScale = function () {
-    if (!this.svg) return;
-    var w = this.width, h = this.height;
-    var s = this.scale || Math.min(1, (this.frame.clientWidth || w) / w);
-    this.svg.setAttribute("width", w * s);
-    this.svg.setAttribute("height", h * s);
-  };
-
+  // routing.spread_ends.
   View.prototype.spreadEnds = function (edges, boxes) {
     var ends = edges.map(function () { return [0, 0]; });
     [[0, 1], [1, 0]].forEach(function (so) {
-      var at = {};
-      edges.forEach(function (e, k) { (at[e[so[0]]] = at[e[so[0]]] || []).push(k); });
-      Object.keys(at).forEach(function (box) {
+      var at = {}, keys = [];
+      edges.forEach(function (e, k) {
+        if (!at[e[so[0]]]) { at[e[so[0]]] = []; keys.push(e[so[0]]); }
+        at[e[so[0]]].push(k);
+      });
+      keys.forEach(function (box) {
         var ks = at[box], b = boxes[box];
         ks.sort(function (p, q) {
           var bp = boxes[edges[p][so[1]]], bq = boxes[edges[q][so[1]]];
@@ -172,9 +147,173 @@
     return ends;
   };
 
+  // routing.route: down through the free gaps of the rows in between, or up on the right.
+  function route(s, t, x1, x2, others) {
+    var y1 = s[1] + s[3], y2 = t[1];
+    if (y2 <= y1 + 4) {
+      x1 = s[0] + s[2]; y1 = s[1] + s[3] / 2; x2 = t[0] + t[2]; y2 = t[1] + 10;
+      var reach = Math.max(x1, x2);
+      others.forEach(function (o) {
+        if (o[1] < Math.max(y1, y2) && o[1] + o[3] > Math.min(y1, y2)) reach = Math.max(reach, o[0] + o[2]);
+      });
+      reach += 30;
+      return [[[x1, y1], [reach, y1], [reach, y2], [x2, y2]], true];
+    }
+    var rows = {}, tops = [];
+    others.forEach(function (o) {
+      if (o[1] < y2 && o[1] + o[3] > y1) {
+        if (!rows[o[1]]) { rows[o[1]] = []; tops.push(o[1]); }
+        rows[o[1]].push(o);
+      }
+    });
+    tops.sort(function (a, b) { return a - b; });
+    var points = [[x1, y1]];
+    tops.forEach(function (top) {
+      var row = rows[top], bandTop = Math.max(top, y1 + 10), bandBottom = -Infinity;
+      row.forEach(function (o) { bandBottom = Math.max(bandBottom, o[1] + o[3]); });
+      if (bandBottom <= bandTop) return;
+      var c = points[points.length - 1], mid = (bandTop + bandBottom) / 2;
+      var x = freeX(c[0] + (x2 - c[0]) * (mid - c[1]) / (y2 - c[1]), row);
+      points.push([x, bandTop], [x, bandBottom]);
+    });
+    points.push([x2, y2]);
+    return [points, false];
+  }
+
+  function freeX(want, row) {
+    function blocked(x) {
+      return row.some(function (o) { return o[0] - CLEAR < x && x < o[0] + o[2] + CLEAR; });
+    }
+    if (!blocked(want)) return want;
+    var best = null;
+    row.forEach(function (o) {
+      [o[0] - CLEAR, o[0] + o[2] + CLEAR].forEach(function (x) {
+        if (!blocked(x) && (best === null || Math.abs(x - want) < Math.abs(best - want))) best = x;
+      });
+    });
+    return best === null ? want : best;
+  }
+
+  function pathData(points, back) {
+    function f(p) { return p[0].toFixed(1) + "," + p[1].toFixed(1); }
+    if (back) return "M" + f(points[0]) + " C" + f(points[1]) + " " + f(points[2]) + " " + f(points[3]);
+    var out = "M" + f(points[0]);
+    for (var k = 1; k < points.length; k++) {
+      var p = points[k - 1], q = points[k], m = (p[1] + q[1]) / 2;
+      out += p[0] === q[0] ? " L" + f(q) : " C" + f([p[0], m]) + " " + f([q[0], m]) + " " + f(q);
+    }
+    return out;
+  }
+
+  // routing._anchors: where a label may go along a route, nearest the middle first.
+  function anchors(points, back) {
+    if (back) {
+      return [[0.125 * points[0][0] + 0.75 * points[1][0] + 0.125 * points[3][0],
+        (points[0][1] + points[3][1]) / 2]];
+    }
+    var found = [];
+    [0.5, 0.3, 0.7].forEach(function (t) {
+      var s = t * t * (3 - 2 * t), f = 1.5 * t * (1 - t) + t * t * t;
+      for (var k = 1; k < points.length; k++) {
+        var p = points[k - 1], q = points[k];
+        found.push([p[0] + (q[0] - p[0]) * s, p[1] + (q[1] - p[1]) * f]);
+      }
+    });
+    var middle = (points[0][1] + points[points.length - 1][1]) / 2;
+    return found.map(function (p, k) { return [p, k]; }).sort(function (a, b) {
+      return Math.abs(a[0][1] - middle) - Math.abs(b[0][1] - middle) || a[1] - b[1];
+    }).map(function (pk) { return pk[0]; });
+  }
+
+  function labelBox(x, y, text) { return [x - 1, y - 8, text.length * LABEL_CHAR + 2, LABEL_H]; }
+
+  function overlaps(r, boxes) {
+    return boxes.some(function (b) {
+      return r[0] < b[0] + b[2] && b[0] < r[0] + r[2] && r[1] < b[1] + b[3] && b[1] < r[1] + r[3];
+    });
+  }
+
+  // routing.layout_edges: each bundle, its route and its label's place (or null).
+  View.prototype.layoutEdges = function (boxes) {
+    var d = this.d, self = this, edges = this.visibleEdges(), ends = this.spreadEnds(edges, boxes);
+    var kids = d.nodes.map(function () { return []; }), taken = [];
+    d.nodes.forEach(function (n, i) { if (n.parent >= 0) kids[n.parent].push(i); });
+    Object.keys(boxes).map(Number).sort(function (a, b) { return a - b; }).forEach(function (i) {
+      var b = boxes[i];
+      if (!i) return;
+      var opened = d.nodes[i].type === undefined && self.open[i];
+      taken.push(opened ? [b[0], b[1], b[2], HEAD - 4] : b);
+    });
+    return edges.map(function (e, k) {
+      var others = kids[d.nodes[e[0]].parent].filter(function (c) { return c !== e[0] && c !== e[1]; })
+        .map(function (c) { return boxes[c]; });
+      var r = route(boxes[e[0]], boxes[e[1]], ends[k][0], ends[k][1], others), at = null;
+      if (e[4]) {
+        var width = e[4].length * LABEL_CHAR, cands = anchors(r[0], r[1]);
+        for (var c = 0; c < cands.length && at === null; c++) {
+          [cands[c][0] + 4, cands[c][0] - 4 - width].forEach(function (lx) {
+            if (at === null && !overlaps(labelBox(lx, cands[c][1] + 3, e[4]), taken)) at = [lx, cands[c][1] + 3];
+          });
+        }
+        if (at !== null) taken.push(labelBox(at[0], at[1], e[4]));
+      }
+      return [e, r[0], r[1], at];
+    });
+  };
+
+  // routing.extent.
+  function extent(drawn, root) {
+    var right = root[2];
+    drawn.forEach(function (r) {
+      r[1].forEach(function (p) { right = Math.max(right, p[0] + 8); });
+      if (r[3] !== null) right = Math.max(right, r[3][0] + r[0][4].length * LABEL_CHAR + 2);
+    });
+    return [right, root[3]];
+  }
+
+  View.prototype.build = function () {
+    var self = this, bar = document.createElement("div");
+    bar.style.cssText = "font:12px sans-serif;margin:4px 0;display:flex;gap:6px;align-items:center";
+    function button(text, fn) {
+      var b = document.createElement("button");
+      b.textContent = text;
+      b.style.cssText = "font:12px sans-serif;padding:1px 8px;cursor:pointer";
+      b.onclick = fn;
+      bar.appendChild(b);
+    }
+    button("\u2212", function () { self.scale = self.shown / 1.25; self.applyScale(); });
+    button("+", function () { self.scale = self.shown * 1.25; self.applyScale(); });
+    button("fit", function () { self.scale = 0; self.applyScale(); });
+    button("collapse all", function () { self.open = {0: true}; self.draw(); });
+    button("reset", function () {
+      self.open = {};
+      self.d.expanded.forEach(function (g) { self.open[g] = true; });
+      self.draw();
+    });
+    var note = document.createElement("span");
+    note.style.color = "#555";
+    note.textContent = this.d.title + " \u2014 click a group to open or close it";
+    bar.appendChild(note);
+    this.root.appendChild(bar);
+    this.frame = document.createElement("div");
+    this.frame.style.cssText = "overflow:auto;max-height:80vh;border:1px solid #ddd;background:white";
+    this.root.appendChild(this.frame);
+  };
+
+  View.prototype.applyScale = function () {
+    if (!this.svg) return;
+    var w = this.width, h = this.height;
+    var fitH = parseFloat(global.getComputedStyle(this.frame).maxHeight) || 640;
+    var s = this.scale || Math.min(1, ((this.frame.clientWidth || w) - 4) / w, (fitH - 4) / h);
+    this.shown = s;
+    this.svg.setAttribute("width", w * s);
+    this.svg.setAttribute("height", h * s);
+  };
+
   View.prototype.draw = function () {
-    var d = this.d, self = this, boxes = this.geometry();
-    var W = Math.max(boxes[0][2], 420) + 2 * MARGIN, H = boxes[0][3] + 2 * MARGIN;
+    var d = this.d, self = this, boxes = this.geometry(), drawn = this.layoutEdges(boxes);
+    var size = extent(drawn, boxes[0]);
+    var W = Math.max(size[0], 420) + 2 * MARGIN, H = size[1] + 2 * MARGIN;
     this.width = W;
     this.height = H;
     this.frame.innerHTML = "";
@@ -184,34 +323,24 @@
     var defs = el("defs", {}, svg);
     [["e", d.edge], ["s", d.send_recv]].forEach(function (m) {
       var mk = el("marker", {id: uid + m[0], viewBox: "0 0 8 8", refX: 7, refY: 4,
-        markerWidth: 7, markerHeight: 7, orient: "auto"}, defs);
+        markerWidth: 8, markerHeight: 8, markerUnits: "userSpaceOnUse", orient: "auto"}, defs);
       el("path", {d: "M0,0 L8,4 L0,8 z", fill: m[1]}, mk);
     });
     var top = el("g", {transform: "translate(" + MARGIN + "," + MARGIN + ")"}, svg);
     Object.keys(boxes).map(Number).sort(function (a, b) { return a - b; }).forEach(function (i) {
       if (i) self.drawBox(top, i, boxes[i]);
     });
-    var edges = this.visibleEdges(), ends = this.spreadEnds(edges, boxes);
-    edges.forEach(function (e, k) {
-      var s = boxes[e[0]], t = boxes[e[1]], x1 = ends[k][0], x2 = ends[k][1];
-      var y1 = s[1] + s[3], y2 = t[1], path, lx, ly;
-      if (y2 > y1 + 4) {
-        var bend = (y2 - y1) / 2;
-        path = "M" + x1 + "," + y1 + " C" + x1 + "," + (y1 + bend) + " " + x2 + "," + (y2 - bend) + " " + x2 + "," + y2;
-        lx = (x1 + x2) / 2; ly = (y1 + y2) / 2;
-      } else {
-        x1 = s[0] + s[2]; y1 = s[1] + s[3] / 2; x2 = t[0] + t[2]; y2 = t[1] + 10;
-        var reach = Math.max(x1, x2) + 40;
-        path = "M" + x1 + "," + y1 + " C" + reach + "," + y1 + " " + reach + "," + y2 + " " + x2 + "," + y2;
-        lx = reach - 10; ly = (y1 + y2) / 2;
-      }
-      var stroke = e[3] ? d.send_recv : d.edge;
-      var attrs = {d: path, fill: "none", stroke: stroke, "stroke-width": e[3] ? 1.8 : 1.1,
+    drawn.forEach(function (r) {
+      var e = r[0], stroke = e[3] ? d.send_recv : d.edge;
+      var attrs = {d: pathData(r[1], r[2]), fill: "none", stroke: stroke,
+        "stroke-width": (e[3] ? 1.8 : 1.1) + Math.min(2, 0.6 * Math.log2(e[5])),
         "marker-end": "url(#" + uid + (e[3] ? "s" : "e") + ")"};
       if (e[2] === 1) attrs["stroke-dasharray"] = "4,3";
-      el("path", attrs, top);
-      if (e[4]) {
-        var t2 = el("text", {x: lx + 3, y: ly, "font-size": 9, fill: stroke}, top);
+      var path = el("path", attrs, top), tip = el("title", {}, path);
+      tip.textContent = (d.nodes[e[0]].name || "(root)") + " \u2192 " + d.nodes[e[1]].name + "\n" +
+        e[5] + (e[5] === 1 ? " edge" : " edges") + (e[6] ? ": " + e[6] : "") + (e[3] ? "\nSend/Recv" : "");
+      if (r[3] !== null) {
+        var t2 = el("text", {x: r[3][0], y: r[3][1], "font-size": 9, fill: stroke}, top);
         t2.textContent = e[4];
       }
     });

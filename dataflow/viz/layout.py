@@ -27,8 +27,8 @@ from __future__ import annotations
 from .graph_model import ViewModel
 
 NODE_H, GROUP_H = 36, 42
-GAP_X, GAP_Y = 16, 34
-PAD, HEAD = 12, 22
+GAP_X, GAP_Y = 16, 28
+PAD, HEAD = 12, 20
 WRAP = 8
 CHAR_W = 6.6  # average advance of the 11 px sans-serif labels
 

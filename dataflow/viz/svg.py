@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from html import escape
 
-from . import layout
+from . import layout, routing
 from .graph_model import CONTROL, ViewModel
 
 PALETTE = [
@@ -36,79 +36,14 @@ def colour(i: int) -> str:
     return PALETTE[i % len(PALETTE)] if i >= 0 else "#eeeeee"
 
 
-def visible_edges(model: ViewModel, expanded: set[int]) -> list[tuple[int, int, int, bool, str]]:
-    """Edges between visible boxes: (src box, dst box, kind, send_recv, label); edges
-    that land inside one box are not drawn."""
-    rep = model.representative(expanded)
-    merged: dict[tuple[int, int], list] = {}
-    for e in model.edges:
-        a, b = rep[e.src], rep[e.dst]
-        if a == b:
-            continue
-        item = merged.get((a, b))
-        if item is None:
-            merged[(a, b)] = [e.kind, e.send_recv, {e.label}, 1]
-        else:
-            item[0] = min(item[0], e.kind)  # data wins over control
-            item[1] = item[1] or e.send_recv
-            item[2].add(e.label)
-            item[3] += 1
-    out = []
-    for (a, b), (kind, send_recv, labels, count) in merged.items():
-        labels.discard("")
-        if count > 1 and (len(labels) != 1 or kind == CONTROL):
-            label = f"{count} tensors" if labels else ""
-        else:
-            label = next(iter(labels), "")
-        out.append((a, b, kind, send_recv, label))
-    return out
-
-
-def spread_ends(edges: list[tuple], boxes: dict[int, tuple]) -> list[tuple[float, float]]:
-    """Where each edge leaves its source's bottom and enters its destination's top:
-    the edges at one box are spread over the middle of its side, ordered by where
-    their other end is, so they neither meet in one point nor cross needlessly."""
-    ends = [[0.0, 0.0] for _ in edges]
-    for side, other in ((0, 1), (1, 0)):
-        at: dict[int, list[int]] = {}
-        for k, e in enumerate(edges):
-            at.setdefault(e[side], []).append(k)
-        for box, ks in at.items():
-            x, _, w, _ = boxes[box]
-            ks.sort(key=lambda k: boxes[edges[k][other]][0] + boxes[edges[k][other]][2] / 2)
-            for j, k in enumerate(ks):
-                ends[k][side] = x + w * (0.5 if len(ks) == 1 else 0.15 + 0.7 * j / (len(ks) - 1))
-    return [(a, b) for a, b in ends]
-
-
-def edge_path(src: tuple, dst: tuple, x1: float, x2: float) -> tuple[str, float, float]:
-    """An SVG path from ``src``'s box (leaving at ``x1``) to ``dst``'s box (entering at
-    ``x2``), and where its label goes."""
-    sx, sy, sw, sh = src
-    dx, dy, dw, _ = dst
-    y1, y2 = sy + sh, dy
-    if y2 > y1 + 4:
-        bend = (y2 - y1) / 2
-        path = (
-            f"M{x1:.1f},{y1:.1f} C{x1:.1f},{y1 + bend:.1f} "
-            f"{x2:.1f},{y2 - bend:.1f} {x2:.1f},{y2:.1f}"
-        )
-        return path, (x1 + x2) / 2, (y1 + y2) / 2
-    # Upwards or sideways (a back edge): leave from the right and come in on the right.
-    x1, y1 = sx + sw, sy + sh / 2
-    x2, y2 = dx + dw, dy + 10
-    reach = max(x1, x2) + 40
-    path = f"M{x1:.1f},{y1:.1f} C{reach:.1f},{y1:.1f} {reach:.1f},{y2:.1f} {x2:.1f},{y2:.1f}"
-    return path, reach - 10, (y1 + y2) / 2
-
-
 def render(model: ViewModel, expanded: set[int] | None = None, title: str = "") -> str:
     """The SVG document of ``model`` with ``expanded`` groups open (default: the
     model's own choice)."""
     expanded = model.expanded if expanded is None else expanded
     ranks = layout.order_groups(model)
     boxes = layout.geometry(model, ranks, expanded)
-    _, _, width, height = boxes[0]
+    drawn = routing.layout_edges(model, expanded, boxes)
+    width, height = routing.extent(drawn, boxes[0])
     top = MARGIN + (24 if title else 0)
     legend_y = top + height + 24
     legend_h = LEGEND_ROW * (len(model.devices) + 3)
@@ -119,8 +54,9 @@ def render(model: ViewModel, expanded: set[int] | None = None, title: str = "") 
         f'viewBox="0 0 {total_w:.0f} {total_h:.0f}" font-family="Helvetica, Arial, sans-serif">',
         "<defs>"
         + "".join(
-            f'<marker id="arrow-{n}" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" '
-            f'markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="{c}"/></marker>'
+            f'<marker id="arrow-{n}" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="8" '
+            f'markerHeight="8" markerUnits="userSpaceOnUse" orient="auto">'
+            f'<path d="M0,0 L8,4 L0,8 z" fill="{c}"/></marker>'
             for n, c in (("e", EDGE), ("s", SEND_RECV))
         )
         + "</defs>",
@@ -135,26 +71,32 @@ def render(model: ViewModel, expanded: set[int] | None = None, title: str = "") 
     for i in sorted(boxes):
         if i:
             out.append(_box(model, i, boxes[i], i in expanded))
-    edges = visible_edges(model, expanded)
-    ends = spread_ends(edges, boxes)
-    for (a, b, kind, send_recv, label), (x1, x2) in zip(edges, ends):
-        path, lx, ly = edge_path(boxes[a], boxes[b], x1, x2)
+    for edge, points, back, at in drawn:
+        a, b, kind, send_recv, label, count, shapes = edge
         stroke = SEND_RECV if send_recv else EDGE
         dash = ' stroke-dasharray="4,3"' if kind == CONTROL else ""
         marker = "s" if send_recv else "e"
+        tip = edge_tooltip(model.nodes[a].name, model.nodes[b].name, count, shapes, send_recv)
         out.append(
-            f'<path d="{path}" fill="none" stroke="{stroke}" stroke-width="'
-            f'{1.8 if send_recv else 1.1}"{dash} marker-end="url(#arrow-{marker})"/>'
+            f'<path d="{routing.path_data(points, back)}" fill="none" stroke="{stroke}" '
+            f'stroke-width="{routing.stroke_width(send_recv, count):.1f}"{dash} '
+            f'marker-end="url(#arrow-{marker})"><title>{escape(tip)}</title></path>'
         )
-        if label:
+        if at is not None:
             out.append(
-                f'<text x="{lx + 3:.1f}" y="{ly:.1f}" font-size="9" fill="{stroke}">'
+                f'<text x="{at[0]:.1f}" y="{at[1]:.1f}" font-size="9" fill="{stroke}">'
                 f"{escape(label)}</text>"
             )
     out.append("</g>")
     out.append(_legend(model, MARGIN, legend_y))
     out.append("</svg>")
     return "\n".join(out)
+
+
+def edge_tooltip(src: str, dst: str, count: int, shapes: str, send_recv: bool) -> str:
+    """What hovering an edge says: its ends, how many edges it bundles, their shapes."""
+    what = f"{count} edge{'s' if count != 1 else ''}" + (f": {shapes}" if shapes else "")
+    return f"{src or '(root)'} \u2192 {dst}\n{what}" + ("\nSend/Recv" if send_recv else "")
 
 
 def _box(model: ViewModel, i: int, box: tuple, is_open: bool) -> str:

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import dataflow as tf
-from dataflow.viz import graph_model, layout, svg
+from dataflow.viz import graph_model, layout, routing, svg
 from dataflow.viz.graph_view import GraphView, _payload, _script
 
 from .models import deep, mlp
@@ -150,20 +150,24 @@ def test_layout_breaks_cycles_between_groups_and_keeps_edges_downward():
     assert sorted(every) == list(range(1, len(model.nodes)))  # each node placed once
 
 
-def test_browser_script_lays_out_as_python_does(tmp_path):
-    """graph_view.js repeats layout.geometry and svg.visible_edges; node runs it."""
+@pytest.mark.parametrize("which", ["mlp", "mlp, all open", "10k"])
+def test_browser_script_lays_out_as_python_does(tmp_path, which):
+    """graph_view.js repeats layout.geometry and routing.layout_edges; node runs it."""
     node = shutil.which("node")
     assert node, "node (nodejs) runs the view's script in this test; .ci/run installs it"
-    graph, _ = mlp()
+    graph, _ = deep() if which == "10k" else mlp()
     model = graph_model.build(graph)
     opened = set(model.expanded) | {_node(model, "gradients", op=False)}
+    if which == "mlp, all open":
+        opened = {i for i, n in enumerate(model.nodes) if n.op is None}
     data = _payload(model, "t")
     harness = (
         "var window = {};\n" + _script() + "\nvar V = window.dataflowGraphView.View;\n"
         "var data = " + json.dumps(data) + ";\nvar v = Object.create(V.prototype);\n"
         "v.d = data; v.open = {}; " + json.dumps(sorted(opened)) + ".forEach(function (g) "
         "{ v.open[g] = true; });\n"
-        "console.log(JSON.stringify({boxes: v.geometry(), edges: v.visibleEdges()}));\n"
+        "var boxes = v.geometry();\n"
+        "console.log(JSON.stringify({boxes: boxes, drawn: v.layoutEdges(boxes)}));\n"
     )
     script = tmp_path / "harness.js"
     script.write_text(harness)
@@ -173,9 +177,13 @@ def test_browser_script_lays_out_as_python_does(tmp_path):
     assert js.keys() == boxes.keys()
     for k, box in boxes.items():
         assert js[k] == pytest.approx(list(box))
-    assert sorted(map(tuple, out["edges"])) == sorted(
-        (a, b, k, int(s), label) for a, b, k, s, label in svg.visible_edges(model, opened)
-    )
+    drawn = routing.layout_edges(model, opened, boxes)
+    assert len(out["drawn"]) == len(drawn)
+    for (edge, points, back, at), (js_edge, js_points, js_back, js_at) in zip(drawn, out["drawn"]):
+        assert js_edge == [*edge[:3], int(edge[3]), *edge[4:]]
+        assert js_back == back and sum(js_points, []) == pytest.approx(sum(map(list, points), []))
+        assert (js_at is None) == (at is None)
+        assert at is None or tuple(js_at) == pytest.approx(at)
 
 
 def test_view_html_svg_and_files(tmp_path):

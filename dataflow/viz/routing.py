@@ -1,0 +1,246 @@
+"""Which edges the graph view draws, along which path, and where their labels go.
+
+The approach, as TensorBoard's graph draws edges between scopes:
+
+1. **Bundles.** Each model edge is drawn between its endpoints' visible boxes (an op,
+   or its outermost collapsed group), then both ends are lifted to the two children of
+   their lowest common group: an edge from ``layer1/w/read`` to ``gradients/...`` runs
+   from the ``layer1`` box to the ``gradients`` frame, and all the edges between those two
+   are one bundle, drawn once, thicker with its count, Send/Recv-coloured when any of
+   them crosses a stage. So every drawn edge joins two siblings, and no edge runs
+   through an open group to reach an op deep inside it.
+2. **Routes.** A bundle going down leaves its source's bottom and enters its target's
+   top. Each row of siblings between them (the rows of the layout) is a band it must
+   cross: it crosses at the free x nearest to the straight line to the target, beside
+   the boxes of that row rather than through them. The path is a chain of cubic curves
+   with vertical tangents through these crossing points. A bundle going up (a cycle the
+   layout broke) leaves the source's right side and enters the target's right side,
+   passing to the right of everything between them.
+3. **Labels.** A bundle's label (the tensor's shape, or "N tensors") goes at the first
+   of several points along its path, nearest the middle first, to the right or else to
+   the left of the line, where it overlaps no box, no open group's title and no label
+   placed before; otherwise it is left out (the edge's tooltip still has it).
+
+State: none; every function is pure over the model, the open groups and the boxes of
+``layout.geometry``. ``graph_view.js`` repeats all three steps with the same numbers,
+and a test runs both on the same graph.
+
+Example: ``x -> hidden/MatMul`` and ``layer1/w/read -> hidden/MatMul`` with ``hidden``
+open and ``layer1`` collapsed are the bundles ``x -> hidden`` (label ``?x784``) and
+``layer1 -> hidden``, each of count 1.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .graph_model import CONTROL, ViewModel
+from .layout import HEAD
+
+# (source box, target box, kind, send_recv, label, count, every distinct shape)
+Bundle = tuple[int, int, int, bool, str, int, str]
+Point = tuple[float, float]
+
+CLEAR = 6.0  # how far a route keeps from a box it passes
+LABEL_CHAR = 5.2  # average advance of the 9 px edge labels
+LABEL_H = 11.0
+
+
+def visible_edges(model: ViewModel, expanded: set[int]) -> list[Bundle]:
+    """The bundles drawn with ``expanded`` groups open: edges that land inside one box
+    are not drawn; the others are merged per pair of sibling boxes (see above)."""
+    nodes = model.nodes
+    rep = model.representative(expanded)
+    depth = [0] * len(nodes)
+    for i in range(1, len(nodes)):
+        depth[i] = depth[nodes[i].parent] + 1
+    merged: dict[tuple[int, int], list] = {}
+    for e in model.edges:
+        a, b = rep[e.src], rep[e.dst]
+        if a == b:
+            continue
+        while depth[a] > depth[b]:
+            a = nodes[a].parent
+        while depth[b] > depth[a]:
+            b = nodes[b].parent
+        while nodes[a].parent != nodes[b].parent:
+            a, b = nodes[a].parent, nodes[b].parent
+        item = merged.get((a, b))
+        if item is None:
+            merged[(a, b)] = [e.kind, e.send_recv, {e.label}, 1]
+        else:
+            item[0] = min(item[0], e.kind)  # data wins over control
+            item[1] = item[1] or e.send_recv
+            item[2].add(e.label)
+            item[3] += 1
+    out = []
+    for (a, b), (kind, send_recv, labels, count) in merged.items():
+        labels.discard("")
+        if count > 1 and (len(labels) != 1 or kind == CONTROL):
+            label = f"{count} tensors" if labels else ""
+        else:
+            label = next(iter(labels), "")
+        out.append((a, b, kind, send_recv, label, count, ", ".join(sorted(labels))))
+    return out
+
+
+def stroke_width(send_recv: bool, count: int) -> float:
+    """Heavier for Send/Recv, and for bundles of more edges."""
+    return (1.8 if send_recv else 1.1) + min(2.0, 0.6 * math.log2(count))
+
+
+def spread_ends(edges: list[Bundle], boxes: dict[int, tuple]) -> list[tuple[float, float]]:
+    """Where each edge leaves its source's bottom and enters its destination's top:
+    the edges at one box are spread over the middle of its side, ordered by where
+    their other end is, so they neither meet in one point nor cross needlessly."""
+    ends = [[0.0, 0.0] for _ in edges]
+    pairs = [(e[0], e[1]) for e in edges]
+    for side, other in ((0, 1), (1, 0)):
+        at: dict[int, list[int]] = {}
+        for k, pair in enumerate(pairs):
+            at.setdefault(pair[side], []).append(k)
+        for box, ks in at.items():
+            x, _, w, _ = boxes[box]
+            ks.sort(key=lambda k: boxes[pairs[k][other]][0] + boxes[pairs[k][other]][2] / 2)
+            for j, k in enumerate(ks):
+                ends[k][side] = x + w * (0.5 if len(ks) == 1 else 0.15 + 0.7 * j / (len(ks) - 1))
+    return [(a, b) for a, b in ends]
+
+
+def route(
+    src: tuple, dst: tuple, x1: float, x2: float, others: list[tuple]
+) -> tuple[list[Point], bool]:
+    """The path from box ``src`` (leaving at ``x1``) to box ``dst`` (entering at ``x2``)
+    around the sibling boxes ``others``: its points, and whether it goes up (then the
+    points are a single cubic's four control points)."""
+    sx, sy, sw, sh = src
+    dx, dy, dw, _ = dst
+    y1, y2 = sy + sh, dy
+    if y2 <= y1 + 4:
+        x1, y1, x2, y2 = sx + sw, sy + sh / 2, dx + dw, dy + 10
+        reach = max(x1, x2)
+        for ox, oy, ow, oh in others:
+            if oy < max(y1, y2) and oy + oh > min(y1, y2):
+                reach = max(reach, ox + ow)
+        reach += 30
+        return [(x1, y1), (reach, y1), (reach, y2), (x2, y2)], True
+    rows: dict[float, list[tuple]] = {}
+    for box in others:
+        if box[1] < y2 and box[1] + box[3] > y1:
+            rows.setdefault(box[1], []).append(box)
+    points = [(x1, y1)]
+    for top in sorted(rows):
+        row = rows[top]
+        band_top = max(top, y1 + 10)
+        band_bottom = max(oy + oh for _, oy, _, oh in row)
+        if band_bottom <= band_top:
+            continue
+        cx, cy = points[-1]
+        mid = (band_top + band_bottom) / 2
+        x = _free_x(cx + (x2 - cx) * (mid - cy) / (y2 - cy), row)
+        points += [(x, band_top), (x, band_bottom)]
+    points.append((x2, y2))
+    return points, False
+
+
+def _free_x(want: float, row: list[tuple]) -> float:
+    """The x nearest ``want`` that keeps ``CLEAR`` from every box of ``row``."""
+
+    def blocked(x: float) -> bool:
+        return any(ox - CLEAR < x < ox + ow + CLEAR for ox, _, ow, _ in row)
+
+    if not blocked(want):
+        return want
+    best = None
+    for ox, _, ow, _ in row:
+        for x in (ox - CLEAR, ox + ow + CLEAR):
+            if not blocked(x) and (best is None or abs(x - want) < abs(best - want)):
+                best = x
+    return want if best is None else best
+
+
+def path_data(points: list[Point], back: bool) -> str:
+    """The SVG path through ``points`` (see ``route``)."""
+    if back:
+        (ax, ay), (bx, by), (cx, cy), (dx, dy) = points
+        return f"M{ax:.1f},{ay:.1f} C{bx:.1f},{by:.1f} {cx:.1f},{cy:.1f} {dx:.1f},{dy:.1f}"
+    out = [f"M{points[0][0]:.1f},{points[0][1]:.1f}"]
+    for (px, py), (qx, qy) in zip(points, points[1:]):
+        if px == qx:
+            out.append(f"L{qx:.1f},{qy:.1f}")
+        else:
+            m = (py + qy) / 2
+            out.append(f"C{px:.1f},{m:.1f} {qx:.1f},{m:.1f} {qx:.1f},{qy:.1f}")
+    return " ".join(out)
+
+
+def _anchors(points: list[Point], back: bool) -> list[Point]:
+    """Points on the path where a label may go, nearest the middle first."""
+    if back:
+        (ax, ay), (bx, _), _, (dx, dy) = points
+        return [(0.125 * ax + 0.75 * bx + 0.125 * dx, (ay + dy) / 2)]
+    found = []
+    for t in (0.5, 0.3, 0.7):
+        s = t * t * (3 - 2 * t)  # how far x has moved along a vertical-tangent cubic
+        f = 1.5 * t * (1 - t) + t * t * t  # and y
+        for (px, py), (qx, qy) in zip(points, points[1:]):
+            found.append((px + (qx - px) * s, py + (qy - py) * f))
+    middle = (points[0][1] + points[-1][1]) / 2
+    return sorted(found, key=lambda p: abs(p[1] - middle))
+
+
+def label_box(x: float, y: float, text: str) -> tuple[float, float, float, float]:
+    """The rectangle a label takes, written from ``x`` with its baseline at ``y``."""
+    return (x - 1, y - 8, len(text) * LABEL_CHAR + 2, LABEL_H)
+
+
+def _overlaps(r: tuple, boxes: list[tuple]) -> bool:
+    x, y, w, h = r
+    return any(
+        x < bx + bw and bx < x + w and y < by + bh and by < y + h for bx, by, bw, bh in boxes
+    )
+
+
+def layout_edges(
+    model: ViewModel, expanded: set[int], boxes: dict[int, tuple]
+) -> list[tuple[Bundle, list[Point], bool, Point | None]]:
+    """Every bundle with its route and where its label is written (text start and
+    baseline; ``None``: left out, as it would overlap a box or another label)."""
+    edges = visible_edges(model, expanded)
+    ends = spread_ends(edges, boxes)
+    taken = []
+    for i, box in boxes.items():
+        if i == 0:
+            continue
+        opened = model.nodes[i].op is None and i in expanded
+        taken.append((box[0], box[1], box[2], HEAD - 4) if opened else box)
+    out = []
+    for edge, (x1, x2) in zip(edges, ends):
+        a, b = edge[0], edge[1]
+        siblings = sorted(model.nodes[model.nodes[a].parent].children)
+        others = [boxes[c] for c in siblings if c not in (a, b)]
+        points, back = route(boxes[a], boxes[b], x1, x2, others)
+        at = None
+        if edge[4]:
+            width = len(edge[4]) * LABEL_CHAR
+            for ax, ay in _anchors(points, back):
+                for lx in (ax + 4, ax - 4 - width):
+                    if not _overlaps(label_box(lx, ay + 3, edge[4]), taken):
+                        at = (lx, ay + 3)
+                        break
+                if at is not None:
+                    taken.append(label_box(*at, edge[4]))
+                    break
+        out.append((edge, points, back, at))
+    return out
+
+
+def extent(drawn: list, root: tuple) -> tuple[float, float]:
+    """Width and height the drawing needs: the root's box, widened for the routes that
+    pass to the right of everything and for their labels."""
+    right = root[2]
+    for edge, points, _, at in drawn:
+        right = max(right, *(x + 8 for x, _ in points))
+        if at is not None:
+            right = max(right, at[0] + len(edge[4]) * LABEL_CHAR + 2)
+    return right, root[3]

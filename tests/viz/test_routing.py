@@ -1,0 +1,82 @@
+"""Edge bundles, routes and labels (routing.py): counts, siblings, clear paths, labels
+that overlap nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from dataflow.viz import graph_model, layout, routing
+
+from .models import deep, mlp
+
+
+def _views():
+    graph, _ = mlp()
+    model = graph_model.build(graph)
+    groups = {i for i, n in enumerate(model.nodes) if n.op is None}
+    gradients = next(i for i in groups if model.nodes[i].name == "gradients")
+    yield "mlp", model, model.expanded
+    yield "mlp+gradients", model, model.expanded | {gradients}
+    yield "mlp, all open", model, groups
+    yield "mlp, all closed", model, {0}
+    graph, _ = deep()
+    model = graph_model.build(graph)
+    yield "10k", model, model.expanded
+
+
+VIEWS = list(_views())
+
+
+def _drawn(model, expanded):
+    boxes = layout.geometry(model, layout.order_groups(model), expanded)
+    return boxes, routing.layout_edges(model, expanded, boxes)
+
+
+def _overlap(r, s):
+    return r[0] < s[0] + s[2] and s[0] < r[0] + r[2] and r[1] < s[1] + s[3] and s[1] < r[1] + r[3]
+
+
+@pytest.mark.parametrize("name, model, expanded", VIEWS, ids=[v[0] for v in VIEWS])
+def test_bundles_count_every_edge_once_and_join_siblings(name, model, expanded):
+    rep = model.representative(expanded)
+    between_boxes = sum(1 for e in model.edges if rep[e.src] != rep[e.dst])
+    bundles = routing.visible_edges(model, expanded)
+    assert sum(b[5] for b in bundles) == between_boxes
+    assert len({(b[0], b[1]) for b in bundles}) == len(bundles)
+    for a, b, *_ in bundles:
+        assert model.nodes[a].parent == model.nodes[b].parent
+    if name == "mlp":
+        # The variables' many edges into the optimizer are one bundle per scope.
+        names = {(model.nodes[a].name, model.nodes[b].name): n for a, b, _, _, _, n, _ in bundles}
+        assert names[("layer1", "GradientDescent")] > 1
+        assert len(bundles) < between_boxes
+
+
+@pytest.mark.parametrize("name, model, expanded", VIEWS, ids=[v[0] for v in VIEWS])
+def test_labels_overlap_no_box_and_no_other_label(name, model, expanded):
+    boxes, drawn = _drawn(model, expanded)
+    placed = [routing.label_box(*at, edge[4]) for edge, _, _, at in drawn if at is not None]
+    assert placed or name == "mlp, all closed"
+    for i, r in enumerate(placed):
+        assert not any(_overlap(r, s) for s in placed[i + 1 :])
+    solid = [b for i, b in boxes.items() if i and not (model.nodes[i].op is None and i in expanded)]
+    assert not any(_overlap(r, b) for r in placed for b in solid)
+    labelled = [at for edge, _, _, at in drawn if edge[4]]
+    assert sum(at is not None for at in labelled) >= 0.75 * len(labelled)  # few left out
+
+
+@pytest.mark.parametrize("name, model, expanded", VIEWS, ids=[v[0] for v in VIEWS])
+def test_downward_routes_pass_beside_the_boxes_between_their_ends(name, model, expanded):
+    boxes, drawn = _drawn(model, expanded)
+    for edge, points, back, _ in drawn:
+        if back:
+            continue
+        a, b = edge[0], edge[1]
+        others = [boxes[c] for c in model.nodes[model.nodes[a].parent].children if c not in (a, b)]
+        # The straight runs cross the rows in between; none goes through a box.
+        for (px, py), (qx, qy) in zip(points, points[1:]):
+            if px == qx:
+                assert not any(
+                    ox < px < ox + ow and oy < qy and py < oy + oh for ox, oy, ow, oh in others
+                )
+        assert points[0][1] == boxes[a][1] + boxes[a][3] and points[-1][1] == boxes[b][1]

@@ -1,0 +1,78 @@
+"""Screenshots of the interactive graph view for the docs (``docs/images/``).
+
+Draws ``GraphView`` of the two-layer MLP on a parameter server (``graph_view_small.png``)
+and of the 10,000-op residual network (``graph_view_10k.png``), the graphs
+``tests/viz/models.py`` builds, as a notebook cell shows them, with headless Chromium;
+then builds the docs site and takes its front page (``docs_front_page.png``), which
+embeds the small view.
+
+Run: ``python tools/graph_view_screenshot.py [OUT_DIR]`` (default ``docs/images``).
+Needs a ``chromium`` (or ``chromium-browser``, ``google-chrome``) executable on ``PATH``.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
+
+from build_docs import build  # noqa: E402
+from dashboard_screenshot import browser  # noqa: E402
+
+from dataflow.viz import GraphView  # noqa: E402
+from tests.viz.models import deep, mlp  # noqa: E402
+
+PAGE = (
+    '<!doctype html><html><head><meta charset="utf-8"></head>'
+    '<body style="margin:12px;font-family:sans-serif">{}</body></html>'
+)
+
+
+def screenshot(url: str, out: pathlib.Path, size: str) -> None:
+    with tempfile.TemporaryDirectory() as profile:
+        subprocess.run(
+            [
+                browser(),
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                f"--user-data-dir={profile}",
+                "--hide-scrollbars",
+                f"--window-size={size}",
+                "--virtual-time-budget=5000",
+                f"--screenshot={out}",
+                url,
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=120,
+        )
+    print(f"wrote {out}")
+
+
+def main() -> None:
+    out = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs" / "images"
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, model, size in (
+            ("graph_view_small", mlp, "900,1100"),
+            ("graph_view_10k", deep, "900,1200"),
+        ):
+            graph, _ = model()
+            page = pathlib.Path(tmp) / f"{name}.html"
+            page.write_text(PAGE.format(GraphView(graph).to_html()), encoding="utf-8")
+            screenshot(page.as_uri(), out / f"{name}.png", size)
+        try:
+            html = build(pathlib.Path(tmp) / "docs")
+        except SystemExit as failed:  # a warning elsewhere in the docs: the page is still there
+            print(failed, file=sys.stderr)
+            html = pathlib.Path(tmp) / "docs" / "html"
+        screenshot((html / "index.html").as_uri(), out / "docs_front_page.png", "1280,1000")
+
+
+if __name__ == "__main__":
+    main()
