@@ -8,7 +8,7 @@
 (function (global) {
   "use strict";
   var NODE_H = 36, GROUP_H = 42, GAP_X = 16, GAP_Y = 28, PAD = 12, HEAD = 20, WRAP = 8;
-  var CHAR_W = 6.6, MARGIN = 16, CLEAR = 6, LABEL_CHAR = 5.2, LABEL_H = 11;
+  var CHAR_W = 6.6, MARGIN = 16, CLEAR = 6, LANE = 12, CORNER = 8, LABEL_CHAR = 5.2, LABEL_H = 11;
   var SVGNS = "http://www.w3.org/2000/svg";
 
   function darker(hex) {
@@ -147,17 +147,23 @@
     return ends;
   };
 
-  // routing.route: down through the free gaps of the rows in between, or up on the right.
+  // routing.route: down through the free gaps of the rows in between; up (or sideways)
+  // through the gaps above the two rows and to the right of everything in between.
   function route(s, t, x1, x2, others) {
     var y1 = s[1] + s[3], y2 = t[1];
     if (y2 <= y1 + 4) {
-      x1 = s[0] + s[2]; y1 = s[1] + s[3] / 2; x2 = t[0] + t[2]; y2 = t[1] + 10;
-      var reach = Math.max(x1, x2);
+      var sy = s[1], dy = t[1], lane1 = sy - LANE, lane2 = dy - LANE;
+      x1 = s[0] + s[2] - 10; x2 = t[0] + t[2] - 10;
+      if (lane2 >= lane1 - 2 * LANE) {
+        var lane = Math.min(lane1, lane2);
+        return [[[x1, sy], [x1, lane], [x2, lane], [x2, dy]], true];
+      }
+      var reach = Math.max(s[0] + s[2], t[0] + t[2]);
       others.forEach(function (o) {
-        if (o[1] < Math.max(y1, y2) && o[1] + o[3] > Math.min(y1, y2)) reach = Math.max(reach, o[0] + o[2]);
+        if (o[1] < sy && o[1] + o[3] > lane2) reach = Math.max(reach, o[0] + o[2]);
       });
-      reach += 30;
-      return [[[x1, y1], [reach, y1], [reach, y2], [x2, y2]], true];
+      reach += LANE;
+      return [[[x1, sy], [x1, lane1], [reach, lane1], [reach, lane2], [x2, lane2], [x2, dy]], true];
     }
     var rows = {}, tops = [];
     others.forEach(function (o) {
@@ -196,8 +202,16 @@
 
   function pathData(points, back) {
     function f(p) { return p[0].toFixed(1) + "," + p[1].toFixed(1); }
-    if (back) return "M" + f(points[0]) + " C" + f(points[1]) + " " + f(points[2]) + " " + f(points[3]);
     var out = "M" + f(points[0]);
+    if (back) {  // rounded corners
+      for (var i = 1; i + 1 < points.length; i++) {
+        var a = points[i - 1], c = points[i], b = points[i + 1];
+        var r = Math.min(CORNER, Math.abs(c[0] - a[0] + c[1] - a[1]) / 2, Math.abs(b[0] - c[0] + b[1] - c[1]) / 2);
+        out += " L" + f([c[0] - r * Math.sign(c[0] - a[0]), c[1] - r * Math.sign(c[1] - a[1])]) +
+          " Q" + f(c) + " " + f([c[0] + r * Math.sign(b[0] - c[0]), c[1] + r * Math.sign(b[1] - c[1])]);
+      }
+      return out + " L" + f(points[points.length - 1]);
+    }
     for (var k = 1; k < points.length; k++) {
       var p = points[k - 1], q = points[k], m = (p[1] + q[1]) / 2;
       out += p[0] === q[0] ? " L" + f(q) : " C" + f([p[0], m]) + " " + f([q[0], m]) + " " + f(q);
@@ -208,8 +222,14 @@
   // routing._anchors: where a label may go along a route, nearest the middle first.
   function anchors(points, back) {
     if (back) {
-      return [[0.125 * points[0][0] + 0.75 * points[1][0] + 0.125 * points[3][0],
-        (points[0][1] + points[3][1]) / 2]];
+      var runs = [];
+      for (var k = 1; k < points.length; k++) {
+        var p = points[k - 1], q = points[k];
+        runs.push([Math.abs(q[0] - p[0]) + Math.abs(q[1] - p[1]),
+          [(p[0] + q[0]) / 2, (p[1] + q[1]) / 2 - (p[1] === q[1] ? 6 : 0)], k]);
+      }
+      return runs.sort(function (a, b) { return b[0] - a[0] || a[2] - b[2]; })
+        .map(function (r) { return r[1]; });
     }
     var found = [];
     [0.5, 0.3, 0.7].forEach(function (t) {
@@ -244,15 +264,30 @@
       var opened = d.nodes[i].type === undefined && self.open[i];
       taken.push(opened ? [b[0], b[1], b[2], HEAD - 4] : b);
     });
-    return edges.map(function (e, k) {
+    var routes = edges.map(function (e, k) {
       var others = kids[d.nodes[e[0]].parent].filter(function (c) { return c !== e[0] && c !== e[1]; })
         .map(function (c) { return boxes[c]; });
-      var r = route(boxes[e[0]], boxes[e[1]], ends[k][0], ends[k][1], others), at = null;
+      return route(boxes[e[0]], boxes[e[1]], ends[k][0], ends[k][1], others);
+    });
+    var runs = [];  // a label keeps off the straight runs of the other routes too
+    routes.forEach(function (r, k) {
+      for (var j = 1; j < r[0].length; j++) {
+        var p = r[0][j - 1], q = r[0][j];
+        if (r[1] || p[0] === q[0]) {
+          runs.push([k, [Math.min(p[0], q[0]) - 1, Math.min(p[1], q[1]), Math.abs(q[0] - p[0]) + 2,
+            Math.abs(q[1] - p[1])]]);
+        }
+      }
+    });
+    return edges.map(function (e, k) {
+      var r = routes[k], at = null;
       if (e[4]) {
         var width = e[4].length * LABEL_CHAR, cands = anchors(r[0], r[1]);
+        var blocked = taken.concat(runs.filter(function (u) { return u[0] !== k; })
+          .map(function (u) { return u[1]; }));
         for (var c = 0; c < cands.length && at === null; c++) {
           [cands[c][0] + 4, cands[c][0] - 4 - width].forEach(function (lx) {
-            if (at === null && !overlaps(labelBox(lx, cands[c][1] + 3, e[4]), taken)) at = [lx, cands[c][1] + 3];
+            if (at === null && !overlaps(labelBox(lx, cands[c][1] + 3, e[4]), blocked)) at = [lx, cands[c][1] + 3];
           });
         }
         if (at !== null) taken.push(labelBox(at[0], at[1], e[4]));
@@ -296,7 +331,7 @@
     bar.appendChild(note);
     this.root.appendChild(bar);
     this.frame = document.createElement("div");
-    this.frame.style.cssText = "overflow:auto;max-height:80vh;border:1px solid #ddd;background:white";
+    this.frame.style.cssText = "overflow:auto;max-height:calc(100vh - 120px);min-height:0;border:1px solid #ddd;background:white";
     this.root.appendChild(this.frame);
   };
 

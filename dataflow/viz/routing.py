@@ -14,8 +14,9 @@ The approach, as TensorBoard's graph draws edges between scopes:
    cross: it crosses at the free x nearest to the straight line to the target, beside
    the boxes of that row rather than through them. The path is a chain of cubic curves
    with vertical tangents through these crossing points. A bundle going up (a cycle the
-   layout broke) leaves the source's right side and enters the target's right side,
-   passing to the right of everything between them.
+   layout broke) or sideways leaves the source's top, runs across the gap above the
+   source's row, up to the right of everything in between, across the gap above the
+   target's row and down into the target's top: it never crosses a box.
 3. **Labels.** A bundle's label (the tensor's shape, or "N tensors") goes at the first
    of several points along its path, nearest the middle first, to the right or else to
    the left of the line, where it overlaps no box, no open group's title and no label
@@ -42,6 +43,8 @@ Bundle = tuple[int, int, int, bool, str, int, str]
 Point = tuple[float, float]
 
 CLEAR = 6.0  # how far a route keeps from a box it passes
+LANE = 12.0  # how far above a row an upward route runs across
+CORNER = 8.0  # the radius of an upward route's corners
 LABEL_CHAR = 5.2  # average advance of the 9 px edge labels
 LABEL_H = 11.0
 
@@ -111,19 +114,26 @@ def route(
     src: tuple, dst: tuple, x1: float, x2: float, others: list[tuple]
 ) -> tuple[list[Point], bool]:
     """The path from box ``src`` (leaving at ``x1``) to box ``dst`` (entering at ``x2``)
-    around the sibling boxes ``others``: its points, and whether it goes up (then the
-    points are a single cubic's four control points)."""
+    around the sibling boxes ``others``: its points, and whether it goes up or sideways
+    (then the points are the corners of a path of horizontal and vertical runs)."""
     sx, sy, sw, sh = src
     dx, dy, dw, _ = dst
     y1, y2 = sy + sh, dy
     if y2 <= y1 + 4:
-        x1, y1, x2, y2 = sx + sw, sy + sh / 2, dx + dw, dy + 10
-        reach = max(x1, x2)
+        # Up from the source's top into the gap above its row, right of everything in
+        # between, and down into the target's top from the gap above the target's row.
+        x1, x2 = sx + sw - 10, dx + dw - 10
+        lane1, lane2 = sy - LANE, dy - LANE
+        if lane2 >= lane1 - 2 * LANE:  # side by side: one lane above both
+            lane = min(lane1, lane2)
+            return [(x1, sy), (x1, lane), (x2, lane), (x2, dy)], True
+        reach = max(sx + sw, dx + dw)
         for ox, oy, ow, oh in others:
-            if oy < max(y1, y2) and oy + oh > min(y1, y2):
+            if oy < sy and oy + oh > lane2:
                 reach = max(reach, ox + ow)
-        reach += 30
-        return [(x1, y1), (reach, y1), (reach, y2), (x2, y2)], True
+        reach += LANE
+        corners = [(x1, lane1), (reach, lane1), (reach, lane2), (x2, lane2)]
+        return [(x1, sy), *corners, (x2, dy)], True
     rows: dict[float, list[tuple]] = {}
     for box in others:
         if box[1] < y2 and box[1] + box[3] > y1:
@@ -161,10 +171,15 @@ def _free_x(want: float, row: list[tuple]) -> float:
 
 def path_data(points: list[Point], back: bool) -> str:
     """The SVG path through ``points`` (see ``route``)."""
-    if back:
-        (ax, ay), (bx, by), (cx, cy), (dx, dy) = points
-        return f"M{ax:.1f},{ay:.1f} C{bx:.1f},{by:.1f} {cx:.1f},{cy:.1f} {dx:.1f},{dy:.1f}"
     out = [f"M{points[0][0]:.1f},{points[0][1]:.1f}"]
+    if back:  # rounded corners
+        for (px, py), (cx, cy), (qx, qy) in zip(points, points[1:], points[2:]):
+            r = min(CORNER, abs(cx - px + cy - py) / 2, abs(qx - cx + qy - cy) / 2)
+            ax, ay = cx - r * _sign(cx - px), cy - r * _sign(cy - py)
+            bx, by = cx + r * _sign(qx - cx), cy + r * _sign(qy - cy)
+            out.append(f"L{ax:.1f},{ay:.1f} Q{cx:.1f},{cy:.1f} {bx:.1f},{by:.1f}")
+        out.append(f"L{points[-1][0]:.1f},{points[-1][1]:.1f}")
+        return " ".join(out)
     for (px, py), (qx, qy) in zip(points, points[1:]):
         if px == qx:
             out.append(f"L{qx:.1f},{qy:.1f}")
@@ -174,11 +189,19 @@ def path_data(points: list[Point], back: bool) -> str:
     return " ".join(out)
 
 
+def _sign(v: float) -> float:
+    return (v > 0) - (v < 0)
+
+
 def _anchors(points: list[Point], back: bool) -> list[Point]:
-    """Points on the path where a label may go, nearest the middle first."""
+    """Points on the path where a label may go, nearest the middle first (on an upward
+    path: the middle of its runs, longest first)."""
     if back:
-        (ax, ay), (bx, _), _, (dx, dy) = points
-        return [(0.125 * ax + 0.75 * bx + 0.125 * dx, (ay + dy) / 2)]
+        runs = [  # a label on a horizontal run sits above the line
+            (abs(qx - px) + abs(qy - py), ((px + qx) / 2, (py + qy) / 2 - 6 * (py == qy)))
+            for (px, py), (qx, qy) in zip(points, points[1:])
+        ]
+        return [at for _, at in sorted(runs, key=lambda r: -r[0])]
     found = []
     for t in (0.5, 0.3, 0.7):
         s = t * t * (3 - 2 * t)  # how far x has moved along a vertical-tangent cubic
@@ -214,18 +237,29 @@ def layout_edges(
             continue
         opened = model.nodes[i].op is None and i in expanded
         taken.append((box[0], box[1], box[2], HEAD - 4) if opened else box)
-    out = []
+    routes = []
     for edge, (x1, x2) in zip(edges, ends):
         a, b = edge[0], edge[1]
         siblings = sorted(model.nodes[model.nodes[a].parent].children)
-        others = [boxes[c] for c in siblings if c not in (a, b)]
-        points, back = route(boxes[a], boxes[b], x1, x2, others)
+        routes.append(
+            route(boxes[a], boxes[b], x1, x2, [boxes[c] for c in siblings if c not in (a, b)])
+        )
+    # A label keeps off the straight runs of the other routes too.
+    runs = [
+        (k, (min(px, qx) - 1, min(py, qy), abs(qx - px) + 2, abs(qy - py)))
+        for k, (points, back) in enumerate(routes)
+        for (px, py), (qx, qy) in zip(points, points[1:])
+        if back or px == qx
+    ]
+    out = []
+    for k, (edge, (points, back)) in enumerate(zip(edges, routes)):
         at = None
         if edge[4]:
             width = len(edge[4]) * LABEL_CHAR
+            blocked = taken + [r for j, r in runs if j != k]
             for ax, ay in _anchors(points, back):
                 for lx in (ax + 4, ax - 4 - width):
-                    if not _overlaps(label_box(lx, ay + 3, edge[4]), taken):
+                    if not _overlaps(label_box(lx, ay + 3, edge[4]), blocked):
                         at = (lx, ay + 3)
                         break
                 if at is not None:

@@ -66,17 +66,16 @@ def test_labels_overlap_no_box_and_no_other_label(name, model, expanded):
 
 
 @pytest.mark.parametrize("name, model, expanded", VIEWS, ids=[v[0] for v in VIEWS])
-def test_downward_routes_pass_beside_the_boxes_between_their_ends(name, model, expanded):
+def test_routes_pass_beside_the_boxes_between_their_ends(name, model, expanded):
     boxes, drawn = _drawn(model, expanded)
     for edge, points, back, _ in drawn:
-        if back:
-            continue
         a, b = edge[0], edge[1]
         others = [boxes[c] for c in model.nodes[model.nodes[a].parent].children if c not in (a, b)]
-        # The straight runs cross the rows in between; none goes through a box.
+        # The straight runs (all of an upward route, the row crossings of a downward
+        # one) go through no box.
         for (px, py), (qx, qy) in zip(points, points[1:]):
-            if px == qx:
-                assert not any(
-                    ox < px < ox + ow and oy < qy and py < oy + oh for ox, oy, ow, oh in others
-                )
-        assert points[0][1] == boxes[a][1] + boxes[a][3] and points[-1][1] == boxes[b][1]
+            if back or px == qx:
+                run = (min(px, qx), min(py, qy), abs(qx - px), abs(qy - py))
+                assert not any(_overlap(run, o) for o in others), (name, edge)
+        assert points[0][1] == boxes[a][1] + (0 if back else boxes[a][3])
+        assert points[-1][1] == boxes[b][1]
