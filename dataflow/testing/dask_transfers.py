@@ -12,8 +12,23 @@ from __future__ import annotations
 from typing import Any
 
 
+def _is_stage_output(key: Any) -> bool:
+    # A task-graph step's stage key: ("<n>.<op>@<device>-<signature>", session, step, i).
+    return isinstance(key, tuple) and bool(key) and "@" in str(key[0])
+
+
 def _sent(dask_worker: Any = None) -> list[tuple[str | None, int]]:
-    return [(entry["who"], int(entry["total"])) for entry in dask_worker.transfer_outgoing_log]
+    """(who, bytes) per logged send, leaving out the outputs of stage tasks: on the
+    task-graph path a step's own tensors travel between workers as Dask task results
+    (TF's Send/Recv), which is not data being read."""
+    out = []
+    for entry in dask_worker.transfer_outgoing_log:
+        sizes = entry.get("keys") or {}
+        total = int(entry["total"])
+        if sizes:
+            total = int(sum(n for k, n in sizes.items() if not _is_stage_output(k)))
+        out.append((entry["who"], total))
+    return out
 
 
 def sent_bytes(client: Any) -> dict[str, int]:
