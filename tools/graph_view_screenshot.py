@@ -60,7 +60,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name, model, size in (
             ("graph_view_small", mlp, "900,1100"),
-            ("graph_view_10k", deep, "900,1000"),
+            ("graph_view_10k", deep, "900,1280"),
         ):
             graph, _ = model()
             page = pathlib.Path(tmp) / f"{name}.html"

@@ -8,7 +8,7 @@
 (function (global) {
   "use strict";
   var NODE_H = 36, GROUP_H = 42, GAP_X = 16, GAP_Y = 28, PAD = 12, HEAD = 20, WRAP = 8;
-  var CHAR_W = 6.6, MARGIN = 16, CLEAR = 6, LANE = 12, CORNER = 8, LABEL_CHAR = 5.2, LABEL_H = 11;
+  var CHAR_W = 6.6, MARGIN = 16, CLEAR = 6, LANE = 12, CORNER = 8, LABEL_CHAR = 5.2, LABEL_H = 11, CELL = 64;
   var SVGNS = "http://www.w3.org/2000/svg";
 
   function darker(hex) {
@@ -247,35 +247,50 @@
 
   function labelBox(x, y, text) { return [x - 1, y - 8, text.length * LABEL_CHAR + 2, LABEL_H]; }
 
-  function overlaps(r, boxes) {
-    return boxes.some(function (b) {
-      return r[0] < b[0] + b[2] && b[0] < r[0] + r[2] && r[1] < b[1] + b[3] && b[1] < r[1] + r[3];
+  // routing._Grid: rectangles with owners, bucketed in square cells.
+  function Grid() { this.cells = {}; }
+  Grid.prototype.keys = function (r) {
+    var out = [], x0 = Math.floor(r[0] / CELL), y0 = Math.floor(r[1] / CELL);
+    var x1 = Math.floor((r[0] + r[2]) / CELL), y1 = Math.floor((r[1] + r[3]) / CELL);
+    for (var i = x0; i <= x1; i++) for (var j = y0; j <= y1; j++) out.push(i + "," + j);
+    return out;
+  };
+  Grid.prototype.add = function (owner, r) {
+    var cells = this.cells;
+    this.keys(r).forEach(function (k) { (cells[k] = cells[k] || []).push([owner, r]); });
+  };
+  Grid.prototype.hits = function (r, skip) {
+    var cells = this.cells;
+    return this.keys(r).some(function (k) {
+      return (cells[k] || []).some(function (item) {
+        var b = item[1];
+        return item[0] !== skip && r[0] < b[0] + b[2] && b[0] < r[0] + r[2] && r[1] < b[1] + b[3] && b[1] < r[1] + r[3];
+      });
     });
-  }
+  };
 
   // routing.layout_edges: each bundle, its route and its label's place (or null).
   View.prototype.layoutEdges = function (boxes) {
     var d = this.d, self = this, edges = this.visibleEdges(), ends = this.spreadEnds(edges, boxes);
-    var kids = d.nodes.map(function () { return []; }), taken = [];
+    var kids = d.nodes.map(function () { return []; }), taken = new Grid();
     d.nodes.forEach(function (n, i) { if (n.parent >= 0) kids[n.parent].push(i); });
     Object.keys(boxes).map(Number).sort(function (a, b) { return a - b; }).forEach(function (i) {
       var b = boxes[i];
       if (!i) return;
       var opened = d.nodes[i].type === undefined && self.open[i];
-      taken.push(opened ? [b[0], b[1], b[2], HEAD - 4] : b);
+      taken.add(-1, opened ? [b[0], b[1], b[2], HEAD - 4] : b);
     });
     var routes = edges.map(function (e, k) {
       var others = kids[d.nodes[e[0]].parent].filter(function (c) { return c !== e[0] && c !== e[1]; })
         .map(function (c) { return boxes[c]; });
       return route(boxes[e[0]], boxes[e[1]], ends[k][0], ends[k][1], others);
     });
-    var runs = [];  // a label keeps off the straight runs of the other routes too
-    routes.forEach(function (r, k) {
+    routes.forEach(function (r, k) {  // a label keeps off the other routes' straight runs
       for (var j = 1; j < r[0].length; j++) {
         var p = r[0][j - 1], q = r[0][j];
         if (r[1] || p[0] === q[0]) {
-          runs.push([k, [Math.min(p[0], q[0]) - 1, Math.min(p[1], q[1]), Math.abs(q[0] - p[0]) + 2,
-            Math.abs(q[1] - p[1])]]);
+          taken.add(k, [Math.min(p[0], q[0]) - 1, Math.min(p[1], q[1]), Math.abs(q[0] - p[0]) + 2,
+            Math.abs(q[1] - p[1])]);
         }
       }
     });
@@ -283,14 +298,12 @@
       var r = routes[k], at = null;
       if (e[4]) {
         var width = e[4].length * LABEL_CHAR, cands = anchors(r[0], r[1]);
-        var blocked = taken.concat(runs.filter(function (u) { return u[0] !== k; })
-          .map(function (u) { return u[1]; }));
         for (var c = 0; c < cands.length && at === null; c++) {
           [cands[c][0] + 4, cands[c][0] - 4 - width].forEach(function (lx) {
-            if (at === null && !overlaps(labelBox(lx, cands[c][1] + 3, e[4]), blocked)) at = [lx, cands[c][1] + 3];
+            if (at === null && !taken.hits(labelBox(lx, cands[c][1] + 3, e[4]), k)) at = [lx, cands[c][1] + 3];
           });
         }
-        if (at !== null) taken.push(labelBox(at[0], at[1], e[4]));
+        if (at !== null) taken.add(-1, labelBox(at[0], at[1], e[4]));
       }
       return [e, r[0], r[1], at];
     });
@@ -418,7 +431,7 @@
         });
       }
     } else if (d.stages > 1) {
-      var st = el("text", {x: b[0] + b[2] - 4, y: b[1] + 10, "font-size": 8, fill: "#555",
+      var st = el("text", {x: b[0] + b[2] - 4, y: b[1] + b[3] - 3, "font-size": 8, fill: "#555",
         "text-anchor": "end"}, g);
       st.textContent = "s" + n.stage;
     }

@@ -47,6 +47,7 @@ LANE = 12.0  # how far above a row an upward route runs across
 CORNER = 8.0  # the radius of an upward route's corners
 LABEL_CHAR = 5.2  # average advance of the 9 px edge labels
 LABEL_H = 11.0
+CELL = 64.0  # the side of a cell of the grid that finds what a label would overlap
 
 
 def visible_edges(model: ViewModel, expanded: set[int]) -> list[Bundle]:
@@ -217,11 +218,31 @@ def label_box(x: float, y: float, text: str) -> tuple[float, float, float, float
     return (x - 1, y - 8, len(text) * LABEL_CHAR + 2, LABEL_H)
 
 
-def _overlaps(r: tuple, boxes: list[tuple]) -> bool:
-    x, y, w, h = r
-    return any(
-        x < bx + bw and bx < x + w and y < by + bh and by < y + h for bx, by, bw, bh in boxes
-    )
+class _Grid:
+    """Rectangles, each with an owner, bucketed in square cells so that a label is
+    checked only against what lies near it (a view of every group of 10,000 ops has
+    thousands of boxes and runs)."""
+
+    def __init__(self) -> None:
+        self.cells: dict[tuple[int, int], list[tuple[int, tuple]]] = {}
+
+    def _keys(self, r: tuple) -> list[tuple[int, int]]:
+        x0, y0 = int(r[0] // CELL), int(r[1] // CELL)
+        x1, y1 = int((r[0] + r[2]) // CELL), int((r[1] + r[3]) // CELL)
+        return [(i, j) for i in range(x0, x1 + 1) for j in range(y0, y1 + 1)]
+
+    def add(self, owner: int, r: tuple) -> None:
+        for key in self._keys(r):
+            self.cells.setdefault(key, []).append((owner, r))
+
+    def hits(self, r: tuple, skip: int) -> bool:
+        """Whether ``r`` overlaps a rectangle not owned by ``skip``."""
+        x, y, w, h = r
+        for key in self._keys(r):
+            for owner, (bx, by, bw, bh) in self.cells.get(key, ()):
+                if owner != skip and x < bx + bw and bx < x + w and y < by + bh and by < y + h:
+                    return True
+        return False
 
 
 def layout_edges(
@@ -231,12 +252,12 @@ def layout_edges(
     baseline; ``None``: left out, as it would overlap a box or another label)."""
     edges = visible_edges(model, expanded)
     ends = spread_ends(edges, boxes)
-    taken = []
+    taken = _Grid()  # boxes and labels (owner -1), and the routes' straight runs
     for i, box in boxes.items():
         if i == 0:
             continue
         opened = model.nodes[i].op is None and i in expanded
-        taken.append((box[0], box[1], box[2], HEAD - 4) if opened else box)
+        taken.add(-1, (box[0], box[1], box[2], HEAD - 4) if opened else box)
     routes = []
     for edge, (x1, x2) in zip(edges, ends):
         a, b = edge[0], edge[1]
@@ -245,25 +266,22 @@ def layout_edges(
             route(boxes[a], boxes[b], x1, x2, [boxes[c] for c in siblings if c not in (a, b)])
         )
     # A label keeps off the straight runs of the other routes too.
-    runs = [
-        (k, (min(px, qx) - 1, min(py, qy), abs(qx - px) + 2, abs(qy - py)))
-        for k, (points, back) in enumerate(routes)
-        for (px, py), (qx, qy) in zip(points, points[1:])
-        if back or px == qx
-    ]
+    for k, (points, back) in enumerate(routes):
+        for (px, py), (qx, qy) in zip(points, points[1:]):
+            if back or px == qx:
+                taken.add(k, (min(px, qx) - 1, min(py, qy), abs(qx - px) + 2, abs(qy - py)))
     out = []
     for k, (edge, (points, back)) in enumerate(zip(edges, routes)):
         at = None
         if edge[4]:
             width = len(edge[4]) * LABEL_CHAR
-            blocked = taken + [r for j, r in runs if j != k]
             for ax, ay in _anchors(points, back):
                 for lx in (ax + 4, ax - 4 - width):
-                    if not _overlaps(label_box(lx, ay + 3, edge[4]), blocked):
+                    if not taken.hits(label_box(lx, ay + 3, edge[4]), k):
                         at = (lx, ay + 3)
                         break
                 if at is not None:
-                    taken.append(label_box(*at, edge[4]))
+                    taken.add(-1, label_box(*at, edge[4]))
                     break
         out.append((edge, points, back, at))
     return out

@@ -138,7 +138,7 @@ def _box(model: ViewModel, i: int, box: tuple, is_open: bool) -> str:
             bx += bw
     if node.op is not None and model.num_stages > 1:
         parts.append(
-            f'<text x="{x + w - 4:.1f}" y="{y + 10:.1f}" font-size="8" fill="#555" '
+            f'<text x="{x + w - 4:.1f}" y="{y + h - 3:.1f}" font-size="8" fill="#555" '
             f'text-anchor="end">s{node.stage}</text>'
         )
     parts.append("</g>")

@@ -150,7 +150,7 @@ def test_layout_breaks_cycles_between_groups_and_keeps_edges_downward():
     assert sorted(every) == list(range(1, len(model.nodes)))  # each node placed once
 
 
-@pytest.mark.parametrize("which", ["mlp", "mlp, all open", "10k"])
+@pytest.mark.parametrize("which", ["mlp", "mlp, all open", "10k", "10k, all open"])
 def test_browser_script_lays_out_as_python_does(tmp_path, which):
     """graph_view.js repeats layout.geometry and routing.layout_edges; node runs it."""
     node = shutil.which("node")
@@ -158,7 +158,7 @@ def test_browser_script_lays_out_as_python_does(tmp_path, which):
     graph, _ = deep() if which == "10k" else mlp()
     model = graph_model.build(graph)
     opened = set(model.expanded) | {_node(model, "gradients", op=False)}
-    if which == "mlp, all open":
+    if which.endswith("all open"):
         opened = {i for i, n in enumerate(model.nodes) if n.op is None}
     data = _payload(model, "t")
     harness = (
