@@ -8,7 +8,7 @@
 (function (global) {
   "use strict";
   var NODE_H = 36, GROUP_H = 42, GAP_X = 16, GAP_Y = 28, PAD = 12, HEAD = 20, WRAP = 8;
-  var CHAR_W = 6.6, MARGIN = 16, CLEAR = 6, LANE = 12, CORNER = 8, LABEL_CHAR = 5.2, LABEL_H = 11, CELL = 64;
+  var CHAR_W = 6.6, MARGIN = 16, CLEAR = 6, LANE = 12, CORNER = 8, LABEL_CHAR = 5.2, LABEL_H = 11, CELL = 64, CURVE_SAMPLES = 10;
   var SVGNS = "http://www.w3.org/2000/svg";
 
   function darker(hex) {
@@ -291,22 +291,31 @@
         if (r[1] || p[0] === q[0]) {
           taken.add(k, [Math.min(p[0], q[0]) - 1, Math.min(p[1], q[1]), Math.abs(q[0] - p[0]) + 2,
             Math.abs(q[1] - p[1])]);
+          continue;
+        }
+        for (var step = 1; step < CURVE_SAMPLES; step++) {  // a curve, as points along it
+          var t = step / CURVE_SAMPLES, f = t * t * (3 - 2 * t), g = 1.5 * t * (1 - t) + t * t * t;
+          taken.add(k, [p[0] + (q[0] - p[0]) * f - 1, p[1] + (q[1] - p[1]) * g - 1, 2, 2]);
         }
       }
     });
-    return edges.map(function (e, k) {
-      var r = routes[k], at = null;
-      if (e[4]) {
-        var width = e[4].length * LABEL_CHAR, cands = anchors(r[0], r[1]);
-        for (var c = 0; c < cands.length && at === null; c++) {
-          [cands[c][0] + 4, cands[c][0] - 4 - width].forEach(function (lx) {
-            if (at === null && !taken.hits(labelBox(lx, cands[c][1] + 3, e[4]), k)) at = [lx, cands[c][1] + 3];
-          });
-        }
-        if (at !== null) taken.add(-1, labelBox(at[0], at[1], e[4]));
+    var places = edges.map(function () { return null; });
+    // The labels of the largest bundles are placed first.
+    edges.map(function (e, k) { return k; }).sort(function (a, b) {
+      return edges[b][5] - edges[a][5] || a - b;
+    }).forEach(function (k) {
+      var e = edges[k], at = null;
+      if (!e[4]) return;
+      var width = e[4].length * LABEL_CHAR, cands = anchors(routes[k][0], routes[k][1]);
+      for (var c = 0; c < cands.length && at === null; c++) {
+        [cands[c][0] + 4, cands[c][0] - 4 - width].forEach(function (lx) {
+          if (at === null && !taken.hits(labelBox(lx, cands[c][1] + 3, e[4]), k)) at = [lx, cands[c][1] + 3];
+        });
       }
-      return [e, r[0], r[1], at];
+      if (at !== null) taken.add(-1, labelBox(at[0], at[1], e[4]));
+      places[k] = at;
     });
+    return edges.map(function (e, k) { return [e, routes[k][0], routes[k][1], places[k]]; });
   };
 
   // routing.extent.

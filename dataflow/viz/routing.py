@@ -17,10 +17,11 @@ The approach, as TensorBoard's graph draws edges between scopes:
    layout broke) or sideways leaves the source's top, runs across the gap above the
    source's row, up to the right of everything in between, across the gap above the
    target's row and down into the target's top: it never crosses a box.
-3. **Labels.** A bundle's label (the tensor's shape, or "N tensors") goes at the first
-   of several points along its path, nearest the middle first, to the right or else to
-   the left of the line, where it overlaps no box, no open group's title and no label
-   placed before; otherwise it is left out (the edge's tooltip still has it).
+3. **Labels.** Largest bundle first, a bundle's label (a shape, or "N tensors") goes
+   at the first of several points along its path, nearest the middle first, to the
+   right or else to the left of the line, where it overlaps no box, no open group's
+   title, no other route and no label placed before; otherwise it is left out (the
+   edge's tooltip still has it).
 
 State: none; every function is pure over the model, the open groups and the boxes of
 ``layout.geometry``. ``graph_view.js`` repeats all three steps with the same numbers,
@@ -47,6 +48,7 @@ LANE = 12.0  # how far above a row an upward route runs across
 CORNER = 8.0  # the radius of an upward route's corners
 LABEL_CHAR = 5.2  # average advance of the 9 px edge labels
 LABEL_H = 11.0
+CURVE_SAMPLES = 10  # points a label keeps off, along each curve of another route
 CELL = 64.0  # the side of a cell of the grid that finds what a label would overlap
 
 
@@ -205,10 +207,10 @@ def _anchors(points: list[Point], back: bool) -> list[Point]:
         return [at for _, at in sorted(runs, key=lambda r: -r[0])]
     found = []
     for t in (0.5, 0.3, 0.7):
-        s = t * t * (3 - 2 * t)  # how far x has moved along a vertical-tangent cubic
-        f = 1.5 * t * (1 - t) + t * t * t  # and y
+        f = t * t * (3 - 2 * t)  # how far x has moved along a vertical-tangent cubic
+        g = 1.5 * t * (1 - t) + t * t * t  # and y
         for (px, py), (qx, qy) in zip(points, points[1:]):
-            found.append((px + (qx - px) * s, py + (qy - py) * f))
+            found.append((px + (qx - px) * f, py + (qy - py) * g))
     middle = (points[0][1] + points[-1][1]) / 2
     return sorted(found, key=lambda p: abs(p[1] - middle))
 
@@ -270,21 +272,29 @@ def layout_edges(
         for (px, py), (qx, qy) in zip(points, points[1:]):
             if back or px == qx:
                 taken.add(k, (min(px, qx) - 1, min(py, qy), abs(qx - px) + 2, abs(qy - py)))
-    out = []
-    for k, (edge, (points, back)) in enumerate(zip(edges, routes)):
-        at = None
-        if edge[4]:
-            width = len(edge[4]) * LABEL_CHAR
-            for ax, ay in _anchors(points, back):
-                for lx in (ax + 4, ax - 4 - width):
-                    if not taken.hits(label_box(lx, ay + 3, edge[4]), k):
-                        at = (lx, ay + 3)
-                        break
-                if at is not None:
-                    taken.add(-1, label_box(*at, edge[4]))
-                    break
-        out.append((edge, points, back, at))
-    return out
+                continue
+            for step in range(1, CURVE_SAMPLES):  # a curve, as points along it
+                t = step / CURVE_SAMPLES
+                f, g = t * t * (3 - 2 * t), 1.5 * t * (1 - t) + t * t * t
+                taken.add(k, (px + (qx - px) * f - 1, py + (qy - py) * g - 1, 2, 2))
+    places: list[Point | None] = [None] * len(edges)
+    # The labels of the largest bundles are placed first.
+    for k in sorted(range(len(edges)), key=lambda k: -edges[k][5]):
+        text = edges[k][4]
+        if not text:
+            continue
+        width = len(text) * LABEL_CHAR
+        for ax, ay in _anchors(*routes[k]):
+            free = [
+                lx
+                for lx in (ax + 4, ax - 4 - width)
+                if not taken.hits(label_box(lx, ay + 3, text), k)
+            ]
+            if free:
+                places[k] = (free[0], ay + 3)
+                taken.add(-1, label_box(free[0], ay + 3, text))
+                break
+    return [(e, points, back, at) for e, (points, back), at in zip(edges, routes, places)]
 
 
 def extent(drawn: list, root: tuple) -> tuple[float, float]:

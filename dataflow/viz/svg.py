@@ -4,7 +4,9 @@ It draws what ``graph_view.js`` draws for the same open groups: boxes coloured b
 placed device, open groups as framed regions with their scope name, collapsed groups
 with their op count and a bar of their devices' shares, edges labelled with shapes,
 control edges dashed, Send/Recv edges (crossing a stage boundary) in a heavier colour,
-and a legend. Edges between the same two visible boxes are drawn once, with a count.
+and a legend. Edges are bundled, routed and labelled as ``routing.py`` says: one edge per
+pair of sibling boxes, thicker with its count, its label only where it overlaps nothing,
+and a tooltip listing what it carries.
 """
 
 from __future__ import annotations
