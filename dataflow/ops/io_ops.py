@@ -81,23 +81,26 @@ def _restore_kernel(ctx: Any, attrs: dict) -> Any:
         for key in [k for k in staged if k[1] in handles]:  # left by a failed restore
             del staged[key]
         index = checkpoint_format.read_index(prefix)
+        mismatch = None
         for key, (dtype, shape) in zip(names, specs):  # from the index, before reading
             entry = checkpoint_format.entry_of(prefix, index, key)
             if not shape.is_compatible_with(tuple(entry["shape"])):
-                raise errors.InvalidArgumentError(
-                    None,
-                    None,
+                mismatch = mismatch or (
                     f"Checkpoint '{prefix}' holds {key} with shape "
-                    f"{tuple(entry['shape'])}, but the variable has shape {shape}",
+                    f"{tuple(entry['shape'])}, but the variable has shape {shape}"
                 )
-            if checkpoint_format.entry_dtype(entry) != dtype.as_numpy_dtype:
-                raise errors.InvalidArgumentError(
-                    None,
-                    None,
+            elif checkpoint_format.entry_dtype(entry) != dtype.as_numpy_dtype:
+                mismatch = mismatch or (
                     f"Checkpoint '{prefix}' holds {key} as "
                     f"{checkpoint_format.entry_dtype(entry)}, but the variable is "
-                    f"{dtype.name}",
+                    f"{dtype.name}"
                 )
+        if mismatch is not None:
+            # A damaged checkpoint is damaged before it is a mismatch: on this error path
+            # only, every entry's bytes are read and checked (size, checksum) first, so a
+            # corrupted index that merely looks like another shape is a DataLossError.
+            checkpoint_format.read_entries(prefix, index, names)
+            raise errors.InvalidArgumentError(None, None, mismatch)
         values = checkpoint_format.read_entries(prefix, index, names)
         # Staged only after every entry was read and checked; the commit phase stores.
         for handle, value in zip(handles, values):

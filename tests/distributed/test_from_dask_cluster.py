@@ -116,9 +116,10 @@ def test_rows_do_not_pass_through_the_client(clean_cluster, resident):
             after = sent_bytes(client)
     assert steps == 2 * 1200 // 50
     data_bytes = 2 * 1200 * 64 * 8
-    # ps-0's partitions travel to worker-0, worker to worker (twice: one epoch each);
-    # the client gets none of the data, only each step's small results.
-    assert after["to_workers"] - before["to_workers"] >= 2 * 200 * 64 * 8
+    # ps-0's partitions travel to worker-0, worker to worker (in the first epoch; the
+    # second may find Dask's copy still on worker-0); the client gets none of the data,
+    # only each step's small results.
+    assert after["to_workers"] - before["to_workers"] >= 200 * 64 * 8
     assert after["to_clients"] - before["to_clients"] < data_bytes / 100
 
 
