@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 
 # Deterministic, uncontended BLAS in the test process (see DESIGN.md, "BLAS threads").
@@ -30,3 +31,22 @@ def sess():
     """An embedded session with per-kernel dtype/shape checks on."""
     with tf.Session(config=tf.ConfigProto(debug=True)) as s:
         yield s
+
+
+@pytest.fixture
+def dataflow_log(caplog):
+    """``caplog`` receiving the package's INFO records: tf.logging's ``"dataflow"``
+    logger may have installed its own standard-error handler and stopped propagating to
+    the root (where caplog listens) the first time it was used in this process."""
+    logger = logging.getLogger("dataflow")
+    level, propagate = logger.level, logger.propagate
+    caplog.handler.setLevel(logging.INFO)
+    logger.setLevel(logging.INFO)
+    logger.addHandler(caplog.handler)
+    logger.propagate = False  # or the root's caplog handler would see each record twice
+    try:
+        yield caplog
+    finally:
+        logger.removeHandler(caplog.handler)
+        logger.setLevel(level)
+        logger.propagate = propagate

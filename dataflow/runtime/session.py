@@ -454,13 +454,14 @@ def _convert_feed(value: Any, np_dtype: Any, name: str) -> Any:
 
 def _log_placement(placement: Mapping[str, str]) -> None:
     """Each op's device, as TF1 writes it to standard error under
-    ``log_device_placement`` whatever the verbosity: here through ``tf.logging``'s
-    logger (its standard-error handler, or the application's logging setup)."""
-    from ..logging import get_logger
-
-    logger = get_logger().getChild("placement")
+    ``log_device_placement`` whatever the verbosity: here through the
+    ``"dataflow.placement"`` logger (the application's logging setup, or standard error
+    when nothing would show it)."""
+    logger = logging.getLogger("dataflow.placement")
     if logger.getEffectiveLevel() > logging.INFO:
         logger.setLevel(logging.INFO)  # asked for: shown at TF1's default verbosity too
+    if not logger.hasHandlers():
+        logger.addHandler(logging.StreamHandler())
     for name, device in placement.items():
         logger.info("%s: %s", name, device)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 import subprocess
 import sys
@@ -209,19 +208,15 @@ def test_device_matching_no_worker_lists_workers(csess):
         assert name in message
 
 
-def test_soft_placement_and_logging(clean_cluster, caplog):
+def test_soft_placement_and_logging(clean_cluster, dataflow_log):
     with tf.device("/job:ps/task:3"):
         v = tf.Variable(1.0, name="soft")
     config = tf.ConfigProto(allow_soft_placement=True, log_device_placement=True)
-    # The placement log's records, whichever handler tf.logging set up first.
-    caplog.set_level(logging.INFO, logger="dataflow.placement")
-    logging.getLogger("dataflow.placement").addHandler(caplog.handler)
     with tf.Session(clean_cluster, config=config) as sess:
         sess.run(v.initializer)
         assert sess.run(v) == 1.0
     # No ps task 3: the placer falls back to the session default.
-    logging.getLogger("dataflow.placement").removeHandler(caplog.handler)
-    assert "soft: /job:worker/replica:0/task:0/device:CPU:0" in caplog.text
+    assert "soft: /job:worker/replica:0/task:0/device:CPU:0" in dataflow_log.text
 
 
 def test_kernel_errors_name_the_op_and_device(csess):

@@ -10,7 +10,6 @@ step cleanly.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 
@@ -106,20 +105,16 @@ def test_no_cpu_device_and_bad_counts_are_refused() -> None:
         tf.Session(config=tf.ConfigProto(device_count={"CPU": 1.5}))
 
 
-def test_ops_go_to_the_requested_cpu_and_the_log_shows_it(caplog) -> None:
+def test_ops_go_to_the_requested_cpu_and_the_log_shows_it(dataflow_log) -> None:
     with tf.device("/cpu:1"):
         y = tf.constant([1.0, 2.0], name="a") * 2.0
     with tf.device("/device:CPU:0"):
         z = y + 1.0
-    # The placement log's records, whichever handler tf.logging set up first.
-    caplog.set_level(logging.INFO, logger="dataflow.placement")
-    logging.getLogger("dataflow.placement").addHandler(caplog.handler)
     with tf.Session(config=two_cpus(log_device_placement=True)) as sess:
         np.testing.assert_array_equal(sess.run(z), [3.0, 5.0])
         placed = sess.placement(z)
     assert placed[y.op.name] == CPU1 and placed[z.op.name] == CPU0
-    logging.getLogger("dataflow.placement").removeHandler(caplog.handler)
-    assert f"{y.op.name}: {CPU1}" in caplog.text
+    assert f"{y.op.name}: {CPU1}" in dataflow_log.text
 
 
 def _tf1_placement(tf1, device: str, config) -> dict[str, str] | str:

@@ -55,17 +55,17 @@ def test_progress_bar_follows_the_global_step_and_hooks_can_stop_the_loop():
         assert sess.run(tf.train.get_global_step()) == 8
 
 
-def test_logging_tensor_hook_logs_through_logging_and_keeps_a_bounded_history(caplog):
+def test_logging_tensor_hook_logs_through_logging_and_keeps_a_bounded_history(dataflow_log):
     x, w, loss, train = _model(with_global_step=False)
     hook = tf.train.LoggingTensorHook({"loss": loss}, every_n_iter=1)
     feed = {x: np.array([1.0], np.float32)}
     steps = tf.train.LoggingTensorHook.HISTORY + 20
-    with tf.Session() as sess, caplog.at_level(logging.INFO):
+    with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         with tf.train.HookedSession(sess, [hook]) as hooked:
             for _ in range(steps):
                 hooked.run(train, feed)
-    records = [r for r in caplog.records if r.getMessage().startswith("loss = ")]
+    records = [r for r in dataflow_log.records if r.getMessage().startswith("loss = ")]
     assert len(records) == steps and records[0].levelno == logging.INFO
     assert len(hook.logged) == tf.train.LoggingTensorHook.HISTORY
     assert float(hook.logged[-1]["loss"]) < float(hook.logged[0]["loss"])
