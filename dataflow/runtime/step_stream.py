@@ -16,8 +16,10 @@ loop), which capped two asynchronous replicas at a third of TF1's rate. On a str
 * a message is ``pickle`` protocol 5 with its arrays out of band (no copies into the
   payload), framed as ``[u32 header length][header][payload][buffers...]`` where the
   header holds the payload and buffer lengths;
-* workers read and write the frames on the connection's tornado stream (plain TCP or
-  TLS alike);
+* the worker acknowledges the takeover with one byte, after which neither end holds
+  unread bytes in tornado; workers then read and write the frames with asyncio's
+  streams on a plain TCP socket, and on the connection's tornado stream under TLS
+  (which holds the TLS session);
 * the client takes its connection's socket out of tornado once Dask has connected it
   (handshake and TLS done) and talks over it with blocking calls from the calling thread
   (one set of connections per thread), so a step needs no hop through the client's
@@ -210,7 +212,9 @@ async def serve(comm: Any, handler: Callable[[Any, Callable[[Any], None]], Any])
                 pending.add(task)
                 task.add_done_callback(pending.discard)
             elif asyncio.iscoroutine(flushed):
-                flushed.close()  # replies are small: no need to wait for the flush
+                # The transport buffers the reply; the client reads it at once, so there
+                # is no backlog to wait for (and the handler must not block the loop).
+                flushed.close()
 
     with contextlib.suppress(
         StreamClosedError,
