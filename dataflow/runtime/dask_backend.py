@@ -1,8 +1,8 @@
 """``DaskBackend``: runs compiled plans on a Dask cluster (``Session(target)``).
 
-The backend interface is ``EmbeddedBackend``'s (``session.py``): ``devices``,
-``default_device``, ``bind(plan)``, ``execute(bound, feed_values, timeout)``,
-``close()``, plus ``to_dask`` and ``resource_store``.
+It implements ``backend.Backend``, the interface ``Session`` drives (``devices``,
+``default_device``, ``bind``, ``execute``, ``execute_traced``, ``to_dask``,
+``resource_store``, ``close``), as ``embedded_backend.EmbeddedBackend`` does.
 
 * **Devices.** ``/job:J/replica:0/task:T/device:CPU:0`` (and ``GPU:k`` for a worker with
   the ``GPU`` resource) for every worker that is a task (``cluster.task_map``). Ops with
