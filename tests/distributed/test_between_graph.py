@@ -83,8 +83,10 @@ def test_asynchronous_replicas_reach_the_single_process_loss(tmp_path):
         beta = np.array(result["beta"]).reshape(FEATURES, 1)
         loss = float(np.mean((y - x @ beta) ** 2) + LAMBDA * np.sum(beta**2))
         # Asynchronous replicas apply slightly stale gradients in an order that varies
-        # from run to run (0.01-0.11% off single-process training measured): 0.5%.
-        assert abs(loss - single_loss) < 5e-3 * single_loss
+        # from run to run (0.01-0.11% off single-process training measured). 0.3% still
+        # tells a broken setup: one replica's rows alone end 0.9-1.3% off, half the
+        # steps 0.54% off.
+        assert abs(loss - single_loss) < 3e-3 * single_loss
 
 
 def test_sync_replicas_equal_synchronous_gradient_descent(tmp_path):
