@@ -3,7 +3,7 @@
 
 A cluster lists its workers by TF task with links to each worker's own dashboard, as
 Dask's ``Cluster`` repr does; a session says where it runs, on which devices, and what
-it has compiled; a plan shows its stages (one Dask task each on a cluster), where they
+it has compiled; a plan shows its stages (each runs whole on one device), where they
 run and how many tensors cross between them (the Send/Recv pairs).
 """
 
@@ -131,7 +131,7 @@ def plan_html(plan: Any) -> str:
         calls[s.device] += len(s.calls)
     ops = Counter(plan.placement.values())
     rows = [
-        ("stages", f"{len(plan.stages)} (one Dask task each on a cluster)"),
+        ("stages", f"{len(plan.stages)} (each runs whole on its device)"),
         ("kernel calls", str(plan.num_calls)),
         ("Send/Recv", f"{crossing} tensors cross between stages"),
         ("feeds / fetches", f"{len(plan.feed_slots)} / {len(plan.fetch_slots)}"),
