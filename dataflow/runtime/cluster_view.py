@@ -43,21 +43,26 @@ class ClusterView:
         self._by_name: dict[str, str] = {}  # replaced whole, so reads need no lock
         self._listeners: list[Callable[[WorkerInfo], None]] = []
         self.plugin_name = f"{PLUGIN_PREFIX}{client.id}"
-        # The connection to the scheduler this view registers over (see ``connected``).
-        self._connection = client.scheduler_comm
-        self.scheduler_address = str(getattr(client.scheduler, "address", "?"))
         try:
-            with comm_failures_as_unavailable("registering dataflow on the Dask workers"):
-                self._update(client.scheduler_info(n_workers=-1)["workers"])
-                _register_plugin(client, self.plugin_name, len(self._workers))
-                self.refresh()
-            if not self.connected():
-                raise errors.UnavailableError(
-                    None,
-                    None,
-                    f"The Dask scheduler at {self.scheduler_address} went away "
-                    "while this session was opening",
-                )
+            # A client that has just reconnected to a restarted scheduler may swap its
+            # connection once more while we register: start again on the new one.
+            for attempt in range(3):
+                # The connection this view registers over (see ``connected``).
+                self._connection = client.scheduler_comm
+                self.scheduler_address = str(getattr(client.scheduler, "address", "?"))
+                with comm_failures_as_unavailable("registering dataflow on the Dask workers"):
+                    self._update(client.scheduler_info(n_workers=-1)["workers"])
+                    _register_plugin(client, self.plugin_name, len(self._workers))
+                    self.refresh()
+                if self.connected():
+                    break
+                if attempt == 2 or client.status != "running":
+                    raise errors.UnavailableError(
+                        None,
+                        None,
+                        f"The Dask scheduler at {self.scheduler_address} went away "
+                        "while this session was opening",
+                    )
         except BaseException:
             self._unregister()  # the scheduler may hold it though a worker failed
             raise

@@ -211,7 +211,15 @@ def test_training_recovers_from_a_scheduler_restart(supervised, tmp_path, caplog
             _, value = sess.run([train, loss])
             losses.append((sess.recoveries, float(value)))
             if len(losses) == kill_at:
-                killer = threading.Timer(0.01, lambda: killed.append(kill_scheduler(loops)))
+                # The pid first: a step takes about a millisecond, so the kill must land
+                # within a few steps, well before the next checkpoint (step 30).
+                pid = loop_child(loops[0])
+
+                def kill(pid=pid):
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(time.monotonic())
+
+                killer = threading.Timer(0.002, kill)
                 killer.start()
         final_step = sess.run(step)
         recoveries = sess.recoveries
