@@ -42,8 +42,9 @@ def client():
         cluster.close()
 
 
-def start_server(client, handle):
-    """A Dask ``Server`` on the client's loop whose step handler is ``handle``."""
+def start_server(client, handle, address="tcp://127.0.0.1:0"):
+    """A Dask ``Server`` on the client's loop, listening at ``address``, whose step
+    handler is ``handle``."""
 
     async def steps(comm):
         await serve(comm, handle)
@@ -51,7 +52,7 @@ def start_server(client, handle):
 
     async def start():
         server = Server({STREAM_OP: steps})
-        await server.listen("tcp://127.0.0.1:0")
+        await server.listen(address)
         return server
 
     return client.sync(start)
@@ -204,16 +205,7 @@ def test_a_transport_without_a_tornado_stream_carries_the_same_messages(client):
         if message["op"] == "echo":
             reply({"id": message["id"], "status": "OK", "values": message["values"]})
 
-    async def steps(comm):
-        await serve(comm, handle)
-        return Status.dont_reply
-
-    async def start():
-        server = Server({STREAM_OP: steps})
-        await server.listen("inproc://")
-        return server
-
-    server = client.sync(start)
+    server = start_server(client, handle, "inproc://")
     streams = StepStreamClient(client)
     try:
         value = np.arange(6.0).reshape(2, 3)
