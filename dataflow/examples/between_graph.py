@@ -103,6 +103,9 @@ def main(_: Any) -> None:
         master=server.target, is_chief=is_chief, hooks=hooks
     ) as sess:
         step = 0
+        # The global step each of this replica's updates produced, in order: the tests
+        # replay both replicas' updates in that order to check the shared weights.
+        update_steps = []
         while step < FLAGS.train_steps:
             if FLAGS.sync_replicas:
                 # The synchronous train op returns the step its update made (the token it
@@ -110,13 +113,15 @@ def main(_: Any) -> None:
                 step = int(sess.run(model["train"]))
             else:
                 _, step = sess.run([model["train"], model["step"]])
+            update_steps.append(int(step))
             if is_chief and step % 50 == 0:
                 print(f"step {step}: loss {sess.run(model['loss']):.6f}", flush=True)
         beta, loss = sess.run([model["beta"], model["loss"]])
     print(f"worker {FLAGS.task_index}: final loss {loss:.6f}", flush=True)
     if FLAGS.result_file:
         with open(FLAGS.result_file, "w") as f:
-            json.dump({"beta": beta.ravel().tolist(), "loss": float(loss), "step": int(step)}, f)
+            result = {"beta": beta.ravel().tolist(), "loss": float(loss), "step": int(step)}
+            json.dump({**result, "update_steps": update_steps}, f)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import sys
 import numpy as np
 import pytest
 
-from dataflow.examples.between_graph import FEATURES, LAMBDA, ROWS_PER_WORKER
+from dataflow.examples.between_graph import FEATURES, LAMBDA, ROWS_PER_WORKER, shard
 from dataflow.examples.ridge import make_data
 
 from .conftest import ROOT, free_port
@@ -70,23 +70,51 @@ def _full_batch_descent(steps, learning_rate):
     for _ in range(steps):
         grad = -2.0 * x.T @ (y - x @ beta) / len(x) + 2.0 * LAMBDA * beta
         beta = beta - learning_rate * grad
-    loss = float(np.mean((y - x @ beta) ** 2) + LAMBDA * np.sum(beta**2))
-    return beta, loss, (x, y)
+    return beta, _loss(beta, x, y), (x, y)
+
+
+def _replayed_descent(update_steps, last_step, learning_rate):
+    """Gradient descent on the shared weights with each replica's updates up to global
+    step ``last_step`` applied in the order of the steps they made, each gradient from
+    that replica's own rows."""
+    shards = [shard(task, 2, same_rows=False) for task in range(2)]
+    order = sorted(
+        (step, task)
+        for task, steps in enumerate(update_steps)
+        for step in steps
+        if step <= last_step
+    )
+    beta = np.zeros((FEATURES, 1))
+    for _, task in order:
+        x, y = (a.astype(np.float64) for a in shards[task])
+        grad = -2.0 * x.T @ (y - x @ beta) / len(x) + 2.0 * LAMBDA * beta
+        beta = beta - learning_rate * grad
+    return beta
+
+
+def _loss(beta, x, y):
+    return float(np.mean((y - x @ beta) ** 2) + LAMBDA * np.sum(beta**2))
 
 
 def test_asynchronous_replicas_reach_the_single_process_loss(tmp_path):
     results, chief_output = _launch(tmp_path, "--train_steps=200")
     assert "step 200" in chief_output or "final loss" in chief_output
     _, single_loss, (x, y) = _full_batch_descent(200, 0.1)
+    update_steps = [result["update_steps"] for result in results]
+    # Which replica made how many of the updates depends on how the processes were
+    # scheduled (one replica's rows alone end 0.9-1.3% off single-process training; a
+    # replica that joins late may find the chief done), so each replica's final weights
+    # are checked against the updates as they happened: both replicas' gradients up to
+    # the step it stopped at, replayed in the order of the global steps they made. Only
+    # staleness (a gradient computed an update or two back) separates the two.
+    assert all(len(steps) > 0 for steps in update_steps)
     for result in results:
         assert result["step"] >= 200
-        beta = np.array(result["beta"]).reshape(FEATURES, 1)
-        loss = float(np.mean((y - x @ beta) ** 2) + LAMBDA * np.sum(beta**2))
-        # Asynchronous replicas apply slightly stale gradients in an order that varies
-        # from run to run (0.01-0.11% off single-process training measured). 0.3% still
-        # tells a broken setup: one replica's rows alone end 0.9-1.3% off, half the
-        # steps 0.54% off.
-        assert abs(loss - single_loss) < 3e-3 * single_loss
+        replayed = _loss(_replayed_descent(update_steps, result["step"], 0.1), x, y)
+        loss = _loss(np.array(result["beta"]).reshape(FEATURES, 1), x, y)
+        assert abs(loss - replayed) < 5e-4 * replayed, (loss, replayed, single_loss)
+        # And the mixture trains the shared model as one process does.
+        assert abs(loss - single_loss) < 2e-2 * single_loss
 
 
 def test_sync_replicas_equal_synchronous_gradient_descent(tmp_path):
