@@ -5,6 +5,11 @@ the bytes, and ``who`` asked: a worker's address when a peer fetched a task's in
 ``None`` when a client gathered). ``sent_bytes`` sums that log over the cluster, split
 into bytes sent to other workers and bytes sent to clients, so a test can check that a
 dataset's rows did not pass through the client.
+
+A worker logs a send once the receiver has acknowledged it, which can be after the
+receiver has gone on: bytes a client gathered just before a first count may land in the
+interval. Tests wait for persisted collections (``distributed.wait``) rather than
+gather them.
 """
 
 from __future__ import annotations

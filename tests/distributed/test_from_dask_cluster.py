@@ -30,7 +30,11 @@ def _persist_on(cluster, name, start, stop, chunk, width=1):
     x = da.arange(start, stop, chunks=chunk, dtype=np.float64).reshape(-1, 1)
     x = x * da.ones((1, width), chunks=(1, width))
     x = cluster.client.persist(x, workers=[cluster.workers[name]], allow_other_workers=True)
-    cluster.client.gather(distributed.futures_of(x))
+    # Waited for, not gathered: a gather would send the rows to the client, and the
+    # worker logs that send only once the client has acknowledged it, sometimes after
+    # a test's first transfer count (a fresh CI run counted all 614,400 bytes of them).
+    with cluster.client.as_current():
+        distributed.wait(distributed.futures_of(x))
     return x
 
 
