@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import logging
 import threading
 import time
@@ -33,10 +34,10 @@ from ..framework.sparse_tensor import (
     expand_sparse_fetches,
     has_sparse,
 )
+from . import dask_feeds
 from .backend import Backend
 from .compiler import compile_plan
 from .config import ConfigProto, RunMetadata, RunOptions
-from .dask_feeds import compute_feed, is_dask_collection
 from .devices import DeviceAttributes, device_attributes
 from .embedded_backend import EmbeddedBackend
 from .plan import Plan
@@ -275,25 +276,26 @@ class BaseSession:
         ):
             if type(value) is np.ndarray and value.dtype == np_dtype:
                 got = value.shape  # the usual feed: an array of the right dtype
+            elif np_dtype is not None and dask_feeds.is_dask_collection(value):
+                # Computed where the feed's consumers run (``dask_feeds``).
+                value = dask_feeds.feed_value(
+                    value,
+                    np_dtype,
+                    shape,
+                    name,
+                    self._backend,
+                    sig.bound,
+                    i,
+                    functools.partial(_check_feed_shape, shape=shape, name=name),
+                )
+                got = tuple(value.shape)
             else:
                 value = _convert_feed(value, np_dtype, name)
                 got = np.shape(value)
             if got == accepted[i]:
                 values.append(value)
                 continue
-            if shape is not None and (
-                len(got) != len(shape) or any(d is not None and d != g for d, g in zip(shape, got))
-            ):
-                shape_str = (
-                    "("
-                    + ", ".join("?" if d is None else str(d) for d in shape)
-                    + ("," if len(shape) == 1 else "")
-                    + ")"
-                )
-                raise ValueError(
-                    f"Cannot feed value of shape {got} for Tensor "
-                    f"'{name}', which has shape '{shape_str}'"
-                )
+            _check_feed_shape(got, shape, name)
             accepted[i] = got
             values.append(value)
         return values
@@ -418,6 +420,22 @@ def _feed_tensor(graph: Graph, key: Any) -> Tensor:
         raise TypeError(f"Cannot interpret feed_dict key as Tensor: {detail}") from None
 
 
+def _check_feed_shape(got: tuple, shape: tuple | None, name: str) -> None:
+    """TF1's ``ValueError`` for a fed shape the placeholder's static shape refuses."""
+    if shape is not None and (
+        len(got) != len(shape) or any(d is not None and d != g for d, g in zip(shape, got))
+    ):
+        shape_str = (
+            "("
+            + ", ".join("?" if d is None else str(d) for d in shape)
+            + ("," if len(shape) == 1 else "")
+            + ")"
+        )
+        raise ValueError(
+            f"Cannot feed value of shape {got} for Tensor '{name}', which has shape '{shape_str}'"
+        )
+
+
 def _convert_feed(value: Any, np_dtype: Any, name: str) -> Any:
     """A fed value that is not already an array of the placeholder's dtype."""
     if isinstance(value, Tensor):
@@ -428,8 +446,6 @@ def _convert_feed(value: Any, np_dtype: Any, name: str) -> Any:
         )
     if np_dtype is None:
         return value
-    if is_dask_collection(value):
-        value = compute_feed(value, name)
     try:
         out = np.asarray(value, dtype=np_dtype)
     except OverflowError:
