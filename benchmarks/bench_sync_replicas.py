@@ -8,8 +8,10 @@ Each library gets a cluster of three tasks served from this process (dataflow: t
 ``tf.train.Server``s) and two replica threads, each with its own graph (between-graph
 replication) and ``MonitoredTrainingSession``: a softmax regression of 784 features to
 10 classes, batch 128 per replica, gradient descent through ``SyncReplicasOptimizer
-(replicas_to_aggregate=2)``. Measured: global steps per second over ``--steps`` steps
-after a warm-up. Nothing is asserted; the figures go to ``docs/performance.md``.
+(replicas_to_aggregate=2)``, variables on the ps by ``replica_device_setter(cluster=...)``
+and compute on each replica's worker. Measured: global steps per second over ``--steps``
+steps after a warm-up, on the default path (``dataflow``), the opt-in task-graph path
+(``graph``) and TF1. Nothing is asserted; the figures go to ``docs/performance.md``.
 """
 
 from __future__ import annotations
@@ -40,12 +42,20 @@ def _free_port() -> int:
 WARM_UP = 10
 
 
-def _replica(tf: Any, task: int, target: str, steps: int, timings: dict, config: Any) -> None:
+def _replica(
+    tf: Any, task: int, cluster: Any, target: str, steps: int, timings: dict, config: Any
+) -> None:
     rng = np.random.default_rng(task)
     images = rng.random((BATCH, FEATURES), dtype=np.float32)
     labels = rng.integers(0, CLASSES, BATCH)
     with tf.Graph().as_default():
-        with tf.device(tf.train.replica_device_setter(worker_device=f"/job:worker/task:{task}")):
+        # Variables, accumulators and the token queue on the ps, compute on the replica's
+        # own worker (without ``cluster`` the setter places nothing, and each replica's
+        # session would keep its own variables on its own task, as TF1 does).
+        setter = tf.train.replica_device_setter(
+            worker_device=f"/job:worker/task:{task}", cluster=cluster
+        )
+        with tf.device(setter):
             step = tf.train.get_or_create_global_step()
             w = tf.get_variable("w", [FEATURES, CLASSES], initializer=tf.zeros_initializer())
             b = tf.get_variable("b", [CLASSES], initializer=tf.zeros_initializer())
@@ -80,7 +90,7 @@ def _replica(tf: Any, task: int, target: str, steps: int, timings: dict, config:
             timings[task] = (done - first) / (time.perf_counter() - start)
 
 
-def _run(tf: Any, targets: list[str], steps: int, config: Any = None) -> float:
+def _run(tf: Any, cluster: Any, targets: list[str], steps: int, config: Any = None) -> float:
     """Global steps per second as the slower replica saw them. The replica threads are
     not joined: once one replica stops, the other may wait forever for its gradient (in
     TF1 too), so each measurement runs in a process of its own that exits after it."""
@@ -88,7 +98,7 @@ def _run(tf: Any, targets: list[str], steps: int, config: Any = None) -> float:
     for task in range(2):
         threading.Thread(
             target=_replica,
-            args=(tf, task, targets[task], steps, timings, config),
+            args=(tf, task, cluster, targets[task], steps, timings, config),
             daemon=True,
         ).start()
     deadline = time.monotonic() + 600
@@ -97,7 +107,7 @@ def _run(tf: Any, targets: list[str], steps: int, config: Any = None) -> float:
     return min(timings.values())
 
 
-def _dataflow_cluster() -> list[str]:
+def _dataflow_cluster() -> tuple[Any, list[str]]:
     tf = dataflow
     spec = tf.train.ClusterSpec(
         {
@@ -118,10 +128,10 @@ def _dataflow_cluster() -> list[str]:
         t.start()
     for t in starters:
         t.join()
-    return [servers[1].target, servers[2].target]
+    return spec, [servers[1].target, servers[2].target]
 
 
-def _tf1_cluster(tf1: Any) -> list[str]:
+def _tf1_cluster(tf1: Any) -> tuple[Any, list[str]]:
     spec = tf1.train.ClusterSpec(
         {
             "ps": [f"localhost:{_free_port()}"],
@@ -132,31 +142,31 @@ def _tf1_cluster(tf1: Any) -> list[str]:
         tf1.train.Server(spec, job_name=job, task_index=task)
         for job, task in (("ps", 0), ("worker", 0), ("worker", 1))
     ]
-    return [servers[1].target, servers[2].target]
+    return spec, [servers[1].target, servers[2].target]
 
 
 def measure(name: str, steps: int) -> float:
-    """One measurement, in this process (``name``: dataflow, resident or tf1)."""
+    """One measurement, in this process (``name``: dataflow, graph or tf1)."""
     os.environ.setdefault("DATAFLOW_DASHBOARD_ADDRESS", ":0")
     if name == "tf1":
         import tensorflow.compat.v1 as tf1
 
         tf1.disable_eager_execution()
-        return _run(tf1, _tf1_cluster(tf1), steps)
-    config = dataflow.ConfigProto(resident_steps=True) if name == "resident" else None
-    return _run(dataflow, _dataflow_cluster(), steps, config)
+        return _run(tf1, *_tf1_cluster(tf1), steps)
+    config = dataflow.ConfigProto(resident_steps=False) if name == "graph" else None
+    return _run(dataflow, *_dataflow_cluster(), steps, config)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=100)
-    parser.add_argument("--only", choices=["dataflow", "resident", "tf1"])
+    parser.add_argument("--only", choices=["dataflow", "graph", "tf1"])
     args = parser.parse_args()
     if args.only:
         print(json.dumps({args.only: measure(args.only, args.steps)}), flush=True)
         os._exit(0)  # replica threads may still wait for each other (see _run)
     results: dict[str, float] = {}
-    for name in ("dataflow", "resident", "tf1"):
+    for name in ("dataflow", "graph", "tf1"):
         done = subprocess.run(
             [sys.executable, __file__, "--only", name, "--steps", str(args.steps)],
             capture_output=True,
@@ -172,7 +182,7 @@ def main() -> None:
     for name, rate in results.items():
         print(f"{name:9s} {rate:8.1f} global steps/s")
     if "tf1" in results:
-        for name in ("dataflow", "resident"):
+        for name in ("dataflow", "graph"):
             if name in results:
                 print(f"{name} / tf1 steps/s: {results[name] / results['tf1']:.2f}")
 

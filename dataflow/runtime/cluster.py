@@ -5,7 +5,8 @@ task. What a client keeps knowing of its workers is in ``cluster_view.py``.
   workers are named ``ps-0``, ``worker-0``, ``worker-1`` (processes by default), each
   with the Dask resource ``dataflow-<name>`` that pins stage tasks to it.
 * ``connect(target, ...)`` turns a session target (a ``LocalCluster``, a
-  ``distributed.Client``, a Dask cluster object or a scheduler address) into a client,
+  ``distributed.Client``, a Dask cluster object, a scheduler address, or TF1's
+  ``grpc://host:port`` of one task: ``grpc_target.py``) into a client,
   with a clear ``UnavailableError`` when no scheduler answers within the timeout, and
   within about a second when the address refuses connections (a scheduler restarting:
   Dask's own connect would retry for its whole 30 s timeout). ``close_client`` closes
@@ -40,6 +41,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..framework import errors, repr_hooks
+from . import grpc_target
 from .cluster_spec import ClusterSpec
 from .cluster_view import WorkerInfo, forget_view
 from .main_guard import refuse_unguarded_main
@@ -258,17 +260,14 @@ def connect(target: Any, timeout: float | None = None) -> tuple[Any, bool]:
         _owned_clients.add(client)
         return client, True
     if isinstance(target, str):
-        if target.startswith("grpc://"):
-            raise ValueError(
-                f"'{target}' is a TensorFlow gRPC target; dataflow runs on Dask: "
-                "pass a Dask scheduler address such as 'tcp://host:8786'."
-            )
         if timeout is None:
             import dask
 
             timeout = float(
                 dask.utils.parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"))
             )
+        if grpc_target.is_grpc_target(target):  # a task's address: TF1's server.target
+            return connect(grpc_target.resolve(target, timeout).scheduler, timeout)
         refused = _refused(target)
         if refused is not None:
             raise errors.UnavailableError(

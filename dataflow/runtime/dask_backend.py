@@ -51,7 +51,7 @@ from typing import Any
 
 from ..framework import errors
 from . import cluster as cluster_module
-from . import cluster_view
+from . import cluster_view, grpc_target
 from .config import ConfigProto, RunMetadata
 from .lowering import LoweredPlan, lower, stage_keys, step_graph
 from .plan import Plan
@@ -70,6 +70,16 @@ from .worker_state import (
 
 # How often a step waiting on the cluster checks that the scheduler connection holds.
 _SCHEDULER_POLL_S = 0.5
+_GRPC_RESOLVE_TIMEOUT_S = 30.0
+
+
+def _home_device(resolved: grpc_target.GrpcTarget, client: Any, tasks: Any) -> str | None:
+    """The CPU of the task a ``grpc://`` target names (TF1 runs unplaced ops there)."""
+    name = grpc_target.home_worker_name(resolved, client)
+    for (job, task), info in tasks.items():
+        if info.name == name:
+            return f"/job:{job}/replica:0/task:{task}/device:CPU:0"
+    return None
 
 
 class DaskBackend(ResidentPath):
@@ -80,6 +90,10 @@ class DaskBackend(ResidentPath):
         connect_timeout = (
             config.operation_timeout_in_ms / 1000.0 if config.operation_timeout_in_ms else None
         )
+        resolved = None
+        if grpc_target.is_grpc_target(target):  # TF1's server.target: one task's address
+            resolved = grpc_target.resolve(target, connect_timeout or _GRPC_RESOLVE_TIMEOUT_S)
+            target = resolved.scheduler
         self.client, self._owns_client = cluster_module.connect(target, connect_timeout)
         have_view = False
         try:
@@ -96,6 +110,10 @@ class DaskBackend(ResidentPath):
             self.devices, self._worker_of_device, self.default_device = (
                 cluster_module.cluster_devices(self.tasks)
             )
+            if resolved is not None:
+                self.default_device = _home_device(resolved, self.client, self.tasks) or (
+                    self.default_device
+                )
         except BaseException:
             if have_view:
                 cluster_view.release_view(self.view)

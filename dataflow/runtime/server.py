@@ -5,7 +5,8 @@ A TF1 distributed program starts one process per task with the same ``ClusterSpe
 ``tf.train.Server`` and either serves (``server.join()``) or runs a session on
 ``server.target``. Here every such process becomes the Dask worker named ``job-task``
 (``/job:job/task:task``, the naming every dataflow session understands) of one Dask
-scheduler, and ``server.target`` is that scheduler's address:
+scheduler, and ``server.target`` is ``grpc://`` and the task's own address, as in TF1
+(a session there runs on that scheduler with this task as its home: ``grpc_target``):
 
 * **The scheduler.** When the environment variable ``DATAFLOW_SCHEDULER`` holds an
   address, every task's worker joins that scheduler (started by you, e.g.
@@ -40,6 +41,7 @@ from typing import Any
 
 from ..framework import errors
 from .cluster_spec import ClusterSpec
+from .grpc_target import SCHEDULER_TASK_METADATA
 from .lowering import resource_name
 
 logger = logging.getLogger(__name__)
@@ -147,7 +149,8 @@ class Server:
         job_name, task_index = _resolve_task(cluster, job_name, task_index)
         self._server_def = ServerDef(cluster, job_name, task_index, protocol or "dask", config)
         self._name = f"{job_name}-{task_index}"
-        host, port = _split(cluster.task_address(job_name, task_index))
+        self._spec_address = cluster.task_address(job_name, task_index)
+        host, port = _split(self._spec_address)
         external = os.environ.get("DATAFLOW_SCHEDULER")
         self._hosts_scheduler = not external and scheduler_task(cluster) == (job_name, task_index)
         if external:
@@ -173,7 +176,15 @@ class Server:
     # --- TF1's interface ---------------------------------------------------------------
     @property
     def target(self) -> str:
-        """The session target of this cluster: its Dask scheduler's address."""
+        """This task's session target, as in TF1: ``grpc://`` and its ``ClusterSpec``
+        address. A session on it runs on this cluster's Dask scheduler, with this task
+        as its home (ops without a device request run here). ``scheduler_address`` is
+        the plain Dask address."""
+        return f"grpc://{self._spec_address}"
+
+    @property
+    def scheduler_address(self) -> str:
+        """The address of the Dask scheduler this task's worker belongs to."""
         return self._scheduler_address
 
     @property
@@ -282,6 +293,10 @@ class Server:
             nthreads=self._threads,
             resources={resource_name(self._name): 1e9},
         )
+        if self._scheduler is not None:
+            # grpc_target: a session on this task's address (the scheduler's) runs its
+            # unplaced ops on this task's worker.
+            self._scheduler.set_metadata(list(SCHEDULER_TASK_METADATA), self._name)
         self._ready.set()
         finished = asyncio.ensure_future(self._worker.finished())
         stop = asyncio.ensure_future(self._stop_requested.wait())

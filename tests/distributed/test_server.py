@@ -28,7 +28,8 @@ def test_a_local_server_runs_sessions_on_its_own_dask_worker():
     with collect_leaked_sockets():
         server = tf.train.Server.create_local_server()
     try:
-        assert server.target.startswith("tcp://127.0.0.1:")
+        assert server.target.startswith("grpc://127.0.0.1:")  # TF1's form
+        assert server.scheduler_address.startswith("tcp://127.0.0.1:")
         assert server.worker_name == "localhost-0"
         assert (server.server_def.job_name, server.server_def.task_index) == ("localhost", 0)
         with tf.Graph().as_default():
@@ -62,8 +63,9 @@ def test_the_task_must_be_in_the_cluster_spec():
     with pytest.raises(ValueError, match="host:port"):
         tf.train.Server({"worker": ["nohost"]}, start=False)
     server = tf.train.Server(spec, job_name="worker", task_index=1, start=False)
-    # ps/0 starts the scheduler, on its own address; every task's target is that address.
-    assert server.target == "tcp://127.0.0.1:1"
+    # ps/0 starts the scheduler, on its own address; every task's target is its own.
+    assert server.target == "grpc://127.0.0.1:3"
+    assert server.scheduler_address == "tcp://127.0.0.1:1"
     with pytest.raises(errors.FailedPreconditionError, match="not been started"):
         server.join()
 
@@ -71,7 +73,49 @@ def test_the_task_must_be_in_the_cluster_spec():
 def test_an_external_scheduler_from_the_environment(monkeypatch):
     monkeypatch.setenv("DATAFLOW_SCHEDULER", "10.0.0.9:8786")
     server = tf.train.Server({"worker": ["127.0.0.1:2"]}, start=False)
-    assert server.target == "tcp://10.0.0.9:8786"
+    assert server.scheduler_address == "tcp://10.0.0.9:8786"
+    assert server.target == "grpc://127.0.0.1:2"
+
+
+def test_a_session_on_a_task_target_runs_unplaced_ops_on_that_task():
+    """As in TF1: ``server.target`` (``grpc://`` and the task's address) makes that task
+    the session's home, also when the target is written by hand, and also for the task
+    that started the scheduler (which listens on the task's address)."""
+    spec = tf.train.ClusterSpec(
+        {
+            "ps": [f"127.0.0.1:{free_port()}"],
+            "worker": [f"localhost:{free_port()}", f"127.0.0.1:{free_port()}"],
+        }
+    )
+    with collect_leaked_sockets():
+        servers = _servers(spec)
+    try:
+        for (job, task), server in servers.items():
+            by_hand = "grpc://" + spec.task_address(job, task)
+            for target in (server.target, by_hand):
+                with tf.Graph().as_default():
+                    doubled = tf.constant([1.0, 2.0]) * 2.0
+                    with tf.Session(target) as sess:
+                        np.testing.assert_array_equal(sess.run(doubled), [2.0, 4.0])
+                        assert set(sess.placement(doubled).values()) == {
+                            f"/job:{job}/replica:0/task:{task}/device:CPU:0"
+                        }
+        with tf.Graph().as_default():  # the plain scheduler address: worker 0, as before
+            doubled = tf.constant([1.0]) * 2.0
+            with tf.Session(servers[("worker", 1)].scheduler_address) as sess:
+                assert set(sess.placement(doubled).values()) == {
+                    "/job:worker/replica:0/task:0/device:CPU:0"
+                }
+    finally:
+        for task in (("worker", 1), ("worker", 0), ("ps", 0)):
+            servers[task].stop()
+
+
+def test_a_task_target_where_nothing_listens_is_unavailable():
+    with tf.Graph().as_default():
+        tf.constant(1.0)
+        with pytest.raises(errors.UnavailableError, match="Nothing answered at 'grpc://"):
+            tf.Session(f"grpc://127.0.0.1:{free_port()}")
 
 
 # --- SyncReplicasOptimizer, step by step (the way TF's own tests drive it) ----------------------
@@ -148,8 +192,9 @@ def _servers(spec):
 
     # Each task starts in its own thread, as each TF1 task starts in its own process.
     threads = [
-        threading.Thread(target=start, args=task)
-        for task in (("ps", 0), ("ps", 1), ("worker", 0), ("worker", 1))
+        threading.Thread(target=start, args=(job, task))
+        for job in spec.jobs
+        for task in spec.task_indices(job)
     ]
     for t in threads:
         t.start()
