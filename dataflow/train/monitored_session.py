@@ -34,13 +34,8 @@ from ..framework import errors
 from ..framework.graph import get_default_graph
 from ..runtime.session import Session
 from .coordinator import Coordinator
-from .hooks import (
-    CheckpointSaverHook,
-    SessionRunArgs,
-    SessionRunContext,
-    SessionRunHook,
-    SessionRunValues,
-)
+from .hooks import CheckpointSaverHook, SessionRunHook
+from .progress import DashboardProgressHook, run_with_hooks
 from .queue_runner import start_queue_runners
 from .saver import latest_checkpoint
 from .scaffold import Scaffold
@@ -208,6 +203,7 @@ class MonitoredSession:
     ):
         self._creator = session_creator or ChiefSessionCreator()
         self._hooks: list[SessionRunHook] = list(hooks or [])
+        self._hooks.append(DashboardProgressHook(self._hooks))
         self._grace = stop_grace_period_secs
         self._max_recoveries = max_recoveries
         self._recovery_wait = recovery_wait_secs
@@ -309,32 +305,14 @@ class MonitoredSession:
     def _run_with_hooks(
         self, fetches: Any, feed_dict: dict | None, options: Any, run_metadata: Any
     ) -> Any:
-        args = SessionRunArgs(fetches, feed_dict, options)
-        context = SessionRunContext(args, self._sess)
-        extra = [hook.before_run(context) for hook in self._hooks]
-        feeds = dict(feed_dict or {})
-        for e in extra:
-            if e is not None and e.feed_dict:
-                overlap = set(feeds) & set(e.feed_dict)
-                if overlap:
-                    raise RuntimeError(f"Same tensor is fed by a hook and the caller: {overlap}")
-                feeds.update(e.feed_dict)
-        hook_fetches = [e.fetches if e is not None else None for e in extra]
         if self._sess is None:
             raise RuntimeError("Attempted to run a closed MonitoredSession.")
-        results = self._sess.run(
-            {"caller": fetches, "hooks": [f if f is not None else [] for f in hook_fetches]},
-            feeds,
-            options,
-            run_metadata,
+        results, stop = run_with_hooks(
+            self._sess, self._hooks, fetches, feed_dict, options, run_metadata
         )
-        for hook, e, value in zip(self._hooks, extra, results["hooks"]):
-            hook.after_run(
-                context, SessionRunValues(value if e is not None else None, options, run_metadata)
-            )
-        if context.stop_requested:
+        if stop:
             self._stop = True
-        return results["caller"]
+        return results
 
     def run_step_fn(self, step_fn: Any) -> Any:
         """Calls ``step_fn(step_context)`` where ``step_context.run_with_hooks`` runs."""

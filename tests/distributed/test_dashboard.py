@@ -49,15 +49,17 @@ def _base(link: str) -> str:
     return link.rsplit("/", 1)[0]
 
 
-def _model():
-    """Linear regression: the weights on the ps, the gradient on worker 0."""
+def _model(global_step=False):
+    """Linear regression: the weights (and the global step, if asked for) on the ps,
+    the gradient on worker 0."""
     setter = tf.train.replica_device_setter(ps_tasks=1, worker_device="/job:worker/task:0")
     with tf.device(setter):
+        step = tf.train.get_or_create_global_step() if global_step else None
         w = tf.Variable(np.zeros((16, 1), np.float32), name="w")
         x = tf.placeholder(tf.float32, [None, 16], name="x")
         y = tf.placeholder(tf.float32, [None, 1], name="y")
         loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
-        train = tf.train.GradientDescentOptimizer(0.05).minimize(loss)
+        train = tf.train.GradientDescentOptimizer(0.05).minimize(loss, global_step=step)
     rng = np.random.default_rng(0)
     xs = rng.standard_normal((64, 16)).astype(np.float32)
     feed = {x: xs, y: xs @ rng.standard_normal((16, 1)).astype(np.float32)}
@@ -205,6 +207,136 @@ def test_task_graph_path_keeps_dasks_pages_healthy(dashboard_cluster, caplog):
     # The stages a stage reads have names that sort above its own (see group_names).
     for t in bound.lowered.templates:
         assert all(names[j] > names[t.index] for j in t.upstream)
+
+
+def _task_counts(dask_scheduler, names):
+    """What Dask's pages read of each stage's task group ``names``: the group's tasks by
+    state (the Groups page), its prefix's states now (the progress bars) and since the
+    scheduler started (``state_counts``), and the progress plot's bars."""
+    from dask.utils import key_split
+    from distributed.dashboard.components.scheduler import TaskProgress
+
+    plot = TaskProgress(dask_scheduler)  # the plot of /individual-progress and /status
+    plot.update()
+    bars = dict(zip(plot.source.data["name"], plot.source.data["all"], strict=True))
+    out = {}
+    for name in names:
+        prefix = dask_scheduler.task_prefixes[key_split(name)]
+        group = dask_scheduler.task_groups.get(name)
+        out[name] = {
+            "group": dict(group.states) if group is not None else None,
+            "held": sum(v for k, v in prefix.states.items() if k != "forgotten"),
+            "ever": dict(prefix.state_counts),
+            "bar": bars.get(prefix.name),
+        }
+    return out
+
+
+def test_task_graph_path_counts_every_step_by_stage(dashboard_cluster):
+    """N training steps on the task-graph path: each stage's task group (Groups page)
+    and prefix (Dask's per-prefix counters) count N more tasks done, while what the
+    scheduler holds, and so the progress plot's bar, stays the same size."""
+    c = dashboard_cluster
+    base = _base(c.dashboard_link)
+    tf.Session.reset(c)
+    train, loss, feed = _model()
+    n = 25
+    with tf.Session(c, config=tf.ConfigProto(resident_steps=False)) as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run([train, loss], feed)
+        names = lowering.group_names(sess._signature([train, loss], feed).bound.lowered)
+
+        def counts(done):
+            """The counts once the scheduler forgot every step up to ``done`` (the
+            client releases a step's keys over another connection than this call's)."""
+            deadline = time.monotonic() + 30
+            while True:
+                now = c.client.run_on_scheduler(_task_counts, names=names)
+                if all(x["group"]["forgotten"] >= done for x in now.values()):
+                    return now
+                assert time.monotonic() < deadline, now
+                time.sleep(0.05)
+
+        before = counts(1)
+        for _ in range(n):
+            sess.run([train, loss], feed)
+        after = counts(1 + n)
+        for page in ("status", "individual-progress", "individual-groups"):
+            assert _get(f"{base}/{page}")[0] == 200, page
+
+    for name in names:
+        b, a = before[name], after[name]
+        # The Groups page: one group per stage for every step (its "total tasks").
+        assert a["group"]["forgotten"] - b["group"]["forgotten"] == n, name
+        # Dask's per-prefix totals (exported on /metrics as prefix_state_totals).
+        assert a["ever"]["processing"] - b["ever"]["processing"] == n, name
+        assert a["ever"]["memory"] - b["ever"]["memory"] == n, name
+        # Held now: the session's anchor of the group, whatever the number of steps.
+        assert a["held"] == b["held"] >= 1, name
+        assert a["bar"] == b["bar"] == a["held"], name
+
+
+def test_page_shows_training_progress_toward_the_last_step(dashboard_cluster, monkeypatch):
+    """A MonitoredSession with a StopAtStepHook, on the default (resident) path: the
+    page shows the global step against the last step, its rate and the time left while
+    training, and the last step reached once the session closed."""
+    from dataflow.train import progress
+
+    monkeypatch.setattr(progress, "REPORT_EVERY_S", 0.05)  # a report every few steps
+    c = dashboard_cluster
+    url = _base(c.dashboard_link) + "/dataflow.json"
+    tf.Session.reset(c)
+    train, loss, feed = _model(global_step=True)
+    last = 1000
+    paused, resume = threading.Event(), threading.Event()
+    done = [0]
+    failed: list[BaseException] = []
+    creator = tf.train.ChiefSessionCreator(master=c)
+    mon = tf.train.MonitoredSession(creator, hooks=[tf.train.StopAtStepHook(last_step=last)])
+    session = mon._sess.backend.session_id
+
+    def loop():
+        try:
+            started = time.monotonic()
+            while not mon.should_stop():
+                mon.run(train, feed)
+                done[0] += 1
+                # Paused once, some reports in (the page is read meanwhile).
+                if not paused.is_set() and done[0] >= 50 and time.monotonic() - started > 0.3:
+                    paused.set()
+                    resume.wait(120)
+            mon.close()
+        except BaseException as exc:
+            failed.append(exc)
+
+    def mine(condition):
+        deadline = time.monotonic() + 60
+        while True:
+            rows = [s for s in _json(url)["sessions"] if s["session"] == session]
+            if rows and rows[0]["progress"] and condition(rows[0]):
+                return rows[0]
+            assert not failed and time.monotonic() < deadline, (failed, rows)
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        assert paused.wait(120), failed
+        steps_so_far = done[0]
+        mid = mine(lambda s: s["progress"]["global_steps_per_s"] is not None)
+    finally:
+        resume.set()
+        thread.join(300)
+    assert not failed, failed
+    end = mine(lambda s: s["progress"]["global_step"] == last)
+
+    p = mid["progress"]
+    assert 1 <= p["global_step"] <= steps_so_far < last and p["last_step"] == last
+    assert p["global_steps_per_s"] > 0 and p["eta_s"] > 0
+    assert p["fraction"] == pytest.approx(p["global_step"] / last)
+    assert mid["steps"] >= steps_so_far  # every step of the session, counted by the workers
+    assert end["progress"]["fraction"] == 1.0 and end["progress"]["eta_s"] == 0.0
+    assert end["steps"] >= last
 
 
 def test_recorder_is_bounded_and_never_raises():

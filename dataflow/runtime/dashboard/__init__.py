@@ -12,6 +12,13 @@ variables and queues hold on each worker.
 * ``gather.py``: what a worker reports, and how the scheduler merges the reports;
 * ``page.py``: the page (HTML and a small script that redraws it every second).
 
+Training progress toward a target: ``report_progress(session, global_step, last_step)``
+(called by ``tf.train.MonitoredSession`` and ``HookedSession`` about once a second,
+``train/progress.py``) stores the session's global step and the last step its
+``StopAtStepHook`` (or ``ProgressBarHook``) aims for in the scheduler's metadata
+(``Client.set_metadata``, sent without waiting for the answer); the page shows it
+beside the steps the workers counted.
+
 ``register`` works on a running cluster (it needs no restart) and is idempotent;
 ``DaskBackend`` calls it for every session, and it costs one scheduler RPC per client.
 The plugin travels by value, so a scheduler without dataflow installed serves the
@@ -20,10 +27,14 @@ page too. Nothing here ever raises into a session: a failure is logged at debug 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
+import time
 import weakref
 from typing import Any
+
+from .gather import PROGRESS_KEY
 
 logger = logging.getLogger(__name__)
 
@@ -55,3 +66,48 @@ def register(client: Any) -> bool:
     except Exception:
         logger.debug("dataflow: could not add the dashboard page", exc_info=True)
         return False
+
+
+def can_report(session: Any) -> bool:
+    """Whether ``session`` runs on a Dask cluster, whose page ``report_progress`` feeds."""
+    # Only the Dask backend has a client; the embedded one has no dashboard.
+    backend = getattr(session, "backend", None)
+    return getattr(backend, "client", None) is not None and hasattr(backend, "session_id")
+
+
+def report_progress(
+    session: Any,
+    global_step: int,
+    last_step: int | None = None,
+    global_steps_per_s: float | None = None,
+) -> bool:
+    """Shows on the dataflow page how far ``session``'s training is: its
+    ``global_step``, the ``last_step`` it stops at (when known) and the rate the global
+    step moves at (all replicas together). Returns whether the report was sent.
+
+    Sent on the client's event loop without waiting for the scheduler (a step never
+    waits on the dashboard); a failure is logged at debug level, never raised.
+    """
+    if not can_report(session):
+        return False
+    backend = session.backend
+    value = {
+        "global_step": int(global_step),
+        "last_step": None if last_step is None else int(last_step),
+        "global_steps_per_s": global_steps_per_s,
+        "time": time.time(),
+    }
+    try:
+        client = backend.client
+        client.loop.add_callback(_send_progress, client, [PROGRESS_KEY, backend.session_id], value)
+        return True
+    except Exception:
+        logger.debug("dataflow: could not report progress to the dashboard", exc_info=True)
+        return False
+
+
+async def _send_progress(client: Any, keys: list[str], value: dict) -> None:
+    try:
+        await asyncio.wait_for(client.scheduler.set_metadata(keys=keys, value=value), 10)
+    except Exception:
+        logger.debug("dataflow: could not report progress to the dashboard", exc_info=True)

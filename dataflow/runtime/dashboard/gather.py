@@ -16,7 +16,9 @@ Two halves, on two sides of the cluster:
   plans), stage times per device, bytes between devices (a stage's sends to a worker,
   attributed to the devices of the stages there that read them), the placed graph of
   each plan (its stages from every worker, linked by the slots they pass) and memory
-  per worker and device.
+  per worker and device. Where a session reported how far its training is
+  (``report_progress``: the scheduler's metadata under ``PROGRESS_KEY``), its row
+  shows the global step, the last step and the time left at the reported rate.
 
 This module imports nothing of dataflow at module level: the scheduler's plugin
 travels by value (``dashboard/__init__.py``) and a scheduler need not have dataflow.
@@ -30,6 +32,8 @@ from typing import Any
 
 HANDLER = "dataflow_page"
 CLIENT = "client"  # step_metrics.CLIENT: a send to the client
+PROGRESS_KEY = "dataflow-progress"  # scheduler.task_metadata[PROGRESS_KEY][session]
+MAX_PROGRESS = 256  # sessions' progress reports kept on the scheduler
 
 
 # --- on a worker --------------------------------------------------------------------------
@@ -88,8 +92,11 @@ def install_handler(dask_worker: Any = None) -> bool:
 
 
 # --- on the scheduler -----------------------------------------------------------------------
-def merge(reports: Mapping[str, dict], now: float | None = None) -> dict:
-    """The page's data from ``{worker name: collect(...) or {"error": ...}}``."""
+def merge(
+    reports: Mapping[str, dict], now: float | None = None, progress: Mapping | None = None
+) -> dict:
+    """The page's data from ``{worker name: collect(...) or {"error": ...}}`` and the
+    sessions' progress reports (``{session: report_progress's value}``)."""
     now = time.time() if now is None else now
     workers = []
     plans: list[dict] = []
@@ -114,7 +121,7 @@ def merge(reports: Mapping[str, dict], now: float | None = None) -> dict:
     return {
         "time": now,
         "workers": workers,
-        "sessions": _sessions(plans, now),
+        "sessions": _sessions(plans, now, progress or {}),
         "stages": _stages(plans),
         "devices": _devices(plans),
         "transfers": _transfers(plans, layouts),
@@ -123,7 +130,7 @@ def merge(reports: Mapping[str, dict], now: float | None = None) -> dict:
     }
 
 
-def _sessions(plans: list[dict], now: float) -> list[dict]:
+def _sessions(plans: list[dict], now: float, progress: Mapping) -> list[dict]:
     by_plan: dict[str, dict] = {}
     for p in plans:  # the busiest worker's count is the plan's
         best = by_plan.get(p["plan"])
@@ -146,7 +153,47 @@ def _sessions(plans: list[dict], now: float) -> list[dict]:
             s["last_step_age_s"] = min(s.get("last_step_age_s", 1e300), now - p["last_step"])
     for s in sessions.values():
         s["workers"].sort()
+        report = progress.get(s["session"])
+        s["progress"] = _progress(report, now) if isinstance(report, Mapping) else None
     return sorted(sessions.values(), key=lambda s: (-s["steps_per_s"], s["session"]))
+
+
+def _progress(report: Mapping, now: float) -> dict:
+    """A session's training progress: its global step, the step it stops at (``None``
+    when not known), the fraction done and the seconds left at the global step's rate."""
+    step, last = report.get("global_step"), report.get("last_step")
+    rate = report.get("global_steps_per_s")
+    fraction = eta = None
+    if isinstance(step, int) and isinstance(last, int) and last > 0:
+        fraction = min(max(step / last, 0.0), 1.0)
+        if step >= last:
+            eta = 0.0
+        elif isinstance(rate, (int, float)) and rate > 0:
+            eta = (last - step) / rate
+    sent = report.get("time")
+    return {
+        "global_step": step,
+        "last_step": last,
+        "global_steps_per_s": rate,
+        "fraction": fraction,
+        "eta_s": eta,
+        "age_s": now - sent if isinstance(sent, (int, float)) else None,
+    }
+
+
+def prune_progress(progress: dict) -> None:
+    """Keeps the ``MAX_PROGRESS`` sessions reported last (the scheduler keeps reports
+    in its metadata for as long as it runs; sessions report about once a second)."""
+    if len(progress) <= MAX_PROGRESS:
+        return
+    by_age = sorted(progress, key=lambda s: _sent(progress[s]))
+    for session in by_age[: len(progress) - MAX_PROGRESS]:
+        del progress[session]
+
+
+def _sent(report: Any) -> float:
+    sent = report.get("time") if isinstance(report, Mapping) else None
+    return float(sent) if isinstance(sent, (int, float)) else 0.0
 
 
 def _stages(plans: list[dict]) -> list[dict]:

@@ -3,7 +3,8 @@ styles, so it works in JupyterLab's Dask panes and on a cluster without internet
 
 Its script fetches ``dataflow.json`` (relative to the page, so the dashboard's prefix
 is kept) every ``REFRESH_MS``, and redraws: sessions with their steps/s (and a
-sparkline of the last minutes), time per step by device, stage times, bytes between
+sparkline of the last minutes) and, where the session reported it, its global step
+against the step it stops at, time per step by device, stage times, bytes between
 devices, memory per worker, and each plan's placed graph (one column per device, one
 box per stage, arrows where values cross; hover a stage for its ops). Every name from
 the cluster is inserted as text, never as HTML.
@@ -32,6 +33,7 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .bar{height:10px;background:#e46d2b;border-radius:2px;min-width:1px}
 .bar.blue{background:#3b78b6}.bar.green{background:#4a9a5c}
 .muted{color:#999}.err{color:#b00}
+.progress{display:flex;gap:6px;align-items:center}
 svg text{font-size:11px;font-family:inherit}
 .empty{color:#999;font-style:italic}
 span.name{display:inline-block;max-width:300px;overflow:hidden;text-overflow:ellipsis;
@@ -90,10 +92,17 @@ function drawSessions(d) {
     history[s.session] = hist;
     const age = s.last_step_age_s == null ? "" : s.last_step_age_s.toFixed(1) + " s ago";
     return [s.session, s.steps, s.steps_per_s.toFixed(1), sparkline(hist), age,
-            s.plans.length, s.workers.join(", ")];
+            progress(s.progress), s.plans.length, s.workers.join(", ")];
   });
-  fill("sessions", ["session", "steps", "steps/s", "last 2 min", "last step", "plans", "workers"],
-       rows, [1, 2, 5]);
+  fill("sessions", ["session", "steps", "steps/s", "last 2 min", "last step",
+                    "global step · target", "plans", "workers"], rows, [1, 2, 6]);
+}
+function progress(p) {
+  if (p == null) return "";
+  if (p.last_step == null) return "global step " + p.global_step;
+  let text = `${p.global_step} / ${p.last_step} (${(p.fraction * 100).toFixed(0)} %%)`;
+  if (p.eta_s != null) text += p.eta_s > 0 ? ` · ${p.eta_s.toFixed(0)} s left` : " · done";
+  return el("div", {class: "progress"}, bar(p.fraction, "green"), el("span", {}, text));
 }
 function drawDevices(d) {
   const max = Math.max(...d.devices.map(x => x.busy), 1e-9);

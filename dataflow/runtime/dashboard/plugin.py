@@ -7,7 +7,8 @@ one that serves Dask's dashboard, under the dashboard's prefix:
 * ``/dataflow``: the page (``page.py``), which fetches the next one every
   second and redraws itself;
 * ``/dataflow.json``: the page's data, gathered from every worker when asked
-  (``gather.py``: one ``dataflow_page`` RPC per worker, at most ``TIMEOUT_S`` each);
+  (``gather.py``: one ``dataflow_page`` RPC per worker, at most ``TIMEOUT_S`` each),
+  with the sessions' progress reports from the scheduler's metadata;
 * ``/individual-plots.json``: Dask's list of single-plot pages, which JupyterLab's
   Dask extension reads to offer them, with the dataflow page added. Dask builds that
   list from its Bokeh applications and its static folder, neither of which a running
@@ -31,7 +32,7 @@ from typing import Any
 from distributed.diagnostics.plugin import SchedulerPlugin
 from tornado import web
 
-from .gather import HANDLER, install_handler, merge
+from .gather import HANDLER, PROGRESS_KEY, install_handler, merge, prune_progress
 from .page import PAGE_HTML
 
 logger = logging.getLogger(__name__)
@@ -68,8 +69,15 @@ class DataflowPage(SchedulerPlugin):
         scheduler = self.scheduler
         names = {address: str(ws.name) for address, ws in scheduler.workers.items()}
         answers = await asyncio.gather(*(self._ask(address) for address in names))
+        progress = scheduler.task_metadata.get(PROGRESS_KEY)
+        if isinstance(progress, dict):
+            prune_progress(progress)
+        else:
+            progress = {}
         return merge(
-            {names[a]: answer for a, answer in zip(names, answers, strict=True)}, time.time()
+            {names[a]: answer for a, answer in zip(names, answers, strict=True)},
+            time.time(),
+            progress,
         )
 
     async def _ask(self, address: str) -> dict:
