@@ -24,9 +24,31 @@ loss of any worker; in an embedded session each op keeps its own. State is kept 
 collection name (the token of its keys, or the ``shared_name`` given to ``from_dask``)
 and per replica (its device and op name), and epochs nobody can still join are dropped.
 
-A replica whose own worker is lost loses the rows it had claimed but not yet returned:
-the book counts partitions, not rows. The loss of a worker that only holds partitions
-costs nothing: they are recomputed (or re-read) when claimed.
+Claims are tracked until they are finished, so that the loss of a replica's own
+worker costs no row and repeats none. A replica reports, as it hands rows out, how many
+rows of each claimed partition it has delivered (``progress``: the partition's rows go
+out in a fixed order, its own or the seeded permutation, so a count says which ones);
+a claim whose rows have all been delivered is finished. The book records each
+replica's worker address at ``begin``; once that worker has left the cluster (the
+scheduler no longer lists it), every unfinished claim of the replica goes back to its
+epoch's unclaimed partitions with the count delivered, and whoever claims it next
+(another replica, or the same one recovering on its restarted worker, which rejoins the
+epoch it was in) skips those rows. A row is *seen* when a step's ``get_next`` handed it
+out and the replica's report of it reached the book; the reports are sent as rows are
+handed out, without waiting (one report in flight per reader, later counts folded into
+the next), so a step never waits for the scheduler, and a worker killed between two
+steps has reported the rows of every step that completed. Two windows remain: rows
+handed out by a step that the loss then failed are counted as seen (the step's effects
+were lost with it), and a report still in flight when the worker died (a fraction of a
+millisecond after the rows were handed out) makes those rows be handed out again. The
+count names the rows only while they leave in order: with a ``shuffle`` buffer between
+``from_dask`` and the consumer, up to a buffer's worth of the lost replica's rows in
+flight may be repeated or missed in that epoch. Restarting an
+iterator on a live worker (running its initializer again) abandons its unfinished
+claims, as TF1 does: the rest of those partitions is not read in that epoch.
+
+The loss of a worker that only holds partitions costs nothing: they are recomputed (or
+re-read) when claimed.
 """
 
 from __future__ import annotations
@@ -42,6 +64,8 @@ class _Epoch:
         self.order = order
         self.unclaimed = set(order)
         self.local: dict[str, set[int]] = {}
+        self.held: dict[int, str] = {}  # unfinished claim -> the replica holding it
+        self.delivered: dict[int, int] = {}  # rows of a partition handed out so far
 
 
 class _Book:
@@ -49,6 +73,7 @@ class _Book:
         self.count = count
         self.epochs: dict[int, _Epoch] = {}
         self.last: dict[str, int] = {}  # replica -> the epoch of its latest pass
+        self.address: dict[str, str] = {}  # replica -> its worker's address
 
 
 def _order(count: int, seed: int | None, epoch: int) -> list[int]:
@@ -58,18 +83,56 @@ def _order(count: int, seed: int | None, epoch: int) -> list[int]:
     return np.random.default_rng([seed, epoch]).permutation(count).tolist()
 
 
+def _release(book: _Book, replica: str) -> None:
+    """The unfinished claims of ``replica`` go back to their epochs' unclaimed
+    partitions (with the rows already delivered, which the next claimant skips)."""
+    for ep in book.epochs.values():
+        for index in [i for i, r in ep.held.items() if r == replica]:
+            del ep.held[index]
+            ep.unclaimed.add(index)
+
+
+def _release_lost(book: _Book, live: set[str] | None) -> None:
+    """Releases the claims of every replica whose worker has left the cluster."""
+    if live is None:
+        return
+    for replica, address in list(book.address.items()):
+        if address not in live:
+            _release(book, replica)
+            book.address[replica] = ""  # released once; a new ``begin`` records it anew
+
+
 class ShareBook:
     """The claims of every collection read through ``from_dask`` (module docstring)."""
 
     def __init__(self) -> None:
         self._books: dict[str, _Book] = {}
 
-    def begin(self, name: str, replica: str, count: int, local: list[int], seed: int | None) -> int:
+    def begin(
+        self,
+        name: str,
+        replica: str,
+        count: int,
+        local: list[int],
+        seed: int | None,
+        address: str = "",
+        live: set[str] | None = None,
+    ) -> int:
         book = self._books.get(name)
         if book is None or book.count != count:
             book = self._books[name] = _Book(count)
         previous = book.last.get(replica, -1)
-        open_epochs = [e for e, ep in book.epochs.items() if e > previous and ep.unclaimed]
+        recovering = replica in book.address and book.address[replica] != address
+        _release_lost(book, live)
+        # A replica whose worker was lost rejoins the epoch it was in, if still open.
+        floor = previous - 1 if recovering and previous >= 0 else previous
+        if not recovering:
+            # Started again on a live worker: what it had claimed is abandoned (TF1).
+            for ep in book.epochs.values():
+                for index in [i for i, r in ep.held.items() if r == replica]:
+                    del ep.held[index]
+        book.address[replica] = address
+        open_epochs = [e for e, ep in book.epochs.items() if e > floor and ep.unclaimed]
         if open_epochs:
             epoch = min(open_epochs)
         else:
@@ -77,14 +140,22 @@ class ShareBook:
             book.epochs[epoch] = _Epoch(_order(count, seed, epoch))
         book.epochs[epoch].local[replica] = set(local)
         book.last[replica] = epoch
-        # An epoch fully claimed that every known replica has passed is done.
+        # An epoch fully read that every known replica has passed is done.
         oldest = min(book.last.values())
-        for e in [e for e, ep in book.epochs.items() if e < oldest and not ep.unclaimed]:
+        for e in [
+            e for e, ep in book.epochs.items() if e < oldest and not ep.unclaimed and not ep.held
+        ]:
             del book.epochs[e]
         return epoch
 
-    def claim(self, name: str, epoch: int, replica: str) -> int | None:
+    def claim(
+        self, name: str, epoch: int, replica: str, live: set[str] | None = None
+    ) -> tuple[int, int] | None:
+        """The next partition of ``replica``'s pass and the rows of it already
+        delivered (by a lost replica that held it), or ``None`` at the pass's end."""
         book = self._books.get(name)
+        if book is not None:
+            _release_lost(book, live)
         ep = book.epochs.get(epoch) if book is not None else None
         if ep is None or not ep.unclaimed:
             return None
@@ -98,15 +169,35 @@ class ShareBook:
             for i in ep.order:
                 if i in ep.unclaimed and wanted(i):
                     ep.unclaimed.discard(i)
-                    return i
+                    ep.held[i] = replica
+                    return i, ep.delivered.get(i, 0)
         return None  # not reached: the last rule takes any unclaimed partition
+
+    def progress(
+        self, name: str, epoch: int, replica: str, counts: dict[int, tuple[int, int]]
+    ) -> None:
+        """``replica`` has delivered ``counts[i][0]`` of the ``counts[i][1]`` rows of
+        its claim ``i``; a claim whose rows are all delivered is finished."""
+        book = self._books.get(name)
+        ep = book.epochs.get(epoch) if book is not None else None
+        if ep is None:
+            return
+        for index, (delivered, rows) in counts.items():
+            if ep.held.get(index) != replica:
+                continue  # released meanwhile, or a report overtaken by a later one
+            ep.delivered[index] = max(delivered, ep.delivered.get(index, 0))
+            if ep.delivered[index] >= rows:
+                del ep.held[index]
 
 
 _SCHEDULER_BOOK = ShareBook()  # the book of this process when it is a Dask scheduler
 
 
 def book_call(method: str, *args: Any, dask_scheduler: Any = None) -> Any:
-    """Runs on the scheduler (``Client.run_on_scheduler``): one call on its book."""
+    """Runs on the scheduler (``Client.run_on_scheduler``): one call on its book, told
+    which workers are alive (``begin`` and ``claim`` release the lost ones' claims)."""
+    if method in ("begin", "claim") and dask_scheduler is not None:
+        return getattr(_SCHEDULER_BOOK, method)(*args, live=set(dask_scheduler.workers))
     return getattr(_SCHEDULER_BOOK, method)(*args)
 
 

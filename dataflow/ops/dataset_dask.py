@@ -25,6 +25,8 @@ rows as taken when the last column is taken.
 from __future__ import annotations
 
 import bisect
+import contextlib
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -39,7 +41,52 @@ from . import dask_shares
 from .dask_source import DaskSource, local_partitions, read_partition, this_worker, worker_client
 from .dataset_pipeline import Element, Pipeline
 
-Partition = tuple[list[np.ndarray], np.ndarray | None]  # its arrays, its row order
+# A partition as handed to the pipelines: its index, the rows of it delivered before
+# this pass got it (by a replica whose worker was lost), its arrays (those rows left
+# out), its row order (None: as stored).
+Partition = tuple[int, int, list[np.ndarray], np.ndarray | None]
+
+
+class _Progress:
+    """Tells the book how many rows of each claim this pass has delivered
+    (``dask_shares``' ``progress``). On a worker the report goes out on the worker's
+    event loop without the step waiting for it, one report in flight at a time: counts
+    that arrive meanwhile are folded into the next one."""
+
+    def __init__(self, name: str, epoch: int, replica: str, client: Any, book: Any):
+        self._args = (name, epoch, replica)
+        self._client, self._book = client, book
+        self._lock = threading.Lock()
+        self._latest: dict[int, tuple[int, int]] = {}
+        self._sent: dict[int, tuple[int, int]] = {}
+        self._busy = False
+
+    def delivered(self, index: int, count: int, rows: int) -> None:
+        if self._client is None:
+            dask_shares.call(
+                "progress", *self._args, {index: (count, rows)}, client=None, book=self._book
+            )
+            return
+        with self._lock:
+            self._latest[index] = (count, rows)
+            if self._busy:
+                return
+            self._busy = True
+        self._client.loop.add_callback(self._send)
+
+    async def _send(self) -> None:
+        while True:
+            with self._lock:
+                todo = {i: v for i, v in self._latest.items() if self._sent.get(i) != v}
+                if not todo:
+                    self._busy = False
+                    return
+                self._sent.update(todo)
+            # A lost scheduler fails the step anyway; the report has no one to tell.
+            with contextlib.suppress(Exception):
+                await self._client._run_on_scheduler(
+                    dask_shares.book_call, "progress", *self._args, todo
+                )
 
 
 class DaskPartitions(Pipeline):
@@ -55,6 +102,7 @@ class DaskPartitions(Pipeline):
     ):
         self._source, self._replica, self._seed = source, replica, seed
         self._book, self._before_wait = book, before_wait
+        self.progress: _Progress | None = None
 
     def partitions(self) -> Iterator[Partition]:
         source, replica = self._source, self._replica
@@ -68,15 +116,20 @@ class DaskPartitions(Pipeline):
             source.partitions,
             local,
             self._seed,
+            str(worker.address) if worker is not None else "",
             client=client,
             book=self._book,
         )
+        self.progress = _Progress(source.name, epoch, replica, client, self._book)
 
-        def claim_and_read() -> tuple[int, list[np.ndarray]] | None:
-            index = dask_shares.call(
+        def claim_and_read() -> tuple[int, int, list[np.ndarray]] | None:
+            got = dask_shares.call(
                 "claim", source.name, epoch, replica, client=client, book=self._book
             )
-            return None if index is None else (index, read_partition(source, index, worker))
+            if got is None:
+                return None
+            index, skip = got
+            return index, skip, read_partition(source, index, worker)
 
         # One partition is claimed and read ahead on a helper thread while this one is
         # consumed, so copying it from a peer overlaps the steps (the pool's own thread
@@ -90,19 +143,24 @@ class DaskPartitions(Pipeline):
                 if got is None:
                     return
                 ahead = helper.submit(claim_and_read)
-                index, arrays = got
+                index, skip, arrays = got
                 order = None
                 if self._seed is not None:
                     rng = np.random.default_rng([self._seed, epoch, index])
                     order = rng.permutation(len(arrays[0]))
-                yield arrays, order
+                if skip:  # the rows a lost replica delivered are not read again
+                    rest = np.arange(len(arrays[0]))[skip:] if order is None else order[skip:]
+                    arrays, order = [a[rest] for a in arrays], None
+                yield index, skip, arrays, order
 
 
 class DaskBlocks(DaskPartitions):
     """``from_dask(..., blocks=True)``: one element per partition."""
 
     def elements(self) -> Iterator[Element]:
-        for arrays, order in self.partitions():
+        for index, skip, arrays, order in self.partitions():
+            assert self.progress is not None
+            self.progress.delivered(index, skip + len(arrays[0]), skip + len(arrays[0]))
             yield tuple(arrays if order is None else [a[order] for a in arrays])
 
 
@@ -110,9 +168,12 @@ class DaskRows(DaskPartitions):
     """``from_dask(...)``: one element per row."""
 
     def elements(self) -> Iterator[Element]:
-        for arrays, order in self.partitions():
+        for index, skip, arrays, order in self.partitions():
+            assert self.progress is not None
             rows = range(len(arrays[0])) if order is None else order.tolist()
-            for i in rows:
+            total = skip + len(arrays[0])
+            for k, i in enumerate(rows, skip + 1):
+                self.progress.delivered(index, k, total)
                 yield tuple(a[i, ...] for a in arrays)
 
     def positions(self) -> tuple[list[Any], Iterator[int]]:
@@ -120,13 +181,14 @@ class DaskRows(DaskPartitions):
 
         def stream() -> Iterator[int]:
             base = 0
-            for arrays, order in self.partitions():
+            for index, skip, arrays, order in self.partitions():
                 n = len(arrays[0])
                 if not n:
                     continue
                 if not window.columns:
                     window.columns = [_Column(window, k) for k in range(len(arrays))]
-                window.add(base, arrays)
+                window.progress = self.progress
+                window.add(base, arrays, index, skip)
                 yield from (range(base, base + n) if order is None else (order + base).tolist())
                 base += n
 
@@ -148,14 +210,17 @@ class _Window:
 
     def __init__(self) -> None:
         self.columns: list[_Column] = []
+        self.progress: _Progress | None = None
         self._bases: list[int] = []  # sorted offsets of the partitions held
         self._parts: dict[int, list[np.ndarray]] = {}
         self._left: dict[int, int] = {}  # rows of each partition not yet taken
+        self._claims: dict[int, tuple[int, int, int]] = {}  # base -> index, skip, rows
 
-    def add(self, base: int, arrays: list[np.ndarray]) -> None:
+    def add(self, base: int, arrays: list[np.ndarray], index: int, skip: int) -> None:
         self._bases.append(base)
         self._parts[base] = arrays
         self._left[base] = len(arrays[0])
+        self._claims[base] = (index, skip, skip + len(arrays[0]))
 
     def take(self, k: int, indices: Any, last: bool) -> np.ndarray:
         indices = np.asarray(indices, dtype=np.int64)
@@ -187,8 +252,11 @@ class _Window:
     def _taken(self, counts: dict[int, int]) -> None:
         for base, n in counts.items():
             self._left[base] -= n
+            index, skip, rows = self._claims[base]
+            if self.progress is not None:  # a batch's rows are handed out now
+                self.progress.delivered(index, rows - max(self._left[base], 0), rows)
             if self._left[base] <= 0:
-                del self._parts[base], self._left[base]
+                del self._parts[base], self._left[base], self._claims[base]
                 self._bases.remove(base)
 
 

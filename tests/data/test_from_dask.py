@@ -180,22 +180,27 @@ def test_a_collection_persisted_on_a_cluster_is_read_through_its_client():
     np.testing.assert_array_equal(rows[0], X)
 
 
+def _index(claimed):
+    """The partition of a claim (``(index, rows already delivered)``), or ``None``."""
+    return None if claimed is None else claimed[0]
+
+
 def test_the_share_book_gives_each_partition_once_per_epoch():
     book = ShareBook()
     a = book.begin("c", "a", 6, [0, 1, 2], None)
     b = book.begin("c", "b", 6, [3, 4], None)
     assert a == b == 0
     # Own partitions first, then one nobody holds (5), then another replica's.
-    got_a = [book.claim("c", 0, "a") for _ in range(4)]
+    got_a = [_index(book.claim("c", 0, "a")) for _ in range(4)]
     assert got_a == [0, 1, 2, 5]
-    assert book.claim("c", 0, "b") == 3
-    assert book.claim("c", 0, "a") == 4  # b was slower: a helps
+    assert book.claim("c", 0, "b") == (3, 0)
+    assert book.claim("c", 0, "a") == (4, 0)  # b was slower: a helps
     assert book.claim("c", 0, "b") is None
     # a's next pass is a new epoch; b, still in epoch 0, joins it next time.
     assert book.begin("c", "a", 6, [], None) == 1
-    assert book.claim("c", 1, "a") == 0
+    assert book.claim("c", 1, "a") == (0, 0)
     assert book.begin("c", "b", 6, [], None) == 1
-    claimed = {book.claim("c", 1, r) for r in "abababab"} - {None}
+    claimed = {_index(book.claim("c", 1, r)) for r in "abababab"} - {None}
     assert claimed == {1, 2, 3, 4, 5}
     # A straggler that starts late joins the oldest epoch with work left.
     assert book.begin("c", "c", 6, [], None) == 2
@@ -205,9 +210,45 @@ def test_the_share_book_gives_each_partition_once_per_epoch():
 def test_the_share_book_orders_an_epoch_by_its_seed():
     book = ShareBook()
     book.begin("s", "r", 8, [], 3)
-    order = [book.claim("s", 0, "r") for _ in range(8)]
+    order = [_index(book.claim("s", 0, "r")) for _ in range(8)]
     assert sorted(order) == list(range(8)) and order != list(range(8))
     assert order == np.random.default_rng([3, 0]).permutation(8).tolist()
+
+
+def test_a_lost_replicas_unfinished_claims_go_back_with_the_rows_it_delivered():
+    book = ShareBook()
+    live = {"tcp://a", "tcp://b"}
+    assert book.begin("l", "a", 4, [0, 1], None, "tcp://a", live) == 0
+    assert book.begin("l", "b", 4, [2, 3], None, "tcp://b", live) == 0
+    assert book.claim("l", 0, "a", live) == (0, 0)
+    assert book.claim("l", 0, "a", live) == (1, 0)  # read ahead
+    book.progress("l", 0, "a", {0: (10, 10)})  # partition 0 finished
+    book.progress("l", 0, "a", {1: (4, 10)})
+    book.progress("l", 0, "a", {1: (3, 10)})  # an older report arriving late
+    # a's worker leaves: b gets partition 1 with the 4 rows a delivered, after its own.
+    live = {"tcp://b"}
+    assert book.claim("l", 0, "b", live) == (2, 0)
+    assert book.claim("l", 0, "b", live) == (3, 0)
+    assert book.claim("l", 0, "b", live) == (1, 4)
+    assert book.claim("l", 0, "b", live) is None
+
+
+def test_a_recovering_replica_rejoins_its_epoch_and_a_restarted_one_moves_on():
+    book = ShareBook()
+    live = {"tcp://a", "tcp://b"}
+    book.begin("r", "a", 4, [], None, "tcp://a", live)
+    book.begin("r", "b", 4, [], None, "tcp://b", live)
+    assert book.claim("r", 0, "a", live) == (0, 0)
+    book.progress("r", 0, "a", {0: (2, 5)})
+    # a's worker came back at a new address: a continues epoch 0, from row 2 of 0.
+    live = {"tcp://a2", "tcp://b"}
+    assert book.begin("r", "a", 4, [], None, "tcp://a2", live) == 0
+    assert book.claim("r", 0, "a", live) == (0, 2)
+    # b restarts its iterator on its live worker: a new pass, in a new epoch; what it
+    # had claimed in epoch 0 is abandoned (TF1's restart), not handed out again.
+    assert book.claim("r", 0, "b", live) == (1, 0)
+    assert book.begin("r", "b", 4, [], None, "tcp://b", live) == 1
+    assert {_index(book.claim("r", 0, "a", live)) for _ in range(3)} == {2, 3, None}
 
 
 @pytest.mark.parametrize(

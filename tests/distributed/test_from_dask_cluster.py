@@ -186,3 +186,47 @@ def test_a_lost_worker_costs_no_row_and_duplicates_none(fragile, resident):
             sess.run([it.initializer for it in iterators])
             seen = _epoch(sess, iterators)
             assert sorted(seen[0] + seen[1]) == list(range(600))
+
+
+@pytest.mark.slow
+@RESIDENT
+def test_a_replica_whose_worker_is_lost_loses_no_row_and_repeats_none(fragile, resident):
+    """worker-1, running replica 1's iterator, is killed mid-epoch between two steps,
+    with partitions of its pass half delivered (batches of 10 from partitions of 25)
+    and one read ahead. Recovery is what a training loop does: replica 1's iterator is
+    initialized again once its worker is back. The book hands the unfinished claims on
+    (to replica 0, or to replica 1 rejoining its epoch) past the rows already
+    delivered, so the rows the steps returned make every row exactly once."""
+    tf.Session.reset(fragile)
+    x = _rows(fragile, ("worker-0", 0, 200), ("worker-1", 200, 400), ("ps-0", 400, 600))
+    with tf.Graph().as_default():
+        iterators = _replicas(x, [0, 1], f"own-lost-{resident}", batch=10)
+        nexts = [it.get_next() for it in iterators]
+        with tf.Session(fragile, config=tf.ConfigProto(resident_steps=resident)) as sess:
+            sess.run([it.initializer for it in iterators])
+            seen: list[list[float]] = [[], []]
+            live, step, killed, recovered = {0, 1}, 0, {}, 0
+            while live:
+                for r in sorted(live):
+                    try:
+                        seen[r].extend(sess.run(nexts[r]).ravel().tolist())
+                    except tf.errors.OutOfRangeError:
+                        live.discard(r)
+                    except (tf.errors.UnavailableError, tf.errors.FailedPreconditionError):
+                        # The lost worker's iterator is gone: start it again, as a
+                        # recovering training loop runs the initializers.
+                        assert r == 1 and killed
+                        wait_until_back(fragile, "worker-1", killed["old"])
+                        sess.run(iterators[1].initializer)
+                        recovered += 1
+                    step += 1
+                    if step == 32 and not killed:
+                        killed["rows"] = len(seen[1])
+                        killed["old"] = kill_worker(fragile, "worker-1")
+            assert killed and recovered >= 1
+            assert killed["rows"] % 25 == 10  # replica 1 was 10 rows into a partition
+            assert sorted(seen[0] + seen[1]) == list(range(600))
+            # The next epoch is whole too.
+            sess.run([it.initializer for it in iterators])
+            again = _epoch(sess, iterators)
+            assert sorted(again[0] + again[1]) == list(range(600))
