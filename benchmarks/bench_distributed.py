@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import threading
 import time
@@ -40,6 +39,7 @@ from collections.abc import Callable
 import numpy as np
 from bench_embedded import chain_op  # the same chain (this directory is on sys.path)
 from threadpoolctl import threadpool_limits
+from timing import free_ports
 
 N, P, LR = 100, 10, 0.01
 
@@ -79,16 +79,6 @@ def ridge(tf, worker: int = 0):
 
 
 # --- contenders ----------------------------------------------------------------------
-def _free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("localhost", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
 class TF1Cluster:
     """1 ps + 2 workers as in-process ``tf.distribute.Server``s."""
 
@@ -97,7 +87,7 @@ class TF1Cluster:
 
         tf1.disable_eager_execution()
         self.tf = tf1
-        ps, w0, w1 = _free_ports(3)
+        ps, w0, w1 = free_ports(3)
         spec = tf1.train.ClusterSpec(
             {"ps": [f"localhost:{ps}"], "worker": [f"localhost:{w0}", f"localhost:{w1}"]}
         )

@@ -21,6 +21,7 @@ import time
 
 import numpy as np
 from threadpoolctl import threadpool_limits
+from timing import tf1_session
 
 CYCLE = ("add", "mul", "tanh", "sub")
 
@@ -97,15 +98,10 @@ def dataflow_runner(n_ops: int):
 
 
 def tf1_runner(n_ops: int):
-    try:
-        import tensorflow.compat.v1 as tf1
-    except ImportError:
+    made = tf1_session(lambda tf1: build_chain(tf1, n_ops))
+    if made is None:
         return None
-    tf1.disable_eager_execution()
-    graph = tf1.Graph()
-    with graph.as_default():
-        x, y = build_chain(tf1, n_ops)
-    sess = tf1.Session(graph=graph)
+    sess, (x, y) = made
     return lambda v: sess.run(y, {x: v})
 
 

@@ -32,7 +32,7 @@ import threading
 
 import numpy as np
 from threadpoolctl import threadpool_limits
-from timing import median_seconds
+from timing import median_seconds, tf1_session
 
 SIZE = 2000
 
@@ -66,20 +66,15 @@ def dataflow_runner(config_kw: dict, length: int):
 
 
 def tf1_runner(length: int):
-    try:
-        import tensorflow.compat.v1 as tf1
-    except ImportError:
+    config = {
+        "device_count": {"CPU": 2},
+        "intra_op_parallelism_threads": 1,
+        "inter_op_parallelism_threads": 2,
+    }
+    made = tf1_session(lambda tf1: build(tf1, length), config, initialize=True)
+    if made is None:
         return None
-    tf1.disable_eager_execution()
-    graph = tf1.Graph()
-    with graph.as_default():
-        fetches = build(tf1, length)
-        init = tf1.global_variables_initializer()
-    config = tf1.ConfigProto(
-        device_count={"CPU": 2}, intra_op_parallelism_threads=1, inter_op_parallelism_threads=2
-    )
-    sess = tf1.Session(graph=graph, config=config)
-    sess.run(init)
+    sess, fetches = made
     return lambda: sess.run(fetches)
 
 

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -58,6 +57,7 @@ from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
+from timing import free_ports
 
 WORKERS = (1, 2, 4, 8)
 LR = 0.01
@@ -276,22 +276,12 @@ def measure(
     return result
 
 
-def _free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("localhost", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
 def tf1_results(count: int, workers: tuple[int, ...]) -> dict:
     """TF1's steps/s for every (model, mode, n), on in-process servers."""
     import tensorflow.compat.v1 as tf1
 
     tf1.disable_eager_execution()
-    ports = _free_ports(1 + max(workers))
+    ports = free_ports(1 + max(workers))
     spec = tf1.train.ClusterSpec(
         {"ps": [f"localhost:{ports[0]}"], "worker": [f"localhost:{p}" for p in ports[1:]]}
     )
