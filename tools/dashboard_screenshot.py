@@ -2,7 +2,8 @@
 
 Starts a ``LocalCluster(ps=1, worker=2)`` with a dashboard, trains a small model with
 two asynchronous replicas (one session each, as between-graph replication has, one on
-the resident path and one on the task-graph path) and a queue, and while they train
+the resident path and one on the task-graph path, each through a ``HookedSession`` with
+a ``StopAtStepHook``, so the page shows their progress) and a queue, and while they train
 takes a headless Chromium screenshot of ``<dashboard>/dataflow``.
 
 Run: ``python tools/dashboard_screenshot.py [out.png]`` (default
@@ -13,29 +14,19 @@ Run: ``python tools/dashboard_screenshot.py [out.png]`` (default
 from __future__ import annotations
 
 import pathlib
-import shutil
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
 
 import numpy as np
+from screenshot import browser, screenshot  # tools/, this script's folder
 
 import dataflow as tf
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "images" / "dashboard_dataflow.png"
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-
-
-def browser() -> str:
-    for name in BROWSERS:
-        found = shutil.which(name)
-        if found:
-            return found
-    raise SystemExit(f"no headless browser found (tried {', '.join(BROWSERS)})")
+LAST_STEP = 20_000  # the replicas' StopAtStepHook: more than they reach before the shot
 
 
 def replica(cluster: tf.LocalCluster, task: int, resident: bool, stop: threading.Event) -> None:
@@ -51,7 +42,8 @@ def replica(cluster: tf.LocalCluster, task: int, resident: bool, stop: threading
             hidden = tf.layers.dense(x, 128, activation=tf.nn.relu, name="hidden")
             logits = tf.layers.dense(hidden, 10, name="logits")
             loss = tf.losses.softmax_cross_entropy(y, logits)
-            train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+            step = tf.train.get_or_create_global_step()  # shared by the replicas
+            train = tf.train.GradientDescentOptimizer(0.01).minimize(loss, global_step=step)
         with tf.device(f"/job:worker/task:{task}"):
             queue = tf.FIFOQueue(64, [tf.float32], shapes=[[256]], name=f"examples_{task}")
             fill = queue.enqueue_many([tf.ones([32, 256])])
@@ -64,13 +56,16 @@ def replica(cluster: tf.LocalCluster, task: int, resident: bool, stop: threading
             if task == 0:
                 sess.run(init)
             sess.run(fill)
-            while not stop.is_set():
-                sess.run([train, loss], {x: xs, y: ys})
+            # Through hooks, so that the page shows the global step against the last.
+            hooks = [tf.train.StopAtStepHook(last_step=LAST_STEP)]
+            with tf.train.HookedSession(sess, hooks) as hooked:
+                while not stop.is_set() and not hooked.should_stop():
+                    hooked.run([train, loss], {x: xs, y: ys})
 
 
 def main() -> None:
     out = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else OUT
-    chrome = browser()
+    browser()  # before the cluster starts: there may be none
     with tf.LocalCluster(ps=1, worker=2, dashboard_address="127.0.0.1:0") as cluster:
         page = cluster.dashboard_link.rsplit("/", 1)[0] + "/dataflow"
         stop = threading.Event()
@@ -84,25 +79,7 @@ def main() -> None:
         time.sleep(5)
         with urllib.request.urlopen(page, timeout=30) as answer:
             assert answer.status == 200
-        with tempfile.TemporaryDirectory() as profile:
-            subprocess.run(
-                [
-                    chrome,
-                    "--headless",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    f"--user-data-dir={profile}",
-                    "--hide-scrollbars",
-                    "--window-size=1400,1500",
-                    "--virtual-time-budget=12000",
-                    f"--screenshot={out}",
-                    page,
-                ],
-                check=True,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                timeout=120,
-            )
+        screenshot(page, out, "1400,1500", virtual_time_ms=12000)
         stop.set()
         for t in threads:
             t.join()

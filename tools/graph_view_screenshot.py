@@ -13,7 +13,6 @@ Needs a ``chromium`` (or ``chromium-browser``, ``google-chrome``) executable on 
 from __future__ import annotations
 
 import pathlib
-import subprocess
 import sys
 import tempfile
 
@@ -21,7 +20,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
 
 from build_docs import build  # noqa: E402
-from dashboard_screenshot import browser  # noqa: E402
+from screenshot import screenshot as take_screenshot  # noqa: E402
 
 from dataflow.viz import GraphView  # noqa: E402
 from tests.viz.models import deep, mlp  # noqa: E402
@@ -33,25 +32,7 @@ PAGE = (
 
 
 def screenshot(url: str, out: pathlib.Path, size: str) -> None:
-    with tempfile.TemporaryDirectory() as profile:
-        subprocess.run(
-            [
-                browser(),
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                f"--user-data-dir={profile}",
-                "--hide-scrollbars",
-                f"--window-size={size}",
-                "--virtual-time-budget=5000",
-                f"--screenshot={out}",
-                url,
-            ],
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=120,
-        )
+    take_screenshot(url, out, size, virtual_time_ms=5000)
     print(f"wrote {out}")
 
 
