@@ -29,8 +29,9 @@ worker costs no row and repeats none. A replica reports, as it hands rows out, h
 rows of each claimed partition it has delivered (``progress``: the partition's rows go
 out in a fixed order, its own or the seeded permutation, so a count says which ones);
 a claim whose rows have all been delivered is finished. The book records each
-replica's worker address at ``begin``; once that worker has left the cluster (the
-scheduler no longer lists it), every unfinished claim of the replica goes back to its
+replica's worker (address and Dask id) at ``begin``; once that worker has left the
+cluster (the scheduler no longer lists it), every unfinished claim of the replica goes
+back to its
 epoch's unclaimed partitions with the count delivered, and whoever claims it next
 (another replica, or the same one recovering on its restarted worker, which rejoins the
 epoch it was in) skips those rows. A row is *seen* when a step's ``get_next`` handed it
@@ -73,7 +74,7 @@ class _Book:
         self.count = count
         self.epochs: dict[int, _Epoch] = {}
         self.last: dict[str, int] = {}  # replica -> the epoch of its latest pass
-        self.address: dict[str, str] = {}  # replica -> its worker's address
+        self.address: dict[str, str] = {}  # replica -> its worker (``worker_identity``)
 
 
 def _order(count: int, seed: int | None, epoch: int) -> list[int]:
@@ -190,6 +191,12 @@ class ShareBook:
                 del ep.held[index]
 
 
+def worker_identity(address: str, worker_id: str) -> str:
+    """What the book knows a replica's worker by: its address and its Dask id, so that
+    a worker restarted at the same address counts as a new one."""
+    return f"{address}|{worker_id}"
+
+
 _SCHEDULER_BOOK = ShareBook()  # the book of this process when it is a Dask scheduler
 
 
@@ -197,7 +204,8 @@ def book_call(method: str, *args: Any, dask_scheduler: Any = None) -> Any:
     """Runs on the scheduler (``Client.run_on_scheduler``): one call on its book, told
     which workers are alive (``begin`` and ``claim`` release the lost ones' claims)."""
     if method in ("begin", "claim") and dask_scheduler is not None:
-        return getattr(_SCHEDULER_BOOK, method)(*args, live=set(dask_scheduler.workers))
+        live = {worker_identity(a, ws.server_id) for a, ws in dask_scheduler.workers.items()}
+        return getattr(_SCHEDULER_BOOK, method)(*args, live=live)
     return getattr(_SCHEDULER_BOOK, method)(*args)
 
 

@@ -116,7 +116,7 @@ class DaskPartitions(Pipeline):
             source.partitions,
             local,
             self._seed,
-            str(worker.address) if worker is not None else "",
+            dask_shares.worker_identity(worker.address, worker.id) if worker is not None else "",
             client=client,
             book=self._book,
         )

@@ -174,8 +174,6 @@ class ClusterFeed:
     consuming worker's address (module docstring). Pickled, it carries only these keys;
     the futures that keep the values alive stay with the session's step."""
 
-    __array_ufunc__ = None  # numpy must not treat the handle as a scalar object
-
     def __init__(
         self,
         keys: dict[str, Any],
