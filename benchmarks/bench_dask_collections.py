@@ -14,7 +14,11 @@ trains on batches of 1,000 rows, with resident steps, three ways, in one run:
   put on worker-0 once (by feeding the iterator's initializer, not timed), batched
   the same way: the reference the issue names, with no Dask collection involved;
 * ``client compute + feed``: each step computes its 1,000-row slice of the dask array
-  on the client (``x[i:i + 1000].compute()``) and feeds it through a placeholder.
+  on the client (``x[i:i + 1000].compute()``) and feeds it through a placeholder;
+* ``dask slice fed``: each step feeds the dask slice itself (``{batch: x[i:i + 1000]}``),
+  which the session computes on worker-0, where the placeholder is read
+  (``runtime/dask_feeds.py``): no bytes through the client, but a Dask computation
+  per step.
 
 Reported: steps per second of each (after a warm-up), and the ratios the issue names
 (from_dask / numpy at least 0.8, from_dask / client feed at least 5); Dask's transfer
@@ -102,6 +106,25 @@ def bench_client_feed(cluster: Any, x: Any, steps: int) -> float:
             return _steps_per_second(sess, step, max(20, steps // 10), 5)
 
 
+def bench_dask_feed(cluster: Any, x: Any, steps: int) -> tuple[float, dict]:
+    with tf.Graph().as_default():
+        with tf.device("/job:worker/task:0"):
+            batch = tf.placeholder(tf.float32, [None, FEATURES])
+        train, w = _model(batch)
+        with tf.Session(cluster, config=tf.ConfigProto(resident_steps=True)) as sess:
+            sess.run(w.initializer)
+            offsets = iter(range(0, 10**12, BATCH))
+
+            def step() -> None:
+                i = next(offsets) % (x.shape[0] - BATCH)
+                sess.run(train, {batch: x[i : i + BATCH]})
+
+            before = sent_bytes(cluster.client)
+            rate = _steps_per_second(sess, step, max(20, steps // 10), 5)
+            after = sent_bytes(cluster.client)
+    return rate, {k: after[k] - before[k] for k in after}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -120,15 +143,21 @@ def main() -> None:
         numpy_rate = bench_numpy(cluster, host, steps)
         dask_rate, sent = bench_from_dask(cluster, x, steps)
         feed_rate = bench_client_feed(cluster, x, steps)
+        dask_feed_rate, fed = bench_dask_feed(cluster, x, steps)
     print(f"numpy in worker memory:   {numpy_rate:8.1f} steps/s")
     print(f"from_dask:                {dask_rate:8.1f} steps/s")
     print(f"client compute + feed:    {feed_rate:8.1f} steps/s")
+    print(f"dask slice fed:           {dask_feed_rate:8.1f} steps/s")
     print(f"from_dask / numpy:        {dask_rate / numpy_rate:8.2f}x (issue: >= 0.8)")
     print(f"from_dask / client feed:  {dask_rate / feed_rate:8.2f}x (issue: >= 5)")
     print(
         f"bytes during the from_dask run: {sent['to_workers'] / 1e6:.1f} MB worker to "
         f"worker, {sent['to_clients'] / 1e3:.1f} kB to clients "
         f"(of {steps + 20} x {BATCH * FEATURES * 4 / 1e6:.1f} MB batches read)"
+    )
+    print(
+        f"bytes during the dask-slice feed run: {fed['to_workers'] / 1e6:.1f} MB worker to "
+        f"worker, {fed['to_clients'] / 1e3:.1f} kB to clients"
     )
 
 
