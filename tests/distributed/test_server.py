@@ -4,6 +4,9 @@ servers: the same values, the same stale gradients dropped."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -12,6 +15,7 @@ import pytest
 
 import dataflow as tf
 from dataflow.framework import errors
+from dataflow.runtime.server import blas_share
 
 from .conftest import collect_leaked_sockets, free_port
 
@@ -247,3 +251,30 @@ def test_sync_replicas_matches_tf1_step_by_step():
     # The numbers themselves: step 1 applies the mean of both replicas' gradients.
     np.testing.assert_allclose(ours[1][1], 0.0 - 2.0 * (0.1 + 0.3) / 2, rtol=1e-6)
     np.testing.assert_allclose(ours[3][1], 0.0 - 2 * 2.0 * (0.1 + 0.3) / 2, rtol=1e-6)
+
+
+def test_a_task_takes_its_share_of_the_host_for_blas():
+    """Three tasks with two stage threads each on a 16-core host: 2 BLAS threads each (not
+    16: spinning OpenBLAS threads of several tasks made a small matmul 10-80x slower)."""
+    spec = tf.train.ClusterSpec(
+        {"ps": ["10.0.0.1:1"], "worker": ["10.0.0.1:2", "10.0.0.1:3", "10.0.0.2:2"]}
+    )
+    assert blas_share(spec, "10.0.0.1", threads=2, cores=16) == 2
+    assert blas_share(spec, "10.0.0.2", threads=2, cores=16) == 8
+    assert blas_share(spec, "10.0.0.1", threads=2, cores=2) == 1
+    # And a started task applies it to its process's BLAS.
+    code = (
+        "import os, dataflow as tf; from threadpoolctl import threadpool_info;"
+        "from dataflow.runtime.server import blas_share;"
+        f"spec = tf.train.ClusterSpec({{'worker': ['127.0.0.1:{free_port()}']}});"
+        "s = tf.train.Server(spec, job_name='worker', task_index=0);"
+        "want = blas_share(spec, '127.0.0.1', 2, os.cpu_count());"
+        "got = {i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'};"
+        "s.stop(); print(want, sorted(got))"
+    )
+    env = dict(os.environ, DATAFLOW_DASHBOARD_ADDRESS=":0")
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
+    )
+    want, got = out.stdout.split(maxsplit=1)
+    assert got.strip() == f"[{want}]", out.stderr[-2000:]
