@@ -12,6 +12,11 @@ rows (``DaskRows``) or the whole block (``DaskBlocks``), and drop it. With
 partition's rows in one seeded by ``(seed, epoch, partition)``; a ``shuffle`` on top
 mixes rows across the partitions it buffers.
 
+As rows are handed out (a row or a block by ``elements``, a batch's rows when the
+batch takes them from the window), the pass tells the book how many rows of the
+partition it has delivered (``_Progress``), so that the claims of a replica whose worker
+is lost go on from there (``dask_shares``).
+
 ``DaskRows`` also offers ``positions()`` (see ``dataset_pipeline.Pipeline``), so a
 ``batch`` on top, with or without a ``shuffle`` between, gathers each batch with one
 ``take`` per column instead of stacking rows one by one. The "arrays" it returns are
@@ -172,6 +177,8 @@ class DaskRows(DaskPartitions):
             assert self.progress is not None
             rows = range(len(arrays[0])) if order is None else order.tolist()
             total = skip + len(arrays[0])
+            if not rows:  # an empty partition is finished as soon as it is read
+                self.progress.delivered(index, total, total)
             for k, i in enumerate(rows, skip + 1):
                 self.progress.delivered(index, k, total)
                 yield tuple(a[i, ...] for a in arrays)
@@ -183,7 +190,9 @@ class DaskRows(DaskPartitions):
             base = 0
             for index, skip, arrays, order in self.partitions():
                 n = len(arrays[0])
-                if not n:
+                if not n:  # an empty partition is finished as soon as it is read
+                    assert self.progress is not None
+                    self.progress.delivered(index, skip, skip)
                     continue
                 if not window.columns:
                     window.columns = [_Column(window, k) for k in range(len(arrays))]
