@@ -118,28 +118,113 @@ def _write_raw(stream: Any, message: Any) -> Any:
 _ACK = b"\x06"  # the worker has taken the connection over: step messages may follow
 
 
-async def _read_asyncio(reader: asyncio.StreamReader) -> Any:
-    (size,) = _SIZE.unpack(await reader.readexactly(_SIZE.size))
-    payload_size, sizes = _decode_header(await reader.readexactly(size))
-    payload = await reader.readexactly(payload_size)
-    buffers = [bytearray(await reader.readexactly(n)) if n else bytearray() for n in sizes]
-    return pickle.loads(payload, buffers=buffers)
+class _FrameProtocol(asyncio.Protocol):
+    """A plain TCP step stream on asyncio's transport, without streams: frames are
+    parsed as bytes arrive (``data_received``) and each whole message is handed to
+    ``on_message`` at once, with no coroutine or task per message. Bytes go straight
+    into the message's own payload and buffers, so an array is copied once."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.on_message: Callable[[Any], None] | None = None
+        self.backlog: list[Any] = []  # messages before a callback was set
+        self.lost = asyncio.get_running_loop().create_future()
+        self._head = bytearray()  # the frame's length prefix and header, as they come
+        self._head_size: int | None = None
+        self._parts: list[bytearray] | None = None  # payload, then buffers: being filled
+        self._part = 0
+        self._filled = 0
+        self._paused: asyncio.Future | None = None
+
+    # --- reading ---
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        view = memoryview(data)
+        pos, end = 0, len(data)
+        while pos < end:
+            if self._parts is None:
+                pos = self._take_head(view, pos, end)
+            else:
+                part = self._parts[self._part]
+                take = min(len(part) - self._filled, end - pos)
+                part[self._filled : self._filled + take] = view[pos : pos + take]
+                self._filled += take
+                pos += take
+                if self._filled == len(part):
+                    self._part += 1
+                    self._filled = 0
+                    self._skip_empty_parts()
+
+    def _take_head(self, view: memoryview, pos: int, end: int) -> int:
+        want = _SIZE.size if self._head_size is None else _SIZE.size + self._head_size
+        take = min(want - len(self._head), end - pos)
+        self._head += view[pos : pos + take]
+        if len(self._head) == want:
+            if self._head_size is None:
+                (self._head_size,) = _SIZE.unpack(self._head)
+            else:
+                payload, sizes = _decode_header(bytes(self._head[_SIZE.size :]))
+                self._parts = [bytearray(payload)] + [bytearray(n) for n in sizes]
+                self._part = 0
+                self._filled = 0
+                self._skip_empty_parts()
+        return pos + take
+
+    def _skip_empty_parts(self) -> None:
+        assert self._parts is not None
+        while self._part < len(self._parts) and not self._parts[self._part]:
+            self._part += 1
+        if self._part == len(self._parts):
+            payload, *buffers = self._parts
+            self._head = bytearray()
+            self._head_size = None
+            self._parts = None
+            message = pickle.loads(payload, buffers=buffers) if payload else None
+            if self.on_message is None:
+                self.backlog.append(message)
+            else:
+                self.on_message(message)
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        if not self.lost.done():
+            self.lost.set_result(exc)
+        if self._paused is not None and not self._paused.done():
+            self._paused.set_result(None)
+
+    # --- writing (flow control: the transport pauses us above its high-water mark) ---
+    def pause_writing(self) -> None:
+        if self._paused is None or self._paused.done():
+            self._paused = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        if self._paused is not None and not self._paused.done():
+            self._paused.set_result(None)
+
+    def write(self, message: Any) -> Any:
+        """Writes ``message``; ``None``, or a future to await while the transport's
+        buffer is over its high-water mark."""
+        assert self.transport is not None
+        self.transport.writelines(encode(message))
+        paused = self._paused
+        return paused if paused is not None and not paused.done() else None
 
 
 class Endpoint:
-    """One end of a step stream on an event loop: ``read()`` and ``write(message)``.
+    """One end of a step stream on an event loop: ``read()`` and ``send(message)``.
 
     Made by ``Endpoint.take(comm)``. A plain TCP socket leaves tornado for asyncio's own
-    streams, which keep the descriptor registered instead of re-arming it for every read
-    and write (a third of a small step's CPU on the workers); a TLS socket keeps its
-    tornado stream, which holds the TLS session; another transport keeps Dask's
+    transport with a frame parser (``_FrameProtocol``), which keeps the descriptor
+    registered instead of re-arming it for every read and write (a third of a small
+    step's CPU on the workers) and spends no coroutine per message; a TLS socket keeps
+    its tornado stream, which holds the TLS session; another transport keeps Dask's
     messages."""
 
     def __init__(self, comm: Any) -> None:
         self.comm = comm
         self.stream = raw_stream(comm)
-        self.reader: asyncio.StreamReader | None = None
-        self.writer: asyncio.StreamWriter | None = None
+        self.protocol: _FrameProtocol | None = None
 
     @classmethod
     async def take(cls, comm: Any, accepted: bool) -> Endpoint:
@@ -156,39 +241,41 @@ class Endpoint:
         if not isinstance(end.stream.socket, ssl.SSLSocket):
             sock = _detach(comm)
             sock.setblocking(False)
-            end.reader, end.writer = await asyncio.open_connection(sock=sock)
+            loop = asyncio.get_running_loop()
+            _, end.protocol = await loop.create_connection(_FrameProtocol, sock=sock)
             end.stream = None
         return end
 
     async def read(self) -> Any:
-        if self.reader is not None:
-            return await _read_asyncio(self.reader)
+        if self.protocol is not None:  # (serve takes messages by callback instead)
+            raise RuntimeError("a plain TCP step stream delivers messages to on_message")
         if self.stream is not None:
             return await _read_raw(self.stream)
         return decode((await self.comm.read())["frames"])
 
     def send(self, message: Any) -> Any:
-        """Queues ``message``; returns an awaitable for its flush."""
-        if self.writer is not None:
-            self.writer.writelines(encode(message))
-            return self.writer.drain()
+        """Queues ``message``; returns ``None`` or an awaitable for its flush."""
+        if self.protocol is not None:
+            return self.protocol.write(message)
         if self.stream is not None:
             return _write_raw(self.stream, message)
         return self.comm.write({"frames": encode(message)})
 
     async def write(self, message: Any) -> None:
-        await self.send(message)
+        flushed = self.send(message)
+        if flushed is not None:
+            await flushed
 
     def closed(self) -> bool:
-        if self.writer is not None:
-            return self.writer.is_closing()
+        if self.protocol is not None:
+            transport = self.protocol.transport
+            return transport is None or transport.is_closing() or self.protocol.lost.done()
         return self.comm.closed()
 
     async def aclose(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.writer.wait_closed(), 5)
+        if self.protocol is not None:
+            if self.protocol.transport is not None:
+                self.protocol.transport.close()
         else:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.comm.close(), 5)
@@ -207,14 +294,12 @@ async def serve(comm: Any, handler: Callable[[Any, Callable[[Any], None]], Any])
         assert end is not None
         if not end.closed():
             flushed = end.send(message)
-            if end.reader is None and end.stream is None:  # a Dask message: a coroutine
+            if end.protocol is None and end.stream is None:  # a Dask message: a coroutine
                 task = asyncio.ensure_future(flushed)
                 pending.add(task)
                 task.add_done_callback(pending.discard)
-            elif asyncio.iscoroutine(flushed):
-                # The transport buffers the reply; the client reads it at once, so there
-                # is no backlog to wait for (and the handler must not block the loop).
-                flushed.close()
+            # Otherwise the transport buffers the reply; the client reads it at once, so
+            # there is no backlog to wait for (and the handler must not block the loop).
 
     with contextlib.suppress(
         StreamClosedError,
@@ -225,12 +310,20 @@ async def serve(comm: Any, handler: Callable[[Any, Callable[[Any], None]], Any])
         asyncio.CancelledError,
     ):
         end = await Endpoint.take(comm, accepted=True)
-        try:
-            while True:
-                handler(await end.read(), reply)
-        finally:
-            if end.writer is not None:
-                end.writer.close()
+        protocol = end.protocol
+        if protocol is not None:
+            protocol.on_message = lambda message: handler(message, reply)
+            for message in protocol.backlog:
+                handler(message, reply)
+            protocol.backlog.clear()
+            try:
+                await protocol.lost
+            finally:
+                if protocol.transport is not None:
+                    protocol.transport.close()
+            return
+        while True:
+            handler(await end.read(), reply)
 
 
 async def open_stream(address: str, connection_args: dict, timeout: float | None = None) -> Any:
@@ -251,15 +344,27 @@ class PeerStreams:
         self._peers: dict[str, Endpoint] = {}
         self._connecting: dict[str, asyncio.Lock] = {}
 
+    def send_now(self, address: str, message: Any) -> Any:
+        """Queues one-way ``message`` to the worker at Dask address ``address`` now when
+        its stream is open, and returns ``None`` (or an awaitable while the stream's
+        buffer is full); otherwise returns a coroutine that connects, then sends."""
+        end = self._peers.get(address)
+        if end is not None and not end.closed():
+            return end.send(message)
+        return self._connect_and_send(address, message)
+
     async def send(self, address: str, message: Any) -> None:
         """One-way ``message`` to the worker at Dask address ``address``."""
-        end = self._peers.get(address)
-        if end is None or end.closed():
-            async with self._connecting.setdefault(address, asyncio.Lock()):
-                end = self._peers.get(address)
-                if end is None or end.closed():
-                    comm = await open_stream(address, self._args)
-                    end = self._peers[address] = await Endpoint.take(comm, accepted=False)
+        flushed = self.send_now(address, message)
+        if flushed is not None:
+            await flushed
+
+    async def _connect_and_send(self, address: str, message: Any) -> None:
+        async with self._connecting.setdefault(address, asyncio.Lock()):
+            end = self._peers.get(address)
+            if end is None or end.closed():
+                comm = await open_stream(address, self._args)
+                end = self._peers[address] = await Endpoint.take(comm, accepted=False)
         await end.write(message)
 
     async def aclose(self) -> None:

@@ -47,9 +47,11 @@ def to_local(events: list[dict], remote_clock: tuple[float, float]) -> list[dict
     ]
 
 
-async def timed_send(send: Awaitable[Any], events: list[dict], name: str, device: str) -> None:
-    """Awaits ``send`` and records it as a ``Send`` event."""
-    start = time.perf_counter()
+async def timed_send(
+    send: Awaitable[Any], events: list[dict], name: str, device: str, start: float | None = None
+) -> None:
+    """Awaits ``send`` and records it as a ``Send`` event (from ``start``, or now)."""
+    start = time.perf_counter() if start is None else start
     await send
     events.append(event(name, "Send", device, start))
 

@@ -392,10 +392,18 @@ async def _run_part(
                     "stage": part.stage.index,
                     "values": {s: values[s] for s in slots},
                 }
-                send = transport.send(peers[dest], msg)
-                if events is not None:
-                    send = step_trace.timed_send(send, events, f"Send to {dest}", device)
-                sends.append(asyncio.ensure_future(send))
+                sent_at = time.perf_counter()
+                # Queued at once on an open stream: no task per send unless it must
+                # connect first or wait for a full buffer to drain.
+                pending = transport.send_now(peers[dest], msg)
+                if pending is not None:
+                    if events is not None:
+                        pending = step_trace.timed_send(
+                            pending, events, f"Send to {dest}", device, sent_at
+                        )
+                    sends.append(asyncio.ensure_future(pending))
+                elif events is not None:
+                    events.append(step_trace.event(f"Send to {dest}", "Send", device, sent_at))
             for slot in part.client_slots:
                 out[slot] = values[slot]
         if sends:
