@@ -31,7 +31,10 @@ layer above, float32 results differ from a float64 reference by about 2e-7 of th
 largest value, as im2col's do.
 
 DFT matrices are built once per size, offset and dtype (in float64, then cast) and
-kept by the kernel's ``Fourier`` instance; all array calls go through ``xp``.
+kept by the kernel's ``Fourier`` instance; so are the intermediate spectra and the
+results, written with ``out=`` into arrays reused from step to step (``nn_buffers``:
+a fresh 5-12 MB array per transform cost more in page faults than the transform).
+All array calls go through ``xp``.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from __future__ import annotations
 from typing import Any
 
 from .conv_geometry import WindowGeometry
+from .nn_buffers import Recycler
 
 
 def fourier_pays(g: WindowGeometry, c: int, o: int) -> bool:
@@ -60,6 +64,9 @@ class Fourier:
     def __init__(self, xp: Any) -> None:
         self.xp = xp
         self.cache: dict = {}
+        # The filter gradient's call holds ten arrays (two spectra of three, the
+        # products, the inverse's three).
+        self.buffers = Recycler(xp, size=12)
 
     def _angles(self, n: int, rows: Any, cols: Any) -> Any:
         """``2*pi*(rows*cols mod n)/n`` (exact integer products keep large angles exact)."""
@@ -99,29 +106,38 @@ class Fourier:
         grid of zeros: its 2-D transform as ``[b, p*Qr, c]`` (complex), or with ``conj``
         its complex conjugate (the transform with conjugated matrices, as ``a`` is real:
         no pass over the spectrum)."""
-        xp = self.xp
+        xp, buffers = self.xp, self.buffers
         b, r, s, c = a.shape
         qr = q // 2 + 1
         ctype = xp.result_type(a.dtype, xp.complex64)
         fq = self._matrix("fq", q, left, s, a.dtype, conj)
-        lines = xp.matmul(fq, a.reshape(b * r, s, c))
-        half = xp.empty((b * r, qr, c), dtype=ctype)  # one pass, no complex temporaries
+        lines = buffers.empty((b * r, 2 * qr, c), a.dtype)
+        xp.matmul(fq, a.reshape(b * r, s, c), out=lines)
+        half = buffers.empty((b * r, qr, c), ctype)  # one pass, no complex temporaries
         half.real = lines[:, :qr]
         half.imag = lines[:, qr:]
-        out = xp.matmul(self._matrix("fp", p, top, r, ctype, conj), half.reshape(b, r, qr * c))
+        del lines  # free for the next spectrum of this call
+        out = buffers.empty((b, p, qr * c), ctype)
+        xp.matmul(self._matrix("fp", p, top, r, ctype, conj), half.reshape(b, r, qr * c), out=out)
         return out.reshape(b, p * qr, c)
 
     def inverse(self, z: Any, p: int, q: int, rows: tuple, cols: tuple) -> Any:
         """``z[p*Qr, b, c]`` (a Hermitian spectrum) back to real ``[b, R, S, c]``: rows
         ``rows = (first, R)`` and columns ``cols = (first, S)`` of the ``p x q`` grid."""
-        xp = self.xp
+        xp, buffers = self.xp, self.buffers
         _, b, c = z.shape
         qr = q // 2 + 1
         (top, r), (left, s) = rows, cols
-        y = xp.matmul(self._matrix("ip", p, top, r, z.dtype), z.reshape(p, qr * b * c))
+        y = buffers.empty((r, qr * b * c), z.dtype)
+        xp.matmul(self._matrix("ip", p, top, r, z.dtype), z.reshape(p, qr * b * c), out=y)
         y = y.reshape(r, qr, b, c).transpose(2, 0, 1, 3)
-        parts = xp.concatenate([y.real, y.imag], axis=2).reshape(b * r, 2 * qr, c)
-        out = xp.matmul(self._matrix("iq", q, left, s, parts.dtype), parts)
+        real = y.real.dtype
+        parts = buffers.empty((b, r, 2 * qr, c), real)
+        parts[:, :, :qr] = y.real
+        parts[:, :, qr:] = y.imag
+        del y
+        out = buffers.empty((b * r, s, c), real)
+        xp.matmul(self._matrix("iq", q, left, s, real), parts.reshape(b * r, 2 * qr, c), out=out)
         return out.reshape(b, r, s, c)
 
     def filter_spectrum(self, f: Any, p: int, q: int, conj: bool = False) -> Any:
@@ -135,12 +151,18 @@ def grid(g: WindowGeometry) -> tuple[int, int]:
     return g.h + g.pads[0] + g.pads[1], g.w + g.pads[2] + g.pads[3]
 
 
+def _products(fourier: Fourier, a: Any, b: Any) -> Any:
+    """The batched complex matmul ``a @ b`` over frequencies, into a reused array."""
+    out = fourier.buffers.empty((a.shape[0], a.shape[1], b.shape[2]), a.dtype)
+    return fourier.xp.matmul(a, b, out=out)
+
+
 def conv(fourier: Fourier, x: Any, f: Any, g: WindowGeometry) -> Any:
     """``Conv2D`` (NHWC, stride 1, no dilation): ``[N, Ho, Wo, O]``."""
     p, q = grid(g)
     xs = fourier.spectrum(x, p, q, g.pads[0], g.pads[2])
-    z = fourier.xp.matmul(xs.transpose(1, 0, 2), fourier.filter_spectrum(f, p, q, conj=True))
-    return fourier.inverse(z, p, q, (0, g.ho), (0, g.wo))
+    w = fourier.filter_spectrum(f, p, q, conj=True)
+    return fourier.inverse(_products(fourier, xs.transpose(1, 0, 2), w), p, q, (0, g.ho), (0, g.wo))
 
 
 def conv_input_grad(fourier: Fourier, f: Any, dy: Any, g: WindowGeometry) -> Any:
@@ -148,7 +170,7 @@ def conv_input_grad(fourier: Fourier, f: Any, dy: Any, g: WindowGeometry) -> Any
     p, q = grid(g)
     ds = fourier.spectrum(dy, p, q, 0, 0)
     w = fourier.filter_spectrum(f, p, q).transpose(0, 2, 1)
-    z = fourier.xp.matmul(ds.transpose(1, 0, 2), w)
+    z = _products(fourier, ds.transpose(1, 0, 2), w)
     return fourier.inverse(z, p, q, (g.pads[0], g.h), (g.pads[2], g.w))
 
 
@@ -157,6 +179,7 @@ def conv_filter_grad(fourier: Fourier, x: Any, dy: Any, g: WindowGeometry) -> An
     p, q = grid(g)
     xs = fourier.spectrum(x, p, q, g.pads[0], g.pads[2])
     ds = fourier.spectrum(dy, p, q, 0, 0, conj=True)
-    z = fourier.xp.matmul(xs.transpose(1, 2, 0), ds.transpose(1, 0, 2))
+    z = _products(fourier, xs.transpose(1, 2, 0), ds.transpose(1, 0, 2))
+    del xs, ds
     grad = fourier.inverse(z, p, q, (0, g.kh), (0, g.kw))  # [C, KH, KW, O]
     return fourier.xp.ascontiguousarray(grad.transpose(1, 2, 0, 3))

@@ -194,11 +194,25 @@ def sizes_nhwc(sizes: Any, nchw: bool) -> tuple:
     return (s[0], s[2], s[3], s[1]) if nchw else s
 
 
-def pad_window(xp: Any, x: Any, g: WindowGeometry, fill: Any = 0) -> Any:
+def pad_window(xp: Any, x: Any, g: WindowGeometry, fill: Any = 0, buffers: Any = None) -> Any:
+    """``x`` padded by ``g.pads`` with ``fill`` (``x`` itself when there is none), in an
+    array from ``buffers`` (a ``nn_buffers.Recycler``) when given: only the border is
+    written besides the copy."""
     pt, pb, pl, pr = g.pads
     if not (pt or pb or pl or pr):
         return x
-    return xp.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)), mode="constant", constant_values=fill)
+    if buffers is None:
+        return xp.pad(
+            x, ((0, 0), (pt, pb), (pl, pr), (0, 0)), mode="constant", constant_values=fill
+        )
+    n, h, w, c = x.shape
+    out = buffers.empty((n, h + pt + pb, w + pl + pr, c), x.dtype)
+    out[:, :pt] = fill
+    out[:, pt + h :] = fill
+    out[:, pt : pt + h, :pl] = fill
+    out[:, pt : pt + h, pl + w :] = fill
+    out[:, pt : pt + h, pl : pl + w] = x
+    return out
 
 
 def windows_view(xp: Any, xpad: Any, g: WindowGeometry, p: Params) -> Any:
@@ -222,9 +236,11 @@ def offset_slices(g: WindowGeometry, p: Params) -> list[tuple]:
     return out
 
 
-def padded_zeros(xp: Any, g: WindowGeometry, dtype: Any) -> Any:
+def padded_zeros(xp: Any, g: WindowGeometry, dtype: Any, buffers: Any = None) -> Any:
+    """Zeros shaped as the padded input (from ``buffers``, a ``Recycler``, when given)."""
     pt, pb, pl, pr = g.pads
-    return xp.zeros((g.n, g.h + pt + pb, g.w + pl + pr, g.c), dtype=dtype)
+    shape = (g.n, g.h + pt + pb, g.w + pl + pr, g.c)
+    return xp.zeros(shape, dtype=dtype) if buffers is None else buffers.zeros(shape, dtype)
 
 
 def crop(dpad: Any, g: WindowGeometry) -> Any:

@@ -63,6 +63,7 @@ from .conv_geometry import (
     to_nhwc,
     windows_view,
 )
+from .nn_buffers import Recycler
 from .rules import require_float
 
 
@@ -127,21 +128,34 @@ def _use_fourier(fourier: Any, g: Any, dtype: Any, c: int, o: int) -> bool:
     )
 
 
-def _tap_columns(xp: Any, xpad: Any, g: Any, p: Params) -> Any:
+def _tap_columns(buffers: Recycler, xpad: Any, g: Any, p: Params) -> Any:
     """im2col for one input channel, tap-major: ``[KH*KW, N*Ho*Wo]``, one strided slice
     copy per tap. The window view's reshape would copy element by element here (its
     innermost run, C, is 1 long): 3.6 ms against 1.0 for MNIST's 28x28x1 input at batch
     128. Products with it are transposed GEMMs; the sums are the same."""
-    cols = xp.empty((g.kh * g.kw, g.n, g.ho, g.wo), dtype=xpad.dtype)
+    cols = buffers.empty((g.kh * g.kw, g.n, g.ho, g.wo), xpad.dtype)
     for k, where in enumerate(offset_slices(g, p)):
         cols[k] = xpad[where][..., 0]
     return cols.reshape(g.kh * g.kw, g.n * g.ho * g.wo)
+
+
+def _im2col(buffers: Recycler, xpad: Any, g: Any, p: Params) -> Any:
+    """im2col: ``[N*Ho*Wo, KH*KW*C]``, the window view copied into a reused array."""
+    cols = buffers.empty((g.n, g.ho, g.wo, g.kh, g.kw, g.c), xpad.dtype)
+    cols[...] = windows_view(buffers.xp, xpad, g, p)
+    return cols.reshape(g.n * g.ho * g.wo, g.kh * g.kw * g.c)
+
+
+def _matmul(buffers: Recycler, a: Any, b: Any) -> Any:
+    """``a @ b`` (2-D) into a reused array."""
+    return buffers.xp.matmul(a, b, out=buffers.empty((a.shape[0], b.shape[1]), a.dtype))
 
 
 def _conv2d_kernel(ctx: Any, attrs: dict) -> Any:
     xp, p = ctx.xp, params(attrs)
     geometry = geometry_cache(p)
     fourier = _fourier_route(p, ctx)
+    buffers = Recycler(xp)
 
     def conv2d(x: Any, f: Any) -> Any:
         x = to_nhwc(xp, x, p.nchw)
@@ -150,14 +164,13 @@ def _conv2d_kernel(ctx: Any, attrs: dict) -> Any:
         if _use_fourier(fourier, g, x.dtype, c, o):
             out = conv_fourier.conv(fourier, x, f, g)
         elif kh == kw == 1 and p.sh == p.sw == 1 and g.pads == (0, 0, 0, 0):
-            out = x.reshape(-1, c) @ f.reshape(c, o)  # 1x1: a plain matmul
+            out = _matmul(buffers, x.reshape(-1, c), f.reshape(c, o))  # 1x1: a plain matmul
         elif c == 1:
-            out = _tap_columns(xp, pad_window(xp, x, g), g, p).T @ f.reshape(kh * kw, o)
+            cols = _tap_columns(buffers, pad_window(xp, x, g, buffers=buffers), g, p)
+            out = _matmul(buffers, cols.T, f.reshape(kh * kw, o))
         else:
-            cols = windows_view(xp, pad_window(xp, x, g), g, p).reshape(
-                g.n * g.ho * g.wo, kh * kw * c
-            )
-            out = cols @ f.reshape(kh * kw * c, o)
+            cols = _im2col(buffers, pad_window(xp, x, g, buffers=buffers), g, p)
+            out = _matmul(buffers, cols, f.reshape(kh * kw * c, o))
         return from_nhwc(xp, out.reshape(g.n, g.ho, g.wo, o), p.nchw)
 
     return conv2d
@@ -186,6 +199,7 @@ def _backprop_input_kernel(ctx: Any, attrs: dict) -> Any:
     xp, p = ctx.xp, params(attrs)
     geometry = geometry_cache(p)
     fourier = _fourier_route(p, ctx)
+    buffers = Recycler(xp)
 
     def conv2d_backprop_input(sizes: Any, f: Any, dy: Any) -> Any:
         dy = to_nhwc(xp, dy, p.nchw)
@@ -194,12 +208,14 @@ def _backprop_input_kernel(ctx: Any, attrs: dict) -> Any:
         if _use_fourier(fourier, g, dy.dtype, c, o):
             return from_nhwc(xp, conv_fourier.conv_input_grad(fourier, f, dy, g), p.nchw)
         rows, taps = dy.reshape(-1, o), f.reshape(kh * kw, c, o)
-        dpad = padded_zeros(xp, g, dy.dtype)
+        dpad = padded_zeros(xp, g, dy.dtype, buffers=buffers)
         # col2im one filter tap at a time: each tap's [N*Ho*Wo, C] product is added to
         # its window, without first making all KH*KW of them (KH*KW times the input's
         # size, 80 MB for a 5x5 tap of MNIST's second layer at batch 128).
+        tap = buffers.empty((rows.shape[0], c), dy.dtype)
         for k, where in enumerate(offset_slices(g, p)):
-            dpad[where] += (rows @ taps[k].T).reshape(g.n, g.ho, g.wo, c)
+            xp.matmul(rows, taps[k].T, out=tap)
+            dpad[where] += tap.reshape(g.n, g.ho, g.wo, c)
         return from_nhwc(xp, crop(dpad, g), p.nchw)
 
     return conv2d_backprop_input
@@ -235,6 +251,7 @@ def _backprop_filter_kernel(ctx: Any, attrs: dict) -> Any:
     xp, p = ctx.xp, params(attrs)
     geometry = geometry_cache(p)
     fourier = _fourier_route(p, ctx)
+    buffers = Recycler(xp)
 
     def conv2d_backprop_filter(x: Any, sizes: Any, dy: Any) -> Any:
         x, dy = to_nhwc(xp, x, p.nchw), to_nhwc(xp, dy, p.nchw)
@@ -242,10 +259,11 @@ def _backprop_filter_kernel(ctx: Any, attrs: dict) -> Any:
         g = geometry(x.shape, kh, kw)
         if _use_fourier(fourier, g, x.dtype, c, o):
             return conv_fourier.conv_filter_grad(fourier, x, dy, g)
+        xpad = pad_window(xp, x, g, buffers=buffers)
         if c == 1:
-            cols = _tap_columns(xp, pad_window(xp, x, g), g, p)
+            cols = _tap_columns(buffers, xpad, g, p)
             return (cols @ dy.reshape(-1, o)).reshape(kh, kw, c, o)
-        cols = windows_view(xp, pad_window(xp, x, g), g, p).reshape(g.n * g.ho * g.wo, kh * kw * c)
+        cols = _im2col(buffers, xpad, g, p)
         return (cols.T @ dy.reshape(-1, o)).reshape(kh, kw, c, o)
 
     return conv2d_backprop_filter

@@ -60,6 +60,7 @@ from .conv_geometry import (
     spatial_list,
     to_nhwc,
 )
+from .nn_buffers import Recycler
 
 
 def _apply(op_type: str, inputs: list, attrs: dict, name: str | None = None) -> Tensor:
@@ -117,26 +118,33 @@ def _tile_view(xpad: Any, g: WindowGeometry) -> Any:
     return xpad.reshape(g.n * g.ho, g.kh, g.wo, g.kw, g.c)
 
 
-def _tile_max(xp: Any, v: Any, g: WindowGeometry) -> Any:
+def _slab_max(xp: Any, slabs: Any, out: Any) -> Any:
+    """``out[...] = max over axis 1 of slabs`` (``[B, K, ...]``), a pass per slab."""
+    if slabs.shape[1] == 1:
+        out[...] = slabs[:, 0]
+        return out
+    xp.maximum(slabs[:, 0], slabs[:, 1], out=out)
+    for i in range(2, slabs.shape[1]):
+        xp.maximum(out, slabs[:, i], out=out)
+    return out
+
+
+def _tile_max(xp: Any, v: Any, g: WindowGeometry, buffers: Recycler) -> Any:
     """``[N, Ho, Wo, C]``: the window maxima of a tile view, over the KH row slabs
     (contiguous ``[Wo*KW*C]`` runs) first, then over the KW column blocks."""
     rows = v.reshape(g.n * g.ho, g.kh, g.wo * g.kw * g.c)
-    m = xp.array(rows[:, 0])
-    for i in range(1, g.kh):
-        xp.maximum(m, rows[:, i], out=m)
+    m = _slab_max(xp, rows, buffers.empty((g.n * g.ho, g.wo * g.kw * g.c), v.dtype))
     cols = m.reshape(g.n * g.ho * g.wo, g.kw, g.c)
-    out = xp.array(cols[:, 0])
-    for j in range(1, g.kw):
-        xp.maximum(out, cols[:, j], out=out)
+    out = _slab_max(xp, cols, buffers.empty((g.n * g.ho * g.wo, g.c), v.dtype))
     return out.reshape(g.n, g.ho, g.wo, g.c)
 
 
-def _tile_first_hits(xp: Any, v: Any, y: Any, g: WindowGeometry) -> Any:
+def _tile_first_hits(xp: Any, v: Any, y: Any, g: WindowGeometry, buffers: Recycler) -> Any:
     """A boolean tile view: True at each window's *first* element equal to its maximum
     ``y`` (TF's tie rule; ties are common after a ReLU: windows of zeros). One compare
     over the whole input, then a running "not yet hit" mask over the KH*KW offsets, in
     window order, each step in place on an offset view."""
-    hit = v == y.reshape(g.n * g.ho, 1, g.wo, 1, g.c)
+    hit = xp.equal(v, y.reshape(g.n * g.ho, 1, g.wo, 1, g.c), out=buffers.empty(v.shape, bool))
     # The mask passes run on the 0/1 bytes of a C run packed into the widest unsigned
     # words that divide it (8 channels per uint64 op): the same bitwise result, as
     # "not yet hit" is kept as 1 - hit (``^ ones``), never as ``~`` of a word.
@@ -157,14 +165,14 @@ def _tile_first_hits(xp: Any, v: Any, y: Any, g: WindowGeometry) -> Any:
     return hit
 
 
-def _tile_scatter(xp: Any, hit: Any, dy: Any, g: WindowGeometry) -> Any:
+def _tile_scatter(xp: Any, hit: Any, dy: Any, g: WindowGeometry, buffers: Recycler) -> Any:
     """``dy`` broadcast over each window where ``hit``, else 0, as a padded NHWC array
     (zeros in a dropped VALID remainder). Finite gradients: the mask is written into a
     float buffer and multiplied in place (faster than a bool * float multiply); others
     go through ``where`` so that a NaN reaches only its own element (as TF)."""
     dyb = dy.reshape(g.n * g.ho, 1, g.wo, 1, g.c)
     if bool(xp.isfinite(dy).all()):
-        dv = xp.empty(hit.shape, dtype=dy.dtype)
+        dv = buffers.empty(hit.shape, dy.dtype)
         xp.copyto(dv, hit)
         dv *= dyb
     else:
@@ -175,7 +183,7 @@ def _tile_scatter(xp: Any, hit: Any, dy: Any, g: WindowGeometry) -> Any:
     full = (g.h + pt + pb, g.w + pl + pr)
     if full == (rows, cols):
         return dv
-    dpad = xp.zeros((g.n, *full, g.c), dtype=dy.dtype)
+    dpad = buffers.zeros((g.n, *full, g.c), dy.dtype)
     dpad[:, :rows, :cols, :] = dv
     return dpad
 
@@ -185,13 +193,14 @@ def _max_pool_kernel(ctx: Any, attrs: dict) -> Any:
     kh, kw = _pool_kernel_hw(attrs)
     geometry = geometry_cache(p)
     tiles = _tiles(p, kh, kw)
+    buffers = Recycler(xp)
 
     def max_pool(x: Any) -> Any:
         x = to_nhwc(xp, x, p.nchw)
         g = geometry(x.shape, kh, kw)
-        xpad = pad_window(xp, x, g, _lowest(xp, x.dtype))
+        xpad = pad_window(xp, x, g, _lowest(xp, x.dtype), buffers=buffers)
         if tiles and g.ho and g.wo:
-            return from_nhwc(xp, _tile_max(xp, _tile_view(xpad, g), g), p.nchw)
+            return from_nhwc(xp, _tile_max(xp, _tile_view(xpad, g), g, buffers), p.nchw)
         slices = offset_slices(g, p)
         # Elementwise maximum over the KH*KW shifted slices (contiguous along C; faster
         # than reducing the strided window view over two inner axes).
@@ -251,15 +260,17 @@ def _max_pool_grad_kernel(ctx: Any, attrs: dict) -> Any:
 
     disjoint = p.sh >= kh and p.sw >= kw
     tiles = _tiles(p, kh, kw)
+    buffers = Recycler(xp)
 
     def max_pool_grad(x: Any, y: Any, dy: Any) -> Any:
         x, y, dy = (to_nhwc(xp, t, p.nchw) for t in (x, y, dy))
         g = geometry(x.shape, kh, kw)
-        xpad = pad_window(xp, x, g, _lowest(xp, x.dtype))
+        xpad = pad_window(xp, x, g, _lowest(xp, x.dtype), buffers=buffers)
         if tiles and g.ho and g.wo:
-            hit = _tile_first_hits(xp, _tile_view(xpad, g), y, g)
-            return from_nhwc(xp, crop(_tile_scatter(xp, hit, dy, g), g), p.nchw)
-        dpad = padded_zeros(xp, g, dy.dtype)
+            hit = _tile_first_hits(xp, _tile_view(xpad, g), y, g, buffers)
+            dv = _tile_scatter(xp, hit, dy, g, buffers)
+            return from_nhwc(xp, crop(dv, g), p.nchw)
+        dpad = padded_zeros(xp, g, dy.dtype, buffers=buffers)
         finite = bool(xp.isfinite(dy).all())
         for where, hit in _first_max_hits(xp, xpad, y, g, p):
             contrib = _route(xp, dy, hit, finite)
@@ -293,6 +304,7 @@ def _max_pool_grad_grad_kernel(ctx: Any, attrs: dict) -> Any:
     geometry = geometry_cache(p)
 
     tiles = _tiles(p, kh, kw)
+    buffers = Recycler(xp)
 
     def max_pool_grad_grad(x: Any, y: Any, ddx: Any) -> Any:
         x, y, ddx = (to_nhwc(xp, t, p.nchw) for t in (x, y, ddx))
@@ -300,7 +312,7 @@ def _max_pool_grad_grad_kernel(ctx: Any, attrs: dict) -> Any:
         xpad, ddpad = pad_window(xp, x, g, _lowest(xp, x.dtype)), pad_window(xp, ddx, g)
         finite = bool(xp.isfinite(ddx).all())
         if tiles and g.ho and g.wo:
-            hit = _tile_first_hits(xp, _tile_view(xpad, g), y, g)
+            hit = _tile_first_hits(xp, _tile_view(xpad, g), y, g, buffers)
             picked = _route(xp, _tile_view(ddpad, g), hit, finite)
             out = picked.sum(axis=(1, 3))  # exactly one hit per window: exact
             return from_nhwc(xp, out.reshape(y.shape), p.nchw)
