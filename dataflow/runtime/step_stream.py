@@ -115,32 +115,26 @@ def _write_raw(stream: Any, message: Any) -> Any:
     return future
 
 
+_READ_CHUNK = 256 * 1024  # what one read of a TLS stream may return (as asyncio's)
 _ACK = b"\x06"  # the worker has taken the connection over: step messages may follow
 
 
-class _FrameProtocol(asyncio.Protocol):
-    """A plain TCP step stream on asyncio's transport, without streams: frames are
-    parsed as bytes arrive (``data_received``) and each whole message is handed to
-    ``on_message`` at once, with no coroutine or task per message. Bytes go straight
-    into the message's own payload and buffers, so an array is copied once."""
+class _FrameParser:
+    """Frames parsed as bytes arrive (``feed``): each whole message goes to
+    ``on_message`` at once (until one is set, to ``backlog``), with no coroutine per
+    message. Bytes go straight into the message's own payload and buffers, so an array
+    is copied once."""
 
     def __init__(self) -> None:
-        self.transport: asyncio.Transport | None = None
         self.on_message: Callable[[Any], None] | None = None
-        self.backlog: list[Any] = []  # messages before a callback was set
-        self.lost = asyncio.get_running_loop().create_future()
+        self.backlog: list[Any] = []
         self._head = bytearray()  # the frame's length prefix and header, as they come
         self._head_size: int | None = None
         self._parts: list[bytearray] | None = None  # payload, then buffers: being filled
         self._part = 0
         self._filled = 0
-        self._paused: asyncio.Future | None = None
 
-    # --- reading ---
-    def connection_made(self, transport: Any) -> None:
-        self.transport = transport
-
-    def data_received(self, data: bytes) -> None:
+    def feed(self, data: bytes) -> None:
         view = memoryview(data)
         pos, end = 0, len(data)
         while pos < end:
@@ -186,6 +180,30 @@ class _FrameProtocol(asyncio.Protocol):
                 self.backlog.append(message)
             else:
                 self.on_message(message)
+
+    def deliver_to(self, on_message: Callable[[Any], None]) -> None:
+        """Sends this and every later message to ``on_message``, the backlog first."""
+        self.on_message = on_message
+        backlog, self.backlog = self.backlog, []
+        for message in backlog:
+            on_message(message)
+
+
+class _FrameProtocol(asyncio.Protocol):
+    """A plain TCP step stream on asyncio's transport, without streams: a
+    ``_FrameParser`` takes the bytes as they arrive."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.parser = _FrameParser()
+        self.lost = asyncio.get_running_loop().create_future()
+        self._paused: asyncio.Future | None = None
+
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.parser.feed(data)
 
     def connection_lost(self, exc: BaseException | None) -> None:
         if not self.lost.done():
@@ -312,16 +330,18 @@ async def serve(comm: Any, handler: Callable[[Any, Callable[[Any], None]], Any])
         end = await Endpoint.take(comm, accepted=True)
         protocol = end.protocol
         if protocol is not None:
-            protocol.on_message = lambda message: handler(message, reply)
-            for message in protocol.backlog:
-                handler(message, reply)
-            protocol.backlog.clear()
+            protocol.parser.deliver_to(lambda message: handler(message, reply))
             try:
                 await protocol.lost
             finally:
                 if protocol.transport is not None:
                     protocol.transport.close()
             return
+        if end.stream is not None:  # TLS: tornado's stream, read a chunk at a time
+            parser = _FrameParser()
+            parser.deliver_to(lambda message: handler(message, reply))
+            while True:
+                parser.feed(await end.stream.read_bytes(_READ_CHUNK, partial=True))
         while True:
             handler(await end.read(), reply)
 
