@@ -416,7 +416,11 @@ def recv_message(sock: socket.socket) -> Any:
 
 
 def send_message(sock: socket.socket, message: Any) -> None:
-    for frame in encode(message):
+    frames = encode(message)
+    if sum(memoryview(f).nbytes for f in frames) <= _COALESCE_BYTES:
+        sock.sendall(b"".join(frames))  # one system call (and segment) for a small message
+        return
+    for frame in frames:
         sock.sendall(frame)
 
 
