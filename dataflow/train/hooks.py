@@ -107,6 +107,12 @@ class StopAtStepHook(SessionRunHook):
         self._num_steps = num_steps
         self._last_step = last_step
 
+    @property
+    def last_step(self) -> int | None:
+        """The global step it stops at (with ``num_steps``, known once a session
+        exists)."""
+        return self._last_step
+
     def begin(self) -> None:
         self._global_step = global_step_tensor()
 
@@ -377,6 +383,11 @@ class ProgressBarHook(SessionRunHook):
         self._disable = disable
         self._bar: Any = None
         self._iter = 0
+
+    @property
+    def last_step(self) -> int | None:
+        """The global step the bar counts to (``None``: no total)."""
+        return self._last_step
 
     def begin(self) -> None:
         steps = get_default_graph().get_collection(GraphKeys.GLOBAL_STEP)

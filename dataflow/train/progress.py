@@ -142,11 +142,9 @@ class DashboardProgressHook(SessionRunHook):
 
     def _last_step(self) -> int | None:
         for hook in self._targets:
-            # Both keep the step they stop at there (StopAtStepHook sets it once the
-            # session exists, from num_steps).
-            last = getattr(hook, "_last_step", None)
-            if last is not None:
-                return int(last)
+            # (StopAtStepHook knows it once the session exists, from num_steps.)
+            if hook.last_step is not None:
+                return int(hook.last_step)
         return None
 
 
