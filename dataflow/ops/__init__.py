@@ -18,6 +18,7 @@ from . import (  # noqa: F401 - imported for their registrations
     constant,
     control,
     control_flow,
+    conv_backprop,
     conv_geometry,
     data_flow,
     dataset_ops,

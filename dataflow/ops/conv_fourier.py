@@ -61,12 +61,12 @@ def fourier_pays(g: WindowGeometry, c: int, o: int) -> bool:
 class Fourier:
     """DFT matrices for one array namespace, made on first use and kept."""
 
-    def __init__(self, xp: Any) -> None:
+    def __init__(self, xp: Any, buffers: int = 12) -> None:
         self.xp = xp
         self.cache: dict = {}
         # The filter gradient's call holds ten arrays (two spectra of three, the
-        # products, the inverse's three).
-        self.buffers = Recycler(xp, size=12)
+        # products, the inverse's three); ``conv_grads`` some fifteen.
+        self.buffers = Recycler(xp, size=buffers)
 
     def _angles(self, n: int, rows: Any, cols: Any) -> Any:
         """``2*pi*(rows*cols mod n)/n`` (exact integer products keep large angles exact)."""
@@ -183,3 +183,24 @@ def conv_filter_grad(fourier: Fourier, x: Any, dy: Any, g: WindowGeometry) -> An
     del xs, ds
     grad = fourier.inverse(z, p, q, (0, g.kh), (0, g.kw))  # [C, KH, KW, O]
     return fourier.xp.ascontiguousarray(grad.transpose(1, 2, 0, 3))
+
+
+def conv_grads(fourier: Fourier, x: Any, f: Any, dy: Any, g: WindowGeometry) -> tuple[Any, Any]:
+    """Both gradients of ``Conv2D`` (NHWC, stride 1, no dilation) from one transform of
+    ``dy``: the input gradient ``[N, H, W, C]`` as ``conv_input_grad`` and the filter
+    gradient ``[KH, KW, C, O]`` as ``conj(conj(X)^T @ DY)`` (``= X^T @ conj(DY)``, what
+    ``conv_filter_grad`` computes; the conjugate is taken of the small ``[P*Qr, C, O]``
+    product, not of a spectrum)."""
+    xp = fourier.xp
+    p, q = grid(g)
+    ds = fourier.spectrum(dy, p, q, 0, 0)
+    w = fourier.filter_spectrum(f, p, q).transpose(0, 2, 1)
+    dx = fourier.inverse(
+        _products(fourier, ds.transpose(1, 0, 2), w), p, q, (g.pads[0], g.h), (g.pads[2], g.w)
+    )
+    xs = fourier.spectrum(x, p, q, g.pads[0], g.pads[2], conj=True)
+    z = _products(fourier, xs.transpose(1, 2, 0), ds.transpose(1, 0, 2))
+    del xs, ds
+    xp.conjugate(z, out=z)
+    grad = fourier.inverse(z, p, q, (0, g.kh), (0, g.kw))  # [C, KH, KW, O]
+    return dx, xp.ascontiguousarray(grad.transpose(1, 2, 0, 3))

@@ -39,7 +39,7 @@ from ..framework.scopes import name_scope
 from ..framework.tensor_shape import TensorShape
 from . import conv_fourier
 from .array import expand_dims, squeeze
-from .build import apply_op
+from .build import apply_op, apply_op_n
 from .constant import constant
 from .conv_geometry import (
     Params,
@@ -176,9 +176,31 @@ def _conv2d_kernel(ctx: Any, attrs: dict) -> Any:
     return conv2d
 
 
+def _fourier_at_build(op: Operation) -> bool:
+    """Whether the static shapes (all but the batch) say this ``Conv2D``'s kernels take
+    the Fourier route (``_use_fourier``; the cost count does not depend on the batch)."""
+    x, f = op.inputs
+    p = params(op.attrs)
+    if not (p.sh == p.sw == p.dh == p.dw == 1) or x.dtype.base_dtype not in (
+        dtypes.float32,
+        dtypes.float64,
+    ):
+        return False
+    _, h, w, c = nhwc_dims(x, p.nchw, "input")
+    fdims = [d for d in f.shape.as_list() if d is not None] if f.shape.rank == 4 else []
+    if h is None or w is None or c is None or len(fdims) != 4:
+        return False
+    kh, kw, _, o = fdims
+    return conv_fourier.fourier_pays(geometry_cache(p)((1, h, w, c), kh, kw), c, o)
+
+
 def _conv2d_grad(op: Operation, grad: Tensor) -> list:
     x, f = op.inputs
     attrs = _conv_attrs(op)
+    if _fourier_at_build(op):
+        # Both gradients as one op (conv_backprop.py): they share the transform of grad.
+        both = apply_op_n("Conv2DBackpropInputFilter", [x, f, grad], dict(attrs))
+        return list(both.outputs)
     return [
         _apply("Conv2DBackpropInput", [shape_of(x), f, grad], attrs),
         _apply("Conv2DBackpropFilter", [x, shape_of(f), grad], attrs),

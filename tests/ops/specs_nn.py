@@ -228,6 +228,9 @@ def distinct(*shape: int) -> np.ndarray:
 POOL_AND_CONV = [
     conv_row("conv2d_valid", 1, "VALID", (2, 5, 5, 3), (3, 3, 3, 4)),
     conv_row("conv2d_same_stride2", 2, "SAME", (1, 6, 5, 2), (3, 2, 2, 3)),
+    # Takes the Fourier route (conv_fourier.fourier_pays); with the static shapes known,
+    # its gradient is the one op Conv2DBackpropInputFilter (conv_backprop.py).
+    conv_row("conv2d_fourier_same", 1, "SAME", (1, 14, 12, 32), (5, 5, 32, 48)),
     OpSpec(
         "max_pool_valid",
         lambda tf, x: tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"),

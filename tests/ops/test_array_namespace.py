@@ -768,8 +768,16 @@ def _conv_pool_fast_paths() -> list[Step]:
         tf.nn.max_pool(p[..., :3], [1, 3, 2, 1], [1, 3, 2, 1], "SAME"),
     ]
     y = tf.add_n([tf.reduce_sum(o * o) for o in outs[1:]])
+    # With these static shapes the gradient is the one op Conv2DBackpropInputFilter; the
+    # two backprop ops, built directly, take the Fourier route on their own.
+    dy = outs[0] * 0.5
+    separate = [
+        tf.nn.conv2d_backprop_input([2, 14, 12, 32], w, dy, [1, 1, 1, 1], "SAME"),
+        tf.nn.conv2d_backprop_filter(x, [5, 5, 32, 48], dy, [1, 1, 1, 1], "SAME"),
+    ]
     return one(
         outs
+        + separate
         + tf.gradients(tf.reduce_sum(outs[0] * outs[0]), [x, w])
         + grads_of(y, [g, k, p], order=2),
         {x: xv, w: wv, g: gv, k: kv, p: pv},

@@ -551,3 +551,109 @@ def test_tiling_max_pool_matches_tf1_on_ties(shape, k, padding):
         return [y, tf.gradients(y, a, grad_ys=dy)[0]]
 
     assert_parity_on_constants(_tf1(), program, x, rtol=0, atol=0)
+
+
+# --- Conv2DBackpropInputFilter: both gradients of a Fourier-route Conv2D as one op ----------
+def _conv_grad_graph(static: bool, fmt: str, shape: tuple, f: np.ndarray):
+    """x (a placeholder: static spatial dims or not), and the first and second
+    derivatives of ``sum(conv2d(x, f) ** 2 / 2)``-like programs through tf.gradients."""
+    spatial = (
+        shape[1:]
+        if static
+        else ((None, None, shape[3]) if fmt == "NHWC" else (shape[1], None, None))
+    )
+    x = tf.placeholder(tf.float32, [None, *spatial])
+    w = tf.constant(f)
+    y = tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME", data_format=fmt)
+    dy = tf.sin(y)  # an output gradient that depends on x and w
+    gx, gw = tf.gradients(y, [x, w], grad_ys=dy)
+    second = tf.gradients(tf.reduce_sum(gx * gx) + tf.reduce_sum(gw * gw), [x, w])
+    return x, [gx, gw, *second]
+
+
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
+def test_backprop_input_filter_op_equals_the_two_ops(fmt):
+    """With static spatial shapes that take the Fourier route, Conv2D's gradient is one
+    Conv2DBackpropInputFilter op; without them, TF1's two ops. First and second
+    derivatives agree to float32 rounding (first ones bit for bit: the same transforms)."""
+    data = np.random.default_rng(11)
+    shape = (3, 14, 12, 32) if fmt == "NHWC" else (3, 32, 14, 12)
+    xv = data.standard_normal(shape).astype(np.float32)
+    fv = (0.1 * data.standard_normal((5, 5, 32, 48))).astype(np.float32)
+    results, types = [], []
+    for static in (True, False):
+        with tf.Graph().as_default() as graph:
+            x, fetches = _conv_grad_graph(static, fmt, shape, fv)
+            types.append({op.type for op in graph.get_operations()})
+            with tf.Session() as sess:
+                results.append(sess.run(fetches, {x: xv}))
+    assert "Conv2DBackpropInputFilter" in types[0]
+    assert "Conv2DBackpropInputFilter" not in types[1] and "Conv2DBackpropFilter" in types[1]
+    combined, separate = results
+    for a, b in zip(combined[:2], separate[:2]):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(combined[2:], separate[2:]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5 * np.abs(b).max())
+
+
+def test_backprop_input_filter_kernel_off_the_fourier_route():
+    """The kernel runs the two ops' kernels for a shape that does not take the route
+    (the cost count says no): their values, bit for bit."""
+    from types import SimpleNamespace
+
+    from dataflow.framework import registry
+
+    data = np.random.default_rng(12)
+    x = data.standard_normal((2, 6, 5, 3)).astype(np.float32)
+    f = data.standard_normal((3, 3, 3, 4)).astype(np.float32)
+    dy = data.standard_normal((2, 6, 5, 4)).astype(np.float32)
+    attrs = {
+        "strides": [1, 1, 1, 1],
+        "padding": "SAME",
+        "explicit_paddings": (),
+        "dilations": [1, 1, 1, 1],
+        "data_format": "NHWC",
+    }
+    assert not _takes_fourier_route(x.shape, f.shape, "SAME")
+    ctx = SimpleNamespace(xp=np, op_name="")  # what these kernels read of a context
+
+    def kernel(op_type):
+        return registry.lookup(op_type).kernel(ctx, attrs)
+
+    dx, df = kernel("Conv2DBackpropInputFilter")(x, f, dy)
+    np.testing.assert_array_equal(dx, kernel("Conv2DBackpropInput")(x.shape, f, dy))
+    np.testing.assert_array_equal(df, kernel("Conv2DBackpropFilter")(x, f.shape, dy))
+
+
+@pytest.mark.tf
+def test_fourier_route_separate_backprop_ops_match_tf1():
+    """conv2d_backprop_input / conv2d_backprop_filter built directly (TF1's two ops),
+    through the Fourier domain, against TF1's kernels."""
+    x = rng.standard_normal((2, 14, 12, 32)).astype(np.float32)
+    f = rng.standard_normal((5, 5, 32, 48)).astype(np.float32)
+    dy = rng.standard_normal((2, 14, 12, 48)).astype(np.float32)
+    assert _takes_fourier_route(x.shape, f.shape, "SAME")
+
+    def program(tf, a, b, d):
+        return [
+            tf.nn.conv2d_backprop_input([2, 14, 12, 32], b, d, [1, 1, 1, 1], "SAME"),
+            tf.nn.conv2d_backprop_filter(a, [5, 5, 32, 48], d, [1, 1, 1, 1], "SAME"),
+        ]
+
+    assert_parity_on_constants(_tf1(), program, x, f, dy, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.tf
+def test_fourier_route_second_derivatives_match_tf1():
+    """Second derivatives through Conv2DBackpropInputFilter's gradient, against TF1's."""
+    x = rng.standard_normal((2, 14, 12, 32)).astype(np.float32)
+    f = (0.1 * rng.standard_normal((5, 5, 32, 48))).astype(np.float32)
+
+    def program(tf, a, b):
+        y = tf.nn.conv2d(a, b, [1, 1, 1, 1], "SAME")
+        gx, gw = tf.gradients(y, [a, b], grad_ys=tf.sin(y))
+        return tf.gradients(tf.reduce_sum(gx * gx) + tf.reduce_sum(gw * gw), [a, b])
+
+    # The results reach ~2e4 and are sums of large terms of both signs: atol is ~2.5e-5
+    # of that scale (float32 rounding of both libraries' transforms and sums).
+    assert_parity_on_constants(_tf1(), program, x, f, rtol=1e-4, atol=0.5)
