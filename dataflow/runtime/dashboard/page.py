@@ -205,8 +205,8 @@ refresh();
 _BODY = """
 <header><h1>dataflow</h1><span class="status" id="status">loading…</span></header>
 <main>
-<section id="sessions"><h2>Sessions · steps per second</h2></section>
-<section id="devices"><h2>Devices · stage runs and time</h2></section>
+<section id="sessions" class="wide"><h2>Sessions · steps per second</h2></section>
+<section id="devices" class="wide"><h2>Devices · stage runs and time</h2></section>
 <section id="memory" class="wide"><h2>Memory held by variables and queues</h2></section>
 <section id="transfers" class="wide"><h2>Bytes between devices</h2></section>
 <section id="stages" class="wide"><h2>Stages</h2></section>
