@@ -17,9 +17,11 @@ loop), which capped two asynchronous replicas at a third of TF1's rate. On a str
   payload), framed as ``[u32 header length][header][payload][buffers...]`` where the
   header holds the payload and buffer lengths;
 * the worker acknowledges the takeover with one byte, after which neither end holds
-  unread bytes in tornado; workers then read and write the frames with asyncio's
-  streams on a plain TCP socket, and on the connection's tornado stream under TLS
-  (which holds the TLS session);
+  unread bytes in tornado; on a plain TCP socket workers then hand the socket to an
+  asyncio protocol whose parser (``_FrameParser``) cuts messages out of the bytes as
+  they arrive and hands each to the handler at once (no coroutine or task per message);
+  under TLS they keep the connection's tornado stream (which holds the TLS session) and
+  feed the same parser a chunk at a time;
 * the client takes its connection's socket out of tornado once Dask has connected it
   (handshake and TLS done) and talks over it with blocking calls from the calling thread
   (one set of connections per thread), so a step needs no hop through the client's
