@@ -29,7 +29,9 @@ asserted; the figures go to ``docs/performance.md``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import dask.array as da
@@ -88,40 +90,41 @@ def bench_numpy(cluster: Any, host: np.ndarray, steps: int) -> float:
             return _steps_per_second(sess, lambda: sess.run(train), steps, 20)
 
 
-def bench_client_feed(cluster: Any, x: Any, steps: int) -> float:
+@contextlib.contextmanager
+def _fed_model(cluster: Any) -> Iterator[tuple[Any, Any, Any, Iterator[int]]]:
+    """The model on a placeholder batch on worker-0, its session (weights initialized)
+    and an endless run of batch offsets: what the two fed inputs share."""
     with tf.Graph().as_default():
         with tf.device("/job:worker/task:0"):
             batch = tf.placeholder(tf.float32, [None, FEATURES])
         train, w = _model(batch)
         with tf.Session(cluster, config=tf.ConfigProto(resident_steps=True)) as sess:
             sess.run(w.initializer)
-            offsets = iter(range(0, 10**12, BATCH))
+            yield sess, batch, train, iter(range(0, 10**12, BATCH))
 
-            def step() -> None:
-                i = next(offsets) % (x.shape[0] - BATCH)
-                with cluster.client.as_current():
-                    value = x[i : i + BATCH].compute()
-                sess.run(train, {batch: value})
 
-            return _steps_per_second(sess, step, max(20, steps // 10), 5)
+def bench_client_feed(cluster: Any, x: Any, steps: int) -> float:
+    with _fed_model(cluster) as (sess, batch, train, offsets):
+
+        def step() -> None:
+            i = next(offsets) % (x.shape[0] - BATCH)
+            with cluster.client.as_current():
+                value = x[i : i + BATCH].compute()
+            sess.run(train, {batch: value})
+
+        return _steps_per_second(sess, step, max(20, steps // 10), 5)
 
 
 def bench_dask_feed(cluster: Any, x: Any, steps: int) -> tuple[float, dict]:
-    with tf.Graph().as_default():
-        with tf.device("/job:worker/task:0"):
-            batch = tf.placeholder(tf.float32, [None, FEATURES])
-        train, w = _model(batch)
-        with tf.Session(cluster, config=tf.ConfigProto(resident_steps=True)) as sess:
-            sess.run(w.initializer)
-            offsets = iter(range(0, 10**12, BATCH))
+    with _fed_model(cluster) as (sess, batch, train, offsets):
 
-            def step() -> None:
-                i = next(offsets) % (x.shape[0] - BATCH)
-                sess.run(train, {batch: x[i : i + BATCH]})
+        def step() -> None:
+            i = next(offsets) % (x.shape[0] - BATCH)
+            sess.run(train, {batch: x[i : i + BATCH]})
 
-            before = sent_bytes(cluster.client)
-            rate = _steps_per_second(sess, step, max(20, steps // 10), 5)
-            after = sent_bytes(cluster.client)
+        before = sent_bytes(cluster.client)
+        rate = _steps_per_second(sess, step, max(20, steps // 10), 5)
+        after = sent_bytes(cluster.client)
     return rate, {k: after[k] - before[k] for k in after}
 
 

@@ -36,12 +36,13 @@ epoch's unclaimed partitions with the count delivered, and whoever claims it nex
 (another replica, or the same one recovering on its restarted worker, which rejoins the
 epoch it was in) skips those rows. A row is *seen* when a step's ``get_next`` handed it
 out and the replica's report of it reached the book; the reports are sent as rows are
-handed out, without waiting (one report in flight per reader, later counts folded into
-the next), so a step never waits for the scheduler, and a worker killed between two
-steps has reported the rows of every step that completed. Two windows remain: rows
-handed out by a step that the loss then failed are counted as seen (the step's effects
-were lost with it), and a report still in flight when the worker died (a fraction of a
-millisecond after the rows were handed out) makes those rows be handed out again. The
+handed out, without waiting, as messages on the worker's batched stream to the
+scheduler (``PROGRESS_OP``: no reply, sent a couple of milliseconds apart, in order), so
+a step never waits for the scheduler, and a worker killed between two steps has
+reported the rows of every step that completed. Two windows remain: rows handed out by
+a step that the loss then failed are counted as seen (the step's effects were lost with
+it), and a report still on its way when the worker died (within the stream's 2 ms
+batching after the rows were handed out) makes those rows be handed out again. The
 count names the rows only while they leave in order: with a ``shuffle`` buffer between
 ``from_dask`` and the consumer, up to a buffer's worth of the lost replica's rows in
 flight may be repeated or missed in that epoch. Restarting an
@@ -200,9 +201,25 @@ def worker_identity(address: str, worker_id: str) -> str:
 _SCHEDULER_BOOK = ShareBook()  # the book of this process when it is a Dask scheduler
 
 
+# The scheduler's stream handler for progress reports, which workers send on their
+# batched stream to the scheduler (no reply, batched with the worker's other messages:
+# an RPC per report cost a third of a fast input's steps/s).
+PROGRESS_OP = "dataflow-share-progress"
+
+
+def _progress_from_worker(
+    name: str = "", epoch: int = 0, replica: str = "", counts: Any = None, worker: Any = None
+) -> None:
+    _SCHEDULER_BOOK.progress(name, epoch, replica, dict(counts or {}))
+
+
 def book_call(method: str, *args: Any, dask_scheduler: Any = None) -> Any:
     """Runs on the scheduler (``Client.run_on_scheduler``): one call on its book, told
-    which workers are alive (``begin`` and ``claim`` release the lost ones' claims)."""
+    which workers are alive (``begin`` and ``claim`` release the lost ones' claims).
+    ``begin`` also readies the scheduler for progress reports (``PROGRESS_OP``), which
+    only follow a ``begin``."""
+    if dask_scheduler is not None and method == "begin":
+        dask_scheduler.stream_handlers.setdefault(PROGRESS_OP, _progress_from_worker)
     if method in ("begin", "claim") and dask_scheduler is not None:
         live = {worker_identity(a, ws.server_id) for a, ws in dask_scheduler.workers.items()}
         return getattr(_SCHEDULER_BOOK, method)(*args, live=live)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -54,44 +53,35 @@ Partition = tuple[int, int, list[np.ndarray], np.ndarray | None]
 
 class _Progress:
     """Tells the book how many rows of each claim this pass has delivered
-    (``dask_shares``' ``progress``). On a worker the report goes out on the worker's
-    event loop without the step waiting for it, one report in flight at a time: counts
-    that arrive meanwhile are folded into the next one."""
+    (``dask_shares``' ``progress``). On a worker each report is a message on the
+    worker's batched stream to the scheduler (``dask_shares.PROGRESS_OP``), sent from the
+    worker's event loop without the step waiting for it and without a reply; Dask sends
+    that stream's messages a few milliseconds apart, in order."""
 
-    def __init__(self, name: str, epoch: int, replica: str, client: Any, book: Any):
+    def __init__(self, name: str, epoch: int, replica: str, worker: Any, book: Any):
         self._args = (name, epoch, replica)
-        self._client, self._book = client, book
-        self._lock = threading.Lock()
-        self._latest: dict[int, tuple[int, int]] = {}
-        self._sent: dict[int, tuple[int, int]] = {}
-        self._busy = False
+        self._worker, self._book = worker, book
 
     def delivered(self, index: int, count: int, rows: int) -> None:
-        if self._client is None:
+        if self._worker is None:
             dask_shares.call(
                 "progress", *self._args, {index: (count, rows)}, client=None, book=self._book
             )
             return
-        with self._lock:
-            self._latest[index] = (count, rows)
-            if self._busy:
-                return
-            self._busy = True
-        self._client.loop.add_callback(self._send)
+        name, epoch, replica = self._args
+        message = {
+            "op": dask_shares.PROGRESS_OP,
+            "name": name,
+            "epoch": epoch,
+            "replica": replica,
+            "counts": {index: (count, rows)},
+        }
+        self._worker.loop.add_callback(self._send, message)
 
-    async def _send(self) -> None:
-        while True:
-            with self._lock:
-                todo = {i: v for i, v in self._latest.items() if self._sent.get(i) != v}
-                if not todo:
-                    self._busy = False
-                    return
-                self._sent.update(todo)
-            # A lost scheduler fails the step anyway; the report has no one to tell.
-            with contextlib.suppress(Exception):
-                await self._client._run_on_scheduler(
-                    dask_shares.book_call, "progress", *self._args, todo
-                )
+    def _send(self, message: dict) -> None:
+        # A lost scheduler fails the step anyway; the report has no one to tell.
+        with contextlib.suppress(Exception):
+            self._worker.batched_stream.send(message)
 
 
 class DaskPartitions(Pipeline):
@@ -125,7 +115,9 @@ class DaskPartitions(Pipeline):
             client=client,
             book=self._book,
         )
-        self.progress = _Progress(source.name, epoch, replica, client, self._book)
+        self.progress = _Progress(
+            source.name, epoch, replica, worker if client is not None else None, self._book
+        )
 
         def claim_and_read() -> tuple[int, int, list[np.ndarray]] | None:
             got = dask_shares.call(
