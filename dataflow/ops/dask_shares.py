@@ -203,7 +203,10 @@ _SCHEDULER_BOOK = ShareBook()  # the book of this process when it is a Dask sche
 
 # The scheduler's stream handler for progress reports, which workers send on their
 # batched stream to the scheduler (no reply, batched with the worker's other messages:
-# an RPC per report cost a third of a fast input's steps/s).
+# an RPC per report cost a third of a fast input's steps/s). A scheduler without the
+# handler would drop the worker's stream on such a message; it cannot get one: a report
+# follows its pass's ``begin`` on the same scheduler (which registers the handler), and
+# Dask workers do not outlive their scheduler.
 PROGRESS_OP = "dataflow-share-progress"
 
 
