@@ -49,6 +49,7 @@ from . import (  # noqa: F401 - imported for their registrations
     nn_depthwise,
     nn_impl,
     nn_pool,
+    nn_relu,
     nn_rnn,
     random,
     script,

@@ -29,7 +29,7 @@ from . import conv_fourier
 from .build import apply_op
 from .conv_geometry import from_nhwc, geometry_cache, params, shape_of, to_nhwc
 from .math_arith import add
-from .nn_conv import _backprop_filter_kernel, _backprop_input_kernel, _conv_attrs, _use_fourier
+from .nn_conv import backprop_filter_kernel, backprop_input_kernel, conv_attrs, use_fourier
 from .rules import require_float
 
 
@@ -43,14 +43,14 @@ def _kernel(ctx: Any, attrs: dict) -> Any:
     xp, p = ctx.xp, params(attrs)
     geometry = geometry_cache(p)
     fourier = conv_fourier.Fourier(xp, buffers=16) if p.sh == p.sw == p.dh == p.dw == 1 else None
-    input_grad = _backprop_input_kernel(ctx, attrs)
-    filter_grad = _backprop_filter_kernel(ctx, attrs)
+    input_grad = backprop_input_kernel(ctx, attrs)
+    filter_grad = backprop_filter_kernel(ctx, attrs)
 
     def conv2d_backprop_input_filter(x: Any, f: Any, dy: Any) -> tuple:
         xn, dyn = to_nhwc(xp, x, p.nchw), to_nhwc(xp, dy, p.nchw)
         kh, kw, c, o = f.shape
         g = geometry(xn.shape, kh, kw)
-        if fourier is not None and _use_fourier(fourier, g, xn.dtype, c, o):
+        if fourier is not None and use_fourier(fourier, g, xn.dtype, c, o):
             dx, df = conv_fourier.conv_grads(fourier, xn, f, dyn, g)
             return from_nhwc(xp, dx, p.nchw), df
         return input_grad(x.shape, f, dy), filter_grad(x, f.shape, dy)
@@ -60,7 +60,7 @@ def _kernel(ctx: Any, attrs: dict) -> Any:
 
 def _grad(op: Operation, ddx: Tensor, ddf: Tensor) -> list:
     x, f, dy = op.inputs
-    attrs = _conv_attrs(op)
+    attrs = conv_attrs(op)
     return [
         apply_op("Conv2DBackpropInput", [shape_of(x), ddf, dy], dict(attrs)),
         apply_op("Conv2DBackpropFilter", [ddx, shape_of(f), dy], dict(attrs)),

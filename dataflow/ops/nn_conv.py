@@ -89,7 +89,8 @@ def _check_out_backprop(got: list, want: list) -> None:
 # --- Conv2D and its two backprop ops ---------------------------------------------------------
 
 
-def _conv_attrs(op: Operation) -> dict:
+def conv_attrs(op: Operation) -> dict:
+    """The attrs a convolution's gradient ops take over from it."""
     a = op.attrs
     return {
         "strides": a["strides"],
@@ -119,7 +120,9 @@ def _fourier_route(p: Params, ctx: Any) -> Any:
     return None
 
 
-def _use_fourier(fourier: Any, g: Any, dtype: Any, c: int, o: int) -> bool:
+def use_fourier(fourier: Any, g: Any, dtype: Any, c: int, o: int) -> bool:
+    """Whether a kernel with this ``Fourier`` (None: not stride 1) takes that route for
+    this geometry, dtype and channel counts."""
     return (
         fourier is not None
         and dtype.kind == "f"
@@ -161,7 +164,7 @@ def _conv2d_kernel(ctx: Any, attrs: dict) -> Any:
         x = to_nhwc(xp, x, p.nchw)
         kh, kw, c, o = f.shape
         g = geometry(x.shape, kh, kw)
-        if _use_fourier(fourier, g, x.dtype, c, o):
+        if use_fourier(fourier, g, x.dtype, c, o):
             out = conv_fourier.conv(fourier, x, f, g)
         elif kh == kw == 1 and p.sh == p.sw == 1 and g.pads == (0, 0, 0, 0):
             out = _matmul(buffers, x.reshape(-1, c), f.reshape(c, o))  # 1x1: a plain matmul
@@ -178,7 +181,7 @@ def _conv2d_kernel(ctx: Any, attrs: dict) -> Any:
 
 def _fourier_at_build(op: Operation) -> bool:
     """Whether the static shapes (all but the batch) say this ``Conv2D``'s kernels take
-    the Fourier route (``_use_fourier``; the cost count does not depend on the batch)."""
+    the Fourier route (``use_fourier``; the cost count does not depend on the batch)."""
     x, f = op.inputs
     p = params(op.attrs)
     if not (p.sh == p.sw == p.dh == p.dw == 1) or x.dtype.base_dtype not in (
@@ -196,7 +199,7 @@ def _fourier_at_build(op: Operation) -> bool:
 
 def _conv2d_grad(op: Operation, grad: Tensor) -> list:
     x, f = op.inputs
-    attrs = _conv_attrs(op)
+    attrs = conv_attrs(op)
     if _fourier_at_build(op):
         # Both gradients as one op (conv_backprop.py): they share the transform of grad.
         both = apply_op_n("Conv2DBackpropInputFilter", [x, f, grad], dict(attrs))
@@ -217,7 +220,8 @@ def _infer_backprop_input(op: Operation) -> list:
     return [(dtype, format_shape(x, p.nchw))]
 
 
-def _backprop_input_kernel(ctx: Any, attrs: dict) -> Any:
+def backprop_input_kernel(ctx: Any, attrs: dict) -> Any:
+    """``Conv2DBackpropInput``'s kernel factory."""
     xp, p = ctx.xp, params(attrs)
     geometry = geometry_cache(p)
     fourier = _fourier_route(p, ctx)
@@ -227,7 +231,7 @@ def _backprop_input_kernel(ctx: Any, attrs: dict) -> Any:
         dy = to_nhwc(xp, dy, p.nchw)
         kh, kw, c, o = f.shape
         g = geometry(sizes_nhwc(sizes, p.nchw), kh, kw)
-        if _use_fourier(fourier, g, dy.dtype, c, o):
+        if use_fourier(fourier, g, dy.dtype, c, o):
             return from_nhwc(xp, conv_fourier.conv_input_grad(fourier, f, dy, g), p.nchw)
         rows, taps = dy.reshape(-1, o), f.reshape(kh * kw, c, o)
         dpad = padded_zeros(xp, g, dy.dtype, buffers=buffers)
@@ -245,7 +249,7 @@ def _backprop_input_kernel(ctx: Any, attrs: dict) -> Any:
 
 def _backprop_input_grad(op: Operation, grad: Tensor) -> list:
     _, f, dy = op.inputs
-    attrs = _conv_attrs(op)
+    attrs = conv_attrs(op)
     return [
         None,
         _apply("Conv2DBackpropFilter", [grad, shape_of(f), dy], attrs),
@@ -269,7 +273,8 @@ def _infer_backprop_filter(op: Operation) -> list:
     return [(dtype, TensorShape(fdims))]
 
 
-def _backprop_filter_kernel(ctx: Any, attrs: dict) -> Any:
+def backprop_filter_kernel(ctx: Any, attrs: dict) -> Any:
+    """``Conv2DBackpropFilter``'s kernel factory."""
     xp, p = ctx.xp, params(attrs)
     geometry = geometry_cache(p)
     fourier = _fourier_route(p, ctx)
@@ -279,7 +284,7 @@ def _backprop_filter_kernel(ctx: Any, attrs: dict) -> Any:
         x, dy = to_nhwc(xp, x, p.nchw), to_nhwc(xp, dy, p.nchw)
         kh, kw, c, o = (int(d) for d in sizes)
         g = geometry(x.shape, kh, kw)
-        if _use_fourier(fourier, g, x.dtype, c, o):
+        if use_fourier(fourier, g, x.dtype, c, o):
             return conv_fourier.conv_filter_grad(fourier, x, dy, g)
         xpad = pad_window(xp, x, g, buffers=buffers)
         if c == 1:
@@ -293,7 +298,7 @@ def _backprop_filter_kernel(ctx: Any, attrs: dict) -> Any:
 
 def _backprop_filter_grad(op: Operation, grad: Tensor) -> list:
     x, _, dy = op.inputs
-    attrs = _conv_attrs(op)
+    attrs = conv_attrs(op)
     return [
         _apply("Conv2DBackpropInput", [shape_of(x), grad, dy], attrs),
         None,
@@ -304,14 +309,14 @@ def _backprop_filter_grad(op: Operation, grad: Tensor) -> list:
 registry.register(registry.OpDef("Conv2D", _infer_conv2d, _conv2d_kernel, _conv2d_grad))
 registry.register(
     registry.OpDef(
-        "Conv2DBackpropInput", _infer_backprop_input, _backprop_input_kernel, _backprop_input_grad
+        "Conv2DBackpropInput", _infer_backprop_input, backprop_input_kernel, _backprop_input_grad
     )
 )
 registry.register(
     registry.OpDef(
         "Conv2DBackpropFilter",
         _infer_backprop_filter,
-        _backprop_filter_kernel,
+        backprop_filter_kernel,
         _backprop_filter_grad,
     )
 )
