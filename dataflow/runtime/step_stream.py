@@ -18,7 +18,7 @@ loop), which capped two asynchronous replicas at a third of TF1's rate. On a str
   header holds the payload and buffer lengths;
 * the worker acknowledges the takeover with one byte, after which neither end holds
   unread bytes in tornado; on a plain TCP socket workers then hand the socket to an
-  asyncio protocol whose parser (``_FrameParser``) cuts messages out of the bytes as
+  asyncio protocol whose parser (``FrameParser``) cuts messages out of the bytes as
   they arrive and hands each to the handler at once (no coroutine or task per message);
   under TLS they keep the connection's tornado stream (which holds the TLS session) and
   feed the same parser a chunk at a time;
@@ -42,39 +42,22 @@ import pickle
 import select
 import socket
 import ssl
-import struct
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
+from .step_frames import (
+    FrameParser,
+    decode,
+    encode,
+    read_tornado,
+    recv_message,
+    send_message,
+    write_tornado,
+)
+
 STREAM_OP = "dataflow_steps"
-
-_SIZE = struct.Struct("!I")
-_COUNTS = struct.Struct("!QI")  # payload length, number of out-of-band buffers
-_BUFFER = struct.Struct("!Q")
-
-
-def encode(message: Any) -> list[Any]:
-    """The frames of ``message``: arrays travel as their own buffers, uncopied."""
-    buffers: list[pickle.PickleBuffer] = []
-    payload = pickle.dumps(message, protocol=5, buffer_callback=buffers.append)
-    raws = [b.raw() for b in buffers]
-    header = _COUNTS.pack(len(payload), len(raws)) + b"".join(_BUFFER.pack(r.nbytes) for r in raws)
-    return [_SIZE.pack(len(header)) + header + payload, *raws]
-
-
-def _decode_header(header: bytes) -> tuple[int, list[int]]:
-    payload, count = _COUNTS.unpack_from(header)
-    sizes = [_BUFFER.unpack_from(header, _COUNTS.size + i * _BUFFER.size)[0] for i in range(count)]
-    return payload, sizes
-
-
-def decode(frames: list[Any]) -> Any:
-    """The message ``encode`` made ``frames`` of (frames as received)."""
-    payload_size, sizes = _decode_header(bytes(frames[0][_SIZE.size :]))
-    payload = bytes(frames[0][-payload_size:]) if payload_size else b""
-    return pickle.loads(payload, buffers=[bytearray(f) for f in frames[1:]])
 
 
 def raw_stream(comm: Any) -> Any:
@@ -86,118 +69,17 @@ def raw_stream(comm: Any) -> Any:
 
 
 # --- event-loop side (workers) --------------------------------------------------------------
-async def _read_raw(stream: Any) -> Any:
-    (size,) = _SIZE.unpack(await stream.read_bytes(_SIZE.size))
-    payload_size, sizes = _decode_header(await stream.read_bytes(size))
-    payload = await stream.read_bytes(payload_size) if payload_size else b""
-    # bytearrays: the arrays rebuilt on them are writeable, as after any unpickling.
-    buffers = []
-    for n in sizes:
-        buffer = bytearray(n)
-        if n:
-            await stream.read_into(buffer)
-        buffers.append(buffer)
-    return pickle.loads(payload, buffers=buffers)
-
-
-_COALESCE_BYTES = 64 * 1024
-
-
-def _write_raw(stream: Any, message: Any) -> Any:
-    """Queues every frame of ``message`` at once (so that concurrent writers never
-    interleave frames) and returns the future of the last write. Small frames go as one
-    write: tornado sends each write at once, and a message in several TCP segments
-    costs the reader a wake-up per segment."""
-    frames = encode(message)
-    if sum(memoryview(f).nbytes for f in frames) <= _COALESCE_BYTES:
-        return stream.write(b"".join(frames))
-    future = None
-    for frame in frames:
-        future = stream.write(frame)
-    return future
-
-
 _READ_CHUNK = 256 * 1024  # what one read of a TLS stream may return (as asyncio's)
 _ACK = b"\x06"  # the worker has taken the connection over: step messages may follow
 
 
-class _FrameParser:
-    """Frames parsed as bytes arrive (``feed``): each whole message goes to
-    ``on_message`` at once (until one is set, to ``backlog``), with no coroutine per
-    message. Bytes go straight into the message's own payload and buffers, so an array
-    is copied once."""
-
-    def __init__(self) -> None:
-        self.on_message: Callable[[Any], None] | None = None
-        self.backlog: list[Any] = []
-        self._head = bytearray()  # the frame's length prefix and header, as they come
-        self._head_size: int | None = None
-        self._parts: list[bytearray] | None = None  # payload, then buffers: being filled
-        self._part = 0
-        self._filled = 0
-
-    def feed(self, data: bytes) -> None:
-        view = memoryview(data)
-        pos, end = 0, len(data)
-        while pos < end:
-            if self._parts is None:
-                pos = self._take_head(view, pos, end)
-            else:
-                part = self._parts[self._part]
-                take = min(len(part) - self._filled, end - pos)
-                part[self._filled : self._filled + take] = view[pos : pos + take]
-                self._filled += take
-                pos += take
-                if self._filled == len(part):
-                    self._part += 1
-                    self._filled = 0
-                    self._skip_empty_parts()
-
-    def _take_head(self, view: memoryview, pos: int, end: int) -> int:
-        want = _SIZE.size if self._head_size is None else _SIZE.size + self._head_size
-        take = min(want - len(self._head), end - pos)
-        self._head += view[pos : pos + take]
-        if len(self._head) == want:
-            if self._head_size is None:
-                (self._head_size,) = _SIZE.unpack(self._head)
-            else:
-                payload, sizes = _decode_header(bytes(self._head[_SIZE.size :]))
-                self._parts = [bytearray(payload)] + [bytearray(n) for n in sizes]
-                self._part = 0
-                self._filled = 0
-                self._skip_empty_parts()
-        return pos + take
-
-    def _skip_empty_parts(self) -> None:
-        assert self._parts is not None
-        while self._part < len(self._parts) and not self._parts[self._part]:
-            self._part += 1
-        if self._part == len(self._parts):
-            payload, *buffers = self._parts
-            self._head = bytearray()
-            self._head_size = None
-            self._parts = None
-            message = pickle.loads(payload, buffers=buffers) if payload else None
-            if self.on_message is None:
-                self.backlog.append(message)
-            else:
-                self.on_message(message)
-
-    def deliver_to(self, on_message: Callable[[Any], None]) -> None:
-        """Sends this and every later message to ``on_message``, the backlog first."""
-        self.on_message = on_message
-        backlog, self.backlog = self.backlog, []
-        for message in backlog:
-            on_message(message)
-
-
 class _FrameProtocol(asyncio.Protocol):
     """A plain TCP step stream on asyncio's transport, without streams: a
-    ``_FrameParser`` takes the bytes as they arrive."""
+    ``FrameParser`` takes the bytes as they arrive."""
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
-        self.parser = _FrameParser()
+        self.parser = FrameParser()
         self.lost = asyncio.get_running_loop().create_future()
         self._paused: asyncio.Future | None = None
 
@@ -270,7 +152,7 @@ class Endpoint:
         if self.protocol is not None:  # (serve takes messages by callback instead)
             raise RuntimeError("a plain TCP step stream delivers messages to on_message")
         if self.stream is not None:
-            return await _read_raw(self.stream)
+            return await read_tornado(self.stream)
         return decode((await self.comm.read())["frames"])
 
     def send(self, message: Any) -> Any:
@@ -278,7 +160,7 @@ class Endpoint:
         if self.protocol is not None:
             return self.protocol.write(message)
         if self.stream is not None:
-            return _write_raw(self.stream, message)
+            return write_tornado(self.stream, message)
         return self.comm.write({"frames": encode(message)})
 
     async def write(self, message: Any) -> None:
@@ -340,7 +222,7 @@ async def serve(comm: Any, handler: Callable[[Any, Callable[[Any], None]], Any])
                     protocol.transport.close()
             return
         if end.stream is not None:  # TLS: tornado's stream, read a chunk at a time
-            parser = _FrameParser()
+            parser = FrameParser()
             parser.deliver_to(lambda message: handler(message, reply))
             while True:
                 parser.feed(await end.stream.read_bytes(_READ_CHUNK, partial=True))
@@ -397,35 +279,6 @@ class PeerStreams:
 
 
 # --- blocking side (the client) -------------------------------------------------------------
-def _recv_exactly(sock: socket.socket, n: int) -> bytearray:
-    buffer = bytearray(n)
-    view = memoryview(buffer)
-    got = 0
-    while got < n:
-        k = sock.recv_into(view[got:])
-        if k == 0:
-            raise ConnectionResetError("the worker closed the step stream")
-        got += k
-    return buffer
-
-
-def recv_message(sock: socket.socket) -> Any:
-    (size,) = _SIZE.unpack(_recv_exactly(sock, _SIZE.size))
-    payload_size, sizes = _decode_header(bytes(_recv_exactly(sock, size)))
-    payload = _recv_exactly(sock, payload_size)
-    buffers = [_recv_exactly(sock, n) for n in sizes]
-    return pickle.loads(payload, buffers=buffers)
-
-
-def send_message(sock: socket.socket, message: Any) -> None:
-    frames = encode(message)
-    if sum(memoryview(f).nbytes for f in frames) <= _COALESCE_BYTES:
-        sock.sendall(b"".join(frames))  # one system call (and segment) for a small message
-        return
-    for frame in frames:
-        sock.sendall(frame)
-
-
 def _detach(comm: Any) -> socket.socket:
     """Takes a connected comm's socket out of tornado, for blocking use (on the loop
     that owns the comm). Nothing is buffered on our side: after its acknowledgement the

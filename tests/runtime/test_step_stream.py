@@ -16,12 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dataflow.framework import errors
+from dataflow.runtime.step_frames import FrameParser
 from dataflow.runtime.step_stream import (
     STREAM_OP,
     Lost,
     PeerStreams,
     StepStreamClient,
-    _FrameParser,
     encode,
     serve,
 )
@@ -249,7 +249,7 @@ def test_the_frame_parser_rebuilds_messages_however_the_bytes_are_split(cuts):
     ]
     data = b"".join(bytes(f) for m in messages for f in encode(m))
     got = []
-    parser = _FrameParser()
+    parser = FrameParser()
     parser.deliver_to(got.append)
     bounds = sorted({min(c, len(data)) for c in cuts} | {0, len(data)})
     for start, stop in zip(bounds, bounds[1:], strict=False):

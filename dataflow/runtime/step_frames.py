@@ -1,0 +1,175 @@
+"""How step messages are framed (``step_stream.py`` says what travels and why).
+
+A message is ``pickle`` protocol 5 with its arrays out of band (no copies into the
+payload), framed as ``[u32 header length][header][payload][buffers...]``, the header
+holding the payload's and each buffer's length. This module writes and reads frames on
+each kind of endpoint: a tornado stream (``read_tornado``/``write_tornado``), a
+blocking socket (``recv_message``/``send_message``, the client's side), and bytes as a
+socket hands them over (``FrameParser``, the workers' side).
+"""
+
+from __future__ import annotations
+
+import pickle
+import socket
+import struct
+from collections.abc import Callable
+from typing import Any
+
+SIZE = struct.Struct("!I")
+COUNTS = struct.Struct("!QI")  # payload length, number of out-of-band buffers
+BUFFER = struct.Struct("!Q")
+
+
+def encode(message: Any) -> list[Any]:
+    """The frames of ``message``: arrays travel as their own buffers, uncopied."""
+    buffers: list[pickle.PickleBuffer] = []
+    payload = pickle.dumps(message, protocol=5, buffer_callback=buffers.append)
+    raws = [b.raw() for b in buffers]
+    header = COUNTS.pack(len(payload), len(raws)) + b"".join(BUFFER.pack(r.nbytes) for r in raws)
+    return [SIZE.pack(len(header)) + header + payload, *raws]
+
+
+def decode_header(header: bytes) -> tuple[int, list[int]]:
+    payload, count = COUNTS.unpack_from(header)
+    sizes = [BUFFER.unpack_from(header, COUNTS.size + i * BUFFER.size)[0] for i in range(count)]
+    return payload, sizes
+
+
+def decode(frames: list[Any]) -> Any:
+    """The message ``encode`` made ``frames`` of (frames as received)."""
+    payload_size, sizes = decode_header(bytes(frames[0][SIZE.size :]))
+    payload = bytes(frames[0][-payload_size:]) if payload_size else b""
+    return pickle.loads(payload, buffers=[bytearray(f) for f in frames[1:]])
+
+
+# --- a tornado stream -----------------------------------------------------------------------
+async def read_tornado(stream: Any) -> Any:
+    (size,) = SIZE.unpack(await stream.read_bytes(SIZE.size))
+    payload_size, sizes = decode_header(await stream.read_bytes(size))
+    payload = await stream.read_bytes(payload_size) if payload_size else b""
+    # bytearrays: the arrays rebuilt on them are writeable, as after any unpickling.
+    buffers = []
+    for n in sizes:
+        buffer = bytearray(n)
+        if n:
+            await stream.read_into(buffer)
+        buffers.append(buffer)
+    return pickle.loads(payload, buffers=buffers)
+
+
+COALESCE_BYTES = 64 * 1024
+
+
+def write_tornado(stream: Any, message: Any) -> Any:
+    """Queues every frame of ``message`` at once (so that concurrent writers never
+    interleave frames) and returns the future of the last write. Small frames go as one
+    write: tornado sends each write at once, and a message in several TCP segments
+    costs the reader a wake-up per segment."""
+    frames = encode(message)
+    if sum(memoryview(f).nbytes for f in frames) <= COALESCE_BYTES:
+        return stream.write(b"".join(frames))
+    future = None
+    for frame in frames:
+        future = stream.write(frame)
+    return future
+
+
+class FrameParser:
+    """Frames parsed as bytes arrive (``feed``): each whole message goes to
+    ``on_message`` at once (until one is set, to ``backlog``), with no coroutine per
+    message. Bytes go straight into the message's own payload and buffers, so an array
+    is copied once."""
+
+    def __init__(self) -> None:
+        self.on_message: Callable[[Any], None] | None = None
+        self.backlog: list[Any] = []
+        self._head = bytearray()  # the frame's length prefix and header, as they come
+        self._head_size: int | None = None
+        self._parts: list[bytearray] | None = None  # payload, then buffers: being filled
+        self._part = 0
+        self._filled = 0
+
+    def feed(self, data: bytes) -> None:
+        view = memoryview(data)
+        pos, end = 0, len(data)
+        while pos < end:
+            if self._parts is None:
+                pos = self._take_head(view, pos, end)
+            else:
+                part = self._parts[self._part]
+                take = min(len(part) - self._filled, end - pos)
+                part[self._filled : self._filled + take] = view[pos : pos + take]
+                self._filled += take
+                pos += take
+                if self._filled == len(part):
+                    self._part += 1
+                    self._filled = 0
+                    self._skip_empty_parts()
+
+    def _take_head(self, view: memoryview, pos: int, end: int) -> int:
+        want = SIZE.size if self._head_size is None else SIZE.size + self._head_size
+        take = min(want - len(self._head), end - pos)
+        self._head += view[pos : pos + take]
+        if len(self._head) == want:
+            if self._head_size is None:
+                (self._head_size,) = SIZE.unpack(self._head)
+            else:
+                payload, sizes = decode_header(bytes(self._head[SIZE.size :]))
+                self._parts = [bytearray(payload)] + [bytearray(n) for n in sizes]
+                self._part = 0
+                self._filled = 0
+                self._skip_empty_parts()
+        return pos + take
+
+    def _skip_empty_parts(self) -> None:
+        assert self._parts is not None
+        while self._part < len(self._parts) and not self._parts[self._part]:
+            self._part += 1
+        if self._part == len(self._parts):
+            payload, *buffers = self._parts
+            self._head = bytearray()
+            self._head_size = None
+            self._parts = None
+            message = pickle.loads(payload, buffers=buffers) if payload else None
+            if self.on_message is None:
+                self.backlog.append(message)
+            else:
+                self.on_message(message)
+
+    def deliver_to(self, on_message: Callable[[Any], None]) -> None:
+        """Sends this and every later message to ``on_message``, the backlog first."""
+        self.on_message = on_message
+        backlog, self.backlog = self.backlog, []
+        for message in backlog:
+            on_message(message)
+
+
+# --- a blocking socket (the client) -----------------------------------------------------------
+def recv_exactly(sock: socket.socket, n: int) -> bytearray:
+    buffer = bytearray(n)
+    view = memoryview(buffer)
+    got = 0
+    while got < n:
+        k = sock.recv_into(view[got:])
+        if k == 0:
+            raise ConnectionResetError("the worker closed the step stream")
+        got += k
+    return buffer
+
+
+def recv_message(sock: socket.socket) -> Any:
+    (size,) = SIZE.unpack(recv_exactly(sock, SIZE.size))
+    payload_size, sizes = decode_header(bytes(recv_exactly(sock, size)))
+    payload = recv_exactly(sock, payload_size)
+    buffers = [recv_exactly(sock, n) for n in sizes]
+    return pickle.loads(payload, buffers=buffers)
+
+
+def send_message(sock: socket.socket, message: Any) -> None:
+    frames = encode(message)
+    if sum(memoryview(f).nbytes for f in frames) <= COALESCE_BYTES:
+        sock.sendall(b"".join(frames))  # one system call (and segment) for a small message
+        return
+    for frame in frames:
+        sock.sendall(frame)
