@@ -38,6 +38,11 @@ def _persist_on(cluster, name, start, stop, chunk, width=1):
     return x
 
 
+def _keys(x):
+    """The keys of a persisted collection's partitions (what its reads move)."""
+    return [future.key for future in distributed.futures_of(x)]
+
+
 def _rows(cluster, *spans, width=1):
     """One collection made of ``(worker, start, stop)`` spans, each persisted there."""
     return da.concatenate([_persist_on(cluster, w, a, b, 25, width) for w, a, b in spans])
@@ -80,7 +85,7 @@ def test_replicas_share_each_epoch_and_read_their_own_partitions(clean_cluster, 
         iterators = _replicas(x, [0, 1], f"own-{resident}")
         with tf.Session(clean_cluster, config=tf.ConfigProto(resident_steps=resident)) as sess:
             with distributed.get_task_stream(client=client) as tasks:
-                before = sent_bytes(client)
+                before = sent_bytes(client, _keys(x))
                 for _epoch_index in range(2):
                     sess.run([it.initializer for it in iterators])
                     seen = _epoch(sess, iterators)
@@ -88,7 +93,7 @@ def test_replicas_share_each_epoch_and_read_their_own_partitions(clean_cluster, 
                     # Each replica read exactly the rows in its worker's memory.
                     assert sorted(seen[0]) == list(range(200))
                     assert sorted(seen[1]) == list(range(200, 400))
-                after = sent_bytes(client)
+                after = sent_bytes(client, _keys(x))
     # No worker sent another a partition: every read was local.
     assert after["to_workers"] == before["to_workers"]
     # The persisted blocks were read, never recomputed.
@@ -109,7 +114,7 @@ def test_rows_do_not_pass_through_the_client(clean_cluster, resident):
             train = tf.train.GradientDescentOptimizer(1e-7).minimize(loss)
         with tf.Session(clean_cluster, config=tf.ConfigProto(resident_steps=resident)) as sess:
             sess.run(w.initializer)
-            before = sent_bytes(client)
+            before = sent_bytes(client, _keys(x))
             steps = 0
             while True:
                 try:
@@ -117,7 +122,7 @@ def test_rows_do_not_pass_through_the_client(clean_cluster, resident):
                 except tf.errors.OutOfRangeError:
                     break
                 steps += 1
-            after = sent_bytes(client)
+            after = sent_bytes(client, _keys(x))
     assert steps == 2 * 1200 // 50
     data_bytes = 2 * 1200 * 64 * 8
     # ps-0's partitions travel to worker-0, worker to worker (in the first epoch; the
