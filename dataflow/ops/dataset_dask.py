@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import itertools
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -76,7 +78,10 @@ class _Progress:
             "replica": replica,
             "counts": {index: (count, rows)},
         }
-        self._worker.loop.add_callback(self._send, message)
+        if self._worker.thread_id == threading.get_ident():
+            self._send(message)  # a stage run on the event loop: no wake-up needed
+        else:
+            self._worker.loop.add_callback(self._send, message)
 
     def _send(self, message: dict) -> None:
         # A lost scheduler fails the step anyway; the report has no one to tell.
@@ -198,12 +203,7 @@ class DaskRows(DaskPartitions):
         first = next(positions, None)
         if first is None:
             return [], iter(())
-        return window.columns, _chain(first, positions)
-
-
-def _chain(first: int, rest: Iterator[int]) -> Iterator[int]:
-    yield first
-    yield from rest
+        return window.columns, itertools.chain((first,), positions)
 
 
 class _Window:
