@@ -52,7 +52,7 @@ def test_ps_killed_while_training_recovers_from_the_last_checkpoint(fragile, tmp
     (``FailedPreconditionError`` on a session that saw its worker leave)."""
     tf.Session.reset(fragile)
     train, loss, step = _regression()
-    kill_at = 25
+    kill_at = 21  # nine steps (a few ms) before the next checkpoint, at step 30
     losses: list[tuple[int, float]] = []  # (recoveries so far, loss)
     killer = None
     with tf.train.MonitoredTrainingSession(
@@ -67,11 +67,12 @@ def test_ps_killed_while_training_recovers_from_the_last_checkpoint(fragile, tmp
             losses.append((sess.recoveries, float(value)))
             if len(losses) == kill_at:
                 if when == "mid_step":
-                    # The pid first: a step takes about a millisecond, so the kill must
-                    # land within a few steps, well before the next checkpoint (step 30).
+                    # The pid first: a step takes well under a millisecond, so the kill
+                    # must land within a few steps, before the next checkpoint (step 30):
+                    # from a thread that starts now, while the next step runs.
                     address = fragile.workers["ps-0"]
                     pid = fragile.client.run(os.getpid, workers=[address])[address]
-                    killer = threading.Timer(0.002, os.kill, (pid, signal.SIGKILL))
+                    killer = threading.Thread(target=os.kill, args=(pid, signal.SIGKILL))
                     killer.start()
                 else:
                     _wait_back(fragile, "ps-0", _kill(fragile, "ps-0"))

@@ -196,7 +196,7 @@ def test_training_recovers_from_a_scheduler_restart(supervised, tmp_path, caplog
     address, loops = supervised
     wait_until_restarted(address, loops)
     train, loss, step = _regression()
-    kill_at = 25
+    kill_at = 21  # nine steps (a few ms) before the next checkpoint, at step 30
     losses: list[tuple[int, float]] = []  # (recoveries so far, loss)
     killed: list[float] = []
     caplog.set_level(logging.WARNING, logger="dataflow.train.monitored_session")
@@ -211,15 +211,16 @@ def test_training_recovers_from_a_scheduler_restart(supervised, tmp_path, caplog
             _, value = sess.run([train, loss])
             losses.append((sess.recoveries, float(value)))
             if len(losses) == kill_at:
-                # The pid first: a step takes about a millisecond, so the kill must land
-                # within a few steps, well before the next checkpoint (step 30).
+                # The pid first: a step takes well under a millisecond, so the kill
+                # must land within a few steps, before the next checkpoint (step 30):
+                # from a thread that starts now, while the next step runs.
                 pid = loop_child(loops[0])
 
                 def kill(pid=pid):
                     os.kill(pid, signal.SIGKILL)
                     killed.append(time.monotonic())
 
-                killer = threading.Timer(0.002, kill)
+                killer = threading.Thread(target=kill)
                 killer.start()
         final_step = sess.run(step)
         recoveries = sess.recoveries
