@@ -20,6 +20,12 @@ trains on batches of 1,000 rows, with resident steps, three ways, in one run:
   (``runtime/dask_feeds.py``): no bytes through the client, but a Dask computation
   per step.
 
+Then the same comparison with a replica on each worker (in-graph replication: one tower
+per worker, the mean loss minimized on the ps), as the issue words it ("numpy batches
+already in each worker's memory"): two ``from_dask`` iterators sharing each epoch (each
+reading its own worker's partitions first) against two ``from_tensor_slices`` over a
+numpy array put on each worker.
+
 Reported: steps per second of each (after a warm-up), and the ratios the issue names
 (from_dask / numpy at least 0.8, from_dask / client feed at least 5); Dask's transfer
 log gives the bytes the workers sent to clients during the from_dask run. Nothing is
@@ -75,6 +81,56 @@ def bench_from_dask(cluster: Any, x: Any, steps: int) -> tuple[float, dict]:
             rate = _steps_per_second(sess, lambda: sess.run(train), steps, 20)
             after = sent_bytes(cluster.client)
     return rate, {k: after[k] - before[k] for k in after}
+
+
+def _towers_model(batches: list[Any]) -> tuple[Any, Any]:
+    """In-graph replication: one tower per worker (its loss and gradient computed
+    there, colocated with its batch), the mean loss minimized on the ps's weights."""
+    with tf.device("/job:ps/task:0"):
+        w = tf.Variable(tf.zeros([FEATURES - 1, 1]))
+    losses = []
+    for task, batch in enumerate(batches):
+        with tf.device(f"/job:worker/task:{task}"):
+            x, y = batch[:, 1:], batch[:, :1]
+            losses.append(tf.reduce_mean(tf.square(tf.matmul(x, w) - y)))
+    train = tf.train.GradientDescentOptimizer(1e-3).minimize(
+        tf.add_n(losses) / len(losses), colocate_gradients_with_ops=True
+    )
+    return train, w
+
+
+def bench_from_dask_towers(cluster: Any, x: Any, steps: int) -> float:
+    """Two replicas share each epoch of ``x``, each reading the partitions in its own
+    worker's memory first (and its share of the ps's)."""
+    with tf.Graph().as_default():
+        batches = []
+        for task in range(2):
+            with tf.device(f"/job:worker/task:{task}"):
+                rows = tf.data.Dataset.from_dask(x, shared_name="bench-towers")
+                iterator = rows.batch(BATCH).repeat().make_one_shot_iterator()
+                batches.append(iterator.get_next())
+        train, w = _towers_model(batches)
+        with tf.Session(cluster) as sess:
+            sess.run(w.initializer)
+            return _steps_per_second(sess, lambda: sess.run(train), steps, 20)
+
+
+def bench_numpy_towers(cluster: Any, host: np.ndarray, steps: int) -> float:
+    """The same two towers, each fed from numpy rows already in its worker's memory."""
+    with tf.Graph().as_default():
+        batches, inits, feeds = [], [], {}
+        for task in range(2):
+            with tf.device(f"/job:worker/task:{task}"):
+                data = tf.placeholder(tf.float32, [None, FEATURES])
+                rows = tf.data.Dataset.from_tensor_slices(data).batch(BATCH).repeat()
+                iterator = rows.make_initializable_iterator()
+                batches.append(iterator.get_next())
+                inits.append(iterator.initializer)
+                feeds[data] = host
+        train, w = _towers_model(batches)
+        with tf.Session(cluster) as sess:
+            sess.run([w.initializer, *inits], feeds)
+            return _steps_per_second(sess, lambda: sess.run(train), steps, 20)
 
 
 def bench_numpy(cluster: Any, host: np.ndarray, steps: int) -> float:
@@ -147,12 +203,17 @@ def main() -> None:
         dask_rate, sent = bench_from_dask(cluster, x, steps)
         feed_rate = bench_client_feed(cluster, x, steps)
         dask_feed_rate, fed = bench_dask_feed(cluster, x, steps)
+        numpy_towers = bench_numpy_towers(cluster, host, steps)
+        dask_towers = bench_from_dask_towers(cluster, x, steps)
     print(f"numpy in worker memory:   {numpy_rate:8.1f} steps/s")
     print(f"from_dask:                {dask_rate:8.1f} steps/s")
     print(f"client compute + feed:    {feed_rate:8.1f} steps/s")
     print(f"dask slice fed:           {dask_feed_rate:8.1f} steps/s")
     print(f"from_dask / numpy:        {dask_rate / numpy_rate:8.2f}x (issue: >= 0.8)")
     print(f"from_dask / client feed:  {dask_rate / feed_rate:8.2f}x (issue: >= 5)")
+    print(f"two towers, numpy in each worker's memory: {numpy_towers:8.1f} steps/s")
+    print(f"two towers, from_dask (shared epochs):     {dask_towers:8.1f} steps/s")
+    print(f"two towers, from_dask / numpy:             {dask_towers / numpy_towers:8.2f}x")
     print(
         f"bytes during the from_dask run: {sent['to_workers'] / 1e6:.1f} MB worker to "
         f"worker, {sent['to_clients'] / 1e3:.1f} kB to clients "
