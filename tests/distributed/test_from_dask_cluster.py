@@ -58,11 +58,13 @@ def _replicas(x, workers, shared_name, batch=10, **kwargs):
     return iterators
 
 
-def _epoch(sess, iterators, between=None):
+def _epoch(sess, iterators, between=None, on_lost=None):
     """Steps the replicas in turn (as asynchronous replicas do) until each one's pass
-    ends; returns the rows each one read."""
+    ends; returns the rows each one read. ``between(step, seen)`` runs after each step;
+    ``on_lost(r)``, when given, handles replica ``r``'s step failing for a lost worker."""
     seen = [[] for _ in iterators]
     nexts = [it.get_next() for it in iterators]
+    lost_errors = (tf.errors.UnavailableError, tf.errors.FailedPreconditionError)
     live = set(range(len(iterators)))
     step = 0
     while live:
@@ -71,9 +73,13 @@ def _epoch(sess, iterators, between=None):
                 seen[r].extend(sess.run(nexts[r]).ravel().tolist())
             except tf.errors.OutOfRangeError:
                 live.discard(r)
+            except lost_errors:
+                if on_lost is None:
+                    raise
+                on_lost(r)
             step += 1
             if between is not None:
-                between(step)
+                between(step, seen)
     return seen
 
 
@@ -175,7 +181,7 @@ def test_a_lost_worker_costs_no_row_and_duplicates_none(fragile, resident):
     x = _rows(fragile, ("worker-0", 0, 200), ("worker-1", 200, 400), ("ps-0", 400, 600))
     killed = {}
 
-    def kill_mid_epoch(step):
+    def kill_mid_epoch(step, seen):
         if step == 20 and not killed:
             killed["old"] = kill_worker(fragile, "ps-0")
 
@@ -206,29 +212,25 @@ def test_a_replica_whose_worker_is_lost_loses_no_row_and_repeats_none(fragile, r
     x = _rows(fragile, ("worker-0", 0, 200), ("worker-1", 200, 400), ("ps-0", 400, 600))
     with tf.Graph().as_default():
         iterators = _replicas(x, [0, 1], f"own-lost-{resident}", batch=10)
-        nexts = [it.get_next() for it in iterators]
         with tf.Session(fragile, config=tf.ConfigProto(resident_steps=resident)) as sess:
             sess.run([it.initializer for it in iterators])
-            seen: list[list[float]] = [[], []]
-            live, step, killed, recovered = {0, 1}, 0, {}, 0
-            while live:
-                for r in sorted(live):
-                    try:
-                        seen[r].extend(sess.run(nexts[r]).ravel().tolist())
-                    except tf.errors.OutOfRangeError:
-                        live.discard(r)
-                    except (tf.errors.UnavailableError, tf.errors.FailedPreconditionError):
-                        # The lost worker's iterator is gone: start it again, as a
-                        # recovering training loop runs the initializers.
-                        assert r == 1 and killed
-                        wait_until_back(fragile, "worker-1", killed["old"])
-                        sess.run(iterators[1].initializer)
-                        recovered += 1
-                    step += 1
-                    if step == 32 and not killed:
-                        killed["rows"] = len(seen[1])
-                        killed["old"] = kill_worker(fragile, "worker-1")
-            assert killed and recovered >= 1
+            killed, recovered = {}, []
+
+            def kill_at_step_32(step, seen):
+                if step == 32 and not killed:
+                    killed["rows"] = len(seen[1])
+                    killed["old"] = kill_worker(fragile, "worker-1")
+
+            def recover(r):
+                # The lost worker's iterator is gone: start it again, as a recovering
+                # training loop runs the initializers.
+                assert r == 1 and killed
+                wait_until_back(fragile, "worker-1", killed["old"])
+                sess.run(iterators[1].initializer)
+                recovered.append(r)
+
+            seen = _epoch(sess, iterators, between=kill_at_step_32, on_lost=recover)
+            assert killed and recovered
             assert killed["rows"] % 25 == 10  # replica 1 was 10 rows into a partition
             assert sorted(seen[0] + seen[1]) == list(range(600))
             # The next epoch is whole too.
