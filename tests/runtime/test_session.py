@@ -285,6 +285,37 @@ def test_trace_run_metadata(sess):
     assert any(e.get("ph") == "X" for e in trace["traceEvents"])
 
 
+def test_traced_steps_reuse_their_binding_and_each_gets_its_own_events(sess):
+    """A plan's timed binding is kept (kernels keep their state between traced steps),
+    each traced step reports only its own kernels, and traced steps running at the
+    same time from two threads do not mix their events."""
+    x = tf.placeholder(tf.float32, [None])
+    y = tf.reduce_sum(x * 3.0 + 1.0)
+    options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+
+    def traced(value):
+        meta = tf.RunMetadata()
+        assert sess.run(y, {x: value}, options=options, run_metadata=meta) == pytest.approx(
+            float(np.sum(np.asarray(value) * 3.0 + 1.0))
+        )
+        return [e["name"] for e in meta.step_stats]
+
+    first = traced([1.0, 2.0])
+    assert first and traced([3.0]) == first  # the same kernels, not twice as many
+    backend = sess._backend
+    assert len(backend._traced) == 1  # one kept binding for the plan
+    results = []
+    threads = [
+        threading.Thread(target=lambda: results.append(traced([1.0] * 1000))) for _ in range(4)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [first] * 4
+    assert len(backend._traced) == 1
+
+
 def test_make_callable(sess):
     x = tf.placeholder(tf.float32, [])
     f = sess.make_callable(x * 2.0, [x])
