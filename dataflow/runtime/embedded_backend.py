@@ -20,7 +20,6 @@ from .plan import Plan
 from .resources import ResourceStore
 from .stage_split import split_for_overlap
 
-
 _KEPT_TRACED = 32  # timed bindings kept (``execute_traced``), one per traced plan
 
 
