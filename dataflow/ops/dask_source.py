@@ -267,14 +267,21 @@ def this_worker() -> Any:
     worker of the task running (a task-graph step), or the worker whose thread pool this
     thread belongs to (a resident step runs its stages in the worker's executor)."""
     from distributed import Worker, get_worker
+    from distributed.threadpoolexecutor import thread_state
 
     try:
         return get_worker()
     except ValueError:
         pass
     thread = threading.current_thread()
+    # A pool thread that seceded (a stage waiting for a remote partition leaves the
+    # pool's count) is no longer among the pool's threads but keeps its executor: missed,
+    # its next pass read every partition through the worker's client instead.
+    executor = getattr(thread_state, "executor", None)
     for worker in list(Worker._instances):
         if thread in getattr(worker.executor, "_threads", ()):
+            return worker
+        if executor is not None and executor in worker.executors.values():
             return worker
     return None
 

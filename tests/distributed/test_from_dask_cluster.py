@@ -7,6 +7,7 @@ duplicates none (Dask recomputes its partitions from lineage)."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 import dask.array as da
@@ -237,3 +238,26 @@ def test_a_replica_whose_worker_is_lost_loses_no_row_and_repeats_none(fragile, r
             sess.run([it.initializer for it in iterators])
             again = _epoch(sess, iterators)
             assert sorted(again[0] + again[1]) == list(range(600))
+
+
+def test_a_reader_thread_that_left_the_pool_still_knows_its_worker(clean_cluster):
+    """A resident stage runs in the worker's thread pool and leaves the pool's count when
+    it waits for a remote partition (``secede``); the next pass of its dataset (after
+    ``repeat``) must still read as that worker, not through the worker's client."""
+
+    async def probe(dask_worker=None):
+        def in_pool():
+            # What a resident stage calls when it waits (a stage is not a Dask task).
+            from distributed.threadpoolexecutor import secede
+
+            from dataflow.ops.dask_source import this_worker
+
+            before = this_worker() is dask_worker
+            secede()
+            return before, this_worker() is dask_worker
+
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(dask_worker.executor, in_pool)
+
+    results = clean_cluster.client.run(probe)
+    assert all(r == (True, True) for r in results.values()), results
