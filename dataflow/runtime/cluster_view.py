@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -28,6 +29,19 @@ class WorkerInfo:
     address: str
     gpus: int
     nthreads: int
+
+
+_RECONNECT_GRACE_S = 10.0
+
+
+def _wait_running(client: Any, timeout: float) -> bool:
+    """Waits until ``client`` is connected again (``status == "running"``)."""
+    deadline = time.monotonic() + timeout
+    while client.status != "running":
+        if client.status in ("closing", "closed") or time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 class ClusterView:
@@ -56,13 +70,16 @@ class ClusterView:
                     self.refresh()
                 if self.connected():
                     break
-                if attempt == 2 or client.status != "running":
-                    raise errors.UnavailableError(
-                        None,
-                        None,
-                        f"The Dask scheduler at {self.scheduler_address} went away "
-                        "while this session was opening",
-                    )
+                # A client between two connections (reconnecting to a scheduler that is
+                # coming back) is given a few seconds before the session gives up.
+                if attempt < 2 and _wait_running(client, _RECONNECT_GRACE_S):
+                    continue
+                raise errors.UnavailableError(
+                    None,
+                    None,
+                    f"The Dask scheduler at {self.scheduler_address} went away "
+                    "while this session was opening",
+                )
         except BaseException:
             self._unregister()  # the scheduler may hold it though a worker failed
             raise
