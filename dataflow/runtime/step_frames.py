@@ -3,9 +3,9 @@
 A message is ``pickle`` protocol 5 with its arrays out of band (no copies into the
 payload), framed as ``[u32 header length][header][payload][buffers...]``, the header
 holding the payload's and each buffer's length. This module writes and reads frames on
-each kind of endpoint: a tornado stream (``read_tornado``/``write_tornado``), a
-blocking socket (``recv_message``/``send_message``, the client's side), and bytes as a
-socket hands them over (``FrameParser``, the workers' side).
+each kind of endpoint: a tornado stream (``write_tornado``), a blocking socket
+(``recv_message``/``send_message``, the client's side), and bytes as a socket or a TLS
+stream hands them over (``FrameParser``, the workers' side).
 """
 
 from __future__ import annotations
@@ -43,34 +43,25 @@ def decode(frames: list[Any]) -> Any:
     return pickle.loads(payload, buffers=[bytearray(f) for f in frames[1:]])
 
 
-# --- a tornado stream -----------------------------------------------------------------------
-async def read_tornado(stream: Any) -> Any:
-    (size,) = SIZE.unpack(await stream.read_bytes(SIZE.size))
-    payload_size, sizes = decode_header(await stream.read_bytes(size))
-    payload = await stream.read_bytes(payload_size) if payload_size else b""
-    # bytearrays: the arrays rebuilt on them are writeable, as after any unpickling.
-    buffers = []
-    for n in sizes:
-        buffer = bytearray(n)
-        if n:
-            await stream.read_into(buffer)
-        buffers.append(buffer)
-    return pickle.loads(payload, buffers=buffers)
-
-
 COALESCE_BYTES = 64 * 1024
 
 
-def write_tornado(stream: Any, message: Any) -> Any:
-    """Queues every frame of ``message`` at once (so that concurrent writers never
-    interleave frames) and returns the future of the last write. Small frames go as one
-    write: tornado sends each write at once, and a message in several TCP segments
-    costs the reader a wake-up per segment."""
+def writes(message: Any) -> list[Any]:
+    """The frames of ``message`` as they are best written: a small message as one
+    buffer (one system call and segment: a message in several TCP segments costs the
+    reader a wake-up per segment), a large one frame by frame (no copy of its arrays)."""
     frames = encode(message)
     if sum(memoryview(f).nbytes for f in frames) <= COALESCE_BYTES:
-        return stream.write(b"".join(frames))
+        return [b"".join(frames)]
+    return frames
+
+
+# --- a tornado stream -----------------------------------------------------------------------
+def write_tornado(stream: Any, message: Any) -> Any:
+    """Queues every frame of ``message`` at once (so that concurrent writers never
+    interleave frames) and returns the future of the last write."""
     future = None
-    for frame in frames:
+    for frame in writes(message):
         future = stream.write(frame)
     return future
 
@@ -167,9 +158,5 @@ def recv_message(sock: socket.socket) -> Any:
 
 
 def send_message(sock: socket.socket, message: Any) -> None:
-    frames = encode(message)
-    if sum(memoryview(f).nbytes for f in frames) <= COALESCE_BYTES:
-        sock.sendall(b"".join(frames))  # one system call (and segment) for a small message
-        return
-    for frame in frames:
+    for frame in writes(message):
         sock.sendall(frame)

@@ -51,7 +51,6 @@ from .step_frames import (
     FrameParser,
     decode,
     encode,
-    read_tornado,
     recv_message,
     send_message,
     write_tornado,
@@ -151,8 +150,8 @@ class Endpoint:
     async def read(self) -> Any:
         if self.protocol is not None:  # (serve takes messages by callback instead)
             raise RuntimeError("a plain TCP step stream delivers messages to on_message")
-        if self.stream is not None:
-            return await read_tornado(self.stream)
+        if self.stream is not None:  # (serve feeds a TLS stream to a FrameParser)
+            raise RuntimeError("a TLS step stream delivers messages to a FrameParser")
         return decode((await self.comm.read())["frames"])
 
     def send(self, message: Any) -> Any:
