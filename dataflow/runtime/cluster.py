@@ -35,7 +35,6 @@ import asyncio
 import functools
 import logging
 import re
-import threading
 import weakref
 from collections.abc import Mapping
 from typing import Any
@@ -45,6 +44,7 @@ from . import grpc_target
 from .cluster_spec import ClusterSpec
 from .cluster_view import WorkerInfo, forget_view
 from .main_guard import refuse_unguarded_main
+from .own_loop import run_on_own_loop
 
 logger = logging.getLogger(__name__)
 
@@ -194,26 +194,16 @@ def _refused(address: str) -> BaseException | None:
     from distributed.comm import connect as dask_connect
     from distributed.security import Security
 
-    outcome: list[BaseException] = []
-
     async def look() -> None:
         comm = await dask_connect(
             address, timeout=PROBE_TIMEOUT_S, **Security().get_connection_args("client")
         )
         await comm.close()
 
-    def run() -> None:
-        try:
-            asyncio.run(look())
-        except BaseException as exc:
-            outcome.append(exc)
-
-    thread = threading.Thread(target=run, name="dataflow-scheduler-probe", daemon=True)
-    thread.start()
-    thread.join(PROBE_TIMEOUT_S + 5.0)
-    if not outcome:
+    outcome = run_on_own_loop(look, PROBE_TIMEOUT_S + 5.0, "dataflow-scheduler-probe")
+    if outcome is None or outcome[0]:
         return None
-    cause: BaseException | None = outcome[0]
+    cause: BaseException | None = outcome[1]
     for _ in range(8):  # Dask wraps the socket's error: walk the chain, a little way
         if cause is None or isinstance(cause, ConnectionRefusedError):
             break
@@ -242,6 +232,13 @@ def _socket_refused(address: str) -> ConnectionRefusedError | None:
     return None
 
 
+def default_connect_timeout() -> float:
+    """Dask's connect timeout (``distributed.comm.timeouts.connect``), in seconds."""
+    import dask
+
+    return float(dask.utils.parse_timedelta(dask.config.get("distributed.comm.timeouts.connect")))
+
+
 def connect(target: Any, timeout: float | None = None) -> tuple[Any, bool]:
     """A client for ``target``, and whether the caller owns (must close) it.
 
@@ -261,11 +258,7 @@ def connect(target: Any, timeout: float | None = None) -> tuple[Any, bool]:
         return client, True
     if isinstance(target, str):
         if timeout is None:
-            import dask
-
-            timeout = float(
-                dask.utils.parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"))
-            )
+            timeout = default_connect_timeout()
         if grpc_target.is_grpc_target(target):  # a task's address: TF1's server.target
             return connect(grpc_target.resolve(target, timeout).scheduler, timeout)
         refused = _refused(target)

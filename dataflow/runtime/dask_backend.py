@@ -70,7 +70,6 @@ from .worker_state import (
 
 # How often a step waiting on the cluster checks that the scheduler connection holds.
 _SCHEDULER_POLL_S = 0.5
-_GRPC_RESOLVE_TIMEOUT_S = 30.0
 
 
 def _home_device(resolved: grpc_target.GrpcTarget, client: Any, tasks: Any) -> str | None:
@@ -92,7 +91,9 @@ class DaskBackend(ResidentPath):
         )
         resolved = None
         if grpc_target.is_grpc_target(target):  # TF1's server.target: one task's address
-            resolved = grpc_target.resolve(target, connect_timeout or _GRPC_RESOLVE_TIMEOUT_S)
+            resolved = grpc_target.resolve(
+                target, connect_timeout or cluster_module.default_connect_timeout()
+            )
             target = resolved.scheduler
         self.client, self._owns_client = cluster_module.connect(target, connect_timeout)
         have_view = False

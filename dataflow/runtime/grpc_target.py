@@ -20,11 +20,13 @@ a plain scheduler address).
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from dataclasses import dataclass
 from typing import Any
 
 from ..framework import errors
+from .own_loop import run_on_own_loop
 
 PREFIX = "grpc://"
 # Where tf.train.Server records, in the scheduler it started, which task started it.
@@ -60,17 +62,20 @@ def resolve(target: str, timeout: float) -> GrpcTarget:
 
     async def ask() -> dict:
         async with rpc(address, timeout=timeout) as remote:
-            return await remote.identity()
+            return await asyncio.wait_for(remote.identity(), timeout)
 
-    try:
-        identity = _run(ask, timeout)
-    except (OSError, TimeoutError) as exc:
+    outcome = run_on_own_loop(ask, timeout + 5.0, "dataflow-grpc-target")
+    if outcome is None or not outcome[0]:
+        why: Any = "no answer" if outcome is None else outcome[1]
+        if isinstance(why, BaseException) and not isinstance(why, (OSError, TimeoutError)):
+            raise why
         raise errors.UnavailableError(
             None,
             None,
-            f"Nothing answered at '{target}' ({exc}): is the tf.train.Server (a Dask "
+            f"Nothing answered at '{target}' ({why}): is the tf.train.Server (a Dask "
             "worker) or the Dask scheduler for that task running?",
         ) from None
+    identity = outcome[1]
     kind = identity.get("type") if isinstance(identity, dict) else None
     if kind == "Scheduler":
         return GrpcTarget(address, None)
@@ -79,29 +84,6 @@ def resolve(target: str, timeout: float) -> GrpcTarget:
     raise errors.UnavailableError(
         None, None, f"'{target}' is not a Dask worker or scheduler (it said {kind!r})"
     )
-
-
-def _run(make: Any, timeout: float) -> Any:
-    """Runs the coroutine ``make()`` to completion in a thread of its own (this thread
-    may already run an event loop: a Jupyter kernel's)."""
-    import asyncio
-    import threading
-
-    out: list = []
-
-    def run() -> None:
-        try:
-            out.append((True, asyncio.run(asyncio.wait_for(make(), timeout))))
-        except BaseException as exc:  # re-raised in the caller's thread
-            out.append((False, exc))
-
-    thread = threading.Thread(target=run, name="dataflow-grpc-target", daemon=True)
-    thread.start()
-    thread.join()
-    ok, value = out[0]
-    if not ok:
-        raise value
-    return value
 
 
 def home_worker_name(resolved: GrpcTarget, client: Any) -> str | None:
