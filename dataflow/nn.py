@@ -78,6 +78,8 @@ from .ops.nn_depthwise import (
     depthwise_conv2d as depthwise_conv2d,
     separable_conv2d as separable_conv2d,
 )
+from .ops.ctc import ctc_loss as ctc_loss
+from .ops.ctc_decoders import ctc_greedy_decoder as ctc_greedy_decoder
 from .ops.math_sort import (
     in_top_k as in_top_k,
     top_k as top_k,
