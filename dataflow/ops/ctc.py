@@ -181,10 +181,12 @@ def _logsumexp(xp: Any, *terms: Any) -> Any:
 
 def _shifted(xp: Any, x: Any, by: int) -> Any:
     """``x`` moved ``by`` places along its last axis (right if positive), ``-inf`` in."""
-    pad = xp.full(x.shape[:-1] + (abs(by),), -xp.inf)
+    size = x.shape[-1]
+    width = min(abs(by), size)
+    pad = xp.full(x.shape[:-1] + (width,), -xp.inf)
     if by > 0:
-        return xp.concatenate([pad, x[..., :-by]], axis=-1)
-    return xp.concatenate([x[..., -by:], pad], axis=-1)
+        return xp.concatenate([pad, x[..., : size - width]], axis=-1)
+    return xp.concatenate([x[..., width:], pad], axis=-1)
 
 
 def forward_backward(

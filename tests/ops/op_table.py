@@ -1,7 +1,7 @@
 """The op table: every op case of the package, one ``OpSpec`` row each.
 
 Rows live with their family (``specs_math``, ``specs_array``, ``specs_linalg``,
-``specs_nn``, ``specs_control``, ``specs_order``, ``specs_rnn``);
+``specs_nn``, ``specs_control``, ``specs_order``, ``specs_rnn``, ``specs_ctc``);
 ``tests/ops/test_op_table.py`` runs the checks of ``dataflow.testing.op_spec`` on every
 row and proves that the rows, with their gradient graphs, build every pure op type in
 the registry. Family test files keep what a table cannot say: sweeps over shapes and
@@ -13,6 +13,7 @@ from __future__ import annotations
 from . import (
     specs_array,
     specs_control,
+    specs_ctc,
     specs_linalg,
     specs_math,
     specs_nn,
@@ -28,4 +29,5 @@ OP_TABLE = (
     + specs_control.ROWS
     + specs_order.ROWS
     + specs_rnn.ROWS
+    + specs_ctc.ROWS
 )

@@ -636,6 +636,18 @@ def _sampled_losses() -> list[Step]:
     )
 
 
+def _ctc() -> list[Step]:
+    # The labels are parsed on the host; the recursion and the decoder run on ctx.xp.
+    labels = tf.SparseTensor([[0, 0], [0, 1], [1, 0]], tf.constant([1, 1, 0]), [2, 2])
+    x, xv = ph(rand(5, 2, 3))
+    loss = tf.nn.ctc_loss(labels, x, [5, 3], ctc_merge_repeated=False)
+    (decoded,), neg_sum = tf.nn.ctc_greedy_decoder(x, [5, 2])
+    return one(
+        [loss, *grads_of(tf.reduce_sum(loss), [x]), decoded.indices, decoded.values, neg_sum],
+        {x: xv},
+    )
+
+
 def _datasets() -> list[Step]:
     # Pipelines run on the host; map/filter bodies run on the op's device (ctx.xp).
     import tempfile
@@ -804,6 +816,7 @@ OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
     ("summaries", _summaries),
     ("datasets", _datasets),
     ("sampled_losses", _sampled_losses),
+    ("ctc", _ctc),
     ("strings_and_records", _strings_and_records),
     ("images", _images),
     ("readers", _readers),
