@@ -23,7 +23,18 @@ An op family module (``dataflow/ops/*.py``) declares each op type once, with
   ``follows_inputs`` (asked for no device, it runs where its inputs are made: a summary
   of a ps variable is encoded on the ps, so only its small proto travels), and
   ``feed_only`` (it only hands out a fed value: once its output is fed, a control edge
-  from it is satisfied, as TF's feed rewrite treats a ``Placeholder``).
+  from it is satisfied, as TF's feed rewrite treats a ``Placeholder``);
+* ``gpu_kernel``: the kernel can run on a GPU device (``ctx.xp`` is cupy). True by
+  default, as kernels are written against ``ctx.xp``; the families whose kernels work
+  on the host (strings, files, Python callables, queues, readers, datasets and
+  iterators, summaries, ``Print``) say ``False``. Placement uses it as TF1 uses its GPU
+  kernel registrations: asked for no device, an op goes to the GPU only when every op
+  of its colocation group has a GPU kernel; asked for a GPU explicitly, an op without
+  one is an error, or the CPU under soft placement (``runtime/placement.py``);
+* ``shape_of_input``: the index of the input whose run-time shape the output always
+  has (``Relu``, ``BiasAdd``, ``MaxPoolGrad``), or None. The gradient pass follows it
+  to see that a gradient needs no un-broadcasting when shapes are known only at run
+  time (``math_reduce.shape_root``), which also leaves fusible pairs unshared.
 
 There is one way to register: ``registry.register(registry.OpDef("Type", infer, kernel,
 grad, <facts as keywords>))`` beside the op's builder, rule, kernel and gradient.
@@ -80,6 +91,8 @@ class OpDef:
     creates_resource: bool = False
     follows_inputs: bool = False
     feed_only: bool = False
+    gpu_kernel: bool = True
+    shape_of_input: int | None = None
     defined_at: str = field(default="", compare=False)
 
 
@@ -122,14 +135,16 @@ def registered_types() -> list[str]:
 
 # --- producer-consumer fusions --------------------------------------------------------------
 # ``consumer(producer(a, ...), b, ...)`` computed by one kernel ``fused(a, ..., b, ...)``
-# (with the consumer's attrs). The plan compiler applies these where the producer's
+# (with both ops' attrs). The plan compiler applies these where the producer's
 # output feeds nothing but that consumer (``runtime/fusion.py``). A fused type is an
 # ordinary registered op type that no graph builder creates.
 _FUSIONS: dict[tuple[str, str], str] = {}
 
 
 def register_fusion(producer: str, consumer: str, fused: str) -> None:
-    """Declares that ``consumer(producer(...))`` may run as the one kernel ``fused``."""
+    """Declares that ``consumer(producer(...))`` may run as the one kernel ``fused``,
+    called with the producer's inputs, then the consumer's other inputs, and the two
+    ops' attrs together (the consumer's where both have one)."""
     previous = _FUSIONS.get((producer, consumer))
     if previous is not None:
         raise KeyError(

@@ -120,7 +120,14 @@ for _type, _infer, _kernel in (
 ):
     # Stateful, so off a worker's event loop (take_grad waits for the replicas).
     registry.register(
-        registry.OpDef(_type, _infer, _kernel, registry.NOT_DIFFERENTIABLE, stateful=True)
+        registry.OpDef(
+            _type,
+            _infer,
+            _kernel,
+            registry.NOT_DIFFERENTIABLE,
+            stateful=True,
+            gpu_kernel=False,  # as TF1's: the accumulator lives in host memory
+        )
     )
 
 

@@ -143,6 +143,7 @@ registry.register(
         _sampler_kernel,
         registry.NOT_DIFFERENTIABLE,
         stateful=True,
+        gpu_kernel=False,  # a Python sampler over host arrays, as TF1's CPU kernel
     )
 )
 

@@ -287,7 +287,14 @@ for _type, _infer, _kernel in (
     ("QueueIsClosed", _infer_is_closed, _is_closed_kernel),
 ):
     registry.register(
-        registry.OpDef(_type, _infer, _kernel, registry.NOT_DIFFERENTIABLE, stateful=True)
+        registry.OpDef(
+            _type,
+            _infer,
+            _kernel,
+            registry.NOT_DIFFERENTIABLE,
+            stateful=True,
+            gpu_kernel=False,  # queues hold host arrays
+        )
     )
 
 

@@ -95,6 +95,10 @@ def _matching_files_kernel(ctx: Any, attrs: dict) -> Any:
 
 registry.register(
     registry.OpDef(
-        "MatchingFiles", _infer_matching_files, _matching_files_kernel, registry.NOT_DIFFERENTIABLE
+        "MatchingFiles",
+        _infer_matching_files,
+        _matching_files_kernel,
+        registry.NOT_DIFFERENTIABLE,
+        gpu_kernel=False,
     )
 )

@@ -192,7 +192,8 @@ _DATASETS = {
     "TFRecordDataset": _reader(dataset_files.Records),
 }
 for _type, _kernel in _DATASETS.items():
-    registry.register(registry.OpDef(_type, _dataset_output, _kernel, NOT_DIFF))
+    # Datasets and iterators are host pipelines: no GPU kernels (as in TF1).
+    registry.register(registry.OpDef(_type, _dataset_output, _kernel, NOT_DIFF, gpu_kernel=False))
 
 
 def dataset_op(
@@ -299,7 +300,9 @@ for _type, _infer, _kernel, _stateful in [
     ("IteratorToStringHandle", _string_handle_output, _to_string_handle_kernel, False),
     ("IteratorFromStringHandle", _handle_output, _from_string_handle_kernel, False),
 ]:
-    registry.register(registry.OpDef(_type, _infer, _kernel, NOT_DIFF, stateful=_stateful))
+    registry.register(
+        registry.OpDef(_type, _infer, _kernel, NOT_DIFF, stateful=_stateful, gpu_kernel=False)
+    )
 
 
 def iterator_handle(shared_name: str, name: str) -> Tensor:

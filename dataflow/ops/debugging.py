@@ -299,7 +299,10 @@ def _print_grad(op: Operation, grad: Tensor) -> list:
     return [grad] + [None] * (len(op.inputs) - 1)
 
 
-registry.register(registry.OpDef("Print", same_as_input, _print_kernel, _print_grad))
+# Print and PrintV2 format text on the host; TF1 has no GPU kernels for them either.
+registry.register(
+    registry.OpDef("Print", same_as_input, _print_kernel, _print_grad, gpu_kernel=False)
+)
 
 
 def Print(
@@ -354,7 +357,12 @@ def _print_v2_kernel(ctx: Any, attrs: dict) -> Any:
 
 registry.register(
     registry.OpDef(
-        "PrintV2", _infer_none, _print_v2_kernel, registry.NOT_DIFFERENTIABLE, stateful=True
+        "PrintV2",
+        _infer_none,
+        _print_v2_kernel,
+        registry.NOT_DIFFERENTIABLE,
+        stateful=True,
+        gpu_kernel=False,
     )
 )
 

@@ -97,7 +97,11 @@ def _to_number_kernel(ctx: Any, attrs: dict) -> Any:
     return to_number
 
 
-registry.register(registry.OpDef("StringToNumber", _infer_to_number, _to_number_kernel, NOT_DIFF))
+registry.register(
+    registry.OpDef(
+        "StringToNumber", _infer_to_number, _to_number_kernel, NOT_DIFF, gpu_kernel=False
+    )
+)
 
 
 def string_to_number(
@@ -179,7 +183,7 @@ def _raw_kernel(ctx: Any, attrs: dict) -> Any:
     return decode
 
 
-registry.register(registry.OpDef("DecodeRaw", _infer_raw, _raw_kernel, NOT_DIFF))
+registry.register(registry.OpDef("DecodeRaw", _infer_raw, _raw_kernel, NOT_DIFF, gpu_kernel=False))
 
 
 def decode_raw(
@@ -338,7 +342,7 @@ def _csv_kernel(ctx: Any, attrs: dict) -> Any:
     return decode
 
 
-registry.register(registry.OpDef("DecodeCSV", _infer_csv, _csv_kernel, NOT_DIFF))
+registry.register(registry.OpDef("DecodeCSV", _infer_csv, _csv_kernel, NOT_DIFF, gpu_kernel=False))
 
 
 def decode_csv(

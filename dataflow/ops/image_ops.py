@@ -336,7 +336,13 @@ def _decode_kernel(ctx: Any, attrs: dict) -> Any:
 
 
 registry.register(
-    registry.OpDef("DecodeImage", _infer_decode, _decode_kernel, registry.NOT_DIFFERENTIABLE)
+    registry.OpDef(
+        "DecodeImage",
+        _infer_decode,
+        _decode_kernel,
+        registry.NOT_DIFFERENTIABLE,
+        gpu_kernel=False,
+    )
 )
 
 

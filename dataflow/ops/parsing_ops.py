@@ -363,10 +363,20 @@ def _parse_single_kernel(ctx: Any, attrs: dict) -> Any:
 
 
 registry.register(
-    registry.OpDef("ParseExample", _infer_parse, _parse_kernel, registry.NOT_DIFFERENTIABLE)
+    registry.OpDef(
+        "ParseExample",
+        _infer_parse,
+        _parse_kernel,
+        registry.NOT_DIFFERENTIABLE,
+        gpu_kernel=False,
+    )
 )
 registry.register(
     registry.OpDef(
-        "ParseSingleExample", _infer_parse, _parse_single_kernel, registry.NOT_DIFFERENTIABLE
+        "ParseSingleExample",
+        _infer_parse,
+        _parse_single_kernel,
+        registry.NOT_DIFFERENTIABLE,
+        gpu_kernel=False,
     )
 )

@@ -174,7 +174,14 @@ for _type, _infer, _kernel in (
     ("ReaderResetV2", _infer_reset, _reset_kernel),
 ):
     registry.register(
-        registry.OpDef(_type, _infer, _kernel, registry.NOT_DIFFERENTIABLE, stateful=True)
+        registry.OpDef(
+            _type,
+            _infer,
+            _kernel,
+            registry.NOT_DIFFERENTIABLE,
+            stateful=True,
+            gpu_kernel=False,  # readers read files into host memory
+        )
     )
 
 

@@ -136,7 +136,14 @@ def _py_func_grad(op: Operation, *grads: Tensor) -> list:
 
 for _type, _stateful in (("PyFunc", True), ("PyFuncStateless", False)):
     registry.register(
-        registry.OpDef(_type, _infer_py_func, _py_func_kernel, _py_func_grad, stateful=_stateful)
+        registry.OpDef(
+            _type,
+            _infer_py_func,
+            _py_func_kernel,
+            _py_func_grad,
+            stateful=_stateful,
+            gpu_kernel=False,  # calls Python on host arrays
+        )
     )
 
 

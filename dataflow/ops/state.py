@@ -544,6 +544,10 @@ def _report_kernel(ctx: Any, attrs: dict) -> Any:
 
 registry.register(
     registry.OpDef(
-        "ReportUninitialized", _infer_report, _report_kernel, registry.NOT_DIFFERENTIABLE
+        "ReportUninitialized",
+        _infer_report,
+        _report_kernel,
+        registry.NOT_DIFFERENTIABLE,
+        gpu_kernel=False,  # names as strings, from flags read on the host
     )
 )

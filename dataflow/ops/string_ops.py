@@ -5,7 +5,8 @@
 A string tensor is a numpy object array of ``bytes`` on every device (cupy has no
 strings), so these kernels run on the host, element by element over ``reshape(-1)``;
 a numeric result (``StringLength``) goes to the device with ``ctx.xp.asarray``. None
-has a gradient.
+has a gradient, and none has a GPU kernel (``gpu_kernel=False``: placement keeps them on
+the CPU unless a control-flow body puts them on a GPU).
 
 Semantics follow TF's kernels:
 
@@ -100,7 +101,11 @@ def _case(attrs: dict, method: str) -> Callable[[bytes], bytes]:
 
 registry.register(
     registry.OpDef(
-        "StringStrip", _same_shape_string, _elementwise_kernel(lambda a: bytes.strip), NOT_DIFF
+        "StringStrip",
+        _same_shape_string,
+        _elementwise_kernel(lambda a: bytes.strip),
+        NOT_DIFF,
+        gpu_kernel=False,
     )
 )
 registry.register(
@@ -109,6 +114,7 @@ registry.register(
         _same_shape_string,
         _elementwise_kernel(lambda a: _case(a, "lower")),
         NOT_DIFF,
+        gpu_kernel=False,
     )
 )
 registry.register(
@@ -117,6 +123,7 @@ registry.register(
         _same_shape_string,
         _elementwise_kernel(lambda a: _case(a, "upper")),
         NOT_DIFF,
+        gpu_kernel=False,
     )
 )
 
@@ -152,7 +159,9 @@ def _length_kernel(ctx: Any, attrs: dict) -> Any:
     return lambda value: ctx.xp.asarray(map_strings(count, host_strings(value), np.int32))
 
 
-registry.register(registry.OpDef("StringLength", _infer_length, _length_kernel, NOT_DIFF))
+registry.register(
+    registry.OpDef("StringLength", _infer_length, _length_kernel, NOT_DIFF, gpu_kernel=False)
+)
 
 
 def length(input: Any, name: str | None = None, unit: str = "BYTE") -> Tensor:
@@ -190,7 +199,9 @@ def _join_kernel(ctx: Any, attrs: dict) -> Any:
     return join
 
 
-registry.register(registry.OpDef("StringJoin", _infer_join, _join_kernel, NOT_DIFF))
+registry.register(
+    registry.OpDef("StringJoin", _infer_join, _join_kernel, NOT_DIFF, gpu_kernel=False)
+)
 
 
 def join(inputs: Any, separator: str = "", name: str | None = None) -> Tensor:
@@ -240,7 +251,9 @@ def _regex_kernel(ctx: Any, attrs: dict) -> Any:
     return replace
 
 
-registry.register(registry.OpDef("RegexReplace", _infer_regex, _regex_kernel, NOT_DIFF))
+registry.register(
+    registry.OpDef("RegexReplace", _infer_regex, _regex_kernel, NOT_DIFF, gpu_kernel=False)
+)
 
 
 def regex_replace(
@@ -302,7 +315,9 @@ def _substr_kernel(ctx: Any, attrs: dict) -> Any:
     return substr
 
 
-registry.register(registry.OpDef("Substr", _infer_substr, _substr_kernel, NOT_DIFF))
+registry.register(
+    registry.OpDef("Substr", _infer_substr, _substr_kernel, NOT_DIFF, gpu_kernel=False)
+)
 
 
 def substr(input: Any, pos: Any, len: Any, name: str | None = None, unit: str = "BYTE") -> Tensor:
@@ -365,7 +380,9 @@ def _split_kernel(ctx: Any, attrs: dict) -> Any:
     return split
 
 
-registry.register(registry.OpDef("StringSplit", _infer_split, _split_kernel, NOT_DIFF))
+registry.register(
+    registry.OpDef("StringSplit", _infer_split, _split_kernel, NOT_DIFF, gpu_kernel=False)
+)
 
 
 def string_split(

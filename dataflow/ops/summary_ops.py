@@ -378,6 +378,10 @@ for _type, _infer, _kernel in [
     ("AudioSummary", _infer_audio, _audio_kernel),
     ("TensorSummaryV2", _infer_tensor_summary, _tensor_summary_kernel),
 ]:
-    registry.register(registry.OpDef(_type, _infer, _kernel, NOT_DIFF, follows_inputs=True))
+    registry.register(
+        registry.OpDef(_type, _infer, _kernel, NOT_DIFF, follows_inputs=True, gpu_kernel=False)
+    )
 # A merge joins summaries from many devices: placed as any op, not with its inputs.
-registry.register(registry.OpDef("MergeSummary", _infer_merge, _merge_kernel, NOT_DIFF))
+registry.register(
+    registry.OpDef("MergeSummary", _infer_merge, _merge_kernel, NOT_DIFF, gpu_kernel=False)
+)

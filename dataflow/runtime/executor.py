@@ -36,6 +36,7 @@ from ..framework import errors, registry
 from ..framework.kernel_context import Folded
 from .fp_state import restore, silence
 from .plan import KernelCall, Plan, Stage
+from .step_copies import StepCopies
 
 _counter = itertools.count()
 
@@ -301,14 +302,16 @@ class EmbeddedPlan:
     def run(self, feed_values: Sequence[Any]) -> list[Any]:
         values: dict[int, Any] = dict(zip(self.plan.feed_slots, feed_values))
         device_of: dict[int, str] = {}
+        # Each value crosses to another memory once per step, however many read it.
+        copies = StepCopies(self._transfer) if self._transfer is not None else None
         for sf in self.stages:
             stage = sf.stage
             args = []
             for slot in stage.inputs:
                 v = values[slot]
-                src = device_of.get(slot, "")  # "": a feed, from the client's memory
-                if self._transfer is not None and src != stage.device:
-                    v = self._transfer(v, src, stage.device)
+                if copies is not None:
+                    # "": a feed, from the client's memory
+                    v = copies.move(slot, v, device_of.get(slot, ""), stage.device)
                 args.append(v)
             token = silence()
             try:
@@ -328,7 +331,7 @@ class EmbeddedPlan:
                 out.append(None)
                 continue
             v = values[slot]
-            if self._transfer is not None and device_of.get(slot, "") != "":
-                v = self._transfer(v, device_of[slot], "")
+            if copies is not None:
+                v = copies.move(slot, v, device_of.get(slot, ""), "")
             out.append(v)
         return out

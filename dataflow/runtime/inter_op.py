@@ -62,6 +62,7 @@ from .context import DeviceContext
 from .executor import EmbeddedPlan, translate_error
 from .fp_state import restore, silence
 from .plan import Plan
+from .step_copies import StepCopies
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,16 +232,15 @@ class ConcurrentPlan:
             raise step.failed
         if max(self.cost) < HAND_OFF_SECONDS:
             self.inline_seconds = sum(self.cost)
-        transfer = self.transfer
+        copies = step.copies
         out: list[Any] = []
         for slot in self.plan.fetch_slots:
             if slot < 0:
                 out.append(None)
                 continue
             value = step.values[slot]
-            src = step.device_of.get(slot, "")
-            if transfer is not None and src != "":
-                value = transfer(value, src, "")
+            if copies is not None:
+                value = copies.move(slot, value, step.device_of.get(slot, ""), "")
             out.append(value)
         return out
 
@@ -252,6 +252,8 @@ class _Step:
         self.bound = bound
         self.values: dict[int, Any] = dict(zip(bound.plan.feed_slots, feed_values))
         self.device_of: dict[int, str] = {}
+        # Values crossing between memories, copied once per step (``step_copies``).
+        self.copies = StepCopies(bound.transfer) if bound.transfer is not None else None
         self.waits = list(bound.graph.waits)
         self.ready = deque(bound.graph.roots)
         self.unfinished = len(bound.stages)
@@ -342,20 +344,19 @@ class _Step:
     def _arguments(self, index: int) -> list[Any]:
         stage = self.bound.stages[index].stage
         values, device_of = self.values, self.device_of
-        transfer = self.bound.transfer
-        if transfer is None:
+        if self.copies is None:
             return [values[slot] for slot in stage.inputs]
-        # (src, value) pairs: the copy between devices happens outside the lock.
-        return [(device_of.get(slot, ""), values[slot]) for slot in stage.inputs]
+        # (slot, src, value): the copy between devices happens outside the step's lock.
+        return [(slot, device_of.get(slot, ""), values[slot]) for slot in stage.inputs]
 
     def _run_stage(self, index: int, args: list[Any]) -> tuple[Any, BaseException | None]:
         sf = self.bound.stages[index]
         device = sf.stage.device
-        transfer = self.bound.transfer
+        copies = self.copies
         token = silence()
         try:
-            if transfer is not None:
-                args = [v if src == device else transfer(v, src, device) for src, v in args]
+            if copies is not None:
+                args = [copies.move(slot, v, src, device) for slot, src, v in args]
             start = time.perf_counter()
             outs = sf.fn(*args)
             self.bound.cost[index] = time.perf_counter() - start

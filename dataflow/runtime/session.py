@@ -264,7 +264,7 @@ class BaseSession:
             self._config.allow_soft_placement,
         )
         if self._config.log_device_placement:
-            _log_placement(plan.placement)
+            _log_placement(plan.placement, graph)
         bound = self._backend.bind(plan)
         return _Signature(bound, plan, unique, leaf_index, feed_tensors)
 
@@ -468,18 +468,18 @@ def _convert_feed(value: Any, np_dtype: Any, name: str) -> Any:
     return out
 
 
-def _log_placement(placement: Mapping[str, str]) -> None:
+def _log_placement(placement: Mapping[str, str], graph: Graph) -> None:
     """Each op's device, as TF1 writes it to standard error under
-    ``log_device_placement`` whatever the verbosity: here through the
-    ``"dataflow.placement"`` logger (the application's logging setup, or standard error
-    when nothing would show it)."""
+    ``log_device_placement`` whatever the verbosity (``name: (Type): device``): here
+    through the ``"dataflow.placement"`` logger (the application's logging setup, or
+    standard error when nothing would show it)."""
     logger = logging.getLogger("dataflow.placement")
     if logger.getEffectiveLevel() > logging.INFO:
         logger.setLevel(logging.INFO)  # asked for: shown at TF1's default verbosity too
     if not logger.hasHandlers():
         logger.addHandler(logging.StreamHandler())
     for name, device in placement.items():
-        logger.info("%s: %s", name, device)
+        logger.info("%s: (%s): %s", name, graph.get_operation_by_name(name).type, device)
 
 
 def _as_feed_dict(feed_dict: Any) -> dict:

@@ -216,7 +216,7 @@ def test_soft_placement_and_logging(clean_cluster, dataflow_log):
         sess.run(v.initializer)
         assert sess.run(v) == 1.0
     # No ps task 3: the placer falls back to the session default.
-    assert "soft: /job:worker/replica:0/task:0/device:CPU:0" in dataflow_log.text
+    assert "soft: (VarHandleOp): /job:worker/replica:0/task:0/device:CPU:0" in dataflow_log.text
 
 
 def test_kernel_errors_name_the_op_and_device(csess):

@@ -114,7 +114,7 @@ def test_ops_go_to_the_requested_cpu_and_the_log_shows_it(dataflow_log) -> None:
         np.testing.assert_array_equal(sess.run(z), [3.0, 5.0])
         placed = sess.placement(z)
     assert placed[y.op.name] == CPU1 and placed[z.op.name] == CPU0
-    assert f"{y.op.name}: {CPU1}" in dataflow_log.text
+    assert f"{y.op.name}: ({y.op.type}): {CPU1}" in dataflow_log.text  # TF1's line
 
 
 def _tf1_placement(tf1, device: str, config) -> dict[str, str] | str:
