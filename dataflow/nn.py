@@ -79,6 +79,7 @@ from .ops.nn_depthwise import (
     separable_conv2d as separable_conv2d,
 )
 from .ops.ctc import ctc_loss as ctc_loss
+from .ops.ctc_beam_search import ctc_beam_search_decoder as ctc_beam_search_decoder
 from .ops.ctc_decoders import ctc_greedy_decoder as ctc_greedy_decoder
 from .ops.math_sort import (
     in_top_k as in_top_k,

@@ -8,6 +8,7 @@ against a plain loop.
 from __future__ import annotations
 
 import functools
+import itertools
 
 import autograd.numpy as anp
 import numpy as np
@@ -80,6 +81,51 @@ def greedy_reference(logits, lengths: list, merge: bool = True):
     ]
 
 
+def exact_best_labelings(logits, lengths: list, top_paths: int):
+    """The ``top_paths`` most likely labelings of each entry and their log-probabilities,
+    by summing over every path (``num_classes ** steps`` of them): what a beam search
+    that never prunes finds. Outputs as ``ctc_beam_search_decoder``'s."""
+    max_time, batch, num_classes = logits.shape
+    log_probs = logits - logsumexp(logits, axis=-1, keepdims=True)
+    best = []
+    for b in range(batch):
+        mass: dict[tuple, float] = {}
+        for path in itertools.product(range(num_classes), repeat=lengths[b]):
+            labeling = tuple(
+                c
+                for t, c in enumerate(path)
+                if c != num_classes - 1 and (t == 0 or c != path[t - 1])
+            )
+            score = sum(log_probs[t, b, c] for t, c in enumerate(path))
+            mass[labeling] = np.logaddexp(mass.get(labeling, -np.inf), score)
+        best.append(sorted(mass.items(), key=lambda item: -item[1])[:top_paths])
+    outputs = [sparse_rows([list(best[b][p][0]) for b in range(batch)]) for p in range(top_paths)]
+    scores = np.array([[score for _, score in entry] for entry in best], logits.dtype)
+    return [*(o[0] for o in outputs), *(o[1] for o in outputs), *(o[2] for o in outputs), scores]
+
+
+def sparse_rows(rows: list) -> tuple:
+    """Rows of labels as (indices, values, dense_shape) arrays."""
+    indices = [[b, i] for b, row in enumerate(rows) for i in range(len(row))]
+    return (
+        np.array(indices, np.int64).reshape(-1, 2),
+        np.array([v for row in rows for v in row], np.int64),
+        np.array([len(rows), max(map(len, rows))], np.int64),
+    )
+
+
+def beam_outputs(tf, x, lengths: list, **options) -> list:
+    """``ctc_beam_search_decoder``'s outputs as a flat list of tensors, in the op's
+    order: every path's indices, then values, then shapes, then the log-probabilities."""
+    decoded, log_probs = tf.nn.ctc_beam_search_decoder(x, lengths, **options)
+    return [
+        *(d.indices for d in decoded),
+        *(d.values for d in decoded),
+        *(d.dense_shape for d in decoded),
+        log_probs,
+    ]
+
+
 def sparse_labels(tf, labels: list):
     """An int32 ``SparseTensor`` of constants holding ``labels`` row by row."""
     indices = [[b, i] for b, row in enumerate(labels) for i in range(len(row))]
@@ -103,6 +149,7 @@ LABELS = [[1, 1, 2], [0], [2, 0, 2, 1]]
 LENGTHS = [6, 4, 5]
 LOGITS = RNG.standard_normal((6, 3, 4))
 GREEDY_LOGITS = RNG.integers(0, 3, (5, 3, 4)).astype(np.float64)  # ties on purpose
+BEAM_LOGITS = RNG.standard_normal((4, 2, 3)) * 2
 
 
 def _ctc_row(name: str, merge: bool, time_major: bool) -> OpSpec:
@@ -135,5 +182,15 @@ ROWS = [
         lambda x: greedy_reference(x, [5, 3, 0]),
         (GREEDY_LOGITS,),
         grad=0,
+    ),
+    # A beam wider than the number of labelings never prunes: the exact best ones.
+    OpSpec(
+        "ctc_beam_search_decoder",
+        lambda tf, x: beam_outputs(tf, x, [4, 3], beam_width=64, top_paths=3, merge_repeated=False),
+        lambda x: exact_best_labelings(x, [4, 3], 3),
+        (BEAM_LOGITS,),
+        grad=0,
+        tf_rtol=1e-5,
+        tf_atol=1e-6,
     ),
 ]

@@ -642,8 +642,17 @@ def _ctc() -> list[Step]:
     x, xv = ph(rand(5, 2, 3))
     loss = tf.nn.ctc_loss(labels, x, [5, 3], ctc_merge_repeated=False)
     (decoded,), neg_sum = tf.nn.ctc_greedy_decoder(x, [5, 2])
+    beams, log_probs = tf.nn.ctc_beam_search_decoder(x, [5, 4], beam_width=3, top_paths=2)
     return one(
-        [loss, *grads_of(tf.reduce_sum(loss), [x]), decoded.indices, decoded.values, neg_sum],
+        [
+            loss,
+            *grads_of(tf.reduce_sum(loss), [x]),
+            decoded.indices,
+            decoded.values,
+            neg_sum,
+            beams[1].values,
+            log_probs,
+        ],
         {x: xv},
     )
 

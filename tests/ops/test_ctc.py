@@ -17,7 +17,14 @@ from dataflow.framework import errors
 from dataflow.testing import grad_check
 from dataflow.testing.tf_parity import assert_same_fetches, run_in_fresh_graph
 
-from .specs_ctc import ctc_reference, greedy_outputs, greedy_reference, sparse_labels
+from .specs_ctc import (
+    beam_outputs,
+    ctc_reference,
+    exact_best_labelings,
+    greedy_outputs,
+    greedy_reference,
+    sparse_labels,
+)
 
 RNG = np.random.default_rng(7)
 
@@ -267,6 +274,85 @@ def test_greedy_decoder_fetches_a_sparse_tensor_value_like_tf1() -> None:
     for a, b in zip(ours, theirs):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_allclose(ours_neg, theirs_neg, rtol=1e-12)
+
+
+# --- beam search ------------------------------------------------------------------------------
+BEAM_CASES = [
+    # (max_time, batch, classes, beam_width, top_paths, merge_repeated, logit scale)
+    (1, 1, 3, 3, 3, True, 1.0),
+    (6, 3, 4, 1, 1, True, 2.0),
+    (8, 2, 5, 4, 2, False, 2.0),
+    (10, 3, 3, 10, 4, True, 0.5),
+    (12, 2, 6, 7, 7, False, 5.0),
+    (30, 4, 12, 100, 5, True, 1.0),
+]
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", BEAM_CASES, ids=lambda c: "-".join(map(str, c)))
+def test_beam_search_decoder_matches_tf1(case, dtype) -> None:
+    """Same paths in the same order and the same log-probabilities (TF sums in float32;
+    we in float64), over narrow beams that prune hard and wide ones, lengths from 0."""
+    tf1 = tf1_module()
+    max_time, batch, classes, width, paths, merge, scale = case
+    rng = np.random.default_rng(max_time * 100 + classes)
+    logits = (rng.standard_normal((max_time, batch, classes)) * scale).astype(dtype)
+    lengths = [max_time] + rng.integers(0, max_time + 1, batch - 1).tolist()
+
+    def build(tf):
+        options = {"beam_width": width, "top_paths": paths, "merge_repeated": merge}
+        return beam_outputs(tf, tf.constant(logits), lengths, **options), None
+
+    assert_same_fetches(
+        run_in_fresh_graph(dataflow, build), run_in_fresh_graph(tf1, build), rtol=1e-5
+    )
+
+
+def test_an_unpruned_beam_finds_the_exact_best_labelings(sess) -> None:
+    logits = RNG.standard_normal((5, 2, 3)) * 3
+    got = sess.run(
+        beam_outputs(dataflow, logits, [5, 4], beam_width=100, top_paths=4, merge_repeated=False)
+    )
+    for a, b in zip(got, exact_best_labelings(logits, [5, 4], 4)):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+@pytest.mark.tf
+def test_beam_search_decoder_on_ties_matches_tf1() -> None:
+    """Zero logits: every one-label path is equally likely; TF lists them in label
+    order, and so do we."""
+    tf1 = tf1_module()
+
+    def build(tf):
+        return beam_outputs(tf, tf.zeros([3, 2, 4]), [3, 3], top_paths=3), None
+
+    assert_same_fetches(run_in_fresh_graph(dataflow, build), run_in_fresh_graph(tf1, build))
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize(
+    "options, lengths, error",
+    [
+        ({"beam_width": 2, "top_paths": 3}, [3, 3], "InvalidArgumentError"),
+        ({"beam_width": 5, "top_paths": 2}, [0, 3], "InvalidArgumentError"),
+        ({}, [4, 3], "FailedPreconditionError"),
+    ],
+)
+def test_beam_search_decoder_run_time_errors_match_tf1(options, lengths, error) -> None:
+    for tf in (dataflow, tf1_module()):
+        with tf.Graph().as_default():
+            _, log_probs = tf.nn.ctc_beam_search_decoder(tf.zeros([3, 2, 4]), lengths, **options)
+            with tf.Session() as sess, pytest.raises(getattr(tf.errors, error)):
+                sess.run(log_probs)
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("options", [{"beam_width": 0}, {"top_paths": 0}])
+def test_beam_search_decoder_build_errors_match_tf1(options) -> None:
+    for tf in (dataflow, tf1_module()):
+        with tf.Graph().as_default(), pytest.raises(ValueError):
+            tf.nn.ctc_beam_search_decoder(tf.zeros([3, 2, 4]), [3, 3], **options)
 
 
 # --- bad input --------------------------------------------------------------------------------
