@@ -50,7 +50,8 @@ def test_one_task_per_stage_with_readable_keys():
     groups = [k[0] for k in keys]
     names = [g.rsplit("-", 1)[0].split(".", 1)[1] for g in groups]
     assert names[0].startswith("beta/Read/") and names[0].endswith("@ps:0")
-    assert names[1].startswith("gradients/") and names[1].endswith("@worker:0")
+    # worker-0 has a GPU: its unplaced-type compute goes there, as in TF1.
+    assert names[1].startswith("gradients/") and names[1].endswith("@worker:0/GPU:0")
     assert names[2] == "AssignSubVariableOp@ps:0"
     assert names == [t.name for t in lowered.templates]
     # The key's first element (Dask's task group) names the stage and the plan's
@@ -68,7 +69,12 @@ def test_one_task_per_stage_with_readable_keys():
     assert [key_split(k) for k in keys] == [g.rsplit("-", 1)[0] for g in groups]
     # Pinned by the worker's resource, layer by layer (never one merged dict).
     resources = [graph.layers["-".join(map(str, k))].annotations["resources"] for k in keys]
-    assert resources == [{"dataflow-ps-0": 1}, {"dataflow-worker-0": 1}, {"dataflow-ps-0": 1}]
+    # (The GPU stage also asks for the worker's GPU slot.)
+    assert resources == [
+        {"dataflow-ps-0": 1},
+        {"dataflow-worker-0": 1, "GPU": 1},
+        {"dataflow-ps-0": 1},
+    ]
     # Feeds travel inside the task that reads them; upstream stages are dependencies.
     assert tasks[keys[1]].dependencies == {keys[0]}
     assert keys[1] in tasks[keys[2]].dependencies
