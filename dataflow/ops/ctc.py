@@ -168,25 +168,12 @@ def _target(ctx: Any, b: int, label: list, num_classes: int, attrs: dict, length
 
 
 # --- the recursion (ctx.xp) --------------------------------------------------------------
-def _logsumexp(xp: Any, *terms: Any) -> Any:
-    """Elementwise ``log(sum(exp(terms)))``, ``-inf`` where every term is (no warnings)."""
-    top = terms[0]
-    for t in terms[1:]:
-        top = xp.maximum(top, t)
-    finite = xp.isfinite(top)
-    shift = xp.where(finite, top, 0.0)
-    total = sum(xp.exp(xp.where(finite, t - shift, -xp.inf)) for t in terms)
-    return xp.where(total > 0, shift + xp.log(xp.where(total > 0, total, 1.0)), -xp.inf)
-
-
-def _shifted(xp: Any, x: Any, by: int) -> Any:
-    """``x`` moved ``by`` places along its last axis (right if positive), ``-inf`` in."""
-    size = x.shape[-1]
-    width = min(abs(by), size)
-    pad = xp.full(x.shape[:-1] + (width,), -xp.inf)
-    if by > 0:
-        return xp.concatenate([pad, x[..., : size - width]], axis=-1)
-    return xp.concatenate([x[..., width:], pad], axis=-1)
+def _log_add3(xp: Any, a: Any, b: Any, c: Any) -> Any:
+    """Elementwise ``log(exp(a) + exp(b) + exp(c))``; ``-inf`` where all three are (the
+    log of 0: kernels run with numpy's floating-point warnings off, as TF's are silent)."""
+    top = xp.maximum(xp.maximum(a, b), c)
+    top = xp.where(top == -xp.inf, 0.0, top)
+    return xp.log(xp.exp(a - top) + xp.exp(b - top) + xp.exp(c - top)) + top
 
 
 def forward_backward(
@@ -221,43 +208,46 @@ def forward_backward(
     skip = ~is_blank & ~(same_two_back & merge) & (position >= 2)
     skip_from = xp.concatenate([skip[:, 2:], xp.zeros((batch, min(2, states)), dtype=bool)], 1)
     ends = (position >= used - 2) & valid
+    last_steps = {n - 1 for n in lengths}
     emit = xp.take_along_axis(log_probs, xp.broadcast_to(ext[None], (max_time, batch, states)), 2)
     emit = xp.where(valid[None], emit, -xp.inf)
-    no = xp.full((batch, states), -xp.inf)
-
-    alpha = xp.full((max_time, batch, states), -xp.inf)
-    alpha[0, :, :2] = emit[0, :, :2]
+    # Transitions as additive masks (0 allowed, -inf not), and alpha/beta kept with two
+    # -inf states beyond the ends, so the neighbours of every state are plain slices.
+    stay_add, skip_add, skip_from_add, end_add = (
+        xp.where(mask, 0.0, -xp.inf) for mask in (stay, skip, skip_from, ends)
+    )
+    alpha = xp.full((max_time, batch, states + 2), -xp.inf)
+    alpha[0, :, 2:4] = emit[0, :, :2]
     for t in range(1, max_time):
         prev = alpha[t - 1]
-        alpha[t] = emit[t] + _logsumexp(
-            xp,
-            xp.where(stay, prev, no),
-            _shifted(xp, prev, 1),
-            xp.where(skip, _shifted(xp, prev, 2), no),
+        alpha[t, :, 2:] = emit[t] + _log_add3(
+            xp, prev[:, 2:] + stay_add, prev[:, 1:-1], prev[:, :-2] + skip_add
         )
+    alpha = alpha[:, :, 2:]
 
     # beta includes the emission at t, as alpha does; it starts at each entry's last step.
     last_step = xp.asarray([n - 1 for n in lengths], dtype=xp.int64)
-    beta = xp.full((max_time, batch, states), -xp.inf)
-    following = no
+    beta = xp.full((max_time, batch, states + 2), -xp.inf)
     for t in range(max_time - 1, -1, -1):
-        step = emit[t] + _logsumexp(
-            xp,
-            xp.where(stay, following, no),
-            _shifted(xp, following, -1),
-            xp.where(skip_from, _shifted(xp, following, -2), no),
-        )
-        step = xp.where((last_step == t)[:, None], xp.where(ends, emit[t], no), step)
-        step = xp.where((last_step < t)[:, None], no, step)
-        beta[t] = step
-        following = step
+        if t + 1 < max_time:
+            following = beta[t + 1]
+            beta[t, :, :-2] = emit[t] + _log_add3(
+                xp,
+                following[:, :-2] + stay_add,
+                following[:, 1:-1],
+                following[:, 2:] + skip_from_add,
+            )
+        if t in last_steps:  # past its last step an entry's beta stays -inf
+            starts = (last_step == t)[:, None]
+            beta[t, :, :-2] = xp.where(starts, emit[t] + end_add, beta[t, :, :-2])
+    beta = beta[:, :, :-2]
 
     rows = xp.arange(batch)
     last_alpha = alpha[xp.maximum(last_step, 0), rows]  # [B, S]
     final_blank = xp.take_along_axis(last_alpha, used - 1, 1)[:, 0]
     final_label = xp.take_along_axis(last_alpha, xp.maximum(used - 2, 0), 1)[:, 0]
     final_label = xp.where(used[:, 0] > 1, final_label, -xp.inf)
-    log_likelihood = _logsumexp(xp, final_blank, final_label)
+    log_likelihood = _log_add3(xp, final_blank, final_label, xp.full_like(final_blank, -xp.inf))
     found = xp.isfinite(log_likelihood)
     occupancy = xp.where(valid[None], alpha + beta - xp.where(valid[None], emit, 0.0), -xp.inf)
     occupancy = xp.exp(occupancy - xp.where(found, log_likelihood, 0.0)[None, :, None])
