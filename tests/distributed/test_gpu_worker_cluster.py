@@ -1,0 +1,108 @@
+"""A ps/worker training job on a real (in-process) Dask cluster whose worker has a GPU.
+
+The GPU is the stand-in cupy (``dataflow.testing.fake_cupy``: numpy memory behind a
+strict namespace; no GPU work, nothing of Dask mocked), put in ``sys.modules`` before
+the cluster starts, so the workers (threads of this process) see one GPU. The worker
+task declares the Dask resource ``GPU`` (``LocalCluster(gpus_per_worker=1)``); the ps
+task declares none, and dataflow's worker plugin gives it one because CuPy sees a GPU
+there: both tasks list ``/device:GPU:0``. Under TF1's default placement the variables
+(asked for ``/job:ps/task:0``, no device type) and the worker's compute (asked for
+``/job:worker/task:0``) go to their tasks' GPUs; host-only ops (``py_func``) stay on the
+worker's CPU; the losses are the CPU run's.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import dataflow as tf
+from dataflow.runtime import devices
+from dataflow.testing.fake_cupy import make_fake_cupy
+
+from .conftest import local_cluster
+
+WORKER_GPU = "/job:worker/replica:0/task:0/device:GPU:0"
+WORKER_CPU = "/job:worker/replica:0/task:0/device:CPU:0"
+PS_GPU = "/job:ps/replica:0/task:0/device:GPU:0"
+
+
+@pytest.fixture
+def gpu_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    monkeypatch.setitem(sys.modules, "cupy", make_fake_cupy(1))
+    devices.gpu_count.cache_clear()
+    cluster = local_cluster(ps=1, worker=1, gpus_per_worker=1, processes=False)
+    try:
+        yield cluster
+    finally:
+        cluster.close()
+        devices.gpu_count.cache_clear()
+
+
+def _job() -> tuple[Any, Any, Any, Any, Any]:
+    rng = np.random.default_rng(3)
+    x = tf.placeholder(tf.float32, [None, 4], name="x")
+    y = tf.placeholder(tf.float32, [None, 1], name="y")
+    with tf.device(tf.train.replica_device_setter(ps_tasks=1, worker_device="/job:worker/task:0")):
+        w = tf.Variable(rng.standard_normal((4, 1)).astype(np.float32), name="w")
+        pred = tf.matmul(x, w, name="pred")
+        loss = tf.reduce_mean(tf.square(pred - y), name="loss")
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+        checked = tf.py_func(lambda v: v * 1.0, [loss], tf.float32, name="checked")
+    return x, y, loss, train, checked
+
+
+def test_worker_stages_run_on_the_workers_gpu(gpu_cluster: Any) -> None:
+    x, y, loss, train, checked = _job()
+    rng = np.random.default_rng(4)
+    feed = {x: rng.standard_normal((8, 4)).astype(np.float32)}
+    feed[y] = feed[x] @ np.array([[1.0], [2.0], [-1.0], [0.5]], np.float32)
+
+    with tf.Session(gpu_cluster) as sess:
+        assert WORKER_GPU in sess.backend.devices and PS_GPU in sess.backend.devices
+        sess.run(tf.global_variables_initializer())
+        placed = sess.placement([loss, train, checked], feed)
+        on_cluster = [float(sess.run([loss, train], feed)[0]) for _ in range(4)]
+        assert float(sess.run(checked, feed)) == pytest.approx(float(sess.run(loss, feed)))
+    assert placed["pred"] == WORKER_GPU and placed["loss"] == WORKER_GPU
+    assert placed["w"] == PS_GPU  # the variable on its task's GPU, as TF1 would
+    assert placed["checked"] == WORKER_CPU  # py_func has no GPU kernel
+
+    # The same graph in this process, on its CPU (soft placement drops the jobs).
+    config = tf.ConfigProto(device_count={"GPU": 0}, allow_soft_placement=True)
+    with tf.Session(config=config) as sess:
+        sess.run(tf.global_variables_initializer())
+        on_cpu = [float(sess.run([loss, train], feed)[0]) for _ in range(4)]
+    np.testing.assert_allclose(on_cluster, on_cpu, rtol=1e-5)
+
+
+def _has_gpu() -> bool:
+    devices.gpu_count.cache_clear()
+    return devices.gpu_count() > 0
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _has_gpu(), reason="needs CUDA and CuPy")
+def test_a_real_gpu_worker_trains_like_the_cpu() -> None:
+    # Worker processes of a real LocalCluster, each importing CuPy itself.
+    x, y, loss, train, _ = _job()
+    rng = np.random.default_rng(4)
+    feed = {x: rng.standard_normal((8, 4)).astype(np.float32)}
+    feed[y] = feed[x] @ np.array([[1.0], [2.0], [-1.0], [0.5]], np.float32)
+    cluster = local_cluster(ps=1, worker=1, gpus_per_worker=1)
+    try:
+        with tf.Session(cluster) as sess:
+            sess.run(tf.global_variables_initializer())
+            assert sess.placement(loss, feed)["pred"] == WORKER_GPU
+            on_cluster = [float(sess.run([loss, train], feed)[0]) for _ in range(4)]
+    finally:
+        cluster.close()
+    config = tf.ConfigProto(device_count={"GPU": 0}, allow_soft_placement=True)
+    with tf.Session(config=config) as sess:
+        sess.run(tf.global_variables_initializer())
+        on_cpu = [float(sess.run([loss, train], feed)[0]) for _ in range(4)]
+    np.testing.assert_allclose(on_cluster, on_cpu, rtol=1e-4)
