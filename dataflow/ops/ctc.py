@@ -40,7 +40,6 @@ from typing import Any
 
 from ..framework import dtypes, errors, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor
-from ..framework.scopes import name_scope
 from ..framework.sparse_tensor import SparseTensor
 from ..framework.tensor_shape import TensorShape
 from . import array as array_ops
@@ -356,19 +355,18 @@ def ctc_loss(
     if inputs is not None and logits is not None:
         raise ValueError("Cannot specify both 'logits' and 'inputs'")
     inputs = logits if inputs is None else inputs
-    with name_scope(None, "CTCLoss", [inputs, labels.indices, labels.values]):
-        inputs = convert_to_tensor(inputs, name="logits")
-        if not time_major:
-            inputs = array_ops.transpose(inputs, [1, 0, 2])
-        lengths = convert_to_tensor(sequence_length, dtype=dtypes.int32)
-        op = apply_op_n(
-            "CTCLoss",
-            [inputs, labels.indices, labels.values, lengths],
-            {
-                "preprocess_collapse_repeated": bool(preprocess_collapse_repeated),
-                "ctc_merge_repeated": bool(ctc_merge_repeated),
-                "ignore_longer_outputs_than_inputs": bool(ignore_longer_outputs_than_inputs),
-            },
-            name="CTCLoss",
-        )
+    inputs = convert_to_tensor(inputs, name="logits")
+    if not time_major:
+        inputs = array_ops.transpose(inputs, [1, 0, 2])
+    lengths = convert_to_tensor(sequence_length, dtype=dtypes.int32)
+    op = apply_op_n(
+        "CTCLoss",
+        [inputs, labels.indices, labels.values, lengths],
+        {
+            "preprocess_collapse_repeated": bool(preprocess_collapse_repeated),
+            "ctc_merge_repeated": bool(ctc_merge_repeated),
+            "ignore_longer_outputs_than_inputs": bool(ignore_longer_outputs_than_inputs),
+        },
+        name="CTCLoss",
+    )
     return op.outputs[0]

@@ -6,7 +6,10 @@ so far ending in a blank and ending in its last label, and grows it one time ste
 time as TF's ``CTCBeamSearchDecoder`` (``ctc_beam_search.h``) does, with its default
 scorer and no label selection:
 
-* each step's logits become log-probabilities (log-softmax);
+* each step's logits become log-probabilities (log-softmax, as the TF 2 kernel that
+  the tests compare with does; older kernels subtracted only each step's maximum, which
+  shifts every prefix of an entry by the same amount per step: the same paths, log
+  probabilities larger by the sum of the steps' log-sum-exps);
 * every prefix in the beam, taken in decreasing order of probability, is updated
   (its last label repeated, or reached again from its parent, or a blank) and put
   back;
@@ -31,7 +34,6 @@ from typing import Any
 
 from ..framework import dtypes, errors, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor
-from ..framework.scopes import name_scope
 from ..framework.sparse_tensor import SparseTensor
 from ..framework.tensor_shape import TensorShape
 from .build import apply_op_n
@@ -276,19 +278,18 @@ def ctc_beam_search_decoder(
         raise ValueError(
             f"beam_width ({beam_width}) and top_paths ({top_paths}) must be at least 1"
         )
-    with name_scope(None, "CTCBeamSearchDecoder", [inputs, sequence_length]):
-        inputs = convert_to_tensor(inputs)
-        lengths = convert_to_tensor(sequence_length, dtype=dtypes.int32)
-        op = apply_op_n(
-            "CTCBeamSearchDecoder",
-            [inputs, lengths],
-            {
-                "beam_width": int(beam_width),
-                "top_paths": int(top_paths),
-                "merge_repeated": bool(merge_repeated),
-            },
-            name="CTCBeamSearchDecoder",
-        )
+    inputs = convert_to_tensor(inputs)
+    lengths = convert_to_tensor(sequence_length, dtype=dtypes.int32)
+    op = apply_op_n(
+        "CTCBeamSearchDecoder",
+        [inputs, lengths],
+        {
+            "beam_width": int(beam_width),
+            "top_paths": int(top_paths),
+            "merge_repeated": bool(merge_repeated),
+        },
+        name="CTCBeamSearchDecoder",
+    )
     n = int(top_paths)
     outs = op.outputs
     decoded = [SparseTensor(outs[p], outs[n + p], outs[2 * n + p]) for p in range(n)]

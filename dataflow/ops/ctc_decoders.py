@@ -19,7 +19,6 @@ from typing import Any
 
 from ..framework import dtypes, errors, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor
-from ..framework.scopes import name_scope
 from ..framework.sparse_tensor import SparseTensor
 from ..framework.tensor_shape import TensorShape
 from .build import apply_op_n
@@ -130,17 +129,16 @@ def ctc_greedy_decoder(
         ``([decoded], neg_sum_logits)``: ``decoded`` a ``SparseTensor`` of int64 labels
         ``[batch, max_decoded_length]``, ``neg_sum_logits`` ``[batch, 1]``.
     """
-    with name_scope(None, "CTCGreedyDecoder", [inputs, sequence_length]):
-        inputs = convert_to_tensor(inputs)
-        lengths = convert_to_tensor(sequence_length, dtype=dtypes.int32)
-        op = apply_op_n(
-            "CTCGreedyDecoder",
-            [inputs, lengths],
-            {
-                "merge_repeated": bool(merge_repeated),
-                "blank_index": -1 if blank_index is None else int(blank_index),
-            },
-            name="CTCGreedyDecoder",
-        )
+    inputs = convert_to_tensor(inputs)
+    lengths = convert_to_tensor(sequence_length, dtype=dtypes.int32)
+    op = apply_op_n(
+        "CTCGreedyDecoder",
+        [inputs, lengths],
+        {
+            "merge_repeated": bool(merge_repeated),
+            "blank_index": -1 if blank_index is None else int(blank_index),
+        },
+        name="CTCGreedyDecoder",
+    )
     indices, values, shape, neg_sum_logits = op.outputs
     return [SparseTensor(indices, values, shape)], neg_sum_logits

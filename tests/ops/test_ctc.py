@@ -355,6 +355,20 @@ def test_beam_search_decoder_build_errors_match_tf1(options) -> None:
             tf.nn.ctc_beam_search_decoder(tf.zeros([3, 2, 4]), [3, 3], **options)
 
 
+@pytest.mark.tf
+def test_op_names_match_tf1() -> None:
+    """The ops are named as TF1 names them (no scope of their own)."""
+    names = []
+    for tf in (dataflow, tf1_module()):
+        with tf.Graph().as_default():
+            x = tf.zeros([3, 1, 4])
+            loss = tf.nn.ctc_loss(sparse_labels(tf, [[0]]), x, [3])
+            (greedy,), _ = tf.nn.ctc_greedy_decoder(x, [3])
+            (beam,), _ = tf.nn.ctc_beam_search_decoder(x, [3])
+            names.append([t.op.name for t in (loss, greedy.values, beam.values)])
+    assert names[0] == names[1] == ["CTCLoss", "CTCGreedyDecoder", "CTCBeamSearchDecoder"]
+
+
 # --- bad input --------------------------------------------------------------------------------
 def _labels(tf, indices, values, shape):
     return tf.SparseTensor(
