@@ -174,7 +174,23 @@ def _infer_shape(op: Operation) -> list:
 
 def _shape_kernel(ctx: Any, attrs: dict) -> Any:
     xp, dtype = ctx.xp, attrs["out_type"].as_numpy_dtype
-    return lambda x: xp.asarray(x.shape, dtype=dtype)
+    if xp is np:
+        return lambda x: xp.asarray(x.shape, dtype=dtype)
+    # On a GPU, making the shape an array is a copy to the device, and the kernels that
+    # read it (reshape targets, gradient shapes) copy it back: the array made for the
+    # last shape is handed out again while the shape stays, so a steady step copies
+    # nothing and those readers, which remember the last array they read, skip their
+    # copy too. Kernels never write into their inputs, and device arrays are never
+    # recycled (``BufferPool`` recycles numpy arrays only), so sharing it is safe.
+    last: list = [None, None]
+
+    def shape(x: Any) -> Any:
+        if last[0] != x.shape:
+            last[1] = xp.asarray(x.shape, dtype=dtype)
+            last[0] = x.shape
+        return last[1]
+
+    return shape
 
 
 registry.register(
@@ -408,8 +424,23 @@ def _infer_expand_dims(op: Operation) -> list:
 
 
 def _expand_dims_kernel(ctx: Any, attrs: dict) -> Any:
-    expand = ctx.xp.expand_dims
-    return lambda x, dim: expand(x, dim.item())
+    xp = ctx.xp
+    expand = xp.expand_dims
+    if xp is np:
+        return lambda x, dim: expand(x, dim.item())
+    # On a GPU, reading ``dim`` is a copy back and a wait for the device, every step;
+    # ``dim`` is nearly always a constant, bound once per plan: the axis read from the
+    # last ``dim`` array is reused while the same array comes (device arrays are never
+    # written after they are made, see ``_shape_kernel``).
+    last: list = [None, 0]
+
+    def expand_dims(x: Any, dim: Any) -> Any:
+        if dim is not last[0]:
+            last[1] = int(dim.item())
+            last[0] = dim
+        return expand(x, last[1])
+
+    return expand_dims
 
 
 registry.register(

@@ -248,6 +248,35 @@ def test_a_training_step_copies_feeds_in_once_and_fetches_out_once(
         assert len(stored) == 14 and {type(v).__name__ for v in stored.values()} == {"DeviceArray"}
 
 
+def test_a_steady_step_reads_no_device_value_back(one_gpu: types.ModuleType) -> None:
+    # Reading a device value as Python data (a shape, an axis) is a copy and a wait on a
+    # GPU. A steady training step (dense labels) makes none: Shape hands out the array
+    # it made for the same shape, ExpandDims remembers its constant axis.
+    x = tf.placeholder(tf.float32, [None, 6], name="x")
+    y = tf.placeholder(tf.float32, [None, 3], name="y")
+    logits = _dense(tf.nn.relu(_dense(x, 8, "hidden")), 3, "out")
+    loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=logits))
+    train = tf.train.AdamOptimizer(0.05).minimize(loss)
+    batch = _batch()
+    feed = {x: batch["x"], y: np.eye(3, dtype=np.float32)[batch["y"]]}
+    with tf.Session(config=tf.ConfigProto(debug=True)) as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run([loss, train], feed)
+        previous = 5
+        for rows in (5, 5, 4, 4):
+            fake_cupy.reset_copies(one_gpu)
+            sess.run([loss, train], {x: feed[x][:rows], y: feed[y][:rows]})
+            # A new batch size makes its shape array once and reads it back once.
+            new = int(rows != previous)
+            previous = rows
+            assert one_gpu.copies["scalars_to_device"] == new, one_gpu.copy_log
+            assert fake_cupy.copies(one_gpu) == {
+                "to_device": 2,
+                "to_host": 1,
+                "implicit_to_host": new,
+            }, one_gpu.copy_log
+
+
 def test_a_value_read_by_several_stages_crosses_once(one_gpu: types.ModuleType) -> None:
     # x is read by two GPU stages (split by a py_func on the CPU) and fetched; the GPU
     # value g is read by two CPU py_funcs and fetched: each crosses once per direction.
