@@ -244,15 +244,21 @@ def _shape_tensor(x: Tensor) -> Tensor:
 def shape_root(t: Tensor, roots: dict[Tensor, Tensor]) -> Tensor:
     """A tensor with ``t``'s run-time shape, found through ops that keep a shape:
     elementwise one-input ops; elementwise two-input ops with a scalar operand, or with
-    operands of one root; ``BroadcastReduced``, whose output has the shape its ``Shape``
-    input reads. ``roots`` memoizes (a graph may reach a tensor by many paths)."""
+    operands of one root; ``BroadcastReduced`` and ``Reshape`` (a gradient reshaped
+    back), whose output has the shape their ``Shape`` input reads; ops whose registry
+    record names the input whose shape their output has (``shape_of_input``: ``Relu``,
+    ``BiasAdd``, ``MaxPoolGrad``, ...). ``roots`` memoizes (a graph may reach a tensor
+    by many paths)."""
     found = roots.get(t)
     if found is not None:
         return found
     op, root = t.op, t
-    if op.type in UNARY_ELEMENTWISE:
+    same_as = registry.lookup(op.type).shape_of_input
+    if same_as is not None:
+        root = shape_root(op.inputs[same_as], roots)
+    elif op.type in UNARY_ELEMENTWISE:
         root = shape_root(op.inputs[0], roots)
-    elif op.type == "BroadcastReduced" and op.inputs[1].op.type == "Shape":
+    elif op.type in ("BroadcastReduced", "Reshape") and op.inputs[1].op.type == "Shape":
         root = shape_root(op.inputs[1].op.inputs[0], roots)
     elif op.type in BINARY_ELEMENTWISE:
         a, b = op.inputs

@@ -50,14 +50,15 @@ def _reduce_of_squares_kernel(reduction: Callable, mean: bool) -> Callable:
     return factory
 
 
-def _made_by_fusion(op: Operation) -> list:
+def made_by_fusion(op: Operation) -> list:
+    """The rule of a fused op type: graphs never build one (the plan compiler makes it)."""
     raise TypeError(f"'{op.type}' is made by the plan compiler's fusion pass, not built in graphs")
 
 
 registry.register(
     registry.OpDef(
         "SumOfSquares",
-        _made_by_fusion,
+        made_by_fusion,
         _reduce_of_squares_kernel(reduction_kernel("sum", pass_dtype=True), False),
         NOT_DIFF,
         foldable=True,
@@ -65,7 +66,7 @@ registry.register(
 )
 registry.register(
     registry.OpDef(
-        "MeanOfSquares", _made_by_fusion, _reduce_of_squares_kernel(mean_kernel, True), NOT_DIFF
+        "MeanOfSquares", made_by_fusion, _reduce_of_squares_kernel(mean_kernel, True), NOT_DIFF
     )
 )
 registry.register_fusion("Square", "Sum", "SumOfSquares")

@@ -34,6 +34,7 @@ from . import random as random_ops
 from .constant import constant
 from .control import identity
 from .nn import relu
+from .nn_bias import bias_add_op
 
 
 def _scalar(value: Any, dtype: dtypes.DType) -> Tensor:
@@ -71,11 +72,7 @@ def bias_add(
                     f"{bias.shape} does not match the channels of value "
                     f"{value.shape}"
                 )
-        if channels_first:
-            if rank is None:
-                raise ValueError("bias_add with NCHW needs a value of known rank")
-            bias = array_ops.reshape(bias, [-1] + [1] * (rank - 2))
-        return math_ops.add(value, bias, name=scope)
+        return bias_add_op(value, bias, "NCHW" if channels_first else "NHWC", name=scope)
 
 
 def xw_plus_b(x: Any, weights: Any, biases: Any, name: str | None = None) -> Tensor:

@@ -78,14 +78,14 @@ def _pool_attrs(op: Operation) -> dict:
     }
 
 
-def _pool_kernel_hw(attrs: dict) -> tuple[int, int]:
+def pool_kernel_hw(attrs: dict) -> tuple[int, int]:
     k = attrs["ksize"]
     return (k[2], k[3]) if attrs["data_format"] == "NCHW" else (k[1], k[2])
 
 
 def _pool_out_shape(op: Operation, x: Tensor) -> TensorShape:
     p = params(op.attrs)
-    kh, kw = _pool_kernel_hw(op.attrs)
+    kh, kw = pool_kernel_hw(op.attrs)
     n, h, w, c = nhwc_dims(x, p.nchw, "input")
     ho = out_and_pads(h, kh, p.sh, 1, p.padding, None)[0]
     wo = out_and_pads(w, kw, p.sw, 1, p.padding, None)[0]
@@ -127,6 +127,44 @@ def _slab_max(xp: Any, slabs: Any, out: Any) -> Any:
     for i in range(2, slabs.shape[1]):
         xp.maximum(out, slabs[:, i], out=out)
     return out
+
+
+# Window rows per block of ``_tile_max_in_blocks`` keep a block near this many elements.
+_BLOCK_ELEMENTS = 1 << 16
+
+
+def _max_of_shifts(xp: Any, run: Any, length: int, shift: int, count: int, out: Any) -> None:
+    """``out[:length] = max over k < count of run[k*shift : k*shift + length]``."""
+    if count == 1:
+        xp.copyto(out[:length], run[:length])
+        return
+    xp.maximum(run[:length], run[shift : shift + length], out=out[:length])
+    for k in range(2, count):
+        xp.maximum(out[:length], run[k * shift : k * shift + length], out=out[:length])
+
+
+def _tile_max_in_blocks(xp: Any, x: Any, g: WindowGeometry, buffers: Recycler) -> Any:
+    """``[N, Ho, Wo, C]``: the window maxima of a C-contiguous (padded) NHWC ``x`` that
+    the windows cover exactly, a block of window rows at a time, with contiguous operands only
+    (numpy's loops over strided ones are several times slower). In a block's flat run,
+    the maximum of each element with the one ``i`` image rows below (``i < KH``), then
+    of that with the one ``j`` pixels further (``j < KW``), is at each window's first
+    element its maximum; the other positions (pairs across windows) are not read."""
+    row = x.shape[2] * g.c  # the padded width
+    flat = x.reshape(g.n * g.ho, g.kh * row)
+    step = max(1, _BLOCK_ELEMENTS // (g.kh * row))
+    rows_max = buffers.empty((step * g.kh * row,), x.dtype)
+    both_max = buffers.empty((step * g.kh * row,), x.dtype)
+    out = buffers.empty((g.n * g.ho, g.wo, g.c), x.dtype)
+    for start in range(0, g.n * g.ho, step):
+        stop = min(start + step, g.n * g.ho)
+        run = flat[start:stop].reshape(-1)
+        length = run.size - (g.kh - 1) * row
+        _max_of_shifts(xp, run, length, row, g.kh, rows_max)
+        _max_of_shifts(xp, rows_max, length - (g.kw - 1) * g.c, g.c, g.kw, both_max)
+        firsts = both_max[: run.size].reshape(stop - start, g.kh, g.wo, g.kw, g.c)[:, 0, :, 0]
+        xp.copyto(out[start:stop], firsts)
+    return out.reshape(g.n, g.ho, g.wo, g.c)
 
 
 def _tile_max(xp: Any, v: Any, g: WindowGeometry, buffers: Recycler) -> Any:
@@ -190,7 +228,7 @@ def _tile_scatter(xp: Any, hit: Any, dy: Any, g: WindowGeometry, buffers: Recycl
 
 def _max_pool_kernel(ctx: Any, attrs: dict) -> Any:
     xp, p = ctx.xp, params(attrs)
-    kh, kw = _pool_kernel_hw(attrs)
+    kh, kw = pool_kernel_hw(attrs)
     geometry = geometry_cache(p)
     tiles = _tiles(p, kh, kw)
     buffers = Recycler(xp)
@@ -200,6 +238,9 @@ def _max_pool_kernel(ctx: Any, attrs: dict) -> Any:
         g = geometry(x.shape, kh, kw)
         xpad = pad_window(xp, x, g, _lowest(xp, x.dtype), buffers=buffers)
         if tiles and g.ho and g.wo:
+            exact = xpad.shape[1:3] == (g.ho * kh, g.wo * kw) and xpad.flags.c_contiguous
+            if exact and getattr(xp, "__name__", "") == "numpy":
+                return from_nhwc(xp, _tile_max_in_blocks(xp, xpad, g, buffers), p.nchw)
             return from_nhwc(xp, _tile_max(xp, _tile_view(xpad, g), g, buffers), p.nchw)
         slices = offset_slices(g, p)
         # Elementwise maximum over the KH*KW shifted slices (contiguous along C; faster
@@ -253,9 +294,9 @@ def _infer_max_pool_grad(op: Operation) -> list:
     return [(x.dtype, x.shape)]
 
 
-def _max_pool_grad_kernel(ctx: Any, attrs: dict) -> Any:
+def max_pool_grad_kernel(ctx: Any, attrs: dict) -> Any:
     xp, p = ctx.xp, params(attrs)
-    kh, kw = _pool_kernel_hw(attrs)
+    kh, kw = pool_kernel_hw(attrs)
     geometry = geometry_cache(p)
 
     disjoint = p.sh >= kh and p.sw >= kw
@@ -300,7 +341,7 @@ def _infer_max_pool_grad_grad(op: Operation) -> list:
 
 def _max_pool_grad_grad_kernel(ctx: Any, attrs: dict) -> Any:
     xp, p = ctx.xp, params(attrs)
-    kh, kw = _pool_kernel_hw(attrs)
+    kh, kw = pool_kernel_hw(attrs)
     geometry = geometry_cache(p)
 
     tiles = _tiles(p, kh, kw)
@@ -351,7 +392,7 @@ def _infer_avg_pool(op: Operation) -> list:
 
 def _avg_pool_kernel(ctx: Any, attrs: dict) -> Any:
     xp, p = ctx.xp, params(attrs)
-    kh, kw = _pool_kernel_hw(attrs)
+    kh, kw = pool_kernel_hw(attrs)
     geometry = geometry_cache(p)
     counts_cache: dict = {}
 
@@ -388,7 +429,7 @@ def _infer_avg_pool_grad(op: Operation) -> list:
 
 def _avg_pool_grad_kernel(ctx: Any, attrs: dict) -> Any:
     xp, p = ctx.xp, params(attrs)
-    kh, kw = _pool_kernel_hw(attrs)
+    kh, kw = pool_kernel_hw(attrs)
     geometry = geometry_cache(p)
 
     def avg_pool_grad(sizes: Any, dy: Any) -> Any:
@@ -409,7 +450,13 @@ def _avg_pool_grad_grad(op: Operation, grad: Tensor) -> list:
 
 registry.register(registry.OpDef("MaxPool", _infer_max_pool, _max_pool_kernel, _max_pool_grad))
 registry.register(
-    registry.OpDef("MaxPoolGrad", _infer_max_pool_grad, _max_pool_grad_kernel, _max_pool_grad_grad)
+    registry.OpDef(
+        "MaxPoolGrad",
+        _infer_max_pool_grad,
+        max_pool_grad_kernel,
+        _max_pool_grad_grad,
+        shape_of_input=0,
+    )
 )
 registry.register(
     registry.OpDef(

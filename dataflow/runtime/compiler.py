@@ -72,7 +72,7 @@ def compile_plan(
                 KernelCall(
                     op.name,
                     planned.op_type,
-                    _compile_attrs(op, placement[op.name], outs),
+                    _compile_attrs(planned.attrs, placement[op.name], outs),
                     tuple(slot_of[t] for t in planned.inputs),
                     tuple(outs),
                     op.traceback,
@@ -144,10 +144,9 @@ def compile_subgraph(sub: SubGraph, device: str) -> Plan:
     return compile_plan(fetches, sub.all_inputs, [device], device, soft_placement=True)
 
 
-def _compile_attrs(op: Operation, device: str, outs: Sequence[int] = ()) -> dict[str, Any]:
+def _compile_attrs(attrs: dict[str, Any], device: str, outs: Sequence[int] = ()) -> dict[str, Any]:
     """Compiles SubGraph attrs; such ops also learn which of their outputs the plan reads
     (``_outputs_read``), so a loop can skip recording history nobody differentiates."""
-    attrs = op.attrs
     if not any(isinstance(v, SubGraph) for v in attrs.values()):
         return attrs
     compiled = {

@@ -14,9 +14,11 @@ A producer is fused into its consumer when
 * both are in the same stage (same device), and the producer is not stateful.
 
 The fused call takes the consumer's place and name (errors name the consumer's op), the
-producer's inputs followed by the consumer's other inputs, and the consumer's attrs and
-outputs; the producer's call is dropped, so its output never gets a slot. Graphs are
-not touched: fusion exists only in compiled plans.
+producer's inputs followed by the consumer's other inputs, the attrs of both (a pooling
+gradient fused with the ReLU gradient after it needs the pool's window; where both
+name an attr the consumer's wins) and the consumer's outputs; the producer's call is
+dropped, so its output never gets a slot. Graphs are not touched: fusion exists only
+in compiled plans.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..framework import registry
 from ..framework.graph import Operation, Tensor
@@ -32,11 +35,12 @@ from ..framework.graph import Operation, Tensor
 @dataclass(frozen=True)
 class Call:
     """One kernel call of a stage before slots are assigned: the op it is named after
-    (whose attrs and outputs it has), the op type to run, and the input tensors."""
+    (whose outputs it has), the op type to run, the input tensors and the attrs."""
 
     op: Operation
     op_type: str
     inputs: tuple[Tensor, ...]
+    attrs: dict[str, Any]
 
 
 def fuse(
@@ -69,11 +73,12 @@ def fuse(
                 or registry.lookup(producer.type).stateful
             ):
                 continue
-            fused[op] = Call(op, fused_type, (*producer.inputs, *op.inputs[1:]))
+            attrs = {**producer.attrs, **op.attrs}
+            fused[op] = Call(op, fused_type, (*producer.inputs, *op.inputs[1:]), attrs)
             absorbed.add(producer)
         stages.append(
             [
-                fused.get(op) or Call(op, op.type, tuple(op.inputs))
+                fused.get(op) or Call(op, op.type, tuple(op.inputs), op.attrs)
                 for op in members
                 if op not in absorbed
             ]

@@ -91,6 +91,7 @@ def ref_xent(labels, logits):
 
 
 LABELS = np.array([2, 0, 1])
+_BIAS = np.array([0.3, -0.2, 0.1, 0.5])
 SOFTMAX = [
     OpSpec(
         "softmax",
@@ -144,6 +145,13 @@ SOFTMAX = [
         lambda x, b: x + b,
         (RNG.standard_normal((2, 3, 4)), RNG.standard_normal(4)),
         grad=1,
+    ),
+    OpSpec(  # runs as the fused BiasAddRelu (nn_bias.py)
+        "relu_of_bias_add",
+        lambda tf, x, b: tf.nn.relu(tf.nn.bias_add(x, b)),
+        lambda x, b: anp.maximum(x + b, 0),
+        # x + b kept off the kink at 0
+        (away_from(RNG.standard_normal((2, 3, 4)), [0.0], 1e-2) - _BIAS, _BIAS),
     ),
     OpSpec(
         "l2_loss", call("nn.l2_loss"), lambda x: anp.sum(x * x) / 2, (RNG.standard_normal((3, 4)),)
@@ -242,6 +250,12 @@ POOL_AND_CONV = [
         lambda tf, x: tf.nn.max_pool(x, [1, 3, 3, 1], [1, 2, 2, 1], "SAME"),
         ref_max_pool(3, 2, "SAME"),
         (distinct(1, 5, 5, 2),),
+    ),
+    OpSpec(  # its gradient runs as the fused MaxPoolGradRelu (nn_pool_relu.py)
+        "max_pool_of_relu",
+        lambda tf, x: tf.nn.max_pool(tf.nn.relu(x), [1, 2, 2, 1], [1, 2, 2, 1], "VALID"),
+        lambda x: ref_max_pool(2, 2, "VALID")(anp.maximum(x, 0)),
+        (distinct(2, 4, 4, 3) - 2.0,),
     ),
     OpSpec(
         "avg_pool_valid",

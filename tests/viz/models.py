@@ -34,7 +34,7 @@ def mlp(colocate_gradients_with_ops: bool = False):
     return graph, train
 
 
-def deep(blocks: int = 188):
+def deep(blocks: int = 190):
     """A residual network of ``blocks`` dense blocks over two workers with Adam:
     10,000 ops for the default ``blocks``."""
     graph = tf.Graph()

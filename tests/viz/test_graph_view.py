@@ -122,8 +122,8 @@ def test_ten_thousand_ops_fold_into_a_readable_picture():
     model = graph_model.build(graph)
     assert all(len(n.children) <= graph_model.MAX_CHILDREN for n in model.nodes)
     labels = [model.nodes[c].label for c in model.nodes[0].children]
-    assert "block[0-187]" in labels and "gradients" in labels
-    series = model.nodes[_node(model, "block[0-187]", op=False)]
+    assert "block[0-189]" in labels and "gradients" in labels
+    series = model.nodes[_node(model, "block[0-189]", op=False)]
     assert series.num_ops == sum(
         1 for op in graph.get_operations() if re.match(r"block\d+/", op.name)
     )
