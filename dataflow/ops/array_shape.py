@@ -40,6 +40,7 @@ from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_
 from ..framework.tensor_shape import TensorShape, broadcast_shapes
 from .build import apply_op
 from .constant import constant
+from .host import is_host_namespace
 from .rules import normalize_axis, same_as_input
 from .shape_helpers import (
     int_tensor,
@@ -174,7 +175,7 @@ def _infer_shape(op: Operation) -> list:
 
 def _shape_kernel(ctx: Any, attrs: dict) -> Any:
     xp, dtype = ctx.xp, attrs["out_type"].as_numpy_dtype
-    if xp is np:
+    if is_host_namespace(xp):
         return lambda x: xp.asarray(x.shape, dtype=dtype)
     # On a GPU, making the shape an array is a copy to the device, and the kernels that
     # read it (reshape targets, gradient shapes) copy it back: the array made for the
@@ -426,7 +427,7 @@ def _infer_expand_dims(op: Operation) -> list:
 def _expand_dims_kernel(ctx: Any, attrs: dict) -> Any:
     xp = ctx.xp
     expand = xp.expand_dims
-    if xp is np:
+    if is_host_namespace(xp):
         return lambda x, dim: expand(x, dim.item())
     # On a GPU, reading ``dim`` is a copy back and a wait for the device, every step;
     # ``dim`` is nearly always a constant, bound once per plan: the axis read from the

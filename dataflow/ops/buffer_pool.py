@@ -17,6 +17,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from .host import is_host_namespace
+
 
 def _refcount_at(pool: list, i: int) -> int:
     return sys.getrefcount(pool[i])
@@ -36,7 +38,7 @@ class BufferPool:
     def __init__(self, xp: Any):
         self._xp = xp
         self._pool: list[Any] = []
-        self._recycle = getattr(xp, "__name__", "") == "numpy"
+        self._recycle = is_host_namespace(xp)
 
     def like(self, template: Any) -> Any:
         """A writeable array shaped and typed like ``template`` (contents undefined)."""

@@ -24,6 +24,8 @@ import sys
 import threading
 from typing import Any
 
+from .host import is_host_namespace
+
 
 def _count_at(items: list, i: int) -> int:
     return sys.getrefcount(items[i])
@@ -44,7 +46,7 @@ class Recycler:
         self._items: list[Any] = []
         self._lock = threading.Lock()
         self._size = size
-        self._on = getattr(xp, "__name__", "") == "numpy"
+        self._on = is_host_namespace(xp)
 
     def empty(self, shape: tuple, dtype: Any) -> Any:
         """A writeable C-contiguous array (contents undefined): a free one of this

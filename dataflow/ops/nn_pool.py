@@ -60,6 +60,7 @@ from .conv_geometry import (
     spatial_list,
     to_nhwc,
 )
+from .host import is_host_namespace
 from .nn_buffers import Recycler
 
 
@@ -239,7 +240,7 @@ def _max_pool_kernel(ctx: Any, attrs: dict) -> Any:
         xpad = pad_window(xp, x, g, _lowest(xp, x.dtype), buffers=buffers)
         if tiles and g.ho and g.wo:
             exact = xpad.shape[1:3] == (g.ho * kh, g.wo * kw) and xpad.flags.c_contiguous
-            if exact and getattr(xp, "__name__", "") == "numpy":
+            if exact and is_host_namespace(xp):
                 return from_nhwc(xp, _tile_max_in_blocks(xp, xpad, g, buffers), p.nchw)
             return from_nhwc(xp, _tile_max(xp, _tile_view(xpad, g), g, buffers), p.nchw)
         slices = offset_slices(g, p)

@@ -14,6 +14,7 @@ from typing import Any
 from ..framework import registry
 from ..framework.graph import Operation, Tensor
 from .build import apply_op
+from .host import is_host_namespace
 from .nn_buffers import Recycler
 
 
@@ -44,7 +45,7 @@ def zero_block(xp: Any, dtype: Any) -> Any:
 def clamps_in_blocks(xp: Any, x: Any) -> bool:
     """Whether ``relu_into`` takes the blocked path for ``x``."""
     return (
-        getattr(xp, "__name__", "") == "numpy"
+        is_host_namespace(xp)
         and x.size >= 2 * BLOCK_ELEMENTS
         and x.flags.c_contiguous
         and x.dtype.kind in "fiu"
