@@ -35,14 +35,16 @@ back to its
 epoch's unclaimed partitions with the count delivered, and whoever claims it next
 (another replica, or the same one recovering on its restarted worker, which rejoins the
 epoch it was in) skips those rows. A row is *seen* when a step's ``get_next`` handed it
-out and the replica's report of it reached the book; the reports are sent as rows are
-handed out, without waiting, as messages on the worker's batched stream to the
-scheduler (``PROGRESS_OP``: no reply, sent a couple of milliseconds apart, in order), so
-a step never waits for the scheduler, and a worker killed between two steps has
-reported the rows of every step that completed. Two windows remain: rows handed out by
-a step that the loss then failed are counted as seen (the step's effects were lost with
-it), and a report still on its way when the worker died (within the stream's 2 ms
-batching after the rows were handed out) makes those rows be handed out again. The
+out and the replica's report of it reached the book; each report is written, as the
+rows are handed out and before ``get_next`` returns, on the worker's progress line to
+the scheduler (``dask_progress``: one blocking write of a few dozen bytes, no reply),
+so a step never waits for the scheduler, and a worker killed between two steps has
+reported the rows of every step that completed (the kernel delivers what the killed
+process wrote). Two windows remain: rows handed out by a step that the loss then failed
+are counted as seen (the step's effects were lost with it), and where a worker has no
+line (a transport other than TCP or TLS) its reports are messages on its batched
+stream to the scheduler (``PROGRESS_OP``, sent a couple of milliseconds apart), so one
+still on its way when the worker died makes those rows be handed out again. The
 count names the rows only while they leave in order: with a ``shuffle`` buffer between
 ``from_dask`` and the consumer, up to a buffer's worth of the lost replica's rows in
 flight may be repeated or missed in that epoch. Restarting an
@@ -59,6 +61,8 @@ import threading
 from typing import Any
 
 import numpy as np
+
+from . import dask_progress
 
 
 class _Epoch:
@@ -219,10 +223,14 @@ def _progress_from_worker(
 def book_call(method: str, *args: Any, dask_scheduler: Any = None) -> Any:
     """Runs on the scheduler (``Client.run_on_scheduler``): one call on its book, told
     which workers are alive (``begin`` and ``claim`` release the lost ones' claims).
-    ``begin`` also readies the scheduler for progress reports (``PROGRESS_OP``), which
-    only follow a ``begin``."""
+    ``begin`` also readies the scheduler for progress reports (the workers' progress
+    lines, ``dask_progress``, and ``PROGRESS_OP`` on their streams), which only follow
+    a ``begin``."""
     if dask_scheduler is not None and method == "begin":
         dask_scheduler.stream_handlers.setdefault(PROGRESS_OP, _progress_from_worker)
+        dask_scheduler.handlers.setdefault(
+            dask_progress.PROGRESS_LINE_OP, dask_progress.serve_line(_SCHEDULER_BOOK.progress)
+        )
     if method in ("begin", "claim") and dask_scheduler is not None:
         live = {worker_identity(a, ws.server_id) for a, ws in dask_scheduler.workers.items()}
         return getattr(_SCHEDULER_BOOK, method)(*args, live=live)

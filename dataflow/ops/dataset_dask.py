@@ -12,14 +12,19 @@ rows (``DaskRows``) or the whole block (``DaskBlocks``), and drop it. With
 partition's rows in one seeded by ``(seed, epoch, partition)``; a ``shuffle`` on top
 mixes rows across the partitions it buffers.
 
-As rows are handed out (a row or a block by ``elements``, a batch's rows when the
-batch takes them from the window), the pass tells the book how many rows of the
-partition it has delivered (``_Progress``), so that the claims of a replica whose worker
-is lost go on from there (``dask_shares``).
+As rows are handed out (a row or a block by ``elements``, a batch's rows as the batch
+is cut), the pass tells the book how many rows of the partition it has delivered
+(``_Progress``, on the worker's progress line: ``dask_progress``), so that the claims
+of a replica whose worker is lost go on from there (``dask_shares``).
 
-``DaskRows`` also offers ``positions()`` (see ``dataset_pipeline.Pipeline``), so a
-``batch`` on top, with or without a ``shuffle`` between, gathers each batch with one
-``take`` per column instead of stacking rows one by one. The "arrays" it returns are
+A ``batch`` directly on top (maps that may run per batch aside) takes its batches from
+``DaskRows.batches()`` (see ``dataset_pipeline.Pipeline``): a batch that lies within one
+partition is one slice of each component (one ``take`` in a shuffled partition's
+order), copied once, with no work per row; one that spans partitions joins its pieces.
+
+With a ``shuffle`` between, ``DaskRows`` offers ``positions()`` instead, so the batch
+still gathers each batch with one ``take`` per column instead of stacking rows one by
+one. The "arrays" it returns are
 ``_Column`` views of a ``_Window`` of the partitions whose positions are still in
 flight: a position is ``offset of its partition in this pass + row``, a partition is
 read when the position stream reaches it and dropped once all its rows were taken.
@@ -43,7 +48,7 @@ from ..framework import dtypes, registry
 from ..framework.graph import Operation
 from ..framework.kernel_context import blocking_waiter
 from ..framework.tensor_shape import TensorShape
-from . import dask_shares
+from . import dask_progress, dask_shares
 from .dask_source import DaskSource, local_partitions, read_partition, this_worker, worker_client
 from .dataset_pipeline import Element, Pipeline
 
@@ -55,20 +60,28 @@ Partition = tuple[int, int, list[np.ndarray], np.ndarray | None]
 
 class _Progress:
     """Tells the book how many rows of each claim this pass has delivered
-    (``dask_shares``' ``progress``). On a worker each report is a message on the
-    worker's batched stream to the scheduler (``dask_shares.PROGRESS_OP``), sent from the
-    worker's event loop without the step waiting for it and without a reply; Dask sends
-    that stream's messages a few milliseconds apart, in order."""
+    (``dask_shares``' ``progress``). On a worker each report is written on the worker's
+    progress line to the scheduler (``dask_progress``) by the thread handing the rows
+    out, with no reply to wait for. Without a line (another transport, a pass begun on
+    the event loop, a broken line) it is a message on the worker's batched stream to
+    the scheduler (``dask_shares.PROGRESS_OP``), sent from the worker's event loop;
+    Dask sends that stream's messages a few milliseconds apart, in order."""
 
     def __init__(self, name: str, epoch: int, replica: str, worker: Any, book: Any):
         self._args = (name, epoch, replica)
         self._worker, self._book = worker, book
+        # Made where the pass begins, in the thread that hands its rows out.
+        self._line = dask_progress.line_for(worker) if worker is not None else None
 
     def delivered(self, index: int, count: int, rows: int) -> None:
+        self.report({index: (count, rows)})
+
+    def report(self, counts: dict[int, tuple[int, int]]) -> None:
+        """``counts[i]``: rows of claim ``i`` delivered so far, and its rows."""
         if self._worker is None:
-            dask_shares.call(
-                "progress", *self._args, {index: (count, rows)}, client=None, book=self._book
-            )
+            dask_shares.call("progress", *self._args, counts, client=None, book=self._book)
+            return
+        if self._line is not None and self._line.send((*self._args, counts)):
             return
         name, epoch, replica = self._args
         message = {
@@ -76,7 +89,7 @@ class _Progress:
             "name": name,
             "epoch": epoch,
             "replica": replica,
-            "counts": {index: (count, rows)},
+            "counts": counts,
         }
         if self._worker.thread_id == threading.get_ident():
             self._send(message)  # a stage run on the event loop: no wake-up needed
@@ -180,6 +193,41 @@ class DaskRows(DaskPartitions):
                 self.progress.delivered(index, k, total)
                 yield tuple(a[i, ...] for a in arrays)
 
+    def batches(self, size: int, drop_remainder: bool) -> Iterator[Element]:
+        """One pass cut into batches straight from the partitions (``Batch`` over
+        ``from_dask``, no ``shuffle`` between): a batch within one partition is one
+        slice of each component (one ``take`` in a shuffled partition's order) and one
+        copy, with no per-row work; a batch spanning partitions joins its pieces. Its
+        rows are reported delivered as it is handed out (a dropped remainder's too:
+        this pass is done with them)."""
+        pieces: list[list[np.ndarray]] = []
+        counts: dict[int, tuple[int, int]] = {}  # the batch's claims: delivered, rows
+        filled = 0
+        for index, skip, arrays, order in self.partitions():
+            progress = self.progress
+            assert progress is not None
+            n = len(arrays[0])
+            if not n:  # an empty partition is finished as soon as it is read
+                progress.delivered(index, skip, skip)
+                continue
+            start = 0
+            while start < n:
+                stop = min(n, start + size - filled)
+                rows = slice(start, stop) if order is None else order[start:stop]
+                pieces.append([a[rows] for a in arrays])
+                counts[index] = (skip + stop, skip + n)
+                filled += stop - start
+                start = stop
+                if filled == size:
+                    progress.report(counts)
+                    yield _joined(pieces)
+                    pieces, counts, filled = [], {}, 0
+        if filled:
+            assert self.progress is not None
+            self.progress.report(counts)
+            if not drop_remainder:
+                yield _joined(pieces)
+
     def positions(self) -> tuple[list[Any], Iterator[int]]:
         window = _Window()
 
@@ -204,6 +252,14 @@ class DaskRows(DaskPartitions):
         if first is None:
             return [], iter(())
         return window.columns, itertools.chain((first,), positions)
+
+
+def _joined(pieces: list[list[np.ndarray]]) -> Element:
+    """A batch from its pieces (one per partition it spans), in new arrays: a batch
+    must not be a view of a partition, which is the collection's stored data."""
+    if len(pieces) == 1:
+        return tuple(np.array(a, copy=True) for a in pieces[0])
+    return tuple(np.concatenate(column) for column in zip(*pieces, strict=True))
 
 
 class _Window:

@@ -41,6 +41,13 @@ class Pipeline:
         batch can be gathered in one ``take`` per component. ``None`` otherwise."""
         return None
 
+    def batches(self, size: int, drop_remainder: bool) -> Iterator[Element] | None:
+        """For a source that can cut its own batches more cheaply than row by row
+        (``from_dask``: a batch within one partition is one slice of it): one pass of
+        batches of ``size`` elements, as ``Batch`` would stack them. ``None``
+        otherwise."""
+        return None
+
 
 def _as_array(value: Any, dtype: Any) -> np.ndarray:
     if dtype is object:
@@ -296,6 +303,11 @@ class Batch(Pipeline):
             yield batch
 
     def _batches(self) -> Iterator[Element]:
+        if type(self) is Batch:
+            cut = self._source.batches(self._size, self._drop)
+            if cut is not None:
+                yield from cut
+                return
         found = self._source.positions() if type(self) is Batch else None
         if found is not None:
             arrays, positions = found

@@ -65,6 +65,33 @@ def test_batches_cross_partition_boundaries_as_numpy_batches_do():
         np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("drop", [False, True], ids=["remainder", "drop_remainder"])
+def test_batches_cut_from_shuffled_partitions_hold_the_rows_in_their_order(drop):
+    """``batch`` straight on ``from_dask`` cuts each batch from the partitions (a slice,
+    or a take in a shuffled partition's order, joined across partition boundaries): the
+    same rows, in the same order, as the rows read one by one and batched by numpy,
+    over two epochs; a dropped remainder is left out of each."""
+    x = da.from_array(X, chunks=(7, 2))  # partitions of 7, 7, 7, 7 and 2 rows
+
+    def read(batch):
+        with tf.Graph().as_default():
+            dataset = tf.data.Dataset.from_dask(x, shuffle=True, seed=4)
+            if batch:
+                dataset = dataset.batch(4, drop_remainder=drop)
+            return _read(dataset.repeat(2))
+
+    rows = np.stack(read(batch=False))
+    expected = []
+    for epoch in (rows[:30], rows[30:]):
+        stop = 28 if drop else 30
+        expected += [epoch[i : min(i + 4, stop)] for i in range(0, stop, 4)]
+    batches = read(batch=True)
+    assert len(batches) == len(expected)
+    for got, want in zip(batches, expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert sorted(rows[:30, 0].tolist()) == sorted(X[:, 0].tolist())
+
+
 def test_blocks_are_the_partitions():
     with tf.Graph().as_default():
         dataset = tf.data.Dataset.from_dask(da.from_array(X, chunks=(7, 2)), blocks=True)

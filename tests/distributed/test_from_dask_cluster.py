@@ -8,6 +8,8 @@ duplicates none (Dask recomputes its partitions from lineage)."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import threading
 
 import dask.array as da
@@ -238,6 +240,42 @@ def test_a_replica_whose_worker_is_lost_loses_no_row_and_repeats_none(fragile, r
             sess.run([it.initializer for it in iterators])
             again = _epoch(sess, iterators)
             assert sorted(again[0] + again[1]) == list(range(600))
+
+
+@pytest.mark.slow
+def test_a_replica_killed_the_moment_its_step_returns_has_reported_its_rows(fragile):
+    """worker-1 is SIGKILLed as soon as replica 1's step returns, with no round trip in
+    between (its pid is taken before the epoch): the rows that step handed out were
+    reported on the worker's progress line before ``get_next`` returned, so none is
+    handed out again after recovery, and none is lost. Batches of 10 from partitions of
+    25 span partitions, so some reports name two claims. (Reports sent on the worker's
+    batched stream, up to 2 ms after the rows left, repeated the last batch here.)"""
+    tf.Session.reset(fragile)
+    x = _rows(fragile, ("worker-0", 0, 200), ("worker-1", 200, 400), ("ps-0", 400, 600))
+    with tf.Graph().as_default():
+        iterators = _replicas(x, [0, 1], "killed-at-once", batch=10)
+        with tf.Session(fragile, config=tf.ConfigProto(resident_steps=True)) as sess:
+            sess.run([it.initializer for it in iterators])
+            address = fragile.workers["worker-1"]
+            pid = fragile.client.run(os.getpid, workers=[address])[address]
+            killed, recovered = {}, []
+
+            def kill_at_step_24(step, seen):
+                if step == 24 and not killed:  # replica 1 ran the last step
+                    os.kill(pid, signal.SIGKILL)
+                    killed["rows"] = len(seen[1])
+
+            def recover(r):
+                assert r == 1 and killed
+                wait_until_back(fragile, "worker-1", address)
+                sess.run(iterators[1].initializer)
+                recovered.append(r)
+
+            seen = _epoch(sess, iterators, between=kill_at_step_24, on_lost=recover)
+            assert killed and recovered
+            # Replica 1's 12th batch: 20 rows into its fifth partition, one read ahead.
+            assert killed["rows"] == 120
+            assert sorted(seen[0] + seen[1]) == list(range(600))
 
 
 def test_a_reader_thread_that_left_the_pool_still_knows_its_worker(clean_cluster):
