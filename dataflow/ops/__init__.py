@@ -47,6 +47,7 @@ from . import (  # noqa: F401 - imported for their registrations
     nn,
     nn_bias,
     nn_conv,
+    nn_conv_bias,
     nn_depthwise,
     nn_impl,
     nn_pool,

@@ -5,9 +5,9 @@ Why ops of their own (TF1 has the same two): every dense and convolution layer a
 bias, and the general ``AddV2`` makes the gradient pass reduce the broadcast gradient
 through a shape it learns at run time (``SumLike``). Knowing the op is a bias add:
 
-* the forward pass adds the bias tiled along a whole row of the output (``W*C``
-  elements for an NHWC image) rather than broadcasting one pixel's C channels, so
-  numpy's inner loop runs over the row, not over 32 channels at a time;
+* the forward pass adds the bias tiled over a block of rows of the output
+  (``nn_epilogue``: numpy's fast loop needs contiguous operands, and a bias broadcast
+  over rows is not);
 * the bias gradient sums the incoming gradient over rows of the same width, then the
   row's pixels (the same sums as TF's ``BiasAddGrad``, in a handful of long passes);
 * the output keeps its input's shape (``shape_of_input``), which lets the gradient pass
@@ -32,7 +32,8 @@ from .array_shape import broadcast_to, reshape, shape
 from .build import apply_op
 from .math_sum_of_squares import made_by_fusion
 from .nn_buffers import Recycler
-from .nn_relu import BLOCK_ELEMENTS, clamps_in_blocks, relu_into, zero_block
+from .nn_epilogue import BiasEpilogue
+from .nn_relu import relu_into
 
 
 def _channel_axis(data_format: str, rank: int) -> int:
@@ -72,59 +73,33 @@ def _check_channels(value: Any, bias: Any, axis: int) -> None:
 
 
 def _rows(value: Any) -> tuple[int, int]:
-    """``(rows, width)``: the output viewed as rows of whole innermost-two-axis runs
-    (``W*C`` for NHWC images, ``C`` for a matrix)."""
+    """``(rows, width)``: an NHWC array viewed as rows of whole innermost-two-axis runs
+    (``W*C`` for images, ``C`` for a matrix)."""
     width = value.shape[-1] * (value.shape[-2] if value.ndim >= 3 else 1)
     return value.size // width if width else 0, width
 
 
-def _bias_add_into(xp: Any, value: Any, bias: Any, out: Any, data_format: str) -> Any:
-    """``out[...] = value + bias`` along the channel axis; ``out`` is C-contiguous."""
-    if data_format == "NCHW":
-        return xp.add(value, bias.reshape((-1,) + (1,) * (value.ndim - 2)), out=out)
-    rows, width = _rows(value)
-    if not value.flags.c_contiguous or not rows:
-        return xp.add(value, bias, out=out)
-    # The bias tiled over a row: the add's inner loop runs over W*C elements.
-    tiled = xp.tile(bias, width // bias.shape[0])
-    xp.add(value.reshape(rows, width), tiled, out=out.reshape(rows, width))
-    return out
+def _bias_add_kernel(relu: bool) -> Any:
+    """The kernel factory of ``BiasAdd`` (``relu`` False) or ``BiasAddRelu``."""
 
+    def factory(ctx: Any, attrs: dict) -> Any:
+        xp, data_format = ctx.xp, attrs["data_format"]
+        buffers = Recycler(xp)
+        epilogue = BiasEpilogue(buffers, relu)
 
-def _bias_add_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, data_format = ctx.xp, attrs["data_format"]
-    buffers = Recycler(xp)
+        def bias_add(value: Any, bias: Any) -> Any:
+            _check_channels(value, bias, _channel_axis(data_format, value.ndim))
+            out = buffers.empty(value.shape, value.dtype)
+            if data_format == "NCHW":
+                xp.add(value, bias.reshape((-1,) + (1,) * (value.ndim - 2)), out=out)
+                return relu_into(xp, out, out) if relu else out
+            channels = bias.shape[0]
+            epilogue.apply(value.reshape(-1, channels), out.reshape(-1, channels), bias)
+            return out
 
-    def bias_add(value: Any, bias: Any) -> Any:
-        _check_channels(value, bias, _channel_axis(data_format, value.ndim))
-        out = buffers.empty(value.shape, value.dtype)
-        return _bias_add_into(xp, value, bias, out, data_format)
+        return bias_add
 
-    return bias_add
-
-
-def _bias_add_relu_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, data_format = ctx.xp, attrs["data_format"]
-    buffers = Recycler(xp)
-
-    def bias_add_relu(value: Any, bias: Any) -> Any:
-        _check_channels(value, bias, _channel_axis(data_format, value.ndim))
-        out = buffers.empty(value.shape, value.dtype)
-        rows, width = _rows(value)
-        if data_format == "NCHW" or not clamps_in_blocks(xp, value) or width > BLOCK_ELEMENTS:
-            _bias_add_into(xp, value, bias, out, data_format)
-            return relu_into(xp, out, out)
-        tiled = xp.tile(bias, width // bias.shape[0])
-        source, target = value.reshape(rows, width), out.reshape(rows, width)
-        step = BLOCK_ELEMENTS // width
-        zeros = zero_block(xp, value.dtype)[: step * width].reshape(step, width)
-        for start in range(0, rows, step):
-            block = target[start : start + step]
-            xp.add(source[start : start + step], tiled, out=block)
-            xp.maximum(block, zeros[: len(block)], out=block)
-        return out
-
-    return bias_add_relu
+    return factory
 
 
 def _bias_add_grad(op: Operation, grad: Tensor) -> list:
@@ -172,14 +147,16 @@ def _bias_add_grad_grad(op: Operation, grad: Tensor) -> list:
 
 
 registry.register(
-    registry.OpDef("BiasAdd", _infer_bias_add, _bias_add_kernel, _bias_add_grad, shape_of_input=0)
+    registry.OpDef(
+        "BiasAdd", _infer_bias_add, _bias_add_kernel(False), _bias_add_grad, shape_of_input=0
+    )
 )
 registry.register(
     registry.OpDef("BiasAddGrad", _infer_bias_add_grad, _bias_add_grad_kernel, _bias_add_grad_grad)
 )
 # ``Relu(BiasAdd(x, b))`` as one kernel; created only by the plan compiler.
 registry.register(
-    registry.OpDef("BiasAddRelu", made_by_fusion, _bias_add_relu_kernel, shape_of_input=0)
+    registry.OpDef("BiasAddRelu", made_by_fusion, _bias_add_kernel(True), shape_of_input=0)
 )
 registry.register_fusion("BiasAdd", "Relu", "BiasAddRelu")
 

@@ -31,6 +31,7 @@ Example: size 5, k 3, stride 2, SAME: out 3, total padding 2, pads (1, 1).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..framework import dtypes, registry
@@ -64,6 +65,7 @@ from .conv_geometry import (
     windows_view,
 )
 from .nn_buffers import Recycler
+from .nn_epilogue import matmul_then
 from .rules import require_float
 
 
@@ -149,32 +151,58 @@ def _im2col(buffers: Recycler, xpad: Any, g: Any, p: Params) -> Any:
     return cols.reshape(g.n * g.ho * g.wo, g.kh * g.kw * g.c)
 
 
-def _matmul(buffers: Recycler, a: Any, b: Any) -> Any:
-    """``a @ b`` (2-D) into a reused array."""
-    return buffers.xp.matmul(a, b, out=buffers.empty((a.shape[0], b.shape[1]), a.dtype))
+def conv2d_nhwc(
+    xp: Any,
+    buffers: Recycler,
+    fourier: Any,
+    g: Any,
+    p: Params,
+    x: Any,
+    f: Any,
+    epilogue: Callable[[Any], Any] | None = None,
+) -> Any:
+    """``Conv2D`` of an NHWC ``x`` with geometry ``g``: ``[N, Ho, Wo, O]``. With an
+    ``epilogue`` (``nn_epilogue``: a bias and ReLU in place on ``[rows, O]``), the
+    product is computed a slice of rows at a time and each slice finished while it is
+    in cache; a Fourier-route output is finished afterwards."""
+    kh, kw, c, o = f.shape
+    if use_fourier(fourier, g, x.dtype, c, o):
+        out = conv_fourier.conv(fourier, x, f, g)
+        if epilogue is not None:
+            out = xp.ascontiguousarray(out)
+            epilogue(out.reshape(-1, o))
+        return out
+    if kh == kw == 1 and p.sh == p.sw == 1 and g.pads == (0, 0, 0, 0):
+        a, b = x.reshape(-1, c), f.reshape(c, o)  # 1x1: a plain matmul
+    elif c == 1:
+        a = _tap_columns(buffers, pad_window(xp, x, g, buffers=buffers), g, p).T
+        b = f.reshape(kh * kw, o)
+    else:
+        a = _im2col(buffers, pad_window(xp, x, g, buffers=buffers), g, p)
+        b = f.reshape(kh * kw * c, o)
+    out = buffers.empty((a.shape[0], o), a.dtype)
+    if epilogue is None:
+        xp.matmul(a, b, out=out)
+    else:
+        matmul_then(xp, a, b, out, epilogue)
+    return out.reshape(g.n, g.ho, g.wo, o)
+
+
+def conv2d_parts(ctx: Any, attrs: dict) -> tuple[Params, Any, Any, Recycler]:
+    """What a convolution kernel keeps between steps: its parameters, geometry cache,
+    Fourier route (DFT matrices) and arrays."""
+    p = params(attrs)
+    return p, geometry_cache(p), _fourier_route(p, ctx), Recycler(ctx.xp)
 
 
 def _conv2d_kernel(ctx: Any, attrs: dict) -> Any:
-    xp, p = ctx.xp, params(attrs)
-    geometry = geometry_cache(p)
-    fourier = _fourier_route(p, ctx)
-    buffers = Recycler(xp)
+    xp = ctx.xp
+    p, geometry, fourier, buffers = conv2d_parts(ctx, attrs)
 
     def conv2d(x: Any, f: Any) -> Any:
         x = to_nhwc(xp, x, p.nchw)
-        kh, kw, c, o = f.shape
-        g = geometry(x.shape, kh, kw)
-        if use_fourier(fourier, g, x.dtype, c, o):
-            out = conv_fourier.conv(fourier, x, f, g)
-        elif kh == kw == 1 and p.sh == p.sw == 1 and g.pads == (0, 0, 0, 0):
-            out = _matmul(buffers, x.reshape(-1, c), f.reshape(c, o))  # 1x1: a plain matmul
-        elif c == 1:
-            cols = _tap_columns(buffers, pad_window(xp, x, g, buffers=buffers), g, p)
-            out = _matmul(buffers, cols.T, f.reshape(kh * kw, o))
-        else:
-            cols = _im2col(buffers, pad_window(xp, x, g, buffers=buffers), g, p)
-            out = _matmul(buffers, cols, f.reshape(kh * kw * c, o))
-        return from_nhwc(xp, out.reshape(g.n, g.ho, g.wo, o), p.nchw)
+        g = geometry(x.shape, f.shape[0], f.shape[1])
+        return from_nhwc(xp, conv2d_nhwc(xp, buffers, fourier, g, p, x, f), p.nchw)
 
     return conv2d
 

@@ -11,7 +11,13 @@ A producer is fused into its consumer when
 * it is the consumer's first input, and the consumer is its only reader: no other op
   in the plan reads that output, nothing fetches it, and no op has a control
   dependency on the producer;
-* both are in the same stage (same device), and the producer is not stateful.
+* both are in the same stage (same device), and the producer is not stateful;
+* the two ops do not give one attr name different values.
+
+Fusions chain: a producer already fused into its own producer is that fused call, and
+the chain goes on when the fused type has a fusion with the consumer
+(``Relu(BiasAdd(Conv2D(x, f), b))`` becomes ``Conv2DBiasAdd`` then
+``Conv2DBiasAddRelu``).
 
 The fused call takes the consumer's place and name (errors name the consumer's op), the
 producer's inputs followed by the consumer's other inputs, the attrs of both (a pooling
@@ -60,12 +66,17 @@ def fuse(
                 continue
             first = op.inputs[0]
             producer = first.op
-            fused_type = registry.fusion_of(producer.type, op.type)
-            # (A producer already fused into its own producer stays a call: one level.)
+            # A producer already fused into its own producer is that fused call: the
+            # chain continues if the fused type has a fusion with this consumer.
+            made = fused.get(producer)
+            fused_type = registry.fusion_of(made.op_type if made else producer.type, op.type)
+            if fused_type is None:
+                continue
+            if made is None:
+                made = Call(producer, producer.type, tuple(producer.inputs), producer.attrs)
             if (
-                fused_type is None
-                or producer not in in_stage
-                or producer in fused
+                producer not in in_stage
+                or _conflicting(made.attrs, op.attrs)
                 or uses[first] != 1
                 or first in fetched
                 or producer in controlling
@@ -73,8 +84,9 @@ def fuse(
                 or registry.lookup(producer.type).stateful
             ):
                 continue
-            attrs = {**producer.attrs, **op.attrs}
-            fused[op] = Call(op, fused_type, (*producer.inputs, *op.inputs[1:]), attrs)
+            attrs = {**made.attrs, **op.attrs}
+            fused[op] = Call(op, fused_type, (*made.inputs, *op.inputs[1:]), attrs)
+            fused.pop(producer, None)
             absorbed.add(producer)
         stages.append(
             [
@@ -84,3 +96,17 @@ def fuse(
             ]
         )
     return stages
+
+
+def _conflicting(a: dict, b: dict) -> bool:
+    """Whether two ops' attrs give one name different values (a convolution in NCHW
+    and a bias added as NHWC): a fused kernel gets one value per name, so such a pair
+    runs unfused."""
+    return any(k in b and not _same(v, b[k]) for k, v in a.items())
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # arrays and other values without a plain ``==``
+        return a is b

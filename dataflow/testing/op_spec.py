@@ -184,7 +184,7 @@ def op_types_built(spec: OpSpec) -> set[str]:
     """The op types of ``spec``'s forward graph and, if it is differentiated, of the
     gradient graph too (gradient kernels such as ``ReluGrad`` are ops of their own),
     with the fused types that compiling the graph may make of a producer and consumer
-    pair (``Square`` into ``Sum`` runs as ``SumOfSquares``)."""
+    pair (``Square`` into ``Sum`` runs as ``SumOfSquares``), chains of them included."""
     from ..framework import registry
 
     graph = dataflow.Graph()
@@ -199,9 +199,17 @@ def op_types_built(spec: OpSpec) -> set[str]:
                 connected = [g for g in first if g is not None]
                 dataflow.gradients([dataflow.reduce_sum(g * g) for g in connected], wrt)
     ops = _operations_with_bodies(graph)
-    pairs = {(t.op.type, op.type) for op in ops for t in op.inputs}
-    fused = {f for f in (registry.fusion_of(*pair) for pair in pairs) if f is not None}
-    return {op.type for op in ops} | fused
+    # Fusions take a consumer's first input; they chain (a fused producer fuses on).
+    made: dict[Any, str] = {}
+    for op in sorted(ops, key=lambda o: o._id):
+        if op.inputs:
+            producer = op.inputs[0].op
+            for producer_type in (made.get(producer), producer.type):
+                fused = registry.fusion_of(producer_type, op.type) if producer_type else None
+                if fused is not None:
+                    made[op] = fused
+                    break
+    return {op.type for op in ops} | set(made.values())
 
 
 def _operations_with_bodies(graph: Any) -> list:

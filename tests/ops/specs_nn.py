@@ -251,6 +251,22 @@ POOL_AND_CONV = [
         ref_max_pool(3, 2, "SAME"),
         (distinct(1, 5, 5, 2),),
     ),
+    OpSpec(  # runs as the fused Conv2DBiasAddRelu (nn_conv_bias.py)
+        "conv2d_bias_relu",
+        lambda tf, x, w, b: tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"), b)),
+        lambda x, w, b: anp.maximum(ref_conv2d(1, "SAME")(x, w) + b, 0),
+        (RNG.standard_normal((2, 5, 4, 1)), RNG.standard_normal((3, 3, 1, 2)), _BIAS[:2]),
+        rtol=1e-5,
+        atol=1e-7,
+    ),
+    OpSpec(  # runs as the fused Conv2DBiasAdd
+        "conv2d_bias",
+        lambda tf, x, w, b: tf.nn.bias_add(tf.nn.conv2d(x, w, [1, 2, 2, 1], "VALID"), b),
+        lambda x, w, b: ref_conv2d(2, "VALID")(x, w) + b,
+        (RNG.standard_normal((2, 5, 5, 3)), RNG.standard_normal((3, 3, 3, 4)), _BIAS),
+        rtol=1e-5,
+        atol=1e-7,
+    ),
     OpSpec(  # its gradient runs as the fused MaxPoolGradRelu (nn_pool_relu.py)
         "max_pool_of_relu",
         lambda tf, x: tf.nn.max_pool(tf.nn.relu(x), [1, 2, 2, 1], [1, 2, 2, 1], "VALID"),

@@ -140,6 +140,81 @@ def test_a_bias_add_read_elsewhere_is_not_fused(sess):
     np.testing.assert_array_equal(got_act, np.maximum(got_pre, 0))
 
 
+# --- Conv2DBiasAdd(Relu) -------------------------------------------------------------------
+CONV_ROUTES = {
+    # name: (input shape, filter shape, strides, padding)
+    "one channel (tap columns)": ((3, 28, 28, 1), (5, 5, 1, 32), 1, "SAME"),
+    "im2col, strided": ((2, 9, 8, 3), (3, 3, 3, 4), 2, "VALID"),
+    "1x1": ((2, 5, 5, 6), (1, 1, 6, 3), 1, "VALID"),
+    "fourier": ((2, 14, 12, 32), (5, 5, 32, 48), 1, "SAME"),
+}
+
+
+@pytest.mark.parametrize("route", sorted(CONV_ROUTES))
+@pytest.mark.parametrize("relu", [False, True])
+def test_a_convolution_layer_runs_as_one_kernel_and_matches_the_separate_ops(sess, route, relu):
+    x_shape, f_shape, stride, padding = CONV_ROUTES[route]
+    x = tf.placeholder(tf.float32, [None, *x_shape[1:]])
+    f = tf.constant(rng.standard_normal(f_shape).astype(np.float32) * 0.2)
+    b = tf.constant(rng.standard_normal(f_shape[-1]).astype(np.float32))
+    conv = tf.nn.conv2d(x, f, [1, stride, stride, 1], padding)
+    layer = tf.nn.bias_add(conv, b)
+    if relu:
+        layer = tf.nn.relu(layer)
+    value = rng.standard_normal(x_shape).astype(np.float32)
+    fused_type = "Conv2DBiasAddRelu" if relu else "Conv2DBiasAdd"
+    types = _types(sess.compiled_plan(layer, {x: value}))
+    assert fused_type in types and "Conv2D" not in types and "BiasAdd" not in types
+    got = sess.run(layer, {x: value})
+    # The same ops unfused: the convolution fetched too, so nothing fuses with it.
+    conv_value, separate = sess.run([conv, layer], {x: value})
+    want = conv_value + sess.run(b)
+    np.testing.assert_array_equal(separate, got)
+    np.testing.assert_allclose(got, np.maximum(want, 0) if relu else want, rtol=1e-6, atol=1e-6)
+
+
+def test_a_convolution_layer_in_nchw_and_mismatched_formats(sess):
+    x = tf.placeholder(tf.float32, [None, 3, 6, 6])
+    f = tf.constant(rng.standard_normal((3, 3, 3, 4)).astype(np.float32))
+    b = tf.constant(np.float32([0.5, -0.5, 1.0, 0.0]))
+    value = rng.standard_normal((2, 3, 6, 6)).astype(np.float32)
+    # conv2d in NCHW on this CPU runs as NHWC views; the layer keeps NCHW throughout.
+    conv = tf.nn.conv2d(x, f, [1, 1, 1, 1], "SAME", data_format="NCHW")
+    same = tf.nn.relu(tf.nn.bias_add(conv, b, data_format="NCHW"))
+    assert "Conv2DBiasAddRelu" in _types(sess.compiled_plan(same, {x: value}))
+    conv_value = sess.run(conv, {x: value})
+    np.testing.assert_allclose(
+        sess.run(same, {x: value}),
+        np.maximum(conv_value + b.eval(session=sess)[:, None, None], 0),
+        rtol=1e-6,
+        atol=1e-6,
+    )
+    # A bias added as NHWC to an NCHW convolution (channels 6 = W): legal, never fused.
+    other = tf.nn.bias_add(
+        tf.nn.conv2d(
+            x,
+            tf.constant(np.ones((3, 3, 3, 6), np.float32)),
+            [1, 1, 1, 1],
+            "SAME",
+            data_format="NCHW",
+        ),
+        tf.constant(np.arange(6, dtype=np.float32)),
+    )
+    types = _types(sess.compiled_plan(other, {x: value}))
+    assert "Conv2DBiasAdd" not in types and "BiasAdd" in types
+
+
+def test_a_fused_convolution_layer_refuses_a_bias_of_the_wrong_size_at_run_time(sess):
+    x = tf.placeholder(tf.float32, [None, 6, 6, 2])
+    b = tf.placeholder(tf.float32, [None])
+    f = tf.constant(np.ones((3, 3, 2, 4), np.float32))
+    layer = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, f, [1, 1, 1, 1], "SAME"), b))
+    value = np.ones((1, 6, 6, 2), np.float32)
+    assert "Conv2DBiasAddRelu" in _types(sess.compiled_plan(layer, {x: value, b: np.zeros(4)}))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="as many biases"):
+        sess.run(layer, {x: value, b: np.zeros(3, np.float32)})
+
+
 # --- MaxPoolGradRelu ------------------------------------------------------------------------
 def _block_gradient(sess, x_value, dy_value, ksize=2, stride=2, padding="SAME"):
     """d/dx of <max_pool(relu(x)), dy>, with the plan's op types."""
@@ -245,7 +320,7 @@ def test_a_batch_unknown_cnn_gradient_has_no_sum_like_and_fuses_both_pairs(sess)
     sess.run(tf.global_variables_initializer())
     value = rng.standard_normal((5, 12, 12, 1)).astype(np.float32)
     types = _types(sess.compiled_plan(grads, {x: value}))
-    assert {"BiasAddRelu", "MaxPoolGradRelu", "BiasAddGrad"} <= set(types)
+    assert {"Conv2DBiasAddRelu", "MaxPoolGradRelu", "BiasAddGrad"} <= set(types)
     # Only the dense layer's input gradient keeps one (a MatMul's rows are the batch's,
     # which the shape rules do not follow); the conv block's gradients need none.
     assert types.count("SumLike") == 1
