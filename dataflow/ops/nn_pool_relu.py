@@ -50,6 +50,57 @@ def _quiet(xp: Any) -> Any:
     return errstate(divide="ignore", invalid="ignore") if errstate else contextlib.nullcontext()
 
 
+class _FirstHits2x2:
+    """Keeps, in each 2x2 window of a block's hit mask, only the first hit in TF's order
+    ((0, 0), (0, 1), (1, 0), (1, 1)): exact for tied maxima, which real images make
+    (a blank background gives equal positive outputs after a bias).
+
+    Works on the mask's bytes packed eight to a uint64 word, with whole-array shifts:
+    one pixel is C bytes and one image row W*C bytes, whole words when C % 8 == 0, so
+    every pass is one contiguous word operation (the 0/1 bytes are negated by XOR with
+    0x0101..., never with ``~``). First the second column's hit is cleared where the
+    first column hit; then the window row's "any hit" is spread over its two columns
+    and clears the second row. Two byte masks (first column, first row) are made once
+    per block shape."""
+
+    def __init__(self, xp: Any, block_shape: tuple) -> None:
+        step, _, wo, _, c = block_shape
+        self.xp = xp
+        first_column = xp.zeros(block_shape, xp.uint8)
+        first_column[:, :, :, 0] = 1
+        first_row = xp.zeros(block_shape, xp.uint8)
+        first_row[:, 0] = 1
+        self.first_column = first_column.reshape(-1).view(xp.uint64)
+        self.first_row = first_row.reshape(-1).view(xp.uint64)
+        self.ones = xp.uint64(0x0101010101010101)
+        self.pixel, self.row = c // 8, wo * 2 * c // 8  # in words
+
+    def apply(self, hit: Any, scratch: Recycler) -> None:
+        """Resolves ``hit`` (a contiguous bool block) in place; two word arrays of
+        scratch come from the kernel's ``Recycler`` (steps running at once each get
+        their own)."""
+        xp, ones, px, row = self.xp, self.ones, self.pixel, self.row
+        words = hit.reshape(-1).view(xp.uint64)
+        n = words.size
+        m = n - px
+        size = self.first_column.shape
+        a, b = scratch.empty(size, xp.uint64)[:n], scratch.empty(size, xp.uint64)[:n]
+        # Second column: cleared where the first column of its window hit.
+        xp.bitwise_and(words[:m], self.first_column[:m], out=a[:m])
+        a[:m] ^= ones
+        words[px:] &= a[:m]
+        # Each window row's "any hit", at its first column, then spread to both.
+        xp.bitwise_or(words[:m], words[px:], out=a[:m])
+        a[:m] &= self.first_column[:m]
+        a[m:] = 0
+        b[:px] = a[:px]
+        xp.bitwise_or(a[px:], a[:m], out=b[px:])
+        # Second row: cleared where the first row of its window hit.
+        xp.bitwise_and(b[: n - row], self.first_row[: n - row], out=a[: n - row])
+        a[: n - row] ^= ones
+        words[row:] &= a[: n - row]
+
+
 def _max_pool_grad_relu_kernel(ctx: Any, attrs: dict) -> Any:
     xp, p = ctx.xp, params(attrs)
     kh, kw = pool_kernel_hw(attrs)
@@ -58,6 +109,7 @@ def _max_pool_grad_relu_kernel(ctx: Any, attrs: dict) -> Any:
     pool_grad = max_pool_grad_kernel(ctx, attrs)
     relu_grad = relu_grad_kernel(ctx, {})
     buffers = Recycler(xp)
+    first_hits_of: dict[tuple, _FirstHits2x2] = {}  # masks by block shape (read-only)
 
     def unfused(x: Any, y: Any, dy: Any, features: Any) -> Any:
         return relu_grad(pool_grad(x, y, dy), features)
@@ -68,15 +120,21 @@ def _max_pool_grad_relu_kernel(ctx: Any, attrs: dict) -> Any:
         g = geometry(x.shape, kh, kw)
         if any(g.pads) or (g.ho * kh, g.wo * kw) != (g.h, g.w) or not (g.ho and g.wo):
             return unfused(x, y, dy, features)
-        if not bool(xp.isfinite(dy).all()):
+        # A masked multiply would spread a NaN gradient; a negative maximum (not a ReLU
+        # output) would make -inf peaks below, which its elements could equal.
+        if not bool(xp.isfinite(dy).all()) or bool(xp.less(y, 0).any()):
             return unfused(x, y, dy, features)
         rows = g.n * g.ho
         # Windows whose maximum is not positive route nothing: y / (y > 0) is y where
-        # y > 0, else NaN (0 / 0) or -inf, which no element of such a window equals
-        # (one of -inf elements does, and the count below then takes the exact path).
-        # One division: a masked copy of NaNs costs four times as much.
+        # y > 0, else NaN (0 / 0, or a NaN maximum), which no element equals. One
+        # division: a masked copy of NaNs costs four times as much.
         is_positive = xp.greater(y, 0)
         positive = int(xp.count_nonzero(is_positive))
+        positive_rows = is_positive.reshape(rows, -1)
+
+        def positives_in(start: int, stop: int) -> int:
+            return int(xp.count_nonzero(positive_rows[start:stop]))
+
         peaks = buffers.empty(y.shape, y.dtype)
         with _quiet(xp):
             xp.divide(y, is_positive, out=peaks)
@@ -88,6 +146,11 @@ def _max_pool_grad_relu_kernel(ctx: Any, attrs: dict) -> Any:
         peak = buffers.empty(block_shape, y.dtype)
         spread = buffers.empty(block_shape, dy.dtype)
         hit = buffers.empty(block_shape, bool)
+        first_hits = None
+        if (kh, kw) == (2, 2) and g.c % 8 == 0:
+            first_hits = first_hits_of.get(block_shape)
+            if first_hits is None:
+                first_hits = first_hits_of[block_shape] = _FirstHits2x2(xp, block_shape)
         peaks = peaks.reshape(rows, 1, g.wo, 1, g.c)
         dy = dy.reshape(rows, 1, g.wo, 1, g.c)
         hits = 0
@@ -100,11 +163,19 @@ def _max_pool_grad_relu_kernel(ctx: Any, attrs: dict) -> Any:
             xp.copyto(peak[:size], peaks[start:stop])
             xp.copyto(spread[:size], dy[start:stop])
             block_hit = xp.equal(x_windows[start:stop], peak[:size], out=hit[:size])
-            hits += int(xp.count_nonzero(block_hit))
+            block_hits = int(xp.count_nonzero(block_hit))
+            # One hit per positive window: no ties. Otherwise 2x2 windows keep their
+            # first hits here; other windows are counted and take the exact path.
+            if first_hits is not None:
+                positives = positives_in(start, stop)
+                if block_hits != positives:
+                    first_hits.apply(block_hit, buffers)
+                    block_hits = positives
+            hits += block_hits
             block = dx[start:stop]
             xp.copyto(block, block_hit)
             block *= spread[:size]
-        if hits != positive:  # a tie inside a window with a positive maximum
+        if hits != positive:  # a tie in a positive window that was not resolved
             return unfused(x, y, dy.reshape(y.shape), features)
         return dx.reshape(x.shape)
 

@@ -277,6 +277,24 @@ def test_the_fused_pool_gradient_keeps_tfs_rules(sess, case):
         np.testing.assert_array_equal(got, _numpy_block_gradient(x, dy, 2))
 
 
+@pytest.mark.parametrize("channels", [8, 16, 32])
+def test_tied_maxima_in_2x2_windows_resolve_exactly_in_the_fused_kernel(sess, channels):
+    # A blank background: equal positive ReLU outputs, every window of them tied; and
+    # small integers, ties of every pattern (two, three or four equal maxima).
+    x = rng.integers(-1, 3, (3, 8, 10, channels)).astype(np.float32)
+    x[0, :4, :6, :] = 0.75
+    dy = rng.standard_normal((3, 4, 5, channels)).astype(np.float32)
+    got, types = _block_gradient(sess, x, dy)
+    assert "MaxPoolGradRelu" in types
+    np.testing.assert_array_equal(got, _numpy_block_gradient(x, dy, 2))
+    attrs = {**POOL_2X2, "data_format": "NHWC"}
+    a = np.maximum(x, 0)
+    y = _kernel("MaxPool", attrs)(a)
+    fused = _kernel("MaxPoolGradRelu", attrs)
+    for _ in range(2):  # the masks made for the first call serve the second
+        np.testing.assert_array_equal(fused(a, y, dy, a), got)
+
+
 @pytest.mark.parametrize(
     "ksize,stride,padding,shape",
     [(2, 2, "SAME", (2, 7, 5, 3)), (2, 2, "VALID", (2, 7, 5, 3)), (3, 2, "SAME", (2, 8, 8, 3))],
