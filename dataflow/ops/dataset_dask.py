@@ -19,8 +19,9 @@ of a replica whose worker is lost go on from there (``dask_shares``).
 
 A ``batch`` directly on top (maps that may run per batch aside) takes its batches from
 ``DaskRows.batches()`` (see ``dataset_pipeline.Pipeline``): a batch that lies within one
-partition is one slice of each component (one ``take`` in a shuffled partition's
-order), copied once, with no work per row; one that spans partitions joins its pieces.
+partition is one read-only view of each component's rows (one ``take`` in a shuffled
+partition's order), with no copy and no work per row; one that spans partitions joins
+its pieces.
 
 With a ``shuffle`` between, ``DaskRows`` offers ``positions()`` instead, so the batch
 still gathers each batch with one ``take`` per column instead of stacking rows one by
@@ -196,8 +197,8 @@ class DaskRows(DaskPartitions):
     def batches(self, size: int, drop_remainder: bool) -> Iterator[Element]:
         """One pass cut into batches straight from the partitions (``Batch`` over
         ``from_dask``, no ``shuffle`` between): a batch within one partition is one
-        slice of each component (one ``take`` in a shuffled partition's order) and one
-        copy, with no per-row work; a batch spanning partitions joins its pieces. Its
+        slice of each component, uncopied (one ``take`` in a shuffled partition's
+        order), with no per-row work; a batch spanning partitions joins its pieces. Its
         rows are reported delivered as it is handed out (a dropped remainder's too:
         this pass is done with them)."""
         pieces: list[list[np.ndarray]] = []
@@ -255,10 +256,18 @@ class DaskRows(DaskPartitions):
 
 
 def _joined(pieces: list[list[np.ndarray]]) -> Element:
-    """A batch from its pieces (one per partition it spans), in new arrays: a batch
-    must not be a view of a partition, which is the collection's stored data."""
+    """A batch from its pieces (one per partition it spans). A batch within one
+    partition is handed out as it was cut, with no copy: a view of the partition's
+    rows (or a take's new array), read-only, as a kernel's input is (a persisted
+    partition is Dask's stored data: a view of ``worker.data``, as a fed dask slice is
+    in ``runtime/dask_feeds.py``)."""
     if len(pieces) == 1:
-        return tuple(np.array(a, copy=True) for a in pieces[0])
+        out = []
+        for a in pieces[0]:
+            view = a.view()
+            view.flags.writeable = False
+            out.append(view)
+        return tuple(out)
     return tuple(np.concatenate(column) for column in zip(*pieces, strict=True))
 
 
