@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import dataflow as tf
-from dataflow.train import adam_blas
+from dataflow.train import adam_blas, training_ops
 
 from .test_optimizers import ref_adam
 
@@ -20,6 +20,7 @@ SHAPE = (37, 5)  # 185 elements: blocks of 64, 64 and 57
 @pytest.fixture
 def small_blocks(monkeypatch):
     monkeypatch.setattr(adam_blas, "BLOCK", 64)
+    monkeypatch.setattr(adam_blas, "MIN_SIZE", 100)
 
 
 def _ufunc_path_only(monkeypatch):
@@ -70,10 +71,12 @@ def test_blas_update_in_blocks_matches_the_formula(dtype, small_blocks):
     np.testing.assert_array_equal(got[0][:, 0], w0[:, 0])  # zero gradients: m = 0, no move
 
 
-def test_the_blas_path_runs_on_host_float_arrays_only():
+def test_the_blas_path_runs_on_large_host_float_arrays_only(monkeypatch):
+    monkeypatch.setattr(adam_blas, "MIN_SIZE", 4)
     f32 = np.zeros(4, np.float32)
     assert adam_blas.applies_to((f32, f32.copy()))
     assert adam_blas.applies_to((np.zeros(4), np.zeros(4)))
+    assert not adam_blas.applies_to((f32[:3], f32[:3]))  # small: the ufunc kernel
     assert not adam_blas.applies_to((f32, np.zeros(4)))  # mixed dtypes: scipy would copy
     assert not adam_blas.applies_to((np.zeros((4, 4), np.float32).T, f32))  # strided
     assert not adam_blas.applies_to((np.zeros(4, np.float16),))
@@ -124,6 +127,7 @@ def test_many_steps_stay_close_to_tf1(dtype, monkeypatch):
     of the largest values of TF1's. Measured: float32 1.1e-6, float64 4.4e-15 (m)."""
     tf1 = pytest.importorskip("tensorflow").compat.v1
     monkeypatch.setattr(adam_blas, "BLOCK", 1024)
+    monkeypatch.setattr(adam_blas, "MIN_SIZE", 1024)
     w0, grads = _problem(dtype, 300, seed=1, shape=(100, 41))
     ours = _train(tf, w0, grads, {"learning_rate": 0.001})
     theirs = _train(tf1, w0, grads, {"learning_rate": 0.001})
@@ -135,12 +139,16 @@ def test_many_steps_stay_close_to_tf1(dtype, monkeypatch):
 
 
 @pytest.mark.tf
+@pytest.mark.parametrize("chunk", [None, 64])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_the_ufunc_path_equals_tf1_bit_for_bit(dtype, monkeypatch):
+def test_the_ufunc_path_equals_tf1_bit_for_bit(dtype, chunk, monkeypatch):
     # TF1's order of operations, each rounded as TF1's CPU kernel rounds it: the path a
-    # GPU (cupy) and complex or non-contiguous arrays take.
+    # GPU (cupy), small variables and complex or non-contiguous arrays take; on the
+    # host, large variables a chunk at a time (made small here: 185 elements in 64s).
     tf1 = pytest.importorskip("tensorflow").compat.v1
     _ufunc_path_only(monkeypatch)
+    if chunk is not None:
+        monkeypatch.setattr(training_ops, "_ADAM_CHUNK", chunk)
     w0, grads = _problem(dtype, 50, seed=2)
     ours = _train(tf, w0, grads)
     theirs = _train(tf1, w0, grads)
