@@ -3,8 +3,8 @@
 numpy has no fused ufuncs, so the TF1-ordered update costs twelve elementwise passes
 (``training_ops``' ``_adam_kernel``); even on data in cache each costs ~0.2-0.4 ms per
 3.2M float32, and a dense layer's kernel spends most of its update there. BLAS's level-1
-routines fold a scale and an add into one pass, in place, and take offsets, so blocks
-need no slicing: the update below is nine calls per block::
+routines fold a scale and an add into one pass, in place, and take offsets (no slice
+objects per block): the update below is eight calls per block::
 
     m   = beta1 * m + (1 - beta1) * g                      scal, axpy
     t   = g ** 2;  v = beta2 * v + (1 - beta2) * t           square, rot
@@ -13,9 +13,10 @@ need no slicing: the update below is nine calls per block::
 ``rot`` (a plane rotation: ``x = c*x + s*y``, ``y = c*y - s*x``, with ``c = beta2``,
 ``s = 1 - beta2``) updates v in one pass; what it leaves in the scratch ``t`` is not
 used. These are TF1's formulas rearranged (TF1 writes ``m += (g - m) * (1 - beta1)``
-and ``var -= m * alpha / (sqrt(v) + epsilon)``), so values differ from TF1's in the last
-bits of each step, not more: OpenBLAS's kernels round a multiply-add once. Measured over
-300 Adam steps against TF1 in docs/performance.md. TF1's own sparse Adam
+and ``var -= m * alpha / (sqrt(v) + epsilon)``), so each step rounds differently from
+TF1's in the last bits (OpenBLAS may also round a multiply-add once, not twice). The
+drift over 300 steps against TF1 is in docs/performance.md and
+tests/train/test_adam_blas.py. TF1's own sparse Adam
 (``_apply_sparse_shared``) uses the ``beta1 * m + ...`` form too.
 
 Blocks of ``BLOCK`` elements keep a block's operands in cache between the calls. The

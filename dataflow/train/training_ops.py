@@ -340,7 +340,7 @@ def _adam_kernel(ctx: Any, attrs: dict) -> Callable:
             (old, m_old, v_old), (new, m_new, v_new) = olds, outs
             check_grad(op_name, old, grad)
             arrays = (old, m_old, v_old, grad, new, m_new, v_new)
-            if on_host and adam_blas.applies_to(arrays):  # nine BLAS/ufunc calls a block
+            if on_host and adam_blas.applies_to(arrays):  # eight BLAS/ufunc calls a block
                 scratch = pool.like(old.reshape(-1)[: adam_blas.BLOCK])
                 adam_blas.update(xp, olds, outs, grad, scratch, alpha, beta1, beta2, epsilon)
                 pool.retire(scratch)
