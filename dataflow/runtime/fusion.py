@@ -21,8 +21,8 @@ the chain goes on when the fused type has a fusion with the consumer
 
 The fused call takes the consumer's place and name (errors name the consumer's op), the
 producer's inputs followed by the consumer's other inputs, the attrs of both (a pooling
-gradient fused with the ReLU gradient after it needs the pool's window; where both
-name an attr the consumer's wins) and the consumer's outputs; the producer's call is
+gradient fused with the ReLU gradient after it needs the pool's window) and the
+consumer's outputs; the producer's call is
 dropped, so its output never gets a slot. Graphs are not touched: fusion exists only
 in compiled plans.
 """
