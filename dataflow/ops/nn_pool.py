@@ -21,8 +21,9 @@ copy, a loop over kernel offsets, never over pixels).
 Tiling windows (``ksize == strides``, as ``max_pooling2d(2, 2)``) take a fast path in
 all three max kernels: the padded input (cropped to whole windows) is viewed, without a
 copy, as ``[N*Ho, KH, Wo, KW, C]``, so each window row is a contiguous slab. The forward
-pass takes the maximum of the KH row slabs, then of the KW column blocks (each operand
-contiguous); the gradient compares the whole input with the broadcast output in one
+pass takes the maximum of the KH row slabs, then of the KW column blocks; on numpy, when
+the windows cover the input exactly, it instead takes maxima of whole shifted runs of a
+block of rows (``_tile_max_in_blocks``: every operand contiguous, numpy's fast loop); the gradient compares the whole input with the broadcast output in one
 pass, keeps the first hit per window with in-place boolean passes over the KH*KW offset
 views, and writes the mask into a float buffer multiplied in place by the broadcast
 gradient (on MNIST's 28x28x32 pool at batch 128: 4 ms against 26 for the general path).
