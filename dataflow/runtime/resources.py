@@ -22,7 +22,10 @@ sees the variable marked busy and waits for the writer's lock, then reads again;
 writer marks the variable busy *before* it looks at the reference count, so a reader
 either holds its reference early enough to be counted (and the update replaces
 instead) or sees the mark. Stored numpy arrays are read-only between updates, so a
-kernel cannot write into one by mistake.
+kernel cannot write into one by mistake. Device (cupy) arrays follow the same rule,
+with their own reference counts: a variable in GPU memory is updated in its buffer
+when nothing else holds it (cupy has no read-only flag, so there the rule rests on the
+kernels alone).
 
 Updates may carry a ``token`` (step id, op name): Dask can run a task twice, and a
 repeated token is ignored so an update is applied once.
@@ -57,6 +60,16 @@ def _exclusive_count() -> int:
 
 
 _EXCLUSIVE = _exclusive_count()
+
+
+def _owns_memory(value: Any) -> bool:
+    """Whether ``value`` is an array whose memory no other array views, so an update
+    may write into it: a numpy array that owns its data, or a device (cupy) array that
+    is no view (``base is None``; views hold their base, so their references show in
+    its count as a numpy view's do). Anything else is replaced, never written."""
+    if type(value) is np.ndarray:
+        return bool(value.flags.owndata)
+    return type(value).__module__.startswith("cupy") and value.base is None
 
 
 class ResourceStore:
@@ -133,11 +146,11 @@ class ResourceStore:
         buffer's only holder (so ``compute`` must read each old element before writing
         it, as elementwise ``out=`` arithmetic does), and ``new_buffer(olds[i])``, an
         uninitialised array of the same shape and dtype, elsewhere; the replaced buffers
-        go to ``retire`` (a recycling pool) once swapped out. Only numpy arrays that own
-        their memory are written in place. The locks of all ``names`` are held
-        throughout, taken in sorted order so that two updates never deadlock; so
-        ``compute`` gets its values as arguments and must not ``read`` them (a read of a
-        busy name waits for its lock).
+        go to ``retire`` (a recycling pool) once swapped out. Only arrays that own their
+        memory are written in place: numpy arrays and device (cupy) arrays alike. The
+        locks of all ``names`` are held throughout, taken in sorted order so that two
+        updates never deadlock; so ``compute`` gets its values as arguments and must
+        not ``read`` them (a read of a busy name waits for its lock).
         """
         locks = self._lock_sets.get(names) or self._lock_set(names)
         for lock in locks:
@@ -156,8 +169,9 @@ class ResourceStore:
             busy.update(names)  # before counting references: see the module doc
             replaced = False
             for old, count in zip(olds, _refcounts(olds)):
-                if count == _EXCLUSIVE and type(old) is np.ndarray and old.flags.owndata:
-                    old.setflags(write=True)
+                if count == _EXCLUSIVE and _owns_memory(old):
+                    if type(old) is np.ndarray:
+                        old.setflags(write=True)
                     outs.append(old)
                 else:
                     outs.append(new_buffer(old))

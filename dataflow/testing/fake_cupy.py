@@ -20,6 +20,7 @@ made into device arrays (a kernel's ``xp.asarray(0.5)``) are counted apart, as
 
 from __future__ import annotations
 
+import sys
 import types
 from collections import Counter
 from typing import Any
@@ -49,6 +50,23 @@ class DeviceArray(strict_xp.StrictArray):
             DeviceArray.log.append(("to_host", out.shape, out.dtype.name))
         return out
 
+    @property
+    def base(self) -> Any:
+        """``None`` when this array is the only one over its memory, as for a cupy
+        array that is no view; else the array (numpy's) that owns the memory. The
+        stand-in's arrays are numpy views of numpy memory, so numpy's own ``base`` is
+        never ``None``; and a view of a view points at the owner, not at the array it
+        was taken from, so an array's own reference count misses its views. Counting
+        the references to the memory's owner answers what cupy's ``base`` does."""
+        owner = np.ndarray.base.__get__(self)
+        if (
+            type(owner) is np.ndarray
+            and owner.flags.owndata
+            and sys.getrefcount(owner) == _OWNER_HELD_ONCE
+        ):
+            return None
+        return owner
+
     # Reading a device value as Python data copies it to the host too (and waits for
     # the GPU): counted as "implicit_to_host".
     def item(self, *args: Any) -> Any:
@@ -74,6 +92,17 @@ class DeviceArray(strict_xp.StrictArray):
     def __bool__(self) -> bool:
         _count_implicit(self)
         return bool(np.ndarray.view(self, np.ndarray))
+
+
+def _owner_held_once() -> int:
+    """The count ``DeviceArray.base`` sees for memory held by one array only, measured
+    the same way rather than assumed (it differs between Python versions)."""
+    view = np.empty(1).view(strict_xp.StrictArray)
+    owner = np.ndarray.base.__get__(view)
+    return sys.getrefcount(owner)
+
+
+_OWNER_HELD_ONCE = _owner_held_once()
 
 
 def _count_implicit(array: DeviceArray) -> None:
