@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from .step_copies import WorkerStepMemory
+
 
 class Rendezvous:
     """One step's mailbox on one worker: values by slot, and which remote stages have
@@ -17,6 +19,9 @@ class Rendezvous:
         self.values: dict[int, Any] = {}
         self.arrived: dict[int, asyncio.Future] = {}
         self.error: BaseException | None = None
+        # Where values live and their copies, on a worker with a GPU stage (made by the
+        # first such stage: ``step_copies.WorkerStepMemory``).
+        self.memory: WorkerStepMemory | None = None
 
     def future(self, stage: int) -> asyncio.Future:
         fut = self.arrived.get(stage)

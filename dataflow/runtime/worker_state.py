@@ -49,6 +49,7 @@ from .devices import array_namespace, gpu_count, to_host, transfer
 from .executor import StageFunction, translate_error
 from .lowering import StagePart, WorkerPlan, resource_name
 from .resources import ResourceStore
+from .step_copies import StageBoundary, WorkerStepMemory, stage_boundary
 from .step_metrics import RECORDER
 from .step_stream import STREAM_OP, PeerStreams, serve
 from .step_transport import Rendezvous, StepAborted
@@ -119,8 +120,10 @@ class CompiledStage:
         slot_specs: Sequence,
         debug: bool,
         trace: list | None = None,
+        boundary: StageBoundary | None = None,
     ) -> None:
         self.part = part
+        self.boundary = boundary  # where the worker has a GPU stage (``resident``)
         self.device = part.stage.device
         # A traced variant times every kernel into ``trace`` (traced steps only).
         self.trace = trace
@@ -130,14 +133,40 @@ class CompiledStage:
         self.last_seconds = float("inf")
 
     def __call__(self, step: Any, args: Sequence[Any]) -> tuple:
-        fn = self.function.fn
+        """Runs the stage as a Dask task: arguments and results in host memory."""
         start = time.perf_counter()
+        if self.gpu:
+            args = [transfer(a, "", self.device) for a in args]
+        outs = self._run(step, args)
+        if self.gpu:
+            outs = tuple(to_host(o) for o in outs)
+        self.last_seconds = time.perf_counter() - start
+        return outs
+
+    def resident(self, step: Any, rv: Rendezvous) -> tuple[tuple, dict[int, Any]]:
+        """Runs the stage on a resident step's values ``rv``, files its outputs there,
+        returns them and, by slot, those that leave the worker in host memory. With a
+        GPU stage on the worker, values cross to and from it once a step here
+        (``StageBoundary``)."""
+        start = time.perf_counter()
+        values, boundary = rv.values, self.boundary
+        if boundary is None:
+            outs = self._run(step, [values[s] for s in self.part.stage.inputs])
+            wire = dict(zip(self.part.stage.outputs, outs, strict=True))
+            values.update(wire)
+        else:
+            if rv.memory is None:
+                rv.memory = WorkerStepMemory(transfer)
+            outs = self._run(step, boundary.gather(values, rv.memory))
+            wire = boundary.scatter(values, rv.memory, outs)
+        self.last_seconds = time.perf_counter() - start
+        return outs, wire
+
+    def _run(self, step: Any, args: Sequence[Any]) -> tuple:
         _local.step = _local.running = step
         _local.seceded = False
         try:
-            if self.gpu:
-                args = [transfer(a, "", self.device) for a in args]
-            outs = fn(*args)
+            return self.function.fn(*args)
         except Exception as exc:
             raise translate_error(
                 exc, self.function.call_for_traceback(exc.__traceback__), self.device
@@ -145,10 +174,6 @@ class CompiledStage:
         finally:
             _local.step = _local.running = None
             _local.seceded = True
-        if self.gpu:
-            outs = tuple(to_host(o) for o in outs)
-        self.last_seconds = time.perf_counter() - start
-        return outs
 
 
 class WorkerRuntime:
@@ -259,7 +284,8 @@ class WorkerRuntime:
                 part = plan.part(index)
                 ctx = self.context(plan.container, part.stage.device, plan.debug)
                 trace: list | None = [] if traced else None
-                stage = CompiledStage(part, ctx, plan.slot_specs, plan.debug, trace)
+                boundary = stage_boundary(plan.parts, part)
+                stage = CompiledStage(part, ctx, plan.slot_specs, plan.debug, trace, boundary)
                 self._compiled[cache_key] = stage
         return stage
 
@@ -374,16 +400,13 @@ async def _run_part(
                 )
             if stage.trace is not None:
                 stage.trace.clear()
-            args = [rv.values[s] for s in part.stage.inputs]
             if stage.inline_ok and stage.last_seconds < _INLINE_SECONDS:
-                outs = stage(step, args)
+                outs, values = stage.resident(step, rv)
             else:
-                outs = await loop.run_in_executor(worker.executor, stage, step, args)
-            values = dict(zip(part.stage.outputs, outs, strict=True))
+                outs, values = await loop.run_in_executor(worker.executor, stage.resident, step, rv)
             RECORDER.stage(key, part, step, stage.last_seconds, outs)  # the dashboard
             if events is not None and stage.trace is not None:
                 events.extend(stage.trace)
-            rv.values.update(values)
             for dest, slots in part.send_to:
                 msg = {
                     "op": "send",
@@ -406,6 +429,7 @@ async def _run_part(
                     events.append(step_trace.event(f"Send to {dest}", "Send", device, sent_at))
             for slot in part.client_slots:
                 out[slot] = values[slot]
+            del outs, values  # a variable's device buffer held here would not be updated in place
         if sends:
             await asyncio.gather(*sends)
         if events is not None:

@@ -14,6 +14,7 @@ worker's CPU; the losses are the CPU run's.
 from __future__ import annotations
 
 import sys
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,7 +22,8 @@ import numpy as np
 import pytest
 
 import dataflow as tf
-from dataflow.runtime import devices
+from dataflow.runtime import devices, worker_state
+from dataflow.testing import fake_cupy
 from dataflow.testing.fake_cupy import make_fake_cupy
 
 from .conftest import local_cluster
@@ -78,6 +80,61 @@ def test_worker_stages_run_on_the_workers_gpu(gpu_cluster: Any) -> None:
         sess.run(tf.global_variables_initializer())
         on_cpu = [float(sess.run([loss, train], feed)[0]) for _ in range(4)]
     np.testing.assert_allclose(on_cluster, on_cpu, rtol=1e-5)
+
+
+def test_a_worker_copies_each_value_across_once_a_step(gpu_cluster: Any) -> None:
+    # On worker-0: x is read by three GPU stages (split by py_funcs on its CPU); the GPU
+    # value g is read by two CPU py_funcs, a later GPU stage and the client. A resident
+    # step copies each across once per direction on the worker, as an embedded one does
+    # (per stage, x went in three times and g came back in once more).
+    with tf.device("/job:worker/task:0"):
+        x = tf.placeholder(tf.float32, [4], name="x")
+        g = tf.multiply(x, 2.0, name="g")
+        first = tf.py_func(lambda a: a + 1.0, [g], tf.float32, name="first")
+        h = tf.add(first, x, name="h")
+        second = tf.py_func(lambda a, b: a * b, [h, g], tf.float32, name="second")
+        k = tf.add(tf.subtract(second, x), g, name="k")
+    xv = np.arange(4, dtype=np.float32)
+    cupy = sys.modules["cupy"]
+    with tf.Session(gpu_cluster) as sess:
+        stages = sess.compiled_plan([k, g], {x: xv}).stages
+        assert [s.device for s in stages] == [WORKER_GPU, WORKER_CPU] * 2 + [WORKER_GPU]
+        for _ in range(3):
+            fake_cupy.reset_copies(cupy)
+            kv, gv = sess.run([k, g], {x: xv})
+            # In: x once, first's and second's results. Out: g once (for both
+            # py_funcs and the client), h, k.
+            assert fake_cupy.copies(cupy) == {"to_device": 3, "to_host": 3, "implicit_to_host": 0}
+    want_g = xv * 2
+    np.testing.assert_allclose(kv, ((want_g + 1) + xv) * want_g - xv + want_g)
+    np.testing.assert_allclose(gv, want_g)
+
+
+def test_ps_variables_are_updated_in_their_device_buffers(gpu_cluster: Any) -> None:
+    # Adam on the ps's GPU: the variable and its slots keep their device buffers from
+    # step to step (the worker's step holds no device value past its last reader), and
+    # a steady step copies only what crosses between the tasks or to the client.
+    x, y, loss, _, _ = _job()
+    train = tf.train.AdamOptimizer(0.1).minimize(loss)
+    rng = np.random.default_rng(4)
+    feed = {x: rng.standard_normal((8, 4)).astype(np.float32)}
+    feed[y] = feed[x] @ np.array([[1.0], [2.0], [-1.0], [0.5]], np.float32)
+    cupy = sys.modules["cupy"]
+    with tf.Session(gpu_cluster) as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run([loss, train], feed)
+        store = worker_state.RUNTIME.store("", PS_GPU)  # the ps is a thread of this process
+        names = ("w", "w/Adam", "w/Adam_1")
+        refs = {n: weakref.ref(store.read(n)) for n in names}
+        losses = []
+        for _ in range(3):
+            fake_cupy.reset_copies(cupy)
+            losses.append(float(sess.run([loss, train], feed)[0]))
+            assert all(refs[n]() is store.read(n) for n in names)
+            # In: w and the four Adam constants (worker -> ps), x, y, the gradient;
+            # out: w to the worker, the gradient and constants to the ps, the loss.
+            assert fake_cupy.copies(cupy) == {"to_device": 8, "to_host": 7, "implicit_to_host": 0}
+    assert losses[-1] < losses[0]
 
 
 def _has_gpu() -> bool:
