@@ -7,6 +7,7 @@ buffer (same object, same address) step after step under GradientDescent, Moment
 Adam; the values equal the CPU run's. Copy-on-write holds too: a device value someone
 still holds (a value read in the same step, a reference kept outside) is left as it
 was, and the update goes into a new buffer, as TF1's read values promise.
+``assign_add`` and ``scatter_add`` go through the same path.
 """
 
 from __future__ import annotations
@@ -139,3 +140,22 @@ def test_a_value_read_in_the_same_step_keeps_the_old_value(one_gpu: types.Module
             seen, _ = sess.run([read, train], {x: _FEED})
             np.testing.assert_array_equal(seen, before)
             assert not np.array_equal(sess.run(w), before)
+
+
+def test_assign_add_and_scatter_add_write_in_place(one_gpu: types.ModuleType) -> None:
+    v = tf.Variable(np.zeros((4, 2), np.float32), name="v")
+    add = tf.assign_add(v, tf.ones([4, 2]))
+    scatter = tf.scatter_add(v, tf.constant([1, 3]), tf.fill([2, 2], 10.0))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run([add.op, scatter.op])
+        store = sess.backend.resource_store(GPU0)
+        ref = weakref.ref(store.read("v"))
+        address = _address(store.read("v"))
+        for _ in range(2):
+            sess.run(add.op)
+            sess.run(scatter.op)
+        assert ref() is store.read("v") and _address(store.read("v")) == address
+        want = np.ones((4, 2), np.float32) * 3
+        want[[1, 3]] += 30
+        np.testing.assert_array_equal(sess.run(v), want)
