@@ -74,8 +74,10 @@ def build_model(x_data: np.ndarray, y_data: np.ndarray, num_workers: int) -> dic
         opt = tf.train.SyncReplicasOptimizer(
             opt, replicas_to_aggregate=num_workers, total_num_replicas=num_workers
         )
-    train = opt.minimize(loss, global_step=step)
-    return {"step": step, "beta": beta, "loss": loss, "train": train, "opt": opt}
+    grads_and_vars = opt.compute_gradients(loss)
+    train = opt.apply_gradients(grads_and_vars, global_step=step)
+    grad = grads_and_vars[0][0]
+    return {"step": step, "beta": beta, "loss": loss, "train": train, "opt": opt, "grad": grad}
 
 
 def main(_: Any) -> None:
@@ -103,25 +105,32 @@ def main(_: Any) -> None:
         master=server.target, is_chief=is_chief, hooks=hooks
     ) as sess:
         step = 0
-        # The global step each of this replica's updates produced, in order: the tests
-        # replay both replicas' updates in that order to check the shared weights.
-        update_steps = []
+        # Each of this replica's updates: the global step it produced and the gradient it
+        # applied. Gradient descent adds its updates, so the tests can sum both replicas'
+        # gradients to check the shared weights, whatever weights each was computed on.
+        updates: list[tuple[int, list[float]]] = []
         while step < FLAGS.train_steps:
             if FLAGS.sync_replicas:
                 # The synchronous train op returns the step its update made (the token it
                 # waited for): stopping on it, every replica stops after the same update.
-                step = int(sess.run(model["train"]))
+                step, grad = int(sess.run(model["train"])), None
             else:
-                _, step = sess.run([model["train"], model["step"]])
-            update_steps.append(int(step))
+                _, step, grad = sess.run([model["train"], model["step"], model["grad"]])
+            updates.append((int(step), [] if grad is None else grad.ravel().tolist()))
             if is_chief and step % 50 == 0:
                 print(f"step {step}: loss {sess.run(model['loss']):.6f}", flush=True)
-        beta, loss = sess.run([model["beta"], model["loss"]])
+        # The global step read with the final weights: the updates they contain.
+        beta, loss, read_step = sess.run([model["beta"], model["loss"], model["step"]])
     print(f"worker {FLAGS.task_index}: final loss {loss:.6f}", flush=True)
     if FLAGS.result_file:
         with open(FLAGS.result_file, "w") as f:
-            result = {"beta": beta.ravel().tolist(), "loss": float(loss), "step": int(step)}
-            json.dump({**result, "update_steps": update_steps}, f)
+            result = {
+                "beta": beta.ravel().tolist(),
+                "loss": float(loss),
+                "step": int(step),
+                "read_step": int(read_step),
+            }
+            json.dump({**result, "updates": updates}, f)
 
 
 if __name__ == "__main__":
