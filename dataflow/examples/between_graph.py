@@ -76,8 +76,17 @@ def build_model(x_data: np.ndarray, y_data: np.ndarray, num_workers: int) -> dic
         )
     grads_and_vars = opt.compute_gradients(loss)
     train = opt.apply_gradients(grads_and_vars, global_step=step)
-    grad = grads_and_vars[0][0]
-    return {"step": step, "beta": beta, "loss": loss, "train": train, "opt": opt, "grad": grad}
+    with tf.control_dependencies([train]):
+        step_after = tf.identity(step)  # at least the step this update made
+    return {
+        "step": step,
+        "beta": beta,
+        "loss": loss,
+        "train": train,
+        "opt": opt,
+        "grad": grads_and_vars[0][0],
+        "step_after": step_after,
+    }
 
 
 def main(_: Any) -> None:
@@ -105,9 +114,10 @@ def main(_: Any) -> None:
         master=server.target, is_chief=is_chief, hooks=hooks
     ) as sess:
         step = 0
-        # Each of this replica's updates: the global step it produced and the gradient it
-        # applied. Gradient descent adds its updates, so the tests can sum both replicas'
-        # gradients to check the shared weights, whatever weights each was computed on.
+        # Each of this replica's updates: the global step read after it (at least the one
+        # it made) and the gradient it applied. Gradient descent adds its updates, so the
+        # tests can sum both replicas' gradients to check the shared weights, whatever
+        # weights each was computed on.
         updates: list[tuple[int, list[float]]] = []
         while step < FLAGS.train_steps:
             if FLAGS.sync_replicas:
@@ -115,12 +125,13 @@ def main(_: Any) -> None:
                 # waited for): stopping on it, every replica stops after the same update.
                 step, grad = int(sess.run(model["train"])), None
             else:
-                _, step, grad = sess.run([model["train"], model["step"], model["grad"]])
+                step, grad = sess.run([model["step_after"], model["grad"]])
             updates.append((int(step), [] if grad is None else grad.ravel().tolist()))
             if is_chief and step % 50 == 0:
                 print(f"step {step}: loss {sess.run(model['loss']):.6f}", flush=True)
-        # The global step read with the final weights: the updates they contain.
-        beta, loss, read_step = sess.run([model["beta"], model["loss"], model["step"]])
+        # The global step, then the final weights: they hold every update up to it.
+        read_step = sess.run(model["step"])
+        beta, loss = sess.run([model["beta"], model["loss"]])
     print(f"worker {FLAGS.task_index}: final loss {loss:.6f}", flush=True)
     if FLAGS.result_file:
         with open(FLAGS.result_file, "w") as f:
