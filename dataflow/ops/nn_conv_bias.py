@@ -21,6 +21,7 @@ from typing import Any
 
 from ..framework import errors, registry
 from .conv_geometry import from_nhwc, to_nhwc
+from .host import is_host_namespace
 from .math_sum_of_squares import made_by_fusion
 from .nn_conv import conv2d_nhwc, conv2d_parts
 from .nn_epilogue import BiasEpilogue
@@ -43,8 +44,11 @@ def _conv_bias_kernel(relu: bool) -> Any:
             x = to_nhwc(xp, x, p.nchw)
             g = geometry(x.shape, f.shape[0], f.shape[1])
 
+            # The bias tiled once for all the product's slices (host arrays only).
+            tiles = epilogue.tiles(bias) if is_host_namespace(xp) else None
+
             def finish(rows: Any) -> Any:
-                return epilogue.apply(rows, rows, bias)
+                return epilogue.apply(rows, rows, bias, tiles)
 
             return from_nhwc(xp, conv2d_nhwc(xp, buffers, fourier, g, p, x, f, finish), p.nchw)
 

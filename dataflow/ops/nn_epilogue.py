@@ -43,26 +43,31 @@ class BiasEpilogue:
         self.relu = relu
         self.buffers = buffers
 
-    def _tiled(self, bias: Any, rows: int) -> Any:
-        """``bias`` repeated over ``rows`` rows (filled every call: the bias is a variable,
-        updated between steps, maybe in place)."""
+    def tiles(self, bias: Any) -> Any:
+        """``bias`` repeated over a block's rows, for ``apply`` to reuse across calls
+        of one step (filled anew each step: the bias is a variable, updated between
+        steps, maybe in place)."""
+        rows = max(1, BLOCK_ELEMENTS // max(1, bias.shape[0]))
         tiles = self.buffers.empty((rows, bias.shape[0]), bias.dtype)
         self.xp.copyto(tiles, bias)
         return tiles
 
-    def apply(self, source: Any, target: Any, bias: Any) -> Any:
+    def apply(self, source: Any, target: Any, bias: Any, tiles: Any = None) -> Any:
+        """The epilogue on ``source`` into ``target``; ``tiles``: ``tiles(bias)`` made
+        once for several calls (a product's slices), else made here."""
         xp = self.xp
         if not (is_host_namespace(xp) and source.flags.c_contiguous and source.size):
             xp.add(source, bias, out=target)
             return relu_into(xp, target, target) if self.relu else target
         channels = bias.shape[0]
-        step = max(1, min(source.shape[0], BLOCK_ELEMENTS // channels))
-        tiled = self._tiled(bias, step)
+        if tiles is None:
+            tiles = self.tiles(bias)
+        step = min(source.shape[0], tiles.shape[0])
         zeros = zero_block(xp, target.dtype)[: step * channels].reshape(step, channels)
         for start in range(0, source.shape[0], step):
             block = target[start : start + step]
             rows = block.shape[0]
-            xp.add(source[start : start + step], tiled[:rows], out=block)
+            xp.add(source[start : start + step], tiles[:rows], out=block)
             if self.relu:
                 xp.maximum(block, zeros[:rows], out=block)
         return target
