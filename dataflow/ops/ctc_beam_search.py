@@ -37,7 +37,7 @@ from ..framework.graph import Operation, Tensor, convert_to_tensor
 from ..framework.sparse_tensor import SparseTensor
 from ..framework.tensor_shape import TensorShape
 from .build import apply_op_n
-from .ctc_decoders import check_decoder_inputs
+from .ctc_decoders import check_decoder_inputs, decoder_batch
 from .host import to_host
 
 _ZERO = -math.inf  # log 0
@@ -168,22 +168,8 @@ def beam_search(log_probs: list, width: int, top_paths: int, merge_repeated: boo
 
 
 def _infer_beam(op: Operation) -> list:
-    inputs, lengths = op.inputs
-    if inputs.dtype not in (dtypes.float32, dtypes.float64):
-        raise TypeError(f"inputs must be float32 or float64, got {inputs.dtype.name}")
-    if lengths.dtype != dtypes.int32:
-        raise TypeError(f"sequence_length must be int32, got {lengths.dtype.name}")
-    if inputs.shape.rank not in (None, 3):
-        raise ValueError(f"inputs must have rank 3, got shape {inputs.shape}")
-    if lengths.shape.rank not in (None, 1):
-        raise ValueError(f"sequence_length must have rank 1, got shape {lengths.shape}")
-    batch = TensorShape(None if inputs.shape.rank is None else [inputs.shape[1]])
-    if not batch.is_compatible_with(lengths.shape):
-        raise ValueError(
-            f"sequence_length {lengths.shape} does not match the batch size of inputs "
-            f"{inputs.shape}"
-        )
-    batch = batch.merge_with(lengths.shape)
+    inputs = op.inputs[0]
+    batch = decoder_batch(op)
     paths = op.attrs["top_paths"]
     return (
         [(dtypes.int64, TensorShape([None, 2]))] * paths

@@ -25,7 +25,9 @@ from .build import apply_op_n
 from .host import to_host
 
 
-def _infer_greedy(op: Operation) -> list:
+def decoder_batch(op: Operation) -> TensorShape:
+    """A CTC decoder's build-time checks of ``(inputs, sequence_length)``; returns the
+    batch dimension both agree on, as a one-dimension shape."""
     inputs, lengths = op.inputs
     if inputs.dtype not in (dtypes.float32, dtypes.float64):
         raise TypeError(f"inputs must be float32 or float64, got {inputs.dtype.name}")
@@ -41,7 +43,12 @@ def _infer_greedy(op: Operation) -> list:
             f"sequence_length {lengths.shape} does not match the batch size of inputs "
             f"{inputs.shape}"
         )
-    batch = batch.merge_with(lengths.shape)
+    return batch.merge_with(lengths.shape)
+
+
+def _infer_greedy(op: Operation) -> list:
+    inputs = op.inputs[0]
+    batch = decoder_batch(op)
     return [
         (dtypes.int64, TensorShape([None, 2])),
         (dtypes.int64, TensorShape([None])),

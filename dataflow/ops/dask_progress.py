@@ -35,6 +35,8 @@ import struct
 import threading
 from typing import Any
 
+from .._util.comm_socket import detach
+
 PROGRESS_LINE_OP = "dataflow_share_progress_line"
 _ACK = b"\x06"  # the scheduler reads reports off the connection itself from now on
 _SIZE = struct.Struct("!I")
@@ -110,13 +112,7 @@ async def _connect(worker: Any) -> socket.socket | None:
     if bytes(await stream.read_bytes(len(_ACK))) != _ACK:
         comm.abort()
         return None
-    # Nothing is buffered on our side: the scheduler sends nothing after its byte.
-    sock = stream.socket
-    stream.io_loop.remove_handler(sock)  # tornado stops watching the descriptor
-    stream.socket = socket.socket()  # and closes this stand-in when the comm goes
-    comm.abort()
-    sock.setblocking(True)
-    return sock
+    return detach(comm, stream)  # the scheduler sends nothing after its byte
 
 
 # --- the scheduler's end -------------------------------------------------------------------

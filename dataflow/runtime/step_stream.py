@@ -47,6 +47,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .._util.comm_socket import detach
 from .step_frames import (
     FrameParser,
     decode,
@@ -140,7 +141,7 @@ class Endpoint:
         else:
             await end.stream.read_bytes(len(_ACK))
         if not isinstance(end.stream.socket, ssl.SSLSocket):
-            sock = _detach(comm)
+            sock = detach(comm, end.stream)
             sock.setblocking(False)
             loop = asyncio.get_running_loop()
             _, end.protocol = await loop.create_connection(_FrameProtocol, sock=sock)
@@ -278,19 +279,6 @@ class PeerStreams:
 
 
 # --- blocking side (the client) -------------------------------------------------------------
-def _detach(comm: Any) -> socket.socket:
-    """Takes a connected comm's socket out of tornado, for blocking use (on the loop
-    that owns the comm). Nothing is buffered on our side: after its acknowledgement the
-    other end sends nothing before our first request."""
-    stream = raw_stream(comm)
-    sock = stream.socket
-    stream.io_loop.remove_handler(sock)  # tornado stops watching the descriptor
-    stream.socket = socket.socket()  # and closes this stand-in when the comm goes
-    comm.abort()
-    sock.setblocking(True)
-    return sock
-
-
 def _readable(socks: list[socket.socket], wait: float) -> list[socket.socket]:
     # A TLS socket may hold decrypted bytes that select() cannot see.
     ready: list[socket.socket] = [s for s in socks if isinstance(s, ssl.SSLSocket) and s.pending()]
@@ -325,10 +313,11 @@ class StepStreamClient:
 
     async def _open(self, address: str) -> Any:
         comm = await open_stream(address, self._client.connection_args, self._connect_timeout)
-        if raw_stream(comm) is None:
+        stream = raw_stream(comm)
+        if stream is None:
             return comm
-        await raw_stream(comm).read_bytes(len(_ACK))  # the worker reads steps itself now
-        return _detach(comm)
+        await stream.read_bytes(len(_ACK))  # the worker reads steps itself now
+        return detach(comm, stream)
 
     def _connection(self, address: str) -> Any:
         conns = self._connections()
