@@ -62,5 +62,11 @@ class Plan:
     def num_calls(self) -> int:
         return sum(len(s.calls) for s in self.stages)
 
+    @property
+    def call_types(self) -> list[str]:
+        """The op type each call runs, stage by stage: fused types where the compiler
+        fused a pair (``runtime/fusion.py``)."""
+        return [call.op_type for stage in self.stages for call in stage.calls]
+
     def _repr_html_(self) -> str | None:
         return repr_hooks.html("Plan", self)

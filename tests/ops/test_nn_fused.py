@@ -13,10 +13,6 @@ from dataflow.framework import registry
 from dataflow.testing.grad_check import check_op
 
 
-def _types(plan) -> list[str]:
-    return [call.op_type for stage in plan.stages for call in stage.calls]
-
-
 @pytest.fixture
 def sess():
     with tf.Graph().as_default(), tf.Session() as session:
@@ -120,7 +116,7 @@ def test_relu_of_a_bias_add_runs_fused_and_matches_numpy(sess, shape):
     y = tf.nn.relu(tf.nn.bias_add(x, b))
     value = rng.standard_normal(shape).astype(np.float32)
     value.flat[::7] = -b[0]  # exact zeros after the add
-    assert "BiasAddRelu" in _types(sess.compiled_plan(y, {x: value}))
+    assert "BiasAddRelu" in sess.compiled_plan(y, {x: value}).call_types
     got = sess.run(y, {x: value})
     np.testing.assert_array_equal(got, np.maximum(value + b, 0))
     nan = value.copy()
@@ -133,7 +129,7 @@ def test_a_bias_add_read_elsewhere_is_not_fused(sess):
     pre = tf.nn.bias_add(x, [1.0, -2.0, 0.5])
     act = tf.nn.relu(pre)
     value = rng.standard_normal((4, 3)).astype(np.float32)
-    types = _types(sess.compiled_plan([act, pre], {x: value}))
+    types = sess.compiled_plan([act, pre], {x: value}).call_types
     assert "BiasAddRelu" not in types and {"BiasAdd", "Relu"} <= set(types)
     got_act, got_pre = sess.run([act, pre], {x: value})
     np.testing.assert_array_equal(got_pre, value + np.float32([1.0, -2.0, 0.5]))
@@ -163,7 +159,7 @@ def test_a_convolution_layer_runs_as_one_kernel_and_matches_the_separate_ops(ses
         layer = tf.nn.relu(layer)
     value = rng.standard_normal(x_shape).astype(np.float32)
     fused_type = "Conv2DBiasAddRelu" if relu else "Conv2DBiasAdd"
-    types = _types(sess.compiled_plan(layer, {x: value}))
+    types = sess.compiled_plan(layer, {x: value}).call_types
     assert fused_type in types and "Conv2D" not in types and "BiasAdd" not in types
     got = sess.run(layer, {x: value})
     # The same ops unfused: the convolution fetched too, so nothing fuses with it.
@@ -181,7 +177,7 @@ def test_a_convolution_layer_in_nchw_and_mismatched_formats(sess):
     # conv2d in NCHW on this CPU runs as NHWC views; the layer keeps NCHW throughout.
     conv = tf.nn.conv2d(x, f, [1, 1, 1, 1], "SAME", data_format="NCHW")
     same = tf.nn.relu(tf.nn.bias_add(conv, b, data_format="NCHW"))
-    assert "Conv2DBiasAddRelu" in _types(sess.compiled_plan(same, {x: value}))
+    assert "Conv2DBiasAddRelu" in sess.compiled_plan(same, {x: value}).call_types
     conv_value = sess.run(conv, {x: value})
     np.testing.assert_allclose(
         sess.run(same, {x: value}),
@@ -200,7 +196,7 @@ def test_a_convolution_layer_in_nchw_and_mismatched_formats(sess):
         ),
         tf.constant(np.arange(6, dtype=np.float32)),
     )
-    types = _types(sess.compiled_plan(other, {x: value}))
+    types = sess.compiled_plan(other, {x: value}).call_types
     assert "Conv2DBiasAdd" not in types and "BiasAdd" in types
 
 
@@ -210,7 +206,7 @@ def test_a_fused_convolution_layer_refuses_a_bias_of_the_wrong_size_at_run_time(
     f = tf.constant(np.ones((3, 3, 2, 4), np.float32))
     layer = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, f, [1, 1, 1, 1], "SAME"), b))
     value = np.ones((1, 6, 6, 2), np.float32)
-    assert "Conv2DBiasAddRelu" in _types(sess.compiled_plan(layer, {x: value, b: np.zeros(4)}))
+    assert "Conv2DBiasAddRelu" in sess.compiled_plan(layer, {x: value, b: np.zeros(4)}).call_types
     with pytest.raises(tf.errors.InvalidArgumentError, match="as many biases"):
         sess.run(layer, {x: value, b: np.zeros(3, np.float32)})
 
@@ -221,7 +217,7 @@ def _block_gradient(sess, x_value, dy_value, ksize=2, stride=2, padding="SAME"):
     x = tf.placeholder(tf.float32, [None, *x_value.shape[1:]])
     pooled = tf.nn.max_pool(tf.nn.relu(x), [1, ksize, ksize, 1], [1, stride, stride, 1], padding)
     (gx,) = tf.gradients(pooled, [x], grad_ys=tf.constant(dy_value))
-    return sess.run(gx, {x: x_value}), _types(sess.compiled_plan(gx, {x: x_value}))
+    return sess.run(gx, {x: x_value}), sess.compiled_plan(gx, {x: x_value}).call_types
 
 
 def _numpy_block_gradient(x, dy, k):
@@ -337,7 +333,7 @@ def test_a_batch_unknown_cnn_gradient_has_no_sum_like_and_fuses_both_pairs(sess)
     grads = tf.gradients(loss, tf.trainable_variables())
     sess.run(tf.global_variables_initializer())
     value = rng.standard_normal((5, 12, 12, 1)).astype(np.float32)
-    types = _types(sess.compiled_plan(grads, {x: value}))
+    types = sess.compiled_plan(grads, {x: value}).call_types
     assert {"Conv2DBiasAddRelu", "MaxPoolGradRelu", "BiasAddGrad"} <= set(types)
     # Only the dense layer's input gradient keeps one (a MatMul's rows are the batch's,
     # which the shape rules do not follow); the conv block's gradients need none.

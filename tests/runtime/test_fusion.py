@@ -13,10 +13,6 @@ DEV0 = "/job:localhost/replica:0/task:0/device:CPU:0"
 DEV1 = "/job:localhost/replica:0/task:0/device:CPU:1"
 
 
-def _types(plan) -> list[str]:
-    return [call.op_type for stage in plan.stages for call in stage.calls]
-
-
 @pytest.fixture
 def sess():
     with tf.Graph().as_default(), tf.Session() as session:
@@ -34,7 +30,7 @@ def test_reductions_of_squares_fuse_and_match_numpy(sess, dtype, shape):
     np.testing.assert_allclose(got_mean, np.mean(value.astype(np.float64) ** 2), rtol=rtol)
     np.testing.assert_allclose(got_total, np.sum(value.astype(np.float64) ** 2), rtol=rtol)
     assert got_mean.dtype == dtype and np.shape(got_mean) == ()
-    types = _types(sess.compiled_plan([mean, total], {x: value}))
+    types = sess.compiled_plan([mean, total], {x: value}).call_types
     assert "Square" not in types
     assert {"MeanOfSquares", "SumOfSquares"} <= set(types)
 
@@ -70,9 +66,9 @@ def test_a_square_read_elsewhere_is_not_fused(sess):
         "control input": [total, after],
     }
     for why, fetches in cases.items():
-        types = _types(sess.compiled_plan(fetches, {x: np.ones(3, np.float32)}))
+        types = sess.compiled_plan(fetches, {x: np.ones(3, np.float32)}).call_types
         assert "Square" in types and "SumOfSquares" not in types, why
-    assert "SumOfSquares" in _types(sess.compiled_plan(total, {x: np.ones(3, np.float32)}))
+    assert "SumOfSquares" in sess.compiled_plan(total, {x: np.ones(3, np.float32)}).call_types
 
 
 def test_a_pair_split_across_devices_is_not_fused():
@@ -84,7 +80,7 @@ def test_a_pair_split_across_devices_is_not_fused():
             total = tf.reduce_sum(sq)
         split = compile_plan([total], [x], [DEV0, DEV1], DEV0)
         together = compile_plan([tf.reduce_sum(tf.square(x))], [x], [DEV0, DEV1], DEV0)
-    assert "SumOfSquares" not in _types(split)
+    assert "SumOfSquares" not in split.call_types
     fused = [c for s in together.stages for c in s.calls if c.op_type == "SumOfSquares"]
     assert len(fused) == 1 and fused[0].op_name.startswith("Sum")  # named as the consumer
 
@@ -116,8 +112,8 @@ def test_gradients_skip_sum_like_only_where_shapes_provably_agree(sess):
     g_same = tf.gradients(same, [x])[0]
     g_x, g_y = tf.gradients(broadcast, [x, y])
     xv, yv = np.array([[1.0], [-2.0], [3.0]]), np.array([[0.5, 2.0]])
-    assert "SumLike" not in _types(sess.compiled_plan(g_same, {x: xv}))
-    assert "SumLike" in _types(sess.compiled_plan([g_x, g_y], {x: xv, y: yv}))
+    assert "SumLike" not in sess.compiled_plan(g_same, {x: xv}).call_types
+    assert "SumLike" in sess.compiled_plan([g_x, g_y], {x: xv, y: yv}).call_types
     got_same, got_x, got_y = sess.run([g_same, g_x, g_y], {x: xv, y: yv})
     np.testing.assert_allclose(got_same, 8 * xv / 3)
     np.testing.assert_allclose(got_x, (2 * xv * yv * yv).sum(1, keepdims=True))
