@@ -30,6 +30,24 @@ from .framework.dtypes import (
     string as string,
     uint8 as uint8,
 )
+from .framework.behavior import (
+    control_flow_v2_enabled as control_flow_v2_enabled,
+    disable_control_flow_v2 as disable_control_flow_v2,
+    disable_eager_execution as disable_eager_execution,
+    disable_resource_variables as disable_resource_variables,
+    disable_tensor_equality as disable_tensor_equality,
+    disable_v2_behavior as disable_v2_behavior,
+    disable_v2_tensorshape as disable_v2_tensorshape,
+    enable_control_flow_v2 as enable_control_flow_v2,
+    enable_eager_execution as enable_eager_execution,
+    enable_resource_variables as enable_resource_variables,
+    enable_tensor_equality as enable_tensor_equality,
+    enable_v2_behavior as enable_v2_behavior,
+    enable_v2_tensorshape as enable_v2_tensorshape,
+    executing_eagerly as executing_eagerly,
+    executing_eagerly_outside_functions as executing_eagerly_outside_functions,
+    resource_variables_enabled as resource_variables_enabled,
+)
 from .framework.device_spec import DeviceSpec as DeviceSpec
 from .framework.graph import (
     Graph as Graph,
