@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import inspect
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -115,9 +115,14 @@ def register(opdef: OpDef) -> OpDef:
 
 
 def _caller() -> str:
-    """``file:line`` of the ``register`` call (two frames up: here, ``register``)."""
-    frame = inspect.stack(0)[2]
-    return f"{frame.filename}:{frame.lineno}"
+    """``file:line`` of the ``register`` call (two frames up: here, ``register``).
+
+    ``sys._getframe`` reads the one frame it needs; ``inspect.stack`` would read the
+    source lines of every frame on the stack for each of the ~600 registrations (0.85 s
+    of ``import dataflow``).
+    """
+    frame = sys._getframe(2)
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
 def lookup(op_type: str) -> OpDef:

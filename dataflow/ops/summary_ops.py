@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 from tensorboard.compat.proto import summary_pb2
-from tensorboard.util import tensor_util as tb_tensor_util
 
 from ..framework import dtypes, errors, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
@@ -270,6 +269,8 @@ def _infer_tensor_summary(op: Operation) -> list:
 
 
 def _tensor_summary_kernel(ctx: Any, attrs: dict) -> Any:
+    from tensorboard.util import tensor_util as tb_tensor_util  # 0.01 s; on first use
+
     metadata = summary_pb2.SummaryMetadata.FromString(attrs["summary_metadata"])
 
     def tensor_summary(tag: Any, value: Any) -> np.ndarray:

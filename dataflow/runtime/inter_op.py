@@ -50,6 +50,7 @@ finish restores the caller's setting).
 
 from __future__ import annotations
 
+import importlib
 import threading
 import time
 from collections import deque
@@ -417,11 +418,20 @@ def blas_restore() -> None:
 _controller: list[Any] = []
 
 
+def load_blas() -> None:
+    """Loads scipy's BLAS library (Adam's host update calls it, ``train.adam_blas``) if it
+    is not loaded yet, so that a thread limit taken next covers it: ``import dataflow``
+    leaves it unloaded (0.11 s), and threadpoolctl limits only the libraries loaded when
+    the limit is taken."""
+    importlib.import_module("scipy.linalg.blas")
+
+
 def _blas_controller() -> Any:
     """threadpoolctl's view of the loaded BLAS libraries, found once (finding them walks
     the process's shared libraries, which takes milliseconds)."""
     if not _controller:
         from threadpoolctl import ThreadpoolController
 
+        load_blas()
         _controller.append(ThreadpoolController())
     return _controller[0]

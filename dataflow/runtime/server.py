@@ -333,6 +333,9 @@ def _limit_blas_threads(cluster: ClusterSpec, host: str, threads: int) -> None:
     threads keeps 8 BLAS threads per stage)."""
     from threadpoolctl import threadpool_limits
 
+    from .inter_op import load_blas
+
+    load_blas()
     # Process-wide and kept: the limiter object restores the old limit only if asked to.
     threadpool_limits(
         limits=blas_share(cluster, host, threads, os.cpu_count() or 1), user_api="blas"

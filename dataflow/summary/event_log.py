@@ -19,9 +19,7 @@ import threading
 import time
 from typing import Any
 
-import fsspec
 from tensorboard.compat.proto import event_pb2
-from tensorboard.summary.writer.record_writer import RecordWriter
 
 _FILE_NUMBERS = itertools.count()
 
@@ -36,6 +34,10 @@ class EventLog:
     def __init__(
         self, logdir: str, max_queue: int = 10, flush_secs: float = 120, filename_suffix: str = ""
     ):
+        # Imported here, not at ``import dataflow`` (together 0.04 s of it).
+        import fsspec
+        from tensorboard.summary.writer.record_writer import RecordWriter
+
         self._fs, self._dir = fsspec.core.url_to_fs(logdir)
         self._fs.makedirs(self._dir, exist_ok=True)
         name = (

@@ -20,16 +20,16 @@ tests/train/test_adam_blas.py. TF1's own sparse Adam
 (``_apply_sparse_shared``) uses the ``beta1 * m + ...`` form too.
 
 Blocks of ``BLOCK`` elements keep a block's operands in cache between the calls. The
-calls run on one thread when the process's BLAS is held to one (``threadpoolctl``):
-scipy's BLAS library is loaded when this module is imported, so limits set after
-``import dataflow`` cover it.
+calls run on one thread when the process's BLAS is held to one (``threadpoolctl``).
+scipy's BLAS library is loaded on the first update, not at ``import dataflow`` (importing
+``scipy.linalg`` took 0.11 s of the 0.6 s import); the runtime's own limits
+(``runtime.inter_op``, ``runtime.server``) load it before they take effect, so they
+cover it.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-from scipy.linalg import blas
 
 # Elements per block: 1 MB per float32 operand, five operands (var, m, v, the gradient,
 # the scratch) in the 32 MB L3 of this project's 2-core VM. Measured on the 3.2M-element
@@ -41,9 +41,10 @@ BLOCK = 1 << 18
 # step through BLAS; 16K about even; 51K 0.90x; 131K 0.83x).
 MIN_SIZE = 1 << 15
 
+# The routine names per dtype; ``update`` looks them up in scipy's BLAS.
 _ROUTINES = {
-    "float32": (blas.sscal, blas.saxpy, blas.srot),
-    "float64": (blas.dscal, blas.daxpy, blas.drot),
+    "float32": ("sscal", "saxpy", "srot"),
+    "float64": ("dscal", "daxpy", "drot"),
 }
 
 
@@ -76,7 +77,9 @@ def update(
     of ``min(BLOCK, var.size)`` elements. Hyper-parameters are scalars of the arrays'
     dtype; ``alpha`` is the bias-corrected step size. Call only if ``applies_to`` the
     arrays."""
-    scal, axpy, rot = _ROUTINES[olds[0].dtype.name]
+    from scipy.linalg import blas
+
+    scal, axpy, rot = (getattr(blas, name) for name in _ROUTINES[olds[0].dtype.name])
     var, m, v = (a.reshape(-1) for a in outs)
     g = grad.reshape(-1)
     # Fresh buffers (someone holds the old one): each block is copied over first.
