@@ -470,6 +470,7 @@ from . import logging as logging
 from . import metrics as metrics
 from . import sparse as sparse
 from . import summary as summary
+from . import contrib as contrib
 
 # A TF1 name not provided yet fails saying so (dataflow/_util/missing_names.py).
 from ._util.missing_names import NotProvidedError as NotProvidedError, missing_name_hook

@@ -32,6 +32,7 @@ ALLOWED = {
     # Public namespace packages (tf.compat, tf.io) are the top level's, split off.
     "compat": {"*"},
     "io": {"*"},
+    "contrib": {"*"},
 }
 # Third-party packages a layer may use (the stdlib is always allowed).
 THIRD_PARTY = {
