@@ -6,6 +6,13 @@ holding the payload's and each buffer's length. This module writes and reads fra
 each kind of endpoint: a tornado stream (``write_tornado``), a blocking socket
 (``recv_message``/``send_message``, the client's side), and bytes as a socket or a TLS
 stream hands them over (``FrameParser``, the workers' side).
+
+A reader allocates a message's payload and buffers when its header arrives, before the
+data, so a header may not announce more than a reader would ever accept
+(``check_header``): at most ``MAX_BUFFERS`` buffers and ``max_message_bytes()`` in all,
+Dask's own cap on what one of its TCP connections buffers (half the machine's memory,
+``distributed.comm.tcp.MAX_BUFFER_SIZE``). A larger frame is refused with a
+``FrameTooLarge`` before anything is allocated, and the connection is closed.
 """
 
 from __future__ import annotations
@@ -19,6 +26,43 @@ from typing import Any
 SIZE = struct.Struct("!I")
 COUNTS = struct.Struct("!QI")  # payload length, number of out-of-band buffers
 BUFFER = struct.Struct("!Q")
+# A message of a step carries one buffer per array it holds; a million is far beyond any
+# step's, and keeps a lying header's own size (8 bytes a buffer) to 8 MB.
+MAX_BUFFERS = 1 << 20
+
+
+class FrameTooLarge(ValueError):
+    """A frame header announced more than a reader accepts (or was malformed); nothing
+    was allocated for it."""
+
+
+def max_message_bytes() -> int:
+    """The most bytes one message may announce: what Dask lets one TCP connection
+    buffer (``distributed.comm.tcp.MAX_BUFFER_SIZE``, half the machine's memory)."""
+    from distributed.comm.tcp import MAX_BUFFER_SIZE
+
+    return int(MAX_BUFFER_SIZE)
+
+
+def check_header_size(size: int) -> None:
+    """Refuses a header longer than ``MAX_BUFFERS`` buffers' lengths need."""
+    if size > COUNTS.size + MAX_BUFFERS * BUFFER.size:
+        raise FrameTooLarge(
+            f"step stream frame header of {size} bytes: at most "
+            f"{COUNTS.size + MAX_BUFFERS * BUFFER.size} (a corrupt or foreign stream)"
+        )
+
+
+def check_sizes(payload: int, sizes: list[int]) -> None:
+    """Refuses a message announcing more bytes than ``max_message_bytes()``."""
+    total = payload + sum(sizes)
+    limit = max_message_bytes()
+    if total > limit:
+        raise FrameTooLarge(
+            f"step stream message announces {total} bytes ({len(sizes)} buffers), over the "
+            f"cap of {limit} bytes (Dask's distributed.comm.tcp.MAX_BUFFER_SIZE, half this "
+            "machine's memory); nothing was allocated and the connection is closed"
+        )
 
 
 def encode(message: Any) -> list[Any]:
@@ -31,8 +75,18 @@ def encode(message: Any) -> list[Any]:
 
 
 def decode_header(header: bytes) -> tuple[int, list[int]]:
+    """(payload length, buffer lengths) of a frame header, checked against the caps
+    (``FrameTooLarge``) and against the header's own length (``ValueError``)."""
+    if len(header) < COUNTS.size:
+        raise FrameTooLarge(f"step stream frame header of {len(header)} bytes is malformed")
     payload, count = COUNTS.unpack_from(header)
+    if count > MAX_BUFFERS or len(header) < COUNTS.size + count * BUFFER.size:
+        raise FrameTooLarge(
+            f"step stream frame header announces {count} buffers in {len(header)} bytes "
+            f"(at most {MAX_BUFFERS}, 8 bytes each)"
+        )
     sizes = [BUFFER.unpack_from(header, COUNTS.size + i * BUFFER.size)[0] for i in range(count)]
+    check_sizes(payload, sizes)
     return payload, sizes
 
 
@@ -105,6 +159,7 @@ class FrameParser:
         if len(self._head) == want:
             if self._head_size is None:
                 (self._head_size,) = SIZE.unpack(self._head)
+                check_header_size(self._head_size)
             else:
                 payload, sizes = decode_header(bytes(self._head[SIZE.size :]))
                 self._parts = [bytearray(payload)] + [bytearray(n) for n in sizes]
@@ -151,6 +206,7 @@ def recv_exactly(sock: socket.socket, n: int) -> bytearray:
 
 def recv_message(sock: socket.socket) -> Any:
     (size,) = SIZE.unpack(recv_exactly(sock, SIZE.size))
+    check_header_size(size)
     payload_size, sizes = decode_header(bytes(recv_exactly(sock, size)))
     payload = recv_exactly(sock, payload_size)
     buffers = [recv_exactly(sock, n) for n in sizes]

@@ -38,6 +38,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import itertools
+import logging
 import pickle
 import select
 import socket
@@ -50,6 +51,7 @@ from typing import Any
 from .._util.comm_socket import detach
 from .step_frames import (
     FrameParser,
+    FrameTooLarge,
     decode,
     encode,
     recv_message,
@@ -69,6 +71,14 @@ def raw_stream(comm: Any) -> Any:
 
 
 # --- event-loop side (workers) --------------------------------------------------------------
+logger = logging.getLogger(__name__)
+
+
+def refuse_stream(peer: Any, exc: FrameTooLarge) -> None:
+    """Logs why a worker closes a step stream whose frame it refused."""
+    logger.warning("closing the step stream from %s: %s", peer or "a client", exc)
+
+
 _READ_CHUNK = 256 * 1024  # what one read of a TLS stream may return (as asyncio's)
 _ACK = b"\x06"  # the worker has taken the connection over: step messages may follow
 
@@ -87,7 +97,14 @@ class _FrameProtocol(asyncio.Protocol):
         self.transport = transport
 
     def data_received(self, data: bytes) -> None:
-        self.parser.feed(data)
+        try:
+            self.parser.feed(data)
+        except FrameTooLarge as exc:
+            refuse_stream(
+                self.transport.get_extra_info("peername") if self.transport else None, exc
+            )
+            if self.transport is not None:
+                self.transport.close()
 
     def connection_lost(self, exc: BaseException | None) -> None:
         if not self.lost.done():
@@ -224,8 +241,13 @@ async def serve(comm: Any, handler: Callable[[Any, Callable[[Any], None]], Any])
         if end.stream is not None:  # TLS: tornado's stream, read a chunk at a time
             parser = FrameParser()
             parser.deliver_to(lambda message: handler(message, reply))
-            while True:
-                parser.feed(await end.stream.read_bytes(_READ_CHUNK, partial=True))
+            try:
+                while True:
+                    parser.feed(await end.stream.read_bytes(_READ_CHUNK, partial=True))
+            except FrameTooLarge as exc:
+                refuse_stream(getattr(comm, "peer_address", None), exc)
+                end.stream.close()
+                return
         while True:
             handler(await end.read(), reply)
 

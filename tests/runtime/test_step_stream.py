@@ -4,6 +4,7 @@ worker's does; the blocking client side the resident path uses."""
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 import time
@@ -16,7 +17,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dataflow.framework import errors
-from dataflow.runtime.step_frames import FrameParser
+from dataflow.runtime.step_frames import (
+    BUFFER,
+    COUNTS,
+    SIZE,
+    FrameParser,
+    FrameTooLarge,
+    max_message_bytes,
+)
 from dataflow.runtime.step_stream import (
     STREAM_OP,
     Lost,
@@ -260,3 +268,56 @@ def test_the_frame_parser_rebuilds_messages_however_the_bytes_are_split(cuts):
     assert got[1]["reason"] == "x" * 50
     assert got[2]["values"][1].shape == (0,)
     np.testing.assert_array_equal(got[2]["values"][2], np.ones(7, np.int64))
+
+
+def _lying_header(payload: int, sizes: list[int]) -> bytes:
+    header = COUNTS.pack(payload, len(sizes)) + b"".join(BUFFER.pack(n) for n in sizes)
+    return SIZE.pack(len(header)) + header
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        _lying_header(2**62, []),  # a payload of 4 EiB
+        _lying_header(10, [2**40] * 3),  # three buffers of a TiB each
+        SIZE.pack(2**31),  # a 2 GiB header (a million and more buffer lengths)
+        SIZE.pack(COUNTS.size) + COUNTS.pack(0, 2**31),  # 2**31 buffers in a 12-byte header
+    ],
+    ids=["payload", "buffers", "header", "count"],
+)
+def test_a_frame_announcing_more_than_the_cap_is_refused_before_allocating(frame):
+    """A header is checked before anything is allocated for the message it announces: a
+    lying one raises ``FrameTooLarge`` (a ``MemoryError`` would mean it allocated)."""
+    parser = FrameParser()
+    parser.deliver_to(lambda message: pytest.fail("no message may come of a lying header"))
+    with pytest.raises(FrameTooLarge, match="step stream"):
+        parser.feed(frame)
+    assert max_message_bytes() < 2**40  # half the machine's memory, as Dask's cap
+
+
+def test_a_worker_closes_a_stream_that_sends_a_lying_frame_and_serves_others(
+    client, server, caplog
+):
+    streams = StepStreamClient(client)
+    try:
+        streams.request_all(
+            {"a": (server.address, {"op": "echo", "id": 1, "values": {}})}, lambda: False, None
+        )
+        (conn,) = streams._connections().values()
+        with caplog.at_level(logging.WARNING, logger="dataflow.runtime.step_stream"):
+            conn.sendall(_lying_header(2**62, []))
+            conn.settimeout(10)
+            assert conn.recv(1) == b""  # the worker closed the connection
+        assert "closing the step stream" in caplog.text and "over the cap" in caplog.text
+    finally:
+        streams.close()
+    others = StepStreamClient(client)  # the server goes on serving other streams
+    try:
+        out = others.request_all(
+            {"b": (server.address, {"op": "echo", "id": 2, "values": {0: np.ones(3)}})},
+            lambda: False,
+            time.monotonic() + 10,
+        )
+        np.testing.assert_array_equal(out["b"]["values"][0], np.ones(3))
+    finally:
+        others.close()
