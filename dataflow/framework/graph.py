@@ -502,7 +502,13 @@ class _DefaultGraphStack(threading.local):
         try:
             yield graph
         finally:
-            self.stack.pop()
+            # Its own entry, which is the top unless a context was left out of order
+            # (an InteractiveSession closed while a later graph is the default: TF1's
+            # enforce_nesting=False).
+            for i in range(len(self.stack) - 1, -1, -1):
+                if self.stack[i] is graph:
+                    del self.stack[i]
+                    break
 
 
 _default_graph_stack = _DefaultGraphStack()

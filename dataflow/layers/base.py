@@ -28,9 +28,12 @@ from ..ops.variable_scope_context import variable_scope
 
 
 def snake_case(class_name: str) -> str:
-    """Keras's rule: ``Conv2DTranspose`` -> ``conv2d_transpose``."""
-    words = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", class_name)
-    return re.sub(r"([a-z])([A-Z])", r"\1_\2", words).lower()
+    """Keras's rule: ``Conv2DTranspose`` -> ``conv2d_transpose``; a private class
+    (``_Wrapper``) gets a ``private`` prefix (``private__wrapper``), as scope names may
+    not start with ``_``."""
+    words = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", class_name)
+    snake = re.sub(r"([a-z])([A-Z])", r"\1_\2", words).lower()
+    return "private" + snake if snake.startswith("_") else snake
 
 
 class Layer:

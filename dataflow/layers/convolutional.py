@@ -181,9 +181,14 @@ class Conv2DTranspose(Conv2D):
                 extra = max(self.kernel_size[i - 1] - self.strides[i - 1], 0)
                 sizes.append(size + extra if self.padding == "VALID" else size)
         output_shape = array_ops.stack([dynamic[0], sizes[0], sizes[1], self.filters])
-        return nn_conv2d_transpose(
+        outputs = nn_conv2d_transpose(
             inputs, self.kernel, output_shape, strides=[1, *self.strides, 1], padding=self.padding
         )
+        # The static shape, which a packed output_shape with an unknown batch hides (TF1's
+        # layer sets it too, so a following flatten + dense knows its depth).
+        static = [s if isinstance(s, int) else None for s in sizes]
+        outputs.set_shape([dims[0], *static, self.filters])
+        return outputs
 
 
 def _functional(cls: type, inputs: Any, args: Sequence[Any], kwargs: dict) -> Tensor:

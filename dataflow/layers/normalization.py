@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..framework.graph import Tensor
+from ..framework.scopes import name_scope
 from ..framework.tensor_shape import TensorShape
 from ..ops import array as array_ops
 from ..ops.cast import cast
@@ -150,7 +151,10 @@ class BatchNormalization(Layer):
             lambda: constant(0.0, dtype=mean.dtype),
         )
         for moving, batch in ((self.moving_mean, mean), (self.moving_variance, variance)):
-            self.add_update(assign_sub(moving, (moving - batch) * decay))
+            # TF1's names: the op `<layer>/AssignMovingAvg/AssignSubVariableOp` (`_1` for the
+            # variance) is the update found in UPDATE_OPS.
+            with name_scope("AssignMovingAvg"):
+                self.add_update(assign_sub(moving, (moving - batch) * decay).op)
 
 
 def batch_normalization(

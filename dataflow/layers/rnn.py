@@ -136,9 +136,19 @@ def dynamic_rnn(
         if dims is not None and len(dims) == 3 and cell._fusable():
             return _fused_rnn(cell, inputs, initial_state, dtype, time_major, scope)
     if steps is not None and 0 < steps <= _UNROLL_LIMIT:
-        unstacked = array_ops.unstack(inputs, num=steps, axis=time_axis)
-        per_step, state = static_rnn(cell, unstacked, initial_state, dtype, sequence_length, scope)
-        return array_ops.stack(per_step, axis=time_axis), state
+        # TF1's names for what users fetch: the outputs are `rnn/transpose_1`, the
+        # transposition back from time-major (the loop's layout) inside the scope.
+        with variable_scope(scope or "rnn") as rnn_scope:
+            if not time_major:
+                inputs = array_ops.transpose(inputs, [1, 0, *range(2, len(dims))])
+            unstacked = array_ops.unstack(inputs, num=steps, axis=0)
+            per_step, state = static_rnn(
+                cell, unstacked, initial_state, dtype, sequence_length, rnn_scope
+            )
+            outputs = array_ops.stack(per_step, axis=0)
+            if not time_major:
+                outputs = array_ops.transpose(outputs, [1, 0, *range(2, outputs.shape.rank)])
+            return outputs, state
     with variable_scope(scope or "rnn"):
         if not time_major:
             rank = inputs.shape.rank
@@ -277,8 +287,9 @@ def bidirectional_dynamic_rnn(
                 time_major=time_major,
                 scope=bw_scope,
             )
-            if sequence_length is None:
-                out_bw = array_ops.reverse(out_bw, [seq_axis])
-            else:
-                out_bw = reverse_sequence(out_bw, sequence_length, seq_axis, batch_axis)
+    # Outside the scopes, as TF1 does it (the backward outputs are `ReverseV2:0`).
+    if sequence_length is None:
+        out_bw = array_ops.reverse(out_bw, [seq_axis])
+    else:
+        out_bw = reverse_sequence(out_bw, sequence_length, seq_axis, batch_axis)
     return (out_fw, out_bw), (state_fw, state_bw)

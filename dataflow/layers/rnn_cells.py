@@ -22,7 +22,7 @@ from ..framework.tensor_shape import TensorShape
 from ..ops import array as array_ops
 from ..ops.init_ops import constant_initializer, zeros_initializer
 from ..ops.linalg_matmul import matmul
-from ..ops.math_arith import sigmoid, tanh
+from ..ops.math_arith import add, multiply, sigmoid, tanh
 from ..ops.math_composite import clip_by_value
 from ..ops.nn_impl import bias_add
 from ..ops.nn_impl import dropout as nn_dropout
@@ -230,8 +230,10 @@ class BasicLSTMCell(RNNCell):
         c, h = state
         gates = bias_add(matmul(array_ops.concat([inputs, h], 1), self._kernel), self._bias)
         i, j, f, o = array_ops.split(gates, 4, axis=1)
-        new_c = c * sigmoid(f + self._forget_bias) + sigmoid(i) * self._activation(j)
-        new_h = self._activation(new_c) * sigmoid(o)
+        # TF1's calls, so the state and output are named as TF1's (`Add_1`, `Mul_2`).
+        forget = sigmoid(add(f, convert_to_tensor(self._forget_bias, dtype=f.dtype)))
+        new_c = add(multiply(c, forget), multiply(sigmoid(i), self._activation(j)))
+        new_h = multiply(self._activation(new_c), sigmoid(o))
         return new_h, LSTMStateTuple(new_c, new_h)
 
     def _fusable(self) -> bool:

@@ -91,8 +91,9 @@ def group(*inputs: Any, name: str | None = None) -> Operation:
     for x in inputs:
         flat.extend(x if isinstance(x, (list, builtins.tuple)) else [x])
     deps = [_as_op(x) for x in flat]
-    with graph.control_dependencies(deps):
-        return no_op(name=name)
+    # TF1 names the op after a name scope (default "group_deps"): "group_deps_1", ...
+    with graph.name_scope(name or "group_deps") as scope, graph.control_dependencies(deps):
+        return no_op(name=scope)
 
 
 def tuple(

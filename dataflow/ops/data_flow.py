@@ -310,6 +310,13 @@ def _as_shape_list(shapes: Any) -> list[TensorShape]:
 
 
 # --- the queue classes --------------------------------------------------------------------
+_TF1_QUEUE_TYPES = {
+    "fifo": "FIFOQueueV2",
+    "shuffle": "RandomShuffleQueueV2",
+    "padding": "PaddingFIFOQueueV2",
+}
+
+
 class QueueBase:
     """Common interface of TF1's queues (see ``FIFOQueue``)."""
 
@@ -321,7 +328,7 @@ class QueueBase:
         shapes: Any,
         names: Any,
         shared_name: str | None,
-        name: str,
+        name: str | None,
         min_after_dequeue: int = 0,
         seed: int | None = None,
     ):
@@ -350,7 +357,8 @@ class QueueBase:
             seed = graph.seed * 1_000_003 + graph.next_op_seed()
         elif seed is not None and graph.seed is not None:
             seed = graph.seed * 1_000_003 + seed
-        with graph.name_scope(name) as scope:
+        # name=None names the handle after TF1's op type (``input_producer/FIFOQueueV2``).
+        with graph.name_scope(name or _TF1_QUEUE_TYPES[kind]) as scope:
             self._handle = graph.create_op(
                 "QueueHandleOp",
                 [],
@@ -418,15 +426,22 @@ class QueueBase:
                 op_type, [self._handle, *inputs], dict(self._attrs, **attrs), name=name
             )
 
+    def _default_name(self, name: str | None, suffix: str) -> str:
+        """TF1's op names: ``<queue>_<suffix>`` (``fifo_queue_Dequeue``) unless named."""
+        return name or f"{self._handle.op.name.rsplit('/', 1)[-1]}_{suffix}"
+
+    def _enqueue(self, vals: Any, many: bool, name: str) -> Operation:
+        # TF1 opens a name scope and names the op after it (``fifo_queue_enqueue``).
+        with get_default_graph().name_scope(name) as scope:
+            return self._op("QueueEnqueue", self._components(vals), {"many": many}, scope)
+
     def enqueue(self, vals: Any, name: str | None = None) -> Operation:
         """Adds one element (a tensor, a list of tensors, or a dict by name)."""
-        return self._op("QueueEnqueue", self._components(vals), {"many": False}, name or "enqueue")
+        return self._enqueue(vals, False, self._default_name(name, "enqueue"))
 
     def enqueue_many(self, vals: Any, name: str | None = None) -> Operation:
         """Adds ``len(vals[0])`` elements, slicing each component along dimension 0."""
-        return self._op(
-            "QueueEnqueue", self._components(vals), {"many": True}, name or "enqueue_many"
-        )
+        return self._enqueue(vals, True, self._default_name(name, "EnqueueMany"))
 
     def _unpack(self, op: Operation) -> Any:
         outs = list(op.outputs)
@@ -436,7 +451,9 @@ class QueueBase:
 
     def dequeue(self, name: str | None = None) -> Any:
         """Removes one element; blocks while empty."""
-        return self._unpack(self._op("QueueDequeue", [], {"mode": "one"}, name or "dequeue"))
+        return self._unpack(
+            self._op("QueueDequeue", [], {"mode": "one"}, self._default_name(name, "Dequeue"))
+        )
 
     def dequeue_many(self, n: Any, name: str | None = None) -> Any:
         """Removes ``n`` elements, stacked along a new dimension 0."""
@@ -445,7 +462,7 @@ class QueueBase:
                 "QueueDequeue",
                 [convert_to_tensor(n, dtypes_module.int32)],
                 {"mode": "many"},
-                name or "dequeue_many",
+                self._default_name(name, "DequeueMany"),
             )
         )
 
@@ -456,22 +473,25 @@ class QueueBase:
                 "QueueDequeue",
                 [convert_to_tensor(n, dtypes_module.int32)],
                 {"mode": "up_to"},
-                name or "dequeue_up_to",
+                self._default_name(name, "DequeueUpTo"),
             )
         )
 
     def close(self, cancel_pending_enqueues: bool = False, name: str | None = None) -> Operation:
         """Closes the queue: no more enqueues; dequeues drain what is left."""
         return self._op(
-            "QueueClose", [], {"cancel_pending_enqueues": cancel_pending_enqueues}, name or "close"
+            "QueueClose",
+            [],
+            {"cancel_pending_enqueues": cancel_pending_enqueues},
+            self._default_name(name, "Close"),
         )
 
     def size(self, name: str | None = None) -> Tensor:
         """The number of elements in the queue."""
-        return self._op("QueueSize", [], {}, name or "size").outputs[0]
+        return self._op("QueueSize", [], {}, self._default_name(name, "Size")).outputs[0]
 
     def is_closed(self, name: str | None = None) -> Tensor:
-        return self._op("QueueIsClosed", [], {}, name or "is_closed").outputs[0]
+        return self._op("QueueIsClosed", [], {}, self._default_name(name, "IsClosed")).outputs[0]
 
 
 class FIFOQueue(QueueBase):
@@ -493,7 +513,7 @@ class FIFOQueue(QueueBase):
         shapes: Any = None,
         names: Any = None,
         shared_name: str | None = None,
-        name: str = "fifo_queue",
+        name: str | None = "fifo_queue",
     ):
         super().__init__("fifo", capacity, dtypes, shapes, names, shared_name, name)
 
@@ -511,7 +531,7 @@ class RandomShuffleQueue(QueueBase):
         names: Any = None,
         seed: int | None = None,
         shared_name: str | None = None,
-        name: str = "random_shuffle_queue",
+        name: str | None = "random_shuffle_queue",
     ):
         if min_after_dequeue >= capacity:
             raise ValueError(
@@ -533,6 +553,6 @@ class PaddingFIFOQueue(QueueBase):
         shapes: Any,
         names: Any = None,
         shared_name: str | None = None,
-        name: str = "padding_fifo_queue",
+        name: str | None = "padding_fifo_queue",
     ):
         super().__init__("padding", capacity, dtypes, shapes, names, shared_name, name)

@@ -102,16 +102,17 @@ def task_map(
 
 
 def cluster_devices(
-    tasks: Mapping[tuple[str, int], WorkerInfo],
+    tasks: Mapping[tuple[str, int], WorkerInfo], max_gpus: int | None = None
 ) -> tuple[DeviceList, dict[str, str], str]:
-    """(devices, device -> worker name, default device) of a task map."""
+    """(devices, device -> worker name, default device) of a task map. ``max_gpus``
+    (``ConfigProto.device_count["GPU"]``) caps each task's GPUs: 0 keeps every op on
+    CPUs."""
     devices = DeviceList()
     worker_of: dict[str, str] = {}
     for (job, task), info in sorted(tasks.items()):
         base = f"/job:{job}/replica:0/task:{task}"
-        for device in [f"{base}/device:CPU:0"] + [
-            f"{base}/device:GPU:{i}" for i in range(info.gpus)
-        ]:
+        gpus = info.gpus if max_gpus is None else max(0, min(info.gpus, max_gpus))
+        for device in [f"{base}/device:CPU:0"] + [f"{base}/device:GPU:{i}" for i in range(gpus)]:
             devices.append(device)
             worker_of[device] = info.name
     devices.note = (
@@ -342,8 +343,9 @@ class LocalCluster:
             ``/device:GPU:k`` devices); needs CUDA and CuPy on the workers to run.
         processes: one process per worker (default) rather than threads of this one.
         threads_per_worker: threads running stage tasks on each worker.
-        host: interface to listen on.
-        dashboard_address: where the dashboard listens (``None`` for none).
+        host: interface every server of the cluster listens on (loopback by default).
+        dashboard_address: where the dashboard listens (``None`` for none); a port
+            alone (``":8787"``) is a port on ``host``.
         security: a ``distributed.security.Security``, or ``True`` for TLS with
             temporary self-signed certificates.
         silence_logs: log level of the workers' and scheduler's loggers.
@@ -376,6 +378,10 @@ class LocalCluster:
             refuse_unguarded_main()
             # Workers import dataflow when they start, not when the first step needs it.
             kwargs.setdefault("preload", ["dataflow.runtime.worker_state"])
+        if dashboard_address is not None and dashboard_address.startswith(":"):
+            # A port alone would make Dask listen on every interface: the dashboard
+            # listens where the cluster does (loopback unless ``host`` says otherwise).
+            dashboard_address = f"{host}{dashboard_address}"
         if dashboard_address is None:
             # Dask's scheduler still serves its HTTP routes (health, metrics) without a
             # dashboard, on port 8787 unless told otherwise: a free port instead, so a

@@ -284,7 +284,8 @@ class Server:
             self._scheduler = await distributed.Scheduler(
                 host=host,
                 port=port,
-                dashboard_address=os.environ.get("DATAFLOW_DASHBOARD_ADDRESS", ":8787"),
+                # The dashboard listens where the scheduler does, not on every interface.
+                dashboard_address=os.environ.get("DATAFLOW_DASHBOARD_ADDRESS", f"{host}:8787"),
             )
         self._worker = await distributed.Worker(
             self._scheduler_address,

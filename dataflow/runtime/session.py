@@ -520,19 +520,28 @@ class Session(BaseSession):
 
 
 class InteractiveSession(BaseSession):
-    """A session that installs itself as the default session on construction."""
+    """A session that installs itself as the default session on construction.
+
+    As in TF1, a ``graph`` passed explicitly also becomes the default graph until
+    ``close()``; without one, the session runs the current default graph and leaves the
+    graph stack alone, so ``tf.reset_default_graph()`` works after ``close()``.
+    """
 
     def __init__(
         self, target: Any = "", graph: Graph | None = None, config: ConfigProto | None = None
     ):
         super().__init__(target, graph, config)
-        self._graph_ctx = self._graph.as_default()
-        self._graph_ctx.__enter__()
+        self._graph_ctx = graph.as_default() if graph is not None else None
+        if self._graph_ctx is not None:
+            self._graph_ctx.__enter__()
         _default_sessions.stack.append(self)
 
     def close(self) -> None:
         if self in _default_sessions.stack:
             _default_sessions.stack.remove(self)
+        if self._graph_ctx is not None:
+            ctx, self._graph_ctx = self._graph_ctx, None
+            ctx.__exit__(None, None, None)
         super().close()
 
 

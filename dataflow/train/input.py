@@ -115,7 +115,7 @@ def input_producer(
             dtypes=[input_tensor.dtype],
             shapes=[row_shape],
             shared_name=shared_name,
-            name=name or "fifo_queue",
+            name=name,  # None: TF1 names it after the op type, FIFOQueueV2
         )
         enqueue = queue.enqueue_many([input_tensor])
         add_queue_runner(QueueRunner(queue, [enqueue], cancel_op=cancel_op))

@@ -13,11 +13,14 @@ Training adds two things to the graph (TF1's design, kept as is):
 State an optimizer keeps:
 
 * *slots*: one variable per (slot name, variable), e.g. Adam's ``m`` and ``v``. A slot
-  is an ordinary non-trainable ``Variable`` named ``<var>/<OptimizerName>`` (then
-  ``_1``, ``_2``, ... as names repeat: ``w/Adam``, ``w/Adam_1``), created at the root
-  name scope, outside any control dependencies, colocated with its variable;
+  is a non-trainable variable made by ``get_variable`` in
+  ``variable_scope(None, default_name="<var>/<OptimizerName>")`` as TF1's
+  ``slot_creator`` makes it: ``w/Adam``, ``w/Adam_1``, ... and ``vs/w/Adam`` when
+  ``minimize`` is called inside ``variable_scope("vs")`` (a name scope alone does not
+  change it), outside any control dependencies, colocated with its variable;
 * *non-slot variables*: shared by all variables, per graph, e.g. Adam's
-  ``beta1_power``, colocated with the first variable by name.
+  ``beta1_power``: a ``Variable`` in the caller's name scope (``train/beta1_power``
+  under ``name_scope("train")``), colocated with the first variable by name.
 
 Hyper-parameters (learning rate, momentum, ...) become tensors in ``_prepare`` as in
 TF1: Python numbers are float32 constants, cast to each variable's dtype at use. So a
@@ -53,15 +56,17 @@ from ..ops import array as array_ops
 from ..ops import control
 from ..ops.constant import constant
 from ..ops.state import GLOBAL_VARIABLES, GraphKeys, Variable
+from ..ops.variable_scope import get_variable
+from ..ops.variable_scope_context import variable_scope
 
 _VALID_DTYPES = (dtypes.float16, dtypes.float32, dtypes.float64)
 
 
 @contextlib.contextmanager
 def _init_scope(graph: Graph) -> Iterator[None]:
-    """Where optimizer state is created: the root name scope, no control dependencies
-    (TF1's ``init_scope`` in graph mode)."""
-    with graph.as_default(), graph.name_scope(None), graph.control_dependencies(None):
+    """Where optimizer state is created: the caller's name and variable scopes, outside
+    any control dependencies (TF1's ``init_scope`` in graph mode keeps the name scope)."""
+    with graph.as_default(), graph.control_dependencies(None):
         yield
 
 
@@ -451,14 +456,21 @@ class Optimizer:
 
 
 def _create_slot(primary: Variable, initial_value: Callable[[], Tensor], op_name: str) -> Variable:
-    """A slot variable of ``primary``: named ``<primary>/<op_name>`` (uniquified),
-    non-trainable, in ``GLOBAL_VARIABLES``, colocated with ``primary``."""
+    """A slot variable of ``primary``: ``get_variable("")`` in the variable scope
+    ``<primary>/<op_name>`` (uniquified, under the caller's variable scope, as TF1's
+    ``slot_creator``), non-trainable, in ``GLOBAL_VARIABLES``, colocated with
+    ``primary``."""
     graph = primary.graph
-    with _init_scope(graph), graph.colocate_with(primary.op, ignore_existing=True):
-        return Variable(
-            initial_value,
+    with (
+        _init_scope(graph),
+        variable_scope(None, default_name=f"{primary.op.name}/{op_name}"),
+        graph.colocate_with(primary.op, ignore_existing=True),
+    ):
+        return get_variable(
+            "",
+            dtype=primary.dtype.base_dtype,
+            initializer=initial_value,
             trainable=False,
-            name=f"{primary.op.name}/{op_name}",
-            dtype=primary.dtype,
             collections=[GLOBAL_VARIABLES],
+            validate_shape=primary.shape.is_fully_defined(),
         )

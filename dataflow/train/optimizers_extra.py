@@ -225,5 +225,13 @@ class FtrlOptimizer(Optimizer):
             l2,
             shrinkage,
             power,
+            name=self._update_name(indices is not None),
             indices=indices,
         )
+
+    def _update_name(self, sparse: bool) -> str:
+        """TF1's name: without shrinkage TF1 runs ``ResourceApplyFtrl`` (the same update
+        as its ``V2`` with zero shrinkage, which is the op here)."""
+        name = "ResourceSparseApplyFtrl" if sparse else "ResourceApplyFtrl"
+        no_shrinkage = isinstance(self._shrinkage, (int, float)) and self._shrinkage <= 0.0
+        return name if no_shrinkage else name + "V2"

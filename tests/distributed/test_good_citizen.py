@@ -187,6 +187,37 @@ def test_local_cluster_preloads_dataflow_and_serves_the_dashboard():
             assert js.status == 200 and b"Bokeh" in js.read(4096)
 
 
+def _listening(pids):
+    """``(pid, ip)`` of every listening TCP socket of the processes ``pids``."""
+    import psutil
+
+    out = []
+    for pid in pids:
+        try:
+            conns = psutil.Process(pid).net_connections(kind="tcp")
+        except psutil.NoSuchProcess:
+            continue
+        out += [(pid, c.laddr.ip) for c in conns if c.status == psutil.CONN_LISTEN]
+    return out
+
+
+@pytest.mark.parametrize("dashboard", [":8787", None], ids=["dashboard", "no-dashboard"])
+def test_everything_a_local_cluster_opens_listens_on_loopback(dashboard):
+    """The scheduler, its dashboard (or its bare HTTP routes), the nannies and the
+    workers: none listens on every interface unless ``host`` asks for it (a port alone
+    made Dask's dashboard listen on 0.0.0.0)."""
+    import psutil
+
+    with started_cluster(ps=1, worker=1, dashboard_address=dashboard) as c:
+        me = psutil.Process()
+        pids = [me.pid] + [p.pid for p in me.children(recursive=True)]
+        sockets = _listening(pids)
+        assert len({pid for pid, _ in sockets}) >= 3  # this process, 2 nannies, 2 workers
+        assert all(ip == "127.0.0.1" for _, ip in sockets), sockets
+        if dashboard:
+            assert c.dashboard_link.startswith("http://127.0.0.1:")
+
+
 def test_an_unguarded_script_gets_one_clear_error(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(

@@ -183,6 +183,27 @@ def test_interactive_session_installs_itself():
     assert tf.get_default_session() is None
 
 
+def test_interactive_session_leaves_the_graph_stack_as_tf1():
+    # Issue 35: without a graph it never enters one, so reset works after close().
+    x = tf.constant(1.0)
+    sess = tf.InteractiveSession()
+    assert x.eval() == 1.0
+    sess.close()
+    tf.reset_default_graph()
+    assert x.graph is not tf.get_default_graph()
+    # An explicit graph is the default graph until close(), even when closed out of order.
+    g = tf.Graph()
+    sess = tf.InteractiveSession(graph=g)
+    assert tf.constant(2.0).graph is g
+    other = tf.Graph().as_default()
+    other.__enter__()
+    sess.close()
+    sess.close()  # a second close leaves nothing more
+    assert tf.get_default_graph() is not g
+    other.__exit__(None, None, None)
+    tf.reset_default_graph()
+
+
 def test_closed_session_refuses_to_run():
     s = tf.Session()
     c = tf.constant(1.0)
