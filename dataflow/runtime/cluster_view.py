@@ -56,6 +56,8 @@ class ClusterView:
         self._workers: dict[str, WorkerInfo] = {}
         self._by_name: dict[str, str] = {}  # replaced whole, so reads need no lock
         self._listeners: list[Callable[[WorkerInfo], None]] = []
+        # address -> GPUs dataflow's kernels can use there, for workers advertising any
+        self._usable_gpus: dict[str, int] = {}
         self.plugin_name = f"{PLUGIN_PREFIX}{client.id}"
         try:
             # A client that has just reconnected to a restarted scheduler may swap its
@@ -65,7 +67,7 @@ class ClusterView:
                 self._connection = client.scheduler_comm
                 self.scheduler_address = str(getattr(client.scheduler, "address", "?"))
                 with comm_failures_as_unavailable("registering dataflow on the Dask workers"):
-                    self._update(client.scheduler_info(n_workers=-1)["workers"])
+                    self.refresh()
                     _register_plugin(client, self.plugin_name, len(self._workers))
                     self.refresh()
                 if self.connected():
@@ -122,14 +124,54 @@ class ClusterView:
                 self.client.unregister_worker_plugin(self.plugin_name)
 
     # --- the live workers -------------------------------------------------------------
+    def _unchecked_gpu_workers(self, workers: Mapping[str, Mapping]) -> list[str]:
+        """Workers that advertise a ``GPU`` resource and were not asked yet whether
+        CuPy runs there (CPU-only clusters are never asked)."""
+        return [
+            address
+            for address, info in workers.items()
+            if _advertised_gpus(info) > 0 and address not in self._usable_gpus
+        ]
+
+    def _note_usable_gpus(self, workers: Mapping[str, Mapping], found: Mapping) -> None:
+        """Records what each asked worker answered (``worker_plugin.usable_gpus``), and
+        warns once per worker that advertises more GPUs than its kernels can use."""
+        for address, answer in found.items():
+            info = workers.get(address, {})
+            if isinstance(answer, BaseException):
+                answer = (0, f"checking failed ({type(answer).__name__}: {answer})")
+            usable, why = answer
+            advertised = _advertised_gpus(info)
+            self._usable_gpus[address] = min(usable, advertised)
+            if usable < advertised and (address, advertised) not in _warned_gpus:
+                _warned_gpus.add((address, advertised))
+                logger.warning(
+                    "dataflow: Dask worker %s at %s advertises GPU=%s but %s; it gets %s "
+                    "GPU device(s), and ops without a device run on its CPU",
+                    info.get("name", address),
+                    address,
+                    advertised,
+                    why or f"CuPy sees only {usable} device(s)",
+                    usable,
+                )
+
+    def _check_gpus(self, workers: Mapping[str, Mapping]) -> None:
+        unchecked = self._unchecked_gpu_workers(workers)
+        if unchecked:
+            from .worker_plugin import register_by_value, usable_gpus
+
+            register_by_value()  # a worker without dataflow can still answer
+            found = self.client.run(usable_gpus, workers=unchecked, on_error="return")
+            self._note_usable_gpus(workers, found)
+
     def _update(self, workers: Mapping[str, Mapping]) -> None:
         table = {}
         for address, info in workers.items():
-            resources = info.get("resources") or {}
             table[address] = WorkerInfo(
                 str(info.get("name", address)),
                 address,
-                int(resources.get("GPU", 0)),
+                # GPU devices exist only where CuPy runs (asked once per worker).
+                min(_advertised_gpus(info), self._usable_gpus.get(address, 0)),
                 int(info.get("nthreads", 1)),
             )
         with self._lock:
@@ -144,7 +186,9 @@ class ClusterView:
         return self._by_name.get(name)
 
     def refresh(self) -> None:
-        self._update(self.client.scheduler_info(n_workers=-1)["workers"])
+        workers = self.client.scheduler_info(n_workers=-1)["workers"]
+        self._check_gpus(workers)
+        self._update(workers)
 
     def describe(self) -> str:
         found = sorted(self.workers(), key=lambda w: w.name)
@@ -177,8 +221,25 @@ class ClusterView:
                 for fn in listeners:
                     fn(info)
         elif action == "add-worker":
-            identity = await self.client.scheduler.identity(n_workers=-1)
-            self._update(identity["workers"])
+            workers = (await self.client.scheduler.identity(n_workers=-1))["workers"]
+            unchecked = self._unchecked_gpu_workers(workers)
+            if unchecked:
+                from .worker_plugin import usable_gpus
+
+                found = await self.client.run(
+                    usable_gpus, workers=unchecked, on_error="return", asynchronous=True
+                )
+                self._note_usable_gpus(workers, found)
+            self._update(workers)
+
+
+# Workers already reported as advertising GPUs CuPy cannot run (once per process).
+_warned_gpus: set[tuple[str, int]] = set()
+
+
+def _advertised_gpus(info: Mapping) -> int:
+    """The ``GPU`` resource a worker was started with (``--resources GPU=1``)."""
+    return int((info.get("resources") or {}).get("GPU", 0))
 
 
 _views: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # client -> current view

@@ -109,7 +109,7 @@ class DaskBackend(ResidentPath):
                 self.view.refresh()  # events may lag the scheduler: ask it, once
                 self.tasks = cluster_module.task_map(self.view.workers(), spec)
             self.devices, self._worker_of_device, self.default_device = (
-                cluster_module.cluster_devices(self.tasks)
+                cluster_module.cluster_devices(self.tasks, config.device_count.get("GPU"))
             )
             if resolved is not None:
                 self.default_device = _home_device(resolved, self.client, self.tasks) or (
@@ -179,7 +179,11 @@ class DaskBackend(ResidentPath):
         }
         if not new or self.client.status != "running":
             return
-        futures = self.client.scatter({key: 0 for key in new.values()}, hash=False)
+        # A worker lost while the anchors are sent is a lost worker like any other (the
+        # scatter would raise distributed's own CommClosedError): UnavailableError, which
+        # recovery retries on.
+        with cluster_view.comm_failures_as_unavailable("binding a new step (its task groups)"):
+            futures = self.client.scatter({key: 0 for key in new.values()}, hash=False)
         self._group_anchors.update((key[0], futures[key]) for key in new.values())
 
     def _ensure_installed(self, bound: BoundPlan) -> dict[str, str]:
@@ -443,7 +447,9 @@ class DaskBackend(ResidentPath):
         """Device -> variable names, as the workers report them."""
         self.check_scheduler()
         out: dict[str, list[str]] = {}
-        for found in self.client.run(list_variables, self.container).values():
+        with cluster_view.comm_failures_as_unavailable("listing the cluster's variables"):
+            found_by_worker = self.client.run(list_variables, self.container)
+        for found in found_by_worker.values():
             out.update(found)
         return out
 
@@ -550,7 +556,8 @@ def reset(
     """Clears the variables (and other state) held on the cluster behind ``target``."""
     client, owned = cluster_module.connect(target, timeout)
     try:
-        client.run(reset_state, list(containers) if containers is not None else None)
+        with cluster_view.comm_failures_as_unavailable("resetting the cluster's state"):
+            client.run(reset_state, list(containers) if containers is not None else None)
     finally:
         if owned:
             cluster_module.close_client(client)

@@ -23,15 +23,25 @@ from ..framework import errors
 LOCAL_JOB = "/job:localhost/replica:0/task:0"
 
 
-@functools.cache
-def gpu_count() -> int:
-    """CUDA devices visible through CuPy (0 when CuPy or CUDA is absent)."""
+def gpu_check() -> tuple[int, str]:
+    """``(n, why)``: the CUDA devices visible through CuPy, and when there are none, why
+    (CuPy not importable, or CUDA's error). A GPU device exists only where its kernels
+    can run, so this, not a ``GPU`` resource a worker was started with, says how many."""
     try:
         import cupy
+    except Exception as exc:
+        return 0, f"CuPy cannot be imported ({type(exc).__name__}: {exc})"
+    try:
+        n = int(cupy.cuda.runtime.getDeviceCount())
+    except Exception as exc:
+        return 0, f"CuPy sees no CUDA device ({type(exc).__name__}: {exc})"
+    return n, "" if n else "CuPy sees no CUDA device"
 
-        return int(cupy.cuda.runtime.getDeviceCount())
-    except Exception:
-        return 0
+
+@functools.cache
+def gpu_count() -> int:
+    """CUDA devices visible through CuPy (0 when CuPy or CUDA is absent); found once."""
+    return gpu_check()[0]
 
 
 def local_devices(job: str = LOCAL_JOB, device_count: Mapping[str, int] | None = None) -> list[str]:

@@ -58,6 +58,18 @@ class DataflowWorkerPlugin(WorkerPlugin):
         await worker_state.release_worker(worker)
 
 
+def usable_gpus(dask_worker: Any = None) -> tuple[int, str]:
+    """Run on a worker (``Client.run``, pickled by value like the plugin): how many GPUs
+    dataflow's kernels can use there, and when none, why. A worker started with a ``GPU``
+    resource but no working CuPy has none."""
+    try:
+        from dataflow.runtime import devices
+    except ImportError as exc:
+        return 0, f"dataflow is not importable there ({exc})"
+    n = devices.gpu_count()
+    return n, "" if n else devices.gpu_check()[1]
+
+
 def register_by_value() -> None:
     """Makes Dask pickle ``DataflowWorkerPlugin`` by value (idempotent)."""
     import sys

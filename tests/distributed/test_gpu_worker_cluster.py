@@ -163,3 +163,52 @@ def test_a_real_gpu_worker_trains_like_the_cpu() -> None:
         sess.run(tf.global_variables_initializer())
         on_cpu = [float(sess.run([loss, train], feed)[0]) for _ in range(4)]
     np.testing.assert_allclose(on_cluster, on_cpu, rtol=1e-4)
+
+
+PS_CPU = "/job:ps/replica:0/task:0/device:CPU:0"
+
+
+def test_device_count_gpu_0_keeps_every_op_off_the_clusters_gpus(gpu_cluster: Any) -> None:
+    x, y, loss, train, _ = _job()
+    feed = {x: np.ones((8, 4), np.float32), y: np.ones((8, 1), np.float32)}
+    config = tf.ConfigProto(device_count={"GPU": 0})
+    with tf.Session(gpu_cluster, config=config) as sess:
+        assert not [d for d in sess.backend.devices if "GPU" in d]
+        sess.run(tf.global_variables_initializer())
+        placed = sess.placement([loss, train], feed)
+        sess.run(train, feed)
+    assert placed["pred"] == WORKER_CPU and placed["w"] == PS_CPU
+
+
+@pytest.mark.skipif(_has_gpu(), reason="needs a machine where CuPy cannot run")
+def test_workers_advertising_a_gpu_cupy_cannot_run_train_on_their_cpus(caplog) -> None:
+    """Workers started as docs/deployment.md shows (``--resources GPU=1``) on a machine
+    without CuPy: they get no GPU device, each is reported once (by name, with the
+    reason), and a ps/worker program runs on their CPUs as in this process."""
+    x, y, loss, train, _ = _job()
+    rng = np.random.default_rng(4)
+    feed = {x: rng.standard_normal((8, 4)).astype(np.float32)}
+    feed[y] = feed[x] @ np.array([[1.0], [2.0], [-1.0], [0.5]], np.float32)
+    cluster = local_cluster(ps=1, worker=2, gpus_per_worker=1, processes=True)
+    try:
+        advertised = cluster.client.scheduler_info(n_workers=-1)["workers"].values()
+        assert sorted(w["resources"].get("GPU", 0) for w in advertised) == [0, 1, 1]
+        for _ in range(2):  # a second session: nothing reported again
+            with caplog.at_level("WARNING", logger="dataflow.runtime.cluster_view"):
+                sess = tf.Session(cluster)
+            with sess:
+                assert not [d for d in sess.backend.devices if "GPU" in d]
+                sess.run(tf.global_variables_initializer())
+                assert sess.placement(loss, feed)["pred"] == WORKER_CPU
+                on_cluster = [float(sess.run([loss, train], feed)[0]) for _ in range(4)]
+    finally:
+        cluster.close()
+    reports = [r.getMessage() for r in caplog.records if "advertises GPU=1" in r.message]
+    assert len(reports) == 2, reports
+    for name, report in zip(["worker-0", "worker-1"], sorted(reports), strict=True):
+        assert f"worker {name} at tcp://" in report and "CuPy cannot be imported" in report
+    with tf.Session(config=tf.ConfigProto(allow_soft_placement=True)) as sess:
+        sess.run(tf.global_variables_initializer())
+        on_cpu = [float(sess.run([loss, train], feed)[0]) for _ in range(4)]
+    # Two 4-term float32 dot products per row, a mean of 8: a few ulps apart at most.
+    np.testing.assert_allclose(on_cluster, on_cpu, rtol=1e-5)
