@@ -249,6 +249,20 @@ def rnn_scopes_and_private_cells(tf):
     return [a, b, c]
 
 
+def rnn_loops_and_lengths(tf):
+    # The final states and time-major outputs come out of the loop's own ops, which TF
+    # names differently in 1.15 (`while/Exit_3`) and 2 (`while/Identity_4`): not compared.
+    x = tf.placeholder(tf.float32, [None, None, 2], name="x")
+    lengths = tf.placeholder(tf.int32, [None], name="lengths")
+    cell = tf.nn.rnn_cell.GRUCell(3)
+    looped, _ = tf.nn.dynamic_rnn(cell, x, sequence_length=lengths, dtype=tf.float32)
+    fixed = tf.placeholder(tf.float32, [None, 5, 2], name="fixed")
+    masked, _ = tf.nn.dynamic_rnn(
+        tf.nn.rnn_cell.BasicRNNCell(3), fixed, sequence_length=lengths, dtype=tf.float32
+    )
+    return [looped, masked]
+
+
 OPTIMIZERS = {
     "sgd": lambda tf: tf.train.GradientDescentOptimizer(0.1),
     "momentum": lambda tf: tf.train.MomentumOptimizer(0.1, 0.9, use_nesterov=True),
@@ -475,6 +489,7 @@ MODELS = [
     layers_3d,
     layer_objects_and_reuse,
     rnn_scopes_and_private_cells,
+    rnn_loops_and_lengths,
     sparse_updates_and_two_optimizers,
     exponential_moving_average,
     partitioned_variables,

@@ -502,13 +502,9 @@ class _DefaultGraphStack(threading.local):
         try:
             yield graph
         finally:
-            # Its own entry, which is the top unless a context was left out of order
-            # (an InteractiveSession closed while a later graph is the default: TF1's
-            # enforce_nesting=False).
-            for i in range(len(self.stack) - 1, -1, -1):
-                if self.stack[i] is graph:
-                    del self.stack[i]
-                    break
+            # Its own (last) entry: the top, unless an InteractiveSession's graph was left
+            # out of order (TF1's enforce_nesting=False). Graphs compare by identity.
+            del self.stack[len(self.stack) - 1 - self.stack[::-1].index(graph)]
 
 
 _default_graph_stack = _DefaultGraphStack()
