@@ -14,8 +14,12 @@ Each use is a ``contrib.<module>.<name>`` reached one of four ways, resolved per
 * a name bound to a contrib name, ``xavier = tf.contrib.layers.xavier_initializer``: one
   use (the binding), since later calls are calls of the same name.
 
-The table printed is ``count  contrib.<module>.<name>`` sorted by count, with the
-cumulative share of all uses, and how many files use ``tf.contrib`` at all.
+The table printed is ``count  share  contrib.<module>.<name>  maps to`` sorted by count
+(``share`` is the cumulative share of all uses; ``maps to`` is where
+``dataflow.contrib`` finds the name, or ``-`` where it raises ``NotProvidedError``),
+then how many uses ``dataflow.contrib`` covers. Files that turn on eager execution
+(``enable_eager_execution``, ``tf.contrib.eager``) are left out unless ``--eager``:
+dataflow runs graph-mode programs only.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ _DOTTED = re.compile(r"\b(?:tf|tensorflow)\.contrib\.(\w+)\.(\w+(?:\.\w+)*)")
 _MODULE_ALIAS = re.compile(r"^\s*(\w+)\s*=\s*(?:tf|tensorflow)\.contrib\.(\w+)\s*$", re.M)
 _FROM_CONTRIB = re.compile(r"^\s*from\s+tensorflow\.contrib\s+import\s+([^\n#]+)", re.M)
 _IMPORT_AS = re.compile(r"^\s*import\s+tensorflow\.contrib\.(\w+)\s+as\s+(\w+)", re.M)
+_EAGER = re.compile(r"enable_eager_execution|contrib\.eager|tensorflow\.contrib import eager")
 _FROM_MODULE = re.compile(
     r"^\s*from\s+tensorflow\.contrib\.(\w+)(?:\.[\w.]+)?\s+import\s+([^\n#]+)", re.M
 )
@@ -79,25 +84,50 @@ def uses_in(source: str) -> collections.Counter[str]:
     return found
 
 
+def maps_to(name: str) -> str:
+    """Where ``dataflow`` finds ``contrib.<module>.<name>``: the defining module and
+    name of the object, or ``-`` if it does not provide it."""
+    import dataflow
+
+    target: object = dataflow
+    try:
+        for part in name.split("."):
+            target = getattr(target, part)
+    except AttributeError:
+        return "-"
+    module = getattr(target, "__module__", None) or getattr(type(target), "__module__", "")
+    qualname = getattr(target, "__qualname__", None) or getattr(type(target), "__qualname__", "")
+    return f"{module}.{qualname}" if not isinstance(target, str) else repr(target)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dirs", nargs="+", type=pathlib.Path)
+    parser.add_argument("--eager", action="store_true", help="count eager programs too")
     args = parser.parse_args(argv)
     files = sorted(
         p for d in args.dirs for p in d.rglob("*") if p.suffix in (".py", ".ipynb") and p.is_file()
     )
     total: collections.Counter[str] = collections.Counter()
     using = 0
+    eager = 0
     for path in files:
-        found = uses_in(source_of(path))
+        source = source_of(path)
+        if not args.eager and _EAGER.search(source):
+            eager += 1
+            continue
+        found = uses_in(source)
         using += bool(found)
         total.update(found)
     all_uses = sum(total.values())
-    print(f"{len(files)} files, {using} use tf.contrib, {all_uses} uses")
-    running = 0
+    print(f"{len(files)} files ({eager} eager left out), {using} use tf.contrib, {all_uses} uses")
+    running = covered = 0
     for name, count in total.most_common():
         running += count
-        print(f"{count:5d}  {100 * running / max(all_uses, 1):5.1f}%  {name}")
+        target = maps_to(name)
+        covered += count if target != "-" else 0
+        print(f"{count:5d}  {100 * running / max(all_uses, 1):5.1f}%  {name}  {target}")
+    print(f"dataflow.contrib covers {covered} of {all_uses} uses")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from . import legacy_seq2seq as legacy_seq2seq
 from . import rnn as rnn
 from . import seq2seq as seq2seq
 from . import slim as slim
+from . import training as training
 from .missing import contrib_hook
 
 __getattr__ = contrib_hook("", __name__)

@@ -17,9 +17,13 @@ from .core import linear as linear
 from .core import max_pool2d as max_pool2d
 from .core import one_hot_encoding as one_hot_encoding
 from .core import relu as relu
+from .encoders import embed_sequence as embed_sequence
 from .initializers import variance_scaling_initializer as variance_scaling_initializer
 from .initializers import xavier_initializer as xavier_initializer
 from .initializers import xavier_initializer_conv2d as xavier_initializer_conv2d
+from .optimizers import OPTIMIZER_CLS_NAMES as OPTIMIZER_CLS_NAMES
+from .optimizers import OPTIMIZER_SUMMARIES as OPTIMIZER_SUMMARIES
+from .optimizers import optimize_loss as optimize_loss
 from .regularizers import apply_regularization as apply_regularization
 from .regularizers import l1_l2_regularizer as l1_l2_regularizer
 from .regularizers import l1_regularizer as l1_regularizer

@@ -1,8 +1,10 @@
-"""``tf.contrib.learn``: only ``ModeKeys``, the mode names model functions compare with."""
+"""``tf.contrib.learn``: ``ModeKeys`` (the mode names model functions compare with)
+and ``preprocessing.VocabularyProcessor``; its estimators are not provided."""
 
 from __future__ import annotations
 
-from .missing import contrib_hook
+from ..missing import contrib_hook
+from . import preprocessing as preprocessing
 
 
 class ModeKeys:
