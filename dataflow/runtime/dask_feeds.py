@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..framework import errors
+from .cluster_view import comm_failures_as_unavailable
 
 
 def is_dask_collection(value: Any) -> bool:
@@ -66,7 +67,8 @@ def compute_feed(value: Any, name: str) -> np.ndarray:
     from distributed import futures_of
 
     if futures_of(value):
-        (out,) = futures_of(value)[0].client.compute([value], sync=True)
+        with comm_failures_as_unavailable(f"computing the dask array fed for Tensor '{name}'"):
+            (out,) = futures_of(value)[0].client.compute([value], sync=True)
         return np.asarray(out)
     return np.asarray(value.compute(scheduler="threads"))
 
@@ -101,7 +103,10 @@ def feed_value(
         return np.asarray(compute_feed(value, name), dtype=np_dtype)
     if value.dtype != np_dtype:
         value = value.astype(np_dtype)  # computed on the cluster too
-    return _compute_on(backend.client, value, workers, name)
+    # A worker or the scheduler lost while the array is computed or copied: distributed's
+    # own errors (CommClosedError, ...) become UnavailableError, which recovery retries.
+    with comm_failures_as_unavailable(f"computing the dask array fed for Tensor '{name}'"):
+        return _compute_on(backend.client, value, workers, name)
 
 
 def _consumers(backend: Any, bound: Any, index: int) -> list[str]:

@@ -80,3 +80,42 @@ def test_ps_killed_between_steps_loses_its_variables(fragile):
             sess.run(bump)
         sess.run(v.initializer)
         assert sess.run(bump) == 2.0
+
+
+@pytest.mark.slow
+def test_steps_compiled_while_the_ps_dies_fail_as_unavailable(fragile):
+    """Task-graph path: every new fetch compiles and binds a new plan (which sends each
+    stage's task-group anchor to the workers); the ps is SIGKILLed at a random moment of
+    that loop, three times. Whatever the moment, the error is TF's (``UnavailableError``
+    while it is gone, ``FailedPreconditionError`` for the variable it lost), never
+    distributed's own ``CommClosedError``, so ``MonitoredTrainingSession`` recovers."""
+    import random
+
+    tf.Session.reset(fragile)
+    with tf.device("/job:ps/task:0"):
+        v = tf.Variable(1.0, name="compiled_through_kills")
+    rng = random.Random(29)
+    seen = []
+    with tf.Session(fragile, config=tf.ConfigProto(resident_steps=False)) as sess:
+        sess.run(v.initializer)
+        for kill in range(3):
+            stop = time.monotonic() + rng.uniform(0.2, 1.5)
+            killer = threading.Timer(stop - time.monotonic(), _kill, (fragile, "ps-0"))
+            old = fragile.workers["ps-0"]
+            killer.start()
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                with tf.device("/job:worker/task:0"):
+                    fetch = v.read_value() + float(len(seen) + kill * 1000)  # a new signature
+                try:
+                    sess.run(fetch)
+                    seen.append("ok")
+                except tf.errors.OpError as exc:
+                    seen.append(type(exc).__name__)
+                    if not killer.is_alive():
+                        break
+            killer.join()
+            _wait_back(fragile, "ps-0", old)
+            sess.run(v.initializer)  # the ps lost it with its process
+    assert set(seen) - {"ok"} <= {"UnavailableError", "AbortedError", "FailedPreconditionError"}
+    assert "UnavailableError" in seen or "FailedPreconditionError" in seen
