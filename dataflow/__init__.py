@@ -49,6 +49,7 @@ from .framework.behavior import (
     resource_variables_enabled as resource_variables_enabled,
 )
 from .framework.device_spec import DeviceSpec as DeviceSpec
+from .framework.gradient_override import RegisterGradient as RegisterGradient
 from .framework.graph import (
     Graph as Graph,
     Operation as Operation,
@@ -82,6 +83,7 @@ from .ops.constant import (
 from .ops.control import (
     group as group,
     identity as identity,
+    identity_n as identity_n,
     no_op as no_op,
     stop_gradient as stop_gradient,
     tuple as tuple,
@@ -309,6 +311,7 @@ from .ops.variable_scope import (
     no_regularizer as no_regularizer,
 )
 from .ops.variable_scope_context import (
+    make_template as make_template,
     variable_op_scope as variable_op_scope,
 )
 from .ops.variable_scope_context import (
@@ -363,7 +366,7 @@ from .framework.indexed_slices import (
     IndexedSlicesValue as IndexedSlicesValue,
     convert_to_tensor_or_indexed_slices as convert_to_tensor_or_indexed_slices,
 )
-from .layers.rnn import reverse_sequence as reverse_sequence
+from .layers.rnn import reverse_sequence as reverse_sequence, sequence_mask as sequence_mask
 from .ops.functional_ops import foldl as foldl, foldr as foldr
 from .ops.map_scan import map_fn as map_fn, scan as scan
 from .ops.image_ops import random_crop as random_crop
@@ -395,7 +398,8 @@ from .ops.tf1_aliases import (
     sub as sub,
 )
 
-# --- ops/parsing_ops.py, ops/decode_ops.py, ops/string_ops.py ---------------------------
+# --- ops/parsing_ops.py, ops/decode_ops.py, ops/string_ops.py, ops/io_ops.py ------------
+from .ops.io_ops import read_file as read_file
 from .ops.decode_ops import (
     decode_csv as decode_csv,
     decode_raw as decode_raw,
@@ -428,6 +432,7 @@ from .framework.graph_def import GraphDef as GraphDef, NodeDef as NodeDef
 from .train.graph_io import import_graph_def as import_graph_def
 
 # --- autodiff ----------------------------------------------------------------------------
+from .autodiff.custom_gradient import custom_gradient as custom_gradient
 from .autodiff.gradients import gradients as gradients
 
 # --- runtime -----------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """``tf.image``: resizing, flips, crops, dtype conversion, standardization, brightness
 and contrast, decoding (see ``ops/image_ops.py``)."""
 
+# ruff: noqa: F401 - this module is a public namespace: explicit re-exports only
+
 from ._util.missing_names import missing_name_hook
 from .ops.image_ops import (
     ResizeMethod as ResizeMethod,
@@ -18,6 +20,9 @@ from .ops.image_ops import (
     convert_image_dtype as convert_image_dtype,
 )
 from .ops.image_ops import (
+    crop_to_bounding_box as crop_to_bounding_box,
+)
+from .ops.image_ops import (
     decode_image as decode_image,
 )
 from .ops.image_ops import (
@@ -31,6 +36,12 @@ from .ops.image_ops import (
 )
 from .ops.image_ops import (
     flip_up_down as flip_up_down,
+)
+from .ops.image_ops import (
+    grayscale_to_rgb as grayscale_to_rgb,
+)
+from .ops.image_ops import (
+    pad_to_bounding_box as pad_to_bounding_box,
 )
 from .ops.image_ops import (
     per_image_standardization as per_image_standardization,
@@ -54,10 +65,19 @@ from .ops.image_ops import (
     resize_bilinear as resize_bilinear,
 )
 from .ops.image_ops import (
+    resize_image_with_crop_or_pad as resize_image_with_crop_or_pad,
+)
+from .ops.image_ops import (
+    resize_image_with_crop_or_pad as resize_with_crop_or_pad,
+)
+from .ops.image_ops import (
     resize_images as resize_images,
 )
 from .ops.image_ops import (
     resize_nearest_neighbor as resize_nearest_neighbor,
+)
+from .ops.image_ops import (
+    rgb_to_grayscale as rgb_to_grayscale,
 )
 
 __getattr__ = missing_name_hook("image", __name__)

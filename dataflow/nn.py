@@ -1,6 +1,6 @@
 """`tf.nn`: explicit re-exports only."""
 
-# ruff: noqa: I001 - this module is a public namespace
+# ruff: noqa: F401, I001 - this module is a public namespace: explicit re-exports only
 
 # --- ops/nn.py ---------------------------------------------------------------------------
 from .ops.nn import (
@@ -30,6 +30,7 @@ from . import rnn_cell as rnn_cell
 from .layers.rnn import (
     bidirectional_dynamic_rnn as bidirectional_dynamic_rnn,
     dynamic_rnn as dynamic_rnn,
+    static_bidirectional_rnn as static_bidirectional_rnn,
     static_rnn as static_rnn,
 )
 from .ops.sparse_ops import embedding_lookup_sparse as embedding_lookup_sparse
@@ -40,6 +41,8 @@ from .ops.nn_impl import (
     embedding_lookup as embedding_lookup,
     l2_loss as l2_loss,
     l2_normalize as l2_normalize,
+    local_response_normalization as local_response_normalization,
+    local_response_normalization as lrn,
     moments as moments,
     relu_layer as relu_layer,
     xw_plus_b as xw_plus_b,

@@ -75,6 +75,15 @@ USER_VISIBLE = {
     "QueueDequeueUpToV2",
     "QueueCloseV2",
     "QueueSizeV2",
+    # A conditional accumulator and its ops (TF 2's are the resource variants).
+    "ConditionalAccumulator",
+    "AccumulatorApplyGradient",
+    "AccumulatorTakeGradient",
+    "AccumulatorSetGlobalStep",
+    "ResourceConditionalAccumulator",
+    "ResourceAccumulatorApplyGradient",
+    "ResourceAccumulatorTakeGradient",
+    "ResourceAccumulatorSetGlobalStep",
 }
 
 
@@ -585,10 +594,22 @@ DELIBERATE = {
     # TF 1.15's chief queue runner runs a separate `dummy_queue` (closing it on a stop
     # request leaves the token queue the replicas wait on open); TF 2's compat.v1 runs
     # the token queue itself.
+    # Its accumulators' ops have TF 1.15's names (TF 2 makes resource accumulators).
     "sync_replicas": {
         "ops": (
-            ["sync_token_q_Close", "sync_token_q_Close_1"],
-            ["dummy_queue", "dummy_queue_Close", "dummy_queue_Close_1"],
+            [
+                "sync_replicas/ResourceAccumulatorApplyGradient",
+                "sync_replicas/ResourceAccumulatorTakeGradient",
+                "sync_token_q_Close",
+                "sync_token_q_Close_1",
+            ],
+            [
+                "dummy_queue",
+                "dummy_queue_Close",
+                "dummy_queue_Close_1",
+                "sync_replicas/AccumulatorApplyGradient",
+                "sync_replicas/AccumulatorTakeGradient",
+            ],
         ),
         "outputs": [("sync_token_q", "dummy_queue")],
     },

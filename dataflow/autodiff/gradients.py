@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from .._util.toposort import reachable
-from ..framework import dtypes, registry
+from ..framework import dtypes, gradient_override, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
 from ..framework.indexed_slices import IndexedSlices
 from ..ops import array
@@ -154,8 +154,8 @@ def gradients(
             out_grads = [_aggregate(pending.get(t), t) for t in op.outputs]
             if all(g is None for g in out_grads):
                 continue
-            opdef = registry.lookup(op.type)
-            if opdef.grad is registry.NOT_DIFFERENTIABLE:
+            grad_fn = _gradient_of(op)
+            if grad_fn is registry.NOT_DIFFERENTIABLE:
                 continue
             if op.type not in _SLICES_PASS_THROUGH and any(
                 isinstance(g, IndexedSlices) for g in out_grads
@@ -165,7 +165,7 @@ def gradients(
                     _colocate(graph, op, colocate_gradients_with_ops),
                 ):
                     out_grads = [_dense(g) for g in out_grads]
-            if opdef.grad is None:
+            if grad_fn is None:
                 raise LookupError(
                     f"No gradient defined for operation {op.describe()}. "
                     f"Op type '{op.type}' is not differentiable yet; wrap it "
@@ -178,7 +178,7 @@ def gradients(
                 for i, (t, g) in enumerate(zip(op.outputs, out_grads)):
                     if g is None and _differentiable(t):
                         out_grads[i] = array.zeros_like(t)
-                in_grads = _as_list(opdef.grad(op, *out_grads))
+                in_grads = _as_list(grad_fn(op, *out_grads))
             if len(in_grads) != len(op.inputs):
                 raise ValueError(
                     f"Gradient rule of op type '{op.type}' returned "
@@ -206,6 +206,18 @@ def gradients(
                 g = array.zeros_like(x) if x.dtype != dtypes.resource else None
             results.append(g)
     return results
+
+
+def _gradient_of(op: Operation) -> Any:
+    """TF1's ``get_gradient_function``: the gradient named by the op's
+    ``_gradient_op_type`` attr (``Graph.gradient_override_map``), else its type's."""
+    name = op.attrs.get(gradient_override.GRADIENT_OP_TYPE_ATTR, op.type)
+    if isinstance(name, bytes):  # as a GraphDef carries it
+        name = name.decode()
+    try:
+        return gradient_override.gradient_function(name)
+    except LookupError as exc:
+        raise LookupError(f"{exc} (the gradient of op {op.describe()})") from None
 
 
 def _colocate(graph: Any, op: Operation, enabled: bool) -> Any:

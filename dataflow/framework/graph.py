@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, overload
 
 from .._util import naming
-from . import device_spec, dtypes, errors, graph_def, repr_hooks
+from . import device_spec, dtypes, errors, gradient_override, graph_def, repr_hooks
 from . import registry as _registry
 from .operation import Operation, Tensor, registered_operator, user_frame
 from .tensor_shape import as_shape
@@ -55,7 +55,7 @@ class _BuilderState(threading.local):
         self.colocation: list[Operation] = []
 
 
-class Graph:
+class Graph(gradient_override.GradientOverrides):
     """A TensorFlow computation: ops and the tensors flowing between them."""
 
     def __init__(self) -> None:
@@ -404,7 +404,7 @@ class Graph:
             raise RuntimeError("Graph is finalized and cannot be modified.")
         opdef = _registry.lookup(op_type)
         inputs = [t if t.graph is self else self._resolve_input(t) for t in inputs]
-        attrs = attrs or {}
+        attrs = self.with_gradient_override(op_type, attrs or {})
         with self._lock:
             if name is None:
                 op_name = self.unique_name(op_type)

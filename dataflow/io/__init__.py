@@ -13,6 +13,7 @@ from ..ops.data_flow import (
 )
 from ..ops.decode_ops import decode_csv as decode_csv
 from ..ops.decode_ops import decode_raw as decode_raw
+from ..ops.io_ops import read_file as read_file
 from ..ops.parsing_ops import FixedLenFeature as FixedLenFeature
 from ..ops.parsing_ops import FixedLenSequenceFeature as FixedLenSequenceFeature
 from ..ops.parsing_ops import VarLenFeature as VarLenFeature

@@ -1,7 +1,9 @@
-"""Running a cell over a sequence: ``static_rnn``, ``dynamic_rnn`` and
-``bidirectional_dynamic_rnn``, with TF1's ``sequence_length`` rule (outputs are zero
-past a sequence's length and its state stops changing there) and TF1's scopes (``rnn``,
-``bidirectional_rnn/fw``, ``bidirectional_rnn/bw``).
+"""Running a cell over a sequence: ``static_rnn``, ``dynamic_rnn``,
+``static_bidirectional_rnn`` and ``bidirectional_dynamic_rnn``, with TF1's
+``sequence_length`` rule (outputs are zero past a sequence's length and its state stops
+changing there) and TF1's scopes (``rnn``, ``bidirectional_rnn/fw``,
+``bidirectional_rnn/bw``); and the sequence helpers ``reverse_sequence`` and
+``sequence_mask``.
 
 ``dynamic_rnn`` is TF1's construction: the inputs unstacked into a ``TensorArray``
 along time, one ``while_loop`` whose body reads step ``t``, runs the cell and writes
@@ -20,14 +22,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._util import nest
 from ..framework import dtypes
 from ..framework.graph import Tensor, convert_to_tensor
+from ..framework.scopes import name_scope
 from ..ops import array as array_ops
 from ..ops.array_gather import gather_nd
+from ..ops.array_join import concat
 from ..ops.array_transpose import range_ as range_op
+from ..ops.build import apply_op
 from ..ops.cast import cast
-from ..ops.math_arith import minimum
+from ..ops.math_arith import maximum, minimum
 from ..ops.math_compare import less, where
+from ..ops.math_reduce import reduce_max
 from ..ops.tensor_array import TensorArray
 from ..ops.variable_scope_context import variable_scope
 from ..ops.while_loop import while_loop
@@ -242,6 +249,98 @@ def reverse_sequence(
     if time_major:
         out = array_ops.transpose(out, [1, 0, *range(2, rank)])
     return out
+
+
+def sequence_mask(
+    lengths: Any, maxlen: Any = None, dtype: Any = dtypes.bool, name: str | None = None
+) -> Tensor:
+    """A mask of the first ``lengths[i]`` steps of each row: ``mask[i..., j] = j <
+    lengths[i...]``, of shape ``lengths.shape + [maxlen]``.
+
+    Args:
+        lengths: integer tensor of any rank.
+        maxlen: scalar integer, the mask's last dimension (default: ``max(lengths)``,
+            at least 0).
+        dtype: the mask's dtype (``bool`` by default; other dtypes give 0 and 1).
+        name: name scope (default ``SequenceMask``).
+
+    Raises:
+        ValueError: ``maxlen`` is not a scalar.
+    """
+    with name_scope(name, "SequenceMask"):
+        lengths = convert_to_tensor(lengths)
+        if maxlen is None:
+            maxlen = maximum(
+                convert_to_tensor(0, dtype=lengths.dtype),
+                reduce_max(lengths, axis=list(range(lengths.shape.rank or 0))),
+            )
+        else:
+            maxlen = convert_to_tensor(maxlen)
+        if maxlen.shape.rank not in (None, 0):
+            raise ValueError("maxlen must be scalar for sequence_mask")
+        row = range_op(convert_to_tensor(0, dtype=maxlen.dtype), maxlen)
+        # A Cast even between equal dtypes, as TF1's (it names the ops that follow).
+        column = array_ops.expand_dims(lengths, -1)
+        column = apply_op("Cast", [column], {"SrcT": column.dtype, "DstT": maxlen.dtype})
+        mask = less(row, column)
+        dtype = dtypes.as_dtype(dtype) if dtype is not None else dtypes.bool
+        return mask if dtype == dtypes.bool else cast(mask, dtype)
+
+
+def _reverse_steps(steps: list, lengths: Any) -> list:
+    """TF1's ``_reverse_seq``: a list of ``[batch, ...]`` steps (or nests of them)
+    reversed, each sequence's first ``lengths[b]`` steps only when lengths are given."""
+    if lengths is None:
+        return list(reversed(steps))
+    flat = [nest.flatten(x) for x in steps]
+    columns = []
+    for column in zip(*flat):
+        stacked = array_ops.stack(list(column))
+        reversed_steps = reverse_sequence(stacked, lengths, 0, 1)
+        reversed_steps.set_shape(stacked.shape)
+        columns.append(array_ops.unstack(reversed_steps, num=len(column)))
+    return [nest.pack_sequence_as(steps[0], [col[t] for col in columns]) for t in range(len(steps))]
+
+
+def static_bidirectional_rnn(
+    cell_fw: Any,
+    cell_bw: Any,
+    inputs: list,
+    initial_state_fw: Any = None,
+    initial_state_bw: Any = None,
+    dtype: Any = None,
+    sequence_length: Any = None,
+    scope: Any = None,
+) -> tuple[list, Any, Any]:
+    """A forward and a backward ``static_rnn`` over a list of ``[batch, depth]`` inputs.
+
+    Returns:
+        ``(outputs, output_state_fw, output_state_bw)``: ``outputs[t]`` is the forward
+        and backward outputs of step ``t`` concatenated along depth (the backward ones
+        in input order; with ``sequence_length``, each sequence's first
+        ``sequence_length[b]`` steps are the ones reversed).
+
+    Raises:
+        TypeError: ``inputs`` is not a list or tuple.
+        ValueError: no inputs, or neither an initial state nor ``dtype``.
+    """
+    if not isinstance(inputs, (list, tuple)):
+        raise TypeError("static_bidirectional_rnn: inputs must be a list")
+    if not inputs:
+        raise ValueError("static_bidirectional_rnn: inputs must not be empty")
+    with variable_scope(scope or "bidirectional_rnn"):
+        with variable_scope("fw") as fw_scope:
+            out_fw, state_fw = static_rnn(
+                cell_fw, inputs, initial_state_fw, dtype, sequence_length, scope=fw_scope
+            )
+        with variable_scope("bw") as bw_scope:
+            reversed_inputs = _reverse_steps(list(inputs), sequence_length)
+            tmp, state_bw = static_rnn(
+                cell_bw, reversed_inputs, initial_state_bw, dtype, sequence_length, scope=bw_scope
+            )
+    out_bw = _reverse_steps(tmp, sequence_length)
+    outputs = [concat([fw, bw], 1) for fw, bw in zip(out_fw, out_bw)]
+    return outputs, state_fw, state_bw
 
 
 def bidirectional_dynamic_rnn(

@@ -1,4 +1,4 @@
-"""Grouping and ordering: ``no_op``, ``group``, ``tuple``, ``identity``,
+"""Grouping and ordering: ``no_op``, ``group``, ``tuple``, ``identity``, ``identity_n``,
 ``stop_gradient``, ``with_dependencies``.
 
 (Functional ``cond``/``while_loop`` live in ``control_flow.py``.)
@@ -13,7 +13,7 @@ from typing import Any
 from ..framework import registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
 from ..framework.indexed_slices import IndexedSlices
-from .build import apply_op
+from .build import apply_op, apply_op_n
 from .constant import identity_kernel_factory
 from .rules import same_as_input
 
@@ -66,6 +66,43 @@ def no_op(name: str | None = None) -> Operation:
 def identity(input: Any, name: str | None = None) -> Tensor:
     """Returns a tensor with the same value as ``input``."""
     return apply_op("Identity", [input], name=name)
+
+
+def _infer_identity_n(op: Operation) -> list:
+    if not op.inputs:
+        raise ValueError("IdentityN needs at least one input")
+    return [(t.dtype, t.shape) for t in op.inputs]
+
+
+def _identity_n_kernel(ctx: Any, attrs: dict) -> Any:
+    return _identity_n
+
+
+def _identity_n(*values: Any) -> Any:
+    return values if len(values) != 1 else values[0]
+
+
+def _identity_n_grad(op: Operation, *grads: Tensor) -> list:
+    return list(grads)
+
+
+# One op forwarding several tensors: its gradient sees all of their gradients at once,
+# which is what ``custom_gradient`` (autodiff/custom_gradient.py) overrides it for.
+registry.register(
+    registry.OpDef(
+        "IdentityN",
+        _infer_identity_n,
+        _identity_n_kernel,
+        _identity_n_grad,
+        foldable=True,
+    )
+)
+
+
+def identity_n(input: Sequence[Any], name: str | None = None) -> list[Tensor]:
+    """Tensors with the same values as each of ``input`` (one op for all of them)."""
+    tensors = [convert_to_tensor(t) for t in input]
+    return list(apply_op_n("IdentityN", tensors, name=name).outputs)
 
 
 def stop_gradient(input: Any, name: str | None = None) -> Tensor:

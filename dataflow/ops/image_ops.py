@@ -1,6 +1,7 @@
 """``tf.image`` basics as TF1 computes them: resizing (bilinear and nearest neighbour,
-TF1's legacy corner rules), flips, crops, dtype conversion, standardization, brightness
-and contrast (fixed and random), and PNG/JPEG decoding.
+TF1's legacy corner rules), flips, crops and pads (central, random, to a bounding box,
+``resize_image_with_crop_or_pad``), dtype conversion, grayscale, standardization,
+brightness and contrast (fixed and random), and PNG/JPEG decoding.
 
 Everything but decoding is a composite of existing ops, so gradients come for free:
 resizing gathers the source rows and columns (positions and weights computed while
@@ -27,7 +28,9 @@ from .build import apply_op
 from .cast import cast
 from .check_ops import assert_greater_equal
 from .constant import constant
-from .math_arith import maximum, minimum, sqrt
+from .control import identity
+from .linalg_einsum import tensordot
+from .math_arith import maximum, minimum, multiply, sqrt
 from .math_compare import less, where
 from .math_reduce import reduce_mean
 from .random import random_uniform
@@ -223,6 +226,167 @@ def random_crop(value: Any, size: Any, seed: int | None = None, name: str | None
         return array_ops.slice_(value, minimum(offset, limit - 1), size)
 
 
+def _static_or_tensor(value: Any) -> Any:
+    """A Python int when ``value`` is known at build time, else the int32 tensor."""
+    known = constant_value(convert_to_tensor(value)) if isinstance(value, Tensor) else value
+    if known is not None:
+        return int(known)
+    return cast(value, dtypes.int32)
+
+
+def _image_dims(image: Tensor) -> list:
+    """``image``'s dimensions: Python ints where static, scalar tensors elsewhere."""
+    dynamic = array_ops.shape(image)
+    return [d if d is not None else dynamic[i] for i, d in enumerate(image.shape.as_list())]
+
+
+def _checked_positive(value: Any, what: str) -> Any:
+    if not isinstance(value, Tensor) and value <= 0:
+        raise ValueError(f"{what} must be > 0.")
+    return value
+
+
+def crop_to_bounding_box(
+    image: Any, offset_height: Any, offset_width: Any, target_height: Any, target_width: Any
+) -> Tensor:
+    """The ``target_height`` x ``target_width`` window of ``image`` (3-D or 4-D) whose
+    top-left corner is at ``(offset_height, offset_width)``.
+
+    Raises:
+        ValueError: a static offset is negative, a static size is not positive, or the
+            window does not fit in the image's static size.
+    """
+    with name_scope(None, "crop_to_bounding_box", [image]):
+        batch, single = _as_batch(image)
+        oh, ow, th, tw = (
+            _static_or_tensor(v) for v in (offset_height, offset_width, target_height, target_width)
+        )
+        _, height, width, _ = _image_dims(batch)
+        for value, what in ((oh, "offset_height"), (ow, "offset_width")):
+            if not isinstance(value, Tensor) and value < 0:
+                raise ValueError(f"{what} must be >= 0.")
+        _checked_positive(th, "target_height")
+        _checked_positive(tw, "target_width")
+        for a, b, c, what in ((oh, th, height, "height"), (ow, tw, width, "width")):
+            if not any(isinstance(v, Tensor) for v in (a, b, c)) and a + b > c:
+                raise ValueError(f"{what} must be >= target + offset.")
+        cropped = array_ops.slice_(
+            batch, array_ops.stack([0, oh, ow, 0]), array_ops.stack([-1, th, tw, -1])
+        )
+        static = [
+            batch.shape.as_list()[0],
+            *(None if isinstance(v, Tensor) else v for v in (th, tw)),
+            batch.shape.as_list()[3],
+        ]
+        cropped.set_shape(static)
+        return _unbatch(cropped, single)
+
+
+def pad_to_bounding_box(
+    image: Any, offset_height: Any, offset_width: Any, target_height: Any, target_width: Any
+) -> Tensor:
+    """``image`` (3-D or 4-D) placed at ``(offset_height, offset_width)`` on a zero
+    canvas of ``target_height`` x ``target_width``.
+
+    Raises:
+        ValueError: a static offset is negative or the image does not fit.
+    """
+    with name_scope(None, "pad_to_bounding_box", [image]):
+        batch, single = _as_batch(image)
+        oh, ow, th, tw = (
+            _static_or_tensor(v) for v in (offset_height, offset_width, target_height, target_width)
+        )
+        _, height, width, _ = _image_dims(batch)
+        after_h = th - oh - height
+        after_w = tw - ow - width
+        checks = (
+            (oh, "offset_height must be >= 0"),
+            (ow, "offset_width must be >= 0"),
+            (after_h, "height must be <= target - offset"),
+            (after_w, "width must be <= target - offset"),
+        )
+        for value, message in checks:
+            if not isinstance(value, Tensor) and value < 0:
+                raise ValueError(message)
+        paddings = array_ops.reshape(
+            array_ops.stack([0, 0, oh, after_h, ow, after_w, 0, 0]), [4, 2]
+        )
+        padded = array_ops.pad(batch, paddings)
+        static = [
+            batch.shape.as_list()[0],
+            *(None if isinstance(v, Tensor) else v for v in (th, tw)),
+            batch.shape.as_list()[3],
+        ]
+        padded.set_shape(static)
+        return _unbatch(padded, single)
+
+
+def resize_image_with_crop_or_pad(image: Any, target_height: Any, target_width: Any) -> Tensor:
+    """``image`` (3-D or 4-D) cropped or zero-padded, evenly on both sides, to
+    ``target_height`` x ``target_width`` (TF1's offsets: the larger half of an odd
+    difference is cropped or padded at the bottom and right).
+
+    Raises:
+        ValueError: the image is not 3-D or 4-D, or a static target size is not positive.
+    """
+    with name_scope(None, "resize_image_with_crop_or_pad", [image]):
+        batch, single = _as_batch(image)
+        th = _checked_positive(_static_or_tensor(target_height), "target_height")
+        tw = _checked_positive(_static_or_tensor(target_width), "target_width")
+        _, height, width, _ = _image_dims(batch)
+
+        def pick(fn: Any, x: Any, y: Any) -> Any:
+            if isinstance(x, Tensor) or isinstance(y, Tensor):
+                return (maximum if fn is max else minimum)(x, y)
+            return fn(x, y)
+
+        width_diff = tw - width
+        height_diff = th - height
+        cropped = crop_to_bounding_box(
+            batch,
+            pick(max, -height_diff // 2, 0),
+            pick(max, -width_diff // 2, 0),
+            pick(min, th, height),
+            pick(min, tw, width),
+        )
+        resized = pad_to_bounding_box(
+            cropped, pick(max, height_diff // 2, 0), pick(max, width_diff // 2, 0), th, tw
+        )
+        return _unbatch(resized, single)
+
+
+def rgb_to_grayscale(images: Any, name: str | None = None) -> Tensor:
+    """Luma of RGB ``images`` (``[..., 3]`` to ``[..., 1]``): ``0.2989 r + 0.5870 g +
+    0.1140 b``, computed in float32 and converted back to the images' dtype."""
+    with name_scope(name, "rgb_to_grayscale", [images]) as scope:
+        images = convert_to_tensor(images, name="images")
+        flt_image = convert_image_dtype(images, dtypes.float32)
+        rgb_weights = constant([0.2989, 0.5870, 0.1140], dtype=dtypes.float32)
+        gray = tensordot(flt_image, rgb_weights, [[-1], [-1]])
+        gray = array_ops.expand_dims(gray, -1)
+        return convert_image_dtype(gray, images.dtype, name=scope)
+
+
+def grayscale_to_rgb(images: Any, name: str | None = None) -> Tensor:
+    """Grayscale ``images`` (``[..., 1]``) with the channel repeated three times.
+
+    Raises:
+        ValueError: the last dimension is not 1, or the rank is below 2.
+    """
+    with name_scope(name, "grayscale_to_rgb", [images]) as scope:
+        images = convert_to_tensor(images, name="images")
+        rank = images.shape.rank
+        if rank is not None and rank < 2:
+            raise ValueError("A grayscale image must be at least two-dimensional.")
+        if images.shape.rank is not None and images.shape.as_list()[-1] not in (None, 1):
+            raise ValueError("Last dimension of a grayscale image should be size 1.")
+        if rank is None:
+            raise ValueError("grayscale_to_rgb needs images of known rank")
+        rgb = array_ops.tile(images, [1] * (rank - 1) + [3], name=scope)
+        rgb.set_shape(images.shape[:-1].concatenate([3]))
+        return rgb
+
+
 # --- values --------------------------------------------------------------------------------
 def _range_max(dtype: dtypes.DType) -> float:
     return float(np.iinfo(dtype.as_numpy_dtype).max) if dtype.is_integer else 1.0
@@ -233,22 +397,23 @@ def convert_image_dtype(
 ) -> Tensor:
     """Converts between integer images (0..max) and float images (0..1), TF1's rule:
     int to float divides by the int's max, float to int multiplies by ``max + 0.5``."""
-    with name_scope(name, "convert_image", [image]):
+    with name_scope(name, "convert_image", [image]) as scope:
         image = convert_to_tensor(image)
         dtype = dtypes.as_dtype(dtype)
+        # The result is named by the scope, as TF1 names it.
         if image.dtype == dtype:
-            return image
+            return identity(image, name=scope)
         if image.dtype.is_integer and dtype.is_integer:
             scale = (_range_max(dtype) + 1) / (_range_max(image.dtype) + 1)
-            return cast(cast(image, dtypes.float64) * scale, dtype)
+            return cast(cast(image, dtypes.float64) * scale, dtype, name=scope)
         if image.dtype.is_integer:
-            return cast(image, dtype) * (1.0 / _range_max(image.dtype))
+            return multiply(cast(image, dtype), 1.0 / _range_max(image.dtype), name=scope)
         if dtype.is_integer:
             scaled = image * (_range_max(dtype) + 0.5)
             if saturate:
                 scaled = minimum(maximum(scaled, 0.0), _range_max(dtype))
-            return cast(scaled, dtype)
-        return cast(image, dtype)
+            return cast(scaled, dtype, name=scope)
+        return cast(image, dtype, name=scope)
 
 
 def per_image_standardization(image: Any) -> Tensor:

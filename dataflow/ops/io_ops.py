@@ -1,4 +1,5 @@
-"""Save and restore ops: each device writes and reads its own variables.
+"""Save and restore ops: each device writes and reads its own variables; and
+``ReadFile`` (``tf.read_file``), a whole file's bytes as a string scalar.
 
 ``SaveShard(prefix, *handles)`` runs on the device holding the variables (it takes
 their handles, so the placer puts it there), writes one shard file from that device's
@@ -23,9 +24,10 @@ from typing import Any
 import numpy as np
 
 from ..framework import dtypes, errors, registry
-from ..framework.graph import Operation
+from ..framework.graph import Operation, Tensor, convert_to_tensor
 from ..framework.tensor_shape import scalar
 from . import checkpoint_format
+from .build import apply_op
 
 
 def _as_str(value: Any) -> str:
@@ -134,3 +136,50 @@ registry.register(
         "RestoreShard", _infer_restore, _restore_kernel, registry.NOT_DIFFERENTIABLE, stateful=True
     )
 )
+
+
+# --- ReadFile ----------------------------------------------------------------------------
+def _infer_read_file(op: Operation) -> list:
+    filename = op.inputs[0]
+    if filename.dtype != dtypes.string:
+        raise TypeError(f"ReadFile: filename must be a string tensor, got {filename.dtype.name}")
+    if filename.shape.rank not in (None, 0):
+        raise ValueError(f"ReadFile: filename must be a scalar, got shape {filename.shape}")
+    return [(dtypes.string, scalar())]
+
+
+def _read_file_kernel(ctx: Any, attrs: dict) -> Any:
+    import fsspec  # on first use: it costs 0.03 s of ``import dataflow``
+
+    def read_file(filename: Any) -> Any:
+        path = _as_str(filename)
+        try:
+            with fsspec.open(path, "rb") as f:
+                contents = f.read()
+        except (FileNotFoundError, IsADirectoryError):
+            raise errors.NotFoundError(None, None, f"{path}; No such file or directory") from None
+        return np.asarray(contents, dtype=object)
+
+    return read_file
+
+
+# Not foldable: the file may change between runs.
+registry.register(
+    registry.OpDef(
+        "ReadFile",
+        _infer_read_file,
+        _read_file_kernel,
+        registry.NOT_DIFFERENTIABLE,
+        gpu_kernel=False,
+    )
+)
+
+
+def read_file(filename: Any, name: str | None = None) -> Tensor:
+    """The contents of the file ``filename`` (a string scalar), as a string scalar.
+
+    Raises:
+        TypeError: ``filename`` is not a string.
+        NotFoundError: when run, the file does not exist.
+    """
+    return apply_op("ReadFile", [convert_to_tensor(filename, dtype=dtypes.string)], name=name)

@@ -1,6 +1,7 @@
 """Composite neural-network helpers (TF's ``nn_impl``): ``bias_add``, ``xw_plus_b``,
-``l2_loss``, ``moments``, ``batch_normalization``, ``l2_normalize``, ``zero_fraction``,
-``dropout`` and ``embedding_lookup``.
+``l2_loss``, ``moments``, ``batch_normalization``, ``l2_normalize``,
+``local_response_normalization`` (``lrn``), ``zero_fraction``, ``dropout`` and
+``embedding_lookup``.
 
 Each is a builder over math/array/random ops in a name scope, with no kernel or gradient
 of its own: their gradients come from the primitives they are made of (so lookups give
@@ -216,6 +217,46 @@ def l2_normalize(
         square_sum = math_ops.reduce_sum(math_ops.square(x), axis=axis, keepdims=True)
         inv_norm = math_ops.rsqrt(math_ops.maximum(square_sum, _scalar(epsilon, x.dtype)))
         return math_ops.multiply(x, inv_norm, name=scope)
+
+
+def local_response_normalization(
+    input: Any,
+    depth_radius: int = 5,
+    bias: float = 1.0,
+    alpha: float = 1.0,
+    beta: float = 0.5,
+    name: str | None = None,
+) -> Tensor:
+    """Local response normalization across channels (``tf.nn.lrn``): each value of a
+    4-D ``input`` divided by ``(bias + alpha * sqr_sum) ** beta``, ``sqr_sum`` the sum
+    of squares over the channels within ``depth_radius`` of its own.
+
+    The windowed sum is one product with a banded 0/1 matrix over the channels (its
+    gradient and the second order come from the product's), rather than a kernel.
+
+    Raises:
+        TypeError: ``input`` is not float16 or float32 (TF1's allowed types).
+        ValueError: ``input`` is not 4-D.
+    """
+    with name_scope(name, "LRN", [input]) as scope:
+        x = convert_to_tensor(input)
+        if x.dtype not in (dtypes.float16, dtypes.float32):
+            raise TypeError(
+                f"Value passed to parameter 'input' of LRN has DataType {x.dtype.name} "
+                "not in list of allowed values: float16, float32"
+            )
+        if x.shape.rank not in (None, 4):
+            raise ValueError(f"LRN: shape must be rank 4 but is rank {x.shape.rank}")
+        depth = x.shape.as_list()[-1] if x.shape.rank is not None else None
+        if depth is not None:
+            band = np.abs(np.subtract.outer(np.arange(depth), np.arange(depth)))
+            window = constant((band <= depth_radius).astype(x.dtype.as_numpy_dtype))
+        else:
+            ones = array_ops.ones(array_ops.stack([array_ops.shape(x)[-1]] * 2), dtype=x.dtype)
+            window = linalg_ops.matrix_band_part(ones, depth_radius, depth_radius)
+        sqr_sum = linalg_ops.tensordot(math_ops.square(x), window, [[3], [0]])
+        scale = _scalar(bias, x.dtype) + _scalar(alpha, x.dtype) * sqr_sum
+        return math_ops.multiply(x, math_ops.pow(scale, _scalar(-beta, x.dtype)), name=scope)
 
 
 # --- dropout ------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The ``variable_scope`` context manager: entering, re-entering and uniquifying variable
 scopes, with the name scope that goes with each (TF1's rules; ``variable_scope.py``
-describes the state they change).
+describes the state they change); and ``make_template``, a function whose calls
+re-enter the scope of its first call to share its variables.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from ..framework import dtypes
 from ..framework.graph import Graph, get_default_graph
+from .state import GLOBAL_VARIABLES, LOCAL_VARIABLES, TRAINABLE_VARIABLES
 from .variable_scope import AUTO_REUSE, VariableScope, scope_store
 
 
@@ -321,3 +323,140 @@ def variable_op_scope(
 ) -> variable_scope:
     """Deprecated TF1 spelling of ``variable_scope(name_or_scope, default_name, values)``."""
     return variable_scope(name_or_scope, default_name=default_name, values=values, **kwargs)
+
+
+# --- make_template -----------------------------------------------------------------------
+def make_template(
+    name_: str,
+    func_: Any,
+    create_scope_now_: bool = False,
+    unique_name_: str | None = None,
+    custom_getter_: Any = None,
+    **kwargs: Any,
+) -> Template:
+    """Wraps ``func_`` so that every call shares the variables of the first one.
+
+    The first call enters a new variable scope (``name_``, made unique as
+    ``variable_scope``'s ``default_name`` is: ``name_``, ``name_1``, ...; or exactly
+    ``unique_name_``) and creates the variables ``func_`` gets with ``get_variable``;
+    later calls re-enter that scope with ``reuse=True``. With ``create_scope_now_`` the
+    scope is made now rather than at the first call. ``kwargs`` are passed to
+    ``func_`` on every call.
+
+    Raises:
+        ValueError: ``name_`` is None; when called after the first time, ``func_``
+            created a trainable variable (``tf.Variable`` where ``tf.get_variable``
+            was meant).
+    """
+    if kwargs:
+        func_ = functools.partial(func_, **kwargs)
+    return Template(
+        name_,
+        func_,
+        create_scope_now=create_scope_now_,
+        unique_name=unique_name_,
+        custom_getter=custom_getter_,
+    )
+
+
+class Template:
+    """A function whose calls share one variable scope (``make_template``'s result)."""
+
+    def __init__(
+        self,
+        name: str,
+        func: Any,
+        create_scope_now: bool = False,
+        unique_name: str | None = None,
+        custom_getter: Any = None,
+    ) -> None:
+        if name is None:
+            raise ValueError("name cannot be None.")
+        self._name, self._func = name, func
+        self._unique_name, self._custom_getter = unique_name, custom_getter
+        self._variable_scope: VariableScope | None = None
+        if create_scope_now:
+            scope_name = unique_name or _get_unique_variable_scope(name)
+            with _pure_variable_scope(scope_name, custom_getter=custom_getter) as vs:
+                self._variable_scope = vs
+        self._variables_created = False
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._variable_scope is not None:
+            with variable_scope(self._variable_scope, reuse=self._variables_created):
+                return self._call_func(args, kwargs)
+        with variable_scope(self._unique_name, self._name, custom_getter=self._custom_getter) as vs:
+            self._variable_scope = vs
+            return self._call_func(args, kwargs)
+
+    def _call_func(self, args: tuple, kwargs: dict) -> Any:
+        graph = get_default_graph()
+        if not self._variables_created:
+            result = self._func(*args, **kwargs)
+            self._variables_created = True
+            return result
+        trainable = graph.get_collection_ref(TRAINABLE_VARIABLES)
+        at_start = len(trainable)
+        result = self._func(*args, **kwargs)
+        if len(trainable) != at_start:
+            raise ValueError(
+                "Trainable variable created when calling a template after the first "
+                "time, perhaps you used tf.Variable when you meant tf.get_variable: "
+                f"{trainable[at_start:]}"
+            )
+        return result
+
+    @property
+    def name(self) -> str:
+        """The name given to this template."""
+        return self._name
+
+    @property
+    def func(self) -> Any:
+        """The wrapped function."""
+        return self._func
+
+    @property
+    def variable_scope(self) -> VariableScope | None:
+        """The template's variable scope (None before the first call, unless created
+        at construction)."""
+        return self._variable_scope
+
+    @property
+    def variable_scope_name(self) -> str | None:
+        """The scope's name with a trailing ``/``."""
+        if self._variable_scope is None:
+            return None
+        name = self._variable_scope.name
+        return name if not name or name.endswith("/") else name + "/"
+
+    def _collection(self, key: str) -> list:
+        if not self._variables_created:
+            return []
+        return get_default_graph().get_collection(key, self.variable_scope_name)
+
+    @property
+    def trainable_variables(self) -> list:
+        """The trainable variables the template created."""
+        return self._collection(TRAINABLE_VARIABLES)
+
+    @property
+    def global_variables(self) -> list:
+        """The global variables the template created."""
+        return self._collection(GLOBAL_VARIABLES)
+
+    @property
+    def local_variables(self) -> list:
+        """The local variables the template created."""
+        return self._collection(LOCAL_VARIABLES)
+
+    @property
+    def variables(self) -> list:
+        """The global and local variables the template created."""
+        return self.global_variables + self.local_variables
+
+    @property
+    def non_trainable_variables(self) -> list:
+        """The global variables the template created that are not trainable."""
+        trainable = set(self.trainable_variables)
+        return [v for v in self.global_variables if v not in trainable]

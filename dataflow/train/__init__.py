@@ -7,6 +7,7 @@ Explicit re-exports only; each block belongs to one module.
 
 # --- coordinator.py, queue_runner.py -----------------------------------------------------
 from .coordinator import Coordinator as Coordinator
+from .moving_averages import ExponentialMovingAverage as ExponentialMovingAverage
 from .queue_runner import (
     QueueRunner as QueueRunner,
     add_queue_runner as add_queue_runner,

@@ -172,7 +172,9 @@ class SyncReplicasOptimizer(Optimizer):
                 )
             for accumulator in self._accumulators:
                 with graph.device(accumulator.accumulator_ref.device):
-                    chief_init_ops.append(accumulator.set_global_step(global_step))
+                    chief_init_ops.append(
+                        accumulator.set_global_step(global_step, name="SetGlobalStep")
+                    )
             self.chief_init_op = group(*chief_init_ops)
         self._gradients_applied = True
         return train_op

@@ -308,6 +308,20 @@ DIFFERENTIABLE = [
 
 FORWARD_ONLY = [
     OpSpec(
+        "sequence_mask",
+        lambda tf, n: tf.sequence_mask(n, 5),
+        lambda n: np.arange(5) < n[..., None],
+        [np.array([[0, 3], [5, 2]], dtype=np.int32)],
+        grad=0,
+    ),
+    OpSpec(
+        "sequence_mask_float_maxlen_from_lengths",
+        lambda tf, n: tf.sequence_mask(n, dtype=tf.float32),
+        lambda n: (np.arange(n.max()) < n[..., None]).astype(np.float32),
+        [np.array([1, 4, 2], dtype=np.int64)],
+        grad=0,
+    ),
+    OpSpec(
         "concat_int",
         lambda tf, a, b: tf.concat([a, b], 1),
         lambda a, b: np.concatenate([a, b], 1),

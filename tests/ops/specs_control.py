@@ -181,6 +181,12 @@ ROWS = [
     OpSpec("check_numerics", checked, lambda x: x * x, (RNG.standard_normal(3),)),
     # py_func has no gradient; its static shape is unknown, in TF as here.
     OpSpec("py_func", squared_in_python, np.square, (RNG.standard_normal((2, 3)),), grad=0),
+    OpSpec(
+        "identity_n",
+        lambda tf, x, y: (lambda a, b: a * b + b)(*tf.identity_n([x, y])),
+        lambda x, y: x * y + y,
+        (RNG.standard_normal(3), RNG.standard_normal(3)),
+    ),
     OpSpec("eye_dynamic", eye_times, lambda x: x, (RNG.standard_normal((3, 2)),), grad=1),
     OpSpec(
         "broadcast_at_run_time",

@@ -354,7 +354,31 @@ def _stirling(t):
 
 TARGETS = np.array([[0.2, 0.5, 1.0], [2.0, 3.5, 7.0]])
 
+
+def _lrn(x: np.ndarray, radius: int = 2, bias: float = 1.5, alpha: float = 0.3, beta: float = 0.75):
+    """TF1's LRN written out: each channel over the squares within ``radius`` of it."""
+    sq = x * x
+    depth = x.shape[-1]
+    sums = anp.stack(
+        [anp.sum(sq[..., max(0, d - radius) : d + radius + 1], -1) for d in range(depth)], -1
+    )
+    return x / (bias + alpha * sums) ** beta
+
+
 NORMALIZATION_AND_LOSSES = [
+    # TF1's LRN takes float16 and float32 only, which the harness's gradient checks (in
+    # float64) cannot use: tests/test_tf1_missing_names.py checks its gradients in float32.
+    OpSpec(
+        "lrn",
+        call("nn.lrn", 2, bias=1.5, alpha=0.3, beta=0.75),
+        _lrn,
+        (RNG.standard_normal((2, 3, 2, 6)).astype(np.float32),),
+        grad=0,
+        rtol=1e-5,
+        atol=1e-6,
+        tf_rtol=1e-5,
+        tf_atol=1e-6,
+    ),
     OpSpec(
         "fused_batch_norm_training",
         lambda tf, x, g, b: tf.nn.fused_batch_norm(x, g, b)[0],

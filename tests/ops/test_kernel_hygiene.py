@@ -104,6 +104,7 @@ HOST_OPS = {
     "IteratorGetNext": "string components stay host object arrays (numeric ones go through ctx.xp)",
     "IteratorToStringHandle": "produces a string (host memory)",
     "MatchingFiles": "produces file names (strings live on the host)",
+    "ReadFile": "produces a file's bytes (strings live on the host)",
     "DecodeImage": "decodes a file's bytes with Pillow on the host; the pixels go to the "
     "device with xp.asarray",
     "CandidateSampler": "draws a few class ids on the host (a rejection loop for unique "

@@ -68,6 +68,8 @@ NOT_IN_THE_TABLE = {
     "compares its rows and batches with numpy and pandas",
     "MatchingFiles": "lists the file system: tests/data/test_dataset_parity.py compares "
     "list_files with TF's",
+    "ReadFile": "reads a file's bytes: tests/test_tf1_missing_names.py compares read_file "
+    "with TF's",
     "DecodeImage": "decodes compressed bytes (PNG, JPEG): tests/ops/test_image.py compares "
     "its pixels with TF's decoder",
     "IteratorToStringHandle": "names an iterator resource: tests/data/test_dataset_parity.py",
