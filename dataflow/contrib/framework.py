@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
+import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -32,6 +34,7 @@ from ..train.global_step import (
 from ..train.global_step import (
     get_or_create_global_step as get_or_create_global_step,
 )
+from ..train.saver import latest_checkpoint
 from ..train.saver import list_variables as list_variables
 from ..train.saver import load_variable as load_variable
 from .missing import contrib_hook
@@ -250,6 +253,26 @@ def get_variables_to_restore(include: list | None = None, exclude: list | None =
     )
     dropped = {id(v) for s in exclude or () for v in get_variables(s)}
     return [v for v in variables if id(v) not in dropped]
+
+
+def load_checkpoint(ckpt_dir_or_file: str) -> Any:
+    """A reader of a checkpoint (the latest one when given a directory):
+    ``tf.train.NewCheckpointReader``'s, with ``get_tensor``,
+    ``get_variable_to_shape_map``, ...
+
+    Raises:
+        ValueError: a directory with no checkpoint.
+    """
+    path = ckpt_dir_or_file
+    if os.path.isdir(path):
+        path = latest_checkpoint(path)
+        if path is None:
+            raise ValueError(
+                "Couldn't find 'checkpoint' file or checkpoints in given directory "
+                f"{ckpt_dir_or_file}"
+            )
+    # Looked up when called: the reader is tf.train's, whichever module holds it.
+    return importlib.import_module("dataflow.train").NewCheckpointReader(path)
 
 
 def _signature(structure: Any, check_types: bool) -> list:

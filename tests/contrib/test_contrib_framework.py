@@ -132,3 +132,22 @@ def test_a_contrib_name_left_out_says_so(path):
         getattr(module, name)
     assert not hasattr(module, name)
     assert not hasattr(module, "__wrapped__")  # dunder lookups stay plain AttributeErrors
+
+
+# --- checkpoints -------------------------------------------------------------------------
+def test_load_checkpoint_reads_the_latest_checkpoint_of_a_directory(tmp_path):
+    if not hasattr(tf.train, "NewCheckpointReader"):
+        pytest.skip("tf.train.NewCheckpointReader is not in this tree yet")
+    w = tf.Variable(np.arange(6, dtype=np.float32).reshape(2, 3), name="w")
+    saver = tf.train.Saver()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        saver.save(sess, str(tmp_path / "model"), global_step=1)
+        sess.run(w.assign(w * 2))
+        saver.save(sess, str(tmp_path / "model"), global_step=2)
+    reader = tf.contrib.framework.load_checkpoint(str(tmp_path))
+    np.testing.assert_array_equal(reader.get_tensor("w"), 2 * np.arange(6).reshape(2, 3))
+    assert tf.contrib.framework.list_variables(str(tmp_path)) == [("w", [2, 3])]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="Couldn't find 'checkpoint'"):
+        tf.contrib.framework.load_checkpoint(str(tmp_path / "empty"))
