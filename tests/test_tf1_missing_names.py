@@ -326,6 +326,23 @@ def test_resize_image_with_crop_or_pad_matches_tf1() -> None:
     assert_same_fetches(ours, theirs)
 
 
+def test_resize_image_with_crop_or_pad_to_sizes_fed_at_run_time() -> None:
+    image = RNG.uniform(0, 1, (5, 6, 2)).astype(np.float32)
+
+    def program(tf):
+        h, w = tf.placeholder(tf.int32, []), tf.placeholder(tf.int32, [])
+        x = tf.placeholder(tf.float32, [None, None, 2])
+        outs = [
+            tf.image.resize_image_with_crop_or_pad(x, h, w),
+            tf.image.resize_image_with_crop_or_pad(image, h, 3),
+        ]
+        shapes = tf.constant(" ".join(str(o.shape.as_list()) for o in outs))
+        return [*outs, shapes], {x: image, h: 7, w: 4}
+
+    ours, theirs = _both(program)
+    assert_same_fetches(ours, theirs)
+
+
 def test_resize_image_with_crop_or_pad_refuses_what_tf1_refuses() -> None:
     for tf in LIBS:
         with tf.Graph().as_default():
@@ -420,6 +437,21 @@ def test_gradient_override_map_uses_the_registered_gradient() -> None:
 
     ours, theirs = _both(program)
     assert_same_fetches(ours, theirs)
+
+
+def test_gradient_override_map_reaches_ops_built_in_a_cond_branch() -> None:
+    """TF 1.15 builds a branch in the graph itself, so an enclosing override applies to
+    its ops (TF 2's ``compat.v1`` builds branches as functions, which do not see it)."""
+    name = _clip_gradient(dataflow)
+    with dataflow.Graph().as_default() as g:
+        y = dataflow.constant(3.0)
+        pred = dataflow.placeholder(dataflow.bool, [])
+        with g.gradient_override_map({"Identity": name}):
+            c = dataflow.cond(pred, lambda: dataflow.identity(y * 2.0), lambda: y)
+        (grad,) = dataflow.gradients(c * 4.0, y)
+        with dataflow.Session() as sess:
+            assert sess.run(grad, {pred: True}) == 1.0  # 4 clipped to 0.5, times 2
+            assert sess.run(grad, {pred: False}) == 4.0
 
 
 def test_gradient_registry_errors_match_tf1() -> None:
