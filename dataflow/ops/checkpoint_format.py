@@ -178,7 +178,7 @@ def checksum(data: Any) -> list[int]:
     return _combine([_rows_sums(view[:whole], 0)] if whole else [], view[whole:])
 
 
-def _bytes_of(value: np.ndarray) -> memoryview:
+def bytes_of(value: np.ndarray) -> memoryview:
     return value.data.cast("B") if value.size else memoryview(b"")
 
 
@@ -189,7 +189,7 @@ def _flush(f: Any, sync: bool) -> None:
         os.fsync(f.fileno())
 
 
-def _makedirs(path: str) -> str:
+def make_parent(path: str) -> str:
     directory = os.path.dirname(os.path.abspath(path))
     try:
         os.makedirs(directory, exist_ok=True)
@@ -198,10 +198,10 @@ def _makedirs(path: str) -> str:
     return directory
 
 
-def _write_atomically(path: str, write: Callable[[Any], None], sync: bool) -> None:
+def write_atomically(path: str, write: Callable[[Any], None], sync: bool) -> None:
     """``write(f)`` into a temporary, renamed to ``path``; on any failure the temporary
     is removed and an ``OSError`` becomes the ``OpError`` TF raises."""
-    _makedirs(path)
+    make_parent(path)
     tmp = temp_name(path)
     try:
         with open(tmp, "wb") as f:
@@ -219,10 +219,10 @@ def _write_atomically(path: str, write: Callable[[Any], None], sync: bool) -> No
 
 
 def atomic_write_bytes(path: str, data: bytes, sync: bool = False) -> None:
-    _write_atomically(path, lambda f: f.write(data), sync)
+    write_atomically(path, lambda f: f.write(data), sync)
 
 
-def _as_bytes(name: str, item: Any) -> bytes:
+def as_bytes(name: str, item: Any) -> bytes:
     if isinstance(item, bytes):
         return bytes(item)
     if isinstance(item, str):
@@ -234,12 +234,12 @@ def _as_bytes(name: str, item: Any) -> bytes:
     )
 
 
-def _encode(name: str, value: Any) -> tuple[str, tuple[int, ...], np.ndarray]:
+def encode_entry(name: str, value: Any) -> tuple[str, tuple[int, ...], np.ndarray]:
     """``(dtype, shape, data)`` of one entry: ``data`` a C-contiguous array whose bytes
     are the entry's (see the module docstring)."""
     value = np.asarray(value)
     if value.dtype.kind in "OSU":
-        items = [_as_bytes(name, x) for x in value.reshape(-1).tolist()]
+        items = [as_bytes(name, x) for x in value.reshape(-1).tolist()]
         lengths = np.array([len(b) for b in items], dtype="<u8")
         data = np.empty(lengths.nbytes + int(lengths.sum()), np.uint8)
         data[: lengths.nbytes] = lengths.view(np.uint8)
@@ -264,7 +264,7 @@ def write_shard(
     on a helper thread while earlier ones are written. Removes the directory's stale
     temporaries first (this runs wherever the shard's variables live)."""
     path = shard_path(prefix, shard, num_shards)
-    remove_stale_temps(_makedirs(path))
+    remove_stale_temps(make_parent(path))
     entries: dict[str, dict[str, Any]] = {}
 
     def write(f: Any) -> None:
@@ -272,8 +272,8 @@ def write_shard(
         offset = 0
         with ThreadPoolExecutor(1, thread_name_prefix="checkpoint-sum") as pool:
             for name, value in arrays.items():
-                dtype, shape, data = _encode(name, value)
-                view = _bytes_of(data)
+                dtype, shape, data = encode_entry(name, value)
+                view = bytes_of(data)
                 sums[name] = (
                     pool.submit(checksum, view) if data.nbytes >= _PARALLEL else checksum(view)
                 )
@@ -296,7 +296,7 @@ def write_shard(
             for name, found in sums.items():
                 entries[name]["checksum"] = found.result() if isinstance(found, Future) else found
 
-    _write_atomically(path, write, sync)
+    write_atomically(path, write, sync)
     return entries
 
 
@@ -483,7 +483,7 @@ def _read_one(
         if strings
         else np.empty(tuple(entry["shape"]), np.dtype(entry["dtype"]))
     )
-    view = _bytes_of(out)
+    view = bytes_of(out)
     new_format = "checksum" in entry
     whole = len(view) // _ROW_BYTES * _ROW_BYTES if new_format else 0
     parts: list[Future] = []

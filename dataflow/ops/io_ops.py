@@ -4,7 +4,8 @@
 ``SaveShard(prefix, *handles)`` runs on the device holding the variables (it takes
 their handles, so the placer puts it there), writes one shard file from that device's
 store and returns the shard's index entries as a JSON string; the client writes the
-index. File layout and atomicity: ``checkpoint_format.py``.
+index. The files are TF's (``checkpoint_tf_bundle.py``) unless the op's ``format`` attr
+is ``"dataflow"`` (``checkpoint_format.py``); a restore reads either, by content.
 
 A restore runs in two phases of ``RestoreShard(prefix, *handles)``, both on the
 variables' device: ``phase="load"`` reads its variables' entries from whichever shards
@@ -26,7 +27,7 @@ import numpy as np
 from ..framework import dtypes, errors, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor
 from ..framework.tensor_shape import scalar
-from . import checkpoint_format
+from . import checkpoint_format, checkpoint_tf_bundle
 from .build import apply_op
 
 
@@ -45,10 +46,12 @@ def _save_kernel(ctx: Any, attrs: dict) -> Any:
     store, names = ctx.resources, attrs["names"]
     shard, num_shards = attrs["shard"], attrs["num_shards"]
     sync = attrs.get("sync", False)
+    # TF's format (``checkpoint_tf_bundle``) unless the saver asked for dataflow's own.
+    writer = checkpoint_format if attrs.get("format") == "dataflow" else checkpoint_tf_bundle
 
     def save(prefix: Any, *handles: str) -> Any:
         arrays = {key: _to_host(store.read(h)) for key, h in zip(names, handles)}
-        entries = checkpoint_format.write_shard(_as_str(prefix), shard, num_shards, arrays, sync)
+        entries = writer.write_shard(_as_str(prefix), shard, num_shards, arrays, sync)
         return np.asarray(json.dumps(entries), dtype=object)
 
     return save
@@ -82,28 +85,28 @@ def _restore_kernel(ctx: Any, attrs: dict) -> Any:
         staged = store.get_or_create(_STAGED, dict)
         for key in [k for k in staged if k[1] in handles]:  # left by a failed restore
             del staged[key]
-        index = checkpoint_format.read_index(prefix)
+        index = checkpoint_tf_bundle.read_index(prefix)
         mismatch = None
         for key, (dtype, shape) in zip(names, specs):  # from the index, before reading
-            entry = checkpoint_format.entry_of(prefix, index, key)
+            entry = checkpoint_tf_bundle.entry_of(prefix, index, key)
             if not shape.is_compatible_with(tuple(entry["shape"])):
                 mismatch = mismatch or (
                     f"Checkpoint '{prefix}' holds {key} with shape "
                     f"{tuple(entry['shape'])}, but the variable has shape {shape}"
                 )
-            elif checkpoint_format.entry_dtype(entry) != dtype.as_numpy_dtype:
+            elif checkpoint_tf_bundle.entry_dtype(entry) != dtype.as_numpy_dtype:
                 mismatch = mismatch or (
                     f"Checkpoint '{prefix}' holds {key} as "
-                    f"{checkpoint_format.entry_dtype(entry)}, but the variable is "
+                    f"{checkpoint_tf_bundle.entry_dtype(entry)}, but the variable is "
                     f"{dtype.name}"
                 )
         if mismatch is not None:
             # A damaged checkpoint is damaged before it is a mismatch: on this error path
             # only, every entry's bytes are read and checked (size, checksum) first, so a
             # corrupted index that merely looks like another shape is a DataLossError.
-            checkpoint_format.read_entries(prefix, index, names)
+            checkpoint_tf_bundle.read_entries(prefix, index, names)
             raise errors.InvalidArgumentError(None, None, mismatch)
-        values = checkpoint_format.read_entries(prefix, index, names)
+        values = checkpoint_tf_bundle.read_entries(prefix, index, names)
         # Staged only after every entry was read and checked; the commit phase stores.
         for handle, value in zip(handles, values):
             value = xp.asarray(value)

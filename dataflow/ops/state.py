@@ -190,6 +190,11 @@ class Variable:
         """The op that assigns the initial value."""
         return self._initializer_op
 
+    def set_initializer(self, op: Operation) -> None:
+        """Makes ``op`` the variable's initializer (``tf.train.init_from_checkpoint``'s
+        restore, as TF1 replaces the initializer op)."""
+        self._initializer_op = op
+
     @property
     def initial_value(self) -> Tensor:
         return self._initial_value

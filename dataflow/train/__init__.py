@@ -34,7 +34,12 @@ from .batching import (
     shuffle_batch_join as shuffle_batch_join,
 )
 
-# --- saver.py ----------------------------------------------------------------------------
+# --- checkpoint_utils.py, saver.py -------------------------------------------------------
+from .checkpoint_utils import (
+    CheckpointReader as CheckpointReader,
+    NewCheckpointReader as NewCheckpointReader,
+    init_from_checkpoint as init_from_checkpoint,
+)
 from .saver import (
     CheckpointState as CheckpointState,
     Saver as Saver,

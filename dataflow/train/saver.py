@@ -4,11 +4,14 @@ The saver groups its variables by requested device and builds, per group, one
 ``SaveShard`` and two ``RestoreShard`` ops (load, then commit once every group has
 loaded) taking the variables' handles, so on a cluster each worker writes (and reads)
 its own variables and no variable travels through the client. ``save`` runs the shard
-ops, then writes the index and the ``checkpoint`` state file, each atomically; see
-``ops/checkpoint_format.py`` for the file layout. A restore reads entries from whichever
-shards hold them, so a checkpoint written on 2 ps tasks restores on 1, or in an embedded
-session; it changes every variable or, if any shard is damaged, none. A save or restore
-first removes the temporaries that saves killed midway left in the directory.
+ops, then writes the index and the ``checkpoint`` state file, each atomically. The files
+are TF's V2 format (``ops/checkpoint_tf_bundle.py``), so TF reads them, unless
+``file_format="dataflow"`` asks for dataflow's own (``ops/checkpoint_format.py``); a
+restore reads either (and what TF wrote), telling them apart by content. A restore reads
+entries from whichever shards hold them, so a checkpoint written on 2 ps tasks restores
+on 1, or in an embedded session; it changes every variable or, if any shard is damaged,
+none. A save or restore first removes the temporaries that saves killed midway left in
+the directory.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 
 from ..framework import dtypes, errors
 from ..framework.graph import Tensor, get_default_graph
-from ..ops import checkpoint_format
+from ..ops import checkpoint_format, checkpoint_tf_bundle
 from ..ops.checkpoint_temps import remove_stale_temps
 from ..ops.constant import placeholder
 from ..ops.control import group
@@ -51,6 +54,8 @@ class Saver:
             survives a machine crash (slower: the data must reach the disk). Without
             it (the default, as TF's checkpoints), a checkpoint survives the saving
             process being killed at any point, which is what recovery needs.
+        file_format: ``"tf"`` (the default): TF's V2 checkpoint files, which TF reads;
+            ``"dataflow"``: dataflow's own format (``ops/checkpoint_format.py``).
     """
 
     def __init__(
@@ -71,7 +76,11 @@ class Saver:
         save_relative_paths: bool = False,
         filename: str | None = None,
         sync: bool = False,
+        file_format: str = "tf",
     ):
+        if file_format not in ("tf", "dataflow"):
+            raise ValueError(f"Saver file_format must be 'tf' or 'dataflow', got {file_format!r}")
+        self._writer = checkpoint_tf_bundle if file_format == "tf" else checkpoint_format
         if var_list is None:
             var_list = global_variables()
         if isinstance(var_list, dict):
@@ -108,7 +117,13 @@ class Saver:
                     graph.create_op(
                         "SaveShard",
                         [self._filename, *handles],
-                        {"names": keys, "shard": shard, "num_shards": n, "sync": sync},
+                        {
+                            "names": keys,
+                            "shard": shard,
+                            "num_shards": n,
+                            "sync": sync,
+                            "format": file_format,
+                        },
                         name=f"save_shard_{shard}",
                     ).outputs[0]
                 )
@@ -193,7 +208,7 @@ class Saver:
             if self._save_ops:
                 for meta in sess.run(self._save_ops, {self._filename: prefix}):
                     entries.update(json.loads(meta.item() if hasattr(meta, "item") else meta))
-            checkpoint_format.write_index(prefix, self._num_shards, entries, self._sync)
+            self._writer.write_index(prefix, self._num_shards, entries, self._sync)
         except (errors.FailedPreconditionError, errors.NotFoundError) as exc:
             # TF1's own translation, for a directory that is not there (or is a file).
             if not os.path.isdir(directory):
@@ -215,7 +230,7 @@ class Saver:
                 self._sync,
             )
             for old in stale:
-                checkpoint_format.delete_checkpoint(old)
+                checkpoint_tf_bundle.delete_checkpoint(old)
         return prefix
 
     def restore(self, sess: Any, save_path: str) -> None:
@@ -318,19 +333,24 @@ def latest_checkpoint(checkpoint_dir: str, latest_filename: str | None = None) -
 
 
 def list_variables(ckpt_dir_or_file: str) -> list[tuple[str, list[int]]]:
-    """``[(name, shape)]`` of a checkpoint (a prefix or a directory)."""
-    prefix = _resolve(ckpt_dir_or_file)
-    index = checkpoint_format.read_index(prefix)
-    return sorted((k, list(e["shape"])) for k, e in index["entries"].items())
+    """``[(name, shape)]`` of a checkpoint (a prefix or a directory), of either format;
+    a partitioned variable is listed once, by its full name and shape (as TF)."""
+    prefix = resolve_checkpoint(ckpt_dir_or_file)
+    index = checkpoint_tf_bundle.read_index(prefix)
+    return sorted(
+        (k, list(e["shape"])) for k, e in index["entries"].items() if not k.startswith("\0")
+    )
 
 
 def load_variable(ckpt_dir_or_file: str, name: str) -> Any:
-    """One variable's value from a checkpoint, as a numpy array."""
-    prefix = _resolve(ckpt_dir_or_file)
-    return checkpoint_format.read_entry(prefix, checkpoint_format.read_index(prefix), name)
+    """One variable's value from a checkpoint (either format), as a numpy array; a
+    partitioned variable's parts are put together."""
+    prefix = resolve_checkpoint(ckpt_dir_or_file)
+    return checkpoint_tf_bundle.read_entry(prefix, checkpoint_tf_bundle.read_index(prefix), name)
 
 
-def _resolve(ckpt_dir_or_file: str) -> str:
+def resolve_checkpoint(ckpt_dir_or_file: str) -> str:
+    """The prefix of a checkpoint given as a prefix or a directory (its latest)."""
     if os.path.isdir(ckpt_dir_or_file):
         prefix = latest_checkpoint(ckpt_dir_or_file)
         if prefix is None:

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import dataflow as tf
+from dataflow.ops.checkpoint_tf_bundle import read_index
 
 pytestmark = pytest.mark.distributed
 
@@ -39,8 +40,7 @@ def test_strings_saved_on_a_worker_restore_embedded_and_back(clean_cluster, tmp_
         sess.run(tf.global_variables_initializer())
         sess.run([assign, numbers.assign([1, -2, 3])], {feed: WORDS})
         path = saver.save(sess, str(tmp_path / "m"))
-    with open(path + ".index") as f:
-        assert json.load(f)["entries"]["words"]["dtype"] == "string"
+    assert read_index(path)["entries"]["words"]["dtype"] == "string"
     assert tf.train.load_variable(path, "words").tolist() == WORDS.tolist()
     words, numbers, assign, feed, saver = _model(None)
     with tf.Session() as sess:  # embedded
@@ -56,7 +56,8 @@ def test_strings_saved_on_a_worker_restore_embedded_and_back(clean_cluster, tmp_
 
 
 def test_a_crafted_object_entry_is_refused_on_the_worker(clean_cluster, tmp_path):
-    words, numbers, assign, feed, saver = _model()
+    words, numbers, assign, feed, _ = _model()
+    saver = tf.train.Saver(file_format="dataflow")  # the format whose index is JSON
     with tf.Session(clean_cluster) as sess:
         sess.run(tf.global_variables_initializer())
         sess.run(assign, {feed: WORDS})

@@ -92,7 +92,7 @@ class Model:
                 feeds[key] = feed
             self.set_all = tf.group(*sets)
             self.feeds = feeds
-            self.saver = tf.train.Saver()
+            self.saver = tf.train.Saver(file_format="dataflow")  # TF's: test_checkpoint_tf.py
             self.sess = tf.Session(graph=self.graph)
         self.sess.run(self.set_all, {feeds[k]: v for k, v in VALUES.items()})
         self.prefix = prefix = self.saver.save(self.sess, os.path.join(directory, "m"))

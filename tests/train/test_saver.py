@@ -335,7 +335,7 @@ def test_a_string_checkpoint_holds_the_bytes_themselves(tmp_path):
     v = tf.Variable(["hello", "strings"], name="s")
     with tf.Session() as s:
         s.run(v.initializer)
-        path = tf.train.Saver().save(s, str(tmp_path / "m"))
+        path = tf.train.Saver(file_format="dataflow").save(s, str(tmp_path / "m"))
     with open(path + ".index") as f:
         index = json.load(f)
     entry = index["entries"]["s"]
@@ -349,12 +349,13 @@ def test_a_string_checkpoint_holds_the_bytes_themselves(tmp_path):
 
 # --- crafted and damaged checkpoints ----------------------------------------------------------
 def _saved(tmp_path):
-    """A checkpoint of a float vector ``v``, a bool matrix ``b`` and strings ``s``; the
-    variables set to other values afterwards, and a function checking they still are."""
+    """A checkpoint of a float vector ``v``, a bool matrix ``b`` and strings ``s``, in
+    dataflow's own format (TF's: ``tests/ops/test_checkpoint_tf.py``); the variables set
+    to other values afterwards, and a function checking they still are."""
     v = tf.Variable(np.arange(1000, dtype=np.float32), name="v")
     b = tf.Variable(np.eye(3, dtype=bool), name="b")
     s_ = tf.Variable([b"ab", b"cde"], name="s")
-    saver = tf.train.Saver()
+    saver = tf.train.Saver(file_format="dataflow")
     sess = tf.Session()
     sess.run(tf.global_variables_initializer())
     path = saver.save(sess, str(tmp_path / "m"))
