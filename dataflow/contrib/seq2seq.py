@@ -1,4 +1,5 @@
-"""``tf.contrib.seq2seq``: the weighted sequence loss and ``tile_batch``."""
+"""``tf.contrib.seq2seq``: the weighted sequence loss, ``tile_batch``, and the decoding
+loop (``BasicDecoder``, its helpers and ``dynamic_decode``, in ``decoders.py``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,12 @@ from ..framework.graph import Tensor, convert_to_tensor
 from ..framework.scopes import name_scope
 from ..ops import array as array_ops
 from ..ops.math import cast, count_nonzero, div_no_nan, reduce_sum
+from .decoders import BasicDecoder as BasicDecoder
+from .decoders import BasicDecoderOutput as BasicDecoderOutput
+from .decoders import GreedyEmbeddingHelper as GreedyEmbeddingHelper
+from .decoders import Helper as Helper
+from .decoders import TrainingHelper as TrainingHelper
+from .decoders import dynamic_decode as dynamic_decode
 from .missing import contrib_hook
 
 
