@@ -194,9 +194,9 @@ class BasicDecoder:
 
 def _where_rows(finished: Tensor, old: Tensor, new: Tensor) -> Tensor:
     """``old`` for the finished rows, else ``new``."""
+    if isinstance(new, TensorArray) or new.shape.rank == 0:
+        return new  # TF passes TensorArrays (alignment histories) and scalars through
     rank = new.shape.rank
-    if rank == 0:
-        return new
     return where_v2(array_ops.reshape(finished, [-1] + [1] * (rank - 1)), old, new)
 
 

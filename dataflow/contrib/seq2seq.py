@@ -1,5 +1,6 @@
 """``tf.contrib.seq2seq``: the weighted sequence loss, ``tile_batch``, and the decoding
-loop (``BasicDecoder``, its helpers and ``dynamic_decode``, in ``decoders.py``)."""
+loop (``BasicDecoder``, its helpers and ``dynamic_decode``, in ``decoders.py``) and
+attention (``attention.py``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ from ..framework.graph import Tensor, convert_to_tensor
 from ..framework.scopes import name_scope
 from ..ops import array as array_ops
 from ..ops.math import cast, count_nonzero, div_no_nan, reduce_sum
+from .attention import AttentionWrapper as AttentionWrapper
+from .attention import AttentionWrapperState as AttentionWrapperState
+from .attention import BahdanauAttention as BahdanauAttention
+from .attention import LuongAttention as LuongAttention
 from .decoders import BasicDecoder as BasicDecoder
 from .decoders import BasicDecoderOutput as BasicDecoderOutput
 from .decoders import GreedyEmbeddingHelper as GreedyEmbeddingHelper
