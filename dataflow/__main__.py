@@ -45,12 +45,23 @@ def _devices() -> int:
     return 0
 
 
+def _dataflow_version() -> str | None:
+    """Run on each worker: its dataflow version, ``None`` where dataflow is not importable.
+    (Under ``python -m dataflow`` this module is ``__main__``, which cloudpickle sends by
+    value; a worker that cannot run it at all is reported the same way.)"""
+    try:
+        import dataflow
+    except ImportError:
+        return None
+    return str(dataflow.__version__)
+
+
 def _check(address: str, timeout: float) -> int:
     import distributed
 
-    from .runtime.worker_plugin import dataflow_version, register_by_value, usable_gpus
+    from .runtime.worker_plugin import register_by_value, usable_gpus
 
-    register_by_value()  # so that workers without dataflow can run the probes
+    register_by_value()  # so that workers without dataflow can run the GPU probe
     try:
         client = distributed.Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError) as exc:
@@ -58,7 +69,7 @@ def _check(address: str, timeout: float) -> int:
         return 2
     with client:
         workers = client.scheduler_info(n_workers=-1)["workers"]
-        versions = client.run(dataflow_version, on_error="return")
+        versions = client.run(_dataflow_version, on_error="return")
         gpus = client.run(usable_gpus, on_error="return")
     print(f"{len(workers)} worker(s) at {address}; this process runs dataflow {__version__}")
     bad = 0

@@ -58,16 +58,6 @@ class DataflowWorkerPlugin(WorkerPlugin):
         await worker_state.release_worker(worker)
 
 
-def dataflow_version() -> str | None:
-    """Run on a worker (``Client.run``, pickled by value): the dataflow version installed
-    there, ``None`` where dataflow is not importable (``python -m dataflow check``)."""
-    try:
-        import dataflow
-    except ImportError:
-        return None
-    return str(dataflow.__version__)
-
-
 def usable_gpus(dask_worker: Any = None) -> tuple[int, str]:
     """Run on a worker (``Client.run``, pickled by value like the plugin): how many GPUs
     dataflow's kernels can use there, and when none, why. A worker started with a ``GPU``
