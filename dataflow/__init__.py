@@ -317,6 +317,12 @@ from .ops.variable_scope_context import (
 from .ops.variable_scope_context import (
     variable_scope as variable_scope,
 )
+from .ops.variable_store import (
+    PartitionedVariable as PartitionedVariable,
+    fixed_size_partitioner as fixed_size_partitioner,
+    min_max_variable_partitioner as min_max_variable_partitioner,
+    variable_axis_size_partitioner as variable_axis_size_partitioner,
+)
 
 # --- ops/cond.py, ops/while_loop.py, ops/script.py, ops/debugging.py ----------------------
 from .ops.cond import case as case

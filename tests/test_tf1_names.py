@@ -345,11 +345,24 @@ def partitioned_variables(tf):
     if not hasattr(tf, "fixed_size_partitioner"):
         pytest.skip("partitioned variables are not in dataflow yet")
     with tf.variable_scope("emb", partitioner=tf.fixed_size_partitioner(3)):
-        table = tf.get_variable("table", [12, 4])
+        table = tf.get_variable("table", [10, 4])
+    with tf.variable_scope("emb", reuse=True, partitioner=tf.fixed_size_partitioner(3)):
+        again = tf.get_variable("table", [10, 4])
     other = tf.get_variable(
-        "other", [8, 2], partitioner=tf.min_max_variable_partitioner(max_partitions=2)
+        "other", [8, 2], partitioner=tf.min_max_variable_partitioner(2, min_slice_size=16)
     )
-    return [_flatten(list(table)), _flatten(list(other))]
+    wide = tf.get_variable(
+        "wide", [3, 64], partitioner=tf.variable_axis_size_partitioner(200, axis=1)
+    )
+    ids = tf.placeholder(tf.int32, [None], name="ids")
+    rows = tf.nn.embedding_lookup(table, ids)
+    loss = tf.reduce_sum(rows) + tf.reduce_sum(tf.convert_to_tensor(other)) + tf.reduce_sum(wide)
+    train = tf.train.AdamOptimizer(0.1).minimize(loss)
+    with tf.variable_scope("sharded", partitioner=tf.fixed_size_partitioner(2)):
+        # Slots made inside a partitioning scope are whole variables.
+        w = tf.get_variable("w", [4, 2])
+        step = tf.train.MomentumOptimizer(0.1, 0.9).minimize(tf.reduce_sum(tf.square(w)))
+    return [list(table), list(again), list(other), list(wide), rows, train, list(w), step]
 
 
 def variable_scopes(tf):
@@ -581,6 +594,15 @@ DELIBERATE = {
                 "Adam_1/update_table/ResourceSparseApplyAdam",
             ],
         )
+    },
+    # The sharded lookup's result is named after its scope (TF: the composite's last op,
+    # `embedding_lookup/Reshape_1`); Adam's sparse updates as above.
+    "partitioned_variables": {
+        "ops": (
+            [],
+            [f"Adam/update_emb/table/part_{i}/ResourceSparseApplyAdam" for i in range(3)],
+        ),
+        "outputs": [("embedding_lookup/Reshape_1:0", "embedding_lookup:0")],
     },
     # Every read of a variable is named under it (`<var>/Read/ReadVariableOp_N`), also
     # `value()` and `read_value()` (TF: `ReadVariableOp` and `Identity` in the caller's

@@ -36,6 +36,7 @@ from .constant import constant
 from .control import identity
 from .nn import relu
 from .nn_bias import bias_add_op
+from .variable_store import PartitionedVariable
 
 
 def _scalar(value: Any, dtype: dtypes.DType) -> Tensor:
@@ -352,7 +353,7 @@ def embedding_lookup(
         a variable table (or each variable shard) is an ``IndexedSlices`` of the rows
         looked up (in a shard, the ids it owns), as in TF1.
     """
-    if isinstance(params, (list, tuple)):
+    if isinstance(params, (list, tuple, PartitionedVariable)):
         shards = list(params)
     else:
         shards = [params]

@@ -463,9 +463,10 @@ def _create_slot(primary: Variable, initial_value: Callable[[], Tensor], op_name
     graph = primary.graph
     with (
         _init_scope(graph),
-        variable_scope(None, default_name=f"{primary.op.name}/{op_name}"),
+        variable_scope(None, default_name=f"{primary.op.name}/{op_name}") as scope,
         graph.colocate_with(primary.op, ignore_existing=True),
     ):
+        scope.set_partitioner(None)  # a slot is never partitioned itself (TF1 too)
         return get_variable(
             "",
             dtype=primary.dtype.base_dtype,

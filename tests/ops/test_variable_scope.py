@@ -320,9 +320,11 @@ def test_custom_getters_nest():
     assert v.name == "g/h/v:0" and not v.trainable
 
 
-def test_partitioner_is_refused():
-    with pytest.raises(NotImplementedError, match="partitioned"):
-        tf.get_variable("p", [4], partitioner=lambda shape, dtype: [2])
+def test_partitioner_makes_parts():
+    # (tests/ops/test_partitioned_variables.py holds the rest, against TF1.)
+    p = tf.get_variable("p", [5], partitioner=lambda shape, dtype: [2])
+    assert [v.name for v in p] == ["p/part_0:0", "p/part_1:0"]
+    assert [v.shape.as_list() for v in p] == [[3], [2]]
 
 
 def test_gradients_and_training_through_get_variable(sess):
