@@ -86,7 +86,18 @@ _TF_DTYPES = {
     23: "<u8",
 }
 _TF_ENUM = {v: k for k, v in _TF_DTYPES.items()}
+_UNREADABLE = {
+    11: "qint8",
+    12: "quint8",
+    13: "qint32",
+    14: "bfloat16",
+    15: "qint16",
+    16: "quint16",
+    20: "resource",
+    21: "variant",
+}
 _MAX_SHARDS = 99999
+UNREADABLE = "unreadable:"  # the dtype of an entry of a TF dtype numpy lacks: + its name
 
 
 def _crc(data: Any, value: int = 0) -> int:
@@ -268,9 +279,11 @@ def _parse_entry(data: bytes, num_shards: int) -> dict[str, Any]:
     fields = decode_message(data)
     code = _last_int(fields, 1, "the dtype")
     dtype = _TF_DTYPES.get(code)
-    if dtype is None:
-        raise TableError(f"dtype {code} is not one dataflow reads")
     shape = _parse_shape(fields.get(2, [b""])[-1])
+    if dtype is None and code in _UNREADABLE:  # listed; reading it is the error
+        return {"dtype": UNREADABLE + _UNREADABLE[code], "shape": shape}
+    if dtype is None:
+        raise TableError(f"dtype {code} is not a TF dtype")
     entry = {"dtype": dtype, "shape": shape}
     if 7 in fields:
         entry["slices"] = [_parse_slice(s, shape) for s in fields[7]]
@@ -345,6 +358,7 @@ def _parts(index: dict[str, Any], name: str, entry: dict[str, Any]) -> list[tupl
     for extents in entry["slices"]:
         part = index["entries"].get(slice_key(name, extents))
         if part is None or "slices" in part or part["dtype"] != entry["dtype"]:
+            # (an unreadable dtype never gets here: ``entry_of`` refused it first)
             raise _corrupt(f"Checkpoint index of {name} lacks its slice {extents}")
         want = [d if n < 0 else n for (_, n), d in zip(extents, entry["shape"])]
         if part["shape"] != want:
@@ -381,6 +395,13 @@ def entry_of(prefix: str, index: dict[str, Any], name: str) -> dict[str, Any]:
     entry = index["entries"].get(name)
     if entry is None:
         raise errors.NotFoundError(None, None, f"Key {name} not found in checkpoint '{prefix}'")
+    if entry["dtype"].startswith(UNREADABLE):
+        raise errors.UnimplementedError(
+            None,
+            None,
+            f"Checkpoint '{prefix}' holds {name} as {entry['dtype'][len(UNREADABLE) :]}, "
+            "which has no numpy dtype here",
+        )
     for part_name, part in [(name, entry)] if "slices" not in entry else _parts(index, name, entry):
         _extent_ok(prefix, index, str(part_name), part)
     return entry
@@ -421,28 +442,30 @@ def _decode_strings(path: str, name: str, data: bytes, count: int) -> tuple[np.n
 
 
 def _read_part(prefix: str, index: dict[str, Any], name: str, entry: dict[str, Any]) -> Any:
+    """One stored tensor, read straight into its array (strings: into bytes first),
+    after its extent is checked against the file; then its checksum is checked."""
     path = shard_path(prefix, entry["shard"], index["num_shards"])
     _extent_ok(prefix, index, name, entry)
-    nbytes = entry["nbytes"]
+    nbytes, strings = entry["nbytes"], entry["dtype"] == STRING
+    out = np.empty(nbytes, np.uint8) if strings else np.empty(entry["shape"], entry["dtype"])
+    view = legacy.bytes_of(out)
     try:
         with open(path, "rb") as f:
             f.seek(entry["offset"])
-            data = f.read(nbytes)
+            got = f.readinto(view) if nbytes else 0
     except OSError as exc:
         raise io_error(exc, path, f"Cannot read {name} from checkpoint shard") from None
-    if len(data) != nbytes:
+    if got != nbytes:
         raise _corrupt(f"Checkpoint shard {path} is truncated: {name} needs {nbytes} bytes")
     count = math.prod(entry["shape"])
-    strings = None
-    if entry["dtype"] == STRING:  # its checksum covers the lengths as uint64s
-        strings, crc = _decode_strings(path, name, data, count)
+    if strings:  # its checksum covers the lengths as checksummed, not as stored
+        out, crc = _decode_strings(path, name, view.tobytes(), count)
     else:
-        crc = _crc(data)
+        crc = _crc(view)
     if _mask(crc) != entry["crc32c"]:
         raise _corrupt(f"Checkpoint shard {path} is corrupted: checksum mismatch for {name}")
-    if strings is not None:
-        return strings.reshape(entry["shape"])
-    out = np.frombuffer(data, np.dtype(entry["dtype"])).reshape(entry["shape"]).copy()
+    if strings:
+        return out.reshape(entry["shape"])
     if out.dtype == np.bool_ and count and int(out.view(np.uint8).max()) > 1:
         raise _corrupt(f"Checkpoint shard {path} is corrupted: {name} holds bool bytes not 0/1")
     return out
@@ -458,6 +481,10 @@ def _read_tf(prefix: str, index: dict[str, Any], name: str) -> np.ndarray:
     # files by ``entry_of``) hold.
     if sum(math.prod(part["shape"]) for _, part in parts) < math.prod(shape):
         raise _corrupt(f"Checkpoint slices of {name} do not cover its shape {shape}")
+    shards = {part["shard"] for _, part in parts}
+    room = sum(os.stat(shard_path(prefix, k, index["num_shards"])).st_size for k in shards)
+    if sum(part["nbytes"] for _, part in parts) > room:  # parts sharing bytes: crafted
+        raise _corrupt(f"Checkpoint slices of {name} hold more bytes than their shards")
     out = np.zeros(shape, dtype=entry_dtype(entry))
     if entry["dtype"] == STRING:
         out[...] = b""

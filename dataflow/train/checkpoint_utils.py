@@ -57,9 +57,13 @@ class CheckpointReader:
 
     def get_variable_to_dtype_map(self) -> dict[str, Any]:
         """``{name: DType}``; a dtype dataflow has no ``DType`` for (``uint16``,
-        ``uint32``, ``uint64``, which TF can write) maps to its numpy dtype."""
+        ``uint32``, ``uint64``, which TF can write) maps to its numpy dtype, one numpy
+        lacks (``bfloat16``, quantized, ...) to its TF name."""
         out: dict[str, Any] = {}
         for k, e in self._entries.items():
+            if e["dtype"].startswith(checkpoint_tf_bundle.UNREADABLE):
+                out[k] = e["dtype"][len(checkpoint_tf_bundle.UNREADABLE) :]
+                continue
             found = checkpoint_tf_bundle.entry_dtype(e)
             try:
                 out[k] = dtypes.as_dtype(found)

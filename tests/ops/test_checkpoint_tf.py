@@ -338,3 +338,27 @@ def test_bad_arguments_name_the_problem(tmp_path):
         v = tf.Variable(np.zeros(2, np.float32), name="a")
         with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError, match="shape"):
             tf.train.Saver([v]).restore(sess, prefix)
+
+
+def test_a_dtype_numpy_lacks_is_listed_and_refused_by_name(tmp_path):
+    """TF can store bfloat16; the rest of such a checkpoint still restores."""
+    prefix = str(tmp_path / "bf16")
+    with tf1.Graph().as_default(), tf1.Session() as sess:
+        half = tf1.constant([1.0, 2.0], tf1.bfloat16)
+        sess.run(
+            tf1.raw_ops.SaveV2(
+                prefix=prefix,
+                tensor_names=["bf", "ok"],
+                shape_and_slices=["", ""],
+                tensors=[half, tf1.constant(np.float32(3))],
+            )
+        )
+    assert tf.train.list_variables(prefix) == [("bf", [2]), ("ok", [])]
+    assert tf.train.NewCheckpointReader(prefix).get_variable_to_dtype_map()["bf"] == "bfloat16"
+    with pytest.raises(tf.errors.UnimplementedError, match="bf as bfloat16"):
+        tf.train.load_variable(prefix, "bf")
+    with tf.Graph().as_default():
+        ok = tf.Variable(np.float32(0), name="ok")
+        with tf.Session() as sess:
+            tf.train.Saver([ok]).restore(sess, prefix)
+            _same(sess.run(ok), np.float32(3))
