@@ -4,6 +4,8 @@
 and namedtuples of those, and returns values in the same nesting. ``flatten`` lists the
 leaves depth-first (dicts in insertion order, as TF1 does for fetches) and
 ``pack_sequence_as`` rebuilds the structure from a flat list of values.
+``flatten_dict_items`` flattens a ``feed_dict`` whose keys are structures of tensors (an
+RNN's state tuple) against values of the same structure, as TF1's ``Session.run`` does.
 """
 
 from __future__ import annotations
@@ -52,3 +54,29 @@ def pack_sequence_as(structure: Any, flat: list[Any]) -> Any:
         return next(it)
 
     return build(structure)
+
+
+def flatten_dict_items(dictionary: Mapping) -> dict:
+    """``dictionary`` with each tuple key (a structure of leaves) replaced by its leaves,
+    each mapped to the matching leaf of its value.
+
+    Raises:
+        ValueError: a value's structure has another number of leaves than its key's, or
+            a leaf appears twice.
+    """
+    flat: dict = {}
+    for key, value in dictionary.items():
+        if isinstance(key, tuple):
+            keys, values = flatten(key), flatten(value)
+            if len(keys) != len(values):
+                raise ValueError(
+                    f"Could not flatten dictionary. Key had {len(keys)} elements, but value "
+                    f"had {len(values)} elements. Key: {keys}, value: {values}."
+                )
+        else:
+            keys, values = [key], [value]
+        for k, v in zip(keys, values):
+            if k in flat:
+                raise ValueError(f"Could not flatten dictionary: key {k} is not unique.")
+            flat[k] = v
+    return flat

@@ -18,11 +18,14 @@ graph mode, so each switch is one of three kinds:
   eager execution is enabled too late, after a graph was built; here it is always too
   late). Code that only checks ``tf.executing_eagerly()`` gets ``False``.
 * **choosing between two TF1 implementations that give the same numbers**
-  (``enable_resource_variables``/``disable_resource_variables``,
-  ``enable_control_flow_v2``/``disable_control_flow_v2``): the setting is recorded and
-  ``resource_variables_enabled()``/``control_flow_v2_enabled()`` return it (``False`` at
-  start, as in TF 1.15); dataflow has one variable kind and one control-flow form, so
-  what runs does not change.
+  (``enable_control_flow_v2``/``disable_control_flow_v2``): the setting is recorded and
+  ``control_flow_v2_enabled()`` returns it (``False`` at start, as in TF 1.15); dataflow
+  has one control-flow form, so what runs does not change.
+* **the default variable kind** (``enable_resource_variables``/
+  ``disable_resource_variables``, queried by ``resource_variables_enabled()``, ``False``
+  at start as in TF 1.15): variables made with ``use_resource=None`` are ref variables
+  unless it is on. Both kinds compute the same; they differ where TF1's do, in when a
+  fetched variable is read (``ops/state.py``).
 """
 
 from __future__ import annotations
@@ -106,13 +109,14 @@ def enable_v2_tensorshape() -> NoReturn:
 
 
 def enable_resource_variables() -> None:
-    """Records that resource variables are asked for (``resource_variables_enabled()``
-    returns ``True``); dataflow's one variable kind serves both."""
+    """Makes variables created with ``use_resource=None`` resource variables
+    (``resource_variables_enabled()`` returns ``True``)."""
     _settings["resource_variables"] = True
 
 
 def disable_resource_variables() -> None:
-    """Records that reference variables are asked for (TF 1.15's default)."""
+    """Makes variables created with ``use_resource=None`` ref variables (TF 1.15's
+    default)."""
     _settings["resource_variables"] = False
 
 

@@ -116,6 +116,11 @@ def constant(
             raise TypeError(f"constant '{name}': cannot convert strings to {dt.name}")
         array = array.astype(dt.as_numpy_dtype)
     elif dt == dtypes.string:
+        if array.dtype != object and array.size:  # numbers or bools: TF1 refuses
+            raise TypeError(
+                f"Expected string, got {value!r} of type '{type(value).__name__}' "
+                f"instead (constant '{name}')."
+            )
         # TF strings are bytes: hold them as an object array of bytes.
         array = np.array(
             [v.encode() if isinstance(v, str) else bytes(v) for v in array.reshape(-1).tolist()]

@@ -152,10 +152,15 @@ def _enqueue_kernel(ctx: Any, attrs: dict) -> Any:
 
 
 def _pad_stack(xp: Any, values: list) -> Any:
+    """Stacks ``values`` padded to their largest shape, as ``PaddingFIFOQueue`` does:
+    with zeros, and strings with ``b""``."""
     shape = tuple(max(v.shape[d] for v in values) for d in range(values[0].ndim))
-    out = xp.zeros((len(values),) + shape, dtype=values[0].dtype)
+    dtype = values[0].dtype
+    out = xp.full((len(values),) + shape, b"" if dtype.kind == "O" else 0, dtype=dtype)
     for i, v in enumerate(values):
-        out[(i,) + tuple(slice(0, s) for s in v.shape)] = v
+        # The trailing ``...`` makes even a scalar's target a view, so an object array
+        # receives the element itself, not the 0-d array holding it.
+        out[(i,) + tuple(slice(0, s) for s in v.shape) + (Ellipsis,)] = v
     return out
 
 

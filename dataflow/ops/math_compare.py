@@ -6,7 +6,8 @@ rule side by side. This module holds:
 
 * comparisons, logical ops and float classification (``Less LessEqual Greater
   GreaterEqual Equal NotEqual LogicalAnd LogicalOr LogicalNot IsNan IsInf IsFinite``):
-  bool outputs, not differentiable, foldable; ``logical_xor`` is a composite;
+  bool outputs, not differentiable, foldable; ``Equal``/``NotEqual`` take strings too
+  (numpy's object comparison of the bytes); ``logical_xor`` is a composite;
 * ``Select`` (three-argument ``where``; a rank-1 condition against higher-rank
   branches selects whole rows, TF1's rule) and ``Where`` (the int64 coordinates of the
   true elements);
@@ -89,13 +90,18 @@ def _is_comparable(d: dtypes.DType) -> bool:
     return is_int_or_float(d) or d.is_bool
 
 
+def _is_equatable(d: dtypes.DType) -> bool:
+    """``Equal``/``NotEqual`` also compare strings (bytes, elementwise), as TF's do."""
+    return _is_comparable(d) or d == dtypes.string
+
+
 for _type, _ufunc_name, _dtypes in [
     ("Less", "less", NUMERIC),
     ("LessEqual", "less_equal", NUMERIC),
     ("Greater", "greater", NUMERIC),
     ("GreaterEqual", "greater_equal", NUMERIC),
-    ("Equal", "equal", (_is_comparable, "numeric or bool")),
-    ("NotEqual", "not_equal", (_is_comparable, "numeric or bool")),
+    ("Equal", "equal", (_is_equatable, "numeric, bool or string")),
+    ("NotEqual", "not_equal", (_is_equatable, "numeric, bool or string")),
     ("LogicalAnd", "logical_and", (is_bool, "bool")),
     ("LogicalOr", "logical_or", (is_bool, "bool")),
     ("LogicalNot", "logical_not", (is_bool, "bool")),

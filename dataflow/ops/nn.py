@@ -351,7 +351,8 @@ def softmax_cross_entropy_with_logits_v2(
 
     Args:
         labels: a tensor of probability distributions along ``axis`` (each row should
-            sum to 1), broadcastable with ``logits``.
+            sum to 1), broadcastable with ``logits``; cast to the logits' dtype when
+            theirs differs, as in TF1.
         logits: unscaled log probabilities.
         axis: the class dimension (default -1). ``dim`` is its deprecated alias.
         name: a name for the op.
@@ -362,7 +363,12 @@ def softmax_cross_entropy_with_logits_v2(
     axis = _axis_arg(axis, dim)
     with name_scope(name, "softmax_cross_entropy_with_logits", [logits, labels]) as scope:
         logits = convert_to_tensor(logits)
-        labels = convert_to_tensor(labels, dtype=logits.dtype)
+        labels = convert_to_tensor(labels)
+        if labels.dtype != logits.dtype:
+            # TF1 casts the labels to the logits' dtype (float64 labels with float32
+            # logits are common: a numpy one-hot fed to a constant); the loss has the
+            # logits' dtype.
+            labels = math_ops.cast(labels, logits.dtype)
         return apply_op_n(
             "SoftmaxCrossEntropyWithLogits", [logits, labels], {"axis": axis}, name=scope
         ).outputs[0]

@@ -276,7 +276,9 @@ class QueueState:
                     f"enqueue_many into '{self.name}': components have "
                     f"different first dimensions ({n} and {len(c)})",
                 )
-        self._put([tuple(c[i] for c in components) for i in range(n)], waiter)
+        # ``c[i, ...]`` is an array even for a row of a vector (``c[i]`` of strings would
+        # be a bare ``bytes``, which numpy later reads as a fixed-width ``S`` array).
+        self._put([tuple(c[i, ...] for c in components) for i in range(n)], waiter)
 
     def _put(self, elements: list, waiter: Any) -> None:
         """Appends ``elements`` in order, as many at a time as there is room for, once

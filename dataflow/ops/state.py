@@ -20,6 +20,11 @@ Using a variable as a tensor makes a fresh ``ReadVariableOp`` in the current sco
 ``control_dependencies`` order the read after the updates it names (as TF1's resource
 variables do). Gradients with respect to a variable are gradients with respect to its
 handle; each read passes its gradient through to the handle.
+
+Fetching a variable fetches its snapshot read. TF1 fetches a ref variable (its default,
+``use_resource=False``) by its buffer when the step ends, so ``run([train_op, w])`` sees
+the step's update; a resource variable's snapshot is read when it runs, before them. A
+ref variable's snapshot carries ``FETCH_AFTER_UPDATES``, which the compiler honours.
 """
 
 from __future__ import annotations
@@ -28,9 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from ..framework import dtypes, registry, repr_hooks
+from ..framework import behavior, dtypes, registry, repr_hooks
 from ..framework import graph as graph_module
 from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
+from ..framework.operation import FETCH_AFTER_UPDATES
 from ..framework.tensor_shape import TensorShape, as_shape
 from .build import apply_op
 
@@ -79,6 +85,8 @@ class Variable:
         name: the variable's name (made unique in the graph).
         dtype: convert the initial value to this dtype.
         shape: the static shape (default: the initial value's).
+        use_resource: False (TF1's default, unless ``enable_resource_variables``): a ref
+            variable, fetched after the step's updates; True: fetched when read.
     """
 
     # Make numpy defer to our operators in ``ndarray + variable``.
@@ -108,6 +116,7 @@ class Variable:
         self._graph = graph
         self._trainable = trainable
         self._constraint = constraint
+        ref = not (behavior.resource_variables_enabled() if use_resource is None else use_resource)
         with graph.name_scope(name or "Variable") as scope:
             # The initial value ignores control dependencies in scope (it must be
             # computable before anything else runs), as TF1's init_scope does.
@@ -141,7 +150,9 @@ class Variable:
                 )
                 with graph.name_scope("Read"):
                     self._snapshot = graph.create_op(
-                        "ReadVariableOp", [self._handle], self._attrs
+                        "ReadVariableOp",
+                        [self._handle],
+                        dict(self._attrs, **{FETCH_AFTER_UPDATES: True}) if ref else self._attrs,
                     ).outputs[0]
         if collections is None:
             collections = [GLOBAL_VARIABLES]

@@ -189,6 +189,7 @@ class VariableScope:
         initializer = self._initializer if initializer is None else initializer
         constraint = self._constraint if constraint is None else constraint
         dtype = self._dtype if dtype is None else dtype
+        use_resource = self._use_resource if use_resource is None else use_resource
         return store_get_variable(
             var_store,
             full_name,
@@ -203,6 +204,7 @@ class VariableScope:
             validate_shape=validate_shape,
             custom_getter=custom_getter,
             constraint=constraint,
+            use_resource=use_resource,
         )
 
     def __repr__(self) -> str:
@@ -291,8 +293,10 @@ def get_variable(
             added to ``GraphKeys.REGULARIZATION_LOSSES``.
         trainable: add to ``TRAINABLE_VARIABLES`` (default True).
         collections: collections to add the variable to (default ``[GLOBAL_VARIABLES]``).
-        caching_device, use_resource, synchronization, aggregation: accepted for
-            compatibility; ignored.
+        use_resource: True for a resource variable; default the scope's, else a ref
+            variable as in TF1 (see ``Variable``).
+        caching_device, synchronization, aggregation: accepted for compatibility;
+            ignored.
         partitioner: must be None (partitioned variables are not supported).
         validate_shape: require assigned values to keep the shape.
         custom_getter: ``getter(getter, name, *args, **kwargs)`` wrapping the creation.

@@ -74,6 +74,7 @@ def _get_single_variable(
     collections: Any = None,
     validate_shape: bool = True,
     constraint: Any = None,
+    use_resource: Any = None,
 ) -> Variable:
     initializing_from_value = initializer is not None and not callable(initializer)
     if shape is not None and initializing_from_value:
@@ -151,6 +152,7 @@ def _get_single_variable(
             validate_shape=validate_shape,
             constraint=constraint,
             shape=shape,
+            use_resource=use_resource,
         )
     store[name] = v
 
@@ -177,6 +179,7 @@ def store_get_variable(
     validate_shape: bool = True,
     custom_getter: Any = None,
     constraint: Any = None,
+    use_resource: Any = None,
 ) -> Variable:
     """The variable store's ``get_variable``: the custom getter, if any, wraps the real
     getter."""
@@ -228,6 +231,7 @@ def store_get_variable(
             collections=collections,
             validate_shape=validate_shape,
             constraint=constraint,
+            use_resource=use_resource,
         )
 
     kwargs = dict(
@@ -242,7 +246,7 @@ def store_get_variable(
         caching_device=None,
         partitioner=partitioner,
         validate_shape=validate_shape,
-        use_resource=None,
+        use_resource=use_resource,
         synchronization=None,
         aggregation=None,
     )

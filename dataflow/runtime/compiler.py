@@ -18,7 +18,7 @@ from .fusion import fuse
 from .partition import partition
 from .placement import place
 from .plan import KernelCall, Plan, Stage
-from .prune import prune
+from .prune import after_updates, ordered, prune
 
 
 def compile_plan(
@@ -33,8 +33,11 @@ def compile_plan(
     targets = [f for f in fetches if isinstance(f, Operation)]
     fed = set(feeds)
     ops = prune(fetch_tensors, targets, fed)
+    # Fetched ref-variable reads follow the step's updates of their variable.
+    late = after_updates(ops, fetch_tensors)
+    ops = ordered(ops, late)
     placement = place(ops, devices, default_device, soft_placement)
-    stage_ops = partition(ops, placement)
+    stage_ops = partition(ops, placement, late)
 
     slot_of: dict[Tensor, int] = {}
     names: list[str] = []
@@ -101,7 +104,7 @@ def compile_plan(
     stage_of_op = {op: i for i, members in enumerate(stage_ops) for op in members}
     after: dict[int, set[int]] = {s.index: set() for s in stages}
     for op in ops:
-        for c in op.control_inputs:
+        for c in (*op.control_inputs, *late.get(op, ())):
             src = stage_of_op.get(c)
             if src is not None and src != stage_of_op[op]:
                 after[stage_of_op[op]].add(src)

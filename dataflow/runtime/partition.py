@@ -13,13 +13,20 @@ so the stages are [x], [a], [b] and the stage graph stays acyclic.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ..framework.graph import Operation
 
 
-def partition(ops: Sequence[Operation], placement: dict[str, str]) -> list[list[Operation]]:
-    """Returns stages (lists of ops in order); stage order is a valid run order."""
+def partition(
+    ops: Sequence[Operation],
+    placement: dict[str, str],
+    extra: Mapping[Operation, Sequence[Operation]] | None = None,
+) -> list[list[Operation]]:
+    """Returns stages (lists of ops in order); stage order is a valid run order.
+
+    ``extra`` holds ordering-only parents (``prune.after_updates``), counted as inputs.
+    """
     stage_of: dict[Operation, int] = {}
     stages: list[list[Operation]] = []
     stage_device: list[str] = []
@@ -29,7 +36,10 @@ def partition(ops: Sequence[Operation], placement: dict[str, str]) -> list[list[
     for op in ops:
         device = placement[op.name]
         floor = -1
-        for parent in [t.op for t in op.inputs] + list(op.control_inputs):
+        parents = [t.op for t in op.inputs] + list(op.control_inputs)
+        if extra:
+            parents += extra.get(op, ())
+        for parent in parents:
             s = stage_of.get(parent)
             if s is not None and s > floor:
                 floor = s

@@ -7,6 +7,17 @@ satisfied by the feed, as TF's feed rewrite does (``with control_dependencies([x
 a placeholder ``x`` is common: ``tf.metrics.mean`` writes it). The result is ordered
 topologically with creation order breaking ties, so a step's plan is the same every
 time it is compiled.
+
+``after_updates`` adds the ordering TF1's ref variables imply. TF1 fetches a ref
+variable by its buffer, which it reads when the step's outputs are gathered, so
+``run([train_op, global_step])`` returns the step after the increment. A read carrying
+``FETCH_AFTER_UPDATES`` (the op library sets it on a ref variable's fetchable read) is
+therefore ordered, when fetched, after every other op of the step that takes the same
+resource handle, is no other such read and does not itself depend on the read:
+``{read: [updates]}``. These
+edges order without pulling anything in; the compiler sorts by them, partitions by them
+(so the read joins the stage of the updates) and turns those crossing stages into stage
+control inputs, so both executors honour them.
 """
 
 from __future__ import annotations
@@ -16,6 +27,7 @@ from collections.abc import Iterable
 from .._util.toposort import reachable, toposort
 from ..framework import registry
 from ..framework.graph import Operation, Tensor
+from ..framework.operation import FETCH_AFTER_UPDATES
 
 
 def prune(
@@ -48,3 +60,34 @@ def _parents(op: Operation) -> list[Operation]:
 
 def _creation_index(op: Operation) -> int:
     return op._id
+
+
+def after_updates(
+    ops: list[Operation], fetch_tensors: Iterable[Tensor]
+) -> dict[Operation, list[Operation]]:
+    """Extra parents ``{read: [ops using its handle]}`` for fetched reads marked
+    ``FETCH_AFTER_UPDATES`` (``ops`` in run order; see the module docstring)."""
+    late = [t.op for t in fetch_tensors if t.op.attrs.get(FETCH_AFTER_UPDATES)]
+    if not late:
+        return {}
+    extra: dict[Operation, list[Operation]] = {}
+    late = list(dict.fromkeys(late))
+    for read in late:
+        handle = read.inputs[0]
+        # The read's descendants in the step: they must still follow it.
+        below = {read}
+        for op in ops:
+            if any(p in below for p in _parents(op)):
+                below.add(op)
+        # Other late reads of it are no updates (and ordering them would make a cycle).
+        users = [op for op in ops if op not in below and op not in late and handle in op.inputs]
+        if users:
+            extra[read] = users
+    return extra
+
+
+def ordered(ops: list[Operation], extra: dict[Operation, list[Operation]]) -> list[Operation]:
+    """``ops`` re-sorted so each also follows its ``extra`` parents."""
+    if not extra:
+        return ops
+    return toposort(ops, lambda op: _parents(op) + extra.get(op, []), _creation_index)

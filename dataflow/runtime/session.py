@@ -173,6 +173,9 @@ class BaseSession:
             feed_dict = {}
         elif type(feed_dict) is not dict:
             feed_dict = _as_feed_dict(feed_dict)
+        if feed_dict and any(isinstance(k, tuple) for k in feed_dict):
+            # A structure of tensors (an RNN's state) fed a value of the same structure.
+            feed_dict = nest.flatten_dict_items(feed_dict)
         if feed_dict and any(type(k) is SparseTensor for k in feed_dict):
             feed_dict = expand_sparse_feeds(feed_dict)
         kind = type(fetches)
@@ -274,7 +277,7 @@ class BaseSession:
         for i, (value, (np_dtype, shape, name)) in enumerate(
             zip(feed_dict.values(), sig.feed_checks)
         ):
-            if type(value) is np.ndarray and value.dtype == np_dtype:
+            if type(value) is np.ndarray and value.dtype == np_dtype and np_dtype.kind != "O":
                 got = value.shape  # the usual feed: an array of the right dtype
             elif np_dtype is not None and dask_feeds.is_dask_collection(value):
                 # Computed where the feed's consumers run (``dask_feeds``).
@@ -446,6 +449,8 @@ def _convert_feed(value: Any, np_dtype: Any, name: str) -> Any:
         )
     if np_dtype is None:
         return value
+    if np_dtype.kind == "O":
+        return _as_bytes(value, name)
     try:
         out = np.asarray(value, dtype=np_dtype)
     except OverflowError:
@@ -465,6 +470,20 @@ def _convert_feed(value: Any, np_dtype: Any, name: str) -> Any:
             "explicitly setting the type of the feed tensor to a larger type "
             "(e.g. int64)."
         )
+    return out
+
+
+def _as_bytes(value: Any, name: str) -> np.ndarray:
+    """A value fed to a string tensor, as an object array of ``bytes``: TF1 stores
+    strings as bytes, so a fed ``str`` (or numpy unicode array) is UTF-8 encoded."""
+    try:
+        out = np.array(value, dtype=object)  # a copy: encoding must not touch the caller's
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"Cannot feed value for Tensor '{name}': {exc}") from None
+    flat = out.reshape(-1)
+    for i, element in enumerate(flat):
+        if isinstance(element, str):
+            flat[i] = element.encode("utf-8")
     return out
 
 

@@ -56,6 +56,7 @@ from .global_step import (
     create_global_step as create_global_step,
     get_global_step as get_global_step,
     get_or_create_global_step as get_or_create_global_step,
+    global_step as global_step,
 )
 from .learning_rate import (
     exponential_decay as exponential_decay,

@@ -17,10 +17,13 @@ from typing import Any
 
 from ..framework import dtypes
 from ..framework.graph import Graph, Tensor, get_default_graph
+from ..framework.operation import FETCH_AFTER_UPDATES
+from ..ops.build import apply_op
 from ..ops.constant import constant
 from ..ops.state import GLOBAL_STEP, GLOBAL_VARIABLES, Variable
 
 GLOBAL_STEP_NAME = "global_step"
+GLOBAL_STEP_READ_KEY = "global_step_read_op_cache"  # TF1's collection for the hooks' read
 
 
 def assert_global_step(global_step_tensor: Any) -> None:
@@ -96,3 +99,46 @@ def get_or_create_global_step(graph: Graph | None = None) -> Variable | Tensor:
     if step is None:
         step = create_global_step(graph)
     return step
+
+
+def global_step(sess: Any, global_step_tensor: Any) -> int:
+    """The value of the global step, as a Python int (``tf.train.global_step``).
+
+    Args:
+        sess: the session to read it in.
+        global_step_tensor: the global step variable, a tensor, or its name.
+    """
+    return int(sess.run(global_step_tensor))
+
+
+def global_step_read(graph: Graph | None = None) -> Variable | Tensor | None:
+    """A read of the global step for hooks to fetch beside the train op: its value after
+    the step's updates, whether the global step is a ref or a resource variable (a
+    tensor global step is returned as it is). Made once per graph; None without a
+    global step.
+
+    TF1's hooks fetch a read made before the update and add 1; here the read is ordered
+    after the step's updates (``FETCH_AFTER_UPDATES``), so no step is guessed. In a
+    finalized graph, the global step itself (a ref variable reads the same).
+    """
+    graph = graph or get_default_graph()
+    cached = graph.get_collection(GLOBAL_STEP_READ_KEY)
+    if cached:
+        return cached[0]
+    step = get_global_step(graph)
+    if step is None:
+        return None
+    if graph.finalized:
+        return step
+    read = step
+    if isinstance(step, Variable):
+        with graph.as_default(), graph.name_scope(None), graph.colocate_with(step.op):
+            with graph.name_scope(step.op.name + "/"), graph.control_dependencies(None):
+                read = apply_op(
+                    "ReadVariableOp",
+                    [step.handle],
+                    {"dtype": step.dtype, "shape": step.shape, FETCH_AFTER_UPDATES: True},
+                    name="read_after_step",
+                )
+    graph.add_to_collection(GLOBAL_STEP_READ_KEY, read)
+    return read

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..framework.graph import Tensor, get_default_graph
 from ..ops.state import GraphKeys
+from .global_step import global_step_read
 from .saver import Saver
 
 # A child of the "dataflow" logger that ``tf.logging`` configures: as in TF1, hook output
@@ -115,6 +116,7 @@ class StopAtStepHook(SessionRunHook):
 
     def begin(self) -> None:
         self._global_step = global_step_tensor()
+        self._step_read = global_step_read()
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         step = int(session.run(self._global_step))
@@ -123,10 +125,10 @@ class StopAtStepHook(SessionRunHook):
             self._last_step = step + self._num_steps
 
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs:
-        return SessionRunArgs(self._global_step)
+        return SessionRunArgs(self._step_read)
 
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
-        step = int(run_values.results) + 1  # the step this run performed
+        step = int(run_values.results)  # read after this run's updates
         last_step = self._last_step
         assert last_step is not None  # set by after_create_session
         if step >= last_step:
@@ -392,6 +394,7 @@ class ProgressBarHook(SessionRunHook):
     def begin(self) -> None:
         steps = get_default_graph().get_collection(GraphKeys.GLOBAL_STEP)
         self._global_step = steps[0] if steps else None
+        self._step_read = global_step_read() if steps else None
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         from tqdm.auto import tqdm
@@ -411,13 +414,13 @@ class ProgressBarHook(SessionRunHook):
             self._bar.refresh()
 
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs:
-        step = {} if self._global_step is None else {"step": self._global_step}
+        step = {} if self._step_read is None else {"step": self._step_read}
         return SessionRunArgs({**step, **self._postfix})
 
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
         self._iter += 1
         values = run_values.results
-        self._bar.n = int(values["step"]) + 1 if "step" in values else self._bar.n + 1
+        self._bar.n = int(values["step"]) if "step" in values else self._bar.n + 1
         if self._iter % self._every == 0:
             if self._postfix:
                 self._bar.set_postfix({k: _short(values[k]) for k in self._postfix}, refresh=False)

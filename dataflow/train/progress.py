@@ -28,6 +28,7 @@ from typing import Any
 from ..framework.graph import get_default_graph
 from ..ops.state import GraphKeys
 from ..runtime import dashboard
+from .global_step import global_step_read
 from .hooks import (
     ProgressBarHook,
     SessionRunArgs,
@@ -103,6 +104,7 @@ class DashboardProgressHook(SessionRunHook):
     def begin(self) -> None:
         steps = get_default_graph().get_collection(GraphKeys.GLOBAL_STEP)
         self._global_step = steps[0] if steps else None
+        self._step_read = global_step_read() if steps else None
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         self._on = self._global_step is not None and dashboard.can_report(session)
@@ -111,13 +113,13 @@ class DashboardProgressHook(SessionRunHook):
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs | None:
         if not self._on or time.monotonic() < self._next:
             return None
-        return SessionRunArgs(self._global_step)
+        return SessionRunArgs(self._step_read)
 
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
         if run_values.results is None:
             return
         # The step this run performed, as StopAtStepHook counts it.
-        self._report(run_context.session, int(run_values.results) + 1)
+        self._report(run_context.session, int(run_values.results))
 
     def end(self, session: Any) -> None:
         if not self._on:

@@ -17,10 +17,13 @@ the directory.
 from __future__ import annotations
 
 import json
+import numbers
 import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from ..framework import dtypes, errors
 from ..framework.graph import Tensor, get_default_graph
@@ -29,6 +32,7 @@ from ..ops.checkpoint_temps import remove_stale_temps
 from ..ops.constant import placeholder
 from ..ops.control import group
 from ..ops.state import Variable, global_variables
+from .global_step import global_step as training_global_step
 
 _STATE_FILE = "checkpoint"
 
@@ -190,7 +194,12 @@ class Saver:
                 full disk, ``FailedPreconditionError`` for a directory in the way, ...).
         """
         if global_step is not None:
-            step = global_step if isinstance(global_step, int) else int(sess.run(global_step))
+            # Any integer (a numpy one from ``gs.eval()`` too), else a tensor or variable.
+            step = (
+                int(global_step)
+                if isinstance(global_step, (numbers.Integral, np.integer))
+                else training_global_step(sess, global_step)
+            )
             prefix = f"{save_path}-{step:08d}" if self._pad_step_number else f"{save_path}-{step}"
         else:
             prefix = save_path

@@ -10,6 +10,7 @@ from typing import Any
 from tensorboard.compat.proto import event_pb2, summary_pb2
 
 from ..summary.writer import FileWriter, FileWriterCache
+from .global_step import global_step_read
 from .hooks import (
     SecondOrStepTimer,
     SessionRunArgs,
@@ -65,6 +66,7 @@ class SummarySaverHook(SessionRunHook):
     def begin(self) -> None:
         self._writer = _writer(self._summary_writer, self._output_dir)
         self._global_step = global_step_tensor()
+        self._step_read = global_step_read()
         self._next_step = None
 
     def _summary_tensors(self) -> list:
@@ -77,7 +79,7 @@ class SummarySaverHook(SessionRunHook):
         self._request_summary = self._next_step is None or self._timer.should_trigger_for_step(
             self._next_step
         )
-        fetches: dict[str, Any] = {"global_step": self._global_step}
+        fetches: dict[str, Any] = {"global_step": self._step_read}
         if self._request_summary and self._summary_tensors():
             fetches["summary"] = self._summary_tensors()
         return SessionRunArgs(fetches)
@@ -86,7 +88,7 @@ class SummarySaverHook(SessionRunHook):
         if self._writer is None:
             return
         results = run_values.results
-        step = int(results["global_step"]) + 1  # the step this run performed
+        step = int(results["global_step"])  # read after this run's updates
         if self._next_step is None or self._request_summary:
             step = int(run_context.session.run(self._global_step))
         if self._next_step is None:
@@ -123,12 +125,13 @@ class StepCounterHook(SessionRunHook):
     def begin(self) -> None:
         self._writer = _writer(self._summary_writer, self._output_dir)
         self._global_step = global_step_tensor()
+        self._step_read = global_step_read()
 
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs:
-        return SessionRunArgs(self._global_step)
+        return SessionRunArgs(self._step_read)
 
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
-        step = int(run_values.results) + 1
+        step = int(run_values.results)
         if not self._timer.should_trigger_for_step(step):
             return
         step = int(run_context.session.run(self._global_step))
