@@ -186,8 +186,8 @@ class Conv2DTranspose(Conv2D):
         )
         # The static shape, which a packed output_shape with an unknown batch hides (TF1's
         # layer sets it too, so a following flatten + dense knows its depth).
-        static = [s if isinstance(s, int) else None for s in sizes]
-        outputs.set_shape([dims[0], *static, self.filters])
+        known = [s if isinstance(s, int) else None for s in sizes]
+        outputs.set_shape([dims[0], *known, self.filters])
         return outputs
 
 

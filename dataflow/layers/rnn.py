@@ -142,7 +142,7 @@ def dynamic_rnn(
     if steps is not None and 0 < steps <= _UNROLL_LIMIT and sequence_length is None:
         if dims is not None and len(dims) == 3 and cell._fusable():
             return _fused_rnn(cell, inputs, initial_state, dtype, time_major, scope)
-    if steps is not None and 0 < steps <= _UNROLL_LIMIT:
+    if dims is not None and steps is not None and 0 < steps <= _UNROLL_LIMIT:
         # TF1's names for what users fetch: the outputs are `rnn/transpose_1`, the
         # transposition back from time-major (the loop's layout) inside the scope.
         with variable_scope(scope or "rnn") as rnn_scope:
@@ -154,7 +154,7 @@ def dynamic_rnn(
             )
             outputs = array_ops.stack(per_step, axis=0)
             if not time_major:
-                outputs = array_ops.transpose(outputs, [1, 0, *range(2, outputs.shape.rank)])
+                outputs = array_ops.transpose(outputs, [1, 0, *range(2, outputs.shape.rank or 3)])
             return outputs, state
     with variable_scope(scope or "rnn"):
         if not time_major:

@@ -202,7 +202,7 @@ def store_get_variable(
         constraint: Any = None,
         synchronization: Any = None,
         aggregation: Any = None,
-    ) -> Variable:
+    ) -> Any:  # a Variable, or a PartitionedVariable given a partitioner
         is_scalar = shape is not None and isinstance(shape, (list, tuple)) and not shape
         if partitioner is not None and not is_scalar:
             return _get_partitioned_variable(
@@ -317,6 +317,11 @@ graph_module.register_tensor_conversion_function(
 )
 
 
+def _dims(shape: Any) -> list[int]:
+    """A fully defined shape's dimensions."""
+    return [int(d) for d in as_shape(shape).as_list()]  # type: ignore[arg-type]
+
+
 def _part_sizes(length: int, parts: int) -> list[int]:
     """``length`` rows in ``parts`` parts, the first ``length % parts`` one row longer."""
     return [length // parts + (1 if i < length % parts else 0) for i in range(parts)]
@@ -338,10 +343,10 @@ def _get_partitioned_variable(
             f"Shape of a new partitioned variable ({name}) must be fully defined, but "
             f"instead was {shape}."
         )
-    if shape.rank < 1:
+    if not shape.as_list():
         raise ValueError(f"A partitioned Variable must have rank at least 1, shape: {shape}")
     partitions = list(partitioner(shape=shape, dtype=dtype))
-    dims = shape.as_list()
+    dims = _dims(shape)
     if len(partitions) != len(dims) or any(int(p) < 1 for p in partitions):
         raise ValueError(
             f"Partitioner returned a partition list that does not match the Variable's "
@@ -413,7 +418,7 @@ def fixed_size_partitioner(num_shards: int, axis: int = 0) -> Callable:
     shorter)."""
 
     def partitioner(shape: Any, **unused: Any) -> list[int]:
-        dims = as_shape(shape).as_list()
+        dims = _dims(shape)
         partitions = [1] * len(dims)
         partitions[axis] = min(num_shards, dims[axis])
         return partitions
@@ -436,7 +441,7 @@ def min_max_variable_partitioner(
     ``max_partitions`` of them, along ``axis``."""
 
     def partitioner(shape: Any, dtype: Any) -> list[int]:
-        dims = as_shape(shape).as_list()
+        dims = _dims(shape)
         if axis >= len(dims):
             raise ValueError(f"Can not partition variable along axis {axis} when shape is {dims}")
         total = math.prod(dims) * _element_size(dtype, bytes_per_string_element)
@@ -466,7 +471,7 @@ def variable_axis_size_partitioner(
         raise ValueError("max_shards must be positive.")
 
     def partitioner(shape: Any, dtype: Any) -> list[int]:
-        dims = as_shape(shape).as_list()
+        dims = _dims(shape)
         per_slice = math.prod(dims) / dims[axis] * _element_size(dtype, bytes_per_string_element)
         slices_per_shard = max(1, math.floor(max_shard_bytes / per_slice))
         shards = int(math.ceil(dims[axis] / slices_per_shard))
