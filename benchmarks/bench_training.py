@@ -298,12 +298,12 @@ def profile_case(case: str, data: dict, steps: int, top: int) -> None:
             run_metadata=meta,
         )
         times: dict[str, float] = {}
-        for event in meta.step_stats:
+        for event in tf.viz.step_events(meta):
             times[event["type"]] = (
                 times.get(event["type"], 0.0) + event["end_us"] - event["start_us"]
             )
         per_step.append(times)
-    calls = len(meta.step_stats)
+    calls = len(tf.viz.step_events(meta))
     per_type = {k: statistics.median(t.get(k, 0.0) for t in per_step) for k in per_step[0]}
     total = sum(per_type.values())
     print(

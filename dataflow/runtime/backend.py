@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from .config import RunMetadata
+from .config import StepTrace
 from .plan import Plan
 
 
@@ -38,7 +38,7 @@ class Backend(Protocol):
         ...
 
     def execute_traced(
-        self, bound: Any, feed_values: list[Any], run_metadata: RunMetadata, timeout: float | None
+        self, bound: Any, feed_values: list[Any], run_metadata: StepTrace, timeout: float | None
     ) -> list[Any]:
         """``execute`` with per-op timings (and, on a cluster, transfers and the
         client's own time) appended to ``run_metadata.step_stats``."""

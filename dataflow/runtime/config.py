@@ -6,6 +6,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+# ``tf.RunMetadata`` is TF's protobuf (``step_stats.dev_stats[].node_stats[]``), as in
+# TF1; a traced ``Session.run`` fills it.
+from tensorboard.compat.proto.config_pb2 import RunMetadata as RunMetadata
+
 
 @dataclass
 class GPUOptions:
@@ -71,37 +75,14 @@ class RunOptions:
         self.timeout_in_ms = timeout_in_ms
 
 
-class RunMetadata:
-    """Filled by a traced ``run``: per-op timings in ``step_stats``.
+class StepTrace:
+    """What the backends record during a traced step, before the session writes it into
+    the caller's ``RunMetadata`` (``step_trace.fill_run_metadata``).
 
     ``step_stats`` is a list of dicts ``{"name", "type", "device", "start_us",
-    "end_us", "thread"}``; ``chrome_trace()`` renders them in the Chrome/Perfetto
-    trace format.
+    "end_us", "thread"}``, times in ``time.perf_counter()`` microseconds of this
+    process (a worker's events are moved onto its clock first).
     """
 
     def __init__(self) -> None:
         self.step_stats: list[dict[str, Any]] = []
-        self.partition_graphs: list[Any] = []
-
-    def chrome_trace(self) -> dict[str, Any]:
-        events = []
-        devices = sorted({s["device"] for s in self.step_stats})
-        pid_of = {d: i for i, d in enumerate(devices)}
-        for d, pid in pid_of.items():
-            events.append(
-                {"name": "process_name", "ph": "M", "pid": pid, "args": {"name": d or "client"}}
-            )
-        for s in self.step_stats:
-            events.append(
-                {
-                    "name": s["name"],
-                    "cat": s["type"],
-                    "ph": "X",
-                    "ts": s["start_us"],
-                    "dur": max(s["end_us"] - s["start_us"], 0),
-                    "pid": pid_of[s["device"]],
-                    "tid": s.get("thread", 0),
-                    "args": {"op": s["type"]},
-                }
-            )
-        return {"traceEvents": events, "displayTimeUnit": "ms"}

@@ -52,7 +52,7 @@ from typing import Any
 from ..framework import errors
 from . import cluster as cluster_module
 from . import cluster_view, grpc_target
-from .config import ConfigProto, RunMetadata
+from .config import ConfigProto, StepTrace
 from .lowering import LoweredPlan, lower, stage_keys, step_graph
 from .plan import Plan
 from .resident_path import BoundPlan, ResidentPath, StepWatch, assemble_fetches
@@ -229,7 +229,7 @@ class DaskBackend(ResidentPath):
         self,
         bound: BoundPlan,
         feed_values: list[Any],
-        run_metadata: RunMetadata,
+        run_metadata: StepTrace,
         timeout: float | None = None,
     ) -> list[Any]:
         """A step with its events in ``run_metadata.step_stats``. Resident (the
@@ -251,6 +251,7 @@ class DaskBackend(ResidentPath):
             for step in steps
             for t, key in zip(templates, stage_keys(bound.lowered, step), strict=True)
         }
+        wall_to_perf = time.perf_counter() - time.time()  # the task stream's clock is wall time
         for record in stream.data:
             key = record["key"]
             t = mine.get(tuple(key)) if isinstance(key, (tuple, list)) else None
@@ -265,8 +266,8 @@ class DaskBackend(ResidentPath):
                         "type": bound.plan.stages[t.index].main_op or "Stage",
                         "device": bound.plan.stages[t.index].device,
                         "thread": 0,
-                        "start_us": span["start"] * 1e6,
-                        "end_us": span["stop"] * 1e6,
+                        "start_us": (span["start"] + wall_to_perf) * 1e6,
+                        "end_us": (span["stop"] + wall_to_perf) * 1e6,
                     }
                 )
         return out
@@ -278,7 +279,7 @@ class DaskBackend(ResidentPath):
         timeout: float | None,
         resident: bool,
         steps: list[str] | None = None,
-        run_metadata: RunMetadata | None = None,
+        run_metadata: StepTrace | None = None,
     ) -> list[Any]:
         for attempt in range(2):
             addresses = self._ensure_installed(bound)

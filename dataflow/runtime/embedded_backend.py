@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from .config import ConfigProto, RunMetadata
+from .config import ConfigProto, StepTrace
 from .context import step_deadline
 from .devices import array_namespace, local_devices, transfer
 from .executor import EmbeddedPlan
@@ -80,7 +80,7 @@ class EmbeddedBackend:
         self,
         bound: Any,
         feed_values: list[Any],
-        run_metadata: RunMetadata,
+        run_metadata: StepTrace,
         timeout: float | None = None,
     ) -> list[Any]:
         """Runs with every kernel timed; the timings go to ``run_metadata.step_stats``.

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..framework import errors
 from . import cluster_view, step_trace
-from .config import RunMetadata
+from .config import StepTrace
 from .lowering import LoweredPlan
 from .plan import Plan
 from .step_stream import Lost, StepStreamClient
@@ -141,7 +141,7 @@ class ResidentPath:
         addresses: dict[str, str],
         watch: StepWatch,
         timeout: float | None,
-        run_metadata: RunMetadata | None = None,
+        run_metadata: StepTrace | None = None,
     ) -> list[Any]:
         """A resident step over the step streams, from the calling thread (no trip
         through the client's event loop); ``run_metadata`` makes it a traced step."""

@@ -37,11 +37,12 @@ from ..framework.sparse_tensor import (
 from . import dask_feeds
 from .backend import Backend
 from .compiler import compile_plan
-from .config import ConfigProto, RunMetadata, RunOptions
+from .config import ConfigProto, RunMetadata, RunOptions, StepTrace
 from .devices import DeviceAttributes, device_attributes
 from .embedded_backend import EmbeddedBackend
 from .plan import Plan
 from .step_trace import event as step_event
+from .step_trace import fill_run_metadata
 
 
 class _Signature:
@@ -155,7 +156,8 @@ class BaseSession:
                 string) or any nesting of lists, tuples, dicts and namedtuples of them.
             feed_dict: maps tensors (or their names) to values that replace them.
             options: ``RunOptions``; ``trace_level=FULL_TRACE`` records timings.
-            run_metadata: receives the timings of a traced run.
+            run_metadata: a ``RunMetadata`` proto; a traced run replaces its
+                ``step_stats`` with the step's kernel timings, per device, as TF1 does.
 
         Returns:
             The fetched values (numpy arrays; ``None`` for ops) in the nesting of
@@ -207,10 +209,12 @@ class BaseSession:
         timeout = self._timeout(options)
         if options is not None and options.trace_level and run_metadata is not None:
             prepared = time.perf_counter()
-            results = self._backend.execute_traced(sig.bound, feed_values, run_metadata, timeout)
-            run_metadata.step_stats.append(
+            trace = StepTrace()
+            results = self._backend.execute_traced(sig.bound, feed_values, trace, timeout)
+            trace.step_stats.append(
                 step_event("client: look up step, convert feeds", "Client", "", start, prepared)
             )
+            fill_run_metadata(run_metadata, trace.step_stats, self._op_inputs)
         else:
             results = self._backend.execute(sig.bound, feed_values, timeout)
         leaves = [_host_value(results[i]) for i in sig.leaf_index]
@@ -219,6 +223,15 @@ class BaseSession:
         if kind is Tensor or kind is Operation or isinstance(fetches, str):
             return leaves[0]
         return nest.pack_sequence_as(fetches, leaves)
+
+    def _op_inputs(self, name: str) -> list[str] | None:
+        """The input names of op ``name`` as TF's trace labels write them (``x``,
+        ``split:1``), or None for an event that is not an op of this graph."""
+        try:
+            op = self._graph.get_operation_by_name(name)
+        except (KeyError, ValueError):
+            return None
+        return [t.name[:-2] if t.name.endswith(":0") else t.name for t in op.inputs]
 
     def _timeout(self, options: RunOptions | None) -> float | None:
         ms = (

@@ -15,7 +15,7 @@ as good as their clock synchronisation).
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 
@@ -76,3 +76,54 @@ def client_events(
         if read is not None:
             out.append(event(f"client: read reply of {where}", "Client", "", *read))
     return out
+
+
+CLIENT_DEVICE = "client"  # the ``dev_stats`` entry of the client's own events
+
+
+def fill_run_metadata(
+    run_metadata: Any, events: list[dict], inputs_of: Callable[[str], list[str] | None]
+) -> None:
+    """Writes a traced step's ``events`` into ``run_metadata`` (TF's ``RunMetadata``
+    proto), replacing what it held, as TF1's ``Session.run`` does.
+
+    As TF fills it: one ``dev_stats`` entry per device, in order of first event (the
+    client's own events, device ``""``, under ``CLIENT_DEVICE``), each with one
+    ``node_stats`` per kernel run in order of start: ``node_name``, start and end as
+    microseconds (and nanoseconds) since the epoch (``all_start_micros``, relative
+    ``op_end_rel_micros``/``all_end_rel_micros``), ``timeline_label``
+    ``"name = Type(input, ...)"`` (``inputs_of(name)`` gives the op's input names, None
+    for an event that is not an op) and a small ``thread_id`` per thread. The time
+    this takes is the last client event, so that the events still cover the step."""
+    started = time.perf_counter()
+    run_metadata.Clear()
+    to_epoch_us = (time.time() - time.perf_counter()) * 1e6
+    stats: dict[str, Any] = {}
+    threads: dict[Any, int] = {}  # Python's thread idents do not fit the proto's uint32
+
+    def add(e: dict) -> None:
+        device = e["device"] or CLIENT_DEVICE
+        if device not in stats:
+            stats[device] = run_metadata.step_stats.dev_stats.add(device=device)
+        start_ns = round((e["start_us"] + to_epoch_us) * 1e3)
+        length_ns = max(round((e["end_us"] - e["start_us"]) * 1e3), 0)
+        inputs = inputs_of(e["name"]) or []
+        stats[device].node_stats.add(
+            node_name=e["name"],
+            all_start_micros=start_ns // 1000,
+            op_start_rel_micros=0,
+            op_end_rel_micros=length_ns // 1000,
+            all_end_rel_micros=length_ns // 1000,
+            scheduled_micros=start_ns // 1000,
+            all_start_nanos=start_ns,
+            op_start_rel_nanos=0,
+            op_end_rel_nanos=length_ns,
+            all_end_rel_nanos=length_ns,
+            scheduled_nanos=start_ns,
+            timeline_label=f"{e['name']} = {e['type']}({', '.join(inputs)})",
+            thread_id=threads.setdefault(e.get("thread", 0), len(threads)),
+        )
+
+    for e in sorted(events, key=lambda e: e["start_us"]):
+        add(e)
+    add(event("client: fill RunMetadata", "Client", "", started))

@@ -4,7 +4,12 @@ run metadata into TensorBoard event files (TF1's ``summary/writer/writer.py``).
 Summary ops return serialized ``Summary`` protos; a program fetches them with
 ``Session.run`` and hands them to ``add_summary`` with the step, as in TF1. The graph
 goes in as a ``GraphDef`` with shapes (``Graph.as_graph_def(add_shapes=True)``), so
-TensorBoard's graph view draws our node names, op types, inputs and devices.
+TensorBoard's graph view draws our node names, op types, inputs and devices; a writer
+made with a graph also writes it as a ``MetaGraphDef``, as TF1's does.
+
+Events wait in memory (``event_log.py``) until ``max_queue`` are pending, every
+``flush_secs``, on ``flush``/``close``, and at interpreter exit for a writer never
+closed.
 """
 
 from __future__ import annotations
@@ -12,13 +17,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from tensorboard.compat.proto import (
-    config_pb2,
-    event_pb2,
-    graph_pb2,
-    step_stats_pb2,
-    summary_pb2,
-)
+from tensorboard.compat.proto import event_pb2, graph_pb2, meta_graph_pb2, summary_pb2
 
 from ..framework.graph import Graph, get_default_graph
 from .event_log import EventLog, event
@@ -60,6 +59,9 @@ class FileWriter:
         self._lock = threading.Lock()
         if graph is not None or graph_def is not None:
             self.add_graph(graph, graph_def=graph_def)
+            # TF1's writer made with a graph also writes it as a MetaGraphDef.
+            as_def = graph.as_graph_def(add_shapes=True) if isinstance(graph, Graph) else graph
+            self.add_meta_graph(meta_graph_of(graph_def or as_def))
 
     # --- what TF1 programs call ----------------------------------------------------------
     def add_summary(self, summary: Any, global_step: int | None = None) -> None:
@@ -104,12 +106,25 @@ class FileWriter:
             )
         self._add(event(graph_def=proto.SerializeToString()), global_step)
 
+    def add_meta_graph(self, meta_graph_def: Any, global_step: int | None = None) -> None:
+        """Adds a ``MetaGraphDef`` (``Event.meta_graph_def``).
+
+        Raises:
+            TypeError: ``meta_graph_def`` is not a ``MetaGraphDef``.
+        """
+        if not isinstance(meta_graph_def, meta_graph_pb2.MetaGraphDef):
+            raise TypeError(
+                f"meta_graph_def must be type MetaGraphDef, saw type: {type(meta_graph_def)}"
+            )
+        self._add(event(meta_graph_def=meta_graph_def.SerializeToString()), global_step)
+
     def add_session_log(self, session_log: Any, global_step: int | None = None) -> None:
         """Adds a ``SessionLog`` (``START``, ``STOP``, ``CHECKPOINT``)."""
         self._add(event(session_log=session_log), global_step)
 
     def add_run_metadata(self, run_metadata: Any, tag: str, global_step: int | None = None) -> None:
-        """Adds the per-op timings of a traced step (``RunMetadata``) under ``tag``.
+        """Adds the per-op timings of a traced step (a ``RunMetadata`` proto, as
+        ``Session.run`` fills it) under ``tag``.
 
         Raises:
             ValueError: ``tag`` was used before in this writer (as in TF1).
@@ -118,8 +133,8 @@ class FileWriter:
             if tag in self._run_metadata_tags:
                 raise ValueError("The provided tag was already used for this event type")
             self._run_metadata_tags.add(tag)
-        proto = run_metadata_proto(run_metadata)
-        tagged = event_pb2.TaggedRunMetadata(tag=tag, run_metadata=proto.SerializeToString())
+        data = run_metadata.SerializeToString()
+        tagged = event_pb2.TaggedRunMetadata(tag=tag, run_metadata=data)
         self._add(event(tagged_run_metadata=tagged), global_step)
 
     def add_event(self, event_proto: event_pb2.Event) -> None:
@@ -151,29 +166,15 @@ class FileWriter:
         self._log.add(proto)
 
 
-def run_metadata_proto(run_metadata: Any) -> config_pb2.RunMetadata:
-    """Our ``RunMetadata`` (per-op ``step_stats`` dicts) as TF's ``RunMetadata`` proto."""
-    if isinstance(run_metadata, config_pb2.RunMetadata):
-        return run_metadata
-    proto = config_pb2.RunMetadata()
-    by_device: dict[str, Any] = {}
-    threads: dict[Any, int] = {}  # Python thread idents do not fit the proto's uint32
-    for stat in getattr(run_metadata, "step_stats", []):
-        device = stat.get("device") or "/job:localhost/replica:0/task:0/device:CPU:0"
-        if device not in by_device:
-            by_device[device] = proto.step_stats.dev_stats.add(device=device)
-        start, end = int(stat["start_us"]), int(stat["end_us"])
-        by_device[device].node_stats.append(
-            step_stats_pb2.NodeExecStats(
-                node_name=stat["name"],
-                all_start_micros=start,
-                op_start_rel_micros=0,
-                op_end_rel_micros=end - start,
-                all_end_rel_micros=end - start,
-                timeline_label=f"{stat['name']} = {stat['type']}()",
-                thread_id=threads.setdefault(stat.get("thread", 0), len(threads)),
-            )
-        )
+def meta_graph_of(graph_def: graph_pb2.GraphDef) -> meta_graph_pb2.MetaGraphDef:
+    """The ``MetaGraphDef`` TF1's writer makes of a ``GraphDef`` alone
+    (``meta_graph.create_meta_graph_def(graph_def=...)``): the graph, and the op types
+    it uses, sorted, as the stripped op list (names only: dataflow has no ``OpDef``
+    argument lists to strip)."""
+    proto = meta_graph_pb2.MetaGraphDef()
+    proto.graph_def.CopyFrom(graph_def)
+    for op_type in sorted({node.op for node in graph_def.node}):
+        proto.meta_info_def.stripped_op_list.op.add(name=op_type)
     return proto
 
 

@@ -6,6 +6,16 @@ from . import runtime_reprs as runtime_reprs
 from .graph_view import GraphView as GraphView
 from .graphviz_draw import to_dot as to_dot
 from .graphviz_draw import visualize as visualize
+from .trace import chrome_trace as chrome_trace
+from .trace import step_events as step_events
 from .trace import write_chrome_trace as write_chrome_trace
 
-__all__ = ["GraphView", "reprs", "to_dot", "visualize", "write_chrome_trace"]
+__all__ = [
+    "GraphView",
+    "chrome_trace",
+    "reprs",
+    "step_events",
+    "to_dot",
+    "visualize",
+    "write_chrome_trace",
+]

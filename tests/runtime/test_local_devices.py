@@ -376,7 +376,7 @@ def test_traced_concurrent_step_shows_both_devices_on_two_threads() -> None:
     options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
     with tf.Session(config=two_cpus()) as sess:
         sess.run(outs, options=options, run_metadata=meta)
-    events = {e["name"]: e for e in meta.step_stats}
+    events = {e["name"]: e for e in tf.viz.step_events(meta)}
     a, b = events["work_a"], events["work_b"]
     assert (a["device"], b["device"]) == (CPU0, CPU1)
     assert a["thread"] != b["thread"]

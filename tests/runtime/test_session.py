@@ -301,8 +301,8 @@ def test_trace_run_metadata(sess):
         options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
         run_metadata=meta,
     )
-    assert meta.step_stats
-    trace = meta.chrome_trace()
+    assert isinstance(meta, tf.RunMetadata) and meta.step_stats.dev_stats
+    trace = tf.viz.chrome_trace(meta)
     assert any(e.get("ph") == "X" for e in trace["traceEvents"])
 
 
@@ -319,7 +319,7 @@ def test_traced_steps_reuse_their_binding_and_each_gets_its_own_events(sess):
         assert sess.run(y, {x: value}, options=options, run_metadata=meta) == pytest.approx(
             float(np.sum(np.asarray(value) * 3.0 + 1.0))
         )
-        return [e["name"] for e in meta.step_stats]
+        return [e["name"] for e in tf.viz.step_events(meta)]
 
     first = traced([1.0, 2.0])
     assert first and traced([3.0]) == first  # the same kernels, not twice as many
