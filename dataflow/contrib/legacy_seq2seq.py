@@ -1,19 +1,24 @@
-"""``tf.contrib.legacy_seq2seq``: the per-step losses and the plain RNN decoder, over
-Python lists of ``[batch, ...]`` tensors, one per time step."""
+"""``tf.contrib.legacy_seq2seq``: the per-step losses, the plain and embedding RNN
+decoders and ``embedding_rnn_seq2seq``, over Python lists of ``[batch, ...]`` tensors,
+one per time step (TF 1.15's ``legacy_seq2seq/python/ops/seq2seq.py``)."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
 from .. import nn
-from ..framework.graph import Tensor
+from ..framework.graph import Tensor, convert_to_tensor
 from ..framework.scopes import name_scope
+from ..layers.rnn import static_rnn
 from ..ops import array as array_ops
-from ..ops.math import add_n, cast, reduce_sum
-from ..ops.variable_scope import get_variable_scope
+from ..ops.control import stop_gradient
+from ..ops.math import add_n, argmax, cast, reduce_sum
+from ..ops.variable_scope import get_variable, get_variable_scope
 from ..ops.variable_scope_context import variable_scope
 from .missing import contrib_hook
+from .rnn_wrappers import EmbeddingWrapper, OutputProjectionWrapper
 
 
 def sequence_loss_by_example(
@@ -103,6 +108,102 @@ def rnn_decoder(
             if loop_function is not None:
                 prev = output
     return outputs, state
+
+
+def _extract_argmax_and_embed(
+    embedding: Any, output_projection: Any = None, update_embedding: bool = True
+) -> Callable:
+    """A ``loop_function``: the embedding of the previous output's arg-max (projected
+    first by ``output_projection``, a ``(weights, biases)`` pair, if given)."""
+
+    def loop_function(prev: Tensor, _: int) -> Tensor:
+        if output_projection is not None:
+            prev = nn.xw_plus_b(prev, output_projection[0], output_projection[1])
+        emb_prev = nn.embedding_lookup(embedding, argmax(prev, 1))
+        return emb_prev if update_embedding else stop_gradient(emb_prev)
+
+    return loop_function
+
+
+def embedding_rnn_decoder(
+    decoder_inputs: list,
+    initial_state: Any,
+    cell: Any,
+    num_symbols: int,
+    embedding_size: int,
+    output_projection: Any = None,
+    feed_previous: bool = False,
+    update_embedding_for_previous: bool = True,
+    scope: Any = None,
+) -> tuple[list, Any]:
+    """``rnn_decoder`` over the embeddings (``embedding`` ``[num_symbols,
+    embedding_size]``, scope ``embedding_rnn_decoder``) of integer ``decoder_inputs``;
+    with ``feed_previous``, each input after the first is the embedding of the previous
+    output's arg-max.
+
+    Raises:
+        ValueError: ``feed_previous`` not a Python bool (a tensor is not provided).
+    """
+    if not isinstance(feed_previous, bool):
+        raise ValueError(
+            "embedding_rnn_decoder: a tensor feed_previous is not provided by dataflow; "
+            "pass True or False"
+        )
+    with variable_scope(scope or "embedding_rnn_decoder") as vs:
+        if output_projection is not None:
+            output_projection = (
+                convert_to_tensor(output_projection[0], dtype=vs.dtype),
+                convert_to_tensor(output_projection[1], dtype=vs.dtype),
+            )
+        embedding = get_variable("embedding", [num_symbols, embedding_size])
+        loop_function = (
+            _extract_argmax_and_embed(embedding, output_projection, update_embedding_for_previous)
+            if feed_previous
+            else None
+        )
+        embedded = [nn.embedding_lookup(embedding, i) for i in decoder_inputs]
+        return rnn_decoder(embedded, initial_state, cell, loop_function=loop_function)
+
+
+def embedding_rnn_seq2seq(
+    encoder_inputs: list,
+    decoder_inputs: list,
+    cell: Any,
+    num_encoder_symbols: int,
+    num_decoder_symbols: int,
+    embedding_size: int,
+    output_projection: Any = None,
+    feed_previous: bool = False,
+    dtype: Any = None,
+    scope: Any = None,
+) -> tuple[list, Any]:
+    """An encoder (a copy of ``cell`` behind an ``EmbeddingWrapper``, run by
+    ``static_rnn`` over the integer ``encoder_inputs``) whose final state starts an
+    ``embedding_rnn_decoder`` (``cell`` with an ``OutputProjectionWrapper`` to
+    ``num_decoder_symbols`` unless ``output_projection`` is given), in scope
+    ``embedding_rnn_seq2seq``. Returns the decoder's outputs and final state."""
+    with variable_scope(scope or "embedding_rnn_seq2seq") as vs:
+        if dtype is not None:
+            vs.set_dtype(dtype)
+        else:
+            dtype = vs.dtype
+        encoder_cell = EmbeddingWrapper(
+            copy.deepcopy(cell),
+            embedding_classes=num_encoder_symbols,
+            embedding_size=embedding_size,
+        )
+        _, encoder_state = static_rnn(encoder_cell, encoder_inputs, dtype=dtype)
+        if output_projection is None:
+            cell = OutputProjectionWrapper(cell, num_decoder_symbols)
+        return embedding_rnn_decoder(
+            decoder_inputs,
+            encoder_state,
+            cell,
+            num_decoder_symbols,
+            embedding_size,
+            output_projection=output_projection,
+            feed_previous=feed_previous,
+        )
 
 
 __getattr__ = contrib_hook("legacy_seq2seq", __name__)

@@ -7,9 +7,7 @@ accessed (see ``missing.py``).
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any
 
-from ..framework import scopes
 from ..layers.rnn import static_rnn as static_rnn
 from ..layers.rnn_cells import BasicLSTMCell as BasicLSTMCell
 from ..layers.rnn_cells import BasicRNNCell as BasicRNNCell
@@ -21,37 +19,22 @@ from ..layers.rnn_cells import MultiRNNCell as MultiRNNCell
 from ..layers.rnn_cells import ResidualWrapper as ResidualWrapper
 from ..layers.rnn_cells import RNNCell as RNNCell
 from .missing import contrib_hook
-
-
-class DeviceWrapper(RNNCell):
-    """Runs the wrapped cell (and makes its zero state) on ``device``."""
-
-    def __init__(self, cell: RNNCell, device: Any):
-        super().__init__()
-        self._cell, self._device = cell, device
-
-    state_size = property(lambda self: self._cell.state_size)
-    output_size = property(lambda self: self._cell.output_size)
-
-    def zero_state(self, batch_size: Any, dtype: Any) -> Any:
-        with scopes.device(self._device):
-            return self._cell.zero_state(batch_size, dtype)
-
-    def __call__(self, inputs: Any, state: Any, scope: Any = None) -> Any:
-        with scopes.device(self._device):
-            return self._cell(inputs, state, scope)
-
+from .rnn_wrappers import DeviceWrapper as DeviceWrapper
+from .rnn_wrappers import EmbeddingWrapper as EmbeddingWrapper
+from .rnn_wrappers import OutputProjectionWrapper as OutputProjectionWrapper
 
 # tf.contrib.rnn.core_rnn_cell.X: the old home of the same cells.
 core_rnn_cell = SimpleNamespace(
     BasicLSTMCell=BasicLSTMCell,
     BasicRNNCell=BasicRNNCell,
     DeviceWrapper=DeviceWrapper,
+    EmbeddingWrapper=EmbeddingWrapper,
     DropoutWrapper=DropoutWrapper,
     GRUCell=GRUCell,
     LSTMCell=LSTMCell,
     LSTMStateTuple=LSTMStateTuple,
     MultiRNNCell=MultiRNNCell,
+    OutputProjectionWrapper=OutputProjectionWrapper,
     RNNCell=RNNCell,
 )
 
