@@ -34,8 +34,7 @@ def compile_plan(
     fed = set(feeds)
     ops = prune(fetch_tensors, targets, fed)
     # Fetched ref-variable reads follow the step's updates of their variable.
-    late = after_updates(ops, fetch_tensors)
-    ops = ordered(ops, late)
+    ops, late = ordered(ops, after_updates(ops, fetch_tensors))
     placement = place(ops, devices, default_device, soft_placement)
     stage_ops = partition(ops, placement, late)
 

@@ -14,10 +14,9 @@ variable by its buffer, which it reads when the step's outputs are gathered, so
 ``FETCH_AFTER_UPDATES`` (the op library sets it on a ref variable's fetchable read) is
 therefore ordered, when fetched, after every other op of the step that takes the same
 resource handle, is no other such read and does not itself depend on the read:
-``{read: [updates]}``. These
-edges order without pulling anything in; the compiler sorts by them, partitions by them
-(so the read joins the stage of the updates) and turns those crossing stages into stage
-control inputs, so both executors honour them.
+``{read: [updates]}``. These edges order without pulling anything in; the compiler
+sorts by them, partitions by them (so the read joins the stage of the updates) and turns
+those crossing stages into stage control inputs, so both executors honour them.
 """
 
 from __future__ import annotations
@@ -67,27 +66,43 @@ def after_updates(
 ) -> dict[Operation, list[Operation]]:
     """Extra parents ``{read: [ops using its handle]}`` for fetched reads marked
     ``FETCH_AFTER_UPDATES`` (``ops`` in run order; see the module docstring)."""
-    late = [t.op for t in fetch_tensors if t.op.attrs.get(FETCH_AFTER_UPDATES)]
+    late = list(dict.fromkeys(t.op for t in fetch_tensors if t.op.attrs.get(FETCH_AFTER_UPDATES)))
     if not late:
         return {}
+    # One pass over the step for all reads (fetching every variable is common): the
+    # users of each handle, and which reads some op of the step consumes.
+    handles = {read.inputs[0] for read in late}
+    users: dict[Tensor, list[Operation]] = {h: [] for h in handles}
+    consumed: set[Operation] = set()
+    for op in ops:
+        for parent in _parents(op):
+            consumed.add(parent)
+        for t in dict.fromkeys(op.inputs):
+            if t in handles:
+                users[t].append(op)
+    others = set(late)  # other late reads of a handle are no updates of it
     extra: dict[Operation, list[Operation]] = {}
-    late = list(dict.fromkeys(late))
     for read in late:
-        handle = read.inputs[0]
-        # The read's descendants in the step: they must still follow it.
-        below = {read}
-        for op in ops:
-            if any(p in below for p in _parents(op)):
-                below.add(op)
-        # Other late reads of it are no updates (and ordering them would make a cycle).
-        users = [op for op in ops if op not in below and op not in late and handle in op.inputs]
-        if users:
-            extra[read] = users
+        below = {read}  # the read's descendants in the step: they must still follow it
+        if read in consumed:
+            for op in ops:
+                if any(p in below for p in _parents(op)):
+                    below.add(op)
+        before = [op for op in users[read.inputs[0]] if op not in below and op not in others]
+        if before:
+            extra[read] = before
     return extra
 
 
-def ordered(ops: list[Operation], extra: dict[Operation, list[Operation]]) -> list[Operation]:
-    """``ops`` re-sorted so each also follows its ``extra`` parents."""
+def ordered(
+    ops: list[Operation], extra: dict[Operation, list[Operation]]
+) -> tuple[list[Operation], dict[Operation, list[Operation]]]:
+    """``ops`` re-sorted so each also follows its ``extra`` parents, and ``extra``; when
+    they would close a cycle (reads feeding each other's updates), ``ops`` and ``{}``:
+    the reads then run where their data puts them (TF1 gives such a step no order)."""
     if not extra:
-        return ops
-    return toposort(ops, lambda op: _parents(op) + extra.get(op, []), _creation_index)
+        return ops, extra
+    try:
+        return toposort(ops, lambda op: _parents(op) + extra.get(op, []), _creation_index), extra
+    except ValueError:
+        return ops, {}
