@@ -41,6 +41,7 @@ import math
 import os
 import reprlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -58,8 +59,10 @@ from .checkpoint_tf_table import (
     field_fixed32,
     field_varint,
     get_varint,
+    key_bytes,
     put_varint,
     read_table,
+    slice_key,
     table_error,
 )
 
@@ -114,37 +117,36 @@ def _corrupt(message: str) -> errors.OpError:
     return errors.DataLossError(None, None, message)
 
 
-# --- partitioned variables: TF's slice keys -------------------------------------------------
-def _num_increasing(value: int) -> bytes:
-    body = value.to_bytes((value.bit_length() + 7) // 8, "big") if value else b""
-    return bytes([len(body)]) + body
+# --- partitioned variables ----------------------------------------------------------------
+@dataclass(frozen=True)
+class SaveSliceInfo:
+    """Where one part lies in its partitioned variable (TF1's ``Variable.SaveSliceInfo``):
+    the full variable's name and shape, the part's offset and shape in it."""
+
+    full_name: str
+    full_shape: tuple[int, ...]
+    var_offset: tuple[int, ...]
+    var_shape: tuple[int, ...]
+
+    def __post_init__(self) -> None:  # tuples, whatever was given: it is an op attr
+        for field in ("full_shape", "var_offset", "var_shape"):
+            object.__setattr__(self, field, tuple(int(d) for d in getattr(self, field)))
+
+    @property
+    def extents(self) -> list[tuple[int, int]]:
+        return list(zip(self.var_offset, self.var_shape))
+
+    @property
+    def spec(self) -> str:
+        """TF's slice spec string, e.g. ``"10 4 0,5:0,4"``."""
+        dims = " ".join(str(d) for d in self.full_shape)
+        return f"{dims} " + ":".join(f"{o},{n}" for o, n in self.extents)
 
 
-def _signed_increasing(value: int) -> bytes:
-    x = ~value if value < 0 else value
-    if x < 64:
-        return bytes([(0x80 ^ value) & 0xFF])
-    length = x.bit_length() // 7 + 1  # bytes holding the value, its sign and the header
-    raw = bytearray(value.to_bytes(length, "big", signed=True))
-    header = (0xFF00 >> min(length, 8)) & 0xFF if length <= 8 else 0xFF
-    raw[0] ^= header
-    if length > 8:
-        raw[1] ^= (0xFF00 >> (length - 8)) & 0xFF
-    return bytes(raw)
-
-
-def slice_key(name: str, extents: Sequence[tuple[int, int]]) -> str:
-    """The key of one part of a partitioned variable (TF's ``EncodeTensorNameSlice``):
-    ``extents`` holds ``(start, length)`` per dimension, ``length`` -1 for all of it."""
-    escaped = name.encode().replace(b"\xff", b"\xff\x00").replace(b"\x00", b"\x00\xff")
-    key = _num_increasing(0) + escaped + b"\x00\x01" + _num_increasing(len(extents))
-    for start, length in extents:
-        key += _signed_increasing(start) + _signed_increasing(length)
-    return key.decode("latin-1")  # keys are bytes; latin-1 maps them one to one
-
-
-def _key_bytes(key: str) -> bytes:
-    return key.encode("latin-1") if key[:1] == "\0" else key.encode()
+def tf_dtype_name(dtype: np.dtype) -> str:
+    """The dtype string of an entry holding ``dtype`` (as ``write_shard`` returns it)."""
+    dtype = np.dtype(dtype)
+    return STRING if dtype.kind in "OSU" else dtype.newbyteorder("<").str
 
 
 # --- writing --------------------------------------------------------------------------------
@@ -233,7 +235,7 @@ def write_index(
     partitioned variable's full entry: ``{"dtype", "shape", "slices": [[(start,
     length), ...], ...]}``, its parts keyed by ``slice_key``)."""
     header = field_varint(1, num_shards) + field_bytes(3, field_varint(1, 1))
-    items = [(b"", header)] + sorted((_key_bytes(k), _entry_proto(e)) for k, e in entries.items())
+    items = [(b"", header)] + sorted((key_bytes(k), _entry_proto(e)) for k, e in entries.items())
     legacy.atomic_write_bytes(index_path(prefix), build_table(items), sync)
 
 
@@ -503,6 +505,66 @@ def read_entries(prefix: str, index: dict[str, Any], names: Sequence[str]) -> li
     if index["format"] != FORMAT:
         return legacy.read_entries(prefix, index, names)
     return [_read_tf(prefix, index, name) for name in names]
+
+
+def _find_part(index: dict[str, Any], name: str, part: SaveSliceInfo) -> tuple[str, bool]:
+    """``(key, whole)``: the entry a restore of the part ``name`` reads, and whether it
+    is the full variable (to slice) rather than the part itself."""
+    entries = index["entries"]
+    key = slice_key(part.full_name, part.extents) if index["format"] == FORMAT else None
+    if key is not None and key in entries:
+        return key, False
+    if part.full_name in entries:
+        return part.full_name, True
+    return name, False  # parts saved under their own names (dataflow's format)
+
+
+def restore_spec(
+    prefix: str, index: dict[str, Any], name: str, part: SaveSliceInfo | None
+) -> tuple[np.dtype, tuple[int, ...]]:
+    """The ``(dtype, shape)`` a restore of ``name`` (a part of a partitioned variable
+    when ``part`` is given: its slice of the full variable, however the checkpoint
+    partitioned it) gets, after ``entry_of``'s checks.
+
+    Raises:
+        errors.NotFoundError: the checkpoint lacks ``name`` (or the full variable).
+        errors.InvalidArgumentError: the checkpoint's full variable has another shape.
+    """
+    if part is None:
+        entry = entry_of(prefix, index, name)
+        return entry_dtype(entry), tuple(entry["shape"])
+    key, whole = _find_part(index, name, part)
+    entry = entry_of(prefix, index, key)
+    if whole and tuple(entry["shape"]) != tuple(part.full_shape):
+        raise errors.InvalidArgumentError(
+            None,
+            None,
+            f"Checkpoint '{prefix}' holds {part.full_name} with shape "
+            f"{tuple(entry['shape'])}, but the partitioned variable has shape "
+            f"{tuple(part.full_shape)}",
+        )
+    return entry_dtype(entry), tuple(part.var_shape if whole else entry["shape"])
+
+
+def restore_values(
+    prefix: str,
+    index: dict[str, Any],
+    names: Sequence[str],
+    parts: Sequence[SaveSliceInfo | None],
+) -> list[np.ndarray]:
+    """What ``read_entries`` reads, a part of a partitioned variable taken from the full
+    variable when the checkpoint partitioned it otherwise (``restore_spec``)."""
+    out = []
+    for name, part in zip(names, parts):
+        if part is None:
+            out.extend(read_entries(prefix, index, [name]))
+            continue
+        key, whole = _find_part(index, name, part)
+        value = read_entries(prefix, index, [key])[0]
+        if whole:
+            value = value[tuple(slice(o, o + n) for o, n in part.extents)].copy()
+        out.append(value)
+    return out
 
 
 def read_entry(prefix: str, index: dict[str, Any], name: str) -> np.ndarray:

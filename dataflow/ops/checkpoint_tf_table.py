@@ -22,6 +22,9 @@ checked before it is parsed, keys must strictly increase, and the compression by
 must be 0. Any failure is a ``DataLossError`` naming the file; nothing is allocated
 beyond the file's own size, and parsing is a loop over bytes (no recursion, no code).
 
+``slice_key`` encodes the key TF gives each part of a partitioned variable: the
+variable's name and the part's extents in TF's order-preserving code (``OrderedCode``).
+
 The protobuf helpers encode and decode the few message fields the bundle needs
 (varints, fixed32, length-delimited) with the same distrust: ``decode_message`` returns
 ``{field_number: [values]}`` and refuses wire types 3/4 (groups) and truncated fields.
@@ -30,7 +33,7 @@ The protobuf helpers encode and decode the few message fields the bundle needs
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ..framework import errors
 from .tf_record import masked_crc32c
@@ -119,6 +122,41 @@ def decode_message(data: bytes) -> dict[int, list[int | bytes]]:
 def as_int64(value: int) -> int:
     """A varint read as a signed ``int64``."""
     return value - (1 << 64) if value >= 1 << 63 else value
+
+
+# --- the keys of partitioned variables' slices (TF's order-preserving code) ----------------
+def _num_increasing(value: int) -> bytes:
+    body = value.to_bytes((value.bit_length() + 7) // 8, "big") if value else b""
+    return bytes([len(body)]) + body
+
+
+def _signed_increasing(value: int) -> bytes:
+    x = ~value if value < 0 else value
+    if x < 64:
+        return bytes([(0x80 ^ value) & 0xFF])
+    length = x.bit_length() // 7 + 1  # bytes holding the value, its sign and the header
+    raw = bytearray(value.to_bytes(length, "big", signed=True))
+    header = (0xFF00 >> min(length, 8)) & 0xFF if length <= 8 else 0xFF
+    raw[0] ^= header
+    if length > 8:
+        raw[1] ^= (0xFF00 >> (length - 8)) & 0xFF
+    return bytes(raw)
+
+
+def slice_key(name: str, extents: Sequence[tuple[int, int]]) -> str:
+    """The key of one part of a partitioned variable (TF's ``EncodeTensorNameSlice``):
+    ``extents`` holds ``(start, length)`` per dimension, ``length`` -1 for all of it."""
+    escape = {0: b"\x00\xff", 0xFF: b"\xff\x00"}
+    escaped = b"".join(escape.get(b, bytes([b])) for b in name.encode())
+    key = _num_increasing(0) + escaped + b"\x00\x01" + _num_increasing(len(extents))
+    for start, length in extents:
+        key += _signed_increasing(start) + _signed_increasing(length)
+    return key.decode("latin-1")  # keys are bytes; latin-1 maps them one to one
+
+
+def key_bytes(key: str) -> bytes:
+    """A table key as bytes: a slice key one to one (latin-1), a name as UTF-8."""
+    return key.encode("latin-1") if key[:1] == "\0" else key.encode()
 
 
 # --- blocks ---------------------------------------------------------------------------------

@@ -79,6 +79,9 @@ def _restore_kernel(ctx: Any, attrs: dict) -> Any:
         return commit
 
     names, specs = attrs["names"], attrs["specs"]
+    # Per name, a part of a partitioned variable's ``SaveSliceInfo`` (or None): it
+    # restores from its slice of the full variable, however the checkpoint split it.
+    parts = attrs.get("parts") or (None,) * len(names)
 
     def load(prefix: Any, *handles: str) -> None:
         prefix = _as_str(prefix)
@@ -87,26 +90,29 @@ def _restore_kernel(ctx: Any, attrs: dict) -> Any:
             del staged[key]
         index = checkpoint_tf_bundle.read_index(prefix)
         mismatch = None
-        for key, (dtype, shape) in zip(names, specs):  # from the index, before reading
-            entry = checkpoint_tf_bundle.entry_of(prefix, index, key)
-            if not shape.is_compatible_with(tuple(entry["shape"])):
+        for key, part, (dtype, shape) in zip(names, parts, specs):  # before reading
+            try:
+                found, stored = checkpoint_tf_bundle.restore_spec(prefix, index, key, part)
+            except errors.InvalidArgumentError as exc:
+                mismatch = mismatch or exc.message
+                continue
+            if not shape.is_compatible_with(stored):
                 mismatch = mismatch or (
                     f"Checkpoint '{prefix}' holds {key} with shape "
-                    f"{tuple(entry['shape'])}, but the variable has shape {shape}"
+                    f"{stored}, but the variable has shape {shape}"
                 )
-            elif checkpoint_tf_bundle.entry_dtype(entry) != dtype.as_numpy_dtype:
+            elif found != dtype.as_numpy_dtype:
                 mismatch = mismatch or (
-                    f"Checkpoint '{prefix}' holds {key} as "
-                    f"{checkpoint_tf_bundle.entry_dtype(entry)}, but the variable is "
+                    f"Checkpoint '{prefix}' holds {key} as {found}, but the variable is "
                     f"{dtype.name}"
                 )
         if mismatch is not None:
             # A damaged checkpoint is damaged before it is a mismatch: on this error path
             # only, every entry's bytes are read and checked (size, checksum) first, so a
             # corrupted index that merely looks like another shape is a DataLossError.
-            checkpoint_tf_bundle.read_entries(prefix, index, names)
+            checkpoint_tf_bundle.restore_values(prefix, index, names, parts)
             raise errors.InvalidArgumentError(None, None, mismatch)
-        values = checkpoint_tf_bundle.read_entries(prefix, index, names)
+        values = checkpoint_tf_bundle.restore_values(prefix, index, names, parts)
         # Staged only after every entry was read and checked; the commit phase stores.
         for handle, value in zip(handles, values):
             value = xp.asarray(value)

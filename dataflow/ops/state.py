@@ -207,6 +207,16 @@ class Variable:
         self._initializer_op = op
 
     @property
+    def save_slice_info(self) -> Any:
+        """Where this variable lies in a partitioned variable (a
+        ``checkpoint_tf_bundle.SaveSliceInfo``), or ``None``: a ``Saver`` saves it as
+        that slice of the full variable, as TF1 does."""
+        return getattr(self, "_save_slice_info", None)
+
+    def set_save_slice_info(self, info: Any) -> None:
+        self._save_slice_info = info
+
+    @property
     def initial_value(self) -> Tensor:
         return self._initial_value
 

@@ -91,7 +91,7 @@ class Saver:
             named = dict(var_list)
         else:
             named = {}
-            for v in var_list:
+            for v in _expand_partitioned(var_list):
                 if not isinstance(v, Variable):
                     raise TypeError(f"Saver var_list must hold tf.Variables, got {v!r}")
                 if v.op.name in named:
@@ -105,6 +105,8 @@ class Saver:
         self._last_checkpoints: list[str] = []
         graph = get_default_graph()
         self._graph = graph
+        # Parts of partitioned variables: saved (in TF's format) as slices of the whole.
+        self._full_entries = _full_entries(named) if file_format == "tf" else {}
         by_device: dict[str, list[tuple[str, Variable]]] = {}
         for key, v in sorted(named.items()):
             by_device.setdefault(v.device, []).append((key, v))
@@ -116,13 +118,20 @@ class Saver:
             loads = []
             for shard, (_, members) in enumerate(sorted(by_device.items())):
                 keys = tuple(k for k, _ in members)
+                parts = tuple(v.save_slice_info for _, v in members)
+                saved_as = tuple(
+                    checkpoint_tf_bundle.slice_key(p.full_name, p.extents)
+                    if p is not None and self._full_entries
+                    else k
+                    for k, p in zip(keys, parts)
+                )
                 handles = [v.handle for _, v in members]
                 self._save_ops.append(
                     graph.create_op(
                         "SaveShard",
                         [self._filename, *handles],
                         {
-                            "names": keys,
+                            "names": saved_as,
                             "shard": shard,
                             "num_shards": n,
                             "sync": sync,
@@ -139,6 +148,7 @@ class Saver:
                             "phase": "load",
                             "names": keys,
                             "specs": tuple((v.dtype, v.shape) for _, v in members),
+                            "parts": parts if any(parts) else None,
                         },
                         name=f"restore_shard_{shard}",
                     )
@@ -217,6 +227,7 @@ class Saver:
             if self._save_ops:
                 for meta in sess.run(self._save_ops, {self._filename: prefix}):
                     entries.update(json.loads(meta.item() if hasattr(meta, "item") else meta))
+            entries.update(self._full_entries)
             self._writer.write_index(prefix, self._num_shards, entries, self._sync)
         except (errors.FailedPreconditionError, errors.NotFoundError) as exc:
             # TF1's own translation, for a directory that is not there (or is a file).
@@ -263,6 +274,45 @@ class Saver:
         remove_stale_temps(os.path.dirname(os.path.abspath(save_path)))
         if self._restore_op is not None:
             sess.run(self._restore_op, {self._filename: save_path})
+
+
+def _expand_partitioned(var_list: Any) -> list[Any]:
+    """``var_list`` with each partitioned variable (an iterable of part variables, as
+    TF1's ``PartitionedVariable``) replaced by its parts."""
+    out: list[Any] = []
+    for v in var_list:
+        if not isinstance(v, (Variable, Tensor, str, bytes)) and hasattr(v, "__iter__"):
+            out.extend(v)
+        else:
+            out.append(v)
+    return out
+
+
+def _full_entries(named: dict[str, Variable]) -> dict[str, dict[str, Any]]:
+    """The index entries of the partitioned variables whose parts are in ``named``: the
+    full name, dtype and shape, and the slices the parts save."""
+    out: dict[str, dict[str, Any]] = {}
+    for v in named.values():
+        part = v.save_slice_info
+        if part is None:
+            continue
+        if part.full_name in named:
+            raise ValueError(f"Saver: {part.full_name} is both a variable and partitioned")
+        entry = out.setdefault(
+            part.full_name,
+            {
+                "dtype": checkpoint_tf_bundle.tf_dtype_name(v.dtype.as_numpy_dtype),
+                "shape": list(part.full_shape),
+                "slices": [],
+            },
+        )
+        if entry["shape"] != list(part.full_shape):
+            raise ValueError(
+                f"Saver: the parts of {part.full_name} disagree on its shape: "
+                f"{entry['shape']} and {list(part.full_shape)}"
+            )
+        entry["slices"].append(part.extents)
+    return out
 
 
 def checkpoint_exists(prefix: str) -> bool:

@@ -362,3 +362,51 @@ def test_a_dtype_numpy_lacks_is_listed_and_refused_by_name(tmp_path):
         with tf.Session() as sess:
             tf.train.Saver([ok]).restore(sess, prefix)
             _same(sess.run(ok), np.float32(3))
+
+
+def _parts(full, rows):
+    """``full`` as dataflow variables ``w/part_<i>`` of ``rows`` rows each, each with
+    its ``SaveSliceInfo`` (what TF1's partitioner gives every part)."""
+    out, start = [], 0
+    for i, n in enumerate(rows):
+        v = tf.Variable(full[start : start + n], name=f"w/part_{i}")
+        v.set_save_slice_info(bundle.SaveSliceInfo("w", full.shape, (start, 0), (n, full.shape[1])))
+        out.append(v)
+        start += n
+    return out
+
+
+def test_partitioned_variables_save_as_tf_slices(tmp_path):
+    """Parts saved as TF1 saves them: one entry ``w`` with its slices; TF reads it whole
+    and restores it into another partitioning; TF's own layout restores here into
+    ours, split otherwise again."""
+    full = np.arange(300, dtype=np.float32).reshape(150, 2)
+    with tf.Graph().as_default():
+        parts = _parts(full, [100, 50])
+        assert parts[0].save_slice_info.spec == "150 2 0,100:0,2"
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            prefix = tf.train.Saver().save(sess, str(tmp_path / "ours"))
+    assert tf.train.list_variables(prefix) == tf1.train.list_variables(prefix) == [("w", [150, 2])]
+    _same(tf1.train.NewCheckpointReader(prefix).get_tensor("w"), full)
+    with tf1.Graph().as_default(), tf1.Session() as sess:
+        with tf1.variable_scope("", partitioner=tf1.fixed_size_partitioner(3)):
+            w = tf1.get_variable("w", shape=[150, 2], dtype=tf1.float32)
+        tf1.train.Saver(list(w)).restore(sess, prefix)
+        _same(sess.run(tf1.concat(list(w), 0)), full)
+        sess.run([p.assign(p + 1) for p in w])
+        theirs = tf1.train.Saver(list(w)).save(sess, str(tmp_path / "theirs"))
+    with tf.Graph().as_default():
+        parts = _parts(np.zeros_like(full), [30, 70, 50])
+        with tf.Session() as sess:
+            tf.train.Saver(parts).restore(sess, theirs)
+            _same(np.concatenate(sess.run(parts)), full + 1)
+            tf.train.Saver(parts).restore(sess, prefix)  # ours, split 100/50
+            _same(np.concatenate(sess.run(parts)), full)
+            whole = str(tmp_path / "whole")
+            _tf_save_v2(whole, {"w": full * 2})  # saved unpartitioned
+            tf.train.Saver(parts).restore(sess, whole)
+            _same(np.concatenate(sess.run(parts)), full * 2)
+            _tf_save_v2(whole, {"w": full[:10]})
+            with pytest.raises(tf.errors.InvalidArgumentError, match="partitioned variable has"):
+                tf.train.Saver(parts).restore(sess, whole)
