@@ -66,16 +66,29 @@ class GFile:
         with _tf_errors(name):
             self._file = fs.open(path, mode)
 
+    def _require(self, what: str, modes: str) -> None:
+        """Raises ``PermissionDeniedError`` (TF1's class) unless opened for ``what``."""
+        if not any(m in self.mode for m in modes):
+            raise _error(
+                errors.PermissionDeniedError,
+                self.name,
+                f"File isn't open for {what} (mode {self.mode!r})",
+            )
+
     def read(self, n: int = -1) -> Any:
+        self._require("reading", "r+")
         return self._file.read() if n is None or n < 0 else self._file.read(n)
 
     def readline(self) -> Any:
+        self._require("reading", "r+")
         return self._file.readline()
 
     def readlines(self) -> list:
+        self._require("reading", "r+")
         return self._file.readlines()
 
     def write(self, data: Any) -> None:
+        self._require("writing", "wa+")
         if "b" in self.mode and isinstance(data, str):
             data = data.encode("utf-8")
         elif "b" not in self.mode and isinstance(data, bytes):

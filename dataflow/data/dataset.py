@@ -34,7 +34,15 @@ AUTOTUNE = -1
 
 
 def _int64(value: Any, name: str) -> Tensor:
-    return convert_to_tensor(value, dtype=dtypes.int64, name=name)
+    """``value`` as an int64 scalar tensor (a count, a size).
+
+    Raises:
+        ValueError: its shape is known and not a scalar (TF1's shape function refuses it).
+    """
+    out = convert_to_tensor(value, dtype=dtypes.int64, name=name)
+    if out.shape.rank not in (None, 0):
+        raise ValueError(f"{name} must be a scalar (shape must be rank 0), got shape {out.shape}")
+    return out
 
 
 class Dataset:
@@ -357,6 +365,15 @@ class Dataset:
             if spec.shape.rank is not None and shape.rank != spec.shape.rank:
                 raise ValueError(
                     f"padded_shapes {shape} does not match the rank of the component {spec.shape}"
+                )
+            if spec.shape.rank is not None and any(
+                p is not None and d is not None and p < d
+                for p, d in zip(shape.as_list(), spec.shape.as_list(), strict=True)
+            ):
+                raise ValueError(
+                    f"The padded shape {shape} is not compatible with the shape {spec.shape} "
+                    "of the corresponding input component (padded_shapes must be at least as "
+                    "large)"
                 )
         lead = self._batch_dim(batch_size, drop_remainder)
         specs = structure.pack(

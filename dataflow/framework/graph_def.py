@@ -29,7 +29,7 @@ from tensorboard.compat.proto import (
     versions_pb2,
 )
 
-from . import dtypes
+from . import dtypes, errors, registry
 from .tensor_shape import TensorShape
 
 GraphDef = graph_pb2.GraphDef
@@ -171,6 +171,8 @@ def _from_scalar_attr(proto: Any, field: str, kind: str) -> Any:
     if field == "s":
         return value if kind == "bytes" else value.decode()
     if field == "type":
+        if value not in _DTYPE_OF:
+            raise ValueError(f"unknown DataType enum {value}")
         return _DTYPE_OF[value]
     if field == "shape":
         if value.unknown_rank:
@@ -224,11 +226,16 @@ def node_attrs(node: node_def_pb2.NodeDef) -> dict[str, Any]:
             f"cannot hold ({', '.join(unportable)}: Python objects such as a while_loop "
             f"body); build that part of the graph in Python instead"
         )
-    out = {
-        key: python_attr(proto, kinds.get(key, ""))
-        for key, proto in node.attr.items()
-        if not key.startswith("_")
-    }
+    out = {}
+    for key, proto in node.attr.items():
+        if key.startswith("_"):
+            continue
+        try:
+            out[key] = python_attr(proto, kinds.get(key, ""))
+        except ValueError as exc:
+            raise ValueError(
+                f"import_graph_def: node '{node.name}' (op {node.op}) attr '{key}': {exc}"
+            ) from None
     out.update({key: None for key, kind in kinds.items() if kind == "none"})
     return out
 
@@ -237,9 +244,17 @@ def topological_nodes(graph_def: graph_pb2.GraphDef) -> list[node_def_pb2.NodeDe
     """The nodes, each after the nodes it reads (a ``GraphDef`` need not be ordered).
 
     Raises:
-        ValueError: an input names no node of the graph, or the nodes form a cycle.
+        ValueError: two nodes share a name, an input names no node of the graph, or the
+        nodes form a cycle.
     """
-    by_name = {n.name: n for n in graph_def.node}
+    by_name: dict[str, node_def_pb2.NodeDef] = {}
+    for n in graph_def.node:
+        if n.name in by_name:
+            raise ValueError(
+                f"import_graph_def: node '{n.name}' appears more than once in the GraphDef "
+                "(node names must be unique)"
+            )
+        by_name[n.name] = n
     order: list[node_def_pb2.NodeDef] = []
     state: dict[str, int] = {}  # 1: in progress, 2: done
     for root in graph_def.node:
@@ -286,11 +301,13 @@ def import_into(
     (``"y:0"``) or operations (``"train"``) to return, in that order.
 
     Raises:
-        ValueError: a node cannot be rebuilt, an ``input_map`` key or a returned name
-        is not in the ``GraphDef``.
+        TypeError: ``graph_def`` is not a ``GraphDef`` (or its serialized bytes).
+        NotFoundError: a node's op type is not registered.
+        ValueError: a node cannot be rebuilt (two of one name, a missing attr, an input
+        that names no output, the wrong number of inputs), an ``input_map`` key or a
+        returned name is not in the ``GraphDef``, or a mapped tensor has another dtype.
     """
-    if isinstance(graph_def, (bytes, bytearray)):
-        graph_def = graph_pb2.GraphDef.FromString(bytes(graph_def))
+    graph_def = as_graph_def_proto(graph_def)
     prefix = "import" if name is None else name
     if prefix:
         prefix = graph.unique_name(prefix.rstrip("/")) + "/"
@@ -306,19 +323,75 @@ def import_into(
             if ref.startswith("^"):
                 controls.append(built[ref[1:]])
                 continue
-            key = _tensor_ref(ref)
-            inputs.append(mapped[key] if key in mapped else built[key[0]].outputs[key[1]])
+            inputs.append(_input(node, _tensor_ref(ref), built, mapped))
         full_name = f"{prefix}{node.name}"
         if _has_op(graph, full_name):
             raise ValueError(f"import_graph_def: the graph already has an op named '{full_name}'")
+        try:
+            registry.lookup(node.op)
+        except KeyError:
+            raise errors.NotFoundError(
+                None,
+                None,
+                f"import_graph_def: op type not registered '{node.op}' (node '{node.name}')",
+            ) from None
         device = graph.device(node.device) if node.device else contextlib.nullcontext()
+        attrs = node_attrs(node)
         with device:
-            built[node.name] = graph.create_op(
-                node.op, inputs, node_attrs(node), name=f"{full_name}/", control_inputs=controls
-            )
+            try:
+                built[node.name] = graph.create_op(
+                    node.op, inputs, attrs, name=f"{full_name}/", control_inputs=controls
+                )
+            except KeyError as exc:  # a rule or builder reading an attr the node lacks
+                raise ValueError(
+                    f"import_graph_def: node '{node.name}' (op {node.op}) lacks the attr {exc}"
+                ) from None
     if return_elements is None:
         return None
     return [_returned(built, r) for r in return_elements]
+
+
+def as_graph_def_proto(graph_def: Any) -> graph_pb2.GraphDef:
+    """``graph_def`` as our ``GraphDef`` class: ours as is, serialized bytes or another
+    ``tensorflow.GraphDef`` class (TensorFlow's own) parsed.
+
+    Raises:
+        TypeError: anything else, or bytes that are not a ``GraphDef``.
+    """
+    if isinstance(graph_def, graph_pb2.GraphDef):
+        return graph_def
+    descriptor = getattr(graph_def, "DESCRIPTOR", None)
+    if getattr(descriptor, "full_name", None) == "tensorflow.GraphDef":
+        graph_def = graph_def.SerializeToString()
+    if isinstance(graph_def, (bytes, bytearray)):
+        try:
+            return graph_pb2.GraphDef.FromString(bytes(graph_def))
+        except Exception as exc:  # protobuf's DecodeError (this layer may not import it)
+            raise TypeError(f"import_graph_def: the bytes are not a GraphDef ({exc})") from None
+    raise TypeError(
+        f"import_graph_def: graph_def must be a GraphDef proto, got {type(graph_def).__name__}"
+    )
+
+
+def _input(node: Any, key: tuple[str, int], built: dict[str, Any], mapped: dict) -> Any:
+    """The tensor feeding ``node`` from ``key`` (``(node name, output index)``)."""
+    source = built[key[0]]
+    if key[1] >= len(source.outputs):
+        raise ValueError(
+            f"import_graph_def: node '{node.name}' has input '{key[0]}:{key[1]}', but "
+            f"'{key[0]}' (op {source.type}) has {len(source.outputs)} outputs"
+        )
+    if key not in mapped:
+        return source.outputs[key[1]]
+    value, expected = mapped[key], source.outputs[key[1]].dtype
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and dtype != expected:
+        raise ValueError(
+            f"import_graph_def: input_map gives '{key[0]}:{key[1]}' a {dtype.name} tensor "
+            f"({getattr(value, 'name', value)}), where node '{node.name}' expects "
+            f"{expected.name}"
+        )
+    return value
 
 
 def _has_op(graph: Any, name: str) -> bool:

@@ -70,6 +70,11 @@ class BatchNormalization(Layer):
         rank = input_shape.rank
         if rank is None:
             raise ValueError("Input has undefined rank: batch normalization needs it")
+        if not -rank <= self.axis < rank:
+            raise ValueError(
+                f"Invalid axis: {self.axis} for batch normalization of an input of rank {rank} "
+                f"(shape {input_shape})"
+            )
         self._axis = self.axis % rank
         size = input_shape.as_list()[self._axis]
         if size is None:

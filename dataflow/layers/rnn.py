@@ -66,8 +66,14 @@ def static_rnn(
     list) and the final state.
 
     Raises:
+        TypeError: ``inputs`` is not a list (or tuple).
         ValueError: no inputs, or neither ``initial_state`` nor ``dtype``.
     """
+    if not isinstance(inputs, (list, tuple)):
+        raise TypeError(
+            f"static_rnn: inputs must be a list of [batch, depth] tensors, got "
+            f"{type(inputs).__name__}"
+        )
     if not inputs:
         raise ValueError("inputs must not be empty")
     if initial_state is None and dtype is None:
@@ -125,10 +131,22 @@ def dynamic_rnn(
         scope: variable scope (default ``rnn``).
 
     Raises:
-        ValueError: ``inputs`` has rank below 3, or neither ``initial_state`` nor
-            ``dtype`` is given.
+        TypeError: ``cell`` is not an ``RNNCell``.
+        ValueError: ``inputs`` has rank below 3, ``sequence_length`` is not a vector,
+            ``initial_state`` does not match the cell's state size, or neither
+            ``initial_state`` nor ``dtype`` is given.
     """
+    _require_cell(cell, "cell")
     inputs = convert_to_tensor(inputs)
+    if sequence_length is not None:
+        sequence_length = convert_to_tensor(sequence_length)
+        if sequence_length.shape.rank not in (None, 1):
+            raise ValueError(
+                "dynamic_rnn: sequence_length must be a vector of length batch_size, got "
+                f"shape {sequence_length.shape}"
+            )
+    if initial_state is not None:
+        _check_state(cell, initial_state)
     dims = inputs.shape.as_list() if inputs.shape.rank is not None else None
     if dims is not None and len(dims) < 3:
         raise ValueError(
@@ -166,6 +184,35 @@ def dynamic_rnn(
         if not time_major:
             outputs = array_ops.transpose(outputs, [1, 0, *range(2, outputs.shape.rank or 2)])
         return outputs, state
+
+
+def _require_cell(cell: Any, what: str) -> None:
+    """Raises ``TypeError`` unless ``cell`` is an ``RNNCell`` (has the sizes and
+    ``zero_state`` that the loops read)."""
+    missing = [a for a in ("state_size", "output_size", "zero_state") if not hasattr(cell, a)]
+    if missing:
+        raise TypeError(
+            f"The argument '{what}' ({cell!r}) is not an RNNCell: it lacks {', '.join(missing)}"
+        )
+
+
+def _check_state(cell: Any, state: Any) -> None:
+    """Raises ``ValueError`` when a part of ``state`` has a known last dimension other
+    than the cell's ``state_size`` says (TF1 fails building the first step's matmul)."""
+    sizes = nest.flatten(cell.state_size)
+    parts = nest.flatten(state)
+    if len(sizes) != len(parts):
+        return  # a structure mismatch: the cell's own call reports it
+    for size, part in zip(sizes, parts, strict=True):
+        dims = convert_to_tensor(part).shape
+        if not isinstance(size, int) or dims.rank is None or dims.rank == 0:
+            continue
+        last = dims.as_list()[-1]
+        if last is not None and last != size:
+            raise ValueError(
+                f"dynamic_rnn: initial_state has a part of shape {dims}, with {last} "
+                f"units where the cell's state_size is {size}"
+            )
 
 
 def _fused_rnn(
@@ -359,6 +406,8 @@ def bidirectional_dynamic_rnn(
     """A forward and a backward ``dynamic_rnn`` over ``inputs``; returns
     ``((output_fw, output_bw), (state_fw, state_bw))``, the backward outputs in input
     order."""
+    _require_cell(cell_fw, "cell_fw")
+    _require_cell(cell_bw, "cell_bw")
     inputs = convert_to_tensor(inputs)
     seq_axis, batch_axis = (0, 1) if time_major else (1, 0)
     with variable_scope(scope or "bidirectional_rnn"):

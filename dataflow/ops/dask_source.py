@@ -434,20 +434,39 @@ def _compute(component: Component, index: int, wait: Any) -> Any:
 
 def _to_arrays(component: Component, value: Any) -> list[np.ndarray]:
     if component.kind == ARRAY:
-        return [np.asarray(value, dtype=component.numpy_dtypes[0])]
+        array = np.asarray(value, dtype=component.numpy_dtypes[0])
+        return [_strings(array, "the array") if array.dtype == object else array]
     out = []
     for column, dtype in zip(component.columns, component.numpy_dtypes, strict=True):
         series = value[column] if column in value.columns else value[_original(value, column)]
         if dtype is object:
-            out.append(
-                np.array(
-                    [v.encode() if isinstance(v, str) else v for v in series.tolist()],
-                    dtype=object,
-                )
-            )
+            values = np.empty(len(series), dtype=object)
+            values[:] = series.tolist()
+            out.append(_strings(values, f"column {column!r}"))
         else:
             out.append(series.to_numpy(dtype=dtype))
     return out
+
+
+def _strings(values: np.ndarray, what: str) -> np.ndarray:
+    """``values`` (an object array read as ``tf.string``) with ``str`` encoded to UTF-8.
+
+    Raises:
+        InvalidArgumentError: an element is neither ``bytes`` nor ``str`` (TF1 refuses
+            to hand out ``1`` or ``None`` as a string).
+    """
+    flat = values.reshape(-1)
+    for i, v in enumerate(flat):
+        if isinstance(v, str):
+            flat[i] = v.encode()
+        elif not isinstance(v, bytes):
+            raise errors.InvalidArgumentError(
+                None,
+                None,
+                f"from_dask: {what} is read as tf.string, but its element {i} of this "
+                f"partition is {type(v).__name__} ({v!r}); convert it to str or bytes first",
+            )
+    return values
 
 
 def _original(frame: Any, column: str) -> Any:

@@ -123,6 +123,11 @@ def _interleave(ctx: Any, attrs: dict) -> Any:
     run = _runner(ctx, attrs)
 
     def interleave(source: Any, cycle: Any, block: Any, *captured: Any) -> Any:
+        for value, what in ((cycle, "cycle_length"), (block, "block_length")):
+            if _int(value) <= 0:
+                raise errors.InvalidArgumentError(
+                    None, None, f"InterleaveDataset: {what} must be greater than zero"
+                )
         return pipe.Interleave(source, run, list(captured), _int(cycle), _int(block))
 
     return interleave
@@ -258,12 +263,29 @@ def _get_next_output(op: Operation) -> list:
     return list(zip(op.attrs["output_types"], op.attrs["output_shapes"], strict=True))
 
 
+# dtype kinds that one iterator's element may not turn into another's (a float into an int).
+_KIND = {"f": "real", "c": "complex", "i": "int", "u": "int", "b": "bool", "O": "string"}
+_KIND.update(S="string", U="string")
+
+
+def _no_iterator(name: str) -> Any:
+    """Raised for a handle naming no iterator (a bad ``from_string_handle`` feed)."""
+    raise errors.InvalidArgumentError(
+        None,
+        None,
+        f"IteratorGetNext: the iterator handle '{name}' names no iterator (feed the "
+        "string_handle() of one built in this graph)",
+    )
+
+
 def _get_next_kernel(ctx: Any, attrs: dict) -> Any:
     xp = ctx.xp
     types = [t.as_numpy_dtype for t in attrs["output_types"]]
 
     def get_next(handle: str) -> Any:
-        element = _state(ctx, _text(handle)).next()
+        name = _text(handle)
+        element = ctx.resources.get_or_create(_iterator_key(name), lambda: _no_iterator(name))
+        element = element.next()
         if len(element) != len(types):
             raise errors.InvalidArgumentError(
                 None,
@@ -271,6 +293,15 @@ def _get_next_kernel(ctx: Any, attrs: dict) -> Any:
                 f"the iterator's dataset yields {len(element)} components, its "
                 f"get_next expects {len(types)}",
             )
+        for i, (v, t) in enumerate(zip(element, types, strict=True)):
+            have = getattr(v, "dtype", None)
+            if have is not None and _KIND.get(have.kind) != _KIND.get(np.dtype(t).kind):
+                raise errors.InvalidArgumentError(
+                    None,
+                    None,
+                    f"Data type mismatch at component {i}: expected {np.dtype(t).name} but "
+                    f"got {have.name} (iterator '{name}')",
+                )
         out = tuple(
             np.asarray(v, dtype=object) if t is np.object_ else xp.asarray(v, dtype=t)
             for v, t in zip(element, types, strict=True)

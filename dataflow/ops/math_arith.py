@@ -49,7 +49,7 @@ from .math_compare import (
     select,
     ufunc_kernel,
 )
-from .rules import broadcast, require_same_dtype
+from .rules import broadcast, require_same_dtype, with_arity
 
 # --- AddN ------------------------------------------------------------------------------
 
@@ -261,7 +261,8 @@ _BINARY: list[tuple[str, Callable, Any, tuple, bool]] = [
     ("SquaredDifference", _squared_difference_kernel, _squared_difference_grad, NUMERIC, False),
 ]
 for _type, _kernel, _grad, _dtypes, _fold in _BINARY:
-    registry.register(registry.OpDef(_type, check_rule(*_dtypes), _kernel, _grad, foldable=_fold))
+    _rule = with_arity(check_rule(*_dtypes), 2)
+    registry.register(registry.OpDef(_type, _rule, _kernel, _grad, foldable=_fold))
 # Elementwise two-input ops: their output has the broadcast shape of their inputs.
 BINARY_ELEMENTWISE = frozenset(entry[0] for entry in _BINARY)
 
@@ -485,7 +486,8 @@ _UNARY: list[tuple[str, Callable, Any, tuple, bool]] = [
     ("Reciprocal", ufunc_kernel("reciprocal"), _reciprocal_grad, FLOAT, False),
 ]
 for _type, _kernel, _grad, _dtypes, _fold in _UNARY:
-    registry.register(registry.OpDef(_type, check_rule(*_dtypes), _kernel, _grad, foldable=_fold))
+    _rule = with_arity(check_rule(*_dtypes), 1)
+    registry.register(registry.OpDef(_type, _rule, _kernel, _grad, foldable=_fold))
 # Elementwise one-input ops: their output has their input's shape.
 UNARY_ELEMENTWISE = frozenset(entry[0] for entry in _UNARY)
 

@@ -83,3 +83,15 @@ def normalize_axis(axis: int, rank: int, op_type: str) -> int:
     if not -rank <= axis < max(rank, 1):
         raise ValueError(f"axis {axis} is out of range for a tensor of rank {rank} in '{op_type}'")
     return axis % rank if rank else 0
+
+
+def with_arity(rule: Callable[[Any], list], arity: int) -> Callable[[Any], list]:
+    """``rule`` refusing an op built with another number of inputs than ``arity`` (a
+    ``GraphDef`` can say anything: TF1 checks a ``NodeDef``'s inputs against its op's)."""
+
+    def checked(op: Any) -> list:
+        if len(op.inputs) != arity:
+            raise ValueError(f"'{op.type}' takes {arity} inputs, got {len(op.inputs)}")
+        return rule(op)
+
+    return checked

@@ -97,13 +97,8 @@ def _require_real(x: Tensor, what: str) -> None:
 
 # --- ScalarSummary -----------------------------------------------------------------------
 def _infer_scalar(op: Operation) -> list:
-    tags, values = op.inputs
-    _require_real(values, "a scalar summary's value")
-    if not tags.shape.is_compatible_with(values.shape):
-        raise ValueError(
-            f"tags and values must have the same shape: {tags.shape} != {values.shape} "
-            "(tf.summary.scalar takes a scalar)"
-        )
+    # The value's shape is checked when the step runs, as TF1 does (its kernel's check).
+    _require_real(op.inputs[1], "a scalar summary's value")
     return _infer_summary(op)
 
 
@@ -112,7 +107,10 @@ def _scalar_kernel(ctx: Any, attrs: dict) -> Any:
         tags, values = _host(tags), _host(values)
         if tags.shape != values.shape:
             raise errors.InvalidArgumentError(
-                None, None, f"tags and values not the same shape: {tags.shape} != {values.shape}"
+                None,
+                None,
+                f"tags and values not the same shape: {list(tags.shape)} != "
+                f"{list(values.shape)} (tf.summary.scalar takes a scalar)",
             )
         return _serialized(
             *(
@@ -130,8 +128,8 @@ def scalar(
     """A ``Summary`` with one real scalar value, shown as a curve in TensorBoard.
 
     Raises:
-        ValueError: ``tensor`` is not a scalar.
         TypeError: ``tensor`` is not a real number tensor.
+        InvalidArgumentError: when run, ``tensor`` is not a scalar (TF1 checks it then).
     """
     with summary_scope(name, family, values=[tensor]) as (tag, scope):
         x = convert_to_tensor(tensor)
@@ -177,13 +175,7 @@ def _infer_image(op: Operation) -> list:
     images = op.inputs[1]
     if images.dtype not in (dtypes.uint8, dtypes.float16, dtypes.float32, dtypes.float64):
         raise TypeError(f"images must be uint8 or float, got {images.dtype.name}")
-    dims = images.shape.as_list() if images.shape.rank is not None else None
-    if dims is not None and (len(dims) != 4 or dims[3] not in (None, 1, 3, 4)):
-        raise ValueError(
-            f"images must have shape [batch_size, height, width, channels] with 1, 3 or 4 "
-            f"channels, got {images.shape}"
-        )
-    return _infer_summary(op)
+    return _infer_summary(op)  # the shape is checked when run, as TF1 does
 
 
 def _image_kernel(ctx: Any, attrs: dict) -> Any:
@@ -191,6 +183,13 @@ def _image_kernel(ctx: Any, attrs: dict) -> Any:
 
     def image_summary(tag: Any, images: Any) -> np.ndarray:
         tag, images = _text(_host(tag)), _host(images)
+        if images.ndim != 4 or images.shape[3] not in (1, 3, 4):
+            raise errors.InvalidArgumentError(
+                None,
+                None,
+                f"ImageSummary '{tag}': the images must be 4-D [batch_size, height, width, "
+                f"channels] with 1, 3 or 4 channels, not {list(images.shape)}",
+            )
         count = min(max_outputs, images.shape[0])
         tags = summary_encode.batch_tags(tag, "image", count, max_outputs)
         return _serialized(*(summary_encode.image_value(t, im) for t, im in zip(tags, images)))
@@ -202,11 +201,7 @@ def _infer_audio(op: Operation) -> list:
     audio = op.inputs[1]
     if not audio.dtype.is_floating:
         raise TypeError(f"audio must be a float tensor, got {audio.dtype.name}")
-    if audio.shape.rank not in (None, 2, 3):
-        raise ValueError(
-            f"audio must be [batch, frames] or [batch, frames, channels], got {audio.shape}"
-        )
-    return _infer_summary(op)
+    return _infer_summary(op)  # the shape is checked when run, as TF1 does
 
 
 def _audio_kernel(ctx: Any, attrs: dict) -> Any:
@@ -214,6 +209,13 @@ def _audio_kernel(ctx: Any, attrs: dict) -> Any:
 
     def audio_summary(tag: Any, audio: Any) -> np.ndarray:
         tag, audio = _text(_host(tag)), _host(audio)
+        if audio.ndim not in (2, 3):
+            raise errors.InvalidArgumentError(
+                None,
+                None,
+                f"AudioSummary '{tag}': the audio must be [batch, frames] or [batch, frames, "
+                f"channels], not {list(audio.shape)}",
+            )
         clips = audio[..., None] if audio.ndim == 2 else audio
         count = min(max_outputs, clips.shape[0])
         tags = summary_encode.batch_tags(tag, "audio", count, max_outputs)

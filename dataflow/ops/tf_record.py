@@ -22,6 +22,7 @@ says it.
 from __future__ import annotations
 
 import enum
+import os
 import struct
 import zlib
 from collections.abc import Callable, Iterator
@@ -33,6 +34,10 @@ _MASK_DELTA = 0xA282EAD8
 _HEADER = struct.Struct("<QI")
 _FOOTER = struct.Struct("<I")
 _CHUNK = 1 << 20
+# The most one ``read`` asks for: a record's length comes from the file, so a corrupted
+# (or crafted) header may announce 2**63 bytes; reading in bounded pieces until the
+# stream ends turns that into "truncated record" instead of a huge allocation.
+_MAX_READ = 1 << 26
 # ``crc32c.crc32c``, imported on first use: the package reads its own metadata when
 # imported (0.015 s of ``import dataflow``).
 _CRC32C: list[Callable[[Any], int]] = []
@@ -136,6 +141,11 @@ def _open(path: str, mode: str) -> Any:
     import fsspec  # on first use: it costs 0.03 s of ``import dataflow``
 
     try:
+        fs, local = fsspec.core.url_to_fs(path)
+        if "w" in mode and "file" in fs.protocol:  # TF's writers make no directories
+            parent = os.path.dirname(local)
+            if parent and not os.path.isdir(parent):
+                raise FileNotFoundError(path)
         return fsspec.open(path, mode).open()
     except FileNotFoundError:
         raise errors.NotFoundError(None, None, f"{path}; No such file or directory") from None
@@ -169,6 +179,10 @@ class TFRecordWriter:
         """Appends one record."""
         if self._file is None:
             raise errors.FailedPreconditionError(None, None, "Writer is closed.")
+        if not isinstance(record, (bytes, bytearray, memoryview, str)):
+            raise TypeError(
+                f"TFRecordWriter.write takes bytes (or str), got {type(record).__name__}"
+            )
         data = frame(record.encode() if isinstance(record, str) else bytes(record))
         self._file.write(self._deflate.compress(data) if self._deflate else data)
 
@@ -243,7 +257,7 @@ def _refill(buf: bytes, pos: int, need: int, read: Callable[[int], bytes]) -> by
     """``buf[pos:]`` extended by reads until it holds ``need`` bytes or the stream ends."""
     parts, have = [buf[pos:]], len(buf) - pos
     while have < need:
-        chunk = read(max(_CHUNK, need - have))
+        chunk = read(min(max(_CHUNK, need - have), _MAX_READ))
         if not chunk:
             break
         parts.append(chunk)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import errno
 import logging
 import os
 import socket
@@ -80,6 +81,17 @@ def _split(address: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def _bind_failure(failure: BaseException | None) -> OSError | None:
+    """The ``OSError`` "address in use" behind a start failure (Dask wraps it), if any."""
+    seen = set()
+    while failure is not None and id(failure) not in seen:
+        seen.add(id(failure))
+        if isinstance(failure, OSError) and failure.errno == errno.EADDRINUSE:
+            return failure
+        failure = failure.__cause__ or failure.__context__
+    return None
+
+
 def _free_port(host: str) -> int:
     with socket.socket() as sock:
         sock.bind((host, 0))
@@ -100,16 +112,21 @@ def _resolve_task(cluster: ClusterSpec, job_name: str | None, task_index: int | 
             raise ValueError("Must specify an explicit `job_name`.")
         job_name = cluster.jobs[0]
     if job_name not in cluster.jobs:
-        raise ValueError(f"Job '{job_name}' is not in the cluster spec (jobs: {cluster.jobs})")
+        # TF1's server reports this one as an internal error (grpc_server_lib.cc).
+        raise errors.InternalError(
+            None, None, f'Job "{job_name}" was not defined in cluster (jobs: {cluster.jobs})'
+        )
     if task_index is None:
         indices = cluster.task_indices(job_name)
         if len(indices) != 1:
             raise ValueError("Must specify an explicit `task_index`.")
         task_index = indices[0]
     if task_index not in cluster.task_indices(job_name):
-        raise ValueError(
-            f"Task {task_index} is not in job '{job_name}' (tasks: "
-            f"{cluster.task_indices(job_name)})"
+        raise errors.InvalidArgumentError(
+            None,
+            None,
+            f'Task {task_index} was not defined in job "{job_name}" (tasks: '
+            f"{cluster.task_indices(job_name)})",
         )
     return job_name, int(task_index)
 
@@ -128,8 +145,12 @@ class Server:
         start: start serving now (otherwise call ``start()``).
 
     Raises:
-        ValueError: the job or task is not in the cluster spec, or an address is not
-            ``host:port``.
+        ValueError: ``job_name`` or ``task_index`` is left out where the cluster spec
+            has several to choose from, or an address is not ``host:port``.
+        errors.InternalError: the job is not in the cluster spec (TF1's class).
+        errors.InvalidArgumentError: the task is not in its job.
+        errors.UnknownError: the task's address is in use (when starting).
+        errors.UnavailableError: the worker did not start for another reason.
     """
 
     def __init__(
@@ -209,6 +230,8 @@ class Server:
         once the worker has registered with the scheduler.
 
         Raises:
+            errors.UnknownError: an address this task listens on is in use (TF1's
+                "Could not start gRPC server").
             errors.UnavailableError: the worker did not start within two minutes.
         """
         if self._thread is not None:
@@ -219,6 +242,14 @@ class Server:
         self._thread.start()
         _RUNNING.add(self)
         if not self._ready.wait(_START_TIMEOUT_S) or self._failure is not None:
+            refused = _bind_failure(self._failure)
+            if refused is not None:
+                raise errors.UnknownError(
+                    None,
+                    None,
+                    f"tf.train.Server {self._name} could not start: the address "
+                    f"{self._spec_address} is in use ({refused})",
+                )
             raise errors.UnavailableError(
                 None,
                 None,

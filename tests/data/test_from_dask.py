@@ -322,3 +322,20 @@ def test_a_dask_array_can_be_fed():
             frame = dd.from_pandas(pd.DataFrame({"c": [1.0, 2.0]}), npartitions=1)
             with pytest.raises(TypeError, match="from_dask"):
                 sess.run(total, {p: frame})
+
+
+@pytest.mark.parametrize("bad", [1, None, 2.5])
+def test_an_object_array_read_as_strings_refuses_what_is_not_a_string(bad):
+    # Issue 29: the iterator handed out 1, None and 2.5 as tf.string elements.
+    x = da.from_array(np.array(["a", b"b", bad], dtype=object), chunks=3)
+    with tf.Graph().as_default():
+        nxt = tf.data.Dataset.from_dask(x).make_one_shot_iterator().get_next()
+        assert nxt.dtype == tf.string
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.InvalidArgumentError, match="element 2 .*is "):
+                sess.run(nxt)
+
+
+def test_an_object_array_of_str_and_bytes_reads_as_bytes():
+    x = da.from_array(np.array(["a", b"b", "\u00e9"], dtype=object), chunks=2)
+    assert _read(tf.data.Dataset.from_dask(x)) == [b"a", b"b", "\u00e9".encode()]

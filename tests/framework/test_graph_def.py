@@ -139,3 +139,76 @@ def test_tensorflow_reads_our_graph_def():
         serialized = g.as_graph_def().SerializeToString()
     theirs = tf1.GraphDef.FromString(serialized)
     assert [n.name for n in theirs.node] == [op.name for op in g.get_operations()]
+
+
+# --- malformed GraphDefs (issue 29): TF1's classes at import, not raw KeyErrors at run ----------
+_CONST = (
+    'node { name: "a" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } '
+    'attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 2.0 } } } }'
+)
+
+
+def _parse(text):
+    return text_format.Parse(text, tf.GraphDef())
+
+
+@pytest.mark.parametrize(
+    ("text", "error", "match"),
+    [
+        ('node { name: "n" op: "NoSuchOp" }', tf.errors.NotFoundError, "'NoSuchOp'"),
+        (
+            _CONST + ' node { name: "b" op: "Identity" input: "a:3" '
+            'attr { key: "T" value { type: DT_FLOAT } } }',
+            ValueError,
+            "'a' \\(op Const\\) has 1 outputs",
+        ),
+        (
+            'node { name: "p" op: "Placeholder" attr { key: "dtype" value { type: 99 } } }',
+            ValueError,
+            "unknown DataType enum 99",
+        ),
+        ('node { name: "p" op: "Placeholder" }', ValueError, "'p'.*lacks the attr 'dtype'"),
+        (
+            _CONST + ' node { name: "s" op: "AddV2" input: "a" '
+            'attr { key: "T" value { type: DT_FLOAT } } }',
+            ValueError,
+            "'AddV2' takes 2 inputs, got 1",
+        ),
+        (_CONST + " " + _CONST, ValueError, "'a' appears more than once"),
+    ],
+    ids=["unknown_op", "input_index", "dtype_enum", "no_dtype", "add_arity", "same_name"],
+)
+def test_a_malformed_graph_def_is_refused_at_import(text, error, match):
+    with tf.Graph().as_default():
+        with pytest.raises(error, match=match):
+            tf.import_graph_def(_parse(text), name="")
+
+
+@pytest.mark.parametrize("value", ["node { }", 3, None, b"\xff\xff\xff"])
+def test_import_graph_def_of_something_else_is_a_type_error(value):
+    with tf.Graph().as_default(), pytest.raises(TypeError, match="GraphDef"):
+        tf.import_graph_def(value)
+
+
+def test_import_graph_def_takes_tensorflows_own_graph_def_and_serialized_bytes():
+    tf1 = pytest.importorskip("tensorflow").compat.v1
+    theirs = text_format.Parse(_CONST, tf1.GraphDef())
+    for given in (theirs, theirs.SerializeToString()):
+        with tf.Graph().as_default():
+            (a,) = tf.import_graph_def(given, return_elements=["a:0"], name="")
+            with tf.Session() as sess:
+                assert sess.run(a) == 2.0
+
+
+def test_input_map_of_another_dtype_is_refused():
+    text = _CONST + (
+        ' node { name: "b" op: "Identity" input: "a" attr { key: "T" value { type: DT_FLOAT } } }'
+    )
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match="'a:0' a int32 tensor.*expects float32"):
+            tf.import_graph_def(_parse(text), input_map={"a:0": tf.constant(1)}, name="")
+        (b,) = tf.import_graph_def(
+            _parse(text), input_map={"a:0": tf.constant(5.0)}, return_elements=["b:0"]
+        )
+        with tf.Session() as sess:
+            assert sess.run(b) == 5.0

@@ -221,3 +221,38 @@ def test_dynamic_rnn_needs_rank_three_and_a_dtype():
         tf.nn.dynamic_rnn(cell, tf.placeholder(tf.float32, [2, 3]), dtype=tf.float32)
     with pytest.raises(ValueError, match="dtype"):
         tf.nn.dynamic_rnn(cell, tf.placeholder(tf.float32, [2, None, 3]))
+
+
+# --- bad arguments (issue 29): refused when built, with TF1's class ---------------------------
+def _rank_two_lengths(tf):
+    cell = tf.nn.rnn_cell.BasicLSTMCell(6)
+    lengths = tf.constant(LENGTHS.reshape(3, 1))
+    tf.nn.dynamic_rnn(cell, tf.constant(SEQUENCES), sequence_length=lengths, dtype=tf.float32)
+
+
+def _lstm_state_of_another_size(tf):
+    # [3, 5, 4] inputs over 6 units: a fused LSTM here, the state sizes read from the cell.
+    cell = tf.nn.rnn_cell.LSTMCell(6)
+    state = tf.nn.rnn_cell.LSTMStateTuple(tf.zeros([3, 5]), tf.zeros([3, 5]))
+    tf.nn.dynamic_rnn(cell, tf.constant(SEQUENCES), initial_state=state)
+
+
+def _stacked_state_of_another_size(tf):
+    cell = tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.GRUCell(6), tf.nn.rnn_cell.GRUCell(3)])
+    tf.nn.dynamic_rnn(cell, tf.constant(SEQUENCES), initial_state=(tf.zeros([3, 6]),) * 2)
+
+
+@pytest.mark.parametrize(
+    ("build", "match"),
+    [
+        (_rank_two_lengths, "sequence_length must be a vector"),
+        (_lstm_state_of_another_size, "5 units where the cell's state_size is 6"),
+        (_stacked_state_of_another_size, "6 units where the cell's state_size is 3"),
+    ],
+    ids=["rank_two_lengths", "lstm_state", "stacked_state"],
+)
+def test_bad_rnn_arguments_raise_tf1s_class_when_built(build, match):
+    with tf1.Graph().as_default(), pytest.raises(ValueError):
+        build(tf1)
+    with dataflow.Graph().as_default(), pytest.raises(ValueError, match=match):
+        build(dataflow)

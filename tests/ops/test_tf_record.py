@@ -154,3 +154,18 @@ def test_many_records_across_buffer_refills(tmp_path):
             writer.write(record)
     assert list(tf.python_io.tf_record_iterator(path, "GZIP")) == records
     assert os.path.getsize(path) > 0
+
+
+@pytest.mark.parametrize("length", [1 << 33, 1 << 62, (1 << 64) - 1])
+def test_a_huge_announced_length_is_data_loss_not_an_allocation(tmp_path, length):
+    # Issue 29: a checksummed header announcing 2**62 bytes raised MemoryError or
+    # OverflowError (a read of that size); reads are bounded, so the record is cut short.
+    import struct
+
+    from dataflow.ops.tf_record import masked_crc32c
+
+    header = struct.pack("<Q", length)
+    path = tmp_path / "huge.tfrecord"
+    path.write_bytes(header + struct.pack("<I", masked_crc32c(header)) + b"tiny")
+    with pytest.raises(tf.errors.DataLossError, match="truncated record at 0"):
+        list(tf.python_io.tf_record_iterator(str(path)))
