@@ -15,6 +15,7 @@ from . import rnn as rnn
 from . import seq2seq as seq2seq
 from . import slim as slim
 from . import training as training
+from . import util as util
 from .missing import contrib_hook
 
 __getattr__ = contrib_hook("", __name__)

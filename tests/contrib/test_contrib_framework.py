@@ -151,3 +151,34 @@ def test_load_checkpoint_reads_the_latest_checkpoint_of_a_directory(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="Couldn't find 'checkpoint'"):
         tf.contrib.framework.load_checkpoint(str(tmp_path / "empty"))
+
+
+# --- util ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "values, dtype, shape",
+    [
+        (np.arange(6, dtype=np.float32).reshape(2, 3), None, None),
+        ([1, 2, 3], tf.int64, None),
+        (2.5, tf.float64, [2, 2]),
+        ([b"a", b"bc"], tf.string, None),
+    ],
+)
+def test_make_tensor_proto_matches_tf1(values, dtype, shape):
+    ours = tf.contrib.util.make_tensor_proto(
+        values, dtype=dtype, shape=shape, allow_broadcast=shape is not None
+    )
+    theirs = tf1.make_tensor_proto(
+        values,
+        dtype=None if dtype is None else dtype.name,
+        shape=shape,
+        allow_broadcast=shape is not None,
+    )
+    parsed = type(theirs)()
+    parsed.ParseFromString(ours.SerializeToString())
+    assert parsed.dtype == theirs.dtype
+    assert parsed.tensor_shape == theirs.tensor_shape
+    np.testing.assert_array_equal(tf1.make_ndarray(parsed), tf1.make_ndarray(theirs))
+    np.testing.assert_array_equal(tf.contrib.util.make_ndarray(ours), tf1.make_ndarray(theirs))
+    with pytest.raises(ValueError, match="allow_broadcast and verify_shape"):
+        tf.contrib.util.make_tensor_proto(values, verify_shape=True, allow_broadcast=True)
+    assert tf.contrib.util.constant_value(tf.constant(3.0)) == 3.0
