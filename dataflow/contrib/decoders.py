@@ -10,7 +10,8 @@ sequence's length is the step at which it first reported finished, plus one. Wit
 A ``BasicDecoder`` step runs the cell (and ``output_layer``) and asks its helper for the
 sample ids, whether each sequence is finished, and the next inputs: ``TrainingHelper``
 reads the given inputs (teacher forcing) until each sequence's length;
-``GreedyEmbeddingHelper`` feeds back the embedding of the arg-max until ``end_token``.
+``GreedyEmbeddingHelper`` feeds back the embedding of the arg-max until ``end_token``
+(``SampleEmbeddingHelper``: of a sample from the softmax).
 All as TF 1.15's ``contrib/seq2seq/python/ops`` (``helper.py``, ``basic_decoder.py``,
 ``decoder.py``).
 """
@@ -37,6 +38,7 @@ from ..ops.math import (
     reduce_all,
     where_v2,
 )
+from ..ops.random import multinomial
 from ..ops.tensor_array import TensorArray
 from ..ops.variable_scope_context import variable_scope
 from ..ops.while_loop import while_loop
@@ -148,6 +150,32 @@ class GreedyEmbeddingHelper(Helper):
             lambda: self._embedding_fn(sample_ids),
         )
         return finished, next_inputs, state
+
+
+class SampleEmbeddingHelper(GreedyEmbeddingHelper):
+    """``GreedyEmbeddingHelper`` that samples each step's ids from the softmax of the
+    outputs (divided by ``softmax_temperature``, if given) instead of taking the
+    arg-max."""
+
+    def __init__(
+        self,
+        embedding: Any,
+        start_tokens: Any,
+        end_token: Any,
+        softmax_temperature: Any = None,
+        seed: int | None = None,
+    ):
+        super().__init__(embedding, start_tokens, end_token)
+        self._softmax_temperature, self._seed = softmax_temperature, seed
+
+    def sample(self, time: Any, outputs: Tensor, state: Any, name: str | None = None) -> Tensor:
+        if not isinstance(outputs, Tensor):
+            raise TypeError(f"Expected outputs to be a single Tensor, got: {type(outputs)}")
+        logits = (
+            outputs if self._softmax_temperature is None else outputs / self._softmax_temperature
+        )
+        ids = multinomial(logits, 1, seed=self._seed, output_dtype=dtypes.int32)
+        return array_ops.reshape(ids, [-1])
 
 
 class BasicDecoderOutput(collections.namedtuple("BasicDecoderOutput", ("rnn_output", "sample_id"))):

@@ -19,6 +19,7 @@ from .decoders import BasicDecoder as BasicDecoder
 from .decoders import BasicDecoderOutput as BasicDecoderOutput
 from .decoders import GreedyEmbeddingHelper as GreedyEmbeddingHelper
 from .decoders import Helper as Helper
+from .decoders import SampleEmbeddingHelper as SampleEmbeddingHelper
 from .decoders import TrainingHelper as TrainingHelper
 from .decoders import dynamic_decode as dynamic_decode
 from .missing import contrib_hook

@@ -143,3 +143,36 @@ def test_decoder_bad_input():
     decoder = tf.contrib.seq2seq.BasicDecoder(cell, helper, cell.zero_state(B, tf.float32))
     with pytest.raises(ValueError, match="maximum_iterations must be a scalar"):
         tf.contrib.seq2seq.dynamic_decode(decoder, maximum_iterations=[3])
+
+
+def test_sample_embedding_helper_draws_from_the_softmax():
+    """At a tiny temperature it is the greedy decoder; at temperature 1 each step's ids
+    follow the softmax of the outputs (checked on the first step, whose outputs are the
+    same for every sequence of a batch started from the same token)."""
+    tf = dataflow
+    n = 4000
+    cell = tf.nn.rnn_cell.GRUCell(H)
+    embedding = tf.get_variable("embedding", [V, D])
+    layer = tf.layers.Dense(V, bias_initializer=tf.constant_initializer([0.5, -0.5, 0.0]))
+
+    def decode(helper, batch, scope):
+        decoder = tf.contrib.seq2seq.BasicDecoder(
+            cell, helper, cell.zero_state(batch, tf.float32), output_layer=layer
+        )
+        return tf.contrib.seq2seq.dynamic_decode(decoder, maximum_iterations=4, scope=scope)[0]
+
+    start = tf.zeros([n], tf.int32)
+    greedy = decode(tf.contrib.seq2seq.GreedyEmbeddingHelper(embedding, start[:8], -1), 8, "d")
+    cold = decode(
+        tf.contrib.seq2seq.SampleEmbeddingHelper(embedding, start[:8], -1, 1e-4, seed=3), 8, "d"
+    )
+    warm = decode(tf.contrib.seq2seq.SampleEmbeddingHelper(embedding, start, -1, seed=4), n, "d")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        g, c, w = sess.run([greedy.sample_id, cold.sample_id, warm])
+    np.testing.assert_array_equal(c, g)
+    logits = w.rnn_output[0, 0].astype(np.float64)
+    p = np.exp(logits - logits.max())
+    p /= p.sum()
+    freq = np.bincount(w.sample_id[:, 0], minlength=V) / n
+    np.testing.assert_allclose(freq, p, atol=5 * np.sqrt(0.25 / n))  # 5 binomial sigmas
