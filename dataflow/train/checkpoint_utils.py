@@ -17,7 +17,7 @@ import numpy as np
 
 from ..framework import dtypes
 from ..framework.graph import get_default_graph
-from ..ops import checkpoint_tf_bundle
+from ..ops import checkpoint_tf_bundle, checkpoint_tf_table
 from ..ops.constant import constant
 from ..ops.state import Variable, global_variables
 from .saver import resolve_checkpoint
@@ -72,10 +72,44 @@ class CheckpointReader:
         return out
 
     def debug_string(self) -> bytes:
-        return "".join(
-            f"{k} ({self.get_variable_to_dtype_map()[k].name}) {e['shape']}\n"
-            for k, e in sorted(self._entries.items())
-        ).encode()
+        """One line per stored tensor, as TF's: ``name (DT_FLOAT) [2,3]``, in key order
+        (a partitioned variable shows as its slices' keys)."""
+        lines = []
+        stored = self._index["entries"].items()
+        for key, e in sorted(stored, key=lambda kv: checkpoint_tf_table.key_bytes(kv[0])):
+            if "slices" in e:
+                continue
+            dims = ",".join(str(d) for d in e["shape"])
+            lines.append(
+                checkpoint_tf_table.key_bytes(key) + f" ({_dt_name(e)}) [{dims}]\n".encode()
+            )
+        return b"".join(lines)
+
+
+_DT_NAMES = {
+    "<f4": "FLOAT",
+    "<f8": "DOUBLE",
+    "<f2": "HALF",
+    "|i1": "INT8",
+    "<i2": "INT16",
+    "<i4": "INT32",
+    "<i8": "INT64",
+    "|u1": "UINT8",
+    "<u2": "UINT16",
+    "<u4": "UINT32",
+    "<u8": "UINT64",
+    "|b1": "BOOL",
+    "<c8": "COMPLEX64",
+    "<c16": "COMPLEX128",
+    checkpoint_tf_bundle.STRING: "STRING",
+}
+
+
+def _dt_name(entry: dict[str, Any]) -> str:
+    dtype = entry["dtype"]
+    if dtype.startswith(checkpoint_tf_bundle.UNREADABLE):
+        return "DT_" + dtype[len(checkpoint_tf_bundle.UNREADABLE) :].upper()
+    return "DT_" + _DT_NAMES[dtype]
 
 
 def NewCheckpointReader(filepattern: str) -> CheckpointReader:

@@ -105,6 +105,8 @@ def test_what_tf_writes_reads_here(tmp_path):
     assert tf.train.list_variables(prefix) == tf1.train.list_variables(prefix)
     reader, theirs = tf.train.NewCheckpointReader(prefix), tf1.train.NewCheckpointReader(prefix)
     assert reader.get_variable_to_shape_map() == theirs.get_variable_to_shape_map()
+    assert reader.debug_string() == theirs.debug_string()
+    assert reader.has_tensor("f32") and not reader.has_tensor("f33")
     assert {k: d.name for k, d in reader.get_variable_to_dtype_map().items()} == {
         k: d.name for k, d in theirs.get_variable_to_dtype_map().items()
     }
@@ -354,7 +356,9 @@ def test_a_dtype_numpy_lacks_is_listed_and_refused_by_name(tmp_path):
             )
         )
     assert tf.train.list_variables(prefix) == [("bf", [2]), ("ok", [])]
-    assert tf.train.NewCheckpointReader(prefix).get_variable_to_dtype_map()["bf"] == "bfloat16"
+    reader = tf.train.NewCheckpointReader(prefix)
+    assert reader.get_variable_to_dtype_map()["bf"] == "bfloat16"
+    assert reader.debug_string() == tf1.train.NewCheckpointReader(prefix).debug_string()
     with pytest.raises(tf.errors.UnimplementedError, match="bf as bfloat16"):
         tf.train.load_variable(prefix, "bf")
     with tf.Graph().as_default():
@@ -389,6 +393,8 @@ def test_partitioned_variables_save_as_tf_slices(tmp_path):
             prefix = tf.train.Saver().save(sess, str(tmp_path / "ours"))
     assert tf.train.list_variables(prefix) == tf1.train.list_variables(prefix) == [("w", [150, 2])]
     _same(tf1.train.NewCheckpointReader(prefix).get_tensor("w"), full)
+    ours = tf.train.NewCheckpointReader(prefix).debug_string()
+    assert ours == tf1.train.NewCheckpointReader(prefix).debug_string()
     with tf1.Graph().as_default(), tf1.Session() as sess:
         with tf1.variable_scope("", partitioner=tf1.fixed_size_partitioner(3)):
             w = tf1.get_variable("w", shape=[150, 2], dtype=tf1.float32)
