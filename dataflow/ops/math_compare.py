@@ -26,8 +26,11 @@ so the executor calls the ufunc with no wrapper.
 from __future__ import annotations
 
 import builtins
+import operator
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from ..framework import dtypes, registry
 from ..framework.graph import Operation, Tensor, convert_to_tensor
@@ -95,6 +98,30 @@ def _is_equatable(d: dtypes.DType) -> bool:
     return _is_comparable(d) or d == dtypes.string
 
 
+def _equality_kernel(name: str, compare: Callable[[Any, Any], Any]) -> Callable[[Any, dict], Any]:
+    """``ufunc_kernel(name)``, but strings, which stay in host memory on every device
+    (cupy has no string arrays), are compared on the host (``compare``: the array's own
+    operator) and the flags moved to the device."""
+    plain = ufunc_kernel(name)
+
+    def factory(ctx: Any, attrs: dict) -> Any:
+        ufunc, xp = plain(ctx, attrs), ctx.xp
+        if xp is np:
+            return ufunc
+
+        def equality(x: Any, y: Any) -> Any:
+            if getattr(getattr(x, "dtype", None), "kind", "") == "O":
+                return xp.asarray(compare(x, y))
+            return ufunc(x, y)
+
+        return equality
+
+    factory.__name__ = f"_{name}_kernel"
+    return factory
+
+
+_COMPARE_ON_HOST = {"Equal": operator.eq, "NotEqual": operator.ne}
+
 for _type, _ufunc_name, _dtypes in [
     ("Less", "less", NUMERIC),
     ("LessEqual", "less_equal", NUMERIC),
@@ -113,7 +140,9 @@ for _type, _ufunc_name, _dtypes in [
         registry.OpDef(
             _type,
             check_rule(*_dtypes, out_dtype=dtypes.bool),
-            ufunc_kernel(_ufunc_name),
+            _equality_kernel(_ufunc_name, _COMPARE_ON_HOST[_type])
+            if _type in _COMPARE_ON_HOST
+            else ufunc_kernel(_ufunc_name),
             NOT_DIFF,
             foldable=True,
         )

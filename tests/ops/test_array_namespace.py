@@ -609,6 +609,8 @@ def _strings_and_records() -> list[Step]:
         split.values,
         split.dense_shape,
         halves.values,
+        tf.equal(b, "ab"),  # compared on the host, the flags on the device
+        tf.not_equal(split.values, tf.constant("c")),
         parsed["n"],
         parsed["w"].indices,
         parsed["w"].values,
