@@ -198,9 +198,10 @@ class _Support:
     def _spread(self, padded: Any, taps: Any, rows: Any, cols: Any, size: tuple) -> Any:
         """OR over the nonzero taps ``(i, j)`` of ``padded`` shifted to ``(rows(i), cols(j))``."""
         hit = self.xp.zeros((padded.shape[0], *size), dtype=bool)
+        nonzero = taps.tolist()  # one copy to the host, not one per tap (cupy)
         for i in range(self.g.kh):
             for j in range(self.g.kw):
-                if bool(taps[i, j]):
+                if nonzero[i][j]:
                     r, c = rows(i), cols(j)
                     hit |= padded[:, r : r + size[0], c : c + size[1]]
         return hit
