@@ -236,7 +236,9 @@ def _read_block(data: bytes, handle: bytes, pos: int = 0, start: int = 0) -> tup
     return block, pos
 
 
-def _block_entries(block: bytes) -> list[tuple[bytes, bytes]]:
+def _block_entries(block: bytes, budget: list[int]) -> list[tuple[bytes, bytes]]:
+    """A block's entries; ``budget[0]``, the key bytes left to build, shrinks by each
+    key: keys sharing prefixes could otherwise make a small block's keys quadratic."""
     if len(block) < 4:
         raise TableError("a block is shorter than its restart count")
     (count,) = _U32.unpack_from(block, len(block) - 4)
@@ -251,6 +253,9 @@ def _block_entries(block: bytes) -> list[tuple[bytes, bytes]]:
         length, pos = get_varint(block, pos, 5)
         if shared > len(last) or unshared > limit - pos or length > limit - pos - unshared:
             raise TableError("a block entry's lengths run past the block")
+        budget[0] -= shared + unshared
+        if budget[0] < 0:
+            raise TableError("the keys share more than a table's restart points allow")
         key = last[:shared] + block[pos : pos + unshared]
         pos += unshared
         entries.append((key, block[pos : pos + length]))
@@ -270,12 +275,15 @@ def read_table(data: bytes) -> list[tuple[bytes, bytes]]:
     _, pos = get_varint(footer, 0)  # the metaindex handle: nothing a bundle reads there
     _, pos = get_varint(footer, pos)
     index, _ = _read_block(data, footer, pos)
+    # Each restart point (every 16th entry) stores its key whole, so a table's keys add
+    # up to at most 16 times its size; a crafted one asking for more is refused.
+    budget = [16 * len(data) + (1 << 20)]
     out: list[tuple[bytes, bytes]] = []
     start = 0  # data blocks follow one another: none is read twice
-    for _, handle in _block_entries(index):
+    for _, handle in _block_entries(index, budget):
         block, _ = _read_block(data, handle, 0, start)
         start = get_varint(handle, 0)[0] + len(block) + _TRAILER
-        for key, value in _block_entries(block):
+        for key, value in _block_entries(block, budget):
             if out and key <= out[-1][0]:
                 raise TableError("the table's keys are out of order")
             out.append((key, value))

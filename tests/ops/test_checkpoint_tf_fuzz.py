@@ -351,3 +351,42 @@ def _load_crafted(model, index, shard, key):
         return tf.train.load_variable(prefix, key)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def _table_of_one_block(block: bytes) -> bytes:
+    """A table whose one data block is ``block`` (checksums right), by hand."""
+    from dataflow.ops.tf_record import masked_crc32c
+
+    def trailed(b: bytes) -> bytes:
+        return b + b"\0" + masked_crc32c(b + b"\0").to_bytes(4, "little")
+
+    empty = (0).to_bytes(4, "little") + (1).to_bytes(4, "little")
+    out = trailed(block)
+    meta_at = len(out)
+    out += trailed(empty)
+    handle = table.put_varint(0) + table.put_varint(len(block))
+    index = table.put_varint(0) + table.put_varint(1) + table.put_varint(len(handle))
+    index += b"z" + handle + empty
+    index_at = len(out)
+    out += trailed(index)
+    handles = b"".join(table.put_varint(v) for v in (meta_at, len(empty), index_at, len(index)))
+    return out + handles.ljust(40, b"\0") + table.MAGIC.to_bytes(8, "little")
+
+
+def test_keys_sharing_ever_longer_prefixes_are_refused_quickly(model):
+    """200,000 entries of one new byte each, each sharing all of the previous key: 1 MB
+    of table asking for 20 GB of keys. Refused before they are built."""
+    block = bytearray()
+    for i in range(200_000):
+        block += table.put_varint(i) + table.put_varint(1) + table.put_varint(0) + b"a"
+    block += (0).to_bytes(4, "little") + (1).to_bytes(4, "little")
+    raw = _table_of_one_block(bytes(block))
+    with pytest.raises(table.TableError, match="share more"):
+        table.read_table(raw)
+    check_loading(model, raw, model.shard_bytes)
+    # The same block with restarts as a writer makes them reads.
+    fine = bytearray()
+    for i in range(50):
+        fine += table.put_varint(0) + table.put_varint(3) + table.put_varint(0) + b"k%02d" % i
+    fine += (0).to_bytes(4, "little") + (1).to_bytes(4, "little")
+    assert len(table.read_table(_table_of_one_block(bytes(fine)))) == 50
