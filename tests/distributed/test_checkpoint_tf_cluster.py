@@ -102,3 +102,43 @@ def test_a_checkpoint_tf_wrote_restores_on_two_ps(two_ps, tmp_path):
         tf.train.Saver().restore(sess, path)
         for key, value in zip(variables, sess.run(list(variables.values()))):
             _equal(value, VALUES[key])
+
+
+def test_a_variable_partitioned_over_two_ps_saves_as_tf_slices(two_ps, tmp_path):
+    """Each ps writes its part as TF's slice of ``emb``; TF reads ``emb`` whole, and the
+    parts restore from a checkpoint TF wrote with another split."""
+    from dataflow.ops.checkpoint_tf_bundle import SaveSliceInfo
+
+    full = np.arange(40, dtype=np.float32).reshape(20, 2)
+
+    def parts(rows, value):
+        tf.reset_default_graph()
+        out, start = [], 0
+        for i, n in enumerate(rows):
+            with tf.device(f"/job:ps/task:{i % 2}"):
+                v = tf.Variable(value[start : start + n], name=f"emb/part_{i}")
+            v.set_save_slice_info(SaveSliceInfo("emb", (20, 2), (start, 0), (n, 2)))
+            out.append(v)
+            start += n
+        return out
+
+    tf.Session.reset(two_ps)
+    ours = parts([12, 8], full)
+    with tf.Session(two_ps) as sess:
+        sess.run(tf.global_variables_initializer())
+        path = tf.train.Saver().save(sess, str(tmp_path / "emb"))
+    assert read_index(path)["num_shards"] == 2
+    _equal(tf1.train.NewCheckpointReader(path).get_tensor("emb"), full)
+    theirs = str(tmp_path / "theirs")
+    with tf1.Graph().as_default(), tf1.Session() as sess:
+        with tf1.variable_scope("", partitioner=tf1.fixed_size_partitioner(3)):
+            emb = tf1.get_variable("emb", [20, 2], tf1.float32, tf1.zeros_initializer())
+        sess.run(tf1.global_variables_initializer())
+        tf1.train.Saver(list(emb)).restore(sess, path)
+        sess.run([p.assign(p * 3) for p in emb])
+        tf1.train.Saver(list(emb)).save(sess, theirs)
+    tf.Session.reset(two_ps)
+    ours = parts([5, 15], np.zeros_like(full))
+    with tf.Session(two_ps) as sess:
+        tf.train.Saver(ours).restore(sess, theirs)
+        _equal(np.concatenate(sess.run(ours)), full * 3)
