@@ -17,7 +17,9 @@ import numpy as np
 
 from ..framework import dtypes
 from ..framework.graph import get_default_graph
+from ..framework.tensor_shape import TensorShape
 from ..ops import checkpoint_tf_bundle, checkpoint_tf_table
+from ..ops.checkpoint_tf_bundle import SaveSliceInfo
 from ..ops.constant import constant
 from ..ops.state import Variable, global_variables
 from .saver import resolve_checkpoint
@@ -117,14 +119,19 @@ def NewCheckpointReader(filepattern: str) -> CheckpointReader:
     return CheckpointReader(filepattern)
 
 
-def _restore_initializer(prefix: str, name: str, var: Variable) -> Any:
+def _restore_initializer(prefix: str, name: str, var: Variable, part: Any) -> Any:
     graph = get_default_graph()
     with graph.name_scope(var.op.name + "/init_from_checkpoint"), graph.control_dependencies(None):
         path = constant(prefix, dtype=dtypes.string, name="prefix")
         load = graph.create_op(
             "RestoreShard",
             [path, var.handle],
-            {"phase": "load", "names": (name,), "specs": ((var.dtype, var.shape),)},
+            {
+                "phase": "load",
+                "names": (name,),
+                "specs": ((var.dtype, var.shape),),
+                "parts": (part,) if part is not None else None,
+            },
             name="restore",
         )
         with graph.control_dependencies([load]):
@@ -138,7 +145,9 @@ def init_from_checkpoint(ckpt_dir_or_file: str, assignment_map: dict[str, Any]) 
     ``{"old/w": "new/w"}`` or ``{"old/w": variable}`` (one variable),
     ``{"old_scope/": "new_scope/"}`` (every variable of ``new_scope`` from the tensor of
     the same name under ``old_scope``), ``{"/": "scope/"}`` or ``{"scope/": "/"}`` (the
-    checkpoint's or the graph's root).
+    checkpoint's or the graph's root). A partitioned variable (its name, the iterable
+    of its parts, or its parts met in a scope: parts carrying a ``save_slice_info``)
+    is initialized part by part from its slices of the checkpoint's tensor.
 
     Raises:
         ValueError: a name is not in the checkpoint or the graph, a shape differs, or a
@@ -149,23 +158,37 @@ def init_from_checkpoint(ckpt_dir_or_file: str, assignment_map: dict[str, Any]) 
     reader = CheckpointReader(prefix)
     shapes = reader.get_variable_to_shape_map()
     graph_vars = {v.op.name: v for v in global_variables()}
+    partitioned: dict[str, list[Variable]] = {}
+    for v in graph_vars.values():
+        if v.save_slice_info is not None:
+            partitioned.setdefault(v.save_slice_info.full_name, []).append(v)
 
     def assign(var: Variable, name: str) -> None:
+        info = var.save_slice_info
         if name not in shapes:
             raise ValueError(f"Tensor {name} is not found in {prefix} checkpoint {shapes}")
-        if not var.shape.is_compatible_with(shapes[name]):
+        shape = var.shape if info is None else TensorShape(info.full_shape)
+        if not shape.is_compatible_with(shapes[name]):
             raise ValueError(
-                f"Shape of variable {var.op.name} ({var.shape}) doesn't match with shape of "
+                f"Shape of variable {var.op.name} ({shape}) doesn't match with shape of "
                 f"tensor {name} ({shapes[name]}) from checkpoint reader."
             )
-        var.set_initializer(_restore_initializer(prefix, name, var))
+        part = None
+        if info is not None:  # its slice of the checkpoint's tensor ``name``
+            part = SaveSliceInfo(name, info.full_shape, info.var_offset, info.var_shape)
+        var.set_initializer(_restore_initializer(prefix, name, var, part))
 
     for ckpt_name, current in sorted(assignment_map.items(), key=lambda kv: str(kv[0])):
         if isinstance(current, Variable):
             assign(current, ckpt_name)
             continue
-        if current in graph_vars:
-            assign(graph_vars[current], ckpt_name)
+        if not isinstance(current, str):  # a partitioned variable: its parts
+            for var in current:
+                assign(var, ckpt_name)
+            continue
+        if current in graph_vars or current in partitioned:
+            for var in [graph_vars[current]] if current in graph_vars else partitioned[current]:
+                assign(var, ckpt_name)
             continue
         if not ckpt_name.endswith("/"):
             raise ValueError(
@@ -174,6 +197,8 @@ def init_from_checkpoint(ckpt_dir_or_file: str, assignment_map: dict[str, Any]) 
             )
         scope = current[: current.rindex("/")] if "/" in current else ""
         for var_name, var in sorted(graph_vars.items()):
+            if var.save_slice_info is not None:  # a part: named by its whole variable
+                var_name = var.save_slice_info.full_name
             if scope and not var_name.startswith(scope + "/"):
                 continue
             name = var_name[len(scope) :]

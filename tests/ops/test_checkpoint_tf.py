@@ -416,3 +416,32 @@ def test_partitioned_variables_save_as_tf_slices(tmp_path):
             _tf_save_v2(whole, {"w": full[:10]})
             with pytest.raises(tf.errors.InvalidArgumentError, match="partitioned variable has"):
                 tf.train.Saver(parts).restore(sess, whole)
+
+
+def test_init_from_checkpoint_fills_partitioned_variables_like_tf(tmp_path):
+    """A scope mapping meets the parts of ``new/emb`` (named by the whole) and each
+    takes its slice of ``old/emb``, as TF1's partitioned variable does."""
+    prefix = str(tmp_path / "pre")
+    emb = RNG.standard_normal((9, 2)).astype(np.float32)
+    _tf_save_v2(prefix, {"old/emb": emb})
+    with tf1.Graph().as_default(), tf1.Session() as sess:
+        with tf1.variable_scope("new", partitioner=tf1.fixed_size_partitioner(2)):
+            theirs = tf1.get_variable("emb", [9, 2], tf1.float32, tf1.zeros_initializer())
+        tf1.train.init_from_checkpoint(prefix, {"old/": "new/"})
+        sess.run(tf1.global_variables_initializer())
+        want = sess.run(list(theirs))
+    with tf.Graph().as_default(), tf.Session() as sess:
+        parts, start = [], 0
+        for i, n in enumerate([5, 4]):  # TF1's split of 9 rows in 2
+            v = tf.Variable(np.zeros((n, 2), np.float32), name=f"new/emb/part_{i}")
+            v.set_save_slice_info(bundle.SaveSliceInfo("new/emb", (9, 2), (start, 0), (n, 2)))
+            parts.append(v)
+            start += n
+        tf.train.init_from_checkpoint(prefix, {"old/": "new/"})
+        sess.run(tf.global_variables_initializer())
+        got = sess.run(parts)
+        for g, w in zip(got, want):
+            _same(g, w)
+        tf.train.init_from_checkpoint(prefix, {"old/emb": parts})  # the parts, given
+        sess.run(tf.global_variables_initializer())
+        _same(np.concatenate(sess.run(parts)), emb)
