@@ -57,6 +57,12 @@ _ENUM_OF = {
 _DTYPE_OF = {enum: dtypes.as_dtype(name) for name, enum in _ENUM_OF.items()}
 
 
+def datatype_enum(name: str) -> int:
+    """TF's ``DataType`` enum for a dtype name (``"float32"``; numpy's ``"object"``, how
+    strings are held, is ``DT_STRING``), ``DT_INVALID`` (0) for one TF lacks."""
+    return _ENUM_OF.get("string" if name == "object" else name, types_pb2.DT_INVALID)
+
+
 # --- export ------------------------------------------------------------------------------
 def shape_proto(shape: TensorShape) -> tensor_shape_pb2.TensorShapeProto:
     if shape.rank is None:

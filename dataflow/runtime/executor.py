@@ -173,21 +173,31 @@ def _checked(kernel: Callable, call: KernelCall, slot_specs: Sequence) -> Callab
 
 
 def _timed(kernel: Callable, call: KernelCall, device: str, trace: list) -> Callable:
-    """Wraps a kernel to append its start and end times (us) to ``trace``."""
+    """Wraps a kernel to append its start and end times (us), and its outputs' dtype
+    names and shapes (None for a value that is not an array), to ``trace``."""
+    many = len(call.outputs) > 1
 
     def run(*args: Any) -> Any:
         start = time.perf_counter()
+        out = None
         try:
-            return kernel(*args)
+            out = kernel(*args)
+            return out
         finally:
+            end = time.perf_counter()
+            values = (out if many else (out,)) if call.outputs and out is not None else ()
             trace.append(
                 {
                     "name": call.op_name,
                     "type": call.op_type,
                     "device": device,
                     "start_us": start * 1e6,
-                    "end_us": time.perf_counter() * 1e6,
+                    "end_us": end * 1e6,
                     "thread": threading.get_ident(),
+                    "outputs": [
+                        (v.dtype.name, tuple(v.shape)) if hasattr(v, "dtype") else None
+                        for v in values
+                    ],
                 }
             )
 

@@ -18,6 +18,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..framework.graph_def import datatype_enum
+
 
 def event(name: str, kind: str, device: str, start: float, end: float | None = None) -> dict:
     """A ``step_stats`` record from ``perf_counter()`` seconds."""
@@ -93,7 +95,8 @@ def fill_run_metadata(
     microseconds (and nanoseconds) since the epoch (``all_start_micros``, relative
     ``op_end_rel_micros``/``all_end_rel_micros``), ``timeline_label``
     ``"name = Type(input, ...)"`` (``inputs_of(name)`` gives the op's input names, None
-    for an event that is not an op) and a small ``thread_id`` per thread. The time
+    for an event that is not an op), a small ``thread_id`` per thread, and each output's
+    dtype and shape (``output[].tensor_description``) where the event recorded them. The time
     this takes is the last client event, so that the events still cover the step."""
     started = time.perf_counter()
     run_metadata.Clear()
@@ -108,7 +111,7 @@ def fill_run_metadata(
         start_ns = round((e["start_us"] + to_epoch_us) * 1e3)
         length_ns = max(round((e["end_us"] - e["start_us"]) * 1e3), 0)
         inputs = inputs_of(e["name"]) or []
-        stats[device].node_stats.add(
+        node = stats[device].node_stats.add(
             node_name=e["name"],
             all_start_micros=start_ns // 1000,
             op_start_rel_micros=0,
@@ -123,6 +126,12 @@ def fill_run_metadata(
             timeline_label=f"{e['name']} = {e['type']}({', '.join(inputs)})",
             thread_id=threads.setdefault(e.get("thread", 0), len(threads)),
         )
+        for slot, described in enumerate(e.get("outputs") or ()):
+            if described is not None:
+                output = node.output.add(slot=slot)
+                output.tensor_description.dtype = datatype_enum(described[0])
+                for size in described[1]:
+                    output.tensor_description.shape.dim.add(size=size)
 
     for e in sorted(events, key=lambda e: e["start_us"]):
         add(e)

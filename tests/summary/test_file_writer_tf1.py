@@ -174,6 +174,13 @@ def _traced_step(lib):
     return meta, start, end
 
 
+def _outputs(node) -> list:
+    return [
+        (o.slot, o.tensor_description.dtype, [d.size for d in o.tensor_description.shape.dim])
+        for o in node.output
+    ]
+
+
 @pytest.mark.tf
 def test_run_metadata_is_tfs_protobuf_filled_as_tf1_fills_it(tmp_path):
     tf1 = _tf1()
@@ -195,6 +202,8 @@ def test_run_metadata_is_tfs_protobuf_filled_as_tf1_fills_it(tmp_path):
         assert ours[op][0] == theirs[op][0] == "/job:localhost/replica:0/task:0/device:CPU:0"
     assert ours["act"][1].timeline_label == theirs["act"][1].timeline_label == "act = Relu(mm)"
     assert ours["mm"][1].timeline_label.startswith("mm = MatMul(x, ")
+    for op in ("mm", "act"):  # each output's slot, dtype (1: DT_FLOAT) and run-time shape
+        assert _outputs(ours[op][1]) == _outputs(theirs[op][1]) == [(0, 1, [2, 2])]
     # Written with add_run_metadata, TensorBoard reads the same proto back.
     with tf.summary.FileWriter(str(tmp_path / "runs")) as writer:
         writer.add_run_metadata(ours_meta, "step_7", 7)
