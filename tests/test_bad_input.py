@@ -27,12 +27,12 @@ Figures: 176 cases. Before the fixes of issue 11, 141 of them raised TF1's class
   division by zero as ``InternalError`` (a TF bug); we raise ``InvalidArgumentError``
   "Integer division by zero", as TF 1.15 did and as TF 2 still does for ``FloorDiv``.
 
-Issue 29 added 134 cases for the newer areas: ``tf.data``, summaries and
+Issue 29 added 135 cases for the newer areas: ``tf.data``, summaries and
 ``FileWriter``, layers and RNNs, TFRecord files and readers, input producers,
 ``ClusterSpec``/``Server``, ``Dataset.from_dask`` (TF1 has none: its row ``analog``
 runs the same data through ``from_generator`` or ``from_tensor_slices``),
 ``import_graph_def`` of malformed ``GraphDef``s, and ``gfile``. Before its fixes 99 of
-them raised TF1's class; after them 132 do. The other two differ on purpose (rows with
+them raised TF1's class; after them 133 do. The other two differ on purpose (rows with
 ``ours``; ``test_deliberate_differences_still_differ`` holds each as a strict xfail, so
 matching TF1 one day fails it until the row is updated):
 
@@ -1601,13 +1601,24 @@ def dynamic_rnn_basic_state_of_the_wrong_size(tf):
     tf.nn.dynamic_rnn(cell, _rnn_inputs(tf), initial_state=tf.zeros([2, 7]))
 
 
-@case("InvalidArgumentError", "sequence_length")
+@case("InvalidArgumentError", "broadcast", "(3,1)")
 def dynamic_rnn_sequence_length_of_the_wrong_batch(tf):
     cell = tf.nn.rnn_cell.BasicRNNCell(5)
     lengths = tf.placeholder(tf.int32, [None], name="lengths")
     out, _ = tf.nn.dynamic_rnn(cell, _rnn_inputs(tf), sequence_length=lengths, dtype=tf.float32)
     feed = np.zeros([2, 3, 4], np.float32)
     return lambda sess: sess.run(out, {"inputs:0": feed, lengths: [3, 2, 1]})
+
+
+@case("InvalidArgumentError", "lstm", "(2,4)")
+def dynamic_rnn_lstm_state_fed_of_the_wrong_size(tf):
+    cell = tf.nn.rnn_cell.LSTMCell(5)
+    c = tf.placeholder(tf.float32, [None, None], name="c")
+    h = tf.placeholder(tf.float32, [None, None], name="h")
+    state = tf.nn.rnn_cell.LSTMStateTuple(c, h)
+    out, _ = tf.nn.dynamic_rnn(cell, _rnn_inputs(tf), initial_state=state)
+    feed = {"inputs:0": np.zeros([2, 3, 4], np.float32), c: np.zeros([2, 4]), h: np.zeros([2, 4])}
+    return lambda sess: sess.run(out, feed)
 
 
 @case("TypeError", "list")

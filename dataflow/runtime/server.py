@@ -32,10 +32,13 @@ from __future__ import annotations
 import asyncio
 import atexit
 import errno
+import gc
 import logging
 import os
 import socket
 import threading
+import traceback
+import warnings
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -82,14 +85,26 @@ def _split(address: str) -> tuple[str, int]:
 
 
 def _bind_failure(failure: BaseException | None) -> OSError | None:
-    """The ``OSError`` "address in use" behind a start failure (Dask wraps it), if any."""
-    seen = set()
-    while failure is not None and id(failure) not in seen:
-        seen.add(id(failure))
-        if isinstance(failure, OSError) and failure.errno == errno.EADDRINUSE:
-            return failure
+    """The ``OSError`` "address in use" behind a start failure (Dask wraps it), if any.
+
+    Tornado's ``bind_sockets`` leaves the socket whose bind failed open, held by the
+    failed frames' locals; they are cleared here, so that the socket closes now (its
+    ``ResourceWarning`` silenced) rather than whenever the failure is collected.
+    """
+    chain = []
+    while failure is not None and failure not in chain:
+        chain.append(failure)
         failure = failure.__cause__ or failure.__context__
-    return None
+    refused = next(
+        (e for e in chain if isinstance(e, OSError) and e.errno == errno.EADDRINUSE), None
+    )
+    if refused is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            for e in chain:
+                traceback.clear_frames(e.__traceback__)
+            gc.collect()
+    return refused
 
 
 def _free_port(host: str) -> int:
