@@ -80,8 +80,9 @@ class StepTrace:
     the caller's ``RunMetadata`` (``step_trace.fill_run_metadata``).
 
     ``step_stats`` is a list of dicts ``{"name", "type", "device", "start_us",
-    "end_us", "thread"}``, times in ``time.perf_counter()`` microseconds of this
-    process (a worker's events are moved onto its clock first).
+    "end_us", "thread"}`` (a kernel's also ``"outputs"``: a ``(dtype name, shape)`` or
+    None per output), times in ``time.perf_counter()`` microseconds of this process (a
+    worker's events are moved onto its clock first).
     """
 
     def __init__(self) -> None:
