@@ -41,6 +41,7 @@ import math
 import os
 import reprlib
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,6 +101,7 @@ _UNREADABLE = {
     21: "variant",
 }
 _MAX_SHARDS = 99999
+_PARALLEL = 1 << 20  # arrays from this size are checksummed on a helper thread
 UNREADABLE = "unreadable:"  # the dtype of an entry of a TF dtype numpy lacks: + its name
 
 
@@ -180,27 +182,38 @@ def write_shard(
 
     def write(f: Any) -> None:
         offset = 0
-        for name, value in arrays.items():
-            value = np.asarray(value)
-            if value.dtype.kind in "OSU":
-                data, crc = _string_bytes(name, value)
-                dtype, shape = STRING, value.shape
-                f.write(data)
-                size = len(data)
-            else:
-                dtype, shape, array = legacy.encode_entry(name, value)
-                view = legacy.bytes_of(array)
-                crc, size = _crc(view), len(view)
-                f.write(view)
-            entries[name] = {
-                "shard": shard,
-                "offset": offset,
-                "nbytes": size,
-                "dtype": dtype,
-                "shape": list(shape),
-                "crc32c": _mask(crc),
-            }
-            offset += size
+        sums: dict[str, Any] = {}
+        # Large arrays are checksummed on a helper thread (crc32c releases the GIL)
+        # while numpy writes them, as ``checkpoint_format.write_shard`` does.
+        with ThreadPoolExecutor(1, thread_name_prefix="checkpoint-crc") as pool:
+            for name, value in arrays.items():
+                value = np.asarray(value)
+                if value.dtype.kind in "OSU":
+                    data, sums[name] = _string_bytes(name, value)
+                    dtype, shape = STRING, value.shape
+                    f.write(data)
+                    size = len(data)
+                else:
+                    dtype, shape, array = legacy.encode_entry(name, value)
+                    view = legacy.bytes_of(array)
+                    size = len(view)
+                    if size >= _PARALLEL:
+                        sums[name] = pool.submit(_crc, view)
+                        array.tofile(f)
+                    else:
+                        sums[name] = _crc(view)
+                        f.write(view)
+                entries[name] = {
+                    "shard": shard,
+                    "offset": offset,
+                    "nbytes": size,
+                    "dtype": dtype,
+                    "shape": list(shape),
+                }
+                offset += size
+            for name, found in sums.items():
+                crc = found.result() if isinstance(found, Future) else found
+                entries[name]["crc32c"] = _mask(crc)
 
     legacy.write_atomically(path, write, sync)
     return entries

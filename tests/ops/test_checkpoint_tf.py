@@ -445,3 +445,13 @@ def test_init_from_checkpoint_fills_partitioned_variables_like_tf(tmp_path):
         tf.train.init_from_checkpoint(prefix, {"old/emb": parts})  # the parts, given
         sess.run(tf.global_variables_initializer())
         _same(np.concatenate(sess.run(parts)), emb)
+
+
+def test_large_tensors_checksummed_beside_the_write_read_in_tf(tmp_path):
+    """Arrays from 1 MiB are checksummed on a helper thread while they are written."""
+    big = {"big": RNG.standard_normal(300_000), "small": np.arange(3, dtype=np.int32)}
+    prefix = str(tmp_path / "big")
+    bundle.write_index(prefix, 1, bundle.write_shard(prefix, 0, 1, big))
+    reader = tf1.train.NewCheckpointReader(prefix)
+    for key, value in big.items():
+        _same(reader.get_tensor(key), value)
