@@ -33,7 +33,7 @@ import dataflow as tf
 from dataflow._util import nest
 from dataflow.framework import errors, registry
 from dataflow.framework.graph import Graph, Tensor
-from dataflow.ops import checkpoint_format
+from dataflow.ops import checkpoint_tf_bundle
 from dataflow.runtime import devices, executor
 from dataflow.runtime.compiler import compile_plan
 from dataflow.runtime.context import DeviceContext
@@ -446,7 +446,7 @@ def _checkpoint(tmp: str) -> Callable[[], list[Step]]:
 
         def write_index(values: list) -> None:  # what Saver.save does after the shards
             meta = values[0].item() if hasattr(values[0], "item") else values[0]
-            checkpoint_format.write_index(prefix, 1, json.loads(meta))
+            checkpoint_tf_bundle.write_index(prefix, 1, json.loads(meta))
 
         return [
             ([v.initializer, u.initializer], {}),
