@@ -455,3 +455,48 @@ def test_large_tensors_checksummed_beside_the_write_read_in_tf(tmp_path):
     reader = tf1.train.NewCheckpointReader(prefix)
     for key, value in big.items():
         _same(reader.get_tensor(key), value)
+
+
+@pytest.mark.parametrize(
+    "full, extents",
+    [
+        ((2_000_000_000_000, 3), [(1_099_511_627_776, 5), (0, -1)]),  # long codes, "-"
+        ((300, 70_000), [(250, 4), (65_536, 7)]),
+        ((9,), [(8, 1)]),
+        ((1 << 57, 2), [((1 << 57) - 3, 3), (0, 2)]),  # a 9-byte code
+        (((1 << 62) + 8,), [((1 << 62) + 5, 3)]),  # a 10-byte code
+    ],
+)
+def test_slice_keys_of_any_extent_match_tfs(tmp_path, full, extents):
+    """TF's ``SaveV2`` with a slice spec writes the part under its slice key; ours is the
+    same key, and TF's ``RestoreV2`` of that spec reads the part written here."""
+    shape = [d if n < 0 else n for (_, n), d in zip(extents, full)]
+    value = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    spec = (
+        " ".join(map(str, full)) + " " + ":".join("-" if n < 0 else f"{s},{n}" for s, n in extents)
+    )
+    theirs = str(tmp_path / "theirs")
+    with tf1.Graph().as_default(), tf1.Session() as sess:
+        sess.run(
+            tf1.raw_ops.SaveV2(
+                prefix=theirs,
+                tensor_names=["t"],
+                shape_and_slices=[spec],
+                tensors=[tf1.constant(value)],
+            )
+        )
+    keys = {k for k in bundle.read_index(theirs)["entries"] if k.startswith("\0")}
+    assert keys == {bundle.slice_key("t", extents)}
+    with pytest.raises(tf.errors.DataLossError, match="do not cover"):
+        tf.train.load_variable(theirs, "t")  # refused before allocating the whole
+    ours = str(tmp_path / "ours")
+    entries = bundle.write_shard(ours, 0, 1, {bundle.slice_key("t", extents): value})
+    entries["t"] = {"dtype": "<f4", "shape": list(full), "slices": [extents]}
+    bundle.write_index(ours, 1, entries)
+    with tf1.Graph().as_default(), tf1.Session() as sess:
+        got = sess.run(
+            tf1.raw_ops.RestoreV2(
+                prefix=ours, tensor_names=["t"], shape_and_slices=[spec], dtypes=[tf1.float32]
+            )
+        )
+    _same(got[0], value)
