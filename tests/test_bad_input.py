@@ -27,12 +27,12 @@ Figures: 176 cases. Before the fixes of issue 11, 141 of them raised TF1's class
   division by zero as ``InternalError`` (a TF bug); we raise ``InvalidArgumentError``
   "Integer division by zero", as TF 1.15 did and as TF 2 still does for ``FloorDiv``.
 
-Issue 29 added 135 cases for the newer areas: ``tf.data``, summaries and
+Issue 29 added 137 cases for the newer areas: ``tf.data``, summaries and
 ``FileWriter``, layers and RNNs, TFRecord files and readers, input producers,
 ``ClusterSpec``/``Server``, ``Dataset.from_dask`` (TF1 has none: its row ``analog``
 runs the same data through ``from_generator`` or ``from_tensor_slices``),
-``import_graph_def`` of malformed ``GraphDef``s, and ``gfile``. Before its fixes 99 of
-them raised TF1's class; after them 133 do. The other two differ on purpose (rows with
+``import_graph_def`` of malformed ``GraphDef``s, and ``gfile``. Before its fixes 100 of
+them raised TF1's class; after them 135 do. The other two differ on purpose (rows with
 ``ours``; ``test_deliberate_differences_still_differ`` holds each as a strict xfail, so
 matching TF1 one day fails it until the row is updated):
 
@@ -1996,6 +1996,18 @@ def server_of_a_job_not_in_the_cluster(tf):
 def server_of_a_task_not_in_the_cluster(tf):
     cluster = tf.train.ClusterSpec({"worker": [f"localhost:{_free_port()}"]})
     tf.train.Server(cluster, job_name="worker", task_index=3, start=False)
+
+
+@case("InvalidArgumentError", "nohost", "host:port")
+def server_of_an_address_without_a_port(tf):
+    cluster = tf.train.ClusterSpec({"worker": ["nohost"]})
+    tf.train.Server(cluster, job_name="worker", task_index=0, start=False)
+
+
+@case("InvalidArgumentError", "abc")
+def server_of_an_address_with_a_bad_port(tf):
+    cluster = tf.train.ClusterSpec({"worker": ["localhost:abc"]})
+    tf.train.Server(cluster, job_name="worker", task_index=0, start=False)
 
 
 @case("ValueError", "job_name")

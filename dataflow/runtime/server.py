@@ -80,7 +80,12 @@ def _split(address: str) -> tuple[str, int]:
     bare = address.split("://", 1)[-1]
     host, _, port = bare.rpartition(":")
     if not host or not port.isdigit():
-        raise ValueError(f"A task address must be 'host:port', got {address!r}")
+        raise errors.InvalidArgumentError(
+            None,
+            None,
+            f'Could not parse port for local server from "{address}" (a task address must '
+            "be 'host:port')",
+        )
     return host, int(port)
 
 
@@ -161,9 +166,10 @@ class Server:
 
     Raises:
         ValueError: ``job_name`` or ``task_index`` is left out where the cluster spec
-            has several to choose from, or an address is not ``host:port``.
+            has several to choose from.
         errors.InternalError: the job is not in the cluster spec (TF1's class).
-        errors.InvalidArgumentError: the task is not in its job.
+        errors.InvalidArgumentError: the task is not in its job, or an address is not
+            ``host:port``.
         errors.UnknownError: the task's address is in use (when starting).
         errors.UnavailableError: the worker did not start for another reason.
     """

@@ -67,7 +67,7 @@ def test_the_task_must_be_in_the_cluster_spec():
         tf.train.Server(spec, job_name="worker", task_index=5, start=False)
     with pytest.raises(tf.errors.InternalError, match='Job "chief" was not defined in cluster'):
         tf.train.Server(spec, job_name="chief", task_index=0, start=False)
-    with pytest.raises(ValueError, match="host:port"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="host:port"):
         tf.train.Server({"worker": ["nohost"]}, start=False)
     server = tf.train.Server(spec, job_name="worker", task_index=1, start=False)
     # ps/0 starts the scheduler, on its own address; every task's target is its own.
