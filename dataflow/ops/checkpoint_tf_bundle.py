@@ -18,7 +18,9 @@ A checkpoint with prefix ``P`` is
 A **partitioned variable** is an entry of its full name with its dtype, full shape and
 one ``TensorSliceProto`` per part (no bytes of its own); each part's bytes are an entry
 keyed ``slice_key(name, extents)`` (TF's ``EncodeTensorNameSlice``: the name and the
-slice in TF's order-preserving code). A read of the full name assembles the parts.
+slice in TF's order-preserving code). A read of the full name assembles the parts. A
+part variable (one with a ``SaveSliceInfo``) restores from its own key when the
+checkpoint split the variable alike, else its slice of the whole (``restore_spec``).
 
 The index dicts handed around here have the shape of ``checkpoint_format``'s
 (``{"format", "num_shards", "entries": {name: {"shard", "offset", "nbytes", "dtype",
@@ -31,8 +33,9 @@ non-negative, a byte size matching the shape, a shard below the header's count,
 slices inside the shape) before anything is read; each read checks the extent against
 the shard's size before allocating, then the CRC-32C, then strings' lengths (their own
 checksum, then that they add up) and bools' bytes. Failures are ``DataLossError``s
-naming the file; a missing index is ``NotFoundError``. Files are written atomically
-(temporary + rename), the index last.
+naming the file; a missing index is ``NotFoundError``; an entry of a dtype numpy lacks
+(bfloat16, quantized, ...) is listed, and reading it is ``UnimplementedError``. Files
+are written atomically (temporary + rename), the index last.
 """
 
 from __future__ import annotations
@@ -90,16 +93,12 @@ _TF_DTYPES = {
     23: "<u8",
 }
 _TF_ENUM = {v: k for k, v in _TF_DTYPES.items()}
-_UNREADABLE = {
-    11: "qint8",
-    12: "quint8",
-    13: "qint32",
-    14: "bfloat16",
-    15: "qint16",
-    16: "quint16",
-    20: "resource",
-    21: "variant",
-}
+_UNREADABLE = dict(
+    zip(
+        (11, 12, 13, 14, 15, 16, 20, 21),
+        "qint8 quint8 qint32 bfloat16 qint16 quint16 resource variant".split(),
+    )
+)
 _MAX_SHARDS = 99999
 _PARALLEL = 1 << 20  # arrays from this size are checksummed on a helper thread
 UNREADABLE = "unreadable:"  # the dtype of an entry of a TF dtype numpy lacks: + its name
