@@ -1,4 +1,6 @@
-"""The checkpoint format: raw shard files plus a JSON index. No pickle anywhere.
+"""dataflow's own checkpoint format: raw shard files plus a JSON index. No pickle
+anywhere. ``Saver`` writes TF's format by default (``checkpoint_tf_bundle.py``, whose
+readers also read this one); ``Saver(file_format="dataflow")`` writes this one.
 
 A checkpoint with prefix ``P`` is
 
@@ -534,24 +536,3 @@ def read_entries(prefix: str, index: dict[str, Any], names: Sequence[str]) -> li
     finally:
         for f, _ in files.values():
             f.close()
-
-
-def read_entry(prefix: str, index: dict[str, Any], name: str) -> np.ndarray:
-    """One array from a checkpoint, checked against its size and checksum."""
-    return read_entries(prefix, index, [name])[0]
-
-
-def delete_checkpoint(prefix: str) -> None:
-    """Removes a checkpoint's files, index first (so it stops existing at once)."""
-    try:
-        index = read_index(prefix)
-        num = index["num_shards"]
-    except errors.OpError:
-        num = None
-    for path in [index_path(prefix)] + (
-        [shard_path(prefix, k, num) for k in range(num)] if num else []
-    ):
-        try:
-            os.remove(path)
-        except FileNotFoundError:
-            pass
