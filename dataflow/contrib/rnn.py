@@ -19,6 +19,8 @@ from ..layers.rnn_cells import MultiRNNCell as MultiRNNCell
 from ..layers.rnn_cells import ResidualWrapper as ResidualWrapper
 from ..layers.rnn_cells import RNNCell as RNNCell
 from .missing import contrib_hook
+from .rnn_cells import LayerNormBasicLSTMCell as LayerNormBasicLSTMCell
+from .rnn_cells import NASCell as NASCell
 from .rnn_wrappers import DeviceWrapper as DeviceWrapper
 from .rnn_wrappers import EmbeddingWrapper as EmbeddingWrapper
 from .rnn_wrappers import OutputProjectionWrapper as OutputProjectionWrapper
