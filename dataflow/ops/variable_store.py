@@ -25,6 +25,7 @@ from ..framework.tensor_shape import TensorShape, as_shape
 from . import init_ops
 from .array_join import concat
 from .array_slice import slice_
+from .checkpoint_tf_bundle import SaveSliceInfo
 from .control import identity
 from .state import GraphKeys, Variable
 
@@ -407,6 +408,8 @@ def _get_partitioned_variable(
             with graph.name_scope(part_name + "/PartitionedInitializer/"):
                 piece = slice_(whole, begin, part_shape)
             part = _get_single_variable(store, part_name, dtype=dtype, initializer=piece, **kwargs)
+        # A Saver saves it as TF1 saves a part: its slice of the whole, under ``name``.
+        part.set_save_slice_info(SaveSliceInfo(name, dims, begin, part_shape))
         parts.append(part)
     variable = PartitionedVariable(name, shape, dtype, parts, partitions)
     store[(PARTITIONED, name)] = variable

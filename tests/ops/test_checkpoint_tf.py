@@ -500,3 +500,39 @@ def test_slice_keys_of_any_extent_match_tfs(tmp_path, full, extents):
             )
         )
     _same(got[0], value)
+
+
+def test_a_partitioned_get_variable_program_checkpoints_as_tf1s(tmp_path):
+    """The same TF1 program (an embedding split by ``fixed_size_partitioner``, a dense
+    layer) saved by both libraries: the same entries, TF restores ours into its parts
+    and ours restores TF's, init_from_checkpoint fills the parts."""
+    emb = RNG.standard_normal((11, 3)).astype(np.float32)
+
+    def program(lib):
+        with lib.variable_scope("model", partitioner=lib.fixed_size_partitioner(3)):
+            table = lib.get_variable("emb", initializer=lib.constant(emb))
+        w = lib.get_variable("w", initializer=lib.constant(np.ones((3, 2), np.float32)))
+        return list(table), w
+
+    paths = {}
+    for label, lib in (("ours", tf), ("theirs", tf1)):
+        with lib.Graph().as_default(), lib.Session() as sess:
+            parts, w = program(lib)
+            sess.run(lib.global_variables_initializer())
+            sess.run([p.assign(p * 2) for p in parts])
+            paths[label] = lib.train.Saver().save(sess, str(tmp_path / label / "m"))
+    assert tf.train.list_variables(paths["ours"]) == tf1.train.list_variables(paths["theirs"])
+    assert tf1.train.list_variables(paths["ours"]) == [("model/emb", [11, 3]), ("w", [3, 2])]
+    for path in paths.values():
+        _same(tf1.train.load_variable(path, "model/emb"), emb * 2)
+        _same(tf.train.load_variable(path, "model/emb"), emb * 2)
+    for lib, path in ((tf1, paths["ours"]), (tf, paths["theirs"])):
+        with lib.Graph().as_default(), lib.Session() as sess:
+            parts, w = program(lib)
+            lib.train.Saver().restore(sess, path)
+            _same(np.concatenate(sess.run(parts)), emb * 2)
+    with tf.Graph().as_default(), tf.Session() as sess:
+        parts, w = program(tf)
+        tf.train.init_from_checkpoint(paths["theirs"], {"model/": "model/"})
+        sess.run(tf.global_variables_initializer())
+        _same(np.concatenate(sess.run(parts)), emb * 2)
