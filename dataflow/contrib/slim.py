@@ -1,6 +1,9 @@
 """``tf.contrib.slim``: TF-Slim's names, which are ``tf.contrib.layers``' and
-``tf.contrib.framework``'s (``slim.conv2d``, ``slim.arg_scope``, ``slim.get_variables``)."""
+``tf.contrib.framework``'s (``slim.conv2d``, ``slim.arg_scope``, ``slim.get_variables``),
+and its modules ``losses`` (``tf.contrib.losses``) and ``model_analyzer``."""
 
+from . import losses as losses
+from . import model_analyzer as model_analyzer
 from .framework import add_arg_scope as add_arg_scope
 from .framework import arg_scope as arg_scope
 from .framework import get_model_variables as get_model_variables
