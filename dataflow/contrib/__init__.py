@@ -7,6 +7,7 @@ own (variable names ``fully_connected/weights``, ``Conv/biases``, ``BatchNorm/be
 ``arg_scope`` support). Any other ``tf.contrib`` name raises ``NotProvidedError``.
 """
 
+from . import distributions as distributions
 from . import framework as framework
 from . import layers as layers
 from . import learn as learn

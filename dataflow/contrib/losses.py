@@ -16,6 +16,8 @@ from typing import Any
 
 import dataflow
 
+from .missing import contrib_hook
+
 tf = dataflow
 
 add_loss = dataflow.losses.add_loss
@@ -208,3 +210,6 @@ def sparse_softmax_cross_entropy(
             labels=labels, logits=logits, name="xentropy"
         )
         return compute_weighted_loss(losses, weights)
+
+
+__getattr__ = contrib_hook("losses", __name__)
