@@ -17,6 +17,7 @@ from .core import linear as linear
 from .core import max_pool2d as max_pool2d
 from .core import one_hot_encoding as one_hot_encoding
 from .core import relu as relu
+from .embedding import safe_embedding_lookup_sparse as safe_embedding_lookup_sparse
 from .encoders import embed_sequence as embed_sequence
 from .initializers import variance_scaling_initializer as variance_scaling_initializer
 from .initializers import xavier_initializer as xavier_initializer
