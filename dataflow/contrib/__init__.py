@@ -16,6 +16,7 @@ from . import losses as losses
 from . import rnn as rnn
 from . import seq2seq as seq2seq
 from . import slim as slim
+from . import staging as staging
 from . import training as training
 from . import util as util
 from .missing import contrib_hook
