@@ -684,3 +684,46 @@ def test_names_match_tf1(model):
 
 def test_every_deliberate_difference_names_a_model():
     assert set(DELIBERATE) <= {m.__name__ for m in MODELS}
+
+
+def _saved_by_tf1(model, prefix):
+    """Builds ``model`` with TF1, initializes it and saves every global variable in TF's
+    own checkpoint format; returns name -> value of what was saved (None: no variables)."""
+    graph = tf1.Graph()
+    with graph.as_default():
+        model(tf1)
+        variables = tf1.global_variables()
+        if not variables:
+            return None
+        with tf1.Session(graph=graph) as sess:
+            sess.run(tf1.global_variables_initializer())
+            sess.run(tf1.local_variables_initializer())
+            tf1.train.Saver().save(sess, prefix)
+            values = sess.run({v.name: v for v in variables})
+    return values
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
+def test_a_checkpoint_tf1_wrote_restores_here_by_name(model, tmp_path):
+    """Names are what a checkpoint is keyed by: for every model of the battery, TF1 saves
+    its initialized variables (TF's format) and dataflow, building the same program,
+    restores each of its variables from that file with a plain ``Saver()``, getting TF's
+    values (its own initializers drew others)."""
+    import numpy as np
+
+    prefix = str(tmp_path / "model.ckpt")
+    theirs = _saved_by_tf1(model, prefix)
+    if theirs is None:
+        pytest.skip("the model has no variables to save")
+    graph = dataflow.Graph()
+    with graph.as_default():
+        model(dataflow)
+        variables = dataflow.global_variables()
+        with dataflow.Session(graph=graph) as sess:
+            sess.run(dataflow.global_variables_initializer())
+            dataflow.train.Saver().restore(sess, prefix)
+            ours = sess.run({v.name: v for v in variables})
+    assert sorted(ours) == sorted(theirs)
+    for name, value in theirs.items():
+        np.testing.assert_array_equal(ours[name], value, err_msg=name)

@@ -54,6 +54,7 @@ from ..framework.indexed_slices import IndexedSlices, convert_to_tensor_or_index
 from ..framework.tensor_util import constant_value
 from ..ops import array as array_ops
 from ..ops import control
+from ..ops.checkpoint_tf_bundle import SaveSliceInfo
 from ..ops.constant import constant
 from ..ops.state import GLOBAL_VARIABLES, GraphKeys, Variable
 from ..ops.variable_scope import get_variable
@@ -467,7 +468,7 @@ def _create_slot(primary: Variable, initial_value: Callable[[], Tensor], op_name
         graph.colocate_with(primary.op, ignore_existing=True),
     ):
         scope.set_partitioner(None)  # a slot is never partitioned itself (TF1 too)
-        return get_variable(
+        slot = get_variable(
             "",
             dtype=primary.dtype.base_dtype,
             initializer=initial_value,
@@ -475,3 +476,15 @@ def _create_slot(primary: Variable, initial_value: Callable[[], Tensor], op_name
             collections=[GLOBAL_VARIABLES],
             validate_shape=primary.shape.is_fully_defined(),
         )
+    info = primary.save_slice_info
+    if info is not None and tuple(slot.shape.as_list()) == tuple(info.var_shape):
+        # The slot of a part of a partitioned variable is the same part of a partitioned
+        # slot, as TF1's slot_creator records it: a checkpoint holds ``emb/Adam`` in
+        # slices (``emb/part_0/Adam`` is no checkpoint key), so either library restores it.
+        slot_name = slot.op.name[len(primary.op.name) + 1 :]
+        slot.set_save_slice_info(
+            SaveSliceInfo(
+                f"{info.full_name}/{slot_name}", info.full_shape, info.var_offset, info.var_shape
+            )
+        )
+    return slot
