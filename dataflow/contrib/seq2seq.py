@@ -1,6 +1,7 @@
 """``tf.contrib.seq2seq``: the weighted sequence loss, ``tile_batch``, and the decoding
 loop (``BasicDecoder``, its helpers and ``dynamic_decode``, in ``decoders.py``) and
-attention (``attention.py``)."""
+attention (``attention.py``), and TF 1.1's decoder-function API (``dynamic_rnn_decoder``,
+``simple_decoder_fn_*``, in ``decoder_fn.py``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from .attention import AttentionWrapper as AttentionWrapper
 from .attention import AttentionWrapperState as AttentionWrapperState
 from .attention import BahdanauAttention as BahdanauAttention
 from .attention import LuongAttention as LuongAttention
+from .decoder_fn import dynamic_rnn_decoder as dynamic_rnn_decoder
+from .decoder_fn import simple_decoder_fn_inference as simple_decoder_fn_inference
+from .decoder_fn import simple_decoder_fn_train as simple_decoder_fn_train
 from .decoders import BasicDecoder as BasicDecoder
 from .decoders import BasicDecoderOutput as BasicDecoderOutput
 from .decoders import GreedyEmbeddingHelper as GreedyEmbeddingHelper
