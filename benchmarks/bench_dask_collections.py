@@ -17,7 +17,7 @@ trains on batches of 1,000 rows, with resident steps, three ways, in one run:
   on the client (``x[i:i + 1000].compute()``) and feeds it through a placeholder;
 * ``dask slice fed``: each step feeds the dask slice itself (``{batch: x[i:i + 1000]}``),
   which the session computes on worker-0, where the placeholder is read
-  (``runtime/dask_feeds.py``): no bytes through the client, but a Dask computation
+  (``runtime/dask/feeds.py``): no bytes through the client, but a Dask computation
   per step.
 
 Then the same comparison with a replica on each worker (in-graph replication: one tower

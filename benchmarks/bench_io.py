@@ -271,7 +271,7 @@ def _np_load(names: list[str], directory: str) -> list[np.ndarray]:
 
 
 def _store_arrays() -> dict[str, np.ndarray]:
-    from dataflow.runtime.worker_state import RUNTIME
+    from dataflow.runtime.dask.worker_state import RUNTIME
 
     out = {}
     for device, names in RUNTIME.variables().items():

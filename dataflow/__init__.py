@@ -79,8 +79,8 @@ from .ops.constant import (
     placeholder_with_default as placeholder_with_default,
 )
 
-# --- ops/control.py ----------------------------------------------------------------------
-from .ops.control import (
+# --- ops/control/group.py ----------------------------------------------------------------
+from .ops.control.group import (
     group as group,
     identity as identity,
     identity_n as identity_n,
@@ -90,8 +90,8 @@ from .ops.control import (
     with_dependencies as with_dependencies,
 )
 
-# --- ops/state.py ------------------------------------------------------------------------
-from .ops.state import (
+# --- ops/state/variables.py --------------------------------------------------------------
+from .ops.state.variables import (
     GraphKeys as GraphKeys,
     Variable as Variable,
     all_variables as all_variables,
@@ -112,7 +112,7 @@ from .ops.state import (
     variables_initializer as variables_initializer,
 )
 
-# --- ops/math.py -------------------------------------------------------------------------
+# --- ops/math/__init__.py ----------------------------------------------------------------
 from .ops.math import (
     abs as abs,
     add as add,
@@ -202,7 +202,7 @@ from .ops.math import (
     where_v2 as where_v2,
 )
 
-# --- ops/array.py ------------------------------------------------------------------------
+# --- ops/array/__init__.py ---------------------------------------------------------------
 from .ops.array import (
     boolean_mask as boolean_mask,
     broadcast_to as broadcast_to,
@@ -239,16 +239,16 @@ from .ops.array import (
     zeros_like as zeros_like,
 )
 
-# --- ops/data_flow.py -------------------------------------------------------------------
-from .ops.data_flow import (
+# --- ops/queue/queues.py ----------------------------------------------------------------
+from .ops.queue.queues import (
     FIFOQueue as FIFOQueue,
     PaddingFIFOQueue as PaddingFIFOQueue,
     QueueBase as QueueBase,
     RandomShuffleQueue as RandomShuffleQueue,
 )
 
-# --- ops/reader_ops.py, ops/input_ops.py ------------------------------------------------
-from .ops.reader_ops import (
+# --- ops/io/readers.py, ops/state/count_up_to.py ----------------------------------------
+from .ops.io.readers import (
     FixedLengthRecordReader as FixedLengthRecordReader,
     IdentityReader as IdentityReader,
     ReaderBase as ReaderBase,
@@ -256,10 +256,10 @@ from .ops.reader_ops import (
     TFRecordReader as TFRecordReader,
     WholeFileReader as WholeFileReader,
 )
-from .ops.input_ops import count_up_to as count_up_to
-from .ops.accumulator_ops import ConditionalAccumulator as ConditionalAccumulator
+from .ops.state.count_up_to import count_up_to as count_up_to
+from .ops.queue.accumulator import ConditionalAccumulator as ConditionalAccumulator
 
-# --- ops/linalg.py -----------------------------------------------------------------------
+# --- ops/linalg/__init__.py --------------------------------------------------------------
 from .ops.linalg import (
     cholesky as cholesky,
     cholesky_solve as cholesky_solve,
@@ -280,8 +280,8 @@ from .ops.linalg import (
     trace as trace,
 )
 
-# --- ops/random.py, ops/init_ops.py, ops/variable_scope.py -------------------------------
-from .ops.init_ops import (
+# --- ops/random/random_ops.py, ops/state/initializers.py, ops/state/scope.py -------------
+from .ops.state.initializers import (
     constant_initializer as constant_initializer,
     glorot_normal_initializer as glorot_normal_initializer,
     glorot_uniform_initializer as glorot_uniform_initializer,
@@ -294,7 +294,7 @@ from .ops.init_ops import (
     variance_scaling_initializer as variance_scaling_initializer,
     zeros_initializer as zeros_initializer,
 )
-from .ops.random import (
+from .ops.random.random_ops import (
     multinomial as multinomial,
     random_normal as random_normal,
     random_shuffle as random_shuffle,
@@ -302,7 +302,7 @@ from .ops.random import (
     set_random_seed as set_random_seed,
     truncated_normal as truncated_normal,
 )
-from .ops.variable_scope import (
+from .ops.state.scope import (
     AUTO_REUSE as AUTO_REUSE,
     VariableScope as VariableScope,
     get_local_variable as get_local_variable,
@@ -310,26 +310,26 @@ from .ops.variable_scope import (
     get_variable_scope as get_variable_scope,
     no_regularizer as no_regularizer,
 )
-from .ops.variable_scope_context import (
+from .ops.state.scope_context import (
     make_template as make_template,
     variable_op_scope as variable_op_scope,
 )
-from .ops.variable_scope_context import (
+from .ops.state.scope_context import (
     variable_scope as variable_scope,
 )
-from .ops.variable_store import (
+from .ops.state.store import (
     PartitionedVariable as PartitionedVariable,
     fixed_size_partitioner as fixed_size_partitioner,
     min_max_variable_partitioner as min_max_variable_partitioner,
     variable_axis_size_partitioner as variable_axis_size_partitioner,
 )
 
-# --- ops/cond.py, ops/while_loop.py, ops/script.py, ops/debugging.py ----------------------
-from .ops.cond import case as case
-from .ops.cond import cond as cond
-from .ops.while_loop import while_loop as while_loop
-from .ops.tensor_array import TensorArray as TensorArray
-from .ops.debugging import (
+# --- ops/control/cond.py, ops/control/while_loop.py, ops/script.py, ops/debug/debugging.py ---
+from .ops.control.cond import case as case
+from .ops.control.cond import cond as cond
+from .ops.control.while_loop import while_loop as while_loop
+from .ops.control.tensor_array import TensorArray as TensorArray
+from .ops.debug.debugging import (
     Assert as Assert,
     Print as Print,
     add_check_numerics_ops as add_check_numerics_ops,
@@ -337,7 +337,7 @@ from .ops.debugging import (
     print as print,
     verify_tensor_all_finite as verify_tensor_all_finite,
 )
-from .ops.check_ops import (
+from .ops.debug.check_ops import (
     assert_equal as assert_equal,
     assert_greater as assert_greater,
     assert_greater_equal as assert_greater_equal,
@@ -355,8 +355,8 @@ from .ops.script import (
     py_func as py_func,
 )
 
-# --- ops/clip_ops.py ---------------------------------------------------------------------
-from .ops.clip_ops import (
+# --- ops/math/clip.py --------------------------------------------------------------------
+from .ops.math.clip import (
     clip_by_average_norm as clip_by_average_norm,
     clip_by_global_norm as clip_by_global_norm,
     clip_by_norm as clip_by_norm,
@@ -373,16 +373,16 @@ from .framework.indexed_slices import (
     convert_to_tensor_or_indexed_slices as convert_to_tensor_or_indexed_slices,
 )
 from .layers.rnn import reverse_sequence as reverse_sequence, sequence_mask as sequence_mask
-from .ops.functional_ops import foldl as foldl, foldr as foldr
-from .ops.map_scan import map_fn as map_fn, scan as scan
-from .ops.image_ops import random_crop as random_crop
-from .ops.sparse_ops import (
+from .ops.control.fold import foldl as foldl, foldr as foldr
+from .ops.control.map_scan import map_fn as map_fn, scan as scan
+from .ops.image.image_ops import random_crop as random_crop
+from .ops.sparse.sparse_ops import (
     sparse_placeholder as sparse_placeholder,
     sparse_reduce_sum as sparse_reduce_sum,
     sparse_tensor_dense_matmul as sparse_tensor_dense_matmul,
     sparse_tensor_to_dense as sparse_tensor_to_dense,
 )
-from .ops.metrics_ops import confusion_matrix as confusion_matrix
+from .ops.losses_metrics.metrics import confusion_matrix as confusion_matrix
 
 # --- ops/tf1_aliases.py ------------------------------------------------------------------
 from .ops.tf1_aliases import (
@@ -404,21 +404,21 @@ from .ops.tf1_aliases import (
     sub as sub,
 )
 
-# --- ops/parsing_ops.py, ops/decode_ops.py, ops/string_ops.py, ops/io_ops.py ------------
-from .ops.io_ops import read_file as read_file
-from .ops.decode_ops import (
+# --- ops/io/parsing.py, ops/io/decode.py, ops/strings/string_ops.py, ops/state/save_restore.py ---
+from .ops.state.save_restore import read_file as read_file
+from .ops.io.decode import (
     decode_csv as decode_csv,
     decode_raw as decode_raw,
     string_to_number as string_to_number,
 )
-from .ops.parsing_ops import (
+from .ops.io.parsing import (
     FixedLenFeature as FixedLenFeature,
     FixedLenSequenceFeature as FixedLenSequenceFeature,
     VarLenFeature as VarLenFeature,
     parse_example as parse_example,
     parse_single_example as parse_single_example,
 )
-from .ops.string_ops import (
+from .ops.strings.string_ops import (
     join as string_join,
     regex_replace as regex_replace,
     string_split as string_split,
@@ -454,8 +454,8 @@ from .runtime.session import (
     get_default_session as get_default_session,
 )
 
-# --- runtime/cluster.py ------------------------------------------------------------------
-from .runtime.cluster import LocalCluster as LocalCluster
+# --- runtime/dask/cluster.py -------------------------------------------------------------
+from .runtime.dask.cluster import LocalCluster as LocalCluster
 
 # --- sub-namespaces (tf.nn, tf.linalg, tf.train, tf.losses, ...) -------------------------
 from . import nn as nn

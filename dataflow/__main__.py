@@ -59,7 +59,7 @@ def _dataflow_version() -> str | None:
 def _check(address: str, timeout: float) -> int:
     import distributed
 
-    from .runtime.worker_plugin import register_by_value, usable_gpus
+    from .runtime.dask.worker_plugin import register_by_value, usable_gpus
 
     register_by_value()  # so that workers without dataflow can run the GPU probe
     try:

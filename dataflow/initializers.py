@@ -2,8 +2,8 @@
 
 # ruff: noqa: F401, I001 - this module is a public namespace: explicit re-exports only
 
-# --- ops/init_ops.py -----------------------------------------------------------------------
-from .ops.init_ops import (
+# --- ops/state/initializers.py -------------------------------------------------------------
+from .ops.state.initializers import (
     Constant as constant,
     GlorotNormal as glorot_normal,
     GlorotUniform as glorot_uniform,
@@ -22,8 +22,8 @@ from .ops.init_ops import (
     lecun_uniform as lecun_uniform,
 )
 
-# --- ops/state.py --------------------------------------------------------------------------
-from .ops.state import (
+# --- ops/state/variables.py ----------------------------------------------------------------
+from .ops.state.variables import (
     global_variables_initializer as global_variables,
     local_variables_initializer as local_variables,
     variables_initializer as variables,

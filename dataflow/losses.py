@@ -2,8 +2,8 @@
 
 # ruff: noqa: I001 - this module is a public namespace
 
-# --- ops/losses.py -----------------------------------------------------------------------
-from .ops.losses import (
+# --- ops/losses_metrics/losses.py --------------------------------------------------------
+from .ops.losses_metrics.losses import (
     Reduction as Reduction,
     absolute_difference as absolute_difference,
     add_loss as add_loss,

@@ -2,7 +2,7 @@
 
 # ruff: noqa: F401, I001 - this module is a public namespace: explicit re-exports only
 
-# --- ops/math.py -------------------------------------------------------------------------
+# --- ops/math/__init__.py ----------------------------------------------------------------
 from .ops.math import (
     abs as abs,
     add as add,
@@ -85,7 +85,7 @@ from .ops.math import (
     truncatediv as truncatediv,
     truncatemod as truncatemod,
 )
-from .ops.metrics_ops import confusion_matrix as confusion_matrix
+from .ops.losses_metrics.metrics import confusion_matrix as confusion_matrix
 
 from ._util.missing_names import missing_name_hook
 

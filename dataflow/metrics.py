@@ -1,26 +1,26 @@
 """``tf.metrics``: streaming metrics, ``(value, update_op)`` pairs over local variables
-(see ``ops/metrics_ops.py``)."""
+(see ``ops/losses_metrics/metrics.py``)."""
 
 from ._util.missing_names import missing_name_hook
-from .ops.metrics_ops import (
+from .ops.losses_metrics.metrics import (
     accuracy as accuracy,
 )
-from .ops.metrics_ops import (
+from .ops.losses_metrics.metrics import (
     auc as auc,
 )
-from .ops.metrics_ops import (
+from .ops.losses_metrics.metrics import (
     mean as mean,
 )
-from .ops.metrics_ops import (
+from .ops.losses_metrics.metrics import (
     mean_iou as mean_iou,
 )
-from .ops.metrics_ops import (
+from .ops.losses_metrics.metrics import (
     mean_squared_error as mean_squared_error,
 )
-from .ops.metrics_ops import (
+from .ops.losses_metrics.metrics import (
     precision as precision,
 )
-from .ops.metrics_ops import (
+from .ops.losses_metrics.metrics import (
     recall as recall,
 )
 

@@ -2,8 +2,8 @@
 
 # ruff: noqa: F401, I001 - this module is a public namespace: explicit re-exports only
 
-# --- ops/nn.py ---------------------------------------------------------------------------
-from .ops.nn import (
+# --- ops/nn/activations.py ---------------------------------------------------------------
+from .ops.nn.activations import (
     crelu as crelu,
     elu as elu,
     leaky_relu as leaky_relu,
@@ -25,7 +25,7 @@ from .ops.nn import (
     weighted_cross_entropy_with_logits as weighted_cross_entropy_with_logits,
 )
 
-# --- ops/nn_impl.py ----------------------------------------------------------------------
+# --- ops/nn/impl.py ----------------------------------------------------------------------
 from . import rnn_cell as rnn_cell
 from .layers.rnn import (
     bidirectional_dynamic_rnn as bidirectional_dynamic_rnn,
@@ -33,8 +33,8 @@ from .layers.rnn import (
     static_bidirectional_rnn as static_bidirectional_rnn,
     static_rnn as static_rnn,
 )
-from .ops.sparse_ops import embedding_lookup_sparse as embedding_lookup_sparse
-from .ops.nn_impl import (
+from .ops.sparse.sparse_ops import embedding_lookup_sparse as embedding_lookup_sparse
+from .ops.nn.impl import (
     batch_normalization as batch_normalization,
     bias_add as bias_add,
     dropout as dropout,
@@ -49,8 +49,8 @@ from .ops.nn_impl import (
     zero_fraction as zero_fraction,
 )
 
-# --- ops/nn_conv.py ----------------------------------------------------------------------
-from .ops.nn_conv import (
+# --- ops/nn/conv/conv2d.py ---------------------------------------------------------------
+from .ops.nn.conv.conv2d import (
     conv1d as conv1d,
     conv2d as conv2d,
     conv2d_backprop_filter as conv2d_backprop_filter,
@@ -58,33 +58,33 @@ from .ops.nn_conv import (
     conv2d_transpose as conv2d_transpose,
 )
 
-# --- ops/nn_pool.py ----------------------------------------------------------------------
-from .ops.nn_pool import (
+# --- ops/nn/pool.py ----------------------------------------------------------------------
+from .ops.nn.pool import (
     avg_pool as avg_pool,
     avg_pool2d as avg_pool2d,
     max_pool as max_pool,
     max_pool2d as max_pool2d,
 )
-from .ops.candidate_sampling import (
+from .ops.nn.candidate_sampling import (
     fixed_unigram_candidate_sampler as fixed_unigram_candidate_sampler,
     log_uniform_candidate_sampler as log_uniform_candidate_sampler,
     nce_loss as nce_loss,
     sampled_softmax_loss as sampled_softmax_loss,
     uniform_candidate_sampler as uniform_candidate_sampler,
 )
-from .ops.nn_impl import (
+from .ops.nn.impl import (
     fused_batch_norm as fused_batch_norm,
     log_poisson_loss as log_poisson_loss,
 )
-from .ops.nn_depthwise import (
+from .ops.nn.conv.depthwise import (
     atrous_conv2d as atrous_conv2d,
     depthwise_conv2d as depthwise_conv2d,
     separable_conv2d as separable_conv2d,
 )
-from .ops.ctc import ctc_loss as ctc_loss
-from .ops.ctc_beam_search import ctc_beam_search_decoder as ctc_beam_search_decoder
-from .ops.ctc_decoders import ctc_greedy_decoder as ctc_greedy_decoder
-from .ops.math_sort import (
+from .ops.nn.ctc.loss import ctc_loss as ctc_loss
+from .ops.nn.ctc.beam_search import ctc_beam_search_decoder as ctc_beam_search_decoder
+from .ops.nn.ctc.decoders import ctc_greedy_decoder as ctc_greedy_decoder
+from .ops.math.ordering import (
     in_top_k as in_top_k,
     top_k as top_k,
 )

@@ -2,8 +2,8 @@
 
 # ruff: noqa: F401, I001 - this module is a public namespace: explicit re-exports only
 
-# --- ops/random.py -------------------------------------------------------------------------
-from .ops.random import (
+# --- ops/random/random_ops.py --------------------------------------------------------------
+from .ops.random.random_ops import (
     categorical as categorical,
     get_seed as get_seed,
     multinomial as multinomial,

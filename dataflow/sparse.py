@@ -1,4 +1,4 @@
-"""``tf.sparse``: the TF 1.15 names of the sparse ops (see ``ops/sparse_ops.py``)."""
+"""``tf.sparse``: the TF 1.15 names of the sparse ops (see ``ops/sparse/sparse_ops.py``)."""
 
 from ._util.missing_names import missing_name_hook
 from .framework.sparse_tensor import SparseTensor as SparseTensor

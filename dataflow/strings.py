@@ -1,30 +1,30 @@
 """``tf.strings``: the string ops of TF 1.15 that dataflow provides (see
-``ops/string_ops.py`` and ``ops/decode_ops.py``)."""
+``ops/strings/string_ops.py`` and ``ops/io/decode.py``)."""
 
 from ._util.missing_names import missing_name_hook
-from .ops.decode_ops import to_number as to_number
-from .ops.string_ops import (
+from .ops.io.decode import to_number as to_number
+from .ops.strings.string_ops import (
     join as join,
 )
-from .ops.string_ops import (
+from .ops.strings.string_ops import (
     length as length,
 )
-from .ops.string_ops import (
+from .ops.strings.string_ops import (
     lower as lower,
 )
-from .ops.string_ops import (
+from .ops.strings.string_ops import (
     regex_replace as regex_replace,
 )
-from .ops.string_ops import (
+from .ops.strings.string_ops import (
     split as split,
 )
-from .ops.string_ops import (
+from .ops.strings.string_ops import (
     strip as strip,
 )
-from .ops.string_ops import (
+from .ops.strings.string_ops import (
     substr as substr,
 )
-from .ops.string_ops import (
+from .ops.strings.string_ops import (
     upper as upper,
 )
 

@@ -46,7 +46,7 @@ TF 1.15 is the reference where the installed TF 2 changed a class (``tf_now``): 
 ``Server`` task missing from its job is ``InvalidArgumentError`` in TF 1.15's
 ``grpc_server_lib.cc``, ``InternalError`` in TF 2.21. ``tf_record_iterator`` on a
 checksummed length of 2**62 crashes TensorFlow itself; the row uses 2**33, where it
-raises ``DataLossError`` (``tests/ops/test_tf_record.py`` has ours at 2**62).
+raises ``DataLossError`` (``tests/ops/io/test_tf_record.py`` has ours at 2**62).
 
 Left out because TensorFlow's own behaviour is no reference there: ``cond`` or
 ``while_loop`` on a non-boolean predicate (TF 2 fails whichever step runs next, with a
@@ -1723,7 +1723,7 @@ def _huge_length_tfrecord() -> str:
     lengths near 2**40; tests/ops has ours at 2**62)."""
     import struct
 
-    from dataflow.ops.tf_record import masked_crc32c
+    from dataflow.ops.io.tf_record import masked_crc32c
 
     length = struct.pack("<Q", 1 << 33)
     path = os.path.join(tempfile.mkdtemp(), "huge.tfrecord")

@@ -42,7 +42,7 @@ def _loaded_after(code: str) -> set[str]:
 
 def test_import_dataflow_leaves_heavy_modules_unloaded():
     loaded = _loaded_after("import dataflow")
-    assert "dataflow.ops.math_arith" in loaded  # the op library itself is there
+    assert "dataflow.ops.math.arith" in loaded  # the op library itself is there
     assert sorted(name for name in LAZY if name in loaded) == []
 
 
@@ -69,7 +69,7 @@ def test_lazy_modules_load_when_used(tmp_path):
 def test_adam_blas_loads_scipy_on_first_update():
     loaded = _loaded_after(
         "import numpy as np\n"
-        "from dataflow.train import adam_blas\n"
+        "from dataflow.train.optimizers import adam_blas\n"
         "n = 1 << 16\n"
         "var, m, v, g = (np.ones(n, np.float32) for _ in range(4))\n"
         "t = np.empty(n, np.float32)\n"
@@ -89,7 +89,7 @@ def test_blas_limit_covers_scipys_blas_loaded_lazily():
             sys.executable,
             "-c",
             "import dataflow, sys, threadpoolctl\n"
-            "from dataflow.runtime import inter_op\n"
+            "from dataflow.runtime.execute import inter_op\n"
             "assert 'scipy' not in sys.modules\n"
             "inter_op.blas_one_thread()\n"
             "import scipy.linalg.blas\n"

@@ -1,8 +1,10 @@
-"""The package's layers import only downward (STYLE.md, "Layout: layers").
+"""The package's layers import only downward (STYLE.md, "Layout: layers"), and the rooms
+of the op library and the runtime import only the rooms their table allows.
 
 An AST walk over every module resolves each ``import``/``from ... import`` (relative ones
 included, and imports inside functions too) to a ``dataflow`` subpackage and checks it
-against the allowed table below.
+against the allowed tables below. CONTRIBUTING.md's "Map of the package" says the same
+in prose; change both together.
 """
 
 from __future__ import annotations
@@ -34,6 +36,73 @@ ALLOWED = {
     "io": {"*"},
     "contrib": {"*"},
 }
+# Rooms of ops/ and runtime/ (a room is a folder; its modules and no deeper folder) ->
+# the other rooms of the same layer its modules may import. The top of each layer holds
+# its base modules (``BASE``: every room may import them) and its entry points (the
+# package's ``__init__``, ``script``, ``tf1_aliases``, ``session``), which may import any
+# room of their layer.
+ROOMS = {
+    "ops": {"*"},
+    "ops.array": {"ops", "ops.math", "ops.control"},
+    "ops.math": {"ops", "ops.array", "ops.control"},
+    "ops.linalg": {"ops", "ops.array", "ops.math"},
+    "ops.control": {"ops", "ops.array", "ops.math", "ops.debug"},
+    "ops.debug": {"ops", "ops.control"},
+    "ops.random": {"ops"},
+    "ops.strings": {"ops"},
+    "ops.nn": {
+        "ops",
+        "ops.array",
+        "ops.math",
+        "ops.linalg",
+        "ops.control",
+        "ops.random",
+        "ops.state",
+        "ops.nn.conv",
+    },
+    "ops.nn.conv": {"ops", "ops.array", "ops.math", "ops.nn"},
+    "ops.nn.ctc": {"ops", "ops.array", "ops.math"},
+    "ops.state": {"ops", "ops.array", "ops.control", "ops.random", "ops.state.checkpoint"},
+    "ops.state.checkpoint": {"ops.io"},
+    "ops.queue": {"ops"},
+    "ops.io": {"ops", "ops.array", "ops.queue", "ops.strings"},
+    "ops.data": {"ops", "ops.math", "ops.io"},
+    "ops.data.from_dask": {"ops", "ops.data"},
+    "ops.summary": {"ops", "ops.state"},
+    "ops.image": {
+        "ops",
+        "ops.array",
+        "ops.math",
+        "ops.linalg",
+        "ops.control",
+        "ops.random",
+        "ops.debug",
+    },
+    "ops.sparse": {"ops", "ops.array", "ops.math", "ops.control", "ops.nn"},
+    "ops.losses_metrics": {
+        "ops",
+        "ops.array",
+        "ops.math",
+        "ops.linalg",
+        "ops.control",
+        "ops.nn",
+        "ops.state",
+    },
+    "runtime": {"*"},
+    "runtime.compile": {"runtime"},
+    "runtime.execute": {"runtime", "runtime.compile"},
+    "runtime.dask": {"runtime", "runtime.compile", "runtime.execute", "runtime.dashboard"},
+    # The page's gatherer runs on a worker and reads that worker's state when asked.
+    "runtime.dashboard": {"runtime.dask"},
+    "runtime.server": {"runtime", "runtime.execute", "runtime.dask"},
+}
+# Modules at the top of a layer that any room imports, and the rooms they may import
+# themselves (a ``Backend`` runs compiled ``Plan``s).
+BASE = {
+    "ops": {"build", "rules", "host", "constant", "cast"},
+    "runtime": {"backend", "config", "devices", "resources", "cluster_spec"},
+}
+BASE_ROOMS = {"ops": set(), "runtime": {"runtime.compile"}}
 # Third-party packages a layer may use (the stdlib is always allowed).
 THIRD_PARTY = {
     "_util": set(),
@@ -103,6 +172,51 @@ def test_module_imports_only_from_lower_layers(path):
             )
 
 
+def _room_of(module: str) -> str:
+    """The room of a dotted name under ``dataflow``: ``dataflow.ops.nn.conv.conv2d`` (a
+    module), ``dataflow.ops.nn.conv`` (a package) and ``dataflow.ops.nn.conv.conv2d.f`` (a
+    name taken from a module) are all in ``ops.nn.conv``."""
+    parts = module.split(".")[1:]
+    while parts and not ROOT.joinpath(*parts).is_dir():
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _room_modules():
+    return [p for p in _modules() if _package_of(p) in ("ops", "runtime")]
+
+
+@pytest.mark.parametrize("path", _room_modules(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_rooms_import_only_the_rooms_their_table_allows(path):
+    rel = path.relative_to(ROOT).with_suffix("").parts
+    room = ".".join(rel[:-1])
+    layer = rel[0]
+    is_base = room == layer and rel[-1] in BASE[layer]
+    allowed = BASE_ROOMS[layer] if is_base else ROOMS[room]
+    for name, line in _imports(path):
+        parts = name.split(".")
+        if parts[0] != "dataflow" or len(parts) < 3 or parts[1] != layer:
+            continue
+        target = _room_of(name)
+        if target == room or "*" in allowed:
+            continue
+        if target == layer:
+            ok = parts[2] in BASE[layer]
+        else:
+            ok = target in allowed
+        assert ok, f"{path.relative_to(ROOT)}:{line} imports {name}: " + (
+            f"a base module of '{layer}' may import only {sorted(allowed) or 'no room'}"
+            if is_base
+            else f"room '{room}' may import {layer}'s base modules and the rooms "
+            f"{sorted(allowed - {layer})} (ROOMS in tests/test_layering.py)"
+        )
+
+
+def test_every_room_has_a_row():
+    rooms = {".".join(p.relative_to(ROOT).parts[:-1]) for p in _room_modules()}
+    assert rooms == set(ROOMS), f"rooms without a row, or rows without a room: {rooms ^ set(ROOMS)}"
+
+
 def test_nothing_in_the_package_imports_testing():
     for path in _modules():
         if _package_of(path) == "testing":
@@ -117,3 +231,22 @@ def _is_stdlib(name: str) -> bool:
     import sys
 
     return name in sys.stdlib_module_names or name == "__future__"
+
+
+def test_no_room_exports_a_name_that_hides_one_of_its_modules():
+    """A room's ``__init__`` that re-exports ``shape`` (the function) would hide its module
+    ``shape.py``: ``from .array import shape`` would give the function, and so would
+    ``import dataflow.ops.array.shape as m``. Modules of such rooms take other names."""
+    import importlib
+    import pkgutil
+    import types
+
+    for init in sorted(ROOT.rglob("__init__.py")):
+        package = ".".join(("dataflow", *init.parent.relative_to(ROOT).parts)).rstrip(".")
+        module = importlib.import_module(package)
+        for sub in pkgutil.iter_modules([str(init.parent)]):
+            value = getattr(module, sub.name, None)
+            assert value is None or isinstance(value, types.ModuleType), (
+                f"{package} exports a {type(value).__name__} named {sub.name!r}, hiding its "
+                f"module {package}.{sub.name}"
+            )

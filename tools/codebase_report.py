@@ -26,6 +26,11 @@ What is counted, over ``dataflow/``:
 * ``runtime_op_type_literals``: string literals in ``dataflow/runtime`` (docstrings
   aside) naming a registered op type: the runtime should learn such facts from the op's
   registry record, not from a list of names.
+* ``crowded_folders``: folders of the package holding more than 25 modules
+  (``__init__.py`` aside): a room a reader cannot hold in mind; split it by family.
+* ``prefix_families``: four or more modules of one folder whose names share a prefix
+  (``array_gather``, ``array_join``, ...): a family spelled in file names, which should
+  be a folder of its own (CONTRIBUTING.md, "Map of the package").
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ from collections.abc import Iterator
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "dataflow"
 MAX_LINES = 600
+MAX_FOLDER_MODULES = 25
+MIN_PREFIX_FAMILY = 4
 LINT_PATHS = ("dataflow", "tests", "benchmarks", "tools")
 
 
@@ -297,6 +304,37 @@ def runtime_op_type_literals(modules: dict[str, pathlib.Path]) -> list[str]:
     return out
 
 
+def folder_modules(package: pathlib.Path = PACKAGE) -> dict[pathlib.Path, list[str]]:
+    """Each folder of the package -> the names of its modules (``__init__`` aside)."""
+    out: dict[pathlib.Path, list[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        if path.name != "__init__.py":
+            out.setdefault(path.parent, []).append(path.stem)
+    return out
+
+
+def crowded_folders(package: pathlib.Path = PACKAGE) -> list[str]:
+    return [
+        f"{folder.relative_to(package.parent)}/: {len(names)} modules"
+        for folder, names in folder_modules(package).items()
+        if len(names) > MAX_FOLDER_MODULES
+    ]
+
+
+def prefix_families(package: pathlib.Path = PACKAGE) -> list[str]:
+    """Groups of modules in one folder named ``<prefix>`` or ``<prefix>_<rest>``."""
+    out = []
+    for folder, names in folder_modules(package).items():
+        families: dict[str, list[str]] = {}
+        for name in names:
+            families.setdefault(name.split("_", 1)[0], []).append(name)
+        for prefix, members in sorted(families.items()):
+            if len(members) >= MIN_PREFIX_FAMILY:
+                where = folder.relative_to(package.parent)
+                out.append(f"{where}/{prefix}_*: {', '.join(members)}")
+    return out
+
+
 def report() -> dict[str, list[str]]:
     modules = package_modules()
     return {
@@ -308,6 +346,8 @@ def report() -> dict[str, list[str]]:
         "dead_names": dead_names(),
         "registration_paths": registration_paths(modules),
         "runtime_op_type_literals": runtime_op_type_literals(modules),
+        "crowded_folders": crowded_folders(),
+        "prefix_families": prefix_families(),
     }
 
 

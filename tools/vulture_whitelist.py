@@ -17,5 +17,5 @@ run_with_hooks  # MonitoredSession.run_step_fn's StepContext.run_with_hooks
 __getattr__  # a module-level __getattr__ (PEP 562) in dataflow/testing/strict_xp.py
 
 # Called by the interpreter or the test runner, never by name:
-_stop_running_servers  # runtime/server.py: an atexit hook closing servers still serving
+_stop_running_servers  # runtime/server/server.py: an atexit hook closing servers still serving
 _no_dashboard_port_clash  # tests/distributed/test_server.py: an autouse pytest fixture

@@ -2,8 +2,8 @@
 
 Two of dataflow's lines to other processes start as ordinary Dask connections (the
 cluster's address, protocol and ``Security``) and then leave tornado: the client's step
-streams (``runtime/step_stream.py``) and a worker's progress line to the scheduler
-(``ops/dask_progress.py``). Both find the tornado stream under the comm themselves and,
+streams (``runtime/dask/stream.py``) and a worker's progress line to the scheduler
+(``ops/data/from_dask/progress.py``). Both find the tornado stream under the comm themselves and,
 once the other end has acknowledged, hand it here for the bare socket.
 """
 

@@ -27,8 +27,8 @@ from .._util import nest
 from .._util.toposort import reachable
 from ..framework.gradient_override import RegisterGradient
 from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
-from ..ops.control import identity_n
-from ..ops.state import GraphKeys
+from ..ops.control.group import identity_n
+from ..ops.state.variables import GraphKeys
 
 _CALLS = itertools.count(1)
 

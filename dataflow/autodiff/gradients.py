@@ -52,7 +52,7 @@ from ..framework.indexed_slices import IndexedSlices
 from ..ops import array
 from ..ops import math as math_ops
 from ..ops.constant import constant
-from ..ops.math_reduce import shape_root
+from ..ops.math.reduce import shape_root
 
 
 def _as_list(value: Any) -> list:
@@ -281,7 +281,7 @@ def _match_shape(graph: Any, op: Operation, t: Tensor, g: Tensor) -> Tensor:
         return g  # the same run-time shape by construction: nothing was broadcast
     # Sizes known only at run time: one op that is a no-op unless broadcasting happened.
     # Its ``like`` input is ``t``'s shape root, so an elementwise ``t`` stays read by its
-    # forward consumer alone (and can fuse with it, runtime/fusion.py).
+    # forward consumer alone (and can fuse with it, runtime/compile/fusion.py).
     return array.sum_like(g, root)
 
 

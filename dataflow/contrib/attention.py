@@ -36,12 +36,12 @@ from ..layers.core import Dense
 from ..layers.rnn import sequence_mask
 from ..layers.rnn_cells import RNNCell
 from ..ops import array as array_ops
-from ..ops.init_ops import constant_initializer, ones_initializer, zeros_initializer
-from ..ops.linalg_matmul import matmul
+from ..ops.control.tensor_array import TensorArray
+from ..ops.linalg.products import matmul
 from ..ops.math import reduce_sum, rsqrt, square, tanh, where
-from ..ops.tensor_array import TensorArray
-from ..ops.variable_scope import get_variable
-from ..ops.variable_scope_context import variable_scope
+from ..ops.state.initializers import constant_initializer, ones_initializer, zeros_initializer
+from ..ops.state.scope import get_variable
+from ..ops.state.scope_context import variable_scope
 
 
 class _AttentionMechanism:

@@ -27,7 +27,9 @@ from ..framework import dtypes
 from ..framework.graph import Tensor, convert_to_tensor
 from ..framework.scopes import name_scope
 from ..ops import array as array_ops
-from ..ops.cond import cond
+from ..ops.control.cond import cond
+from ..ops.control.tensor_array import TensorArray
+from ..ops.control.while_loop import while_loop
 from ..ops.math import (
     argmax,
     cast,
@@ -38,10 +40,8 @@ from ..ops.math import (
     reduce_all,
     where_v2,
 )
-from ..ops.random import multinomial
-from ..ops.tensor_array import TensorArray
-from ..ops.variable_scope_context import variable_scope
-from ..ops.while_loop import while_loop
+from ..ops.random.random_ops import multinomial
+from ..ops.state.scope_context import variable_scope
 
 
 def _batch_major(t: Tensor) -> Tensor:

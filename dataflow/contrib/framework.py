@@ -20,23 +20,23 @@ from typing import Any
 
 from .._util import nest as _nest
 from ..framework.graph import get_default_graph
-from ..ops.state import GLOBAL_VARIABLES, MODEL_VARIABLES, TRAINABLE_VARIABLES, Variable
-from ..ops.variable_scope import get_variable
-from ..train.global_step import (
-    assert_global_step as assert_global_step,
-)
-from ..train.global_step import (
-    create_global_step as create_global_step,
-)
-from ..train.global_step import (
-    get_global_step as get_global_step,
-)
-from ..train.global_step import (
-    get_or_create_global_step as get_or_create_global_step,
-)
+from ..ops.state.scope import get_variable
+from ..ops.state.variables import GLOBAL_VARIABLES, MODEL_VARIABLES, TRAINABLE_VARIABLES, Variable
 from ..train.saver import latest_checkpoint
 from ..train.saver import list_variables as list_variables
 from ..train.saver import load_variable as load_variable
+from ..train.training_util import (
+    assert_global_step as assert_global_step,
+)
+from ..train.training_util import (
+    create_global_step as create_global_step,
+)
+from ..train.training_util import (
+    get_global_step as get_global_step,
+)
+from ..train.training_util import (
+    get_or_create_global_step as get_or_create_global_step,
+)
 from .missing import contrib_hook
 
 _STACK = threading.local()

@@ -13,10 +13,10 @@ from ..framework.graph import Tensor, convert_to_tensor
 from ..framework.scopes import name_scope
 from ..layers.rnn import static_rnn
 from ..ops import array as array_ops
-from ..ops.control import stop_gradient
+from ..ops.control.group import stop_gradient
 from ..ops.math import add_n, argmax, cast, reduce_sum
-from ..ops.variable_scope import get_variable, get_variable_scope
-from ..ops.variable_scope_context import variable_scope
+from ..ops.state.scope import get_variable, get_variable_scope
+from ..ops.state.scope_context import variable_scope
 from .missing import contrib_hook
 from .rnn_wrappers import EmbeddingWrapper, OutputProjectionWrapper
 

@@ -12,10 +12,10 @@ from ..framework import scopes
 from ..framework.graph import convert_to_tensor
 from ..layers.rnn_cells import RNNCell
 from ..ops import array as array_ops
-from ..ops.init_ops import random_uniform_initializer, zeros_initializer
-from ..ops.linalg_matmul import matmul
-from ..ops.nn_impl import bias_add, embedding_lookup
-from ..ops.variable_scope import get_variable, get_variable_scope
+from ..ops.linalg.products import matmul
+from ..ops.nn.impl import bias_add, embedding_lookup
+from ..ops.state.initializers import random_uniform_initializer, zeros_initializer
+from ..ops.state.scope import get_variable, get_variable_scope
 
 
 class DeviceWrapper(RNNCell):

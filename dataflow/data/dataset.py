@@ -1,7 +1,7 @@
 """``tf.data.Dataset`` (TF 1.15 graph-mode semantics).
 
 A ``Dataset`` is a variant tensor (its op builds a ``Pipeline`` when it runs, see
-``ops/dataset_ops.py``) plus the structure of its elements (``output_types``,
+``ops/data/datasets.py``) plus the structure of its elements (``output_types``,
 ``output_shapes``, ``output_classes``). Each transformation adds one op. Functions are
 traced once, on placeholders of the element's structure, into a sub-graph: a tuple
 element is passed as positional arguments, any other element as one argument, and what
@@ -20,11 +20,12 @@ from ..framework.scopes import control_dependencies, name_scope
 from ..framework.subgraph import seal, trace
 from ..framework.tensor_shape import TensorShape, as_shape
 from ..ops import array as array_ops
-from ..ops import dataset_ops, dataset_vectorize
 from ..ops.build import apply_op
-from ..ops.check_ops import assert_greater
-from ..ops.control import identity
-from ..ops.random import get_seed
+from ..ops.control.group import identity
+from ..ops.data import datasets as dataset_ops
+from ..ops.data import vectorize as dataset_vectorize
+from ..ops.debug.check_ops import assert_greater
+from ..ops.random.random_ops import get_seed
 from . import structure
 from .from_dask import from_dask
 from .iterator import Iterator

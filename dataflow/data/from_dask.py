@@ -1,4 +1,4 @@
-"""``Dataset.from_dask``: a dataset over a Dask collection (see ``ops/dataset_dask.py``
+"""``Dataset.from_dask``: a dataset over a Dask collection (see ``ops/data/from_dask/dataset.py``
 for how its partitions are read, and ``docs/dask_collections.md`` for the concepts)."""
 
 from __future__ import annotations
@@ -8,9 +8,10 @@ from typing import Any
 import numpy as np
 
 from ..framework.tensor_shape import TensorShape
-from ..ops import dask_source, dataset_ops
-from ..ops import dataset_dask as _registers_the_op  # noqa: F401  (the DaskDataset kernel)
-from ..ops.random import get_seed
+from ..ops.data import datasets as dataset_ops
+from ..ops.data.from_dask import dataset as _registers_the_op  # noqa: F401  (the DaskDataset kernel)
+from ..ops.data.from_dask import source as dask_source
+from ..ops.random.random_ops import get_seed
 from .structure import Spec
 
 

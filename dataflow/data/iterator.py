@@ -15,7 +15,7 @@ from typing import Any
 from ..framework import dtypes
 from ..framework.graph import Operation, Tensor, convert_to_tensor
 from ..framework.scopes import name_scope
-from ..ops import dataset_ops
+from ..ops.data import datasets as dataset_ops
 from . import structure
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from ..framework import dtypes
 from ..framework.graph import convert_to_tensor
 from ..framework.tensor_shape import TensorShape
-from ..ops import dataset_ops
+from ..ops.data import datasets as dataset_ops
 from .dataset import Dataset
 from .structure import Spec
 

@@ -25,7 +25,7 @@ graph mode, so each switch is one of three kinds:
   ``disable_resource_variables``, queried by ``resource_variables_enabled()``, ``False``
   at start as in TF 1.15): variables made with ``use_resource=None`` are ref variables
   unless it is on. Both kinds compute the same; they differ where TF1's do, in when a
-  fetched variable is read (``ops/state.py``).
+  fetched variable is read (``ops/state/variables.py``).
 """
 
 from __future__ import annotations

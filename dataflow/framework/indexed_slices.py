@@ -4,7 +4,7 @@
 length ``N``) says which row of the dense tensor each slice is, and ``dense_shape``
 (optional) the dense tensor's shape. Rows may repeat: the dense tensor is the *sum* of
 the slices at each row, zeros elsewhere. The gradient of a gather from a variable is one
-(``ops/array_gather.py``): a step touching 1,000 rows of a 1,000,000-row embedding never
+(``ops/array/indexing.py``): a step touching 1,000 rows of a 1,000,000-row embedding never
 builds a dense 1,000,000-row gradient, and optimizers update just those rows.
 
 It is a plain value class holding three tensors, not an op output: converting it to a

@@ -33,7 +33,7 @@ _OPERATORS: dict[str, Callable] = {}
 # The attr (True) the op library sets on a read of a resource that TF1 would fetch as a
 # ref variable: fetched, the read is taken after every other op of the step that uses the
 # same resource handle (its updates), as TF1 reads a fetched ref variable's buffer when
-# the step's outputs are gathered. The compiler orders it (``runtime/prune.py``).
+# the step's outputs are gathered. The compiler orders it (``runtime/compile/prune.py``).
 FETCH_AFTER_UPDATES = "_fetch_after_updates"
 
 

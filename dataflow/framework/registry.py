@@ -30,11 +30,11 @@ An op family module (``dataflow/ops/*.py``) declares each op type once, with
   iterators, summaries, ``Print``) say ``False``. Placement uses it as TF1 uses its GPU
   kernel registrations: asked for no device, an op goes to the GPU only when every op
   of its colocation group has a GPU kernel; asked for a GPU explicitly, an op without
-  one is an error, or the CPU under soft placement (``runtime/placement.py``);
+  one is an error, or the CPU under soft placement (``runtime/compile/placement.py``);
 * ``shape_of_input``: the index of the input whose run-time shape the output always
   has (``Relu``, ``BiasAdd``, ``MaxPoolGrad``), or None. The gradient pass follows it
   to see that a gradient needs no un-broadcasting when shapes are known only at run
-  time (``math_reduce.shape_root``), which also leaves fusible pairs unshared.
+  time (``math.reduce.shape_root``), which also leaves fusible pairs unshared.
 
 There is one way to register: ``registry.register(registry.OpDef("Type", infer, kernel,
 grad, <facts as keywords>))`` beside the op's builder, rule, kernel and gradient.
@@ -141,7 +141,7 @@ def registered_types() -> list[str]:
 # --- producer-consumer fusions --------------------------------------------------------------
 # ``consumer(producer(a, ...), b, ...)`` computed by one kernel ``fused(a, ..., b, ...)``
 # (with both ops' attrs). The plan compiler applies these where the producer's
-# output feeds nothing but that consumer (``runtime/fusion.py``). A fused type is an
+# output feeds nothing but that consumer (``runtime/compile/fusion.py``). A fused type is an
 # ordinary registered op type that no graph builder creates.
 _FUSIONS: dict[tuple[str, str], str] = {}
 

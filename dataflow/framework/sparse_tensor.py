@@ -2,7 +2,7 @@
 
 ``indices`` (int64 ``[N, rank]``, the coordinates of the present entries), ``values``
 (``[N]``) and ``dense_shape`` (int64 ``[rank]``). Ops that take a sparse tensor are
-composites over the three (``ops/sparse_ops.py``). A session fetches a ``SparseTensor``
+composites over the three (``ops/sparse/sparse_ops.py``). A session fetches a ``SparseTensor``
 as a ``SparseTensorValue`` of arrays, and a ``feed_dict`` entry keyed by one (a
 ``sparse_placeholder``) takes a ``SparseTensorValue`` or an ``(indices, values,
 dense_shape)`` tuple: ``expand_sparse_fetches`` and ``expand_sparse_feeds`` turn both

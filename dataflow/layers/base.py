@@ -22,9 +22,9 @@ from ..framework import dtypes
 from ..framework.graph import Tensor, convert_to_tensor, get_default_graph
 from ..framework.scopes import name_scope
 from ..framework.tensor_shape import TensorShape
-from ..ops.state import GraphKeys
-from ..ops.variable_scope import get_variable
-from ..ops.variable_scope_context import variable_scope
+from ..ops.state.scope import get_variable
+from ..ops.state.scope_context import variable_scope
+from ..ops.state.variables import GraphKeys
 
 
 def snake_case(class_name: str) -> str:

@@ -11,12 +11,12 @@ from typing import Any
 from ..framework.graph import Tensor
 from ..framework.tensor_shape import TensorShape
 from ..ops import array as array_ops
-from ..ops.init_ops import glorot_uniform_initializer, zeros_initializer
-from ..ops.nn_conv import conv1d as nn_conv1d
-from ..ops.nn_conv import conv2d as nn_conv2d
-from ..ops.nn_conv import conv2d_transpose as nn_conv2d_transpose
-from ..ops.nn_depthwise import separable_conv2d as nn_separable_conv2d
-from ..ops.nn_impl import bias_add
+from ..ops.nn.conv.conv2d import conv1d as nn_conv1d
+from ..ops.nn.conv.conv2d import conv2d as nn_conv2d
+from ..ops.nn.conv.conv2d import conv2d_transpose as nn_conv2d_transpose
+from ..ops.nn.conv.depthwise import separable_conv2d as nn_separable_conv2d
+from ..ops.nn.impl import bias_add
+from ..ops.state.initializers import glorot_uniform_initializer, zeros_initializer
 from .base import Layer, channels_dim
 
 

@@ -12,13 +12,13 @@ from ..framework.graph import Tensor, convert_to_tensor
 from ..framework.tensor_shape import TensorShape
 from ..framework.tensor_util import constant_value
 from ..ops import array as array_ops
-from ..ops.cond import cond
-from ..ops.control import identity
-from ..ops.init_ops import glorot_uniform_initializer, zeros_initializer
-from ..ops.linalg_einsum import tensordot
-from ..ops.linalg_matmul import matmul
-from ..ops.nn_impl import bias_add
-from ..ops.nn_impl import dropout as nn_dropout
+from ..ops.control.cond import cond
+from ..ops.control.group import identity
+from ..ops.linalg.contraction import tensordot
+from ..ops.linalg.products import matmul
+from ..ops.nn.impl import bias_add
+from ..ops.nn.impl import dropout as nn_dropout
+from ..ops.state.initializers import glorot_uniform_initializer, zeros_initializer
 from .base import Layer, channels_dim
 
 

@@ -21,10 +21,10 @@ from ..framework.tensor_shape import TensorShape
 from ..ops import array as array_ops
 from ..ops.cast import cast
 from ..ops.constant import constant
-from ..ops.init_ops import ones_initializer, zeros_initializer
-from ..ops.nn_impl import batch_normalization as nn_batch_normalization
-from ..ops.nn_impl import moments
-from ..ops.state import assign_sub
+from ..ops.nn.impl import batch_normalization as nn_batch_normalization
+from ..ops.nn.impl import moments
+from ..ops.state.initializers import ones_initializer, zeros_initializer
+from ..ops.state.variables import assign_sub
 from .base import Layer
 from .core import smart_cond
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..framework.graph import Tensor
 from ..ops import array as array_ops
-from ..ops.nn_pool import avg_pool, max_pool
+from ..ops.nn.pool import avg_pool, max_pool
 from .base import Layer
 from .convolutional import as_tuple, check_format
 

@@ -14,7 +14,7 @@ unrolled instead, which gives the same values, variables and gradients but runs 
 here: no loop to interpret and no recomputation of the cell in the gradient (the
 while-loop gradient recomputes each step's body from the recorded loop variables).
 Unrolled plain LSTM cells without ``sequence_length`` go one step further: each layer
-is one ``LSTMSequence`` op over all steps (``ops/nn_rnn.py`` says why it is faster),
+is one ``LSTMSequence`` op over all steps (``ops/nn/rnn.py`` says why it is faster),
 with the same variables and, to float rounding, the same values and gradients.
 """
 
@@ -27,17 +27,17 @@ from ..framework import dtypes
 from ..framework.graph import Tensor, convert_to_tensor
 from ..framework.scopes import name_scope
 from ..ops import array as array_ops
-from ..ops.array_gather import gather_nd
-from ..ops.array_join import concat
-from ..ops.array_transpose import range_ as range_op
+from ..ops.array.indexing import gather_nd
+from ..ops.array.join import concat
+from ..ops.array.reorder import range_ as range_op
 from ..ops.build import apply_op
 from ..ops.cast import cast
-from ..ops.math_arith import maximum, minimum
-from ..ops.math_compare import less, where
-from ..ops.math_reduce import reduce_max
-from ..ops.tensor_array import TensorArray
-from ..ops.variable_scope_context import variable_scope
-from ..ops.while_loop import while_loop
+from ..ops.control.tensor_array import TensorArray
+from ..ops.control.while_loop import while_loop
+from ..ops.math.arith import maximum, minimum
+from ..ops.math.compare import less, where
+from ..ops.math.reduce import reduce_max
+from ..ops.state.scope_context import variable_scope
 from .rnn_cells import LSTMStateTuple
 
 
@@ -218,7 +218,7 @@ def _check_state(cell: Any, state: Any) -> None:
 def _fused_rnn(
     cell: Any, inputs: Tensor, initial_state: Any, dtype: Any, time_major: bool, scope: Any
 ) -> tuple[Tensor, Any]:
-    """An LSTM (or a stack of them) over all steps at once (``ops/nn_rnn.py``): the
+    """An LSTM (or a stack of them) over all steps at once (``ops/nn/rnn.py``): the
     unrolled path's variables, values and gradients from one op per layer."""
     with variable_scope(scope or "rnn"):
         if not time_major:

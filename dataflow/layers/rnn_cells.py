@@ -20,14 +20,14 @@ from ..framework.graph import Tensor, convert_to_tensor
 from ..framework.scopes import name_scope
 from ..framework.tensor_shape import TensorShape
 from ..ops import array as array_ops
-from ..ops.init_ops import constant_initializer, zeros_initializer
-from ..ops.linalg_matmul import matmul
-from ..ops.math_arith import add, multiply, sigmoid, tanh
-from ..ops.math_composite import clip_by_value
-from ..ops.nn_impl import bias_add
-from ..ops.nn_impl import dropout as nn_dropout
-from ..ops.nn_rnn import lstm_sequence
-from ..ops.variable_scope_context import variable_scope
+from ..ops.linalg.products import matmul
+from ..ops.math.arith import add, multiply, sigmoid, tanh
+from ..ops.math.composite import clip_by_value
+from ..ops.nn.impl import bias_add
+from ..ops.nn.impl import dropout as nn_dropout
+from ..ops.nn.rnn import lstm_sequence
+from ..ops.state.initializers import constant_initializer, zeros_initializer
+from ..ops.state.scope_context import variable_scope
 from .base import Layer, channels_dim
 
 

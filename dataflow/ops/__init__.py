@@ -1,70 +1,53 @@
-"""The op library (layer 2a): one module per op family. Importing this package
-registers every op type and the Tensor operator overloads."""
+"""The op library (layer 2a), in rooms by family (CONTRIBUTING.md, "Map of the package").
+
+Importing this package registers every op type and the Tensor operator overloads: it
+imports each family's modules for their registrations.
+"""
 
 from . import (  # noqa: F401 - imported for their registrations
-    accumulator_ops,
     array,
-    array_gather,
-    array_join,
-    array_pad,
-    array_shape,
-    array_slice,
-    array_transpose,
-    array_unique,
-    candidate_sampling,
     cast,
-    check_ops,
-    cond,
     constant,
-    control,
-    control_flow,
-    conv_backprop,
-    conv_geometry,
-    data_flow,
-    dataset_ops,
-    debugging,
-    functional_ops,
-    image_ops,
-    init_ops,
-    io_ops,
     linalg,
-    linalg_decomp,
-    linalg_diag,
-    linalg_einsum,
-    linalg_matmul,
-    losses,
-    map_scan,
     math,
-    math_argmax_cumsum,
-    math_arith,
-    math_compare,
-    math_composite,
-    math_reduce,
-    math_segment,
-    math_sort,
-    math_sum_of_squares,
-    metrics_ops,
-    nn,
-    nn_bias,
-    nn_conv,
-    nn_conv_bias,
-    nn_depthwise,
-    nn_impl,
-    nn_pool,
-    nn_pool_relu,
-    nn_relu,
-    nn_rnn,
-    random,
     script,
-    sparse_ops,
-    state,
-    summary_ops,
+)
+from .control import (  # noqa: F401
+    cond,
+    fold,
+    functional,
+    group,
+    map_scan,
     tensor_array,
     tensor_list,
     tensor_list_grad,
-    variable_ops,
-    variable_scope,
-    variable_scope_context,
-    variable_store,
     while_loop,
 )
+from .data import datasets  # noqa: F401
+from .debug import check_ops, debugging  # noqa: F401
+from .image import image_ops  # noqa: F401
+from .losses_metrics import losses, metrics  # noqa: F401
+from .nn import (  # noqa: F401
+    activations,
+    bias,
+    candidate_sampling,
+    impl,
+    pool,
+    pool_relu,
+    relu,
+    rnn,
+)
+from .nn.conv import backprop, conv2d, depthwise, fused_bias, geometry  # noqa: F401
+from .queue import accumulator, queues  # noqa: F401
+from .random import random_ops  # noqa: F401
+from .sparse import sparse_ops  # noqa: F401
+from .state import (  # noqa: F401
+    initializers,
+    resource_ops,
+    save_restore,
+    scope,
+    scope_context,
+    store,
+    variables,
+)
+from .summary import summary_ops  # noqa: F401

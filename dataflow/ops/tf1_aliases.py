@@ -15,10 +15,15 @@ from typing import Any
 from ..framework import dtypes
 from ..framework.graph import Tensor, convert_to_tensor, get_default_graph
 from ..framework.scopes import name_scope
-from . import array_shape, array_transpose, linalg_diag, math_arith, nn, state
-from .array_join import concat
+from .array import reorder as array_transpose
+from .array import shapes as array_shape
+from .array.join import concat
 from .cast import cast
-from .math_argmax_cumsum import argmax, argmin
+from .linalg import diag as linalg_diag
+from .math import arith as math_arith
+from .math.argmax_cumsum import argmax, argmin
+from .nn import activations as nn
+from .state import variables as state
 
 
 def arg_max(
@@ -58,7 +63,7 @@ def diag_part(input: Any, name: str | None = None) -> Tensor:
 
 
 def _product(shape: Tensor) -> Tensor:
-    from .math_reduce import reduce_prod
+    from .math.reduce import reduce_prod
 
     return reduce_prod(shape)
 

@@ -1,7 +1,7 @@
 """The one interface a ``Session`` drives: what a backend must do to run compiled plans.
 
 Two backends implement it: ``embedded_backend.EmbeddedBackend`` (this process, the
-default) and ``dask_backend.DaskBackend`` (a Dask cluster). ``Session`` calls only these
+default) and ``dask.backend.DaskBackend`` (a Dask cluster). ``Session`` calls only these
 methods, so a feature a session offers is either here for both or refused by the
 backend that cannot provide it, with a clear error (not looked up with ``getattr``).
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from .compile.plan import Plan
 from .config import StepTrace
-from .plan import Plan
 
 
 class Backend(Protocol):

@@ -77,7 +77,7 @@ class RunOptions:
 
 class StepTrace:
     """What the backends record during a traced step, before the session writes it into
-    the caller's ``RunMetadata`` (``step_trace.fill_run_metadata``).
+    the caller's ``RunMetadata`` (``dask.trace.fill_run_metadata``).
 
     ``step_stats`` is a list of dicts ``{"name", "type", "device", "start_us",
     "end_us", "thread"}`` (a kernel's also ``"outputs"``: a ``(dtype name, shape)`` or

@@ -3,7 +3,7 @@
 A process has one CPU device unless ``ConfigProto(device_count={"CPU": n})`` asks for
 more: TF1 then makes ``n`` CPU devices sharing the host's memory and cores, so a graph
 written for several devices (``tf.device("/cpu:1")``) runs, with independent stages on
-different devices running at the same time (``inter_op.py``). GPUs are those CuPy sees,
+different devices running at the same time (``execute/inter_op.py``). GPUs are those CuPy sees,
 at most ``device_count["GPU"]`` of them.
 """
 

@@ -3,7 +3,7 @@
 A ``ResourceStore`` is a plain class with a lock per entry: variables are arrays under
 their names, and objects such as queues and random streams live beside them
 (``get_or_create``). The embedded session owns one per device; on a cluster each worker
-holds one per container and device (``worker_state.py``), touched in-process by the
+holds one per container and device (``dask/worker_state.py``), touched in-process by the
 stage tasks and resident steps that run there. A client reaches a worker's store only
 through ``worker_state.store_call`` (``Client.run``), outside steps.
 

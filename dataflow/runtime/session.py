@@ -34,15 +34,15 @@ from ..framework.sparse_tensor import (
     expand_sparse_fetches,
     has_sparse,
 )
-from . import dask_feeds
 from .backend import Backend
-from .compiler import compile_plan
+from .compile.compiler import compile_plan
+from .compile.plan import Plan
 from .config import ConfigProto, RunMetadata, RunOptions, StepTrace
+from .dask import feeds as dask_feeds
+from .dask.trace import event as step_event
+from .dask.trace import fill_run_metadata
 from .devices import DeviceAttributes, device_attributes
-from .embedded_backend import EmbeddedBackend
-from .plan import Plan
-from .step_trace import event as step_event
-from .step_trace import fill_run_metadata
+from .execute.embedded_backend import EmbeddedBackend
 
 
 class _Signature:
@@ -113,7 +113,7 @@ class BaseSession:
     def _make_backend(self, target: Any) -> Backend:
         if target is None or target == "" or target == "local":
             return EmbeddedBackend(self._config)
-        from .dask_backend import DaskBackend
+        from .dask.backend import DaskBackend
 
         return DaskBackend(target, self._config)
 
@@ -293,7 +293,7 @@ class BaseSession:
             if type(value) is np.ndarray and value.dtype == np_dtype and np_dtype.kind != "O":
                 got = value.shape  # the usual feed: an array of the right dtype
             elif np_dtype is not None and dask_feeds.is_dask_collection(value):
-                # Computed where the feed's consumers run (``dask_feeds``).
+                # Computed where the feed's consumers run (``dask.feeds``).
                 value = dask_feeds.feed_value(
                     value,
                     np_dtype,
@@ -368,7 +368,7 @@ class BaseSession:
         (which outlive sessions there, as in TF1's distributed runtime)."""
         if target is None or target == "" or target == "local":
             return
-        from .dask_backend import reset
+        from .dask.backend import reset
 
         reset(target, containers)
 

@@ -1,7 +1,7 @@
 """``tf.summary``: summary ops (serialized ``Summary`` protos) and ``FileWriter``.
 
 ``scalar``, ``histogram``, ``image``, ``audio``, ``text`` and ``tensor_summary`` build
-ops (``dataflow/ops/summary_ops.py``) and add them to the ``summaries`` collection;
+ops (``dataflow/ops/summary/summary_ops.py``) and add them to the ``summaries`` collection;
 ``merge``/``merge_all`` join them; ``FileWriter`` writes what ``Session.run`` returns into
 TensorBoard event files. The protobuf classes are TensorBoard's.
 """
@@ -29,28 +29,28 @@ from tensorboard.compat.proto.summary_pb2 import (
 )
 
 from .._util.missing_names import missing_name_hook
-from ..ops.summary_ops import (
+from ..ops.summary.summary_ops import (
     audio as audio,
 )
-from ..ops.summary_ops import (
+from ..ops.summary.summary_ops import (
     histogram as histogram,
 )
-from ..ops.summary_ops import (
+from ..ops.summary.summary_ops import (
     image as image,
 )
-from ..ops.summary_ops import (
+from ..ops.summary.summary_ops import (
     merge as merge,
 )
-from ..ops.summary_ops import (
+from ..ops.summary.summary_ops import (
     merge_all as merge_all,
 )
-from ..ops.summary_ops import (
+from ..ops.summary.summary_ops import (
     scalar as scalar,
 )
-from ..ops.summary_ops import (
+from ..ops.summary.summary_ops import (
     tensor_summary as tensor_summary,
 )
-from ..ops.summary_ops import (
+from ..ops.summary.summary_ops import (
     text as text,
 )
 from .writer import FileWriter as FileWriter

@@ -6,16 +6,16 @@ Explicit re-exports only; each block belongs to one module.
 # ruff: noqa: I001 - public namespace
 
 # --- coordinator.py, queue_runner.py -----------------------------------------------------
-from .coordinator import Coordinator as Coordinator
+from .sessions.coordinator import Coordinator as Coordinator
 from .moving_averages import ExponentialMovingAverage as ExponentialMovingAverage
-from .queue_runner import (
+from .input.queue_runner import (
     QueueRunner as QueueRunner,
     add_queue_runner as add_queue_runner,
     start_queue_runners as start_queue_runners,
 )
 
 # --- input.py, batching.py (queue-based input pipelines) ---------------------------------
-from .input import (
+from .input.producers import (
     input_producer as input_producer,
     limit_epochs as limit_epochs,
     match_filenames_once as match_filenames_once,
@@ -23,7 +23,7 @@ from .input import (
     slice_input_producer as slice_input_producer,
     string_input_producer as string_input_producer,
 )
-from .batching import (
+from .input.batching import (
     batch as batch,
     batch_join as batch_join,
     maybe_batch as maybe_batch,
@@ -52,7 +52,7 @@ from .saver import (
 )
 
 # --- optimizer.py, optimizers.py, learning_rate.py, global_step.py ----------------------
-from .global_step import (
+from .training_util import (
     create_global_step as create_global_step,
     get_global_step as get_global_step,
     get_or_create_global_step as get_or_create_global_step,
@@ -63,8 +63,8 @@ from .learning_rate import (
     piecewise_constant as piecewise_constant,
     polynomial_decay as polynomial_decay,
 )
-from .optimizer import Optimizer as Optimizer
-from .optimizers import (
+from .optimizers.optimizer import Optimizer as Optimizer
+from .optimizers.standard import (
     AdagradOptimizer as AdagradOptimizer,
     AdamOptimizer as AdamOptimizer,
     GradientDescentOptimizer as GradientDescentOptimizer,
@@ -72,8 +72,8 @@ from .optimizers import (
     RMSPropOptimizer as RMSPropOptimizer,
 )
 
-# --- ops/example_proto.py (tf.train.Example and its parts, as protobuf classes) ----------
-from ..ops.example_proto import (
+# --- ops/io/example_proto.py (tf.train.Example and its parts, as protobuf classes) -------
+from ..ops.io.example_proto import (
     BytesList as BytesList,
     Example as Example,
     Feature as Feature,
@@ -88,13 +88,13 @@ from ..ops.example_proto import (
 # --- cluster_spec.py, device_setter.py (distributed execution) ---------------------------
 from .cluster_spec import ClusterSpec as ClusterSpec
 from .device_setter import replica_device_setter as replica_device_setter
-from ..runtime.server import Server as Server
-from .sync_replicas import SyncReplicasOptimizer as SyncReplicasOptimizer
-from .supervisor import Supervisor as Supervisor
-from .supervisor_services import LooperThread as LooperThread
+from ..runtime.server.server import Server as Server
+from .optimizers.sync_replicas import SyncReplicasOptimizer as SyncReplicasOptimizer
+from .sessions.supervisor import Supervisor as Supervisor
+from .sessions.supervisor_services import LooperThread as LooperThread
 
 # --- hooks.py, monitored_session.py ------------------------------------------------------
-from .hooks import (
+from .sessions.hooks import (
     CheckpointSaverHook as CheckpointSaverHook,
     CheckpointSaverListener as CheckpointSaverListener,
     LoggingTensorHook as LoggingTensorHook,
@@ -108,23 +108,23 @@ from .hooks import (
     SessionRunValues as SessionRunValues,
     StopAtStepHook as StopAtStepHook,
 )
-from .monitored_session import (
+from .sessions.monitored_session import (
     ChiefSessionCreator as ChiefSessionCreator,
     MonitoredSession as MonitoredSession,
     MonitoredTrainingSession as MonitoredTrainingSession,
     SingularMonitoredSession as SingularMonitoredSession,
     WorkerSessionCreator as WorkerSessionCreator,
 )
-from .progress import HookedSession as HookedSession
-from .scaffold import Scaffold as Scaffold
+from .sessions.progress import HookedSession as HookedSession
+from .sessions.scaffold import Scaffold as Scaffold
 from .graph_io import write_graph as write_graph
-from .optimizers_extra import (
+from .optimizers.extra import (
     AdadeltaOptimizer as AdadeltaOptimizer,
     FtrlOptimizer as FtrlOptimizer,
     ProximalAdagradOptimizer as ProximalAdagradOptimizer,
     ProximalGradientDescentOptimizer as ProximalGradientDescentOptimizer,
 )
-from .summary_hooks import (
+from .sessions.summary_hooks import (
     StepCounterHook as StepCounterHook,
     SummarySaverHook as SummarySaverHook,
 )

@@ -18,10 +18,11 @@ import numpy as np
 from ..framework import dtypes
 from ..framework.graph import get_default_graph
 from ..framework.tensor_shape import TensorShape
-from ..ops import checkpoint_tf_bundle, checkpoint_tf_table
-from ..ops.checkpoint_tf_bundle import SaveSliceInfo
 from ..ops.constant import constant
-from ..ops.state import Variable, global_variables
+from ..ops.state.checkpoint import tf_bundle as checkpoint_tf_bundle
+from ..ops.state.checkpoint import tf_table as checkpoint_tf_table
+from ..ops.state.checkpoint.tf_bundle import SaveSliceInfo
+from ..ops.state.variables import Variable, global_variables
 from .saver import resolve_checkpoint
 
 

@@ -27,12 +27,12 @@ from ..framework import dtypes
 from ..framework.graph import Tensor, convert_to_tensor, get_default_graph
 from ..framework.scopes import name_scope
 from ..ops import math as math_ops
-from ..ops.cond import cond
-from ..ops.control import group
-from ..ops.init_ops import zeros_initializer
-from ..ops.state import GraphKeys, Variable, is_variable_initialized
-from ..ops.variable_scope import get_variable, get_variable_scope
-from ..ops.variable_scope_context import variable_scope
+from ..ops.control.cond import cond
+from ..ops.control.group import group
+from ..ops.state.initializers import zeros_initializer
+from ..ops.state.scope import get_variable, get_variable_scope
+from ..ops.state.scope_context import variable_scope
+from ..ops.state.variables import GraphKeys, Variable, is_variable_initialized
 
 _FLOAT_TYPES = (dtypes.float16, dtypes.float32, dtypes.float64)
 

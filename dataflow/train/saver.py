@@ -5,8 +5,8 @@ The saver groups its variables by requested device and builds, per group, one
 loaded) taking the variables' handles, so on a cluster each worker writes (and reads)
 its own variables and no variable travels through the client. ``save`` runs the shard
 ops, then writes the index and the ``checkpoint`` state file, each atomically. The files
-are TF's V2 format (``ops/checkpoint_tf_bundle.py``), so TF reads them, unless
-``file_format="dataflow"`` asks for dataflow's own (``ops/checkpoint_format.py``); a
+are TF's V2 format (``ops/state/checkpoint/tf_bundle.py``), so TF reads them, unless
+``file_format="dataflow"`` asks for dataflow's own (``ops/state/checkpoint/native.py``); a
 restore reads either (and what TF wrote), telling them apart by content. A restore reads
 entries from whichever shards hold them, so a checkpoint written on 2 ps tasks restores
 on 1, or in an embedded session; it changes every variable or, if any shard is damaged,
@@ -27,12 +27,13 @@ import numpy as np
 
 from ..framework import dtypes, errors
 from ..framework.graph import Tensor, get_default_graph
-from ..ops import checkpoint_format, checkpoint_tf_bundle
-from ..ops.checkpoint_temps import remove_stale_temps
 from ..ops.constant import placeholder
-from ..ops.control import group
-from ..ops.state import Variable, global_variables
-from .global_step import global_step as training_global_step
+from ..ops.control.group import group
+from ..ops.state.checkpoint import native as checkpoint_format
+from ..ops.state.checkpoint import tf_bundle as checkpoint_tf_bundle
+from ..ops.state.checkpoint.temps import remove_stale_temps
+from ..ops.state.variables import Variable, global_variables
+from .training_util import global_step as training_global_step
 
 _STATE_FILE = "checkpoint"
 
@@ -59,7 +60,7 @@ class Saver:
             it (the default, as TF's checkpoints), a checkpoint survives the saving
             process being killed at any point, which is what recovery needs.
         file_format: ``"tf"`` (the default): TF's V2 checkpoint files, which TF reads;
-            ``"dataflow"``: dataflow's own format (``ops/checkpoint_format.py``).
+            ``"dataflow"``: dataflow's own format (``ops/state/checkpoint/native.py``).
     """
 
     def __init__(
@@ -193,7 +194,7 @@ class Saver:
         The shards are written by the devices holding the variables, then the index and
         the directory's ``checkpoint`` state file, so a crash at any point leaves the
         previous checkpoint usable. Temporaries left in the directory by saves that did
-        not finish are removed first (see ``ops/checkpoint_format.py``). The directory
+        not finish are removed first (see ``ops/state/checkpoint/native.py``). The directory
         is created when missing.
 
         Raises:

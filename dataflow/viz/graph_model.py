@@ -29,8 +29,8 @@ from typing import Any
 
 from ..framework import device_spec
 from ..framework.graph import Graph, Operation, Tensor
-from ..runtime.partition import partition
-from ..runtime.placement import place
+from ..runtime.compile.partition import partition
+from ..runtime.compile.placement import place
 from . import regroup
 
 # A group with more direct children than this gets its numbered series (block0,

@@ -253,7 +253,7 @@ def test_batched_map_and_gathered_shuffle_give_the_per_element_results():
 
 
 def test_batch_runs_a_batched_map_once_per_batch_over_gathered_slices():
-    from dataflow.ops import dataset_pipeline as pipe
+    from dataflow.ops.data import pipeline as pipe
 
     calls = []
 

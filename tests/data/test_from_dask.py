@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import dataflow as tf
-from dataflow.ops.dask_shares import ShareBook
+from dataflow.ops.data.from_dask.shares import ShareBook
 
 from ..distributed.conftest import collect_leaked_sockets
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import dataflow as tf
-from dataflow.ops.checkpoint_tf_bundle import read_index
+from dataflow.ops.state.checkpoint.tf_bundle import read_index
 
 pytestmark = pytest.mark.distributed
 

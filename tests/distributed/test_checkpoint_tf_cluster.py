@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import dataflow as tf
-from dataflow.ops.checkpoint_tf_bundle import read_index
+from dataflow.ops.state.checkpoint.tf_bundle import read_index
 
 from .conftest import started_cluster
 
@@ -107,7 +107,7 @@ def test_a_checkpoint_tf_wrote_restores_on_two_ps(two_ps, tmp_path):
 def test_a_variable_partitioned_over_two_ps_saves_as_tf_slices(two_ps, tmp_path):
     """Each ps writes its part as TF's slice of ``emb``; TF reads ``emb`` whole, and the
     parts restore from a checkpoint TF wrote with another split."""
-    from dataflow.ops.checkpoint_tf_bundle import SaveSliceInfo
+    from dataflow.ops.state.checkpoint.tf_bundle import SaveSliceInfo
 
     full = np.arange(40, dtype=np.float32).reshape(20, 2)
 

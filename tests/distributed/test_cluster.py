@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import dataflow as tf
-from dataflow.runtime import lowering, worker_state
+from dataflow.runtime.dask import lowering, worker_state
 
 pytestmark = pytest.mark.distributed
 

@@ -19,8 +19,9 @@ import numpy as np
 import pytest
 
 import dataflow as tf
-from dataflow.runtime import dashboard, lowering, step_metrics
-from dataflow.runtime.plan import KernelCall, Stage
+from dataflow.runtime import dashboard
+from dataflow.runtime.compile.plan import KernelCall, Stage
+from dataflow.runtime.dask import lowering, step_metrics
 
 from .conftest import dask_process, dask_worker, free_port, started_cluster, stop_processes
 
@@ -280,7 +281,7 @@ def test_page_shows_training_progress_toward_the_last_step(dashboard_cluster, mo
     """A MonitoredSession with a StopAtStepHook, on the default (resident) path: the
     page shows the global step against the last step, its rate and the time left while
     training, and the last step reached once the session closed."""
-    from dataflow.train import progress
+    from dataflow.train.sessions import progress
 
     monkeypatch.setattr(progress, "REPORT_EVERY_S", 0.05)  # a report every few steps
     c = dashboard_cluster

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import dataflow as tf
-from dataflow.runtime import cluster as cluster_module
-from dataflow.runtime import cluster_view
+from dataflow.runtime.dask import cluster as cluster_module
+from dataflow.runtime.dask import cluster_view
 
 
 def test_cluster_spec_dense_and_sparse():

@@ -288,7 +288,7 @@ def test_a_reader_thread_that_left_the_pool_still_knows_its_worker(clean_cluster
             # What a resident stage calls when it waits (a stage is not a Dask task).
             from distributed.threadpoolexecutor import secede
 
-            from dataflow.ops.dask_source import this_worker
+            from dataflow.ops.data.from_dask.source import this_worker
 
             before = this_worker() is dask_worker
             secede()

@@ -23,7 +23,7 @@ import pytest
 
 import dataflow as tf
 from dataflow.framework import errors
-from dataflow.runtime import cluster_view
+from dataflow.runtime.dask import cluster_view
 
 from .conftest import (
     cli_scheduler,
@@ -160,7 +160,7 @@ def test_first_session_says_what_it_waits_for(caplog, monkeypatch):
             host="127.0.0.1",
         )
     try:
-        with caplog.at_level(logging.WARNING, logger="dataflow.runtime.cluster_view"):
+        with caplog.at_level(logging.WARNING, logger="dataflow.runtime.dask.cluster_view"):
             with tf.Session(plain) as sess:
                 assert sess.run(tf.constant(3.0) * 2.0) == 6.0
         assert "waiting for 1 Dask worker(s) to import dataflow" in caplog.text
@@ -171,7 +171,7 @@ def test_first_session_says_what_it_waits_for(caplog, monkeypatch):
 
 def test_local_cluster_preloads_dataflow_and_serves_the_dashboard():
     with started_cluster(ps=1, worker=1, dashboard_address="127.0.0.1:0") as c:
-        loaded = c.client.run(lambda: "dataflow.runtime.worker_state" in sys.modules)
+        loaded = c.client.run(lambda: "dataflow.runtime.dask.worker_state" in sys.modules)
         assert all(loaded.values())
         link = c.dashboard_link
         assert link.startswith("http://127.0.0.1:") and link.endswith("/status")

@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 
 import dataflow as tf
-from dataflow.runtime import devices, worker_state
+from dataflow.runtime import devices
+from dataflow.runtime.dask import worker_state
 from dataflow.testing import fake_cupy
 from dataflow.testing.fake_cupy import make_fake_cupy
 
@@ -194,7 +195,7 @@ def test_workers_advertising_a_gpu_cupy_cannot_run_train_on_their_cpus(caplog) -
         advertised = cluster.client.scheduler_info(n_workers=-1)["workers"].values()
         assert sorted(w["resources"].get("GPU", 0) for w in advertised) == [0, 1, 1]
         for _ in range(2):  # a second session: nothing reported again
-            with caplog.at_level("WARNING", logger="dataflow.runtime.cluster_view"):
+            with caplog.at_level("WARNING", logger="dataflow.runtime.dask.cluster_view"):
                 sess = tf.Session(cluster)
             with sess:
                 assert not [d for d in sess.backend.devices if "GPU" in d]

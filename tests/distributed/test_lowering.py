@@ -9,8 +9,8 @@ from dask.highlevelgraph import HighLevelGraph
 from dask.utils import key_split
 
 import dataflow as tf
-from dataflow.runtime import lowering, worker_state
-from dataflow.runtime.compiler import compile_plan
+from dataflow.runtime.compile.compiler import compile_plan
+from dataflow.runtime.dask import lowering, worker_state
 
 PS = "/job:ps/replica:0/task:0/device:CPU:0"
 W0 = "/job:worker/replica:0/task:0/device:CPU:0"

@@ -49,7 +49,7 @@ def _queues_by_worker(cluster):
     """Worker name -> names of the queues in its stores."""
 
     def queues():
-        from dataflow.runtime.worker_state import RUNTIME
+        from dataflow.runtime.dask.worker_state import RUNTIME
 
         return sorted(
             k

@@ -33,7 +33,7 @@ pytestmark = pytest.mark.distributed
 
 SAVE_EVERY = 10
 LAST_STEP = 40
-PRELOAD = ("--preload", "dataflow.runtime.worker_state")
+PRELOAD = ("--preload", "dataflow.worker")
 
 
 @pytest.fixture(scope="module")
@@ -199,7 +199,7 @@ def test_training_recovers_from_a_scheduler_restart(supervised, tmp_path, caplog
     kill_at = 21  # nine steps (a few ms) before the next checkpoint, at step 30
     losses: list[tuple[int, float]] = []  # (recoveries so far, loss)
     killed: list[float] = []
-    caplog.set_level(logging.WARNING, logger="dataflow.train.monitored_session")
+    caplog.set_level(logging.WARNING, logger="dataflow.train.sessions.monitored_session")
     with tf.train.MonitoredTrainingSession(
         master=address,
         checkpoint_dir=str(tmp_path),

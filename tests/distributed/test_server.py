@@ -15,7 +15,7 @@ import pytest
 
 import dataflow as tf
 from dataflow.framework import errors
-from dataflow.runtime.server import blas_share
+from dataflow.runtime.server.server import blas_share
 
 from .conftest import collect_leaked_sockets, free_port
 
@@ -268,7 +268,7 @@ def test_a_task_takes_its_share_of_the_host_for_blas():
     # And a started task applies it to its process's BLAS.
     code = (
         "import os, dataflow as tf; from threadpoolctl import threadpool_info;"
-        "from dataflow.runtime.server import blas_share;"
+        "from dataflow.runtime.server.server import blas_share;"
         f"spec = tf.train.ClusterSpec({{'worker': ['127.0.0.1:{free_port()}']}});"
         "s = tf.train.Server(spec, job_name='worker', task_index=0);"
         "want = blas_share(spec, '127.0.0.1', 2, os.cpu_count());"

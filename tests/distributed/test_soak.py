@@ -101,7 +101,7 @@ def _kill(client, name, timeout=120):
 def nanny_cluster():
     with cli_scheduler() as (address, procs):
         for name in WORKERS:
-            procs.append(dask_worker(address, name, "--preload", "dataflow.runtime.worker_state"))
+            procs.append(dask_worker(address, name, "--preload", "dataflow.worker"))
         wait_for_workers(address, len(WORKERS))
         yield address
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import dataflow as tf
-from dataflow.runtime import worker_state
+from dataflow.runtime.dask import worker_state
 
 from .conftest import cli_scheduler, dask_worker, wait_for_workers
 

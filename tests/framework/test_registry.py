@@ -35,7 +35,7 @@ def test_runtime_facts() -> None:
 
 
 def test_a_record_says_where_it_was_registered() -> None:
-    assert registry.lookup("AddV2").defined_at.split(":")[0].endswith("ops/math_arith.py")
+    assert registry.lookup("AddV2").defined_at.split(":")[0].endswith("ops/math/arith.py")
     assert registry.lookup("Const").defined_at.split(":")[0].endswith("ops/constant.py")
 
 

@@ -1,6 +1,6 @@
 """The math family's rows of the op table (``tests/ops/op_table.py``).
 
-Elementwise rows carry a sampler per input (``tests/ops/test_math.py`` sweeps them over
+Elementwise rows carry a sampler per input (``tests/ops/math/test_math.py`` sweeps them over
 broadcastable shapes with hypothesis); their ``args`` are one draw, a [2, 3] and a [3]
 input for binary ops so that every row also broadcasts. Samplers keep inputs away from
 kinks and poles. Then reductions, arg-reductions, cumulative sums and the fused

@@ -146,7 +146,7 @@ SOFTMAX = [
         (RNG.standard_normal((2, 3, 4)), RNG.standard_normal(4)),
         grad=1,
     ),
-    OpSpec(  # runs as the fused BiasAddRelu (nn_bias.py)
+    OpSpec(  # runs as the fused BiasAddRelu (nn.bias.py)
         "relu_of_bias_add",
         lambda tf, x, b: tf.nn.relu(tf.nn.bias_add(x, b)),
         lambda x, b: anp.maximum(x + b, 0),
@@ -236,8 +236,8 @@ def distinct(*shape: int) -> np.ndarray:
 POOL_AND_CONV = [
     conv_row("conv2d_valid", 1, "VALID", (2, 5, 5, 3), (3, 3, 3, 4)),
     conv_row("conv2d_same_stride2", 2, "SAME", (1, 6, 5, 2), (3, 2, 2, 3)),
-    # Takes the Fourier route (conv_fourier.fourier_pays); with the static shapes known,
-    # its gradient is the one op Conv2DBackpropInputFilter (conv_backprop.py).
+    # Takes the Fourier route (nn.conv.fourier.fourier_pays); with the static shapes known,
+    # its gradient is the one op Conv2DBackpropInputFilter (nn.conv.backprop.py).
     conv_row("conv2d_fourier_same", 1, "SAME", (1, 14, 12, 32), (5, 5, 32, 48)),
     OpSpec(
         "max_pool_valid",
@@ -251,7 +251,7 @@ POOL_AND_CONV = [
         ref_max_pool(3, 2, "SAME"),
         (distinct(1, 5, 5, 2),),
     ),
-    OpSpec(  # runs as the fused Conv2DBiasAddRelu (nn_conv_bias.py)
+    OpSpec(  # runs as the fused Conv2DBiasAddRelu (nn.conv.fused_bias.py)
         "conv2d_bias_relu",
         lambda tf, x, w, b: tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"), b)),
         lambda x, w, b: anp.maximum(ref_conv2d(1, "SAME")(x, w) + b, 0),
@@ -267,7 +267,7 @@ POOL_AND_CONV = [
         rtol=1e-5,
         atol=1e-7,
     ),
-    OpSpec(  # its gradient runs as the fused MaxPoolGradRelu (nn_pool_relu.py)
+    OpSpec(  # its gradient runs as the fused MaxPoolGradRelu (nn.pool_relu.py)
         "max_pool_of_relu",
         lambda tf, x: tf.nn.max_pool(tf.nn.relu(x), [1, 2, 2, 1], [1, 2, 2, 1], "VALID"),
         lambda x: ref_max_pool(2, 2, "VALID")(anp.maximum(x, 0)),

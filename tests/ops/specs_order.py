@@ -1,5 +1,5 @@
-"""Rows of the op table for ordering, segments, counting and clipping (``math_sort``,
-``math_segment``, ``Cumprod``, ``clip_ops``). Float inputs have distinct values where a
+"""Rows of the op table for ordering, segments, counting and clipping (``math.ordering``,
+``math.segment``, ``Cumprod``, ``math.clip``). Float inputs have distinct values where a
 gradient picks an element (top_k, max/min), and rows with ties or empty segments check
 values only, where TF's rules for them show."""
 

@@ -15,7 +15,7 @@ import autograd.numpy as anp
 import numpy as np
 
 import dataflow
-from dataflow.ops.nn_rnn import lstm_sequence
+from dataflow.ops.nn.rnn import lstm_sequence
 from dataflow.testing.op_spec import OpSpec
 
 RNG = np.random.default_rng(5)

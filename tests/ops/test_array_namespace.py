@@ -33,12 +33,13 @@ import dataflow as tf
 from dataflow._util import nest
 from dataflow.framework import errors, registry
 from dataflow.framework.graph import Graph, Tensor
-from dataflow.ops import checkpoint_tf_bundle
-from dataflow.runtime import devices, executor
-from dataflow.runtime.compiler import compile_plan
-from dataflow.runtime.context import DeviceContext
-from dataflow.runtime.executor import EmbeddedPlan
-from dataflow.runtime.plan import Plan
+from dataflow.ops.state.checkpoint import tf_bundle as checkpoint_tf_bundle
+from dataflow.runtime import devices
+from dataflow.runtime.compile.compiler import compile_plan
+from dataflow.runtime.compile.plan import Plan
+from dataflow.runtime.execute import executor
+from dataflow.runtime.execute.context import DeviceContext
+from dataflow.runtime.execute.executor import EmbeddedPlan
 from dataflow.runtime.resources import ResourceStore
 from dataflow.testing import strict_xp
 from tests.ops.op_table import OP_TABLE
@@ -527,7 +528,7 @@ def _sources_and_shapes() -> list[Step]:
 
 
 def _fused_reductions() -> list[Step]:
-    # Plan-time fusions (runtime/fusion.py): whole float arrays take the dot path, a
+    # Plan-time fusions (runtime/compile/fusion.py): whole float arrays take the dot path, a
     # partial reduction and an integer input the unfused kernels.
     x, xv = ph(rand(3, 4))
     f, fv = ph(rand(5, 1).astype(np.float32))
@@ -777,7 +778,7 @@ def _readers() -> list[Step]:
 
 def _conv_pool_fast_paths() -> list[Step]:
     # Conv2D and its gradients through the Fourier domain (this geometry takes it:
-    # conv_fourier.fourier_pays), one-channel im2col (tap-major), tiling max pools
+    # nn.conv.fourier.fourier_pays), one-channel im2col (tap-major), tiling max pools
     # (ksize == strides) with 8 channels (the packed-word tie masks) and 3.
     x, xv = ph(rand(2, 14, 12, 32).astype(np.float32))
     w, wv = ph(rand(5, 5, 32, 48).astype(np.float32))
@@ -809,7 +810,7 @@ def _conv_pool_fast_paths() -> list[Step]:
 
 def _cnn_block_fusions() -> list[Step]:
     # relu(bias_add(.)) runs as BiasAddRelu and the gradient of max_pool(relu(.)) as
-    # MaxPoolGradRelu; the large input takes numpy's blocked clamps (nn_relu), which the
+    # MaxPoolGradRelu; the large input takes numpy's blocked clamps (nn.relu), which the
     # strict namespace does not, and the rounded one has tied maxima (resolved on
     # packed words: 8 channels).
     big, bigv = ph(rand(2, 64, 64, 16).astype(np.float32))

@@ -24,7 +24,7 @@ ROWS_WITH_TF = [row for row in OP_TABLE if row.tf_parity]
 NOT_IN_THE_TABLE = {
     "ReportUninitialized": "reads the session's variables: tests/runtime/test_session.py",
     "Replay": "replays a stateful op's recorded value (a random draw) when a gradient "
-    "recomputes a body: tests/ops/test_control_flow.py",
+    "recomputes a body: tests/ops/control/test_control_flow.py",
     **{
         summary: "returns a serialized Summary proto, not an array a reference computes "
         "(PNG and WAV bytes differ between encoders): tests/summary/test_summary_parity.py "
@@ -70,18 +70,18 @@ NOT_IN_THE_TABLE = {
     "list_files with TF's",
     "ReadFile": "reads a file's bytes: tests/test_tf1_missing_names.py compares read_file "
     "with TF's",
-    "DecodeImage": "decodes compressed bytes (PNG, JPEG): tests/ops/test_image.py compares "
+    "DecodeImage": "decodes compressed bytes (PNG, JPEG): tests/ops/image/test_image.py compares "
     "its pixels with TF's decoder",
     "IteratorToStringHandle": "names an iterator resource: tests/data/test_dataset_parity.py",
     "IteratorFromStringHandle": "names an iterator resource: tests/data/test_dataset_parity.py",
     **{
         parsing: "parses serialized Example protos (string inputs, dicts of dense and sparse "
-        "outputs): tests/ops/test_parsing_ops.py compares every feature kind with TF's"
+        "outputs): tests/ops/io/test_parsing_ops.py compares every feature kind with TF's"
         for parsing in ("ParseExample", "ParseSingleExample")
     },
     **{
         strings: "takes or gives strings (host object arrays), which the table's numeric "
-        "inputs and gradient checks cannot: tests/ops/test_string_ops.py compares values, "
+        "inputs and gradient checks cannot: tests/ops/strings/test_string_ops.py compares values, "
         "shapes and errors with TF's"
         for strings in (
             "DecodeCSV",

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from dataflow.framework.device_spec import DeviceSpec
-from dataflow.runtime import devices, embedded_backend
+from dataflow.runtime import devices
+from dataflow.runtime.execute import embedded_backend
 from dataflow.testing.fake_cupy import make_fake_cupy
 
 

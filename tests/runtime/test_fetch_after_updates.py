@@ -5,7 +5,7 @@ and reads that would wait on each other fall back to their data order."""
 from __future__ import annotations
 
 import dataflow as tf
-from dataflow.runtime.prune import after_updates, prune
+from dataflow.runtime.compile.prune import after_updates, prune
 
 
 def test_fetched_read_follows_the_updates_of_its_own_variable_only():

@@ -34,8 +34,9 @@ import pytest
 
 import dataflow as tf
 from dataflow.framework import registry
-from dataflow.runtime import devices, placement
-from dataflow.runtime.compiler import compile_plan
+from dataflow.runtime import devices
+from dataflow.runtime.compile import placement
+from dataflow.runtime.compile.compiler import compile_plan
 from dataflow.runtime.resources import ResourceStore
 from dataflow.testing import strict_xp
 from dataflow.testing.fake_cupy import DeviceArray
@@ -309,7 +310,7 @@ def _worker_plan(gpu: str, cpu: str) -> Any:
 
 
 def test_dask_lowering_asks_for_the_gpu_resource_on_gpu_stages() -> None:
-    lowering = pytest.importorskip("dataflow.runtime.lowering")
+    lowering = pytest.importorskip("dataflow.runtime.dask.lowering")
     cpu = "/job:worker/replica:0/task:0/device:CPU:0"
     gpu = "/job:worker/replica:0/task:0/device:GPU:0"
     _, _, plan = _worker_plan(gpu, cpu)
@@ -322,8 +323,8 @@ def test_dask_lowering_asks_for_the_gpu_resource_on_gpu_stages() -> None:
 
 
 def test_cluster_lists_gpus_of_workers_declaring_the_resource() -> None:
-    cluster = pytest.importorskip("dataflow.runtime.cluster")
-    cluster_view = pytest.importorskip("dataflow.runtime.cluster_view")
+    cluster = pytest.importorskip("dataflow.runtime.dask.cluster")
+    cluster_view = pytest.importorskip("dataflow.runtime.dask.cluster_view")
     tasks = {
         ("worker", 0): cluster_view.WorkerInfo("worker-0", "tcp://w0", 2, 1),
         ("ps", 0): cluster_view.WorkerInfo("ps-0", "tcp://p0", 0, 1),
@@ -338,8 +339,8 @@ def test_cluster_lists_gpus_of_workers_declaring_the_resource() -> None:
 
 
 def test_a_workers_gpu_stage_copies_inputs_in_and_outputs_out(fake_cupy: types.ModuleType) -> None:
-    lowering = pytest.importorskip("dataflow.runtime.lowering")
-    worker_state = pytest.importorskip("dataflow.runtime.worker_state")
+    lowering = pytest.importorskip("dataflow.runtime.dask.lowering")
+    worker_state = pytest.importorskip("dataflow.runtime.dask.worker_state")
     gpu = "/job:worker/replica:0/task:0/device:GPU:0"
     x = tf.placeholder(tf.float32, [3], name="x")
     with tf.device(gpu):

@@ -18,10 +18,10 @@ import pytest
 
 import dataflow as tf
 from dataflow.runtime import devices
-from dataflow.runtime.compiler import compile_plan
-from dataflow.runtime.executor import EmbeddedPlan
-from dataflow.runtime.inter_op import ConcurrentPlan, stage_graph
-from dataflow.runtime.stage_split import split_for_overlap
+from dataflow.runtime.compile.compiler import compile_plan
+from dataflow.runtime.compile.stage_split import split_for_overlap
+from dataflow.runtime.execute.executor import EmbeddedPlan
+from dataflow.runtime.execute.inter_op import ConcurrentPlan, stage_graph
 
 LOCAL = "/job:localhost/replica:0/task:0/device:"
 CPU0, CPU1 = LOCAL + "CPU:0", LOCAL + "CPU:1"

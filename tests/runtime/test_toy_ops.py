@@ -21,12 +21,12 @@ import pytest
 from dataflow.framework import dtypes, errors, registry
 from dataflow.framework.graph import Graph, Operation, Tensor
 from dataflow.framework.tensor_shape import TensorShape
-from dataflow.runtime.compiler import compile_plan
-from dataflow.runtime.context import DeviceContext
-from dataflow.runtime.executor import EmbeddedPlan
-from dataflow.runtime.partition import partition
-from dataflow.runtime.placement import place
-from dataflow.runtime.prune import prune
+from dataflow.runtime.compile.compiler import compile_plan
+from dataflow.runtime.compile.partition import partition
+from dataflow.runtime.compile.placement import place
+from dataflow.runtime.compile.prune import prune
+from dataflow.runtime.execute.context import DeviceContext
+from dataflow.runtime.execute.executor import EmbeddedPlan
 from dataflow.runtime.resources import ResourceStore
 
 CPU0 = "/job:localhost/replica:0/task:0/device:CPU:0"

@@ -1,4 +1,4 @@
-"""Adam's dense update through BLAS (``dataflow.train.adam_blas``) on host arrays: against
+"""Adam's dense update through BLAS (``train/optimizers/adam_blas.py``) on host arrays: against
 a float64 numpy reference in TF1's formula, against TF1 itself, and against the ufunc
 kernel (TF1's order of operations, the path cupy takes). Blocks are made small here so
 that several blocks and a short tail run on small variables."""
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import dataflow as tf
-from dataflow.train import adam_blas, training_ops
+from dataflow.train.optimizers import adam_blas, training_ops
 
 from .test_optimizers import ref_adam
 

@@ -463,7 +463,7 @@ def test_a_held_value_is_copied_on_write_then_updates_go_in_place_again(sess):
 
 
 def test_buffer_pool_hands_out_only_buffers_nobody_holds():
-    from dataflow.ops.buffer_pool import BufferPool
+    from dataflow.ops.state.buffer_pool import BufferPool
 
     pool = BufferPool(np)
     held = np.zeros(3)

@@ -188,7 +188,7 @@ def test_process_killed_during_save_leaves_a_restorable_checkpoint(tmp_path):
 
 
 def test_checkpoint_checksum_catches_flips_moved_blocks_and_zeroed_pages():
-    from dataflow.ops.checkpoint_format import checksum
+    from dataflow.ops.state.checkpoint.native import checksum
 
     rng = np.random.default_rng(0)
     for nbytes in (0, 1, 7, 8, 4095, 4096, 4097, 3 * 4096 + 13, 1 << 20):
@@ -350,7 +350,7 @@ def test_a_string_checkpoint_holds_the_bytes_themselves(tmp_path):
 # --- crafted and damaged checkpoints ----------------------------------------------------------
 def _saved(tmp_path):
     """A checkpoint of a float vector ``v``, a bool matrix ``b`` and strings ``s``, in
-    dataflow's own format (TF's: ``tests/ops/test_checkpoint_tf.py``); the variables set
+    dataflow's own format (TF's: ``tests/ops/state/test_checkpoint_tf.py``); the variables set
     to other values afterwards, and a function checking they still are."""
     v = tf.Variable(np.arange(1000, dtype=np.float32), name="v")
     b = tf.Variable(np.eye(3, dtype=bool), name="b")
@@ -386,7 +386,7 @@ def _edit_index(path, edit):
 def _rewrite_entry(path, name, data, **fields):
     """Replaces an entry's bytes with ``data`` (and its fields), with a matching
     checksum: only the loader's own checks stand between ``data`` and the variable."""
-    from dataflow.ops.checkpoint_format import checksum
+    from dataflow.ops.state.checkpoint.native import checksum
 
     def edit(index):
         entry = index["entries"][name]
@@ -485,7 +485,7 @@ def test_crafted_bytes_with_good_checksums_are_data_loss(tmp_path, case):
 def test_v1_checkpoints_load_but_their_object_entries_are_refused(tmp_path):
     """An index of the previous format still loads; the string entries it wrote, the
     memory addresses of an object array, are refused rather than dereferenced."""
-    from dataflow.ops.checkpoint_format import checksum
+    from dataflow.ops.state.checkpoint.native import checksum
 
     sess, saver, path, unchanged = _saved(tmp_path)
     with sess:
@@ -671,7 +671,7 @@ def test_temporaries_of_dead_saves_are_removed_and_live_ones_kept(tmp_path, by):
 _STALLED_SAVE = textwrap.dedent("""
     import sys, time, numpy as np
     import dataflow as tf
-    from dataflow.ops import checkpoint_format
+    from dataflow.ops.state.checkpoint import native as checkpoint_format
 
     def stall(f, sync):   # the data is written; the save never finishes
         print("writing", flush=True)

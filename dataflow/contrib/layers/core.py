@@ -27,13 +27,13 @@ from ...framework.scopes import add_to_collections, control_dependencies, name_s
 from ...layers.core import smart_cond
 from ...ops import array as array_ops
 from ...ops.constant import constant
-from ...ops.control import identity
-from ...ops.init_ops import ones_initializer, zeros_initializer
-from ...ops.linalg_einsum import tensordot
-from ...ops.linalg_matmul import matmul
+from ...ops.control.group import identity
+from ...ops.linalg.contraction import tensordot
+from ...ops.linalg.products import matmul
 from ...ops.math import cast
-from ...ops.state import GraphKeys, assign_sub
-from ...ops.variable_scope_context import variable_scope
+from ...ops.state.initializers import ones_initializer, zeros_initializer
+from ...ops.state.scope_context import variable_scope
+from ...ops.state.variables import GraphKeys, assign_sub
 from ..framework import add_arg_scope, model_variable
 from .initializers import xavier_initializer
 

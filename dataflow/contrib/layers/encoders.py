@@ -7,7 +7,7 @@ from typing import Any
 
 from ... import nn
 from ...framework.graph import Tensor
-from ...ops.variable_scope_context import variable_scope
+from ...ops.state.scope_context import variable_scope
 from ..framework import model_variable
 
 

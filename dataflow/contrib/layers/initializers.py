@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...framework import dtypes
-from ...ops.init_ops import VarianceScaling
+from ...ops.state.initializers import VarianceScaling
 
 _MODES = {"FAN_IN": "fan_in", "FAN_OUT": "fan_out", "FAN_AVG": "fan_avg"}
 _TRUNCATED_STDDEV = 0.87962566103423978  # core's truncated-normal correction

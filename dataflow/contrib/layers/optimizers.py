@@ -20,16 +20,16 @@ from ... import train
 from ...framework.graph import Tensor, convert_to_tensor, get_default_graph
 from ...framework.indexed_slices import IndexedSlices
 from ...ops.array import shape as shape_of
-from ...ops.clip_ops import clip_by_global_norm, global_norm
-from ...ops.control import with_dependencies
-from ...ops.init_ops import constant_initializer
+from ...ops.control.group import with_dependencies
 from ...ops.math import cast
-from ...ops.random import truncated_normal
-from ...ops.state import GraphKeys, trainable_variables
-from ...ops.summary_ops import histogram, scalar
-from ...ops.variable_scope import get_variable
-from ...ops.variable_scope_context import variable_scope
-from ...train.global_step import assert_global_step, get_global_step
+from ...ops.math.clip import clip_by_global_norm, global_norm
+from ...ops.random.random_ops import truncated_normal
+from ...ops.state.initializers import constant_initializer
+from ...ops.state.scope import get_variable
+from ...ops.state.scope_context import variable_scope
+from ...ops.state.variables import GraphKeys, trainable_variables
+from ...ops.summary.summary_ops import histogram, scalar
+from ...train.training_util import assert_global_step, get_global_step
 
 OPTIMIZER_CLS_NAMES: dict[str, Callable] = {
     "Adagrad": train.AdagradOptimizer,

@@ -11,7 +11,7 @@ from ...framework.graph import Tensor, convert_to_tensor, get_default_graph
 from ...framework.scopes import add_to_collection, name_scope
 from ...ops.math import abs as abs_
 from ...ops.math import add_n, multiply, reduce_sum
-from ...ops.state import GraphKeys
+from ...ops.state.variables import GraphKeys
 
 WEIGHTS = "weights"  # contrib's GraphKeys.WEIGHTS
 

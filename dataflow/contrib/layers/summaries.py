@@ -6,7 +6,7 @@ from typing import Any
 
 from ... import nn
 from ...framework.graph import Tensor, get_default_graph
-from ...ops.summary_ops import histogram, scalar
+from ...ops.summary.summary_ops import histogram, scalar
 
 ACTIVATIONS = "activations"  # contrib's GraphKeys.ACTIVATIONS
 

@@ -4,7 +4,7 @@ Steps sent straight to the workers (the resident path) never reach the scheduler
 Dask's own pages cannot show them. ``register(client)`` adds a page to the
 scheduler's dashboard (same port, ``/dataflow``; listed in ``individual-plots.json``,
 where JupyterLab's Dask extension finds pages) that shows live, from what each worker
-records (``step_metrics.py``): steps/s per session, stage times per device, bytes
+records (``dask/step_metrics.py``): steps/s per session, stage times per device, bytes
 moved between devices, the placed graph of each plan by stage, and the memory that
 variables and queues hold on each worker.
 
@@ -14,7 +14,7 @@ variables and queues hold on each worker.
 
 Training progress toward a target: ``report_progress(session, global_step, last_step)``
 (called by ``tf.train.MonitoredSession`` and ``HookedSession`` about once a second,
-``train/progress.py``) stores the session's global step and the last step its
+``train/sessions/progress.py``) stores the session's global step and the last step its
 ``StopAtStepHook`` (or ``ProgressBarHook``) aims for in the scheduler's metadata
 (``Client.set_metadata``, sent without waiting for the answer); the page shows it
 beside the steps the workers counted.
@@ -56,7 +56,7 @@ def register(client: Any) -> bool:
 
         from . import plugin
 
-        # By value (as ``worker_plugin.py`` does): a scheduler without dataflow can
+        # By value (as ``dask/worker_plugin.py`` does): a scheduler without dataflow can
         # unpickle it. Dask looks for the plugin's own module in the registry.
         cloudpickle.register_pickle_by_value(sys.modules[__name__])
         cloudpickle.register_pickle_by_value(plugin)

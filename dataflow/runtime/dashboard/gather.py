@@ -40,7 +40,7 @@ MAX_PROGRESS = 256  # sessions' progress reports kept on the scheduler
 def collect(worker: Any) -> dict:
     """This worker's part of the page (never raises: an error is reported instead)."""
     try:
-        from dataflow.runtime import step_metrics, worker_state
+        from dataflow.runtime.dask import step_metrics, worker_state
     except ImportError:
         return {"error": "dataflow is not installed on this worker"}
     try:
@@ -80,7 +80,7 @@ def install_handler(dask_worker: Any = None) -> bool:
     """Adds the ``dataflow_page`` handler to a worker (run there once, by the scheduler);
     ``False`` on a worker without dataflow."""
     try:
-        import dataflow.runtime.step_metrics  # noqa: F401
+        import dataflow.runtime.dask.step_metrics  # noqa: F401
     except ImportError:
         return False
 

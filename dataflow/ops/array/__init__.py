@@ -1,0 +1,94 @@
+"""Array ops: shapes, reshaping, slicing, joining, gathering, padding, and their
+gradients: the public names of the array family, which lives in the modules below.
+
+============  ===============================================================
+module        holds
+============  ===============================================================
+``shapes``    ``Shape``/``Size``/``Rank``, ``Reshape``/``ExpandDims``/
+              ``Squeeze``, ``SumToShape``/``BroadcastTo``, ``ZerosLike``/
+              ``OnesLike``/``Fill`` (``zeros``, ``ones``), and the build-time
+              helpers the family shares (``shape_helpers``)
+``reorder``   ``Transpose``/``ConjugateTranspose``, ``InvertPermutation``,
+              ``ReverseV2``, ``Range``
+``indexing``  ``GatherV2``, ``UnsortedSegmentSum``, ``GatherNd``,
+              ``ScatterNd``, ``OneHot``
+``join``      ``ConcatV2``, ``Pack``/``Unpack``, ``Split``/``SplitV``, ``Tile``
+``slicing``   ``Slice``, ``StridedSlice``/``StridedSliceGrad`` and
+              ``tensor[...]``, ``Pad``/``PadV2``, ``MirrorPad``/
+              ``MirrorPadGrad``, ``boolean_mask``
+``distinct``  ``Unique``, ``UniqueWithCounts`` (not differentiable)
+============  ===============================================================
+
+Each module imports only the ones above it in this table (math ops, which build on this
+family, are imported inside functions). This module holds no code: it re-exports every
+public builder, so ``from .array import reshape`` and ``array_ops.concat`` keep working,
+and importing it registers every op type of the family.
+
+Every op type of the family is linear in its data input (or not differentiable), so
+each gradient rule is the adjoint op, itself an op of the family with its own gradient:
+
+=======================  ===========================================
+forward                  gradient (adjoint)
+=======================  ===========================================
+Reshape, ExpandDims,     Reshape back to ``shape(x)``
+Squeeze
+Transpose(perm)          Transpose(invert_permutation(perm))
+ReverseV2                ReverseV2
+ConcatV2                 SplitV (sizes from the inputs' shapes)
+Split, SplitV            ConcatV2
+Pack                     Unpack, and back
+Slice                    Pad (before = begin, after = rest)
+StridedSlice             StridedSliceGrad (zeros with ``dy`` written at the
+                         slice), whose gradient is StridedSlice again
+Pad, PadV2               Slice
+MirrorPad                MirrorPadGrad (folds the reflected borders back),
+                         whose gradient is MirrorPad
+Tile                     Reshape to ``[m0, d0, m1, d1, ...]`` + SumToShape
+GatherV2                 UnsortedSegmentSum (dense, never IndexedSlices),
+                         whose gradient is GatherV2
+GatherNd                 ScatterNd, and back
+Fill                     the pass's own SumToShape to a scalar
+=======================  ===========================================
+
+Static shapes: shape-valued inputs (a reshape's target, slice bounds, paddings) are
+read at build time with ``shape_helpers.partial_value``, which extends
+``tensor_util.constant_value`` to vectors known only in part (``tf.stack([tf.shape(x)[0],
+-1])`` gives ``[None, -1]``), so partial shapes from placeholders with ``None`` dims
+propagate as in TF.
+"""
+
+# --- re-exports: the public builders of the family, by defining module ------------------
+from .distinct import unique as unique
+from .distinct import unique_with_counts as unique_with_counts
+from .indexing import gather as gather
+from .indexing import gather_nd as gather_nd
+from .indexing import one_hot as one_hot
+from .indexing import scatter_nd as scatter_nd
+from .indexing import unsorted_segment_sum as unsorted_segment_sum
+from .join import concat as concat
+from .join import split as split
+from .join import stack as stack
+from .join import tile as tile
+from .join import unstack as unstack
+from .padding import pad as pad
+from .reorder import invert_permutation as invert_permutation
+from .reorder import range_ as range_
+from .reorder import reverse as reverse
+from .reorder import transpose as transpose
+from .shapes import broadcast_to as broadcast_to
+from .shapes import expand_dims as expand_dims
+from .shapes import fill as fill
+from .shapes import ones as ones
+from .shapes import ones_like as ones_like
+from .shapes import rank as rank
+from .shapes import reshape as reshape
+from .shapes import shape as shape
+from .shapes import size as size
+from .shapes import squeeze as squeeze
+from .shapes import sum_like as sum_like
+from .shapes import sum_to_shape as sum_to_shape
+from .shapes import zeros as zeros
+from .shapes import zeros_like as zeros_like
+from .slicing import boolean_mask as boolean_mask
+from .slicing import slice_ as slice_
+from .slicing import strided_slice as strided_slice

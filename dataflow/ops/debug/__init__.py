@@ -1,0 +1,1 @@
+"""Debugging ops: ``check_numerics``, ``Assert``, ``Print`` and the ``assert_*`` family."""

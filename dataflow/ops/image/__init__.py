@@ -1,0 +1,1 @@
+"""Image ops (``tf.image``)."""

@@ -1,0 +1,53 @@
+"""Matrices and linear algebra: matmul, einsum, inverse, determinant, solve, Cholesky,
+norms, traces, diagonals, and their gradients: the public names of the linalg family,
+which lives in the modules below.
+
+===============  ==================================================================
+module           holds
+===============  ==================================================================
+``contraction``  ``Einsum`` (and ``EinsumDiagonalMask``, a private helper of its
+                 gradient), ``tensordot``, ``matrix_transpose``/``adjoint``, and
+                 the static-shape helpers the family shares
+``products``     ``MatMul`` (rank 2), ``BatchMatMulV2`` (rank >= 2, broadcasting
+                 batch dimensions), ``matmul`` and the ``@`` operator, ``matvec``
+``diag``         ``MatrixDiag``, ``MatrixDiagPart``, ``MatrixSetDiag``,
+                 ``MatrixBandPart``, ``Eye`` (an identity of run-time size), and
+                 ``trace``
+``decomp``       ``MatrixInverse``, ``MatrixDeterminant``, ``MatrixSolve``,
+                 ``Cholesky``, and the composites over them
+                 (``matrix_triangular_solve``, ``cholesky_solve``, ``logdet``) and
+                 ``norm``
+===============  ==================================================================
+
+Each module imports only the ones above it in this table. This module holds no code: it
+re-exports every public builder, so ``linalg_ops.matmul`` and ``from .linalg import
+einsum`` keep working, and importing it registers every op type of the family.
+
+Gradient rules are built from these ops and from ``math``/``array`` ops, all of which
+are differentiable, so second derivatives work. The gradient pass undoes broadcasting
+(batch dimensions of ``matmul``, ellipsis dimensions of ``einsum``) with one
+``SumToShape``, so the rules never reduce anything themselves.
+"""
+
+# --- re-exports: the public builders of the family, by defining module ------------------
+from .contraction import adjoint as adjoint
+from .contraction import einsum as einsum
+from .contraction import matrix_transpose as matrix_transpose
+from .contraction import parse_equation as parse_equation
+from .contraction import tensordot as tensordot
+from .decomp import cholesky as cholesky
+from .decomp import cholesky_solve as cholesky_solve
+from .decomp import logdet as logdet
+from .decomp import matrix_determinant as matrix_determinant
+from .decomp import matrix_inverse as matrix_inverse
+from .decomp import matrix_solve as matrix_solve
+from .decomp import matrix_triangular_solve as matrix_triangular_solve
+from .decomp import norm as norm
+from .diag import eye as eye
+from .diag import matrix_band_part as matrix_band_part
+from .diag import matrix_diag as matrix_diag
+from .diag import matrix_diag_part as matrix_diag_part
+from .diag import matrix_set_diag as matrix_set_diag
+from .diag import trace as trace
+from .products import matmul as matmul
+from .products import matvec as matvec

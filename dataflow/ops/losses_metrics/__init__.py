@@ -1,0 +1,2 @@
+"""``tf.losses`` and ``tf.metrics``: losses that record themselves in a
+collection, streaming metrics with their local variables."""

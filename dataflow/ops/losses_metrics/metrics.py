@@ -1,0 +1,351 @@
+"""``tf.metrics``: streaming metrics as TF1 builds them, and ``confusion_matrix``.
+
+Each metric keeps running totals in local variables (``GraphKeys.LOCAL_VARIABLES`` and
+``METRIC_VARIABLES``, zeros, named in the metric's variable scope: ``accuracy/total``,
+``accuracy/count``) and returns ``(value, update_op)``: ``update_op`` folds one batch
+into the totals and evaluates to the metric so far, ``value`` reads it without
+changing anything. Run ``tf.local_variables_initializer()`` first (and again to start
+over), as in TF1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...framework import dtypes
+from ...framework.graph import Tensor, convert_to_tensor, get_default_graph
+from ...framework.scopes import control_dependencies, name_scope
+from .. import array as array_ops
+from ..array.indexing import unsorted_segment_sum
+from ..cast import cast
+from ..control.group import identity
+from ..linalg.diag import eye
+from ..math.arith import add, div_no_nan, maximum, squared_difference
+from ..math.compare import equal, greater, logical_and, logical_not, where
+from ..math.reduce import reduce_max, reduce_sum
+from ..state.scope_context import variable_scope
+from ..state.variables import GraphKeys, Variable, assign_add
+
+
+def metric_variable(shape: Sequence[int], dtype: Any, name: str) -> Variable:
+    """A zero-initialized local variable holding a metric's running total."""
+    return Variable(
+        array_ops.zeros(shape, dtype),
+        trainable=False,
+        collections=[GraphKeys.LOCAL_VARIABLES, GraphKeys.METRIC_VARIABLES],
+        name=name,
+    )
+
+
+def _collect(value: Tensor, update: Tensor, metrics: Any, updates: Any) -> tuple[Tensor, Tensor]:
+    graph = get_default_graph()
+    if metrics:
+        graph.add_to_collections(list(metrics), value)
+    if updates:
+        graph.add_to_collections(list(updates), update)
+    return value, update
+
+
+def _weights_like(weights: Any, values: Tensor) -> Tensor:
+    """``weights`` as float32, broadcast to ``values``' shape."""
+    w = cast(convert_to_tensor(weights), dtypes.float32)
+    return w * array_ops.ones_like(values)
+
+
+def mean(
+    values: Any,
+    weights: Any = None,
+    metrics_collections: Any = None,
+    updates_collections: Any = None,
+    name: str | None = None,
+) -> tuple[Tensor, Tensor]:
+    """The (weighted) mean of every value seen: ``total / count``."""
+    with variable_scope(name, "mean", [values, weights]):
+        values = cast(convert_to_tensor(values), dtypes.float32)
+        total = metric_variable([], dtypes.float32, "total")
+        count = metric_variable([], dtypes.float32, "count")
+        if weights is None:
+            number = cast(array_ops.size(values), dtypes.float32)
+        else:
+            w = _weights_like(weights, values)
+            values = values * w
+            number = reduce_sum(w)
+        update_total = assign_add(total, reduce_sum(values))
+        with control_dependencies([values]):
+            update_count = assign_add(count, number)
+        value = div_no_nan(total, maximum(count, 0.0), name="value")
+        update = div_no_nan(update_total, maximum(update_count, 0.0), name="update_op")
+        return _collect(value, update, metrics_collections, updates_collections)
+
+
+def accuracy(
+    labels: Any,
+    predictions: Any,
+    weights: Any = None,
+    metrics_collections: Any = None,
+    updates_collections: Any = None,
+    name: str | None = None,
+) -> tuple[Tensor, Tensor]:
+    """The fraction of ``predictions`` equal to ``labels`` (weighted).
+
+    Raises:
+        ValueError: ``labels`` and ``predictions`` have incompatible shapes.
+    """
+    predictions, labels = convert_to_tensor(predictions), convert_to_tensor(labels)
+    if not predictions.shape.is_compatible_with(labels.shape):
+        raise ValueError(f"Shapes {predictions.shape} and {labels.shape} are incompatible")
+    if predictions.dtype != labels.dtype:
+        predictions = cast(predictions, labels.dtype)
+    correct = cast(equal(predictions, labels), dtypes.float32)
+    return mean(correct, weights, metrics_collections, updates_collections, name or "accuracy")
+
+
+def mean_squared_error(
+    labels: Any,
+    predictions: Any,
+    weights: Any = None,
+    metrics_collections: Any = None,
+    updates_collections: Any = None,
+    name: str | None = None,
+) -> tuple[Tensor, Tensor]:
+    """The mean of ``(labels - predictions) ** 2`` over everything seen."""
+    predictions, labels = convert_to_tensor(predictions), convert_to_tensor(labels)
+    squared = squared_difference(cast(labels, dtypes.float32), cast(predictions, dtypes.float32))
+    return mean(
+        squared, weights, metrics_collections, updates_collections, name or "mean_squared_error"
+    )
+
+
+def _count(condition: Tensor, weights: Any, name: str) -> tuple[Tensor, Tensor]:
+    """A running (weighted) count of the true entries of ``condition``."""
+    with variable_scope(None, name, [condition, weights]):
+        hits = cast(condition, dtypes.float32)
+        if weights is not None:
+            hits = hits * _weights_like(weights, hits)
+        count = metric_variable([], dtypes.float32, "count")
+        return identity(count), assign_add(count, reduce_sum(hits))
+
+
+def _bools(labels: Any, predictions: Any) -> tuple[Tensor, Tensor]:
+    return (
+        cast(convert_to_tensor(labels), dtypes.bool),
+        cast(convert_to_tensor(predictions), dtypes.bool),
+    )
+
+
+def _ratio(
+    kind: str,
+    labels: Any,
+    predictions: Any,
+    weights: Any,
+    metrics: Any,
+    updates: Any,
+    name: str | None,
+) -> tuple[Tensor, Tensor]:
+    """precision = tp / (tp + fp); recall = tp / (tp + fn); 0 before any hit."""
+    with variable_scope(name, kind, [predictions, labels, weights]):
+        truth, guess = _bools(labels, predictions)
+        tp, tp_update = _count(logical_and(truth, guess), weights, "true_positives")
+        miss = (
+            logical_and(logical_not(truth), guess)
+            if kind == "precision"
+            else logical_and(truth, logical_not(guess))
+        )
+        other, other_update = _count(
+            miss, weights, "false_positives" if kind == "precision" else "false_negatives"
+        )
+
+        def ratio(t: Tensor, o: Tensor, label: str) -> Tensor:
+            total = add(t, o)
+            return where(
+                greater(total, 0.0), div_no_nan(t, total), array_ops.zeros_like(t), name=label
+            )
+
+        return _collect(
+            ratio(tp, other, "value"), ratio(tp_update, other_update, "update_op"), metrics, updates
+        )
+
+
+def precision(
+    labels: Any,
+    predictions: Any,
+    weights: Any = None,
+    metrics_collections: Any = None,
+    updates_collections: Any = None,
+    name: str | None = None,
+) -> tuple[Tensor, Tensor]:
+    """True positives over predicted positives (``predictions`` and ``labels`` as bools)."""
+    return _ratio(
+        "precision", labels, predictions, weights, metrics_collections, updates_collections, name
+    )
+
+
+def recall(
+    labels: Any,
+    predictions: Any,
+    weights: Any = None,
+    metrics_collections: Any = None,
+    updates_collections: Any = None,
+    name: str | None = None,
+) -> tuple[Tensor, Tensor]:
+    """True positives over actual positives (``predictions`` and ``labels`` as bools)."""
+    return _ratio(
+        "recall", labels, predictions, weights, metrics_collections, updates_collections, name
+    )
+
+
+_EPSILON = 1e-7
+
+
+def _thresholds(num_thresholds: int) -> np.ndarray:
+    inner = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]
+    return np.array([0.0 - _EPSILON] + inner + [1.0 + _EPSILON], np.float32)
+
+
+def auc(
+    labels: Any,
+    predictions: Any,
+    weights: Any = None,
+    num_thresholds: int = 200,
+    metrics_collections: Any = None,
+    updates_collections: Any = None,
+    curve: str = "ROC",
+    name: str | None = None,
+    summation_method: str = "trapezoidal",
+    thresholds: Any = None,
+) -> tuple[Tensor, Tensor]:
+    """The area under the ROC (or precision-recall, ``curve="PR"``) curve, from counts
+    at ``num_thresholds`` thresholds in [0, 1], by the trapezoidal rule (TF1's default).
+
+    Raises:
+        ValueError: an unknown ``curve`` or ``summation_method``.
+    """
+    if curve not in ("ROC", "PR"):
+        raise ValueError(f"curve must be either ROC or PR, {curve} unknown")
+    if summation_method != "trapezoidal":
+        raise ValueError(f"summation_method {summation_method!r} is not provided (trapezoidal is)")
+    cuts = (
+        _thresholds(num_thresholds)
+        if thresholds is None
+        else np.concatenate(
+            [[0.0 - _EPSILON], np.asarray(thresholds, np.float32), [1.0 + _EPSILON]]
+        ).astype(np.float32)
+    )
+    with variable_scope(name, "auc", [labels, predictions, weights]):
+        truth = array_ops.reshape(cast(convert_to_tensor(labels), dtypes.bool), [1, -1])
+        scores = array_ops.reshape(cast(convert_to_tensor(predictions), dtypes.float32), [1, -1])
+        above = greater(scores, array_ops.reshape(convert_to_tensor(cuts), [-1, 1]))
+        w = (
+            None
+            if weights is None
+            else array_ops.reshape(_weights_like(weights, convert_to_tensor(predictions)), [1, -1])
+        )
+        counts, updates = {}, {}
+        for key, condition in (
+            ("true_positives", logical_and(truth, above)),
+            ("false_negatives", logical_and(truth, logical_not(above))),
+            ("true_negatives", logical_and(logical_not(truth), logical_not(above))),
+            ("false_positives", logical_and(logical_not(truth), above)),
+        ):
+            hits = cast(condition, dtypes.float32)
+            if w is not None:
+                hits = hits * w
+            variable = metric_variable([len(cuts)], dtypes.float32, key)
+            counts[key] = identity(variable)
+            updates[key] = assign_add(variable, reduce_sum(hits, axis=1))
+
+        def area(c: dict, label: str) -> Tensor:
+            tp, fn, tn, fp = (
+                c[k]
+                for k in ("true_positives", "false_negatives", "true_negatives", "false_positives")
+            )
+            if curve == "ROC":
+                x, y = fp / (fp + tn + _EPSILON), (tp + _EPSILON) / (tp + fn + _EPSILON)
+            else:
+                x, y = tp / (tp + fn + _EPSILON), (tp + _EPSILON) / (tp + fp + _EPSILON)
+            n = len(cuts)
+            return reduce_sum((x[: n - 1] - x[1:]) * (y[: n - 1] + y[1:]) / 2.0, name=label)
+
+        return _collect(
+            area(counts, "value"),
+            area(updates, "update_op"),
+            metrics_collections,
+            updates_collections,
+        )
+
+
+def confusion_matrix(
+    labels: Any,
+    predictions: Any,
+    num_classes: Any = None,
+    weights: Any = None,
+    dtype: Any = dtypes.int32,
+    name: str | None = None,
+) -> Tensor:
+    """``[num_classes, num_classes]`` counts of (label, prediction) pairs (or sums of
+    ``weights``); ``num_classes`` defaults to the largest class seen plus one."""
+    with name_scope(name, "confusion_matrix", [labels, predictions, num_classes, weights]):
+        labels = cast(convert_to_tensor(labels), dtypes.int64)
+        predictions = cast(convert_to_tensor(predictions), dtypes.int64)
+        if num_classes is None:
+            n = maximum(reduce_max(labels), reduce_max(predictions)) + 1
+        else:
+            n = cast(convert_to_tensor(num_classes), dtypes.int64)
+        out_type = dtypes.as_dtype(dtype)
+        values = (
+            array_ops.ones_like(labels, dtype=out_type)
+            if weights is None
+            else cast(convert_to_tensor(weights), out_type)
+            * array_ops.ones_like(labels, dtype=out_type)
+        )
+        flat = unsorted_segment_sum(
+            array_ops.reshape(values, [-1]),
+            array_ops.reshape(labels * n + predictions, [-1]),
+            n * n,
+        )
+        return array_ops.reshape(flat, array_ops.stack([n, n]))
+
+
+def mean_iou(
+    labels: Any,
+    predictions: Any,
+    num_classes: int,
+    weights: Any = None,
+    metrics_collections: Any = None,
+    updates_collections: Any = None,
+    name: str | None = None,
+) -> tuple[Tensor, Tensor]:
+    """The mean over classes of intersection over union, from a running confusion
+    matrix (``mean_iou/total_confusion_matrix``); classes never seen are left out. As in
+    TF1, ``update_op`` evaluates to the updated confusion matrix, not the metric."""
+    with variable_scope(name, "mean_iou", [predictions, labels, weights]):
+        total = metric_variable(
+            [num_classes, num_classes], dtypes.float64, "total_confusion_matrix"
+        )
+        batch = confusion_matrix(
+            array_ops.reshape(labels, [-1]),
+            array_ops.reshape(predictions, [-1]),
+            num_classes,
+            weights=None if weights is None else array_ops.reshape(weights, [-1]),
+            dtype=dtypes.float64,
+        )
+        update_matrix = assign_add(total, batch)
+
+        def iou(matrix: Any, label: str) -> Tensor:
+            rows, cols = reduce_sum(matrix, 0), reduce_sum(matrix, 1)
+            diagonal = reduce_sum(matrix * eye(num_classes, dtype=dtypes.float64), 1)
+            union = rows + cols - diagonal
+            valid = reduce_sum(cast(greater(union, 0.0), dtypes.float64))
+            union = where(greater(union, 0.0), union, array_ops.ones_like(union))
+            score = reduce_sum(diagonal / union)
+            result = where(
+                greater(valid, 0.0), div_no_nan(score, valid), array_ops.zeros_like(score)
+            )
+            return cast(result, dtypes.float32, name=label)
+
+        return _collect(
+            iou(total, "mean_iou"), update_matrix, metrics_collections, updates_collections
+        )

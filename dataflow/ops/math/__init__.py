@@ -1,0 +1,136 @@
+"""Elementwise math, reductions, and their gradients (TF1's ``math_ops``): the public
+names of the math family, which lives in the modules below.
+
+=============  =================================================================
+module         holds
+=============  =================================================================
+``compare``    comparisons, logical ops and float classification (``Less ...
+               LogicalAnd ... IsFinite``), ``Select`` (three-argument
+               ``where``), ``Where`` (indices of true elements), ``Cast``; the
+               helpers every elementwise record is made with
+``arith``      ``AddN``, binary arithmetic (``AddV2 Sub Mul RealDiv ... Pow
+               Maximum Minimum SquaredDifference``) and unary math (``Neg Abs
+               ... Sigmoid Erf ... Reciprocal``)
+``reduce``     reductions (``Sum Mean Max Min Prod All Any``), ``ArgMax``/
+               ``ArgMin``, ``Cumsum``/``Cumprod``, and ``BroadcastReduced``, the adjoint of
+               a reduction that their gradients share
+``segment``    segment reductions (``SegmentSum/Mean/Max/Min``,
+               ``UnsortedSegmentMax/Min/Prod``) and counters (``Bincount``,
+               ``HistogramFixedWidth``)
+``ordering``   ``TopKV2``, ``InTopKV2``, and ``sort``/``argsort`` on ``top_k``
+``composite``  builders with no record of their own (``truediv``, ``div``,
+               ``clip_by_value``, ``reduce_logsumexp``, ``reduce_variance``,
+               ...) and the ``Tensor`` operator overloads (``x + 1``, ``-x``,
+               ``x < y``, ``a & b``, ...)
+=============  =================================================================
+
+Each module imports only the ones above it in this table (``compare`` is the
+bottom: the arithmetic and reduction gradients are built from ``Select``, ``Cast`` and
+the comparisons). This module holds no code: it re-exports every public builder, so
+``from ..ops.math import multiply`` and ``math_ops.reduce_sum`` keep working, and
+importing it registers every op type of the family.
+
+Dtype rules follow TF1: the inputs of an n-ary op must share one dtype (no promotion:
+a mismatch is a ``TypeError`` at build time); Python numbers take the dtype of the
+tensor inputs (``apply_op``'s hint). Kernels return exactly the static dtype, so they
+pass explicit ``dtype=`` to numpy reductions that would otherwise widen (``sum`` of
+int32 gives int64 in numpy).
+
+Gradient rules return full-shape gradients: the gradient pass undoes broadcasting once
+(``SumToShape``). Reduction gradients re-insert the reduced dimensions with
+``BroadcastReduced(grad, shape(x), axes)``; e.g. for ``y = reduce_sum(x, 1)`` with
+``x`` of shape [2, 3], ``dx = BroadcastReduced(dy, [2, 3], [1])``: ``dy`` of shape [2]
+is viewed as [2, 1] and broadcast to [2, 3].
+"""
+
+# --- re-exports: the public builders of the family, by defining module ------------------
+from ..cast import cast as cast
+from ..cast import to_double as to_double
+from ..cast import to_float as to_float
+from ..cast import to_int32 as to_int32
+from ..cast import to_int64 as to_int64
+from .argmax_cumsum import argmax as argmax
+from .argmax_cumsum import argmin as argmin
+from .argmax_cumsum import cumprod as cumprod
+from .argmax_cumsum import cumsum as cumsum
+from .arith import abs as abs
+from .arith import add as add
+from .arith import add_n as add_n
+from .arith import ceil as ceil
+from .arith import cos as cos
+from .arith import div_no_nan as div_no_nan
+from .arith import erf as erf
+from .arith import exp as exp
+from .arith import expm1 as expm1
+from .arith import floor as floor
+from .arith import floordiv as floordiv
+from .arith import floormod as floormod
+from .arith import log as log
+from .arith import log1p as log1p
+from .arith import maximum as maximum
+from .arith import minimum as minimum
+from .arith import mod as mod
+from .arith import multiply as multiply
+from .arith import negative as negative
+from .arith import pow as pow
+from .arith import realdiv as realdiv
+from .arith import reciprocal as reciprocal
+from .arith import round as round
+from .arith import rsqrt as rsqrt
+from .arith import sigmoid as sigmoid
+from .arith import sign as sign
+from .arith import sin as sin
+from .arith import sqrt as sqrt
+from .arith import square as square
+from .arith import squared_difference as squared_difference
+from .arith import subtract as subtract
+from .arith import tan as tan
+from .arith import tanh as tanh
+from .arith import truncatediv as truncatediv
+from .arith import truncatemod as truncatemod
+from .compare import equal as equal
+from .compare import greater as greater
+from .compare import greater_equal as greater_equal
+from .compare import is_finite as is_finite
+from .compare import is_inf as is_inf
+from .compare import is_nan as is_nan
+from .compare import less as less
+from .compare import less_equal as less_equal
+from .compare import logical_and as logical_and
+from .compare import logical_not as logical_not
+from .compare import logical_or as logical_or
+from .compare import logical_xor as logical_xor
+from .compare import not_equal as not_equal
+from .compare import where as where
+from .compare import where_v2 as where_v2
+from .composite import clip_by_value as clip_by_value
+from .composite import count_nonzero as count_nonzero
+from .composite import div as div
+from .composite import divide as divide
+from .composite import reduce_logsumexp as reduce_logsumexp
+from .composite import reduce_std as reduce_std
+from .composite import reduce_variance as reduce_variance
+from .composite import scalar_mul as scalar_mul
+from .composite import truediv as truediv
+from .ordering import argsort as argsort
+from .ordering import in_top_k as in_top_k
+from .ordering import sort as sort
+from .ordering import top_k as top_k
+from .reduce import reduce_all as reduce_all
+from .reduce import reduce_any as reduce_any
+from .reduce import reduce_max as reduce_max
+from .reduce import reduce_mean as reduce_mean
+from .reduce import reduce_min as reduce_min
+from .reduce import reduce_prod as reduce_prod
+from .reduce import reduce_sum as reduce_sum
+from .segment import bincount as bincount
+from .segment import histogram_fixed_width as histogram_fixed_width
+from .segment import segment_max as segment_max
+from .segment import segment_mean as segment_mean
+from .segment import segment_min as segment_min
+from .segment import segment_sum as segment_sum
+from .segment import unsorted_segment_max as unsorted_segment_max
+from .segment import unsorted_segment_mean as unsorted_segment_mean
+from .segment import unsorted_segment_min as unsorted_segment_min
+from .segment import unsorted_segment_prod as unsorted_segment_prod
+from .segment import unsorted_segment_sqrt_n as unsorted_segment_sqrt_n

@@ -1,0 +1,2 @@
+"""Convolutions: ``Conv2D`` and its gradients (direct, Fourier and fused routes), the
+window geometry convolution and pooling share, depthwise and separable convolutions."""

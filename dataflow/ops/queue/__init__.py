@@ -1,0 +1,2 @@
+"""Queues and conditional accumulators: the ops, and the plain state classes behind
+them."""

@@ -1,0 +1,1 @@
+"""Random ops (``tf.random``) and TF1's graph-level and op-level seeds."""

@@ -1,0 +1,1 @@
+"""Ops on ``SparseTensor``s (``tf.sparse``)."""

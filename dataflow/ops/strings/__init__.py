@@ -1,0 +1,1 @@
+"""String ops (``tf.strings``)."""

@@ -1,0 +1,1 @@
+"""``tf.summary``'s ops and the host-side encoders of ``Summary`` protos."""

@@ -1,0 +1,172 @@
+"""Host-side encoders behind the summary ops: numpy values in, ``Summary`` protos out.
+
+Each function builds one ``Summary.Value`` (TensorBoard's protobufs, from the
+``tensorboard`` package) the way TF1's summary kernels do, so that TensorBoard reads our
+event files exactly as it reads TF1's:
+
+* histograms use TF's default buckets: limits ``±1e-12 * 1.1**k`` up to ``1e20``, then
+  ``±DBL_MAX``, and ``0`` between; a value falls in the first bucket whose limit is above
+  it; runs of empty buckets collapse into one (``HistogramSummary``);
+* float images are scaled one image at a time: all non-negative ones so that their
+  maximum is 255, others so that the largest magnitude is 127 around 128; non-finite
+  pixels take ``bad_color`` (red); images are PNG (via Pillow) (``ImageSummary``);
+* audio is 16-bit PCM WAV (the standard ``wave`` module) (``AudioSummary``).
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import sys
+import wave
+
+import numpy as np
+from tensorboard.compat.proto import summary_pb2
+
+from ...framework import errors
+
+DBL_MAX = sys.float_info.max
+
+
+@functools.cache
+def default_bucket_limits() -> np.ndarray:
+    """TF's default histogram bucket limits (``histogram.cc``), ascending."""
+    positive = []
+    v = 1.0e-12
+    while v < 1.0e20:  # repeated multiplication, as TF does, for the same doubles
+        positive.append(v)
+        v *= 1.1
+    positive.append(DBL_MAX)
+    negative = [-x for x in reversed(positive)]
+    return np.array(negative + [0.0] + positive)
+
+
+_LOG_GROWTH = float(np.log(1.1))
+_LOG_1E12 = float(np.log(1e12))
+
+
+def bucket_index(flat: np.ndarray) -> np.ndarray:
+    """``searchsorted(default_bucket_limits(), flat, "right")`` (the bucket of each
+    finite value), without a binary search per value.
+
+    The limits grow geometrically, so a logarithm gives the bucket directly; the few
+    values it misses (at a bucket's edge, zeros) are looked up exactly.
+    """
+    limits = default_bucket_limits()
+    n = (limits.size - 1) // 2  # limits: n negative, zero, n positive
+    with np.errstate(divide="ignore"):
+        power = (np.log(np.abs(flat)) + _LOG_1E12) / _LOG_GROWTH
+    # floor(power): the largest positive limit at or below |value|, approximately; a
+    # positive value's bucket is past it, a negative value's mirrors it below zero.
+    k = np.floor(power)
+    estimate = np.where(flat > 0, k + (n + 2), (n - 1) - k)
+    index = np.clip(estimate, 0, limits.size).astype(np.int64)
+    padded = np.concatenate([[-np.inf], limits, [np.inf]])  # padded[i + 1] == limits[i]
+    wrong = np.flatnonzero((padded[index] > flat) | (padded[index + 1] <= flat))
+    if wrong.size:
+        index[wrong] = np.searchsorted(limits, flat[wrong], side="right")
+    return index
+
+
+def histogram_proto(values: np.ndarray) -> summary_pb2.HistogramProto:
+    """The ``HistogramProto`` of ``values`` (any shape, finite), as TF1 encodes it."""
+    flat = np.asarray(values, dtype=np.float64).reshape(-1)
+    limits = default_bucket_limits()
+    counts = np.bincount(bucket_index(flat), minlength=limits.size)
+    proto = summary_pb2.HistogramProto()
+    proto.min = float(flat.min()) if flat.size else DBL_MAX
+    proto.max = float(flat.max()) if flat.size else -DBL_MAX
+    proto.num = float(flat.size)
+    # TF adds the values one by one; our sums differ from its by rounding only.
+    proto.sum = float(flat.sum())
+    proto.sum_squares = float(flat @ flat)
+    # A run of empty buckets becomes one, ending at the run's last limit: keep every
+    # full bucket and each empty one that ends a run.
+    full = counts > 0
+    keep = full | np.append(full[1:], True)
+    proto.bucket_limit.extend(limits[keep].tolist())
+    proto.bucket.extend(counts[keep].astype(np.float64).tolist())
+    return proto
+
+
+def check_finite(values: np.ndarray, op_name: str, tag: str) -> None:
+    if values.dtype.kind in "fc" and not np.isfinite(values).all():
+        which = "Nan" if np.isnan(values).any() else "Infinity"
+        raise errors.InvalidArgumentError(None, None, f"{which} in summary histogram for: {tag}")
+
+
+_BAD_COLOR = np.array([255, 0, 0, 255], np.uint8)
+
+
+def image_to_uint8(image: np.ndarray) -> np.ndarray:
+    """One ``[h, w, c]`` image as uint8, scaled as TF1's ``ImageSummary`` scales it."""
+    if image.dtype == np.uint8:
+        return image
+    flat = image.reshape(-1, image.shape[-1])
+    finite_rows = np.isfinite(flat).all(axis=1)
+    good = flat[finite_rows].astype(np.float32)
+    low = float(good.min()) if good.size else np.inf
+    high = float(good.max()) if good.size else -np.inf
+    dtype = np.float64 if image.dtype == np.float64 else np.float32
+    if low < 0:
+        biggest = max(abs(low), abs(high))
+        scale = dtype(0.0 if biggest < 1e-6 else 127.0 / biggest)
+        offset = dtype(128.0)
+    else:
+        scale = dtype(0.0 if high < 1e-6 else 255.0 / high)
+        offset = dtype(0.0)
+    out = np.empty(flat.shape, np.uint8)
+    scaled = flat[finite_rows].astype(dtype) * scale + offset
+    out[finite_rows] = scaled.astype(np.uint8)  # C++'s cast: truncation
+    out[~finite_rows] = _BAD_COLOR[: image.shape[-1]]
+    return out.reshape(image.shape)
+
+
+def png_bytes(image: np.ndarray) -> bytes:
+    from PIL import Image
+
+    mode = {1: "L", 3: "RGB", 4: "RGBA"}[image.shape[-1]]
+    pixels = image[..., 0] if image.shape[-1] == 1 else image
+    buffer = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(pixels), mode=mode).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def image_value(tag: str, image: np.ndarray) -> summary_pb2.Summary.Value:
+    pixels = image_to_uint8(image)
+    height, width, channels = pixels.shape
+    encoded = summary_pb2.Summary.Image(
+        height=height, width=width, colorspace=channels, encoded_image_string=png_bytes(pixels)
+    )
+    return summary_pb2.Summary.Value(tag=tag, image=encoded)
+
+
+def wav_bytes(samples: np.ndarray, sample_rate: int) -> bytes:
+    """``[frames, channels]`` floats in [-1, 1] as 16-bit PCM WAV."""
+    pcm = np.round(np.clip(samples.astype(np.float64), -1.0, 1.0) * 32767).astype("<i2")
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(samples.shape[1])
+        out.setsampwidth(2)
+        out.setframerate(int(sample_rate))
+        out.writeframes(pcm.tobytes())
+    return buffer.getvalue()
+
+
+def audio_value(tag: str, clip: np.ndarray, sample_rate: float) -> summary_pb2.Summary.Value:
+    frames, channels = clip.shape
+    audio = summary_pb2.Summary.Audio(
+        sample_rate=float(sample_rate),
+        num_channels=channels,
+        length_frames=frames,
+        encoded_audio_string=wav_bytes(clip, int(sample_rate)),
+        content_type="audio/wav",
+    )
+    return summary_pb2.Summary.Value(tag=tag, audio=audio)
+
+
+def batch_tags(base: str, kind: str, count: int, max_outputs: int) -> list[str]:
+    """``base/kind`` for a single output, else ``base/kind/0``, ``base/kind/1``, ..."""
+    if max_outputs == 1:
+        return [f"{base}/{kind}"][:count]
+    return [f"{base}/{kind}/{i}" for i in range(count)]

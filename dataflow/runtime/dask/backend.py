@@ -1,0 +1,564 @@
+"""``DaskBackend``: runs compiled plans on a Dask cluster (``Session(target)``).
+
+It implements ``backend.Backend``, the interface ``Session`` drives (``devices``,
+``default_device``, ``bind``, ``execute``, ``execute_traced``, ``to_dask``,
+``resource_store``, ``close``), as ``embedded_backend.EmbeddedBackend`` does.
+
+* **Devices.** ``/job:J/replica:0/task:T/device:CPU:0`` (and ``GPU:k`` for a worker with
+  the ``GPU`` resource) for every worker that is a task (``cluster.task_map``). Ops with
+  no device request go to ``/job:worker/task:0`` when it exists, else the first worker.
+* **Bind** (once per compiled plan): ``lowering.lower`` splits the plan by worker; each
+  worker's part is installed on it (``Client.run``), and again on a worker that comes
+  back after a restart, before the next step that needs it.
+* **Execute, resident path** (the default; ``dask/resident.py``, a mixin of
+  ``DaskBackend``): the client sends each worker's part of the step straight to it;
+  workers pass tensors to each other directly and reply with the fetched values. The
+  messages travel on step streams (``dask/stream.py``): Dask connections to the
+  workers' own addresses, opened with the cluster's ``Security``, which the client
+  drives from the calling thread. No scheduler round trip and no per-step graph; the
+  workers record each step for the dataflow dashboard page instead.
+* **Execute, task-graph path** (``ConfigProto(resident_steps=False)``, opt-in and
+  slower). One ``HighLevelGraph`` per step, one task per stage, pinned by the
+  ``dataflow-<worker>`` resource, submitted with ``Client.get`` (never optimized) and
+  gathered, so each step shows in Dask's task stream and progress pages.
+* **Failures, either path.** Before a step, every worker the plan needs must be alive
+  (a pinned task would otherwise wait forever); during it, the loss of any of them (a
+  scheduler ``remove-worker`` event) ends the step with ``UnavailableError`` naming
+  it, ``timeout`` with ``DeadlineExceededError``, a kernel error with its ``OpError``.
+  The session stays usable.
+* **Scheduler loss.** Dask workers exit when their scheduler goes, so a session whose
+  client lost the scheduler connection it opened on is finished: a step in flight, or
+  any later call, raises ``UnavailableError`` saying so (``check_scheduler``; a waiting
+  step looks every ``_SCHEDULER_POLL_S``, since one submitted while the client
+  reconnects would otherwise wait for Dask's 30 s reconnect timeout), even after the
+  client reconnects to a restarted scheduler. Recovery is a new session
+  (``MonitoredTrainingSession`` makes it and restores the last checkpoint).
+* **State** lives on the workers (``worker_state.RUNTIME``), shared by every client of
+  the cluster by variable name; ``close()`` forgets this session's plans but not the
+  variables (as TF's distributed runtime keeps them: use ``reset``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from ...framework import errors
+from ..compile.plan import Plan
+from ..config import ConfigProto, StepTrace
+from . import cluster as cluster_module
+from . import cluster_view, grpc_target
+from .lowering import LoweredPlan, lower, stage_keys, step_graph
+from .resident import BoundPlan, ResidentPath, StepWatch, assemble_fetches
+from .stream import StepStreamClient
+from .worker_state import (
+    PlanMissingError,
+    cancel_steps,
+    install_plans,
+    list_variables,
+    reset_state,
+    run_stage,
+    store_call,
+    uninstall_plans,
+)
+
+# How often a step waiting on the cluster checks that the scheduler connection holds.
+_SCHEDULER_POLL_S = 0.5
+
+
+def _home_device(resolved: grpc_target.GrpcTarget, client: Any, tasks: Any) -> str | None:
+    """The CPU of the task a ``grpc://`` target names (TF1 runs unplaced ops there)."""
+    name = grpc_target.home_worker_name(resolved, client)
+    for (job, task), info in tasks.items():
+        if info.name == name:
+            return f"/job:{job}/replica:0/task:{task}/device:CPU:0"
+    return None
+
+
+class DaskBackend(ResidentPath):
+    """Executes plans on the Dask cluster behind ``target``."""
+
+    def __init__(self, target: Any, config: ConfigProto, container: str = "") -> None:
+        self._config = config
+        connect_timeout = (
+            config.operation_timeout_in_ms / 1000.0 if config.operation_timeout_in_ms else None
+        )
+        resolved = None
+        if grpc_target.is_grpc_target(target):  # TF1's server.target: one task's address
+            resolved = grpc_target.resolve(
+                target, connect_timeout or cluster_module.default_connect_timeout()
+            )
+            target = resolved.scheduler
+        self.client, self._owns_client = cluster_module.connect(target, connect_timeout)
+        have_view = False
+        try:
+            self.view: cluster_view.ClusterView = cluster_view.view(self.client)
+            have_view = True
+            spec = config.cluster_def
+            if spec is None and isinstance(target, cluster_module.LocalCluster):
+                spec = target.cluster_spec
+            try:
+                self.tasks = cluster_module.task_map(self.view.workers(), spec)
+            except errors.UnavailableError:
+                self.view.refresh()  # events may lag the scheduler: ask it, once
+                self.tasks = cluster_module.task_map(self.view.workers(), spec)
+            self.devices, self._worker_of_device, self.default_device = (
+                cluster_module.cluster_devices(self.tasks, config.device_count.get("GPU"))
+            )
+            if resolved is not None:
+                self.default_device = _home_device(resolved, self.client, self.tasks) or (
+                    self.default_device
+                )
+        except BaseException:
+            if have_view:
+                cluster_view.release_view(self.view)
+            if self._owns_client:
+                cluster_module.close_client(self.client)
+            raise
+        self._task_of_worker = {
+            info.name: f"/job:{job}/task:{task}" for (job, task), info in self.tasks.items()
+        }
+        self.container = container
+        self.session_id = uuid.uuid4().hex[:8]
+        self._plan_ids = itertools.count()
+        self._steps = itertools.count(1)
+        self._running: set[StepWatch] = set()
+        self._running_lock = threading.Lock()
+        # Names of this session's workers lost since it started (their state is gone,
+        # even once a replacement is back): the recovery loop reads it.
+        self.lost_workers: set[str] = set()
+        # One span per session (not per step: the scheduler keeps every span it sees).
+        self._span = {
+            "name": ("dataflow", f"session-{self.session_id}"),
+            "ids": (str(uuid.uuid4()), str(uuid.uuid4())),
+        }
+        # Task-group name -> a future that keeps that group alive (``_keep_groups``).
+        self._group_anchors: dict[str, Any] = {}
+        self.view.add_listener(self._on_worker_lost)
+        from ..dashboard import register as add_dataflow_page
+
+        add_dataflow_page(self.client)  # the dashboard's dataflow page; never raises
+        self._streams: StepStreamClient | None = None
+        self._closed = False
+
+    # --- binding ----------------------------------------------------------------------
+    def bind(self, plan: Plan) -> BoundPlan:
+        plan_id = f"{self.session_id}{next(self._plan_ids):x}"
+        lowered = lower(plan, self._worker_of_device, plan_id, self.container, self._config.debug)
+        for t in lowered.templates:
+            t.annotations["span"] = self._span
+        bound = BoundPlan(lowered)
+        self._ensure_installed(bound)
+        self._keep_groups(lowered)
+        return bound
+
+    def _keep_groups(self, lowered: LoweredPlan) -> None:
+        """Holds, for each stage's task group, one tiny datum of that group for as long
+        as the session lives.
+
+        The scheduler names a task group after its key's first element (the stage and
+        the session: ``lowering.stage_keys``), drops a group once all its keys are
+        forgotten, and makes a new one for the next key of that name, while a span keeps
+        every group it ever held. Between two steps a stage's group would be empty, so
+        each step would leave one more group in the session's span (about 2.5 KB each,
+        for as long as the scheduler runs); with one key always in it, every step of the
+        stage joins the same group. The anchor is a scattered ``0`` under the step
+        number 0 (steps count from 1): scattered, not computed, so it runs no task and
+        never shows in the task stream.
+        """
+        new = {
+            key[0]: key
+            for key in stage_keys(lowered, f"0-{self.session_id}")
+            if key[0] not in self._group_anchors
+        }
+        if not new or self.client.status != "running":
+            return
+        # A worker lost while the anchors are sent is a lost worker like any other (the
+        # scatter would raise distributed's own CommClosedError): UnavailableError, which
+        # recovery retries on.
+        with cluster_view.comm_failures_as_unavailable("binding a new step (its task groups)"):
+            futures = self.client.scatter({key: 0 for key in new.values()}, hash=False)
+        self._group_anchors.update((key[0], futures[key]) for key in new.values())
+
+    def _ensure_installed(self, bound: BoundPlan) -> dict[str, str]:
+        """Worker name -> address for the plan's workers, installing the plan where a
+        worker does not hold it yet (first use, or the worker restarted)."""
+        self.check_scheduler()
+        addresses = {}
+        for name in bound.lowered.workers:
+            address = self.view.address_of(name)
+            if address is None:
+                # The scheduler may know of a worker whose add-worker event is on its way.
+                self.view.refresh()
+                address = self.view.address_of(name)
+            if address is None:
+                raise errors.UnavailableError(
+                    None,
+                    None,
+                    f"Dask worker '{name}' ({self._task_of_worker.get(name)}) is "
+                    f"not in the cluster; the step needs it. Workers now: "
+                    f"{self.view.describe()}",
+                )
+            addresses[name] = address
+        stale = [n for n, a in addresses.items() if bound.installed.get(n) != a]
+        if stale:
+            with bound.lock:
+                for name in stale:
+                    plan = bound.lowered.worker_plans[name]
+                    self._run_on(addresses[name], install_plans, [plan])
+                    bound.installed[name] = addresses[name]
+        return addresses
+
+    def _run_on(self, address: str, fn: Any, *args: Any) -> Any:
+        with cluster_view.comm_failures_as_unavailable(
+            f"calling the Dask worker at {address}", KeyError
+        ):
+            return self.client.run(fn, *args, workers=[address])[address]
+
+    # --- executing ----------------------------------------------------------------------
+    def execute(self, bound: BoundPlan, feed_values: list[Any], timeout: float | None) -> list[Any]:
+        return self._execute(bound, feed_values, timeout, self._config.resident_steps)
+
+    def execute_traced(
+        self,
+        bound: BoundPlan,
+        feed_values: list[Any],
+        run_metadata: StepTrace,
+        timeout: float | None = None,
+    ) -> list[Any]:
+        """A step with its events in ``run_metadata.step_stats``. Resident (the
+        default): every kernel on each worker, waits for peers' tensors and sends to
+        them, the client's own time and the transfers to and from each worker
+        (``dask/trace.py``). Task-graph path: each stage's compute time on its worker,
+        from Dask's task stream."""
+        if self._config.resident_steps:
+            return self._execute(bound, feed_values, timeout, True, run_metadata=run_metadata)
+        import distributed
+
+        self.check_scheduler()
+        steps: list[str] = []
+        with distributed.get_task_stream(client=self.client) as stream:
+            out = self._execute(bound, feed_values, timeout, False, steps)
+        templates = bound.lowered.templates
+        mine = {
+            key: t
+            for step in steps
+            for t, key in zip(templates, stage_keys(bound.lowered, step), strict=True)
+        }
+        wall_to_perf = time.perf_counter() - time.time()  # the task stream's clock is wall time
+        for record in stream.data:
+            key = record["key"]
+            t = mine.get(tuple(key)) if isinstance(key, (tuple, list)) else None
+            if t is None:
+                continue
+            for span in record.get("startstops", ()):
+                if span.get("action") != "compute":
+                    continue
+                run_metadata.step_stats.append(
+                    {
+                        "name": t.name,
+                        "type": bound.plan.stages[t.index].main_op or "Stage",
+                        "device": bound.plan.stages[t.index].device,
+                        "thread": 0,
+                        "start_us": (span["start"] + wall_to_perf) * 1e6,
+                        "end_us": (span["stop"] + wall_to_perf) * 1e6,
+                    }
+                )
+        return out
+
+    def _execute(
+        self,
+        bound: BoundPlan,
+        feed_values: list[Any],
+        timeout: float | None,
+        resident: bool,
+        steps: list[str] | None = None,
+        run_metadata: StepTrace | None = None,
+    ) -> list[Any]:
+        for attempt in range(2):
+            addresses = self._ensure_installed(bound)
+            step = f"{next(self._steps)}-{self.session_id}"
+            if steps is not None:
+                steps.append(step)
+            watch = StepWatch(bound.lowered.workers)
+            with self._running_lock:
+                self._running.add(watch)
+            try:
+                if resident:
+                    return self._run_streams(
+                        bound, step, feed_values, addresses, watch, timeout, run_metadata
+                    )
+                return self.client.sync(
+                    self._run_graph, bound.lowered, step, feed_values, addresses, watch, timeout
+                )
+            except PlanMissingError:
+                if self._closed:
+                    raise errors.CancelledError(
+                        None, None, "Session closed: the step was cancelled"
+                    ) from None
+                # A worker restarted between our check and the step: reinstall, once.
+                bound.installed.clear()
+                if attempt:
+                    raise errors.UnavailableError(
+                        None, None, "a worker lost the step's plan twice in a row"
+                    ) from None
+            finally:
+                with self._running_lock:
+                    self._running.discard(watch)
+        raise AssertionError("unreachable")
+
+    async def _run_graph(
+        self,
+        lowered: LoweredPlan,
+        step: str,
+        feed_values: list[Any],
+        addresses: dict[str, str],
+        watch: StepWatch,
+        timeout: float | None,
+    ) -> list[Any]:
+        graph, keys = step_graph(lowered, step, feed_values, run_stage)
+        # Every stage is wanted, though only result stages are gathered: the scheduler's
+        # cancel walks from a cancelled key to its dependents and asserts that a client
+        # wants each (distributed 2026.8), which a stage feeding another does not, and
+        # the failed assertion drops the client's connection.
+        everything = self.client.get(graph, keys, sync=False)
+        futures = [everything[i] for i in lowered.result_stages]
+        gather = asyncio.ensure_future(self.client.gather(futures, asynchronous=True))
+
+        async def stop() -> None:
+            # Cancelling the Dask futures ends the gather (whose inner tasks must not be
+            # cancelled from outside); a stage blocked in a queue is woken to fail, so a
+            # step given up on never takes an element later.
+            await self.client.cancel(everything, asynchronous=True)
+            lost = watch.lost.name if watch.lost is not None else None
+            self._cancel_on_workers(
+                None, [step], [a for name, a in addresses.items() if name != lost]
+            )
+
+        results = await self._wait(gather, watch, timeout, step, stop)
+        by_stage = dict(zip(lowered.result_stages, results, strict=True))
+        return assemble_fetches(lowered, feed_values, lambda stage, pos: by_stage[stage][pos])
+
+    async def _wait(
+        self, work: asyncio.Future, watch: StepWatch, timeout: float | None, step: str, stop: Any
+    ) -> Any:
+        """``work``'s result, unless a needed worker is lost or the deadline passes; then
+        ``stop()`` ends the work, which is awaited (its outcome ignored)."""
+        for name in watch.workers:  # lost before the watch was registered?
+            if watch.lost is None and self.view.address_of(name) is None:
+                watch.lost = cluster_view.WorkerInfo(name, "?", 0, 0)
+                watch.event.set()
+        lost = asyncio.ensure_future(watch.event.wait())
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        try:
+            # In slices, to notice a lost scheduler: the client cancels the futures it
+            # had then, but a step submitted while it reconnects would wait for it.
+            while True:
+                wait = _SCHEDULER_POLL_S
+                if deadline is not None:
+                    wait = max(0.0, min(wait, deadline - loop.time()))
+                done, _ = await asyncio.wait(
+                    {work, lost}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
+                )
+                if (
+                    done
+                    or not self.view.connected()
+                    or (deadline is not None and loop.time() >= deadline)
+                ):
+                    break
+        finally:
+            lost.cancel()
+        if work in done:
+            try:
+                return work.result()
+            except (errors.OpError, PlanMissingError):
+                raise
+            except Exception as exc:
+                self.check_scheduler()
+                raise self._unavailable(watch, exc) from None
+        if not self.view.connected():
+            work.cancel()  # nothing to cancel on a scheduler that is gone
+            self.check_scheduler()
+        await stop()
+        with contextlib.suppress(Exception, asyncio.CancelledError):  # its outcome is moot
+            await asyncio.wait_for(work, 5)
+        if watch.lost is not None:
+            raise self._unavailable(watch, None)
+        raise errors.DeadlineExceededError(
+            None, None, f"Timed out: step {step} did not finish within {timeout:g} s"
+        )
+
+    def _unavailable(self, watch: StepWatch, exc: BaseException | None) -> errors.OpError:
+        if watch.lost is not None:
+            info = watch.lost
+            return errors.UnavailableError(
+                None,
+                None,
+                f"Dask worker '{info.name}' ({self._task_of_worker.get(info.name)}"
+                f", {info.address}) was lost during the step. Its variables are gone; "
+                "restore them from a checkpoint once it is back.",
+            )
+        return errors.UnavailableError(
+            None, None, f"The step failed on the cluster: {type(exc).__name__}: {exc}"
+        )
+
+    def check_scheduler(self) -> None:
+        """Raises ``UnavailableError`` once the client has lost the scheduler connection
+        this session was opened on (``ClusterView.connected``): the session's workers
+        exited with that scheduler, so it can run nothing any more, even if the client
+        reconnects to a restarted one. A new session (``MonitoredTrainingSession`` makes
+        one) finds the new workers and restores their state from a checkpoint."""
+        if not self.view.connected():
+            raise errors.UnavailableError(
+                None,
+                None,
+                f"Lost the connection to the Dask scheduler at "
+                f"{self.view.scheduler_address}; this session cannot run steps any more "
+                "(Dask workers exit with their scheduler, taking their variables). Open a "
+                "new session once the scheduler and workers are back, and restore from a "
+                "checkpoint (MonitoredTrainingSession does both).",
+            )
+
+    def _on_worker_lost(self, info: cluster_view.WorkerInfo) -> None:
+        if info.name in self._task_of_worker:
+            self.lost_workers.add(info.name)
+        with self._running_lock:
+            running = list(self._running)
+        for watch in running:
+            if info.name in watch.workers and watch.lost is None:
+                watch.lost = info
+                watch.event.set()
+
+    # --- inspection ---------------------------------------------------------------------
+    def to_dask(self, bound: BoundPlan, feed_values: list[Any]) -> Any:
+        """The ``HighLevelGraph`` one step would submit (one task per stage)."""
+        graph, _ = step_graph(
+            bound.lowered, f"{next(self._steps)}-{self.session_id}", feed_values, run_stage
+        )
+        return graph
+
+    def variables(self) -> dict[str, list[str]]:
+        """Device -> variable names, as the workers report them."""
+        self.check_scheduler()
+        out: dict[str, list[str]] = {}
+        with cluster_view.comm_failures_as_unavailable("listing the cluster's variables"):
+            found_by_worker = self.client.run(list_variables, self.container)
+        for found in found_by_worker.values():
+            out.update(found)
+        return out
+
+    def resource_store(self, device: str | None = None) -> RemoteStore:
+        """The store of ``device`` (default device if omitted), reached by worker RPC."""
+        device = device or self.default_device
+        return RemoteStore(self, self._worker_of_device[device], device)
+
+    # --- lifecycle ----------------------------------------------------------------------
+    def close(self) -> None:
+        """Cancels this session's running steps (a step blocked in a queue fails with
+        ``CancelledError``), then forgets its plans on the workers; variables and queues
+        stay on the cluster."""
+        if self._closed:
+            return
+        self._closed = True
+        with self._running_lock:
+            running = bool(self._running)
+        if running:
+            self._cancel_on_workers(
+                self.session_id, [], [info.address for info in self.view.workers()]
+            )
+            deadline = time.monotonic() + 10.0
+            while self._running and time.monotonic() < deadline:
+                time.sleep(0.005)
+        self.view.remove_listener(self._on_worker_lost)
+        self._group_anchors.clear()  # the groups go once the last step's tasks do
+        if self._streams is not None:
+            self._streams.close()
+        try:
+            if self.client.status == "running":
+                self.client.run(uninstall_plans, self.session_id, wait=False)
+        except Exception:
+            pass
+        cluster_view.release_view(self.view)
+        if self._owns_client:
+            cluster_module.close_client(self.client)
+
+    def _cancel_on_workers(
+        self, session: str | None, steps: list[str], addresses: list[str]
+    ) -> None:
+        """Fire and forget: cancels a session's or some steps' blocked kernels on the
+        workers at ``addresses`` (a lost one would hold the broadcast for the connect
+        timeout)."""
+
+        async def cancel() -> None:
+            with contextlib.suppress(Exception):
+                await self.client.run(
+                    cancel_steps, session, steps, workers=addresses, wait=False, asynchronous=True
+                )
+
+        if addresses and self.client.status == "running":
+            self.client.loop.add_callback(cancel)
+
+
+class RemoteStore:
+    """A worker's ``ResourceStore`` seen from the client: each call is one
+    ``Client.run`` RPC to the worker holding it (``worker_state.store_call``)."""
+
+    def __init__(self, backend: DaskBackend, worker: str, device: str) -> None:
+        self._backend = backend
+        self._worker = worker
+        self._device = device
+
+    def _call(self, method: str, *args: Any) -> Any:
+        backend = self._backend
+        backend.check_scheduler()
+        address = backend.view.address_of(self._worker)
+        if address is None:
+            raise errors.UnavailableError(
+                None, None, f"worker {self._worker} holding {self._device} is not in the cluster"
+            )
+        with cluster_view.comm_failures_as_unavailable(
+            f"{method} on the store of {self._device} (worker {self._worker})"
+        ):
+            out = backend.client.run(
+                store_call, backend.container, self._device, method, *args, workers=[address]
+            )
+            return out[address]
+
+    def names(self) -> list[str]:
+        return self._call("names")
+
+    def is_initialized(self, name: str) -> bool:
+        return self._call("is_initialized", name)
+
+    def read(self, name: str) -> Any:
+        return self._call("read", name)
+
+    def write(self, name: str, value: Any, token: tuple | None = None) -> Any:
+        self._call("write", name, value)
+        return value
+
+    def delete(self, name: str) -> None:
+        self._call("delete", name)
+
+    def snapshot(self) -> dict[str, Any]:
+        return self._call("snapshot")
+
+
+def reset(
+    target: Any, containers: Sequence[str] | None = None, timeout: float | None = None
+) -> None:
+    """Clears the variables (and other state) held on the cluster behind ``target``."""
+    client, owned = cluster_module.connect(target, timeout)
+    try:
+        with cluster_view.comm_failures_as_unavailable("resetting the cluster's state"):
+            client.run(reset_state, list(containers) if containers is not None else None)
+    finally:
+        if owned:
+            cluster_module.close_client(client)

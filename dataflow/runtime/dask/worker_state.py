@@ -1,0 +1,597 @@
+"""The worker side of a cluster session: stores, installed plans, stage tasks, RPCs.
+
+Each Dask worker process holds one ``WorkerRuntime`` (module global ``RUNTIME``):
+
+* **Stores.** One ``ResourceStore`` per ``(container, device)``, created on first use and
+  never replaced (compiled kernels keep a reference; ``reset`` clears it in place). The
+  container is ``""`` unless a session names another, so every client of the cluster
+  sees the same variables by name: TF1's between-graph replication. State therefore
+  belongs to the cluster, not to one client, and outlives sessions, as in TF's
+  distributed runtime; ``reset`` (``Session.reset(target)``) drops it, and a worker that
+  dies takes its state with it (recover from a checkpoint).
+* **Installed plans.** ``WorkerPlan``s (see ``dask/lowering.py``) keyed by plan key. A stage
+  is compiled to a ``StageFunction`` the first time it runs here, bound to this worker's
+  stores, and cached.
+* **Stage tasks.** ``run_stage`` is the function of every Dask task a step submits: it
+  finds the compiled stage, sets the step id (thread-local) that state kernels turn into
+  ``(step, op)`` update tokens (Dask may run a task twice; the store ignores a repeated
+  token), runs it and returns its output tuple. Kernels touch the store in-process.
+* **Resident steps.** Three messages: ``run`` (a client starts this worker's part of
+  one step), ``send`` (a peer delivers a stage's outputs) and ``abort``. They arrive
+  on step streams (``dask/stream.py``): Dask connections to the worker's own address
+  that its ``dataflow_steps`` handler keeps for step messages (``abort`` also comes as
+  an ordinary RPC). A step then costs one message per worker from the client plus one
+  per crossing edge, with no scheduler round trip. A per-step ``Rendezvous``
+  (``dask/transport.py``) holds arrived values; a
+  stage runs once the stages it waits for have delivered (Send/Recv as in TF's runtime).
+* **Remote access.** ``store_call`` runs one store method on a worker through
+  ``Client.run``, for what the client does outside steps (inspection). It holds no
+  state: the stores are the only state.
+
+Stage functions run in the worker's thread pool; a resident stage made only of
+stateless or variable ops that ran in under a millisecond last time runs inline on the
+event loop instead (a thread hop costs about as much as such a stage).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ...framework import errors, registry
+from ..devices import array_namespace, gpu_count, to_host, transfer
+from ..execute.context import DeviceContext
+from ..execute.executor import StageFunction, translate_error
+from ..execute.step_copies import StageBoundary, WorkerStepMemory, stage_boundary
+from ..resources import ResourceStore
+from . import trace as step_trace
+from .lowering import StagePart, WorkerPlan, resource_name
+from .step_metrics import RECORDER
+from .stream import STREAM_OP, PeerStreams, serve
+from .transport import Rendezvous, StepAborted
+
+_local = threading.local()
+
+_INLINE_SECONDS = 0.001
+_MAX_OPEN_STEPS = 4096
+
+
+class PlanMissingError(RuntimeError):
+    """A worker was asked to run a plan it does not hold (e.g. it restarted)."""
+
+
+class WorkerDeviceContext(DeviceContext):
+    """Kernel context of one device on a worker; the step id is per thread."""
+
+    def step(self) -> Any:
+        return getattr(_local, "step", None)
+
+    def will_block(self) -> None:
+        """A kernel (a queue) is about to wait for another step: free this thread's slot
+        in the worker's pool, once per stage call, so that the step that would wake it
+        can run here (with two threads, two blocked enqueues would otherwise starve the
+        dequeue that makes room)."""
+        if getattr(_local, "seceded", True):
+            return
+        _local.seceded = True
+        from distributed import secede
+        from distributed.threadpoolexecutor import secede as leave_pool
+        from distributed.threadpoolexecutor import thread_state
+
+        executor = getattr(thread_state, "executor", None)
+        if executor is None or threading.current_thread() not in executor._threads:
+            return  # not a pool thread: nothing to free
+        if getattr(_local, "task", False):
+            secede()  # a Dask task: the worker's state machine learns of it too
+        else:
+            leave_pool()  # a resident stage run in the worker's executor
+
+    def cancelled(self) -> bool:
+        """Whether the running step was cancelled (its session closed, or its client
+        gave up on it): a blocked kernel checks this when woken."""
+        return RUNTIME.is_cancelled(getattr(_local, "running", None))
+
+    def subgraph(self, plan: Any) -> Any:
+        run = super().subgraph(plan)
+
+        def run_body(values: Any) -> Any:
+            # A loop body runs its updates many times in one step: no tokens inside.
+            saved = getattr(_local, "step", None)
+            _local.step = None
+            try:
+                return run(values)
+            finally:
+                _local.step = saved
+
+        return run_body
+
+
+class CompiledStage:
+    """A stage bound to this worker's store: ``stage(step, args) -> outputs``."""
+
+    def __init__(
+        self,
+        part: StagePart,
+        ctx: WorkerDeviceContext,
+        slot_specs: Sequence,
+        debug: bool,
+        trace: list | None = None,
+        boundary: StageBoundary | None = None,
+    ) -> None:
+        self.part = part
+        self.boundary = boundary  # where the worker has a GPU stage (``resident``)
+        self.device = part.stage.device
+        # A traced variant times every kernel into ``trace`` (traced steps only).
+        self.trace = trace
+        self.function = StageFunction(part.stage, ctx, slot_specs, debug, trace)
+        self.gpu = "/device:GPU:" in self.device
+        self.inline_ok = all(not registry.lookup(c.op_type).may_block for c in part.stage.calls)
+        self.last_seconds = float("inf")
+
+    def __call__(self, step: Any, args: Sequence[Any]) -> tuple:
+        """Runs the stage as a Dask task: arguments and results in host memory."""
+        start = time.perf_counter()
+        if self.gpu:
+            args = [transfer(a, "", self.device) for a in args]
+        outs = self._run(step, args)
+        if self.gpu:
+            outs = tuple(to_host(o) for o in outs)
+        self.last_seconds = time.perf_counter() - start
+        return outs
+
+    def resident(self, step: Any, rv: Rendezvous) -> tuple[tuple, dict[int, Any]]:
+        """Runs the stage on a resident step's values ``rv``, files its outputs there,
+        returns them and, by slot, those that leave the worker in host memory. With a
+        GPU stage on the worker, values cross to and from it once a step here
+        (``StageBoundary``)."""
+        start = time.perf_counter()
+        values, boundary = rv.values, self.boundary
+        if boundary is None:
+            outs = self._run(step, [values[s] for s in self.part.stage.inputs])
+            wire = dict(zip(self.part.stage.outputs, outs, strict=True))
+            values.update(wire)
+        else:
+            if rv.memory is None:
+                rv.memory = WorkerStepMemory(transfer)
+            outs = self._run(step, boundary.gather(values, rv.memory))
+            wire = boundary.scatter(values, rv.memory, outs)
+        self.last_seconds = time.perf_counter() - start
+        return outs, wire
+
+    def _run(self, step: Any, args: Sequence[Any]) -> tuple:
+        _local.step = _local.running = step
+        _local.seceded = False
+        try:
+            return self.function.fn(*args)
+        except Exception as exc:
+            raise translate_error(
+                exc, self.function.call_for_traceback(exc.__traceback__), self.device
+            ) from None
+        finally:
+            _local.step = _local.running = None
+            _local.seceded = True
+
+
+class WorkerRuntime:
+    """Everything dataflow keeps in one worker process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._stores: dict[tuple[str, str], ResourceStore] = {}
+        self._contexts: dict[tuple[str, str, bool], WorkerDeviceContext] = {}
+        self._plans: dict[str, WorkerPlan] = {}
+        self._compiled: dict[tuple[str, int], CompiledStage] = {}
+        self.rendezvous: dict[tuple[str, str], Rendezvous] = {}
+        self.finished: collections.OrderedDict[tuple[str, str], None] = collections.OrderedDict()
+        self._cancelled_sessions: set[str] = set()
+        self._cancelled_steps: collections.OrderedDict[str, None] = collections.OrderedDict()
+
+    # --- cancellation -------------------------------------------------------------------
+    def cancel(self, session: str | None = None, steps: Sequence[str] = ()) -> None:
+        """Cancels a session's steps (all of them, now and later) or single steps, and
+        wakes every blocked kernel (queues) to notice."""
+        with self._lock:
+            if session is not None:
+                self._cancelled_sessions.add(session)
+            for step in steps:
+                self._cancelled_steps[step] = None
+            while len(self._cancelled_steps) > 4096:
+                self._cancelled_steps.popitem(last=False)
+            stores = list(self._stores.values())
+        for store in stores:
+            for obj in store.objects().values():
+                wake = getattr(obj, "wake", None)
+                if wake is not None:
+                    wake()
+
+    def is_cancelled(self, step: str | None) -> bool:
+        if step is None:
+            return False
+        return step in self._cancelled_steps or step.rpartition("-")[2] in self._cancelled_sessions
+
+    # --- stores -------------------------------------------------------------------------
+    def store(self, container: str, device: str) -> ResourceStore:
+        key = (container, device)
+        store = self._stores.get(key)
+        if store is None:
+            with self._lock:
+                store = self._stores.setdefault(key, ResourceStore(device))
+        return store
+
+    def context(self, container: str, device: str, debug: bool) -> WorkerDeviceContext:
+        key = (container, device, debug)
+        ctx = self._contexts.get(key)
+        if ctx is None:
+            with self._lock:
+                ctx = self._contexts.get(key)
+                if ctx is None:
+                    ctx = WorkerDeviceContext(
+                        device, array_namespace(device), self.store(container, device), debug
+                    )
+                    self._contexts[key] = ctx
+        return ctx
+
+    def variables(self, container: str = "") -> dict[str, list[str]]:
+        """Device -> names of the variables held here."""
+        return {
+            device: store.names()
+            for (c, device), store in self._stores.items()
+            if c == container and store.names()
+        }
+
+    def reset(self, containers: Sequence[str] | None = None) -> None:
+        with self._lock:
+            for (c, _), store in self._stores.items():
+                if containers is None or c in containers:
+                    store.clear()
+
+    # --- plans --------------------------------------------------------------------------
+    def install(self, plans: Sequence[WorkerPlan]) -> None:
+        with self._lock:
+            for plan in plans:
+                self._plans[plan.key] = plan
+
+    def uninstall(self, prefix: str) -> None:
+        """Forgets every plan whose key starts with ``prefix`` (a session's id)."""
+        with self._lock:
+            for key in [k for k in self._plans if k.startswith(prefix)]:
+                del self._plans[key]
+            for compiled_key in [k for k in self._compiled if k[0].startswith(prefix)]:
+                del self._compiled[compiled_key]
+
+    def plan(self, key: str) -> WorkerPlan:
+        plan = self._plans.get(key)
+        if plan is None:
+            raise PlanMissingError(f"plan {key} is not installed on this worker")
+        return plan
+
+    def cached(self, key: str, index: int) -> CompiledStage | None:
+        return self._compiled.get((key, index))
+
+    def compiled(self, key: str, index: int, traced: bool = False) -> CompiledStage:
+        cache_key: tuple = (key, index, True) if traced else (key, index)
+        stage = self._compiled.get(cache_key)
+        if stage is not None:
+            return stage
+        with self._lock:  # compiling sets ctx.op_name: one compile at a time
+            stage = self._compiled.get(cache_key)
+            if stage is None:
+                plan = self.plan(key)
+                part = plan.part(index)
+                ctx = self.context(plan.container, part.stage.device, plan.debug)
+                trace: list | None = [] if traced else None
+                boundary = stage_boundary(plan.parts, part)
+                stage = CompiledStage(part, ctx, plan.slot_specs, plan.debug, trace, boundary)
+                self._compiled[cache_key] = stage
+        return stage
+
+    def installed(self) -> list[str]:
+        return sorted(self._plans)
+
+    # --- resident steps -----------------------------------------------------------------
+    def rendezvous_for(self, key: str, step: str) -> Rendezvous | None:
+        """The step's mailbox (``None`` once the step finished: late messages drop)."""
+        rv = self.rendezvous.get((key, step))
+        if rv is None:
+            if (key, step) in self.finished:
+                return None
+            if len(self.rendezvous) >= _MAX_OPEN_STEPS:
+                # Mail for steps that never started here (their client went away).
+                del self.rendezvous[next(iter(self.rendezvous))]
+            rv = self.rendezvous[(key, step)] = Rendezvous()
+        return rv
+
+    def finish(self, key: str, step: str) -> None:
+        self.rendezvous.pop((key, step), None)
+        self.finished[(key, step)] = None
+        while len(self.finished) > 4096:
+            self.finished.popitem(last=False)
+
+
+RUNTIME = WorkerRuntime()
+
+
+# --- Dask stage tasks ------------------------------------------------------------------
+def run_stage(plan_key: str, index: int, step: str, feeds: tuple, *upstream: tuple) -> tuple:
+    """The function of every stage task: runs stage ``index`` of an installed plan."""
+    stage = RUNTIME.compiled(plan_key, index)
+    args = [
+        feeds[src[1]] if src[0] == "f" else upstream[src[1]][src[2]] for src in stage.part.sources
+    ]
+    _local.task = True  # a blocking kernel secedes through Dask (will_block)
+    try:
+        outs = stage(step, args)
+    finally:
+        _local.task = False
+    RECORDER.stage(plan_key, stage.part, step, stage.last_seconds, outs)  # the dashboard
+    return outs
+
+
+# --- functions the client runs on workers (Client.run) ---------------------------------
+def install_plans(plans: Sequence[WorkerPlan], dask_worker: Any = None) -> int:
+    if dask_worker is not None and STREAM_OP not in dask_worker.handlers:
+        # A worker that just (re)started may not have run the plugin's setup yet.
+        dask_worker.handlers.update(_handlers(dask_worker))
+    RUNTIME.install(plans)
+    return len(plans)
+
+
+async def uninstall_plans(prefix: str) -> None:
+    # A coroutine so that a closing session can fire it without waiting (wait=False).
+    RUNTIME.uninstall(prefix)
+
+
+async def cancel_steps(session: str | None = None, steps: Sequence[str] = ()) -> None:
+    # A coroutine so that a closing session can fire it without waiting (wait=False).
+    RUNTIME.cancel(session, steps)
+
+
+def reset_state(containers: Sequence[str] | None = None) -> None:
+    RUNTIME.reset(containers)
+
+
+def list_variables(container: str = "") -> dict[str, list[str]]:
+    return RUNTIME.variables(container)
+
+
+# --- resident steps: the worker's RPC handlers -----------------------------------------
+async def _run_part(
+    worker: Any,
+    key: str,
+    step: str,
+    feeds: dict,
+    peers: dict,
+    transport: PeerStreams,
+    traced: bool = False,
+) -> dict:
+    """This worker's stages of one resident step; returns the slots the client fetches
+    (and, ``traced``, the step's events here: ``dask/trace.py``).
+
+    ``peers`` maps worker names to their Dask addresses, where ``transport`` reaches
+    them."""
+    try:
+        plan = RUNTIME.plan(key)
+    except PlanMissingError:
+        return {"status": "missing"}
+    rv = RUNTIME.rendezvous_for(key, step)
+    if rv is None:
+        return {"status": "aborted", "reason": "step already finished"}
+    rv.values.update(feeds)
+    loop = asyncio.get_running_loop()
+    sends: list[asyncio.Task] = []
+    out: dict[int, Any] = {}
+    events: list[dict] | None = [] if traced else None
+    try:
+        for part in plan.parts:
+            device = part.stage.device
+            for j in part.remote_waits:
+                wait_start = time.perf_counter()
+                await rv.future(j)
+                if events is not None:
+                    events.append(step_trace.event(f"Recv stage {j}", "Recv", device, wait_start))
+            stage = RUNTIME.cached(key, part.stage.index) if events is None else None
+            if stage is None:  # compile off the event loop: a big stage takes a while
+                stage = await loop.run_in_executor(
+                    worker.executor, RUNTIME.compiled, key, part.stage.index, traced
+                )
+            if stage.trace is not None:
+                stage.trace.clear()
+            if stage.inline_ok and stage.last_seconds < _INLINE_SECONDS:
+                outs, values = stage.resident(step, rv)
+            else:
+                outs, values = await loop.run_in_executor(worker.executor, stage.resident, step, rv)
+            RECORDER.stage(key, part, step, stage.last_seconds, outs)  # the dashboard
+            if events is not None and stage.trace is not None:
+                events.extend(stage.trace)
+            for dest, slots in part.send_to:
+                msg = {
+                    "op": "send",
+                    "key": f"{plan.plan_id}/{dest}",
+                    "step": step,
+                    "stage": part.stage.index,
+                    "values": {s: values[s] for s in slots},
+                }
+                sent_at = time.perf_counter()
+                # Queued at once on an open stream: no task per send unless it must
+                # connect first or wait for a full buffer to drain.
+                pending = transport.send_now(peers[dest], msg)
+                if pending is not None:
+                    if events is not None:
+                        pending = step_trace.timed_send(
+                            pending, events, f"Send to {dest}", device, sent_at
+                        )
+                    sends.append(asyncio.ensure_future(pending))
+                elif events is not None:
+                    events.append(step_trace.event(f"Send to {dest}", "Send", device, sent_at))
+            for slot in part.client_slots:
+                out[slot] = values[slot]
+            del outs, values  # a variable's device buffer held here would not be updated in place
+        if sends:
+            await asyncio.gather(*sends)
+        if events is not None:
+            return {"status": "OK", "values": out, "trace": events, "clock": step_trace.clock()}
+        return {"status": "OK", "values": out}
+    except StepAborted as exc:
+        return {"status": "aborted", "reason": str(exc)}
+    except errors.OpError as exc:
+        await _abort_peers(
+            transport, plan, step, peers, f"{exc.__class__.__name__} in {plan.worker}"
+        )
+        return {"status": "error", "error": exc}
+    except Exception as exc:
+        await _abort_peers(transport, plan, step, peers, f"{type(exc).__name__} in {plan.worker}")
+        return {
+            "status": "error",
+            "error": errors.UnavailableError(
+                None,
+                None,
+                f"worker {plan.worker} could not finish its part of the step: "
+                f"{type(exc).__name__}: {exc}",
+            ),
+        }
+    finally:
+        for s in sends:
+            if not s.done():
+                s.cancel()
+        RUNTIME.finish(key, step)
+
+
+async def _abort_peers(
+    transport: PeerStreams, plan: WorkerPlan, step: str, peers: dict, reason: str
+) -> None:
+    calls = [
+        transport.send(
+            address,
+            {"op": "abort", "key": f"{plan.plan_id}/{name}", "step": step, "reason": reason},
+        )
+        for name, address in peers.items()
+        if name != plan.worker
+    ]
+    if calls:
+        await asyncio.gather(*calls, return_exceptions=True)
+
+
+def _deliver(key: str, step: str, stage: int, values: dict) -> None:
+    rv = RUNTIME.rendezvous_for(key, step)
+    if rv is not None:
+        rv.deliver(stage, values)
+
+
+def _abort_step(key: str, step: str, reason: str = "") -> None:
+    RUNTIME.cancel(steps=[step])  # wakes a stage blocked in a queue
+    rv = RUNTIME.rendezvous_for(key, step)
+    if rv is not None:
+        rv.abort(StepAborted(reason))
+
+
+def _step_handler(worker: Any) -> Any:
+    """What a worker does with each message of a step stream (``dask/stream.py``)."""
+    transport = _peer_streams(worker)
+
+    async def run(message: dict, reply: Any) -> None:
+        answer = await _run_part(
+            worker,
+            message["key"],
+            message["step"],
+            message["feeds"],
+            message["peers"],
+            transport,
+            message.get("trace", False),
+        )
+        answer["id"] = message["id"]
+        try:
+            reply(answer)
+        except Exception as exc:
+            reply(
+                {
+                    "id": message["id"],
+                    "status": "error",
+                    "error": errors.InternalError(
+                        None,
+                        None,
+                        f"worker {worker.name} could not send its reply: "
+                        f"{type(exc).__name__}: {exc}",
+                    ),
+                }
+            )
+
+    def handle(message: dict, reply: Any) -> None:
+        op = message["op"]
+        if op == "run":
+            asyncio.ensure_future(run(message, reply))
+        elif op == "send":
+            _deliver(message["key"], message["step"], message["stage"], message["values"])
+        elif op == "abort":
+            _abort_step(message["key"], message["step"], message.get("reason", ""))
+
+    return handle
+
+
+def _peer_streams(worker: Any) -> PeerStreams:
+    peers = getattr(worker, "_dataflow_peers", None)
+    if peers is None:
+        peers = worker._dataflow_peers = PeerStreams(worker.connection_args)
+    return peers
+
+
+def _handlers(worker: Any) -> dict[str, Any]:
+    """The worker's Dask handlers: the step stream, and an abort a client sends when
+    it gives up on a step (it may not be able to use its stream then)."""
+    handle = _step_handler(worker)
+
+    async def dataflow_steps(comm: Any) -> Any:
+        from distributed.core import Status
+
+        await serve(comm, handle)
+        return Status.dont_reply
+
+    def dataflow_abort(key: str, step: str, reason: str = "") -> None:
+        _abort_step(key, step, reason)
+
+    return {STREAM_OP: dataflow_steps, "dataflow_abort": dataflow_abort}
+
+
+async def prepare_worker(worker: Any) -> None:
+    """Readies a worker for dataflow (``worker_plugin.DataflowWorkerPlugin.setup``): its
+    pinning resource ``dataflow-<name>``, a GPU resource when CuPy sees GPUs and none
+    was declared, and the step-stream handlers."""
+    worker.handlers.update(_handlers(worker))
+    wanted = {resource_name(str(worker.name)): 1e9}
+    if "GPU" not in worker.state.total_resources and gpu_count():
+        wanted["GPU"] = gpu_count()
+    missing = {k: v for k, v in wanted.items() if k not in worker.state.total_resources}
+    if missing:
+        await worker.set_resources(**missing)
+
+
+async def release_worker(worker: Any) -> None:
+    """Undoes ``prepare_worker`` when the last dataflow plugin on the worker goes (every
+    client of ours closed, or the worker is closing): the handlers and the streams to
+    peers. The pinning resource stays: Dask cannot take a resource back, and plain Dask
+    work never asks for it. A client that comes later registers its plugin again."""
+    for name in (STREAM_OP, "dataflow_abort"):
+        worker.handlers.pop(name, None)
+    peers = getattr(worker, "_dataflow_peers", None)
+    if peers is not None:
+        worker._dataflow_peers = None
+        await peers.aclose()
+
+
+def store_call(container: str, device: str, method: str, *args: Any) -> Any:
+    """Runs ``ResourceStore.<method>(*args)`` on one device's store of this worker.
+
+    What the client does outside steps (inspection, reading or writing a variable) comes
+    here through ``Client.run``, a direct RPC to the worker. (A ``distributed`` Actor
+    was used first; its client-side futures occasionally never resolved under the test
+    suite's load, hanging the caller, and an actor adds nothing a stateless call needs.)
+    """
+    if method not in _STORE_METHODS:
+        raise ValueError(f"not a store method: {method}")
+    return getattr(RUNTIME.store(container, device), method)(*args)
+
+
+_STORE_METHODS = frozenset({"names", "is_initialized", "read", "write", "delete", "snapshot"})
