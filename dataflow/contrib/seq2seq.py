@@ -1,7 +1,8 @@
 """``tf.contrib.seq2seq``: the weighted sequence loss, ``tile_batch``, and the decoding
 loop (``BasicDecoder``, its helpers and ``dynamic_decode``, in ``decoders.py``) and
 attention (``attention.py``), and TF 1.1's decoder-function API (``dynamic_rnn_decoder``,
-``simple_decoder_fn_*``, in ``decoder_fn.py``)."""
+``simple_decoder_fn_*``, in ``decoder_fn.py``; ``prepare_attention``,
+``attention_decoder_fn_*``, in ``attention_decoder_fn.py``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ from .attention import AttentionWrapper as AttentionWrapper
 from .attention import AttentionWrapperState as AttentionWrapperState
 from .attention import BahdanauAttention as BahdanauAttention
 from .attention import LuongAttention as LuongAttention
+from .attention_decoder_fn import attention_decoder_fn_inference as attention_decoder_fn_inference
+from .attention_decoder_fn import attention_decoder_fn_train as attention_decoder_fn_train
+from .attention_decoder_fn import prepare_attention as prepare_attention
 from .decoder_fn import dynamic_rnn_decoder as dynamic_rnn_decoder
 from .decoder_fn import simple_decoder_fn_inference as simple_decoder_fn_inference
 from .decoder_fn import simple_decoder_fn_train as simple_decoder_fn_train
