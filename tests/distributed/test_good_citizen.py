@@ -187,6 +187,19 @@ def test_local_cluster_preloads_dataflow_and_serves_the_dashboard():
             assert js.status == 200 and b"Bokeh" in js.read(4096)
 
 
+@pytest.mark.parametrize("path", ["dataflow.worker", "dataflow.runtime.worker_state"])
+def test_dask_workers_preload_dataflow_by_the_new_path_and_the_old(path):
+    """``dask worker --preload dataflow.worker`` (docs/deployment.md), and the path of
+    earlier releases still written in deployments: the worker side is imported when the
+    worker starts."""
+    with cli_scheduler() as (address, procs):
+        procs.append(dask_worker(address, "worker-0", "--preload", path))
+        wait_for_workers(address, 1)
+        with distributed.Client(address, set_as_default=False) as client:
+            loaded = client.run(lambda: "dataflow.runtime.dask.worker_state" in sys.modules)
+        assert list(loaded.values()) == [True]
+
+
 def _listening(pids):
     """``(pid, ip)`` of every listening TCP socket of the processes ``pids``."""
     import psutil
