@@ -22,11 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import dataflow
+import dataflow as tf
 
 from .framework import nest
-
-tf = dataflow
 
 
 def _init_attention(encoder_state: Any) -> Any:

@@ -19,11 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import dataflow
+import dataflow as tf
 
 from .framework import nest
-
-tf = dataflow
 
 
 def simple_decoder_fn_train(encoder_state: Any, name: str | None = None) -> Callable:

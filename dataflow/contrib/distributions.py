@@ -20,11 +20,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import dataflow
+import dataflow as tf
 
 from .missing import contrib_hook
-
-tf = dataflow
 
 _HALF_LOG_TWO_PI = 0.5 * math.log(2.0 * math.pi)
 # erfc(z) ~ t exp(-z^2 + P(t)), t = 1 / (1 + z / 2), z >= 0 (Numerical Recipes' erfcc)

@@ -14,16 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import dataflow
+import dataflow as tf
 
+from ..losses import add_loss as add_loss
+from ..losses import get_losses as get_losses
+from ..losses import get_regularization_losses as get_regularization_losses
+from ..losses import get_total_loss as get_total_loss
 from .missing import contrib_hook
-
-tf = dataflow
-
-add_loss = dataflow.losses.add_loss
-get_losses = dataflow.losses.get_losses
-get_regularization_losses = dataflow.losses.get_regularization_losses
-get_total_loss = dataflow.losses.get_total_loss
 
 
 def _rank(t: Any, what: str) -> int:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import dataflow
+import dataflow as tf
 
-RNNCell = dataflow.nn.rnn_cell.RNNCell
-LSTMStateTuple = dataflow.nn.rnn_cell.LSTMStateTuple
+from ..rnn_cell import LSTMStateTuple, RNNCell
 
 
 def _input_depth(inputs: Any) -> int:
@@ -56,7 +55,6 @@ class NASCell(RNNCell):
         pass  # the variables are made in call, as TF 1.15's NASCell makes them
 
     def call(self, inputs: Any, state: Any) -> tuple:
-        tf = dataflow
         c_prev, m_prev = state
         dtype = inputs.dtype
         depth = _input_depth(inputs)
@@ -122,7 +120,7 @@ class LayerNormBasicLSTMCell(RNNCell):
         super().__init__(_reuse=reuse)
         del input_size  # deprecated and unused in TF 1.15 too
         self._num_units = num_units
-        self._activation = activation or dataflow.tanh
+        self._activation = activation or tf.tanh
         self._forget_bias = forget_bias
         self._keep_prob, self._seed = dropout_keep_prob, dropout_prob_seed
         self._layer_norm, self._gain, self._shift = layer_norm, norm_gain, norm_shift
@@ -134,7 +132,6 @@ class LayerNormBasicLSTMCell(RNNCell):
         pass  # the variables are made in call, as TF 1.15's cell makes them
 
     def _norm(self, x: Any, scope: str) -> Any:
-        tf = dataflow
         with tf.variable_scope(scope):
             depth = x.shape.as_list()[-1:]
             tf.get_variable(
@@ -146,7 +143,6 @@ class LayerNormBasicLSTMCell(RNNCell):
         return tf.contrib.layers.layer_norm(x, reuse=True, scope=scope)
 
     def call(self, inputs: Any, state: Any) -> tuple:
-        tf = dataflow
         c, h = state
         args = tf.concat([inputs, h], 1)
         width = 4 * self._num_units

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import dataflow
+import dataflow as tf
 
 from .missing import contrib_hook
-
-tf = dataflow
 
 _UNBOUNDED = 2**31 - 1
 

@@ -121,7 +121,7 @@ def test_mode_keys_are_tf1s_strings():
 
 
 @pytest.mark.parametrize(
-    "path", ["contrib.keras", "contrib.layers.conv3d", "contrib.rnn.NASCell", "contrib.slim.nets"]
+    "path", ["contrib.keras", "contrib.layers.conv3d", "contrib.rnn.UGRNNCell", "contrib.slim.nets"]
 )
 def test_a_contrib_name_left_out_says_so(path):
     *parents, name = path.split(".")

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import dataflow
-
-tf = dataflow
+import dataflow as tf
 
 
 def safe_embedding_lookup_sparse(
