@@ -47,12 +47,11 @@ class StagingArea:
             self._shapes = [tf.TensorShape(s) for s in shapes]
         else:
             self._shapes = [tf.TensorShape(None) for _ in self._dtypes]
+        self._names: list | None = None
         if names is not None:
             if len(names) != len(self._dtypes):
                 raise ValueError("StagingArea names must be the same length as dtypes")
             self._names = list(names)
-        else:
-            self._names = None
         if memory_limit:
             raise ValueError("StagingArea's memory_limit is not provided by dataflow")
         self._capacity, self._memory_limit = capacity, memory_limit
