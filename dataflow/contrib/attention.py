@@ -71,7 +71,7 @@ class _AttentionMechanism:
                 memory = memory * array_ops.expand_dims(mask, 2)
             self.values = memory
             self.keys = memory_layer(memory)
-            self.query_layer = query_layer
+            self.query_layer: Any = query_layer
             self.batch_size = array_ops.shape(memory)[0]
             self.alignments_size = array_ops.shape(memory)[1]
         self._probability_fn = probability_fn or nn.softmax
@@ -247,7 +247,8 @@ class AttentionWrapper(RNNCell):
                 "attention_mechanism must be an AttentionMechanism, saw type: "
                 f"{type(attention_mechanism).__name__}"
             )
-        self._cell, self._mechanism = cell, attention_mechanism
+        self._cell = cell
+        self._mechanism: Any = attention_mechanism  # a subclass's __call__ scores
         self._cell_input_fn = cell_input_fn or (
             lambda inputs, attention: array_ops.concat([inputs, attention], -1)
         )

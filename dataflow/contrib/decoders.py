@@ -47,6 +47,8 @@ from ..ops.state.scope_context import variable_scope
 def _batch_major(t: Tensor) -> Tensor:
     """``[time, batch, ...]`` <-> ``[batch, time, ...]``."""
     rank = t.shape.rank
+    if rank is None:
+        raise ValueError(f"a decoder's outputs need a known rank, {t.name} has none")
     return array_ops.transpose(t, [1, 0, *range(2, rank)])
 
 
@@ -225,6 +227,8 @@ def _where_rows(finished: Tensor, old: Tensor, new: Tensor) -> Tensor:
     if isinstance(new, TensorArray) or new.shape.rank == 0:
         return new  # TF passes TensorArrays (alignment histories) and scalars through
     rank = new.shape.rank
+    if rank is None:
+        raise ValueError(f"a decoder's state needs a known rank, {new.name} has none")
     return where_v2(array_ops.reshape(finished, [-1] + [1] * (rank - 1)), old, new)
 
 

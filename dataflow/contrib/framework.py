@@ -265,12 +265,13 @@ def load_checkpoint(ckpt_dir_or_file: str) -> Any:
     """
     path = ckpt_dir_or_file
     if os.path.isdir(path):
-        path = latest_checkpoint(path)
-        if path is None:
+        found = latest_checkpoint(path)
+        if found is None:
             raise ValueError(
                 "Couldn't find 'checkpoint' file or checkpoints in given directory "
                 f"{ckpt_dir_or_file}"
             )
+        path = found
     # Looked up when called: the reader is tf.train's, whichever module holds it.
     return importlib.import_module("dataflow.train").NewCheckpointReader(path)
 

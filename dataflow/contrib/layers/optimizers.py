@@ -84,7 +84,8 @@ def _optimizer(optimizer: Any, lr: Any, learning_rate: Any) -> train.Optimizer:
                 "Learning rate is None, but should be specified if optimizer is class "
                 f"({optimizer})."
             )
-        return optimizer(learning_rate=lr)
+        optimizer_class: Any = optimizer  # a subclass, whose constructor takes the rate
+        return optimizer_class(learning_rate=lr)
     if isinstance(optimizer, train.Optimizer):
         return optimizer
     if callable(optimizer):

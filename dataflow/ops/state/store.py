@@ -409,7 +409,7 @@ def _get_partitioned_variable(
                 piece = slice_(whole, begin, part_shape)
             part = _get_single_variable(store, part_name, dtype=dtype, initializer=piece, **kwargs)
         # A Saver saves it as TF1 saves a part: its slice of the whole, under ``name``.
-        part.set_save_slice_info(SaveSliceInfo(name, dims, begin, part_shape))
+        part.set_save_slice_info(SaveSliceInfo(name, tuple(dims), tuple(begin), tuple(part_shape)))
         parts.append(part)
     variable = PartitionedVariable(name, shape, dtype, parts, partitions)
     store[(PARTITIONED, name)] = variable

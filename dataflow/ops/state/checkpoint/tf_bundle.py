@@ -298,7 +298,7 @@ def _parse_entry(data: bytes, num_shards: int) -> dict[str, Any]:
         return {"dtype": UNREADABLE + _UNREADABLE[code], "shape": shape}
     if dtype is None:
         raise TableError(f"dtype {code} is not a TF dtype")
-    entry = {"dtype": dtype, "shape": shape}
+    entry: dict[str, Any] = {"dtype": dtype, "shape": shape}
     if 7 in fields:
         entry["slices"] = [_parse_slice(s, shape) for s in fields[7]]
         return entry
@@ -366,17 +366,17 @@ def read_index(prefix: str) -> dict[str, Any]:
     return _read_tf_index(path, raw)
 
 
-def _parts(index: dict[str, Any], name: str, entry: dict[str, Any]) -> list[tuple[Any, Any]]:
+def _parts(prefix: str, index: dict, name: str, entry: dict) -> list[tuple[Any, Any]]:
     """``[(extents, entry)]`` of a partitioned entry's parts (each checked to exist)."""
     out = []
     for extents in entry["slices"]:
         part = index["entries"].get(slice_key(name, extents))
         if part is None or "slices" in part or part["dtype"] != entry["dtype"]:
             # (an unreadable dtype never gets here: ``entry_of`` refused it first)
-            raise _corrupt(f"Checkpoint index of {name} lacks its slice {extents}")
+            raise _corrupt(f"Checkpoint '{prefix}': its index of {name} lacks the slice {extents}")
         want = [d if n < 0 else n for (_, n), d in zip(extents, entry["shape"])]
         if part["shape"] != want:
-            raise _corrupt(f"Checkpoint slice {extents} of {name} has shape {part['shape']}")
+            raise _corrupt(f"Checkpoint '{prefix}': {name}'s slice {extents} is {part['shape']}")
         out.append((extents, part))
     return out
 
@@ -416,7 +416,8 @@ def entry_of(prefix: str, index: dict[str, Any], name: str) -> dict[str, Any]:
             f"Checkpoint '{prefix}' holds {name} as {entry['dtype'][len(UNREADABLE) :]}, "
             "which has no numpy dtype here",
         )
-    for part_name, part in [(name, entry)] if "slices" not in entry else _parts(index, name, entry):
+    parts = [(name, entry)] if "slices" not in entry else _parts(prefix, index, name, entry)
+    for part_name, part in parts:
         _extent_ok(prefix, index, str(part_name), part)
     return entry
 
@@ -490,7 +491,7 @@ def _read_tf(prefix: str, index: dict[str, Any], name: str) -> np.ndarray:
     if "slices" not in entry:
         return _read_part(prefix, index, name, entry)
     shape = entry["shape"]
-    parts = _parts(index, name, entry)
+    parts = _parts(prefix, index, name, entry)
     # Nothing is allocated for more elements than the parts (checked against their
     # files by ``entry_of``) hold.
     if sum(math.prod(part["shape"]) for _, part in parts) < math.prod(shape):
