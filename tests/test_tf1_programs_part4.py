@@ -274,4 +274,4 @@ def test_saver_save_takes_any_integer_step_and_global_step_is_a_function(tmp_pat
     assert ours == (int, 1, ["model.ckpt-1"] * 3 + ["model.ckpt-11", "model.ckpt-3"])
     latest = dataflow.train.latest_checkpoint(str(tmp_path / "dataflow"))
     assert latest.endswith("model.ckpt-3")
-    assert callable(dataflow.train.training_util)
+    assert callable(dataflow.train.global_step)

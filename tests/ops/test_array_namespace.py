@@ -771,6 +771,8 @@ def _readers() -> list[Step]:
             ([reader.num_records_produced(), reader.num_work_units_completed()], {}),
             ([reader.reset()], {}),
         ]
+    # tf.read_file: a whole file as one string, on the host.
+    steps.append(([tf.read_file(paths["lines.txt"])], {}))
     epochs = tf.Variable(tf.constant(0, tf.int64), trainable=False)
     count = tf.count_up_to(epochs, 1)
     return steps + [([epochs.initializer], {}), ([count], {}), ([count], {}, FAILS)]
