@@ -495,11 +495,11 @@ def _read_tf(prefix: str, index: dict[str, Any], name: str) -> np.ndarray:
     # Nothing is allocated for more elements than the parts (checked against their
     # files by ``entry_of``) hold.
     if sum(math.prod(part["shape"]) for _, part in parts) < math.prod(shape):
-        raise _corrupt(f"Checkpoint slices of {name} do not cover its shape {shape}")
+        raise _corrupt(f"Checkpoint '{prefix}': slices of {name} do not cover its shape {shape}")
     shards = {part["shard"] for _, part in parts}
     room = sum(os.stat(shard_path(prefix, k, index["num_shards"])).st_size for k in shards)
     if sum(part["nbytes"] for _, part in parts) > room:  # parts sharing bytes: crafted
-        raise _corrupt(f"Checkpoint slices of {name} hold more bytes than their shards")
+        raise _corrupt(f"Checkpoint '{prefix}': slices of {name} hold more than their shards")
     out = np.zeros(shape, dtype=entry_dtype(entry))
     if entry["dtype"] == STRING:
         out[...] = b""
@@ -509,7 +509,7 @@ def _read_tf(prefix: str, index: dict[str, Any], name: str) -> np.ndarray:
         out[where] = _read_part(prefix, index, name, part)
         covered[where] = 1
     if not covered.all():
-        raise _corrupt(f"Checkpoint slices of {name} do not cover its shape {shape}")
+        raise _corrupt(f"Checkpoint '{prefix}': slices of {name} do not cover its shape {shape}")
     return out
 
 
