@@ -159,8 +159,22 @@ def _compile_attrs(attrs: dict[str, Any], device: str, outs: Sequence[int] = ())
 
 
 def _main_op(calls: Sequence[KernelCall]) -> str:
-    """The op a stage is named after: its last non-trivial call."""
-    for call in reversed(calls):
-        if not registry.lookup(call.op_type).plumbing:
-            return call.op_name
+    """What a stage is named after: its last non-trivial call; but a stage of several
+    independent calls of one type (the stage reading every variable on a ps) is named
+    after the type and their number, ``"ReadVariableOp_x5"``: no one of them stands for
+    the others."""
+    main = [c for c in calls if not registry.lookup(c.op_type).plumbing]
+    if len(main) > 1 and len({c.op_type for c in main}) == 1:
+        derived: set[int] = set()  # slots computed from a main call's outputs
+        chained = False
+        mains = {id(c) for c in main}
+        for c in calls:
+            reads = any(i in derived for i in c.inputs)
+            chained = chained or (reads and id(c) in mains)
+            if reads or id(c) in mains:
+                derived.update(c.outputs)
+        if not chained:
+            return f"{main[0].op_type}_x{len(main)}"
+    if main:
+        return main[-1].op_name
     return calls[-1].op_name if calls else ""

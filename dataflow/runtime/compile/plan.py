@@ -37,7 +37,7 @@ class Stage:
     calls: tuple[KernelCall, ...]
     inputs: tuple[int, ...]  # slots produced outside the stage (feeds, other stages)
     outputs: tuple[int, ...]  # slots other stages or the fetches need
-    main_op: str = ""  # the op the dashboard names the stage after
+    main_op: str = ""  # what the stage is named after (``key_name``, ``Plan.stage_label``)
     # Earlier stages this one must follow for control edges alone (no slot crosses).
     control_inputs: tuple[int, ...] = ()
 
@@ -68,5 +68,31 @@ class Plan:
         fused a pair (``runtime/compile/fusion.py``)."""
         return [call.op_type for stage in self.stages for call in stage.calls]
 
+    def stage_number(self, index: int) -> str:
+        """The number every view shows for stage ``index`` (``stage_number``)."""
+        return stage_number(index, len(self.stages))
+
+    def stage_label(self, index: int) -> str:
+        """The name every view gives stage ``index`` (``stage_label``)."""
+        return stage_label(index, len(self.stages), self.stages[index].key_name)
+
     def _repr_html_(self) -> str | None:
         return repr_hooks.html("Plan", self)
+
+
+def stage_number(index: int, count: int) -> str:
+    """The number every view shows for stage ``index`` of a plan of ``count`` stages:
+    how many stages come after it, zero-padded to one width per plan (``"04"`` ... ``"00"``).
+
+    Stages are in execution order, so a stage's inputs always have larger numbers, and
+    names starting with the number sort inputs first in descending order, which is the
+    order Dask's Groups page lays task groups out in (``dask/lowering.py``)."""
+    last = count - 1
+    return f"{last - index:0{len(str(last))}d}"
+
+
+def stage_label(index: int, count: int, name: str) -> str:
+    """A stage's name in the ``Plan`` view, the dashboard's dataflow page, the Dask keys
+    and task stream: ``"4.beta2_power/Assign"``, its number (``stage_number``) and the
+    op it is named after (``Stage.key_name``)."""
+    return f"{stage_number(index, count)}.{name}"
