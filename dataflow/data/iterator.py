@@ -6,6 +6,11 @@ dataset's placeholders need), ``Iterator.from_structure`` + ``make_initializer``
 iterator, several datasets of one structure) or ``Iterator.from_string_handle`` (the
 iterator chosen per step by feeding a ``string_handle()``). ``get_next()`` raises
 ``OutOfRangeError`` when the pass ends.
+
+An iterator's state belongs to the session that runs it, as in TF1: one made without a
+``shared_name`` (every one-shot iterator) is private to each session, so two sessions
+of one graph each start their own pass, and a session's close releases it; one made
+with a ``shared_name`` is the same iterator for every session that names it.
 """
 
 from __future__ import annotations
@@ -35,13 +40,14 @@ class Iterator:
     # --- factories -----------------------------------------------------------------------
     @staticmethod
     def _new_handle(shared_name: str | None, default_name: str) -> Tensor:
-        with name_scope(None, default_name) as scope:
-            return dataset_ops.iterator_handle(shared_name or scope[:-1], name="handle")
+        # No shared_name: the iterator is private to each session that runs it (TF1).
+        with name_scope(None, default_name):
+            return dataset_ops.iterator_handle(shared_name or "", name="handle")
 
     @staticmethod
     def one_shot(dataset: Any) -> Iterator:
-        with name_scope(None, "OneShotIterator") as scope:
-            handle = dataset_ops.one_shot_iterator(dataset.variant, scope[:-1], name="handle")
+        with name_scope(None, "OneShotIterator"):
+            handle = dataset_ops.one_shot_iterator(dataset.variant, "", name="handle")
         return Iterator(handle, dataset.specs)
 
     @staticmethod

@@ -6,6 +6,11 @@
 * ``device``: the full device name the op was placed on;
 * ``op_name``: the op's name, for error messages and per-op state (random streams);
 * ``resources``: the device's ``ResourceStore`` (variables, queues, random streams);
+* ``session``: a name unique to the session running the plan (``""`` where the store
+  itself is the session's, as in an embedded session): a resource made without a
+  ``shared_name`` is stored under ``private_name(name, ctx.session)``, private to that
+  session as TF1's per-session resource names make it, and released when the session
+  closes (``ResourceStore.release_session``);
 * ``subgraph(plan_attr)``: a callable running a compiled sub-graph (``cond`` branches,
   ``while_loop`` bodies) with the same context;
 * ``step``: a zero-argument callable giving the current step id (for idempotent updates);
@@ -44,8 +49,20 @@ class KernelContext(Protocol):
     def op_name(self) -> str: ...
     @property
     def resources(self) -> Any: ...
+    @property
+    def session(self) -> str: ...
 
     def subgraph(self, plan: Any) -> Any: ...
+
+
+PRIVATE_MARK = "@session:"
+
+
+def private_name(name: str, session: str) -> str:
+    """The store name of resource ``name`` when it belongs to ``session`` alone (made
+    without a ``shared_name``): no other session's kernels find it, and the session's
+    store releases it when the session closes."""
+    return f"{name}{PRIVATE_MARK}{session}"
 
 
 def blocking_waiter(ctx: Any) -> Any:

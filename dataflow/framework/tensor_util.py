@@ -25,6 +25,7 @@ class FoldContext:
     device = "/device:CPU:0"
     resources = None
     op_name = "<fold>"
+    session = ""
 
     @staticmethod
     def subgraph(plan: Any) -> Any:

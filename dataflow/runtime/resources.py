@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from ..framework import errors
+from ..framework.kernel_context import PRIVATE_MARK
 
 _MAX_TOKENS = 4096
 
@@ -243,6 +244,21 @@ class ResourceStore:
 
     def objects(self) -> dict[str, Any]:
         return dict(self._objects)
+
+    def release_session(self, session: str) -> int:
+        """Drops the objects private to ``session`` (``kernel_context.private_name``),
+        ending what they hold (``cancel_all``): its session closed. Returns how many."""
+        suffix = f"{PRIVATE_MARK}{session}"
+        with self._registry_lock:
+            names = [n for n in self._objects if n.endswith(suffix)]
+            released = [self._objects.pop(n) for n in names]
+            for name in names:
+                self._signatures.pop(name, None)
+        for obj in released:
+            close = getattr(obj, "cancel_all", None)
+            if close is not None:
+                close()
+        return len(released)
 
     def clear(self) -> None:
         for obj in self._objects.values():

@@ -388,3 +388,35 @@ def test_list_files_shuffles_and_refuses_no_match(tmp_path):
         element = dataset.make_one_shot_iterator().get_next()
         with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError, match="No files"):
             sess.run(element)
+
+
+def _each_session_reads(tf, shared_name):
+    """Two sessions of one graph, in turn and then open together, reading a one-shot
+    iterator and an initializable one (``shared_name`` as given): what each reads."""
+    reads = []
+    with tf.Graph().as_default() as graph:
+        one_shot = tf.data.Dataset.range(10).batch(3).make_one_shot_iterator().get_next()
+        iterator = tf.data.Dataset.range(5).make_initializable_iterator(shared_name=shared_name)
+        element = iterator.get_next()
+    for _ in range(2):
+        with tf.Session(graph=graph) as sess:
+            reads.append([sess.run(one_shot).tolist() for _ in range(2)])
+            sess.run(iterator.initializer)
+            reads.append([int(sess.run(element)) for _ in range(2)])
+    with tf.Session(graph=graph) as first, tf.Session(graph=graph) as second:
+        reads.append([first.run(one_shot).tolist(), second.run(one_shot).tolist()])
+        first.run(iterator.initializer)
+        first.run(element)
+        try:
+            reads.append(int(second.run(element)))
+        except tf.errors.FailedPreconditionError:  # not initialized in this session
+            reads.append("FailedPreconditionError")
+    return reads
+
+
+@pytest.mark.parametrize("shared_name", [None, "shared_iterator"])
+def test_an_iterator_belongs_to_its_session(shared_name):
+    # Each session of a graph starts its own pass (issue 29): [0, 1, 2] every time.
+    ours = _each_session_reads(dataflow, shared_name)
+    assert ours == _each_session_reads(tf1, shared_name)
+    assert ours[0] == ours[2] == [[0, 1, 2], [3, 4, 5]]

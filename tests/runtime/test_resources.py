@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from dataflow.framework import errors
+from dataflow.framework.kernel_context import private_name
 from dataflow.runtime.resources import ResourceStore
 
 
@@ -182,3 +183,26 @@ def test_an_object_redeclared_with_another_signature_is_refused():
     assert made == [1]
     store.clear()  # a new object may take the name with another signature
     store.get_or_create("queue:q", object, signature=("b", 1))
+
+
+def test_release_session_drops_only_that_sessions_private_objects():
+    store = ResourceStore("/cpu:0")
+    ended = []
+
+    class Pass:
+        def __init__(self, name):
+            self.name = name
+
+        def cancel_all(self):
+            ended.append(self.name)
+
+    for name in ("it", private_name("it", "s1"), private_name("it", "s2"), "queue:q"):
+        store.get_or_create(name, lambda name=name: Pass(name), signature="iterator")
+    store.write("v", np.zeros(2))
+    assert store.release_session("s1") == 1
+    assert ended == [private_name("it", "s1")]
+    assert sorted(store.objects()) == sorted(["it", private_name("it", "s2"), "queue:q"])
+    assert store.names() == ["v"]
+    # The name is free again: a later session of that id would make a new object.
+    assert store.get_or_create(private_name("it", "s1"), object) is not None
+    assert store.release_session("unknown") == 0

@@ -10,9 +10,15 @@ through the compiled sub-graph; tensors they capture are extra inputs of the op.
 An iterator is a resource (``IteratorHandle``) in the store of its device:
 ``MakeIterator`` starts a pass over a dataset (a one-shot iterator's handle op,
 ``OneShotIterator``, starts its own the first time it runs), ``IteratorGetNext`` takes
-the next element (``OutOfRangeError`` at the end). A variant input joins its consumer's
-colocation group (``compile/placement.py``), so a pipeline is built and run on the worker whose
-iterator consumes it; only elements travel.
+the next element (``OutOfRangeError`` at the end). An iterator made without a
+``shared_name`` belongs to the session that runs it, as TF1's per-session resource names
+make it: its store name is ``private_name(op name, ctx.session)``, so a second session
+of the same graph (or another client's) starts its own pass, and a closing session
+releases it. One with a ``shared_name`` is found by that name by every session.
+
+A variant input joins its consumer's colocation group (``compile/placement.py``), so a
+pipeline is built and run on the worker whose iterator consumes it; only elements
+travel.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import numpy as np
 
 from ...framework import dtypes, errors, registry
 from ...framework.graph import Operation, Tensor
-from ...framework.kernel_context import Folded
+from ...framework.kernel_context import Folded, private_name
 from ...framework.subgraph import SubGraph
 from ...framework.tensor_shape import TensorShape
 from ..build import apply_op, apply_op_n
@@ -232,13 +238,20 @@ def _handle_output(op: Operation) -> list:
     return [(dtypes.resource, _SCALAR)]
 
 
+def _resource_name(ctx: Any, attrs: dict) -> str:
+    """The iterator's name in its store: its ``shared_name``, or without one a name
+    private to the session running the kernel (see the module docstring)."""
+    return attrs["shared_name"] or private_name(ctx.op_name, getattr(ctx, "session", ""))
+
+
 def _handle_kernel(ctx: Any, attrs: dict) -> Folded:
-    _state(ctx, attrs["shared_name"])
-    return Folded(attrs["shared_name"])
+    name = _resource_name(ctx, attrs)
+    _state(ctx, name)
+    return Folded(name)
 
 
 def _one_shot_kernel(ctx: Any, attrs: dict) -> Any:
-    name = attrs["shared_name"]
+    name = _resource_name(ctx, attrs)
 
     def one_shot_iterator(pipeline: Any) -> str:
         state = _state(ctx, name)
@@ -337,11 +350,13 @@ for _type, _infer, _kernel, _stateful in [
 
 
 def iterator_handle(shared_name: str, name: str) -> Tensor:
+    """An iterator's handle; ``shared_name`` ``""``: private to each session."""
     return apply_op("IteratorHandle", [], {"shared_name": shared_name}, name=name)
 
 
 def one_shot_iterator(dataset: Tensor, shared_name: str, name: str) -> Tensor:
-    """A handle that starts its iterator on ``dataset`` the first time it runs."""
+    """A handle that starts its iterator on ``dataset`` the first time it runs
+    (``shared_name`` ``""``: private to each session, as TF1's one-shot iterators)."""
     return apply_op("OneShotIterator", [dataset], {"shared_name": shared_name}, name=name)
 
 

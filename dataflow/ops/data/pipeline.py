@@ -543,6 +543,15 @@ class IteratorState:
                 close()
             self._elements = pipeline.elements()
 
+    def cancel_all(self) -> None:
+        """Ends the pass in progress (its store released this iterator: the session
+        that owned it closed, or the store was reset)."""
+        with self._lock:
+            elements, self._elements = self._elements, None
+        close = getattr(elements, "close", None)
+        if close is not None:
+            close()
+
     def start_once(self, pipeline: Pipeline) -> None:
         """Starts the first pass only (a one-shot iterator)."""
         with self._lock:

@@ -57,6 +57,7 @@ from . import cluster_view, grpc_target
 from .lowering import LoweredPlan, lower, stage_keys, step_graph
 from .resident import BoundPlan, ResidentPath, StepWatch, assemble_fetches
 from .stream import StepStreamClient
+from .task_spec import StepGraph
 from .worker_state import (
     PlanMissingError,
     cancel_steps,
@@ -150,7 +151,14 @@ class DaskBackend(ResidentPath):
     # --- binding ----------------------------------------------------------------------
     def bind(self, plan: Plan) -> BoundPlan:
         plan_id = f"{self.session_id}{next(self._plan_ids):x}"
-        lowered = lower(plan, self._worker_of_device, plan_id, self.container, self._config.debug)
+        lowered = lower(
+            plan,
+            self._worker_of_device,
+            plan_id,
+            self.container,
+            self._config.debug,
+            self.session_id,
+        )
         for t in lowered.templates:
             t.annotations["span"] = self._span
         bound = BoundPlan(lowered)
@@ -437,12 +445,17 @@ class DaskBackend(ResidentPath):
                 watch.event.set()
 
     # --- inspection ---------------------------------------------------------------------
-    def to_dask(self, bound: BoundPlan, feed_values: list[Any]) -> Any:
-        """The ``HighLevelGraph`` one step would submit (one task per stage)."""
-        graph, _ = step_graph(
-            bound.lowered, f"{next(self._steps)}-{self.session_id}", feed_values, run_stage
-        )
-        return graph
+    def to_dask(self, bound: BoundPlan, feed_values: list[Any]) -> StepGraph:
+        """The graph one step would submit (one task per stage), as a Dask collection."""
+        lowered = bound.lowered
+        step = f"{next(self._steps)}-{self.session_id}"
+        graph, keys = step_graph(lowered, step, feed_values, run_stage)
+
+        def finish(results: list) -> list[Any]:
+            by_stage = dict(zip(lowered.result_stages, results, strict=True))
+            return assemble_fetches(lowered, feed_values, lambda stage, pos: by_stage[stage][pos])
+
+        return StepGraph(graph, [keys[i] for i in lowered.result_stages], finish)
 
     def variables(self) -> dict[str, list[str]]:
         """Device -> variable names, as the workers report them."""
@@ -462,8 +475,9 @@ class DaskBackend(ResidentPath):
     # --- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
         """Cancels this session's running steps (a step blocked in a queue fails with
-        ``CancelledError``), then forgets its plans on the workers; variables and queues
-        stay on the cluster."""
+        ``CancelledError``), then forgets its plans and releases its private resources
+        (iterators made without a ``shared_name``) on the workers; variables, queues and
+        shared iterators stay on the cluster."""
         if self._closed:
             return
         self._closed = True

@@ -70,6 +70,7 @@ class WorkerPlan:
     debug: bool
     slot_specs: tuple
     parts: tuple[StagePart, ...]  # in plan order
+    session: str = ""  # the session's id: its private resources' names (kernel_context)
 
     def part(self, index: int) -> StagePart:
         for p in self.parts:
@@ -132,8 +133,10 @@ def lower(
     plan_id: str,
     container: str = "",
     debug: bool = False,
+    session: str = "",
 ) -> LoweredPlan:
-    """Splits ``plan`` by worker (``worker_of_device`` maps each stage's device)."""
+    """Splits ``plan`` by worker (``worker_of_device`` maps each stage's device); the
+    worker plans carry ``session``, the id of the session that runs them."""
     stages = plan.stages
     worker_of_stage = [worker_of_device[s.device] for s in stages]
     producer: dict[int, tuple[int, int]] = {}  # slot -> (stage, position in outputs)
@@ -199,7 +202,9 @@ def lower(
             StagePart(s, sources_of[s.index], tuple(waits), send_to, client_slots)
         )
     worker_plans = {
-        w: WorkerPlan(f"{plan_id}/{w}", plan_id, w, container, debug, plan.slot_specs, tuple(parts))
+        w: WorkerPlan(
+            f"{plan_id}/{w}", plan_id, w, container, debug, plan.slot_specs, tuple(parts), session
+        )
         for w, parts in parts_of.items()
     }
 

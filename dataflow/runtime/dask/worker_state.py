@@ -182,7 +182,7 @@ class WorkerRuntime:
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._stores: dict[tuple[str, str], ResourceStore] = {}
-        self._contexts: dict[tuple[str, str, bool], WorkerDeviceContext] = {}
+        self._contexts: dict[tuple[str, str, bool, str], WorkerDeviceContext] = {}
         self._plans: dict[str, WorkerPlan] = {}
         self._compiled: dict[tuple[str, int], CompiledStage] = {}
         self.rendezvous: dict[tuple[str, str], Rendezvous] = {}
@@ -222,18 +222,14 @@ class WorkerRuntime:
                 store = self._stores.setdefault(key, ResourceStore(device))
         return store
 
-    def context(self, container: str, device: str, debug: bool) -> WorkerDeviceContext:
-        key = (container, device, debug)
-        ctx = self._contexts.get(key)
-        if ctx is None:
-            with self._lock:
-                ctx = self._contexts.get(key)
-                if ctx is None:
-                    ctx = WorkerDeviceContext(
-                        device, array_namespace(device), self.store(container, device), debug
-                    )
-                    self._contexts[key] = ctx
-        return ctx
+    def context(self, plan: WorkerPlan, device: str) -> WorkerDeviceContext:
+        # Per session: its kernels name the session's private resources (``ctx.session``).
+        key = (plan.container, device, plan.debug, plan.session)
+        with self._lock:
+            if key not in self._contexts:
+                store, xp = self.store(plan.container, device), array_namespace(device)
+                self._contexts[key] = WorkerDeviceContext(device, xp, store, *key[2:])
+            return self._contexts[key]
 
     def variables(self, container: str = "") -> dict[str, list[str]]:
         """Device -> names of the variables held here."""
@@ -256,8 +252,13 @@ class WorkerRuntime:
                 self._plans[plan.key] = plan
 
     def uninstall(self, prefix: str) -> None:
-        """Forgets every plan whose key starts with ``prefix`` (a session's id)."""
+        """Forgets a session's plans (keys start with its id ``prefix``), contexts and
+        private resources."""
         with self._lock:
+            for ctx_key in [k for k in self._contexts if k[3] == prefix]:
+                del self._contexts[ctx_key]
+            for store in self._stores.values():
+                store.release_session(prefix)
             for key in [k for k in self._plans if k.startswith(prefix)]:
                 del self._plans[key]
             for compiled_key in [k for k in self._compiled if k[0].startswith(prefix)]:
@@ -282,7 +283,7 @@ class WorkerRuntime:
             if stage is None:
                 plan = self.plan(key)
                 part = plan.part(index)
-                ctx = self.context(plan.container, part.stage.device, plan.debug)
+                ctx = self.context(plan, part.stage.device)
                 trace: list | None = [] if traced else None
                 boundary = stage_boundary(plan.parts, part)
                 stage = CompiledStage(part, ctx, plan.slot_specs, plan.debug, trace, boundary)
@@ -404,7 +405,7 @@ async def _run_part(
                 outs, values = stage.resident(step, rv)
             else:
                 outs, values = await loop.run_in_executor(worker.executor, stage.resident, step, rv)
-            RECORDER.stage(key, part, step, stage.last_seconds, outs)  # the dashboard
+            RECORDER.stage(key, part, step, stage.last_seconds, outs, resident=True)
             if events is not None and stage.trace is not None:
                 events.extend(stage.trace)
             for dest, slots in part.send_to:

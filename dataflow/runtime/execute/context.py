@@ -38,12 +38,20 @@ def step_deadline(timeout: float) -> Iterator[None]:
 class DeviceContext:
     """Kernel context of one device in one process."""
 
-    def __init__(self, device: str, xp: Any, resources: ResourceStore, debug: bool = False):
+    def __init__(
+        self,
+        device: str,
+        xp: Any,
+        resources: ResourceStore,
+        debug: bool = False,
+        session: str = "",
+    ) -> None:
         self.device = device
         self.xp = xp
         self.resources = resources
         self.op_name = ""
         self.debug = debug
+        self.session = session  # see framework/kernel_context.py
         self.current_step = 0
 
     def step(self) -> int:
