@@ -457,6 +457,9 @@ from .runtime.session import (
 # --- runtime/dask/cluster.py -------------------------------------------------------------
 from .runtime.dask.cluster import LocalCluster as LocalCluster
 
+# --- install.py (dataflow.install_on) ----------------------------------------------------
+from .install import install_on as install_on
+
 # --- sub-namespaces (tf.nn, tf.linalg, tf.train, tf.losses, ...) -------------------------
 from . import nn as nn
 from . import python_io as python_io

@@ -45,23 +45,13 @@ def _devices() -> int:
     return 0
 
 
-def _dataflow_version() -> str | None:
-    """Run on each worker: its dataflow version, ``None`` where dataflow is not importable.
-    (Under ``python -m dataflow`` this module is ``__main__``, which cloudpickle sends by
-    value; a worker that cannot run it at all is reported the same way.)"""
-    try:
-        import dataflow
-    except ImportError:
-        return None
-    return str(dataflow.__version__)
-
-
 def _check(address: str, timeout: float) -> int:
     import distributed
 
-    from .runtime.dask.worker_plugin import register_by_value, usable_gpus
+    from . import install
+    from .runtime.dask import worker_plugin
 
-    register_by_value()  # so that workers without dataflow can run the GPU probe
+    worker_plugin.register_by_value()  # so that workers without dataflow can run the probes
     try:
         client = distributed.Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError) as exc:
@@ -69,14 +59,14 @@ def _check(address: str, timeout: float) -> int:
         return 2
     with client:
         workers = client.scheduler_info(n_workers=-1)["workers"]
-        versions = client.run(_dataflow_version, on_error="return")
-        gpus = client.run(usable_gpus, on_error="return")
+        versions = install.worker_versions(client)
+        gpus = client.run(worker_plugin.usable_gpus, on_error="return")
     print(f"{len(workers)} worker(s) at {address}; this process runs dataflow {__version__}")
     bad = 0
     for address_, info in sorted(workers.items(), key=lambda kv: str(kv[1].get("name"))):
-        version = versions.get(address_)
-        if isinstance(version, BaseException) or version is None:
-            state = "MISSING: dataflow is not importable there"
+        version, why = versions.get(address_, (None, "it did not answer"))
+        if version is None:
+            state = f"MISSING: dataflow is not importable there ({why})"
             bad += 1
         elif version != __version__:
             state = f"OTHER VERSION: dataflow {version}"
@@ -87,7 +77,10 @@ def _check(address: str, timeout: float) -> int:
         n_gpus = found[0] if isinstance(found, tuple) else 0
         print(f"  {info.get('name', address_)} at {address_}: {state}, {n_gpus} usable GPU(s)")
     if bad:
-        print(f"{bad} worker(s) cannot run this dataflow; install dataflow {__version__} there")
+        print(
+            f"{bad} worker(s) cannot run this dataflow; install dataflow {__version__} there, "
+            "or ship it from a client with dataflow.install_on(client)"
+        )
     return 1 if bad else 0
 
 

@@ -58,8 +58,9 @@ def test_check_names_the_workers_without_dataflow(tmp_path):
     assert "MISSING: dataflow is not importable there" in plain
     assert worker.startswith("  worker-0 at tcp://127.0.0.1:")
     assert f": dataflow {tf.__version__}, 0 usable GPU(s)" in worker
-    assert (
-        lines[3] == f"1 worker(s) cannot run this dataflow; install dataflow {tf.__version__} there"
+    assert lines[3] == (
+        f"1 worker(s) cannot run this dataflow; install dataflow {tf.__version__} there, "
+        "or ship it from a client with dataflow.install_on(client)"
     )
 
 
