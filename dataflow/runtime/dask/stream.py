@@ -35,6 +35,7 @@ slower, same behaviour. The trust model is Dask's: its comms carry pickles too.
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import contextlib
 import itertools
@@ -55,8 +56,9 @@ from .frames import (
     decode,
     encode,
     recv_message,
-    send_message,
+    send_frames,
     write_tornado,
+    writes,
 )
 
 STREAM_OP = "dataflow_steps"
@@ -81,24 +83,50 @@ def refuse_stream(peer: Any, exc: FrameTooLarge) -> None:
 
 _READ_CHUNK = 256 * 1024  # what one read of a TLS stream may return (as asyncio's)
 _ACK = b"\x06"  # the worker has taken the connection over: step messages may follow
+# A part (payload or array) still missing at least this many bytes is received straight
+# into its own memory; smaller reads go through one reused chunk, so that a small step's
+# messages cost one system call for all their frames.
+DIRECT_BYTES = 64 * 1024
+# Frames of a large message reach the transport in slices of this size, each when the
+# transport's buffer is empty: the kernel copies a slice out of the array, and at most
+# what it left of one slice is copied into the transport's buffer (Python 3.11's
+# ``writelines`` joins all frames into one ``bytes``, and ``write`` copies what the
+# socket did not take: a second and third copy of the whole array).
+WRITE_SLICE = 1 << 20
 
 
-class _FrameProtocol(asyncio.Protocol):
-    """A plain TCP step stream on asyncio's transport, without streams: a
-    ``FrameParser`` takes the bytes as they arrive."""
+class FrameProtocol(asyncio.BufferedProtocol):
+    """A plain TCP step stream on asyncio's transport, without streams: bytes are
+    received into the ``FrameParser``'s message parts (``get_buffer``), and large
+    messages written slice by slice as the socket takes them (``write``)."""
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.parser = FrameParser()
         self.lost = asyncio.get_running_loop().create_future()
         self._paused: asyncio.Future | None = None
+        self._chunk = memoryview(bytearray(_READ_CHUNK))
+        self._direct = False  # get_buffer handed out a view into a message part
+        self._pending: collections.deque[memoryview] = collections.deque()
 
     def connection_made(self, transport: Any) -> None:
         self.transport = transport
+        # Paused as soon as anything is buffered, resumed once it is all sent: the next
+        # slice of a large message then goes to an empty buffer, straight to the socket.
+        transport.set_write_buffer_limits(high=0)
 
-    def data_received(self, data: bytes) -> None:
+    # --- reading ---
+    def get_buffer(self, sizehint: int) -> memoryview:
+        view = self.parser.part_buffer(DIRECT_BYTES)
+        self._direct = view is not None
+        return view if view is not None else self._chunk
+
+    def buffer_updated(self, nbytes: int) -> None:
         try:
-            self.parser.feed(data)
+            if self._direct:
+                self.parser.advance(nbytes)
+            else:
+                self.parser.feed(self._chunk[:nbytes])
         except FrameTooLarge as exc:
             refuse_stream(
                 self.transport.get_extra_info("peername") if self.transport else None, exc
@@ -107,25 +135,50 @@ class _FrameProtocol(asyncio.Protocol):
                 self.transport.close()
 
     def connection_lost(self, exc: BaseException | None) -> None:
+        self._pending.clear()
         if not self.lost.done():
             self.lost.set_result(exc)
         if self._paused is not None and not self._paused.done():
             self._paused.set_result(None)
 
-    # --- writing (flow control: the transport pauses us above its high-water mark) ---
+    # --- writing (flow control: the transport pauses us while it buffers anything) ---
     def pause_writing(self) -> None:
         if self._paused is None or self._paused.done():
             self._paused = asyncio.get_running_loop().create_future()
 
     def resume_writing(self) -> None:
+        self._flush()
+        transport = self.transport
+        if self._pending or (transport is not None and transport.get_write_buffer_size()):
+            return  # the transport paused us again: its next resume settles the wait
         if self._paused is not None and not self._paused.done():
             self._paused.set_result(None)
 
+    def _flush(self) -> None:
+        """Hands queued slices to the transport until it buffers some of one."""
+        transport = self.transport
+        while self._pending and transport is not None and not transport.is_closing():
+            if transport.get_write_buffer_size():
+                return
+            transport.write(self._pending.popleft())
+        if transport is None or transport.is_closing():
+            self._pending.clear()
+
     def write(self, message: Any) -> Any:
-        """Writes ``message``; ``None``, or a future to await while the transport's
-        buffer is over its high-water mark."""
+        """Writes ``message``; ``None``, or a future to await while part of it waits
+        for the socket."""
         assert self.transport is not None
-        self.transport.writelines(encode(message))
+        frames = writes(message)
+        if len(frames) == 1 and not self._pending:
+            self.transport.write(frames[0])
+        else:
+            for frame in frames:
+                view = memoryview(frame).cast("B")
+                for start in range(0, view.nbytes, WRITE_SLICE):
+                    self._pending.append(view[start : start + WRITE_SLICE])
+            self._flush()
+            if self._pending and (self._paused is None or self._paused.done()):
+                self._paused = asyncio.get_running_loop().create_future()
         paused = self._paused
         return paused if paused is not None and not paused.done() else None
 
@@ -134,7 +187,7 @@ class Endpoint:
     """One end of a step stream on an event loop: ``read()`` and ``send(message)``.
 
     Made by ``Endpoint.take(comm)``. A plain TCP socket leaves tornado for asyncio's own
-    transport with a frame parser (``_FrameProtocol``), which keeps the descriptor
+    transport with a frame parser (``FrameProtocol``), which keeps the descriptor
     registered instead of re-arming it for every read and write (a third of a small
     step's CPU on the workers) and spends no coroutine per message; a TLS socket keeps
     its tornado stream, which holds the TLS session; another transport keeps Dask's
@@ -143,7 +196,7 @@ class Endpoint:
     def __init__(self, comm: Any) -> None:
         self.comm = comm
         self.stream = raw_stream(comm)
-        self.protocol: _FrameProtocol | None = None
+        self.protocol: FrameProtocol | None = None
 
     @classmethod
     async def take(cls, comm: Any, accepted: bool) -> Endpoint:
@@ -161,7 +214,7 @@ class Endpoint:
             sock = detach(comm, end.stream)
             sock.setblocking(False)
             loop = asyncio.get_running_loop()
-            _, end.protocol = await loop.create_connection(_FrameProtocol, sock=sock)
+            _, end.protocol = await loop.create_connection(FrameProtocol, sock=sock)
             end.stream = None
         return end
 
@@ -243,7 +296,14 @@ async def serve(comm: Any, handler: Callable[[Any, Callable[[Any], None]], Any])
             parser.deliver_to(lambda message: handler(message, reply))
             try:
                 while True:
-                    parser.feed(await end.stream.read_bytes(_READ_CHUNK, partial=True))
+                    # A large part is read whole straight into its memory (tornado
+                    # decrypts into it, TLS record after record, with no return to this
+                    # loop for each 16 KB record); the rest a chunk at a time.
+                    view = parser.part_buffer(DIRECT_BYTES)
+                    if view is None:
+                        parser.feed(await end.stream.read_bytes(_READ_CHUNK, partial=True))
+                    else:
+                        parser.advance(await end.stream.read_into(view))
             except FrameTooLarge as exc:
                 refuse_stream(getattr(comm, "peer_address", None), exc)
                 end.stream.close()
@@ -309,6 +369,20 @@ def _readable(socks: list[socket.socket], wait: float) -> list[socket.socket]:
     return select.select(socks, [], [], wait)[0]
 
 
+# Requests of at least this many bytes each are sent in parallel when a step has two or
+# more of them (at most SENDER_THREADS at once).
+PARALLEL_BYTES = 1 << 20
+SENDER_THREADS = 8
+
+
+def _try_send(conn: socket.socket, frames: list[Any]) -> OSError | None:
+    try:
+        send_frames(conn, frames)
+    except OSError as exc:
+        return exc
+    return None
+
+
 class Lost(Exception):
     """A worker the step needs was lost (``lost()`` said so) before all replies came."""
 
@@ -326,6 +400,7 @@ class StepStreamClient:
         self._ids = itertools.count(1)  # request ids (``next`` is atomic in CPython)
         self._lock = threading.Lock()
         self._every: set[Any] = set()  # all threads' connections, for close()
+        self._senders: concurrent.futures.ThreadPoolExecutor | None = None  # (``_send``)
 
     def _connections(self) -> dict[str, Any]:
         conns = getattr(self._local, "connections", None)
@@ -378,12 +453,13 @@ class StepStreamClient:
         send_start = time.perf_counter()
         out: dict[str, Any] = {}
         waiting: dict[Any, tuple[str, str]] = {}
+        sends: list[tuple[str, str, socket.socket, list[Any]]] = []
         for name, (address, message) in requests.items():
             try:
                 conn = self._connection(address)
                 message = {**message, "id": request_id}
                 if isinstance(conn, socket.socket):
-                    send_message(conn, message)
+                    sends.append((name, address, conn, writes(message)))
                 else:
                     self._client.sync(Endpoint(conn).write, message)
                 waiting[conn] = (name, address)
@@ -393,6 +469,11 @@ class StepStreamClient:
             except Exception as exc:  # a Dask comm error on a non-socket transport
                 self.drop(address)
                 out[name] = OSError(f"{type(exc).__name__}: {exc}")
+        for (name, address, conn, _), failed in zip(sends, self._send(sends), strict=True):
+            if failed is not None:
+                del waiting[conn]
+                self.drop(address)
+                out[name] = failed
         if out:
             # A worker did not take its part: the others' parts cannot finish (the
             # caller aborts them); their connections are dropped with any late reply.
@@ -410,6 +491,24 @@ class StepStreamClient:
                 self.drop(address)
             raise
         return out
+
+    def _send(self, sends: list[tuple[str, str, socket.socket, list[Any]]]) -> list[Any]:
+        """Writes each request's frames; the error of each (``None``: sent). Two or more
+        large requests (a batch per replica) go out at once, one thread each: a blocking
+        ``sendall`` releases the GIL while the kernel copies."""
+        large = sum(
+            sum(memoryview(f).nbytes for f in frames) >= PARALLEL_BYTES for *_, frames in sends
+        )
+        if large < 2:
+            return [_try_send(conn, frames) for _, _, conn, frames in sends]
+        with self._lock:
+            if self._senders is None:
+                self._senders = concurrent.futures.ThreadPoolExecutor(
+                    SENDER_THREADS, thread_name_prefix="dataflow-send"
+                )
+            senders = self._senders
+        futures = [senders.submit(_try_send, conn, frames) for _, _, conn, frames in sends]
+        return [f.result() for f in futures]
 
     def _collect(
         self,
@@ -475,5 +574,8 @@ class StepStreamClient:
         """Closes every thread's connections."""
         with self._lock:
             every, self._every = self._every, set()
+            senders, self._senders = self._senders, None
+        if senders is not None:
+            senders.shutdown(wait=False)
         for conn in every:
             self._close_one(conn)

@@ -4,10 +4,12 @@ worker's does; the blocking client side the resident path uses."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 import threading
 import time
+import tracemalloc
 
 import distributed
 import numpy as np
@@ -24,9 +26,12 @@ from dataflow.runtime.dask.frames import (
     FrameParser,
     FrameTooLarge,
     max_message_bytes,
+    recv_message,
 )
 from dataflow.runtime.dask.stream import (
     STREAM_OP,
+    WRITE_SLICE,
+    FrameProtocol,
     Lost,
     PeerStreams,
     StepStreamClient,
@@ -321,3 +326,83 @@ def test_a_worker_closes_a_stream_that_sends_a_lying_frame_and_serves_others(
         np.testing.assert_array_equal(out["b"]["values"][0], np.ones(3))
     finally:
         others.close()
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    reads=st.lists(st.integers(min_value=1, max_value=150_000), min_size=1, max_size=40),
+    direct=st.integers(min_value=1, max_value=100_000),
+)
+def test_the_frame_parser_rebuilds_messages_received_into_their_parts(reads, direct):
+    """A reader receiving into the part being filled (``part_buffer``, then ``advance``)
+    whenever enough of it is missing, and through a chunk otherwise, in reads of any
+    size, gets the same messages: arrays bit-identical, writable, each in its own
+    memory."""
+    big = np.random.default_rng(0).integers(0, 2**32, 100_000, dtype=np.uint32)
+    messages = [
+        {"op": "run", "values": {0: big.view(np.float32)}},
+        {"op": "abort", "reason": "y" * 30},
+        {"op": "run", "values": {1: big[:30_000].reshape(300, 100), 2: np.zeros(0, np.int8)}},
+    ]
+    data = memoryview(b"".join(bytes(f) for m in messages for f in encode(m)))
+    got = []
+    parser = FrameParser()
+    parser.deliver_to(got.append)
+    pos, i = 0, 0
+    while pos < len(data):
+        size = reads[i % len(reads)]
+        i += 1
+        view = parser.part_buffer(direct)
+        if view is not None:  # as a socket's recv_into would fill it
+            n = min(size, view.nbytes, len(data) - pos)
+            view[:n] = data[pos : pos + n]
+            parser.advance(n)
+        else:
+            n = min(size, len(data) - pos)
+            parser.feed(data[pos : pos + n])
+        pos += n
+    assert [m["op"] for m in got] == ["run", "abort", "run"]
+    first, second = got[0]["values"][0], got[2]["values"][1]
+    np.testing.assert_array_equal(first.view(np.uint32), big)
+    np.testing.assert_array_equal(second, big[:30_000].reshape(300, 100))
+    assert first.flags.writeable and second.flags.writeable
+    assert not np.shares_memory(first, second)
+    assert got[2]["values"][2].shape == (0,)
+
+
+def test_a_large_message_is_written_without_a_copy_of_its_arrays():
+    """A worker's writer (``FrameProtocol`` on asyncio's transport) hands a large
+    message's arrays to the socket slice by slice: while the reader has not read, at
+    most one slice's worth of them is copied into the transport's buffer (Python
+    3.11's ``writelines`` would join every frame into one ``bytes``, and ``write``
+    copies what the socket does not take). The bytes then read are the message."""
+    value = np.random.default_rng(1).standard_normal((50_000, 100)).astype(np.float32)
+    ours, theirs = socket.socketpair()
+    got = []
+
+    async def write() -> tuple[int, int]:
+        loop = asyncio.get_running_loop()
+        ours.setblocking(False)
+        transport, protocol = await loop.create_connection(FrameProtocol, sock=ours)
+        tracemalloc.start()
+        try:
+            base = tracemalloc.get_traced_memory()[0]
+            flushed = protocol.write({"op": "reply", "values": {0: value}})
+            peak = tracemalloc.get_traced_memory()[1] - base
+        finally:
+            tracemalloc.stop()
+        reader = threading.Thread(target=lambda: got.append(recv_message(theirs)))
+        reader.start()
+        assert flushed is not None  # 20 MB is more than a socket takes at once
+        await asyncio.wait_for(flushed, 30)
+        reader.join(30)
+        transport.close()
+        return peak, transport.get_write_buffer_size()
+
+    try:
+        peak, left = asyncio.run(write())
+    finally:
+        theirs.close()
+    assert peak <= WRITE_SLICE + 64 * 1024, peak
+    assert left == 0
+    np.testing.assert_array_equal(got[0]["values"][0], value)

@@ -1,0 +1,285 @@
+"""Feeds and fetches by size on the default distributed path (issue 34): dataflow on a
+``LocalCluster(ps=1, worker=1)`` against TF1's in-process gRPC servers and plain Dask,
+in one run on loopback.
+
+Run: ``python benchmarks/bench_feeds.py`` (``--quick`` for fewer repeats, ``--plot
+PATH`` to draw the curve with matplotlib, ``--sizes 100,1000`` to choose rows N).
+
+The step is issue 34's ridge step with ``beta [100, 1]`` on the ps: X ``[N, 100]``
+float32, N = 100, 1,000, 10,000 and 100,000 (40 KB to 40 MB a step).
+
+* **feed**: X and y are fed from the client each step (``sess.run([cost, update],
+  {x: X, y: y})``), the gradient computed on the worker;
+* **fetch**: X lives on the worker (a variable filled once), the step computes the
+  same update and fetches ``X * 2`` back (``sess.run([cost, update, x2])``).
+
+Contenders, interleaved round by round: **TF1** (``tensorflow.compat.v1``: 1 ps + 2
+workers as in-process ``tf.distribute.Server``s, the session on worker 0; TF1's servers
+have no TLS), **plain Dask** (``client.submit`` of the gradient pinned to the worker,
+with X as its argument, or returning X * 2 from the worker) and **dataflow** on a TCP
+and on a TLS cluster (``Security.temporary()``), the default ``tf.Session(target)``.
+
+Then memory: peak traced allocations (``tracemalloc``, which sees numpy's and Python's
+buffers) on the client and on the worker over one 40 MB feed step and one 40 MB fetch
+step, as a multiple of the 40 MB, and what is still allocated after the step. BLAS is
+pinned to one thread in this process. Reported: medians and ratios; nothing asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+import tracemalloc
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+from bench_distributed import TF1Cluster  # (this directory is on sys.path)
+from threadpoolctl import threadpool_limits
+
+P, LR = 100, 1e-4
+SIZES = (100, 1_000, 10_000, 100_000)
+
+
+def _data(n: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal((n, P)).astype(np.float32)
+    y = (x @ rng.standard_normal((P, 1))).astype(np.float32)
+    return x, y
+
+
+def feed_step(tf):
+    """Issue 34's ridge step: beta on the ps, X and y fed, the gradient on the worker."""
+    setter = tf.train.replica_device_setter(ps_tasks=1, worker_device="/job:worker/task:0")
+    with tf.device(setter):
+        beta = tf.Variable(np.zeros((P, 1), np.float32), name="beta")
+        x = tf.placeholder(tf.float32, [None, P], name="x")
+        y = tf.placeholder(tf.float32, [None, 1], name="y")
+        cost = tf.reduce_mean(tf.square(y - tf.matmul(x, beta)))
+        grad = tf.gradients(cost, [beta])[0]
+    with tf.device("/job:ps/task:0"):
+        update = beta.assign_sub(LR * grad)
+    return x, y, cost, update
+
+
+def fetch_step(tf, n: int):
+    """The same step on data that lives on the worker; it fetches ``X * 2`` back."""
+    setter = tf.train.replica_device_setter(ps_tasks=1, worker_device="/job:worker/task:0")
+    with tf.device(setter):
+        beta = tf.Variable(np.zeros((P, 1), np.float32), name="beta")
+    with tf.device("/job:worker/task:0"):
+        data = tf.Variable(tf.random_normal([n, P], seed=1), trainable=False, name="data")
+        cost = tf.reduce_mean(tf.square(1.0 - tf.matmul(data, beta)))
+        grad = tf.gradients(cost, [beta])[0]
+        doubled = data * 2.0
+    with tf.device("/job:ps/task:0"):
+        update = beta.assign_sub(LR * grad)
+    return cost, update, doubled
+
+
+def session_runner(tf, sess, n: int, kind: str) -> Callable[[], object]:
+    """``sess`` over a new graph of ``kind`` (feed or fetch), initialized; one step."""
+    graph = tf.Graph()
+    with graph.as_default():
+        if kind == "feed":
+            x, y, cost, update = feed_step(tf)
+        else:
+            fetches = fetch_step(tf, n)
+        init = tf.global_variables_initializer()
+    session = sess(graph)
+    session.run(init)
+    if kind == "feed":
+        xv, yv = _data(n)
+        return lambda: session.run([cost, update], {x: xv, y: yv})
+    return lambda: session.run(list(fetches))
+
+
+# Plain Dask: what the workers run (this file runs as __main__: they travel by value).
+def _grad(x, y):
+    from distributed import get_worker
+
+    worker = get_worker()
+    beta = getattr(worker, "bench_beta", None)
+    if beta is None:
+        beta = np.zeros((P, 1), np.float32)
+    residual = x @ beta - y
+    worker.bench_beta = beta - LR * (2.0 / len(x)) * (x.T @ residual)
+    return np.float32(np.mean(residual**2))
+
+
+def _doubled(n):
+    from distributed import get_worker
+
+    worker = get_worker()
+    data = getattr(worker, "bench_data", None)
+    if data is None or len(data) != n:
+        data = worker.bench_data = _data(n)[0]
+    _grad(data, np.ones((n, 1), np.float32))
+    return data * 2.0
+
+
+def dask_runner(client, worker: str, n: int, kind: str) -> Callable[[], object]:
+    if kind == "feed":
+        xv, yv = _data(n)
+        return lambda: client.submit(_grad, xv, yv, workers=[worker], pure=False).result()
+    return lambda: client.submit(_doubled, n, workers=[worker], pure=False).result()
+
+
+def interleaved(contenders: dict[str, Callable], rounds: int, per_round: int) -> dict:
+    """Median seconds per call of each contender, calls interleaved round by round."""
+    for fn in contenders.values():
+        for _ in range(2):
+            fn()
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(rounds):
+        for name, fn in contenders.items():
+            for _ in range(per_round):
+                start = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+# --- memory -----------------------------------------------------------------------------
+def _trace_start() -> None:
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+
+
+def _trace_read() -> tuple[int, int]:
+    current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return current, peak
+
+
+def peak_memory(step: Callable[[], object], client, worker: str) -> dict[str, tuple[int, int]]:
+    """(retained, peak) bytes allocated over one ``step`` beyond what was allocated
+    before it, on this process (the client) and on ``worker``."""
+    step()  # warm: plans and connections made before measuring
+    client.run(_trace_start, workers=[worker])
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    result = step()
+    del result
+    current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    w_current, w_peak = client.run(_trace_read, workers=[worker])[worker]
+    return {"client": (current - base, peak - base), "worker": (w_current, w_peak)}
+
+
+def main(quick: bool, plot: str | None, sizes: tuple[int, ...]) -> None:
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    import distributed
+    from distributed.security import Security
+
+    import dataflow as tf
+
+    threadpool_limits(1)
+    warnings.filterwarnings("ignore", message=".*[Ll]arge graph.*")
+    rounds, per_round = (3, 3) if quick else (5, 6)
+    print("starting TF1 servers and dataflow.LocalCluster(ps=1, worker=1) on TCP and TLS ...")
+    tfc = TF1Cluster()
+    tcp = tf.LocalCluster(ps=1, worker=1, dashboard_address=None)
+    tls = tf.LocalCluster(ps=1, worker=1, dashboard_address=None, security=Security.temporary())
+    client = distributed.Client(tcp.target, set_as_default=False)
+    worker = tcp.workers["worker-0"]
+    results: dict[tuple[str, int], dict[str, float]] = {}
+    try:
+        for kind in ("feed", "fetch"):
+            for n in sizes:
+                contenders = {
+                    "TF1": session_runner(tfc.tf, tfc.session, n, kind),
+                    "plain Dask": dask_runner(client, worker, n, kind),
+                    "dataflow TCP": session_runner(tf, lambda g: tf.Session(tcp, graph=g), n, kind),
+                    "dataflow TLS": session_runner(tf, lambda g: tf.Session(tls, graph=g), n, kind),
+                }
+                scale = max(1, n // 10_000)  # fewer calls of the slow large steps
+                results[kind, n] = interleaved(contenders, rounds, max(2, per_round // scale))
+                row = results[kind, n]
+                print(
+                    f"{kind:5s} {n * P * 4 / 1e6:7.2f} MB  "
+                    + "  ".join(f"{k} {v * 1e3:8.2f} ms" for k, v in row.items()),
+                    flush=True,
+                )
+                tf.Session.reset(tcp)
+                tf.Session.reset(tls)
+        memory = {}
+        n = max(sizes)
+        for kind in ("feed", "fetch"):
+            memory[kind] = peak_memory(
+                session_runner(tf, lambda g: tf.Session(tcp, graph=g), n, kind), client, worker
+            )
+            tf.Session.reset(tcp)
+    finally:
+        client.close()
+        tcp.close()
+        tls.close()
+    print()
+    print(
+        f"{'step':6s} {'bytes':>9s} {'TF1 ms':>8s} {'Dask ms':>8s} {'TCP ms':>8s} "
+        f"{'TLS ms':>8s} {'TCP/TF1':>8s} {'TLS/TF1':>8s} {'TCP/Dask':>8s}"
+    )
+    for (kind, n), row in results.items():
+        tf1, dask_, tcp_t, tls_t = (
+            row["TF1"],
+            row["plain Dask"],
+            row["dataflow TCP"],
+            row["dataflow TLS"],
+        )
+        print(
+            f"{kind:6s} {_bytes(n * P * 4):>9s} {tf1 * 1e3:8.2f} {dask_ * 1e3:8.2f} "
+            f"{tcp_t * 1e3:8.2f} {tls_t * 1e3:8.2f} {tcp_t / tf1:7.2f}x {tls_t / tf1:7.2f}x "
+            f"{tcp_t / dask_:7.2f}x"
+        )
+    moved = max(sizes) * P * 4
+    print()
+    print(f"memory over one {_bytes(moved)} step on the TCP cluster (x the bytes moved):")
+    for kind, sides in memory.items():
+        for side, (kept, peak) in sides.items():
+            print(f"  {kind:5s} {side:6s} peak {peak / moved:5.2f}x  kept {kept / moved:5.2f}x")
+    if plot:
+        _plot(results, sizes, plot)
+
+
+def _bytes(n: int) -> str:
+    return f"{n / 1e6:g} MB" if n >= 1e6 else f"{n / 1e3:g} KB"
+
+
+def _plot(results: dict, sizes: tuple[int, ...], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    mb = [n * P * 4 / 1e6 for n in sizes]
+    for ax, kind in zip(axes, ("feed", "fetch"), strict=True):
+        for name, style in (
+            ("TF1", "k-o"),
+            ("plain Dask", "g-^"),
+            ("dataflow TCP", "b-s"),
+            ("dataflow TLS", "b--d"),
+        ):
+            ax.plot(mb, [results[kind, n][name] * 1e3 for n in sizes], style, label=name)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(f"MB {kind}ed per step")
+        ax.set_title(f"ridge step, X {kind}ed")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("median step time (ms)")
+    axes[0].legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    print(f"plot written to {path}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--plot", default=None, help="PNG path for the curve")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    args = parser.parse_args()
+    main(args.quick, args.plot, tuple(int(s) for s in args.sizes.split(",")))
