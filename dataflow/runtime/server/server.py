@@ -17,9 +17,15 @@ scheduler, and ``server.target`` is ``grpc://`` and the task's own address, as i
   other task's worker listens on its ``ClusterSpec`` address. Workers started before the
   scheduler wait for it, as TF1 tasks wait for each other.
 * **The worker.** A ``distributed.Worker`` runs in a background thread of this process,
-  with the Dask resource that pins dataflow stage tasks to it. ``join()`` blocks until it
-  stops (as TF1's ``join``, forever in practice); ``stop()`` closes it (and the scheduler
-  this task started).
+  with the Dask resource that pins dataflow stage tasks to it. ``join()`` blocks until
+  ``stop()`` (as TF1's ``join``, forever in practice); ``stop()`` closes it (and the
+  scheduler this task started).
+* **Restarts.** A Dask worker closes for good when its scheduler goes; a TF1 task
+  reconnects. So when this task's worker closes by itself (the task hosting the
+  scheduler was restarted), a new worker of the same name starts on the same address and
+  waits for the scheduler to come back, as a nanny restarts a worker (``_reconnect``);
+  ``MonitoredTrainingSession`` then recovers from its last checkpoint. A restarted task
+  that does not host the scheduler just joins it again under its name.
 * ``create_local_server()`` is a one-task cluster (``/job:localhost/task:0``) in this
   process, with its own scheduler: ``Session(server.target)`` then runs on Dask here.
 
@@ -31,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import errno
 import gc
 import logging
@@ -279,7 +286,8 @@ class Server:
             )
 
     def join(self) -> None:
-        """Blocks while this task serves (until ``stop()`` or its scheduler goes)."""
+        """Blocks while this task serves: until ``stop()``, as TF1's ``join`` (a task
+        whose scheduler goes away reconnects to it when it comes back)."""
         if self._thread is None:
             raise errors.FailedPreconditionError(None, None, "The server has not been started")
         while self._thread.is_alive():
@@ -339,7 +347,28 @@ class Server:
                 # The dashboard listens where the scheduler does, not on every interface.
                 dashboard_address=os.environ.get("DATAFLOW_DASHBOARD_ADDRESS", f"{host}:8787"),
             )
-        self._worker = await distributed.Worker(
+        self._worker = await self._new_worker()
+        if self._scheduler is not None:
+            # grpc_target: a session on this task's address (the scheduler's) runs its
+            # unplaced ops on this task's worker.
+            self._scheduler.set_metadata(list(SCHEDULER_TASK_METADATA), self._name)
+        self._ready.set()
+        stop = asyncio.ensure_future(self._stop_requested.wait())
+        try:
+            while not await self._until_closed_or_stopped(stop):
+                self._worker = await self._reconnect(stop)
+        finally:
+            stop.cancel()
+            if self._worker is not None:
+                await self._worker.close()
+            if self._scheduler is not None:
+                await self._scheduler.close()
+
+    def _new_worker(self) -> Any:
+        """This task's Dask worker, not started yet (``await`` it to start it)."""
+        import distributed
+
+        return distributed.Worker(
             self._scheduler_address,
             name=self._name,
             host=self._worker_host,
@@ -347,18 +376,85 @@ class Server:
             nthreads=self._threads,
             resources={resource_name(self._name): 1e9},
         )
-        if self._scheduler is not None:
-            # grpc_target: a session on this task's address (the scheduler's) runs its
-            # unplaced ops on this task's worker.
-            self._scheduler.set_metadata(list(SCHEDULER_TASK_METADATA), self._name)
-        self._ready.set()
+
+    async def _until_closed_or_stopped(self, stop: asyncio.Future) -> bool:
+        """Waits until this task's worker closes or ``stop()`` is asked; ``True`` when
+        this task is done serving (asked to stop, or the scheduler it hosts closed)."""
         finished = asyncio.ensure_future(self._worker.finished())
-        stop = asyncio.ensure_future(self._stop_requested.wait())
         await asyncio.wait([finished, stop], return_when=asyncio.FIRST_COMPLETED)
-        stop.cancel()
+        finished.cancel()
+        hosted_gone = self._scheduler is not None and self._scheduler.status.name in (
+            "closing",
+            "closed",
+            "failed",
+        )
+        return stop.done() or hosted_gone
+
+    async def _reconnect(self, stop: asyncio.Future) -> Any:
+        """A new worker for this task, once its scheduler takes it (``None`` if
+        ``stop()`` is asked first).
+
+        A Dask worker closes for good when its connection to the scheduler breaks (Dask
+        removed worker reconnection), and ``dask worker``'s nanny then exits too. A TF1
+        task outlives the others restarting: its server reconnects. So, as a nanny
+        restarts a worker that died, this loop starts a new worker of the same name, on
+        the same address, when the old one closed by itself; a worker that starts while
+        no scheduler listens waits for one (the task hosting it being restarted), and a
+        start that fails (the restarted scheduler still holds this task's old worker
+        under its name) is tried again. State this process holds (the stores of
+        ``worker_state``) is kept, as a TF1 task that did not restart keeps its own;
+        what the lost tasks held is restored from a checkpoint.
+        """
+        logger.warning(
+            "tf.train.Server %s: its Dask worker closed (the scheduler at %s went away?); "
+            "starting a new one, which waits for the scheduler",
+            self._name,
+            self._scheduler_address,
+        )
         await self._worker.close()
-        if self._scheduler is not None:
-            await self._scheduler.close()
+        pause = 0.1
+        while not stop.done():
+            await self._wait_for_scheduler(stop)
+            worker = self._new_worker()
+            starting = asyncio.ensure_future(worker.start())
+            await asyncio.wait([starting, stop], return_when=asyncio.FIRST_COMPLETED)
+            if starting.done() and not starting.cancelled() and starting.exception() is None:
+                logger.warning(
+                    "tf.train.Server %s: reconnected to the scheduler at %s",
+                    self._name,
+                    self._scheduler_address,
+                )
+                return worker
+            if not starting.done():
+                starting.cancel()
+            with contextlib.suppress(BaseException):
+                await starting
+            await worker.close()
+            if not stop.done():
+                logger.warning(
+                    "tf.train.Server %s: a new worker did not start (%s); retrying",
+                    self._name,
+                    starting.exception() if not starting.cancelled() else "cancelled",
+                )
+                await asyncio.sleep(pause)
+                pause = min(2.0, pause * 2)
+        return None
+
+    async def _wait_for_scheduler(self, stop: asyncio.Future) -> None:
+        """Returns once the scheduler's address takes a connection (or ``stop()`` is
+        asked). A new worker would find it too, but its connect retries back off
+        exponentially, seconds apart after a few seconds of waiting; asking every 0.1 s
+        here brought the worker back 5 s sooner after a restart on a loaded machine."""
+        from distributed.comm import connect
+
+        while not stop.done():
+            try:
+                comm = await connect(self._scheduler_address, timeout=0.5)
+            except (OSError, asyncio.TimeoutError):
+                await asyncio.sleep(0.1)
+                continue
+            await comm.close()
+            return
 
 
 def blas_share(cluster: ClusterSpec, host: str, threads: int, cores: int) -> int:
