@@ -90,6 +90,18 @@ from .ops.control.group import (
     with_dependencies as with_dependencies,
 )
 
+# --- ops/state/scatter.py ----------------------------------------------------------------
+from .ops.state.scatter import (
+    scatter_div as scatter_div,
+    scatter_max as scatter_max,
+    scatter_min as scatter_min,
+    scatter_mul as scatter_mul,
+    scatter_nd_add as scatter_nd_add,
+    scatter_nd_sub as scatter_nd_sub,
+    scatter_nd_update as scatter_nd_update,
+    scatter_sub as scatter_sub,
+)
+
 # --- ops/state/variables.py --------------------------------------------------------------
 from .ops.state.variables import (
     GraphKeys as GraphKeys,
@@ -230,6 +242,14 @@ from .ops.array import (
     stack as stack,
     strided_slice as strided_slice,
     tile as tile,
+    tensor_scatter_nd_add as tensor_scatter_add,
+    tensor_scatter_nd_add as tensor_scatter_nd_add,
+    tensor_scatter_nd_max as tensor_scatter_nd_max,
+    tensor_scatter_nd_min as tensor_scatter_nd_min,
+    tensor_scatter_nd_sub as tensor_scatter_nd_sub,
+    tensor_scatter_nd_sub as tensor_scatter_sub,
+    tensor_scatter_nd_update as tensor_scatter_nd_update,
+    tensor_scatter_nd_update as tensor_scatter_update,
     transpose as transpose,
     unique as unique,
     unique_with_counts as unique_with_counts,
@@ -376,6 +396,29 @@ from .layers.rnn import reverse_sequence as reverse_sequence, sequence_mask as s
 from .ops.control.fold import foldl as foldl, foldr as foldr
 from .ops.control.map_scan import map_fn as map_fn, scan as scan
 from .ops.image.image_ops import random_crop as random_crop
+from .ops.sparse.combine import (
+    add as sparse_add,
+    fill_empty_rows as sparse_fill_empty_rows,
+    maximum as sparse_maximum,
+    minimum as sparse_minimum,
+    reduce_max as sparse_reduce_max,
+    segment_mean as sparse_segment_mean,
+    segment_sqrt_n as sparse_segment_sqrt_n,
+    segment_sum as sparse_segment_sum,
+    softmax as sparse_softmax,
+    sparse_to_dense as sparse_to_dense,
+)
+from .ops.sparse.layout import (
+    concat as sparse_concat,
+    reorder as sparse_reorder,
+    reset_shape as sparse_reset_shape,
+    reshape as sparse_reshape,
+    retain as sparse_retain,
+    slice_ as sparse_slice,
+    split as sparse_split,
+    to_indicator as sparse_to_indicator,
+    transpose as sparse_transpose,
+)
 from .ops.sparse.sparse_ops import (
     sparse_placeholder as sparse_placeholder,
     sparse_reduce_sum as sparse_reduce_sum,

@@ -45,6 +45,7 @@ from .state import (  # noqa: F401
     initializers,
     resource_ops,
     save_restore,
+    scatter,
     scope,
     scope_context,
     store,

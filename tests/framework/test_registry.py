@@ -23,6 +23,14 @@ def test_variable_ops_are_the_stateful_ops_that_never_block() -> None:
         "AssignSubVariableOp",
         "ResourceScatterUpdate",
         "ResourceScatterAdd",
+        "ResourceScatterSub",
+        "ResourceScatterMul",
+        "ResourceScatterDiv",
+        "ResourceScatterMax",
+        "ResourceScatterMin",
+        "ResourceScatterNdUpdate",
+        "ResourceScatterNdAdd",
+        "ResourceScatterNdSub",
         "VarIsInitializedOp",
     }
     assert _types_where(lambda d: d.may_block and not d.stateful) == set()

@@ -1,7 +1,8 @@
 """The op table: every op case of the package, one ``OpSpec`` row each.
 
 Rows live with their family (``specs_math``, ``specs_array``, ``specs_linalg``,
-``specs_nn``, ``specs_control``, ``specs_order``, ``specs_rnn``, ``specs_ctc``);
+``specs_nn``, ``specs_control``, ``specs_order``, ``specs_rnn``, ``specs_ctc``,
+``specs_scatter``);
 ``tests/ops/test_op_table.py`` runs the checks of ``dataflow.testing.op_spec`` on every
 row and proves that the rows, with their gradient graphs, build every pure op type in
 the registry. Family test files keep what a table cannot say: sweeps over shapes and
@@ -19,6 +20,7 @@ from . import (
     specs_nn,
     specs_order,
     specs_rnn,
+    specs_scatter,
 )
 
 OP_TABLE = (
@@ -30,4 +32,5 @@ OP_TABLE = (
     + specs_order.ROWS
     + specs_rnn.ROWS
     + specs_ctc.ROWS
+    + specs_scatter.ROWS
 )

@@ -337,6 +337,25 @@ def _variables() -> list[Step]:
     ]
 
 
+def _variable_scatters() -> list[Step]:
+    """The row and slice scatters of ``ops/state/scatter.py``, one update each."""
+    v = tf.Variable(np.arange(1.0, 7.0).reshape(3, 2), name="sv")
+    i = tf.Variable(np.array([7, -7, 9], np.int32), name="si")
+    rows = [[1.0, 2.0], [3.0, -4.0]]
+    updates = [
+        tf.scatter_sub(v, [0, 2], rows),
+        tf.scatter_mul(v, [1, 1], rows),
+        tf.scatter_div(v, [2, 0], rows),
+        tf.scatter_max(v, [0, 2], rows),
+        tf.scatter_min(v, [1, 0], rows),
+        tf.scatter_div(i, [0, 1, 1], [2, 2, -1]),
+        tf.scatter_nd_update(v, [[0, 1], [2, 0]], [5.0, 6.0]),
+        tf.scatter_nd_add(v, [[1]], [[1.0, 1.0]]),
+        tf.scatter_nd_sub(v, [[2, 1], [2, 1]], [0.5, 0.25]),
+    ]
+    return [([v.initializer, i.initializer], {})] + [([u], {}) for u in updates]
+
+
 def _queues() -> list[Step]:
     q = tf.FIFOQueue(4, [tf.float32, tf.int32], shapes=[[2], []])
     x, xv = ph(np.array([1.0, 2.0], np.float32))
@@ -842,6 +861,7 @@ OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
     ("optimizers", _optimizers),
     ("sparse_optimizers", _sparse_optimizers),
     ("array_extras", _array_extras),
+    ("variable_scatters", _variable_scatters),
     ("sources_and_shapes", _sources_and_shapes),
     ("fused_reductions", _fused_reductions),
     ("summaries", _summaries),

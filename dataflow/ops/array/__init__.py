@@ -19,6 +19,9 @@ module        holds
 ``distinct``  ``Unique``, ``UniqueWithCounts`` (not differentiable)
 ============  ===============================================================
 
+and ``tensor_scatter``: ``TensorScatterUpdate``/``Add``/``Sub``/``Max``/``Min``
+(``tensor_scatter_nd_*``, a copy of a tensor with updates written in).
+
 Each module imports only the ones above it in this table (math ops, which build on this
 family, are imported inside functions). This module holds no code: it re-exports every
 public builder, so ``from .array import reshape`` and ``array_ops.concat`` keep working,
@@ -47,6 +50,10 @@ Tile                     Reshape to ``[m0, d0, m1, d1, ...]`` + SumToShape
 GatherV2                 UnsortedSegmentSum (dense, never IndexedSlices),
                          whose gradient is GatherV2
 GatherNd                 ScatterNd, and back
+TensorScatterAdd, Sub    the identity, and GatherNd for the updates
+TensorScatterUpdate      itself (zeros written at the slices), GatherNd
+TensorScatterMax, Min    split among the elements equal to the output
+                         (not linear: their only nonlinear op types)
 Fill                     the pass's own SumToShape to a scalar
 =======================  ===========================================
 
@@ -92,3 +99,8 @@ from .shapes import zeros_like as zeros_like
 from .slicing import boolean_mask as boolean_mask
 from .slicing import slice_ as slice_
 from .slicing import strided_slice as strided_slice
+from .tensor_scatter import tensor_scatter_nd_add as tensor_scatter_nd_add
+from .tensor_scatter import tensor_scatter_nd_max as tensor_scatter_nd_max
+from .tensor_scatter import tensor_scatter_nd_min as tensor_scatter_nd_min
+from .tensor_scatter import tensor_scatter_nd_sub as tensor_scatter_nd_sub
+from .tensor_scatter import tensor_scatter_nd_update as tensor_scatter_nd_update

@@ -133,3 +133,12 @@ def embedding_lookup_sparse(
         else:
             norm = sqrt(segment_sum(weights * weights, segments))
         return total / array_ops.expand_dims(maximum(norm, 1e-30), 1)
+
+
+def to_dense(
+    sp_input: Any, default_value: Any = None, validate_indices: bool = True, name: str | None = None
+) -> Tensor:
+    """``tf.sparse.to_dense``: ``sparse_tensor_to_dense`` with ``default_value`` 0 when
+    ``None``."""
+    default = 0 if default_value is None else default_value
+    return sparse_tensor_to_dense(sp_input, default, validate_indices, name)
