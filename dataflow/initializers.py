@@ -29,6 +29,9 @@ from .ops.state.variables import (
     variables_initializer as variables,
 )
 
+# --- ops/lookup/tables.py ------------------------------------------------------------------
+from .ops.lookup.tables import tables_initializer as tables_initializer
+
 from ._util.missing_names import missing_name_hook
 
 __getattr__ = missing_name_hook("initializers", __name__)

@@ -3,6 +3,7 @@
 
 from ._util.missing_names import missing_name_hook
 from .ops.io.decode import to_number as to_number
+from .ops.lookup.fingerprint import to_hash_bucket_fast as to_hash_bucket_fast
 from .ops.strings.string_ops import (
     join as join,
 )

@@ -65,6 +65,9 @@ ROOMS = {
     "ops.state": {"ops", "ops.array", "ops.control", "ops.random", "ops.state.checkpoint"},
     "ops.state.checkpoint": {"ops.io"},
     "ops.queue": {"ops"},
+    # Tables: vocabulary lookups compose find/hash/where; GraphKeys and group come from
+    # state and control (tables_initializer).
+    "ops.lookup": {"ops", "ops.array", "ops.math", "ops.control", "ops.state"},
     "ops.io": {"ops", "ops.array", "ops.queue", "ops.strings"},
     "ops.data": {"ops", "ops.math", "ops.io"},
     "ops.data.from_dask": {"ops", "ops.data"},

@@ -12,6 +12,7 @@ from . import framework as framework
 from . import layers as layers
 from . import learn as learn
 from . import legacy_seq2seq as legacy_seq2seq
+from . import lookup as lookup
 from . import losses as losses
 from . import rnn as rnn
 from . import seq2seq as seq2seq

@@ -97,6 +97,9 @@ NOT_IN_THE_TABLE = {
             "Substr",
         )
     },
+    "HashBucketFast": "hashes strings (host object arrays) with FarmHash: "
+    "tests/ops/lookup/test_lookup.py compares its buckets with TF's to_hash_bucket_fast over "
+    "every length branch of the hash",
 }
 
 

@@ -70,6 +70,8 @@ class GraphKeys:
     MOVING_AVERAGE_VARIABLES = "moving_average_variables"
     SUMMARY_OP = "summary_op"
     METRIC_VARIABLES = "metric_variables"
+    TABLE_INITIALIZERS = "table_initializer"
+    ASSET_FILEPATHS = "asset_filepaths"
 
 
 # --- the Variable class ---------------------------------------------------------------

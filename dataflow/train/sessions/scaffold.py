@@ -12,6 +12,7 @@ from typing import Any
 
 from ...framework.graph import get_default_graph
 from ...ops.control.group import group
+from ...ops.lookup.tables import tables_initializer
 from ...ops.state.variables import (
     GLOBAL_VARIABLES,
     GraphKeys,
@@ -122,7 +123,7 @@ class Scaffold:
             self.local_init_op = Scaffold.get_or_default(
                 "local_init_op",
                 GraphKeys.LOCAL_INIT_OP,
-                lambda: group(local_variables_initializer()),
+                lambda: group(local_variables_initializer(), tables_initializer()),
             )
         if self.summary_op is None:
             # TF1: the graph's SUMMARY_OP, else every summary merged (None if none).

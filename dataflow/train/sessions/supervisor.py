@@ -33,6 +33,7 @@ from typing import Any
 from ...framework import errors
 from ...framework.graph import Graph, get_default_graph
 from ...ops.control.group import group
+from ...ops.lookup.tables import tables_initializer
 from ...ops.state.variables import (
     GLOBAL_VARIABLES,
     GraphKeys,
@@ -129,7 +130,7 @@ class Supervisor:
                 local_init_op,
                 "local_init_op",
                 GraphKeys.LOCAL_INIT_OP,
-                lambda: group(local_variables_initializer()),
+                lambda: group(local_variables_initializer(), tables_initializer()),
             )
             self._summary_op = _resolve(summary_op, "summary_op", GraphKeys.SUMMARY_OP, merge_all)
             self._saver = _resolve(saver, "saver", GraphKeys.SAVERS, _saver_if_variables)
