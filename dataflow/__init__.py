@@ -497,6 +497,13 @@ from .runtime.session import (
     get_default_session as get_default_session,
 )
 
+# --- ops/lookup/tables.py, ops/lookup/fingerprint.py --------------------------------------
+from .ops.lookup.tables import (
+    initialize_all_tables as initialize_all_tables,
+    tables_initializer as tables_initializer,
+)
+from .ops.lookup.fingerprint import string_to_hash_bucket_fast as string_to_hash_bucket_fast
+
 # --- runtime/dask/cluster.py -------------------------------------------------------------
 from .runtime.dask.cluster import LocalCluster as LocalCluster
 
@@ -524,6 +531,7 @@ from . import image as image
 from . import io as io
 from . import layers as layers
 from . import logging as logging
+from . import lookup as lookup
 from . import metrics as metrics
 from . import sparse as sparse
 from . import summary as summary
