@@ -119,10 +119,14 @@ def test_a_session_on_a_task_target_runs_unplaced_ops_on_that_task():
 
 
 def test_a_task_target_where_nothing_listens_is_unavailable():
+    """At once, not after Dask's connect timeout (30 s of retries): a task restarting
+    refuses connections, and the recovery loop retries opening sessions itself."""
     with tf.Graph().as_default():
         tf.constant(1.0)
+        start = time.monotonic()
         with pytest.raises(errors.UnavailableError, match="Nothing answered at 'grpc://"):
             tf.Session(f"grpc://127.0.0.1:{free_port()}")
+        assert time.monotonic() - start < 5
 
 
 # --- SyncReplicasOptimizer, step by step (the way TF's own tests drive it) ----------------------

@@ -31,6 +31,8 @@ from .own_loop import run_on_own_loop
 PREFIX = "grpc://"
 # Where tf.train.Server records, in the scheduler it started, which task started it.
 SCHEDULER_TASK_METADATA = ("dataflow", "scheduler-task")
+# How long ``resolve`` first waits for an answer (a task restarting refuses connections).
+PROBE_TIMEOUT_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -50,21 +52,49 @@ def _address(target: str) -> str:
     return "tcp://" + target[len(PREFIX) :].rstrip("/")
 
 
-def resolve(target: str, timeout: float) -> GrpcTarget:
-    """Asks what listens at ``target``'s address whether it is a worker or a scheduler.
-
-    Raises:
-        errors.UnavailableError: nothing answered, or it is not a Dask server.
-    """
+def _ask(address: str, timeout: float) -> tuple[bool, Any] | None:
+    """What answers at ``address`` says it is (Dask's ``identity``), within ``timeout``:
+    ``run_on_own_loop``'s ``(True, identity)`` or ``(False, error)``, ``None`` if no
+    answer came."""
     from distributed.core import rpc
-
-    address = _address(target)
 
     async def ask() -> dict:
         async with rpc(address, timeout=timeout) as remote:
             return await asyncio.wait_for(remote.identity(), timeout)
 
-    outcome = run_on_own_loop(ask, timeout + 5.0, "dataflow-grpc-target")
+    return run_on_own_loop(ask, timeout + 5.0, "dataflow-grpc-target")
+
+
+def _refused(address: str) -> bool:
+    """Whether one plain TCP connect to ``address`` is refused (nothing listens)."""
+    host, port = _host_port(address)
+    try:
+        socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S).close()
+    except ConnectionRefusedError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def resolve(target: str, timeout: float) -> GrpcTarget:
+    """Asks what listens at ``target``'s address whether it is a worker or a scheduler.
+
+    The first question waits ``PROBE_TIMEOUT_S``: Dask's connect retries a refused
+    connection until its timeout, backing off exponentially, so a session opened while
+    the task restarts would learn seconds after it came back that it had; the recovery
+    of ``MonitoredTrainingSession`` retries opening sessions instead. An address that
+    refuses a plain connection then is unavailable at once; one where something listens
+    but was slow to answer is asked again with the whole ``timeout``.
+
+    Raises:
+        errors.UnavailableError: nothing answered, or it is not a Dask server.
+    """
+    address = _address(target)
+    outcome = _ask(address, min(timeout, PROBE_TIMEOUT_S))
+    failed = outcome is None or not outcome[0]
+    if failed and timeout > PROBE_TIMEOUT_S and not _refused(address):
+        outcome = _ask(address, timeout)
     if outcome is None or not outcome[0]:
         why: Any = "no answer" if outcome is None else outcome[1]
         if isinstance(why, BaseException) and not isinstance(why, (OSError, TimeoutError)):
