@@ -15,6 +15,7 @@ function) is named there as ``unportable``, and importing that node fails saying
 
 from __future__ import annotations
 
+import base64
 import contextlib
 from collections.abc import Sequence
 from typing import Any
@@ -29,7 +30,7 @@ from tensorboard.compat.proto import (
     versions_pb2,
 )
 
-from . import dtypes, errors, registry
+from . import dtypes, errors, registry, tf_op_defs
 from .tensor_shape import TensorShape
 
 GraphDef = graph_pb2.GraphDef
@@ -144,13 +145,16 @@ def node_def(op: Any, add_shapes: bool = False) -> node_def_pb2.NodeDef:
     node = node_def_pb2.NodeDef(name=op.name, op=op.type, device=op.device)
     node.input.extend(t.name[:-2] if t.name.endswith(":0") else t.name for t in op.inputs)
     node.input.extend(f"^{c.name}" for c in op.control_inputs)
-    kinds = []
-    for key, value in sorted(op.attrs.items()):
-        proto, kind = attr_value(value)
+    kinds = [
+        f"{key}={kind}"
+        for key, value in sorted(op.attrs.items())
+        for kind in [attr_value(value)[1]]
+        if kind
+    ]
+    for key, value in sorted(tf_op_defs.tf_node_attrs(op, op.attrs, _default_of).items()):
+        proto = attr_value(value)[0]
         if proto is not None:
             node.attr[key].CopyFrom(proto)
-        if kind:
-            kinds.append(f"{key}={kind}")
     if op.colocation_groups:
         node.attr["_class"].list.s.extend(f"loc:@{g}".encode() for g in op.colocation_groups)
     if kinds:
@@ -167,8 +171,39 @@ def to_graph_def(
     after the first ``since``, when given)."""
     out = graph_pb2.GraphDef(versions=versions_pb2.VersionDef(producer=PRODUCER))
     ops = graph.get_operations()[since or 0 :]
-    out.node.extend(node_def(op, add_shapes) for op in ops)
+    for op in ops:
+        node = node_def(op, add_shapes)
+        out.node.extend(_axes_input(graph, op, node))
+        out.node.append(node)
     return out
+
+
+# Our reductions over every axis take no axes input; TF's always take one.
+_REDUCTIONS = frozenset({"Sum", "Mean", "Max", "Min", "Prod", "All", "Any", "EuclideanNorm"})
+
+
+def _axes_input(graph: Any, op: Any, node: node_def_pb2.NodeDef) -> list[node_def_pb2.NodeDef]:
+    """For a reduction over every axis of an input of known rank, the ``Const`` of those
+    axes, which ``node`` then reads as TF's ``reduction_indices`` (nothing otherwise)."""
+    if op.type not in _REDUCTIONS or len(op.inputs) != 1 or op.inputs[0].shape.rank is None:
+        return []
+    name = f"{op.name}/reduction_indices"
+    if _has_op(graph, name):
+        return []
+    axes = node_def_pb2.NodeDef(name=name, op="Const", device=op.device)
+    axes.attr["dtype"].type = types_pb2.DT_INT32
+    value = attr_value(np.arange(op.inputs[0].shape.rank, dtype=np.int32))[0]
+    assert value is not None  # an int32 array
+    axes.attr["value"].CopyFrom(value)
+    node.input.insert(1, name)
+    node.attr["Tidx"].type = types_pb2.DT_INT32
+    return [axes]
+
+
+def _default_of(encoded: str) -> Any:
+    """The Python value of an ``AttrValue`` default as ``tf_op_defs.json`` holds it (its
+    serialized bytes in base64)."""
+    return python_attr(attr_value_pb2.AttrValue.FromString(base64.b64decode(encoded)), "")
 
 
 # --- import ------------------------------------------------------------------------------
@@ -234,10 +269,11 @@ def node_attrs(node: node_def_pb2.NodeDef) -> dict[str, Any]:
         )
     out = {}
     for key, proto in node.attr.items():
-        if key.startswith("_"):
+        if key.startswith("_") and not key.startswith(tf_op_defs.PRIVATE):
             continue
         try:
-            out[key] = python_attr(proto, kinds.get(key, ""))
+            kind = kinds.get(key.removeprefix(tf_op_defs.PRIVATE), "")
+            out[key] = python_attr(proto, kind)
         except ValueError as exc:
             raise ValueError(
                 f"import_graph_def: node '{node.name}' (op {node.op}) attr '{key}': {exc}"
@@ -322,6 +358,7 @@ def import_into(
     for ref in mapped:
         if ref[0] not in known:
             raise ValueError(f"import_graph_def: input_map key '{ref[0]}:{ref[1]}' names no node")
+    _check_op_types(graph_def)
     built: dict[str, Any] = {}
     for node in topological_nodes(graph_def):
         inputs, controls = [], []
@@ -333,16 +370,8 @@ def import_into(
         full_name = f"{prefix}{node.name}"
         if _has_op(graph, full_name):
             raise ValueError(f"import_graph_def: the graph already has an op named '{full_name}'")
-        try:
-            registry.lookup(node.op)
-        except KeyError:
-            raise errors.NotFoundError(
-                None,
-                None,
-                f"import_graph_def: op type not registered '{node.op}' (node '{node.name}')",
-            ) from None
         device = graph.device(node.device) if node.device else contextlib.nullcontext()
-        attrs = node_attrs(node)
+        attrs = tf_op_defs.ours_from_tf(node.op, node_attrs(node), inputs)
         with device:
             try:
                 built[node.name] = graph.create_op(
@@ -355,6 +384,63 @@ def import_into(
     if return_elements is None:
         return None
     return [_returned(built, r) for r in return_elements]
+
+
+def _check_op_types(graph_def: graph_pb2.GraphDef) -> None:
+    """Raises one error naming every node of ``graph_def`` we cannot build, before any is:
+    ``NotFoundError`` listing the op types not registered here (or registered with
+    another signature than TF's), ``UnimplementedError`` for nodes calling functions."""
+    missing: dict[str, list[str]] = {}
+    reasons: dict[str, str] = {}
+    for node in graph_def.node:
+        try:
+            registry.lookup(node.op)
+            why = tf_op_defs.other_signature(node.op, node.attr)
+        except KeyError:
+            why = "not registered"
+        if why:
+            missing.setdefault(node.op, []).append(node.name)
+            reasons[node.op] = why
+    functional = sorted(
+        f"'{node.name}' ({node.op})"
+        for node in graph_def.node
+        if any(v.HasField("func") or len(v.list.func) for v in node.attr.values())
+    )
+    listed = "; ".join(
+        f"'{op}' ({len(names)} node{'s' * (len(names) > 1)}, e.g. '{names[0]}'"
+        + ("" if reasons[op] == "not registered" else f": {reasons[op]}")
+        + ")"
+        for op, names in sorted(missing.items())
+    )
+    if functional:
+        raise errors.UnimplementedError(
+            None,
+            None,
+            f"import_graph_def: {len(functional)} node(s) call functions of the GraphDef's "
+            f"library ({', '.join(functional[:5])}{', ...' if len(functional) > 5 else ''}: "
+            "TF's control flow v2 or defuns), which import_graph_def does not rebuild; "
+            f"op types we cannot build besides: {listed or 'none'} (see docs/frozen_graphs.md)",
+        )
+    if not missing:
+        return
+    loops = sorted(set(missing) & _CONTROL_FLOW_V1)
+    hint = (
+        f" ({', '.join(loops)} are TF's control-flow v1 while loops, which import_graph_def "
+        "does not rebuild: see docs/frozen_graphs.md)"
+        if loops
+        else ""
+    )
+    raise errors.NotFoundError(
+        None,
+        None,
+        f"import_graph_def: the GraphDef uses {len(missing)} op type"
+        f"{'s' * (len(missing) > 1)} we cannot build (not registered here, unless said "
+        f"otherwise): {listed}{hint}",
+    )
+
+
+# TF1's dynamic_rnn and while_loop in a GraphDef (tf.compat.v1 without control flow v2).
+_CONTROL_FLOW_V1 = {"Enter", "Exit", "LoopCond", "Merge", "NextIteration", "Switch"}
 
 
 def as_graph_def_proto(graph_def: Any) -> graph_pb2.GraphDef:
