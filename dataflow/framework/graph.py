@@ -463,7 +463,9 @@ class Graph(gradient_override.GradientOverrides):
 
     # --- drawing (provided by dataflow.viz, a higher layer, through a hook) -------------
     def visualize(self, filename: str | None = None, format: str = "svg", **kwargs: Any) -> Any:
-        """Draws the graph with graphviz (see ``dataflow.viz.visualize``)."""
+        """A ``dataflow.viz.GraphView`` of the graph (no graphviz needed), or with
+        ``filename`` its SVG file's path (other formats need graphviz's ``dot``); see
+        ``dataflow.viz.visualize``."""
         if not _VISUALIZE_HOOK:
             raise RuntimeError("graph drawing is unavailable (import dataflow.viz)")
         return _VISUALIZE_HOOK[0](self, filename=filename, format=format, **kwargs)

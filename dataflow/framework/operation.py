@@ -57,6 +57,16 @@ def user_frame() -> tuple[CodeType, int] | None:
     return None
 
 
+def notebook_cell(filename: str) -> int | None:
+    """The execution count of the IPython cell compiled as ``filename`` (ipykernel names
+    a cell's code after a temporary file, ``/tmp/ipykernel_<pid>/<hash>.py``), or None
+    outside IPython or for a real file."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    names = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    return names.get(filename) if isinstance(names, dict) else None
+
+
 def registered_operator(name: str) -> Callable:
     """The op library's builder registered for operator ``name``."""
     fn = _OPERATORS.get(name)
@@ -341,11 +351,14 @@ class Operation:
 
     @property
     def traceback(self) -> str:
-        """Where the user built this op ('file:line (function)')."""
+        """Where the user built this op ('file:line (function)'; in Jupyter or IPython
+        'Cell In[3], line 2 (function)', as IPython's own tracebacks name a cell)."""
         if self._where is None:
             return "<unknown>"
         code, line = self._where
-        return f"{code.co_filename}:{line} ({code.co_name})"
+        cell = notebook_cell(code.co_filename)
+        where = f"{code.co_filename}:{line}" if cell is None else f"Cell In[{cell}], line {line}"
+        return f"{where} ({code.co_name})"
 
     @property
     def node_def(self) -> dict:

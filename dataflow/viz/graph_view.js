@@ -450,6 +450,9 @@
     var root = document.getElementById(id);
     if (root && !root.dataset.drawn) {
       root.dataset.drawn = "1";
+      root.innerHTML = "";  // the static SVG shown where no script runs
+      var legend = document.getElementById(id + "-legend");
+      if (legend) legend.style.display = "";
       new View(root, data);
     }
   };

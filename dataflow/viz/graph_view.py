@@ -79,13 +79,19 @@ class GraphView:
         return path
 
     def to_html(self) -> str:
-        """The interactive HTML (a ``<div>`` and its script) for a notebook or a page."""
+        """The interactive HTML (a ``<div>`` and its script) for a notebook or a page.
+
+        The ``<div>`` holds ``to_svg()``'s picture, which the script replaces with the
+        interactive view: where no script runs (GitHub's and nbviewer's previews, an
+        untrusted notebook, a page with scripts off) the static picture stays.
+        """
         element = f"dataflow-graph-{uuid.uuid4().hex[:10]}"
         data = json.dumps(_payload(self.model, self.title), separators=(",", ":"))
+        static = self.to_svg().replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
         return (
-            f'<div id="{element}" class="dataflow-graph-view"></div>'
-            f"<script>{_script()}\ndataflowGraphView({json.dumps(element)}, {data});</script>"
-            + _legend_html(self.model)
+            f'<div id="{element}" class="dataflow-graph-view">{static}</div>'
+            + _legend_html(self.model, f"{element}-legend")
+            + f"<script>{_script()}\ndataflowGraphView({json.dumps(element)}, {data});</script>"
         )
 
     def _repr_html_(self) -> str:
@@ -139,7 +145,9 @@ def _payload(model: graph_model.ViewModel, title: str) -> dict:
     }
 
 
-def _legend_html(model: graph_model.ViewModel) -> str:
+def _legend_html(model: graph_model.ViewModel, element: str) -> str:
+    """The interactive view's legend, hidden until the script shows it (the static SVG
+    has its own)."""
     placed = "placed for this step" if model.placed_by == "session" else "as a session would place"
     rows = "".join(
         f'<span style="display:inline-block;margin-right:14px"><span style="display:inline-'
@@ -154,6 +162,7 @@ def _legend_html(model: graph_model.ViewModel) -> str:
         f"stage)</span> &nbsp; s<i>N</i>: the op's stage"
     )
     return (
-        f'<div style="font:12px sans-serif;margin-top:4px">Devices ({placed}), '
+        f'<div id="{element}" style="display:none;font:12px sans-serif;margin-top:4px">'
+        f"Devices ({placed}), "
         f"{model.num_stages} stage(s): {rows}<br>{edges}</div>"
     )

@@ -153,6 +153,23 @@ def test_ops_record_where_they_were_built():
         tf.placeholder(tf.float32, [2]) + tf.placeholder(tf.float32, [3])
 
 
+def test_ops_built_in_a_notebook_cell_name_the_cell():
+    """In Jupyter a cell's code is compiled as a temporary file (ipykernel's
+    ``/tmp/ipykernel_<pid>/<hash>.py``); an op names the cell instead, as IPython's own
+    tracebacks do ("Cell In[1], line 3")."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        cell = "import dataflow as tf\nx = tf.constant(1.0)\ny = x + 1\n"
+        assert shell.run_cell(cell, store_history=True).success
+        count = shell.execution_count - 1
+        op = shell.user_ns["y"].op
+        assert op.traceback == f"Cell In[{count}], line 3 (<module>)"
+    finally:
+        InteractiveShell.clear_instance()
+
+
 def test_consumers_follow_ops_added_after_a_query():
     x = tf.placeholder(tf.float32, [2], name="x")
     a = x + 1.0

@@ -55,6 +55,26 @@ def test_progress_bar_follows_the_global_step_and_hooks_can_stop_the_loop():
         assert sess.run(tf.train.get_global_step()) == 8
 
 
+def test_progress_bar_counts_to_a_stop_at_step_hooks_num_steps():
+    """TF1's usual pair, ``StopAtStepHook(num_steps=)`` beside the bar: the bar shows the
+    total the stop hook works out once the session exists (global step 3 + 5 steps)."""
+    x, w, loss, train = _model(with_global_step=True)
+    stream = io.StringIO()
+    bar = tf.train.ProgressBarHook(file=stream)
+    feed = {x: np.array([1.0], np.float32)}
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(tf.assign(tf.train.get_global_step(), 3))
+        hooked = tf.train.HookedSession(sess, [bar, tf.train.StopAtStepHook(num_steps=5)])
+        steps = 0
+        while not hooked.should_stop():
+            hooked.run(train, feed)
+            steps += 1
+        hooked.close()
+    assert steps == 5 and bar.last_step == 8 and bar.bar.total == 8 and bar.bar.n == 8
+    assert "8/8" in stream.getvalue()
+
+
 def test_logging_tensor_hook_logs_through_logging_and_keeps_a_bounded_history(dataflow_log):
     x, w, loss, train = _model(with_global_step=False)
     hook = tf.train.LoggingTensorHook({"loss": loss}, every_n_iter=1)

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 
+import numpy as np
 import pytest
 
 import dataflow as tf
@@ -198,3 +199,86 @@ def test_view_html_svg_and_files(tmp_path):
     path = graph.visualize(filename=str(tmp_path / "mlp"))
     assert path.endswith("mlp.svg") and "<svg" in pathlib.Path(path).read_text()
     assert isinstance(graph.visualize(), GraphView)
+
+
+def test_saved_view_shows_a_static_svg_where_no_script_runs():
+    """A notebook saved with the view shows the picture on GitHub, nbviewer and in an
+    untrusted notebook: the ``<div>`` holds ``to_svg()``'s drawing, which the script
+    replaces; the HTML legend (the SVG has its own) stays hidden until the script runs."""
+    graph, _ = mlp()
+    view = GraphView(graph)
+    html = view.to_html()
+    start = html.index('class="dataflow-graph-view">') + len('class="dataflow-graph-view">')
+    element = re.search(r'<div id="(dataflow-graph-\w+)"', html).group(1)
+    static = html[start : html.index("</div>", start)]
+    picture = ET.fromstring(static)
+    assert picture.tag == "{http://www.w3.org/2000/svg}svg"
+    assert static == view.to_svg().replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
+    assert f'<div id="{element}-legend" style="display:none;' in html
+    assert html.index(f"{element}-legend") < html.index("<script>")  # there when it runs
+
+
+def _chromium():
+    found = [shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")]
+    if not any(found):
+        pytest.skip("no headless Chromium on PATH (tools/screenshot.py says how to get one)")
+    return next(b for b in found if b)
+
+
+def _chromium_run(tmp_path, html, *flags, scripts=True):
+    """Headless Chromium on a page holding ``html``; ``scripts=False`` forbids every
+    script by the page's Content-Security-Policy, as a sanitizing preview does."""
+    csp = (
+        ""
+        if scripts
+        else '<meta http-equiv="Content-Security-Policy" content="script-src \'none\'">'
+    )
+    page = tmp_path / "view.html"
+    page.write_text(
+        f'<!doctype html><html><head><meta charset="utf-8">{csp}</head><body>{html}</body></html>',
+        encoding="utf-8",
+    )
+    return subprocess.run(
+        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+        + [f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=3000", *flags]
+        + [page.as_uri()],
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
+
+
+def test_browser_script_replaces_the_static_picture(tmp_path):
+    graph, _ = mlp()
+    dom = _chromium_run(tmp_path, GraphView(graph).to_html(), "--dump-dom").stdout.decode()
+    root = dom[dom.index('class="dataflow-graph-view"') :]
+    root = root[: root.index("-legend")]
+    assert root.count("<svg") == 1 and "collapse all</button>" in root  # the interactive one
+    assert 'style="max-width:100%;height:auto"' not in root  # the static one is gone
+    legend = dom[dom.index('-legend" style="') :]
+    assert "display: none" not in legend[: legend.index(">")]  # the script showed it
+
+
+def test_browser_without_scripts_shows_the_static_picture(tmp_path):
+    """Scripts off (as GitHub's preview): the saved view is a picture, not a blank cell."""
+    from PIL import Image
+
+    graph, _ = mlp()
+    html = GraphView(graph).to_html()
+    inked = {}
+    for name, page in (
+        ("view", html),
+        ("empty", re.sub(r"<svg .*</svg>", "", html, count=1, flags=re.S)),
+    ):
+        png = tmp_path / f"{name}.png"
+        _chromium_run(
+            tmp_path,
+            page,
+            "--window-size=600,900",
+            f"--screenshot={png}",
+            scripts=False,
+        )
+        grey = np.asarray(Image.open(png).convert("L"))
+        inked[name] = float(np.mean(grey < 200))
+    assert inked["empty"] < 0.001  # what a saved view showed before: nothing
+    assert inked["view"] > 0.02  # boxes, labels, edges

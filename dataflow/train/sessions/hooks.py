@@ -364,8 +364,11 @@ class ProgressBarHook(SessionRunHook):
     """A tqdm progress bar over the global step (up to ``last_step`` when known), or
     over the steps run when the graph has no global step.
 
-    ``postfix`` maps names to tensors shown beside the bar (e.g. ``{"loss": loss}``).
-    In a plain ``Session.run`` loop, run it through ``tf.train.HookedSession``.
+    Without ``last_step``, the bar counts to the step a ``StopAtStepHook`` among the same
+    session's hooks stops at (``MonitoredSession``, ``HookedSession``), ``num_steps``
+    included. ``postfix`` maps names to tensors shown beside the bar (e.g.
+    ``{"loss": loss}``). In a plain ``Session.run`` loop, run it through
+    ``tf.train.HookedSession``.
     """
 
     def __init__(
@@ -378,6 +381,7 @@ class ProgressBarHook(SessionRunHook):
         disable: bool = False,
     ):
         self._last_step = last_step
+        self._total_given = last_step is not None
         self._postfix = dict(postfix or {})
         self._desc = desc
         self._every = max(1, every_n_iter)
@@ -390,6 +394,16 @@ class ProgressBarHook(SessionRunHook):
     def last_step(self) -> int | None:
         """The global step the bar counts to (``None``: no total)."""
         return self._last_step
+
+    def count_to(self, last_step: int) -> None:
+        """Sets the bar's total to ``last_step`` unless one was given to the constructor
+        (the session's hooks call it with a ``StopAtStepHook``'s ``last_step``)."""
+        if self._total_given:
+            return
+        self._last_step = last_step
+        if self._bar is not None:
+            self._bar.total = last_step
+            self._bar.refresh()
 
     def begin(self) -> None:
         steps = get_default_graph().get_collection(GraphKeys.GLOBAL_STEP)

@@ -87,8 +87,11 @@ class DashboardProgressHook(SessionRunHook):
     report_progress``): the global step, the step a ``StopAtStepHook`` or
     ``ProgressBarHook`` among ``hooks`` stops at, and the global step's rate.
 
-    ``MonitoredSession`` and ``HookedSession`` add one after the caller's hooks. It does
-    nothing on an embedded session or a graph without a global step; otherwise it adds
+    ``MonitoredSession`` and ``HookedSession`` add one after the caller's hooks. Once
+    their sessions exist it gives a ``ProgressBarHook`` without a ``last_step`` the one a
+    ``StopAtStepHook`` among them stops at (known only then, with ``num_steps``). For the
+    dashboard it does nothing on an embedded session or a graph without a global step;
+    otherwise it adds
     the global step to the fetches of one step a second (``REPORT_EVERY_S``: one small
     read from the ps, and the report sent without waiting) and reads it once more at
     ``end``, so the page shows where training finished.
@@ -107,6 +110,12 @@ class DashboardProgressHook(SessionRunHook):
         self._step_read = global_step_read() if steps else None
 
     def after_create_session(self, session: Any, coord: Any) -> None:
+        stops = [h.last_step for h in self._targets if isinstance(h, StopAtStepHook)]
+        known = [int(s) for s in stops if s is not None]
+        if known:
+            for hook in self._targets:
+                if isinstance(hook, ProgressBarHook):
+                    hook.count_to(min(known))
         self._on = self._global_step is not None and dashboard.can_report(session)
         self._next = 0.0  # report the first step (again, after a recovery)
 
