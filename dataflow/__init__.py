@@ -92,6 +92,7 @@ from .ops.control.group import (
 
 # --- ops/state/scatter.py ----------------------------------------------------------------
 from .ops.state.scatter import (
+    batch_scatter_update as batch_scatter_update,
     scatter_div as scatter_div,
     scatter_max as scatter_max,
     scatter_min as scatter_min,
@@ -296,6 +297,7 @@ from .ops.linalg import (
     matrix_transpose as matrix_transpose,
     matrix_triangular_solve as matrix_triangular_solve,
     norm as norm,
+    sparse_matmul as sparse_matmul,
     tensordot as tensordot,
     trace as trace,
 )
@@ -407,6 +409,12 @@ from .ops.sparse.combine import (
     segment_sum as sparse_segment_sum,
     softmax as sparse_softmax,
     sparse_to_dense as sparse_to_dense,
+)
+from .ops.sparse.grouped import (
+    mask as sparse_mask,
+    merge as sparse_merge,
+    reduce_max_sparse as sparse_reduce_max_sparse,
+    reduce_sum_sparse as sparse_reduce_sum_sparse,
 )
 from .ops.sparse.layout import (
     concat as sparse_concat,

@@ -1,5 +1,5 @@
 """``tf.sparse``: the TF 1.15 names of the sparse ops (``ops/sparse/``: ``sparse_ops``,
-``layout``, ``combine``)."""
+``layout``, ``combine``, ``grouped``)."""
 # ruff: noqa: F401, I001 - this module is a public namespace: explicit re-exports only
 
 from ._util.missing_names import missing_name_hook
@@ -14,6 +14,12 @@ from .ops.sparse.combine import (
     segment_sqrt_n as segment_sqrt_n,
     segment_sum as segment_sum,
     softmax as softmax,
+)
+from .ops.sparse.grouped import (
+    mask as mask,
+    merge as merge,
+    reduce_max_sparse as reduce_max_sparse,
+    reduce_sum_sparse as reduce_sum_sparse,
 )
 from .ops.sparse.layout import (
     concat as concat,

@@ -51,3 +51,4 @@ from .diag import matrix_set_diag as matrix_set_diag
 from .diag import trace as trace
 from .products import matmul as matmul
 from .products import matvec as matvec
+from .products import sparse_matmul as sparse_matmul

@@ -243,3 +243,27 @@ def matvec(
             transpose_a = False
         spec = "...ji" if (transpose_a or adjoint_a) else "...ij"
         return einsum(f"{spec},...j->...i", a, b)
+
+
+def sparse_matmul(
+    a: Any,
+    b: Any,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    a_is_sparse: bool = False,
+    b_is_sparse: bool = False,
+    name: str | None = None,
+) -> Tensor:
+    """TF1's ``tf.sparse_matmul``: ``matmul`` of two dense float32 matrices, with hints
+    that one is mostly zeros (ignored: numpy's product is used); the product is float32.
+    (TF also takes bfloat16, a dtype dataflow does not have.)
+
+    Raises:
+        TypeError: an operand that is not float32.
+    """
+    with name_scope(name, "SparseMatMul", [a, b]):
+        a_t, b_t = convert_inputs([a, b])
+        for what, t in (("a", a_t), ("b", b_t)):
+            if t.dtype != dtypes.float32:
+                raise TypeError(f"'{what}' of 'SparseMatMul' must be float32, got {t.dtype.name}")
+        return matmul(a_t, b_t, transpose_a=transpose_a, transpose_b=transpose_b)

@@ -1,7 +1,8 @@
 """The scatter updates of a variable beyond ``scatter_update``/``scatter_add``
 (``resource_ops``): ``ResourceScatterSub``/``Mul``/``Div``/``Max``/``Min`` on rows, and
 ``ResourceScatterNdUpdate``/``Add``/``Sub`` on slices named by ``indices[..., :k]``, with
-the module-level ``tf.scatter_*``/``tf.scatter_nd_*`` functions that build them.
+the module-level ``tf.scatter_*``/``tf.scatter_nd_*`` functions that build them, and
+``batch_scatter_update`` over ``scatter_nd_update``.
 
 Each kernel checks every index before writing (an in-place write cannot be undone), then
 combines ``updates`` into the variable's buffer through ``in_place_updater`` with
@@ -18,7 +19,9 @@ from typing import Any
 
 from ...framework import errors, registry
 from ...framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
+from ...framework.scopes import name_scope
 from ...framework.tensor_shape import TensorShape
+from ..array import broadcast_to, concat, expand_dims, range_, reshape, shape
 from .resource_ops import check_rows, in_place_updater
 from .variables import Variable
 
@@ -221,3 +224,27 @@ def scatter_nd_sub(
     """Subtracts ``updates`` from the slices of ``ref`` at ``indices``; as
     ``scatter_nd_update`` otherwise."""
     return _scatter("ResourceScatterNdSub", "scatter_nd_sub", ref, indices, updates, name)
+
+
+def batch_scatter_update(
+    ref: Variable, indices: Any, updates: Any, use_locking: bool = True, name: str | None = None
+) -> Tensor:
+    """``ref[i..., indices[i..., j], ...] = updates[i..., j, ...]``: a ``scatter_update``
+    per batch element (the leading ``rank(indices) - 1`` dimensions), one
+    ``scatter_nd_update`` over indices extended by their batch coordinates, as TF1 builds it.
+
+    Raises:
+        ValueError: ``indices`` of unknown rank.
+    """
+    with name_scope(name, "BatchScatterUpdate", [indices, updates]):
+        index = convert_to_tensor(indices)
+        rank = index.shape.rank
+        if rank is None:
+            raise ValueError("batch_scatter_update needs indices of known rank")
+        dims = shape(index, out_type=index.dtype)
+        coordinates = []
+        for d in builtins.range(rank - 1):
+            along = reshape(range_(dims[d]), [-1 if i == d else 1 for i in builtins.range(rank)])
+            coordinates.append(expand_dims(broadcast_to(along, dims), -1))
+        nd = concat(coordinates + [expand_dims(index, -1)], -1)
+        return scatter_nd_update(ref, nd, updates, use_locking)

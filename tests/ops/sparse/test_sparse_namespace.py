@@ -63,6 +63,15 @@ def sparse_results(tf):
         "from_dense": tf.sparse.from_dense(tf.sparse.to_dense(a)),
         "eye": tf.sparse.eye(3, 4, dtype=tf.float64),
         "fill_empty_rows": tf.sparse.fill_empty_rows(a, -2.0)[0],
+        "reduce_sum_sparse": tf.sparse.reduce_sum_sparse(a, 1),
+        "reduce_sum_sparse_keepdims": tf.sparse_reduce_sum_sparse(a, [0, 2], keepdims=True),
+        "reduce_max_sparse": tf.sparse.reduce_max_sparse(a, -1),
+        "reduce_max_sparse_all": tf.sparse_reduce_max_sparse(b),
+        "merge": tf.sparse.merge(
+            tf.SparseTensor([[0, 0], [0, 1], [2, 0]], tf.constant([5, 1, 3], tf.int64), [3, 2]),
+            tf.SparseTensor([[0, 0], [0, 1], [2, 0]], np.array([0.5, 1.5, 2.5]), [3, 2]),
+            6,
+        ),
         **{
             f"split_{i}": part
             for i, part in enumerate(tf.sparse.split(sp_input=matrix, num_split=4, axis=1))
@@ -182,3 +191,43 @@ def test_bad_input_has_tf1_error_classes() -> None:
             )
         with pytest.raises(TypeError, match="at least one SparseTensor"):
             dataflow.sparse.add(A_VALUES, B_VALUES)
+
+
+def masked(tf):
+    with tf.Graph().as_default():
+        slices = tf.IndexedSlices(tf.constant(DATA), tf.constant([4, 1, 7, 1, 0]), [8, 3])
+        out = tf.sparse.mask(slices, [1, 9, 0])
+        also = tf.sparse_mask(slices, tf.constant([7]))
+        with tf.Session() as sess:
+            return sess.run([out.values, out.indices, also.values, also.indices])
+
+
+def test_mask_matches_tf1() -> None:
+    for mine, ref in zip(masked(dataflow), masked(tf1)):
+        np.testing.assert_array_equal(mine, ref)
+
+
+def dense_sparse_matmul(tf):
+    with tf.Graph().as_default():
+        a = tf.constant(DATA.astype(np.float32))
+        b = tf.constant(WEIGHTS.reshape(4, 6)[:3].astype(np.float32))
+        out = tf.sparse_matmul(a, b, a_is_sparse=True)
+        out_t = tf.sparse_matmul(b, a, transpose_a=True, transpose_b=True)
+        grads = tf.gradients(tf.reduce_sum(out * out) + tf.reduce_sum(out_t), [a, b])
+        with tf.Session() as sess:
+            return sess.run([out, out_t] + grads), out.shape.as_list()
+
+
+def test_dense_sparse_matmul_matches_tf1() -> None:
+    (ours, our_shape), (theirs, their_shape) = (
+        dense_sparse_matmul(dataflow),
+        dense_sparse_matmul(tf1),
+    )
+    assert our_shape == their_shape
+    for mine, ref in zip(ours, theirs):
+        assert mine.dtype == ref.dtype == np.float32
+        # float32 sums of 3 to 6 products: a few float32 roundings
+        np.testing.assert_allclose(mine, ref, rtol=1e-5)
+    for tf in (dataflow, tf1):
+        with tf.Graph().as_default(), pytest.raises(TypeError):
+            tf.sparse_matmul(tf.constant(DATA), tf.constant(DATA.T))

@@ -143,3 +143,15 @@ def test_tensor_scatter_errors_have_tf1_classes() -> None:
                 for bad in ([[4]], [[-1]]):
                     with pytest.raises(tf.errors.InvalidArgumentError):
                         sess.run(out, {index: bad})
+
+
+def test_batch_scatter_update_matches_tf1() -> None:
+    def build(tf):
+        with tf.Graph().as_default():
+            v = tf.Variable(np.arange(24.0).reshape(2, 3, 4))
+            out = tf.batch_scatter_update(v, [[2, 0], [1, 1]], -np.arange(16.0).reshape(2, 2, 4))
+            with tf.Session() as sess:
+                sess.run(v.initializer)
+                return sess.run(out)
+
+    np.testing.assert_array_equal(build(dataflow), build(tf1))
