@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tempfile
+
 import pytest
 
 from dataflow.examples import input_pipeline, lstm, word2vec
@@ -15,6 +17,15 @@ def test_input_pipeline_embedded(tmp_path):
     )
     assert result["final_loss"] < result["first_loss"] / 10
     assert result["weight_error"] < 0.05
+
+
+def test_input_pipeline_leaves_no_folder_behind(tmp_path, monkeypatch):
+    """Without a checkpoint_dir the checkpoints go to a temporary folder, removed at the
+    end (the temporary directory, pointed at an empty folder here, stays empty)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    result = input_pipeline.main(steps=120, embedded=True, verbose=False)
+    assert result["final_loss"] < result["first_loss"]
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.slow

@@ -13,6 +13,7 @@ process instead of on a ``LocalCluster(ps=1, worker=2)``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import tempfile
 from typing import Any
@@ -61,7 +62,8 @@ def main(
     verbose: bool = True,
     checkpoint_dir: str | None = None,
 ) -> dict[str, float]:
-    """Trains for ``steps`` steps; returns the final loss and weight error."""
+    """Trains for ``steps`` steps; returns the final loss and weight error. Checkpoints
+    go to ``checkpoint_dir``, or to a temporary folder removed when training ends."""
     true_w = np.linspace(-1.0, 1.0, FEATURES, dtype=np.float32).reshape(FEATURES, 1)
     tf.reset_default_graph()
     model = build(true_w, devices=not embedded)
@@ -71,27 +73,32 @@ def main(
     target = "" if cluster is None else cluster
     if cluster is not None and verbose:
         print(f"dashboard: {cluster.dashboard_link}")
-    ckpt = checkpoint_dir or tempfile.mkdtemp(prefix="input_pipeline-")
-    losses = []
-    try:
-        with tf.train.MonitoredTrainingSession(
-            master=target,
-            checkpoint_dir=ckpt,
-            save_checkpoint_steps=100,
-            hooks=[tf.train.StopAtStepHook(last_step=steps)],
-        ) as sess:
-            while not sess.should_stop():
-                _, loss, step = sess.run([model["train"], model["loss"], model["step"]])
-                losses.append(float(loss))
-                if verbose and step % 50 == 0:
-                    print(f"step {step:4d}  loss {loss:.6f}")
-            w = sess.run(model["w"])
-    finally:
-        if cluster is not None:
-            cluster.close()
-    error = float(np.max(np.abs(w - true_w)))
-    if verbose:
-        print(f"final loss {losses[-1]:.6f}; max |w - w_true| = {error:.4f}; checkpoints in {ckpt}")
+    with contextlib.ExitStack() as cleanup:
+        # Without a checkpoint_dir, checkpoints go to a temporary folder removed at the end.
+        ckpt = checkpoint_dir or cleanup.enter_context(
+            tempfile.TemporaryDirectory(prefix="input_pipeline-")
+        )
+        losses = []
+        try:
+            with tf.train.MonitoredTrainingSession(
+                master=target,
+                checkpoint_dir=ckpt,
+                save_checkpoint_steps=100,
+                hooks=[tf.train.StopAtStepHook(last_step=steps)],
+            ) as sess:
+                while not sess.should_stop():
+                    _, loss, step = sess.run([model["train"], model["loss"], model["step"]])
+                    losses.append(float(loss))
+                    if verbose and step % 50 == 0:
+                        print(f"step {step:4d}  loss {loss:.6f}")
+                w = sess.run(model["w"])
+        finally:
+            if cluster is not None:
+                cluster.close()
+        error = float(np.max(np.abs(w - true_w)))
+        if verbose:
+            kept = f"; checkpoints in {ckpt}" if checkpoint_dir else ""
+            print(f"final loss {losses[-1]:.6f}; max |w - w_true| = {error:.4f}{kept}")
     return {"first_loss": losses[0], "final_loss": losses[-1], "weight_error": error}
 
 
@@ -99,5 +106,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--embedded", action="store_true")
+    parser.add_argument("--checkpoint-dir", help="keep the checkpoints there")
     args = parser.parse_args()
-    main(args.steps, args.embedded)
+    main(args.steps, args.embedded, checkpoint_dir=args.checkpoint_dir)
