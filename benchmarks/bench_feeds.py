@@ -3,7 +3,8 @@
 in one run on loopback.
 
 Run: ``python benchmarks/bench_feeds.py`` (``--quick`` for fewer repeats, ``--plot
-PATH`` to draw the curve with matplotlib, ``--sizes 100,1000`` to choose rows N).
+PATH`` to draw the curve with matplotlib, ``--sizes 100,1000`` to choose rows N,
+``--memory-only`` to measure memory alone).
 
 The step is issue 34's ridge step with ``beta [100, 1]`` on the ps: X ``[N, 100]``
 float32, N = 100, 1,000, 10,000 and 100,000 (40 KB to 40 MB a step).
@@ -18,6 +19,12 @@ workers as in-process ``tf.distribute.Server``s, the session on worker 0; TF1's 
 have no TLS), **plain Dask** (``client.submit`` of the gradient pinned to the worker,
 with X as its argument, or returning X * 2 from the worker) and **dataflow** on a TCP
 and on a TLS cluster (``Security.temporary()``), the default ``tf.Session(target)``.
+TF1's master and worker 0 live in this process and TF1 calls them directly (its
+``LocalMaster`` and the local worker in its worker cache), so X never crosses a socket
+in TF1's step, only ``beta`` and its gradient do; dataflow's workers are processes.
+
+A fifth column is the floor: the same bytes sent over a loopback TCP socket to a thread of
+this process that receives them into new memory (``np.empty``) and answers one byte.
 
 Then memory: peak traced allocations (``tracemalloc``, which sees numpy's and Python's
 buffers) on the client and on the worker over one 40 MB feed step and one 40 MB fetch
@@ -28,8 +35,12 @@ pinned to one thread in this process. Reported: medians and ratios; nothing asse
 from __future__ import annotations
 
 import argparse
+import gc
 import os
+import queue
+import socket
 import statistics
+import threading
 import time
 import tracemalloc
 import warnings
@@ -127,6 +138,36 @@ def dask_runner(client, worker: str, n: int, kind: str) -> Callable[[], object]:
     return lambda: client.submit(_doubled, n, workers=[worker], pure=False).result()
 
 
+class Loopback:
+    """The floor: X's bytes sent with ``sendall`` over loopback TCP to a thread here
+    that receives them into new memory and acknowledges with one byte."""
+
+    def __init__(self) -> None:
+        with socket.create_server(("127.0.0.1", 0)) as server:
+            self.sock = socket.create_connection(server.getsockname())
+            peer, _ = server.accept()
+        self.sizes: queue.Queue[int] = queue.Queue()
+        threading.Thread(target=self._receive, args=(peer,), daemon=True).start()
+
+    def _receive(self, peer: socket.socket) -> None:
+        while True:
+            n = self.sizes.get()
+            view, got = memoryview(np.empty(n, np.uint8)), 0
+            while got < n:
+                got += peer.recv_into(view[got:])
+            peer.sendall(b"k")
+
+    def runner(self, n: int) -> Callable[[], object]:
+        data = _data(n)[0]
+
+        def step() -> bytes:
+            self.sizes.put(data.nbytes)
+            self.sock.sendall(data)
+            return self.sock.recv(1)
+
+        return step
+
+
 def interleaved(contenders: dict[str, Callable], rounds: int, per_round: int) -> dict:
     """Median seconds per call of each contender, calls interleaved round by round."""
     for fn in contenders.values():
@@ -149,6 +190,9 @@ def _trace_start() -> None:
 
 
 def _trace_read() -> tuple[int, int]:
+    import gc
+
+    gc.collect()
     current, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return current, peak
@@ -164,13 +208,15 @@ def peak_memory(step: Callable[[], object], client, worker: str) -> dict[str, tu
     base = tracemalloc.get_traced_memory()[0]
     result = step()
     del result
+    gc.collect()
     current, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
+    time.sleep(0.5)  # the worker lets go of the step's values after its reply
     w_current, w_peak = client.run(_trace_read, workers=[worker])[worker]
     return {"client": (current - base, peak - base), "worker": (w_current, w_peak)}
 
 
-def main(quick: bool, plot: str | None, sizes: tuple[int, ...]) -> None:
+def main(quick: bool, plot: str | None, sizes: tuple[int, ...], timing: bool = True) -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     import distributed
     from distributed.security import Security
@@ -186,15 +232,17 @@ def main(quick: bool, plot: str | None, sizes: tuple[int, ...]) -> None:
     tls = tf.LocalCluster(ps=1, worker=1, dashboard_address=None, security=Security.temporary())
     client = distributed.Client(tcp.target, set_as_default=False)
     worker = tcp.workers["worker-0"]
+    floor = Loopback()
     results: dict[tuple[str, int], dict[str, float]] = {}
     try:
-        for kind in ("feed", "fetch"):
+        for kind in ("feed", "fetch") if timing else ():
             for n in sizes:
                 contenders = {
                     "TF1": session_runner(tfc.tf, tfc.session, n, kind),
                     "plain Dask": dask_runner(client, worker, n, kind),
                     "dataflow TCP": session_runner(tf, lambda g: tf.Session(tcp, graph=g), n, kind),
                     "dataflow TLS": session_runner(tf, lambda g: tf.Session(tls, graph=g), n, kind),
+                    "loopback": floor.runner(n),
                 }
                 scale = max(1, n // 10_000)  # fewer calls of the slow large steps
                 results[kind, n] = interleaved(contenders, rounds, max(2, per_round // scale))
@@ -220,19 +268,21 @@ def main(quick: bool, plot: str | None, sizes: tuple[int, ...]) -> None:
     print()
     print(
         f"{'step':6s} {'bytes':>9s} {'TF1 ms':>8s} {'Dask ms':>8s} {'TCP ms':>8s} "
-        f"{'TLS ms':>8s} {'TCP/TF1':>8s} {'TLS/TF1':>8s} {'TCP/Dask':>8s}"
+        f"{'TLS ms':>8s} {'floor ms':>8s} {'TCP/TF1':>8s} {'TLS/TF1':>8s} {'TCP/Dask':>8s} "
+        f"{'TCP/floor':>9s}"
     )
     for (kind, n), row in results.items():
-        tf1, dask_, tcp_t, tls_t = (
+        tf1, dask_, tcp_t, tls_t, low = (
             row["TF1"],
             row["plain Dask"],
             row["dataflow TCP"],
             row["dataflow TLS"],
+            row["loopback"],
         )
         print(
             f"{kind:6s} {_bytes(n * P * 4):>9s} {tf1 * 1e3:8.2f} {dask_ * 1e3:8.2f} "
-            f"{tcp_t * 1e3:8.2f} {tls_t * 1e3:8.2f} {tcp_t / tf1:7.2f}x {tls_t / tf1:7.2f}x "
-            f"{tcp_t / dask_:7.2f}x"
+            f"{tcp_t * 1e3:8.2f} {tls_t * 1e3:8.2f} {low * 1e3:8.2f} {tcp_t / tf1:7.2f}x "
+            f"{tls_t / tf1:7.2f}x {tcp_t / dask_:7.2f}x {tcp_t / low:8.2f}x"
         )
     moved = max(sizes) * P * 4
     print()
@@ -240,7 +290,7 @@ def main(quick: bool, plot: str | None, sizes: tuple[int, ...]) -> None:
     for kind, sides in memory.items():
         for side, (kept, peak) in sides.items():
             print(f"  {kind:5s} {side:6s} peak {peak / moved:5.2f}x  kept {kept / moved:5.2f}x")
-    if plot:
+    if plot and results:
         _plot(results, sizes, plot)
 
 
@@ -281,5 +331,7 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--plot", default=None, help="PNG path for the curve")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    parser.add_argument("--memory-only", action="store_true", help="skip the timings")
     args = parser.parse_args()
-    main(args.quick, args.plot, tuple(int(s) for s in args.sizes.split(",")))
+    sizes = tuple(int(s) for s in args.sizes.split(","))
+    main(args.quick, args.plot, sizes, timing=not args.memory_only)

@@ -22,6 +22,13 @@ loop), which capped two asynchronous replicas at a third of TF1's rate. On a str
   they arrive and hands each to the handler at once (no coroutine or task per message);
   under TLS they keep the connection's tornado stream (which holds the TLS session) and
   feed the same parser a chunk at a time;
+* bytes are copied once, by the kernel (issue 34): a reader allocates each part of a
+  message (payload, arrays) when its header arrives and receives a large part straight
+  into it (``FrameProtocol.get_buffer``, tornado's ``read_into`` under TLS), small
+  messages through one reused chunk; a writer hands a large message's arrays to the
+  socket from their own memory (the client's ``sendall``, the workers' slices as the
+  transport empties), never joined into one ``bytes``; a step's large requests to
+  several workers go out at once, a thread each;
 * the client takes its connection's socket out of tornado once Dask has connected it
   (handshake and TLS done) and talks over it with blocking calls from the calling thread
   (one set of connections per thread), so a step needs no hop through the client's
