@@ -12,13 +12,17 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
+import distributed
 import numpy as np
 import pytest
 
+import dataflow as tf
+
 from . import server_task
-from .conftest import free_port
+from .conftest import collect_leaked_sockets, free_port
 
 pytestmark = [pytest.mark.distributed, pytest.mark.slow]
 
@@ -107,3 +111,38 @@ def test_training_recovers_when_a_task_restarts(victim, tmp_path):
     )
     assert restored + len(after) == server_task.LAST_STEP
     print(f"{'-'.join(map(str, victim))}: first step {after[0][1] - killed:.1f} s after the kill")
+
+
+def test_a_task_waits_for_its_scheduler_and_stops_while_waiting(monkeypatch):
+    """In one process: the task hosting the scheduler stops and starts again; the other
+    task keeps serving (``join()`` blocks), its worker rejoins the new scheduler, and
+    ``stop()`` ends a task that is still waiting for one."""
+    monkeypatch.setenv("DATAFLOW_DASHBOARD_ADDRESS", ":0")
+    monkeypatch.delenv("DATAFLOW_SCHEDULER", raising=False)
+    spec = tf.train.ClusterSpec(
+        {"ps": [f"127.0.0.1:{free_port()}"], "worker": [f"127.0.0.1:{free_port()}"]}
+    )
+    with collect_leaked_sockets():
+        ps = tf.train.Server(spec, job_name="ps", task_index=0)
+        worker = tf.train.Server(spec, job_name="worker", task_index=0)
+        joined = threading.Thread(target=worker.join)
+        joined.start()
+        try:
+            ps.stop()
+            joined.join(1.0)  # the worker lost its scheduler: it waits for it, serving
+            assert joined.is_alive()
+            ps = tf.train.Server(spec, job_name="ps", task_index=0)
+            with distributed.Client(ps.scheduler_address, set_as_default=False) as client:
+                client.wait_for_workers(2, timeout=60)
+                workers = client.scheduler_info(n_workers=-1)["workers"].values()
+                assert {w["name"] for w in workers} == {"ps-0", "worker-0"}
+            ps.stop()
+            joined.join(1.0)
+            assert joined.is_alive()
+        finally:
+            start = time.monotonic()
+            worker.stop()
+            ps.stop()
+            joined.join(30)
+        assert not joined.is_alive()
+        assert time.monotonic() - start < 10
