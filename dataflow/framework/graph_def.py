@@ -364,7 +364,8 @@ def import_into(
         inputs, controls = [], []
         for ref in node.input:
             if ref.startswith("^"):
-                controls.append(built[ref[1:]])
+                source = built[ref[1:]]
+                controls.append(getattr(source, "last_op", source))
                 continue
             inputs.append(_input(node, _tensor_ref(ref), built, mapped))
         full_name = f"{prefix}{node.name}"
@@ -372,6 +373,11 @@ def import_into(
             raise ValueError(f"import_graph_def: the graph already has an op named '{full_name}'")
         device = graph.device(node.device) if node.device else contextlib.nullcontext()
         attrs = tf_op_defs.ours_from_tf(node.op, node_attrs(node), inputs)
+        importer = registry.importer_of(node.op)
+        if importer is not None:
+            with device, graph.control_dependencies(controls):
+                built[node.name] = _imported_composite(node, importer, inputs, attrs, full_name)
+            continue
         with device:
             try:
                 built[node.name] = graph.create_op(
@@ -397,7 +403,7 @@ def _check_op_types(graph_def: graph_pb2.GraphDef) -> None:
             registry.lookup(node.op)
             why = tf_op_defs.other_signature(node.op, node.attr)
         except KeyError:
-            why = "not registered"
+            why = None if registry.importer_of(node.op) else "not registered"
         if why:
             missing.setdefault(node.op, []).append(node.name)
             reasons[node.op] = why
@@ -441,6 +447,29 @@ def _check_op_types(graph_def: graph_pb2.GraphDef) -> None:
 
 # TF1's dynamic_rnn and while_loop in a GraphDef (tf.compat.v1 without control flow v2).
 _CONTROL_FLOW_V1 = {"Enter", "Exit", "LoopCond", "Merge", "NextIteration", "Switch"}
+
+
+class _Composite:
+    """A node of a TF op type built from our ops: its outputs, read like an op's."""
+
+    def __init__(self, op_type: str, outputs: list[Any]):
+        self.type = op_type
+        self.outputs = outputs
+        self.last_op = outputs[0].op if outputs else None
+
+
+def _imported_composite(
+    node: node_def_pb2.NodeDef, importer: Any, inputs: list, attrs: dict, name: str
+) -> _Composite:
+    try:
+        outputs = importer(inputs, attrs, name)
+    except KeyError as exc:
+        raise ValueError(
+            f"import_graph_def: node '{node.name}' (op {node.op}) lacks the attr {exc}"
+        ) from None
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(f"import_graph_def: node '{node.name}' (op {node.op}): {exc}") from None
+    return _Composite(node.op, list(outputs))
 
 
 def as_graph_def_proto(graph_def: Any) -> graph_pb2.GraphDef:
@@ -503,4 +532,5 @@ def _returned(built: dict[str, Any], ref: str) -> Any:
     node, sep, index = ref.partition(":")
     if node not in built:
         raise ValueError(f"import_graph_def: requested return element '{ref}' names no node")
-    return built[node].outputs[int(index)] if sep else built[node]
+    source = built[node]
+    return source.outputs[int(index)] if sep else getattr(source, "last_op", source)

@@ -42,6 +42,9 @@ grad, <facts as keywords>))`` beside the op's builder, rule, kernel and gradient
 The runtime finds kernels and rules only through ``lookup``; it never imports the op
 library, so the two sides are tested apart. A second registration of a type is refused
 and names where the first one was made.
+
+``register_importer`` is for TF op types that are not registered here because dataflow
+builds them from other ops (``Relu6``): it says how ``import_graph_def`` builds one.
 """
 
 from __future__ import annotations
@@ -161,3 +164,24 @@ def register_fusion(producer: str, consumer: str, fused: str) -> None:
 def fusion_of(producer: str, consumer: str) -> str | None:
     """The fused op type for ``consumer(producer(...))``, or None."""
     return _FUSIONS.get((producer, consumer))
+
+
+# --- TF op types built from ours on import ---------------------------------------------------
+# TF writes some ops as primitives that dataflow builds from other ops (``Relu6``,
+# ``FusedBatchNormV3``...). ``import_graph_def`` builds a node of such a type with its
+# importer, ``build(inputs, attrs, name) -> [one tensor per TF output]``, registered
+# beside the builder it calls (``ops/tf_imports.py``). A registered op type has none.
+_IMPORTERS: dict[str, Callable[[list, dict, str], list]] = {}
+
+
+def register_importer(op_type: str, build: Callable[[list, dict, str], list]) -> None:
+    """Declares how ``import_graph_def`` builds TF's ``op_type``, which is not registered
+    here; refuses a second importer and one for a registered type."""
+    if op_type in _REGISTRY or op_type in _IMPORTERS:
+        raise KeyError(f"Op type '{op_type}' is already registered or has an importer")
+    _IMPORTERS[op_type] = build
+
+
+def importer_of(op_type: str) -> Callable[[list, dict, str], list] | None:
+    """The importer of TF's ``op_type`` (``register_importer``), or None."""
+    return _IMPORTERS.get(op_type)

@@ -142,12 +142,13 @@ def plan_html(plan: Any) -> str:
     ]
     stage_rows = [
         [
-            code(plan.stage_label(s.index)),
+            str(s.index),
             device_chip(s.device, devices.index(s.device)),
             str(len(s.calls)),
+            code(s.key_name),
             str(len(s.inputs)),
             str(len(s.outputs)),
-            ", ".join(plan.stage_number(c) for c in s.control_inputs) or "-",
+            ", ".join(map(str, s.control_inputs)) or "-",
         ]
         for s in plan.stages
     ]
@@ -155,7 +156,7 @@ def plan_html(plan: Any) -> str:
     body += section("Placement", table(["device", "ops", "stages", "calls"], placement), True)
     body += section(
         "Stages",
-        table(["stage", "device", "calls", "inputs", "outputs", "after"], stage_rows),
+        table(["stage", "device", "calls", "main op", "inputs", "outputs", "after"], stage_rows),
         open_=len(plan.stages) <= 12,
     )
     return box(
