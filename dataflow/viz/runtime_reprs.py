@@ -142,13 +142,12 @@ def plan_html(plan: Any) -> str:
     ]
     stage_rows = [
         [
-            str(s.index),
+            code(plan.stage_label(s.index)),
             device_chip(s.device, devices.index(s.device)),
             str(len(s.calls)),
-            code(s.key_name),
             str(len(s.inputs)),
             str(len(s.outputs)),
-            ", ".join(map(str, s.control_inputs)) or "-",
+            ", ".join(plan.stage_number(c) for c in s.control_inputs) or "-",
         ]
         for s in plan.stages
     ]
@@ -156,7 +155,7 @@ def plan_html(plan: Any) -> str:
     body += section("Placement", table(["device", "ops", "stages", "calls"], placement), True)
     body += section(
         "Stages",
-        table(["stage", "device", "calls", "main op", "inputs", "outputs", "after"], stage_rows),
+        table(["stage", "device", "calls", "inputs", "outputs", "after"], stage_rows),
         open_=len(plan.stages) <= 12,
     )
     return box(

@@ -135,7 +135,10 @@ def test_page_shows_resident_steps_while_training(dashboard_cluster):
     stages = [s for s in data["stages"] if s["session"] == session and s["runs"] >= 50]
     assert {s["device"] for s in stages} == {PS, W0}
     assert all(s["mean_s"] > 0 and s["recent_mean_s"] is not None for s in stages)
-    assert any(s["name"].startswith("gradients/") and s["device"] == W0 for s in stages)
+    # Named by their labels (Plan.stage_label): "<countdown>.<main op>".
+    assert any(
+        s["name"].split(".", 1)[1].startswith("gradients/") for s in stages if s["device"] == W0
+    )
     devices = {d["device"]: d for d in data["devices"]}
     assert devices[PS]["worker"] == "ps-0" and devices[W0]["runs_per_s"] > 0
 
@@ -348,6 +351,8 @@ def test_recorder_is_bounded_and_never_raises():
             self.stage = stage
             self.send_to = (("worker-0", (stage.outputs[0],)),)
             self.client_slots = ()
+            self.label = f"0.{stage.key_name}"
+            self.group = ""  # not named for the task stream: not recorded there
 
     recorder.stage("p0/ps-0", object(), "1-s", 0.001, ())  # not a part: swallowed
 

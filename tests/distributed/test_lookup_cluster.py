@@ -123,6 +123,24 @@ def test_a_second_session_shares_the_file_table_and_reinitializing_is_harmless(
         assert second.run(table.size()) == 4
 
 
+def test_a_table_without_a_shared_name_is_each_sessions_own(clean_cluster):
+    # TF1: a table made without a shared name is private to the session running it.
+    keys = tf.placeholder(tf.string, [None])
+    with tf.device("/job:ps/task:0"):
+        table = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(keys, tf.constant([1, 2], tf.int64)), -1
+        )
+        found = table.lookup(tf.constant(["b", "c"]))
+    with tf.Session(clean_cluster) as first:
+        first.run(table.initializer, {keys: ["a", "b"]})
+        with tf.Session(clean_cluster, config=tf.ConfigProto(resident_steps=True)) as second:
+            with pytest.raises(errors.FailedPreconditionError, match="Table not initialized"):
+                second.run(found)
+            second.run(table.initializer, {keys: ["c", "b"]})  # other data: its own table
+            assert second.run(found).tolist() == [2, 1]
+        assert first.run(found).tolist() == [2, -1]
+
+
 def test_monitored_session_on_the_cluster_initializes_tables(clean_cluster):
     with tf.device("/job:ps/task:0"):
         table = tf.lookup.StaticHashTable(

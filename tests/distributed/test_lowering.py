@@ -53,10 +53,17 @@ def test_one_task_per_stage_with_readable_keys():
     # worker-0 has a GPU: its unplaced-type compute goes there, as in TF1.
     assert names[1].startswith("gradients/") and names[1].endswith("@worker:0/GPU:0")
     assert names[2] == "AssignSubVariableOp@ps:0"
-    assert names == [t.name for t in lowered.templates]
     # The key's first element (Dask's task group) names the stage and the plan's
     # signature, never the step: a stage's tasks of every step fall in one group. It
-    # counts down to the last stage: the stages a stage reads sort above it by name.
+    # starts with the stage's label (as the Plan view and the dataflow page name it),
+    # which counts down to the last stage: the stages a stage reads sort above it.
+    assert [t.name for t in lowered.templates] == [
+        f"{plan.stage_label(i)}@{name.rsplit('@', 1)[1]}" for i, name in enumerate(names)
+    ]
+    for worker_plan in lowered.worker_plans.values():  # what the workers name them
+        for part in worker_plan.parts:
+            assert part.label == plan.stage_label(part.stage.index)
+            assert part.group == groups[part.stage.index]
     signature = lowering.group_names(lowered)[0].rsplit("-", 1)[1]
     assert groups == [
         f"2.{names[0]}-{signature}",

@@ -8,6 +8,7 @@ scheduler), and training continues from the last checkpoint to its last step."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -113,12 +114,14 @@ def test_training_recovers_when_a_task_restarts(victim, tmp_path):
     print(f"{'-'.join(map(str, victim))}: first step {after[0][1] - killed:.1f} s after the kill")
 
 
-def test_a_task_waits_for_its_scheduler_and_stops_while_waiting(monkeypatch):
+def test_a_task_waits_for_its_scheduler_and_stops_while_waiting(monkeypatch, caplog):
     """In one process: the task hosting the scheduler stops and starts again; the other
     task keeps serving (``join()`` blocks), its worker rejoins the new scheduler, and
     ``stop()`` ends a task that is still waiting for one."""
     monkeypatch.setenv("DATAFLOW_DASHBOARD_ADDRESS", ":0")
     monkeypatch.delenv("DATAFLOW_SCHEDULER", raising=False)
+    server_module = "dataflow.runtime.server.server"
+    caplog.set_level(logging.WARNING, logger=server_module)
     spec = tf.train.ClusterSpec(
         {"ps": [f"127.0.0.1:{free_port()}"], "worker": [f"127.0.0.1:{free_port()}"]}
     )
@@ -146,3 +149,6 @@ def test_a_task_waits_for_its_scheduler_and_stops_while_waiting(monkeypatch):
             joined.join(30)
         assert not joined.is_alive()
         assert time.monotonic() - start < 10
+    said = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == server_module]
+    assert [m for level, m in said if level >= logging.ERROR] == []
+    assert any("reconnected" in m for _, m in said)

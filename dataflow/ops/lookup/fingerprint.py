@@ -168,16 +168,15 @@ def fingerprint64(s: bytes) -> int:
 def hash_buckets(keys: Any, num_buckets: int) -> np.ndarray:
     """``Fingerprint64(key) % num_buckets`` for each key of a host array (strings as
     ``bytes``, integers by their decimal text), as an int64 array of the same shape.
-    Each distinct key is hashed once."""
+    Each distinct key is hashed once (found with a dict: ``np.unique`` sorts object
+    arrays by Python comparisons, ten times slower)."""
     keys = np.asarray(keys)
-    unique, inverse = np.unique(keys.reshape(-1), return_inverse=True)
-    text = (
-        [k if isinstance(k, bytes) else str(k).encode() for k in unique.tolist()]
-        if keys.dtype.kind == "O"
-        else [str(k).encode() for k in unique.tolist()]
-    )
-    hashed = np.array([fingerprint64(t) % num_buckets for t in text], dtype=np.int64)
-    return hashed[inverse].reshape(keys.shape)
+    flat = keys.reshape(-1).tolist()
+    distinct = dict.fromkeys(flat)
+    for key in distinct:
+        text = key if isinstance(key, bytes) else str(key).encode()
+        distinct[key] = fingerprint64(text) % num_buckets
+    return np.fromiter(map(distinct.__getitem__, flat), np.int64, len(flat)).reshape(keys.shape)
 
 
 def _hash_kernel(ctx: Any, attrs: dict) -> Any:

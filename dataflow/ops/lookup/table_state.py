@@ -130,7 +130,8 @@ class TableState:
         if self.string_keys:
             assert self._index is not None
             index = self._index
-            rows = np.fromiter((index.get(k, -1) for k in flat.tolist()), np.int64, len(flat))
+            keys_list = flat.tolist()
+            rows = np.fromiter(map(index.get, keys_list, [-1] * len(keys_list)), np.int64)
         else:
             pos = np.minimum(np.searchsorted(table_keys, flat), max(len(table_keys) - 1, 0))
             found = table_keys[pos] == flat if len(table_keys) else np.zeros(len(flat), bool)

@@ -5,9 +5,9 @@ A table is a resource on its device, like a queue (``queue/queues.py``): a
 ``HashTableV2`` handle op names it (a ``resource`` tensor), and the ops that take the
 handle (initialize, find, size, export) are colocated with it, so they run where its
 ``TableState`` (``lookup/table_state.py``) lives in that device's resource store. A table
-built with no shared name is stored under its handle op's name, as a queue is (an
-embedded session has a store of its own, so the table is that session's); a
-text-file table is shared under TF1's name for it
+built with no shared name belongs to the session running it, as TF1's does (its store
+name is ``kernel_context.private_name``; a closing session releases it); a text-file
+table is shared under TF1's name for it
 (``hash_table_<file>_<vocab_size>_<key_index>_<value_index>``), so the sessions of a
 cluster reach one table per device.
 
@@ -26,7 +26,7 @@ import numpy as np
 
 from ...framework import dtypes, errors, registry
 from ...framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
-from ...framework.kernel_context import Folded
+from ...framework.kernel_context import Folded, private_name
 from ...framework.scopes import name_scope
 from ...framework.sparse_tensor import SparseTensor
 from ...framework.tensor_shape import TensorShape, scalar
@@ -60,7 +60,9 @@ def _state(ctx: Any, name: str) -> TableState:
 
 # --- kernels -----------------------------------------------------------------------------
 def _handle_kernel(ctx: Any, attrs: dict) -> Folded:
-    name = attrs["shared_name"]
+    # Without a shared name the table is the running session's own, as TF1's (private
+    # to its kernel): another client's session on the same worker has a table of its own.
+    name = attrs["shared_name"] or private_name(ctx.op_name, getattr(ctx, "session", ""))
     key_dtype, value_dtype = attrs["key_dtype"], attrs["value_dtype"]
     ctx.resources.get_or_create(
         _key(name),
@@ -445,7 +447,7 @@ class StaticHashTable:
                 "HashTableV2",
                 [],
                 {
-                    "shared_name": initializer.shared_name or scope[:-1],
+                    "shared_name": initializer.shared_name or "",
                     "key_dtype": self._key_dtype,
                     "value_dtype": self._value_dtype,
                 },

@@ -47,6 +47,17 @@ def _reduce_at(xp: Any, kind: str, out: Any, ids: Any, data: Any) -> None:
     ufunc.at(out, ids, data)
 
 
+def _reduce_sorted(xp: Any, kind: str, out: Any, ids: Any, data: Any) -> None:
+    """``_reduce_at`` for increasing ``ids``: one ``ufunc.reduceat`` over the runs of
+    equal ids (a linear pass, several times faster than the unbuffered ``ufunc.at``),
+    written to the runs' segments; segments no id names keep their fill value."""
+    if not ids.size:
+        return
+    ufunc = {"max": xp.maximum, "min": xp.minimum, "prod": xp.multiply, "sum": xp.add}[kind]
+    starts = xp.flatnonzero(xp.concatenate([xp.ones(1, dtype=bool), ids[1:] != ids[:-1]]))
+    out[ids[starts]] = ufunc.reduceat(data, starts, axis=0)
+
+
 def _check_data(op: Operation) -> None:
     data, ids = op.inputs[:2]
     if not is_int_or_float(data.dtype):
@@ -87,7 +98,7 @@ def _segment_kernel(ctx: Any, attrs: dict) -> Any:
             counts = xp.bincount(ids, minlength=n).reshape((n,) + (1,) * (data.ndim - 1))
             return (total / xp.maximum(counts, 1)).astype(data.dtype)
         out = xp.full((n,) + data.shape[1:], _fill_value(kind, data.dtype), dtype=data.dtype)
-        _reduce_at(xp, kind, out, ids, data)
+        _reduce_sorted(xp, kind, out, ids, data)
         if kind in ("max", "min"):  # an empty sorted segment is 0, not the identity
             present = xp.bincount(ids, minlength=n) > 0
             out[~present] = 0

@@ -3,10 +3,11 @@
 and ``sparse_to_dense``, as composites over the three dense tensors of a sparse one.
 
 Combining two sparse tensors works on row-major positions (``layout.linear``): the
-entries of both are concatenated, ``unique`` numbers the distinct positions (its index
-output is each entry's slot), segment sums gather each operand's value per slot
-(missing entries count as 0, as in TF's kernels), and a stable argsort of the distinct
-positions puts the result in row-major order. ``softmax`` groups entries by their
+entries of both are concatenated and stably sorted by position, a position unlike the
+one before starts a group (a cumulative sum numbers them), and segment sums reduce each
+group, per operand where it matters (a missing entry counts as 0, as in TF's kernels).
+The groups come out in row-major order; a sort and a few linear passes, where ``unique``
+(first-seen order) would cost several times more. ``softmax`` groups entries by their
 coordinates but the last the same way. Gradients with respect to ``values`` (and dense
 operands) flow through the gathers and segment sums; no dense tensor of the full shape
 is built except where the result is dense.
@@ -30,29 +31,32 @@ from ..array.tensor_scatter import (
     tensor_scatter_nd_update,
 )
 from ..cast import cast
+from ..constant import constant
 from ..control.group import stop_gradient
 from .layout import linear, retain, static_rank, unravel
 
 
 def _union(a: SparseTensor, b: SparseTensor, what: str) -> tuple:
-    """``(indices, slots of a's entries, of b's, number of slots, order)``: the distinct
-    positions of both operands, and the permutation putting them in row-major order."""
+    """``(indices, values, group, from_a)``: the distinct positions of both operands'
+    entries in row-major order (as coordinates), the entries' values in that order, each
+    one's group (the number of its distinct position, increasing), and which entries
+    come from ``a``."""
     rank = static_rank(a, what)
     if static_rank(b, what) != rank:
         raise ValueError(f"{what} needs operands of one rank")
     shape = a.dense_shape
     positions = linear(array_ops.concat([a.indices, b.indices], 0), shape, rank)
-    distinct, slot = array_ops.unique(positions)
-    count = array_ops.size(distinct)
-    order = math_ops.argsort(distinct, stable=True)
-    first = array_ops.size(a.values)
-    return (
-        unravel(array_ops.gather(distinct, order), shape, rank),
-        slot[:first],
-        slot[first:],
-        count,
-        order,
-    )
+    order = math_ops.argsort(positions, stable=True)
+    ordered = array_ops.gather(positions, order)
+    # positions are >= 0, so -1 before the first makes it start a group (and an empty
+    # operand pair gives empty groups)
+    before = array_ops.concat([constant([-1], dtypes.int64), ordered[:-1]], 0)
+    fresh = math_ops.not_equal(ordered, before)
+    group = math_ops.cumsum(cast(fresh, dtypes.int32)) - 1
+    distinct = array_ops.boolean_mask(ordered, fresh)
+    values = array_ops.gather(array_ops.concat([a.values, b.values], 0), order)
+    from_a = math_ops.less(order, array_ops.size(a.values))
+    return unravel(distinct, shape, rank), values, group, from_a
 
 
 def add(a: Any, b: Any, threshold: Any = None, thresh: Any = None) -> Any:
@@ -73,13 +77,8 @@ def add(a: Any, b: Any, threshold: Any = None, thresh: Any = None) -> Any:
             dense = convert_to_tensor(dense, dtype=sp.dtype)
             return tensor_scatter_nd_add(dense, sp.indices, sp.values)
     with name_scope(None, "SparseAdd", [a.values, b.values]):
-        indices, slot_a, slot_b, count, order = _union(a, b, "sparse.add")
-        sums = array_ops.unsorted_segment_sum(
-            array_ops.concat([a.values, b.values], 0),
-            array_ops.concat([slot_a, slot_b], 0),
-            count,
-        )
-        values = array_ops.gather(sums, order)
+        indices, ordered, group, _ = _union(a, b, "sparse.add")
+        values = math_ops.segment_sum(ordered, group)
         result = SparseTensor(indices, values, a.dense_shape)
         if threshold is None or (not isinstance(threshold, Tensor) and threshold == 0):
             return result
@@ -91,10 +90,11 @@ def add(a: Any, b: Any, threshold: Any = None, thresh: Any = None) -> Any:
 def _extreme(sp_a: Any, sp_b: Any, name: str | None, op: Any, what: str) -> SparseTensor:
     a, b = SparseTensor.from_value(sp_a), SparseTensor.from_value(sp_b)
     with name_scope(name, what, [a.values, b.values]):
-        indices, slot_a, slot_b, count, order = _union(a, b, f"sparse.{what}")
-        value_a = array_ops.unsorted_segment_sum(a.values, slot_a, count)
-        value_b = array_ops.unsorted_segment_sum(b.values, slot_b, count)
-        return SparseTensor(indices, array_ops.gather(op(value_a, value_b), order), a.dense_shape)
+        indices, values, group, from_a = _union(a, b, f"sparse.{what}")
+        zeros = array_ops.zeros_like(values)
+        value_a = math_ops.segment_sum(math_ops.where(from_a, values, zeros), group)
+        value_b = math_ops.segment_sum(math_ops.where(from_a, zeros, values), group)
+        return SparseTensor(indices, op(value_a, value_b), a.dense_shape)
 
 
 def maximum(sp_a: Any, sp_b: Any, name: str | None = None) -> SparseTensor:

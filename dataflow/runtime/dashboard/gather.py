@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 HANDLER = "dataflow_page"
+RUNS_HANDLER = "dataflow_stage_runs"  # the stage runs since the last call (task stream)
 CLIENT = "client"  # step_metrics.CLIENT: a send to the client
 PROGRESS_KEY = "dataflow-progress"  # scheduler.task_metadata[PROGRESS_KEY][session]
 MAX_PROGRESS = 256  # sessions' progress reports kept on the scheduler
@@ -77,17 +78,21 @@ def collect(worker: Any) -> dict:
 
 
 def install_handler(dask_worker: Any = None) -> bool:
-    """Adds the ``dataflow_page`` handler to a worker (run there once, by the scheduler);
-    ``False`` on a worker without dataflow."""
+    """Adds the ``dataflow_page`` and ``dataflow_stage_runs`` handlers to a worker (run
+    there once, by the scheduler); ``False`` on a worker without dataflow."""
     try:
-        import dataflow.runtime.dask.step_metrics  # noqa: F401
+        from dataflow.runtime.dask import step_metrics
     except ImportError:
         return False
 
     def dataflow_page() -> dict:
         return collect(dask_worker)
 
+    def dataflow_stage_runs() -> list[dict]:
+        return step_metrics.RECORDER.take_runs(str(dask_worker.name))
+
     dask_worker.handlers[HANDLER] = dataflow_page
+    dask_worker.handlers[RUNS_HANDLER] = dataflow_stage_runs
     return True
 
 

@@ -113,17 +113,17 @@ function drawDevices(d) {
 }
 function drawStages(d) {
   const max = Math.max(...d.stages.map(s => s.recent_mean_s || 0), 1e-9);
-  const rows = d.stages.map(s => [s.session, s.plan, "#" + s.index, named(s.name),
+  const rows = d.stages.map(s => [s.session, s.plan, named(s.name),
     short(s.device), s.calls, s.runs, ms(s.mean_s), ms(s.recent_mean_s), ms(s.recent_max_s),
     bar((s.recent_mean_s || 0) / max, "blue")]);
-  fill("stages", ["session", "plan", "stage", "main op", "device", "ops", "runs", "mean",
-                  "recent", "recent max", ""], rows, [5, 6, 7, 8, 9]);
+  fill("stages", ["session", "plan", "stage", "device", "ops", "runs", "mean",
+                  "recent", "recent max", ""], rows, [4, 5, 6, 7, 8]);
 }
 function drawTransfers(d) {
   const moving = d.transfers.filter(t => t.bytes > 0);
   moving.sort((a, b) => b.bytes_per_s - a.bytes_per_s);
   const max = Math.max(...moving.map(t => t.bytes_per_s), 1e-9);
-  const rows = moving.map(t => [t.session, named("#" + t.stage + " " + t.name), short(t.from),
+  const rows = moving.map(t => [t.session, named(t.name), short(t.from),
     short(t.to), bytes(t.bytes_per_step), bytes(t.bytes_per_s) + "/s", bytes(t.bytes),
     bar(t.bytes_per_s / max, "green")]);
   fill("transfers", ["session", "stage", "from", "to", "per step", "rate", "total", ""], rows,
@@ -170,10 +170,10 @@ function drawGraph(g) {
     const name = s.name.length > 30 ? "…" + s.name.slice(-29) : s.name;
     const where = s.calls + " ops" + (s.to_client ? " → client" : "");
     svg.append(el("svg:g", {},
-      el("svg:title", {}, `stage ${s.index} on ${s.device} (${s.worker}):\n${ops}`),
+      el("svg:title", {}, `stage ${s.name} on ${s.device} (${s.worker}):\n${ops}`),
       el("svg:rect", {x, y, width: boxW, height: boxH, rx: 4, fill: "#f1f5fb",
                       stroke: "#3b78b6"}),
-      el("svg:text", {x: x + 6, y: y + 14}, `#${s.index} ${name}`),
+      el("svg:text", {x: x + 6, y: y + 14}, name),
       el("svg:text", {x: x + 6, y: y + 28, fill: "#666"}, where)));
   }
   const title = `plan ${g.plan}` + (g.session ? ` · session ${g.session}` : " · not run yet");

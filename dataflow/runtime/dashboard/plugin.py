@@ -15,6 +15,17 @@ one that serves Dask's dashboard, under the dashboard's prefix:
   scheduler can extend, so the route is served by a subclass of Dask's own handler
   that adds one entry to its answer.
 
+It also feeds Dask's task stream (the ``/status`` page, ``performance_report``,
+``get_task_stream``) with the stages of resident steps, which never pass through the
+scheduler: while the scheduler records a task stream (Dask adds its ``TaskStreamPlugin``
+when the ``/status`` page or ``performance_report`` first asks for one), every
+``RUNS_EVERY_S`` it takes each worker's stage runs since the last time
+(``step_metrics.RECORDER.take_runs``, the ``dataflow_stage_runs`` handler) and appends
+them to that plugin's records as Dask's own transitions would: one rectangle per stage
+run, keyed as the stage's task on the task-graph path, on its worker. Nothing is asked
+of the workers while no task stream is recorded, and runs from before the stream was
+(about a second before Dask added it) are left out.
+
 Routes added through ``add_handlers`` are looked up before the application's own, and
 stay until the scheduler stops. Nothing here raises into the scheduler: a failure
 while adding the routes, or answering a request, is logged at debug level and the
@@ -32,7 +43,14 @@ from typing import Any
 from distributed.diagnostics.plugin import SchedulerPlugin
 from tornado import web
 
-from .gather import HANDLER, PROGRESS_KEY, install_handler, merge, prune_progress
+from .gather import (
+    HANDLER,
+    PROGRESS_KEY,
+    RUNS_HANDLER,
+    install_handler,
+    merge,
+    prune_progress,
+)
 from .page import PAGE_HTML
 
 logger = logging.getLogger(__name__)
@@ -42,6 +60,8 @@ PAGE = "dataflow"
 TITLE = "Dataflow"  # its name in individual-plots.json
 LISTING = "individual-plots.json"
 TIMEOUT_S = 5.0
+RUNS_EVERY_S = 0.5  # how often stage runs are taken from the workers for the task stream
+TASK_STREAM = "task-stream"  # the name of Dask's ``TaskStreamPlugin``
 
 
 class DataflowPage(SchedulerPlugin):
@@ -53,6 +73,11 @@ class DataflowPage(SchedulerPlugin):
     def __init__(self) -> None:
         self.scheduler: Any = None
         self.ready: set[str] = set()  # worker addresses that have the handler
+        self._runs_callback: Any = None
+        self._taking = False
+        # The stream fed, and when it was first seen: runs from before then (kept by
+        # the workers while nobody recorded a stream) are left out of it.
+        self._stream_seen: tuple[Any, float] = (None, 0.0)
 
     async def start(self, scheduler: Any) -> None:
         self.scheduler = scheduler
@@ -60,6 +85,43 @@ class DataflowPage(SchedulerPlugin):
             add_routes(scheduler.http_application, self)
         except Exception:
             logger.debug("dataflow: could not add the dashboard page", exc_info=True)
+        quiet_closed_pages()
+        from tornado.ioloop import PeriodicCallback
+
+        self._runs_callback = PeriodicCallback(self._take_runs, RUNS_EVERY_S * 1000)
+        self._runs_callback.start()
+
+    async def close(self) -> None:
+        if self._runs_callback is not None:
+            self._runs_callback.stop()
+
+    async def _take_runs(self) -> None:
+        """Appends the workers' stage runs to Dask's task stream, if it is recorded."""
+        stream = self.scheduler.plugins.get(TASK_STREAM)
+        if stream is None or self._taking:
+            return
+        self._taking = True
+        if self._stream_seen[0] is not stream:  # a new stream: older runs are history
+            self._stream_seen = (stream, time.time() - 2 * RUNS_EVERY_S)
+        since = self._stream_seen[1]
+        try:
+            addresses = list(self.scheduler.workers)
+            answers = await asyncio.gather(
+                *(self._ask(address, RUNS_HANDLER) for address in addresses)
+            )
+            for address, runs in zip(addresses, answers, strict=True):
+                if not isinstance(runs, (list, tuple)):  # a tuple, as Dask's RPCs answer
+                    continue  # an error (logged by _ask), or no dataflow there
+                for record in sorted(runs, key=lambda r: r["startstops"][-1]["stop"]):
+                    if record["startstops"][-1]["stop"] < since:
+                        continue
+                    record["worker"] = address
+                    stream.buffer.append(record)
+                    stream.index += 1
+        except Exception:
+            logger.debug("dataflow: could not add stage runs to the task stream", exc_info=True)
+        finally:
+            self._taking = False
 
     def remove_worker(self, scheduler: Any, worker: str, **kwargs: Any) -> None:
         self.ready.discard(worker)
@@ -80,15 +142,15 @@ class DataflowPage(SchedulerPlugin):
             progress,
         )
 
-    async def _ask(self, address: str) -> dict:
+    async def _ask(self, address: str, handler: str = HANDLER) -> Any:
         try:
-            return await asyncio.wait_for(self._call(address), TIMEOUT_S)
+            return await asyncio.wait_for(self._call(address, handler), TIMEOUT_S)
         except Exception as exc:
             logger.debug("dataflow: page data from %s failed", address, exc_info=True)
             self.ready.discard(address)
             return {"error": f"{type(exc).__name__}: {exc}"}
 
-    async def _call(self, address: str) -> dict:
+    async def _call(self, address: str, handler: str) -> Any:
         rpc = self.scheduler.rpc(address)
         if address not in self.ready:
             from distributed.protocol import deserialize
@@ -106,7 +168,44 @@ class DataflowPage(SchedulerPlugin):
             if not installed:
                 return {"error": "dataflow is not installed on this worker"}
             self.ready.add(address)
-        return await getattr(rpc, HANDLER)()
+        return await getattr(rpc, handler)()
+
+
+def quiet_closed_pages() -> None:
+    """Keeps a browser that leaves a dashboard page out of the script's output
+    (idempotent; in the scheduler's process, which is the script's for a local
+    cluster).
+
+    A page's websocket closed before Bokeh attached its session to it (the browser left
+    while the scheduler was busy, as in training) makes Bokeh's ``on_close`` fail an
+    assertion (bokeh 3.9), which tornado logs as an ``ERROR`` with a traceback on
+    ``tornado.application``. Nothing is lost: the page is gone. That record is logged
+    at debug level instead; every other one passes."""
+    log = logging.getLogger("tornado.application")
+    if not any(isinstance(f, ClosedPageFilter) for f in log.filters):
+        log.addFilter(ClosedPageFilter())
+
+
+class ClosedPageFilter(logging.Filter):
+    """Drops tornado's record of a dashboard websocket that closed before its Bokeh
+    session existed (``quiet_closed_pages``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info
+        if not exc or not isinstance(exc[1], AssertionError) or exc[2] is None:
+            return True
+        tb = exc[2]
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        where = tb.tb_frame.f_code
+        closed_page = (
+            where.co_name == "session"
+            and where.co_filename.replace("\\", "/").endswith("bokeh/server/connection.py")
+            and "/ws" in record.getMessage()
+        )
+        if closed_page:
+            logger.debug("dataflow: a dashboard page closed before its session began")
+        return not closed_page
 
 
 def add_routes(app: Any, plugin: DataflowPage) -> None:

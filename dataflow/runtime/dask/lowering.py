@@ -14,18 +14,20 @@ produces a ``LoweredPlan`` holding:
   for effect still run).
 
 ``step_graph(lowered, step, feed_values, run_stage)`` then builds one step's graph: one
-``Task`` per stage, keyed ``(f"{countdown}.{main op}@{job}:{task}-{plan signature}",
+``Task`` per stage, keyed ``(f"{stage label}@{job}:{task}-{plan signature}",
 session, step number, stage index)`` (``stage_keys``: unique per step, readable in the
 dashboard, and one Dask task group per stage and plan for every step, since Dask names a
-group after the key's first element; ``group_names`` says why the countdown), in one
-``HighLevelGraph`` layer per stage annotated with
+group after the key's first element). The label (``Plan.stage_label``: a countdown to
+the plan's last stage, ``group_names`` says why, and its main op) is the stage's name in
+every view: the ``Plan``, the dataflow page, Dask's keys and task stream. Each task
+has a ``HighLevelGraph`` layer of its own, annotated with
 ``resources={"dataflow-<worker>": 1}`` (plus ``{"GPU": 1}`` for GPU stages) and the
 session's span. A stage task returns the tuple of its outputs; Dask moves these tuples
 between workers, which is TF's Send/Recv.
 
 Example: a ridge step with ``beta`` on ``/job:ps/task:0`` and the gradient on
-``/job:worker/task:0`` lowers to three tasks, ``beta/Read@ps:0`` -> ``grad/MatMul@worker:0``
--> ``AssignSub@ps:0``, whatever the number of ops inside each.
+``/job:worker/task:0`` lowers to three tasks, ``2.beta/Read@ps:0`` -> ``1.grad/MatMul@worker:0``
+-> ``0.AssignSub@ps:0``, whatever the number of ops inside each.
 
 The same ``WorkerPlan``s serve the resident path (``ConfigProto(resident_steps=True)``):
 each lists, per stage, the remote stages it waits for (``remote_waits``), the workers
@@ -57,6 +59,8 @@ class StagePart:
     remote_waits: tuple[int, ...]  # stages on other workers to wait for
     send_to: tuple[tuple[str, tuple[int, ...]], ...]  # (worker, output slots it needs)
     client_slots: tuple[int, ...]  # output slots the client fetches
+    label: str = ""  # the stage's name in every view (``Plan.stage_label``)
+    group: str = ""  # its Dask task group (``group_names``), the key's first element
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +90,7 @@ class StageTemplate:
     index: int
     worker: str
     plan_key: str
-    name: str  # key prefix: "<main op>@<job>:<task>"
+    name: str  # key prefix: "<stage label>@<job>:<task>"
     annotations: dict[str, Any]
     feed_positions: tuple[int, ...]  # indices into the step's feed values
     upstream: tuple[int, ...]  # stage indices read (data first, then control)
@@ -183,13 +187,14 @@ def lower(
                 s.index,
                 worker,
                 f"{plan_id}/{worker}",
-                f"{_key_safe(s.key_name)}@{_key_safe(device)}",
+                f"{_key_safe(plan.stage_label(s.index))}@{_key_safe(device)}",
                 annotations,
                 tuple(feed_positions),
                 tuple(upstream),
             )
         )
 
+    groups = _group_names(templates)
     parts_of: dict[str, list[StagePart]] = {}
     for s in stages:
         worker = worker_of_stage[s.index]
@@ -199,7 +204,15 @@ def lower(
         )
         client_slots = tuple(slot for slot in s.outputs if slot in fetched)
         parts_of.setdefault(worker, []).append(
-            StagePart(s, sources_of[s.index], tuple(waits), send_to, client_slots)
+            StagePart(
+                s,
+                sources_of[s.index],
+                tuple(waits),
+                send_to,
+                client_slots,
+                plan.stage_label(s.index),
+                groups[s.index],
+            )
         )
     worker_plans = {
         w: WorkerPlan(
@@ -234,7 +247,7 @@ def lower(
 def stage_keys(lowered: LoweredPlan, step: str) -> list[tuple[str, str, int, int]]:
     """The Dask key of each stage for one step ``f"{number}-{session}"``:
     ``(group, session, number, stage index)``, ``group`` being
-    ``f"{countdown}.{name}-{signature}"`` (``group_names``).
+    ``f"{stage label}@{device}-{signature}"`` (``group_names``).
 
     The key's first element is what Dask names the task group after (and its first
     word the task prefix), so it names the stage and the plan's signature, never the
@@ -251,26 +264,28 @@ def stage_keys(lowered: LoweredPlan, step: str) -> list[tuple[str, str, int, int
 def group_names(lowered: LoweredPlan) -> list[str]:
     """The task-group name of each stage: ``"2.beta/Read@ps:0-1f03a9c2"``.
 
-    * ``beta/Read@ps:0`` is the stage's main op and device (``StageTemplate.name``);
+    * ``2.beta/Read`` is the stage's label (``Plan.stage_label``: the name the ``Plan``
+      view and the dataflow page give it too) and ``ps:0`` its device
+      (``StageTemplate.name``);
     * ``1f03a9c2`` is the plan's *signature*, a hash of its stages' names, workers and
       edges: the same graph gives the same groups in every session (a restarted job's
       steps join the groups of the last run), and different plans never share one;
-    * ``2`` counts down to the plan's last stage (zero-padded to one width per plan),
-      so that the names of the stages a stage reads sort *above* its own. Dask's
-      Groups page lays groups out in the order ``dask.order`` gives their names, which
-      (dask 2026.8) ignores the dependencies it is passed and so falls back on
-      descending names; a group laid out before one it reads made the page fail with
-      a ``KeyError``. Stage indices are in execution order, so the countdown puts
-      every stage's inputs first, and an order that does honour the dependencies is
-      unaffected.
+    * the label's number counts down to the plan's last stage, so that the names of
+      the stages a stage reads sort *above* its own. Dask's Groups page lays groups out
+      in the order ``dask.order`` gives their names, which (dask 2026.8) ignores the
+      dependencies it is passed and so falls back on descending names; a group laid out
+      before one it reads made the page fail with a ``KeyError``. Stage indices are in
+      execution order, so the countdown puts every stage's inputs first, and an order
+      that does honour the dependencies is unaffected.
     """
-    templates = lowered.templates
+    return _group_names(lowered.templates)
+
+
+def _group_names(templates: Sequence[StageTemplate]) -> list[str]:
     signature = hashlib.blake2s(
         repr([(t.name, t.worker, t.upstream) for t in templates]).encode(), digest_size=4
     ).hexdigest()
-    last = len(templates) - 1
-    width = len(str(last))
-    return [f"{last - t.index:0{width}d}.{t.name}-{signature}" for t in templates]
+    return [f"{t.name}-{signature}" for t in templates]
 
 
 def step_graph(

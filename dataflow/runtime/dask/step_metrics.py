@@ -16,6 +16,14 @@ part of one compiled plan of one session) it keeps:
   the client (``part.client_slots``), counted from the outputs' ``nbytes``, the same
   on both paths (on the task-graph path Dask moves them).
 
+It also keeps each resident stage run as Dask's task stream records a task (``runs``:
+the stage's task key, as the task-graph path would name it, the worker, the thread,
+start and stop in wall-clock seconds, the outputs' bytes), at most ``RUNS_KEPT`` per
+worker, until the scheduler's dataflow plugin takes them (``take_runs``, about twice a
+second while Dask's task stream is recorded: ``dashboard/plugin.py``) and adds them to
+that stream. So the resident steps show in Dask's ``/status`` task stream and in
+``performance_report`` though they never pass through the scheduler.
+
 Memory stays bounded: fixed-length windows, and at most ``MAX_PLANS`` plans (the one
 run least recently is forgotten first; closed sessions' plans go that way). A stage
 record takes the recorder's lock once and does a few dictionary and deque operations:
@@ -43,6 +51,7 @@ STEP_TIMES = 2048  # step start times kept per plan
 _STAGE_TIMES = 256  # run times kept per stage
 _RECENT_STEPS = 64  # step ids remembered per plan, to count each step once
 MAX_PLANS = 64  # plans remembered per process
+RUNS_KEPT = 4096  # stage runs kept per worker for Dask's task stream, until taken
 _MAX_OPS_LISTED = 40  # ops per stage the page lists by name
 CLIENT = "client"  # the destination name of what a stage returns to the client
 
@@ -64,7 +73,7 @@ class StageStats:
         stage = part.stage
         self.index: int = stage.index
         self.device: str = stage.device
-        self.name: str = stage.key_name
+        self.name: str = part.label or stage.key_name
         self.calls: int = len(stage.calls)
         self.runs = 0
         self.seconds = 0.0
@@ -99,13 +108,26 @@ class StepRecorder:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._plans: dict[str, PlanStats] = {}
+        self._runs: dict[str, collections.deque] = {}  # worker name -> task-stream records
         self._failed = False
 
-    def stage(self, key: str, part: Any, step: str, seconds: float, outs: Sequence) -> None:
-        """Records one run of ``part`` (a ``StagePart``) of plan ``key`` in step ``step``.
+    def stage(
+        self,
+        key: str,
+        part: Any,
+        step: str,
+        seconds: float,
+        outs: Sequence,
+        resident: bool = False,
+    ) -> None:
+        """Records one run of ``part`` (a ``StagePart``) of plan ``key`` in step ``step``,
+        which ended just now; a ``resident`` run also as a task-stream record (the
+        task-graph path's runs are Dask tasks, which Dask records itself).
 
         Never raises: the page must not break a step."""
         try:
+            if resident and part.group:
+                self._add_run(key, part, step, seconds, outs)
             with self._lock:
                 plan = self._plans.get(key)
                 if plan is None:
@@ -132,6 +154,39 @@ class StepRecorder:
             if not self._failed:  # once: this runs every stage
                 self._failed = True
                 logger.debug("dataflow: could not record a stage for the dashboard", exc_info=True)
+
+    def _add_run(self, key: str, part: Any, step: str, seconds: float, outs: Sequence) -> None:
+        stop = time.time()
+        number, _, session = step.partition("-")
+        worker = key.rpartition("/")[2]
+        record = {
+            # The key the stage's task has on the task-graph path (``lowering.stage_keys``).
+            "key": (part.group, session, int(number), part.stage.index),
+            "thread": threading.get_ident(),
+            "startstops": ({"action": "compute", "start": stop - seconds, "stop": stop},),
+            "status": "OK",
+            "nbytes": sum(nbytes(o) for o in outs),
+            "type": "tuple",
+            "typename": "tuple",
+            "metadata": {},
+        }
+        runs = self._runs.get(worker)
+        if runs is None:
+            runs = self._runs.setdefault(worker, collections.deque(maxlen=RUNS_KEPT))
+        runs.append(record)  # a deque's append is atomic: no lock
+
+    def take_runs(self, worker: str) -> list[dict]:
+        """The stage runs of ``worker`` recorded since the last call, oldest first, as
+        task-stream records without the ``worker`` field (its address, which the
+        scheduler knows)."""
+        runs = self._runs.get(worker)
+        out: list[dict] = []
+        while runs:
+            try:
+                out.append(runs.popleft())
+            except IndexError:  # taken meanwhile
+                break
+        return out
 
     def _add_plan(self, key: str, session: str) -> PlanStats:
         if len(self._plans) >= MAX_PLANS:
@@ -256,7 +311,7 @@ def plan_layout(plan: Any) -> dict:
         stages.append(
             {
                 "index": stage.index,
-                "name": stage.key_name,
+                "name": part.label or stage.key_name,
                 "device": stage.device,
                 "calls": len(stage.calls),
                 "ops": [[c.op_name, c.op_type] for c in stage.calls[:_MAX_OPS_LISTED]],

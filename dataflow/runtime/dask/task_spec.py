@@ -10,17 +10,21 @@ task each), annotated with the Dask ``resources`` that pin the task to its worke
 the session's span. Layer annotations reach the scheduler only when the graph is
 submitted as such and never optimized (fusion would drop them), which ``Client.get`` on
 a ``HighLevelGraph`` does.
+
+``StepGraph`` wraps one step's graph as a Dask collection (``Session.to_dask``), so that
+``dask.visualize`` draws it and ``dict(...)``/``len(...)`` read its tasks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+import dask
 from dask._task_spec import GraphNode, Task, TaskRef
 from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
 
-__all__ = ["task", "ref", "layered_graph", "GraphNode", "HighLevelGraph"]
+__all__ = ["task", "ref", "layered_graph", "GraphNode", "HighLevelGraph", "StepGraph"]
 
 
 def task(key: Any, func: Callable, *args: Any) -> Task:
@@ -48,3 +52,53 @@ def layered_graph(
         },
         {name: set(dependencies.get(name, ())) for name in layers},
     )
+
+
+class StepGraph(Mapping):
+    """One step's tasks as a Dask collection: ``dask.visualize(step)`` draws them, and as
+    a mapping from key to task it is the graph itself (``len``, ``dict``, ``graph``).
+
+    Its keys (``__dask_keys__``) are the stages whose results the step gathers, and
+    ``finish`` turns their results, in that order, into the values of the step's
+    fetches (flattened, in order). Only the workers of the session's cluster can run its
+    tasks (they hold the plan the tasks name), so ``dask.compute`` of it needs that
+    cluster's ``distributed.Client`` as the default client.
+    """
+
+    def __init__(self, graph: HighLevelGraph, keys: list, finish: Callable[[list], Any]) -> None:
+        self.graph = graph
+        self._keys = keys
+        self._finish = finish
+
+    def __getitem__(self, key: Any) -> GraphNode:
+        return self.graph[key]
+
+    def __iter__(self) -> Iterator:
+        return iter(self.graph)
+
+    def __len__(self) -> int:
+        return len(self.graph)
+
+    def __dask_graph__(self) -> HighLevelGraph:
+        return self.graph
+
+    def __dask_keys__(self) -> list:
+        return list(self._keys)
+
+    def __dask_layers__(self) -> tuple[str, ...]:
+        return tuple(self.graph.layers)
+
+    def __dask_tokenize__(self) -> tuple:
+        return tuple(map(str, self._keys))
+
+    def __dask_postcompute__(self) -> tuple[Callable, tuple]:
+        return self._finish, ()
+
+    @staticmethod
+    def __dask_optimize__(dsk: Any, keys: Any, **kwargs: Any) -> Any:
+        return dsk  # never optimized: fusion would drop the layers' annotations
+
+    __dask_scheduler__ = staticmethod(dask.get)
+
+    def __repr__(self) -> str:
+        return f"<StepGraph: {len(self.graph)} tasks, gathers {len(self._keys)}>"

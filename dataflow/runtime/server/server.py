@@ -355,7 +355,7 @@ class Server:
         self._ready.set()
         stop = asyncio.ensure_future(self._stop_requested.wait())
         try:
-            while not await self._until_closed_or_stopped(stop):
+            while self._worker is not None and not await self._until_closed_or_stopped(stop):
                 self._worker = await self._reconnect(stop)
         finally:
             stop.cancel()

@@ -57,6 +57,9 @@ def sparse_results(tf):
         ),
         "add": tf.sparse.add(a, b),
         "add_threshold": tf.sparse_add(a, b, threshold=0.5),
+        "add_empty": tf.sparse.add(
+            tf.SparseTensor(np.zeros((0, 3), np.int64), np.zeros(0), SHAPE), b
+        ),
         "maximum": tf.sparse.maximum(a, b),
         "minimum": tf.sparse_minimum(a, b),
         "softmax": tf.sparse.softmax(a),
