@@ -16,6 +16,7 @@ from .ops.sparse.combine import (
     softmax as softmax,
 )
 from .ops.sparse.grouped import (
+    bincount as bincount,
     mask as mask,
     merge as merge,
     reduce_max_sparse as reduce_max_sparse,

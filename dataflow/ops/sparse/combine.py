@@ -31,9 +31,8 @@ from ..array.tensor_scatter import (
     tensor_scatter_nd_update,
 )
 from ..cast import cast
-from ..constant import constant
 from ..control.group import stop_gradient
-from .layout import linear, retain, static_rank, unravel
+from .layout import groups_of, linear, retain, static_rank, unravel
 
 
 def _union(a: SparseTensor, b: SparseTensor, what: str) -> tuple:
@@ -46,14 +45,7 @@ def _union(a: SparseTensor, b: SparseTensor, what: str) -> tuple:
         raise ValueError(f"{what} needs operands of one rank")
     shape = a.dense_shape
     positions = linear(array_ops.concat([a.indices, b.indices], 0), shape, rank)
-    order = math_ops.argsort(positions, stable=True)
-    ordered = array_ops.gather(positions, order)
-    # positions are >= 0, so -1 before the first makes it start a group (and an empty
-    # operand pair gives empty groups)
-    before = array_ops.concat([constant([-1], dtypes.int64), ordered[:-1]], 0)
-    fresh = math_ops.not_equal(ordered, before)
-    group = math_ops.cumsum(cast(fresh, dtypes.int32)) - 1
-    distinct = array_ops.boolean_mask(ordered, fresh)
+    order, group, distinct = groups_of(positions)
     values = array_ops.gather(array_ops.concat([a.values, b.values], 0), order)
     from_a = math_ops.less(order, array_ops.size(a.values))
     return unravel(distinct, shape, rank), values, group, from_a

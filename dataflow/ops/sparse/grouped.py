@@ -23,7 +23,7 @@ from .. import array as array_ops
 from .. import math as math_ops
 from ..cast import cast
 from ..constant import constant
-from .layout import linear, sorted_sparse, static_rank, unravel
+from .layout import groups_of, linear, sorted_sparse, static_rank, unravel
 
 
 def _reduce_sparse(
@@ -137,4 +137,75 @@ def mask(a: IndexedSlices, mask_indices: Any, name: str | None = None) -> Indexe
         where = array_ops.reshape(math_ops.where(keep), [-1])
         return IndexedSlices(
             array_ops.gather(a.values, where), array_ops.gather(a.indices, where), a.dense_shape
+        )
+
+
+def bincount(
+    values: Any,
+    weights: Any = None,
+    axis: int | None = 0,
+    minlength: Any = None,
+    maxlength: Any = None,
+    binary_output: bool = False,
+    name: str | None = None,
+) -> SparseTensor:
+    """How often each non-negative integer occurs in ``values`` (dense or sparse), as a
+    sparse tensor holding the present counts: over everything (``axis=0``, a vector of
+    length ``max(values) + 1``, at least ``minlength``, at most ``maxlength``, values
+    beyond it dropped), or per row of a matrix (``axis=-1``). ``weights`` (of ``values``'
+    structure) are summed instead of ones; ``binary_output`` gives 1 for present values.
+    Counts have ``values``' dtype, weighted sums ``weights``'.
+
+    Raises:
+        ValueError: an ``axis`` other than 0 or -1, or ``axis=-1`` on a tensor not of
+            rank 2.
+    """
+    if axis not in (0, -1, None):
+        raise ValueError(f"sparse.bincount supports axis 0 and -1, got {axis}")
+    with name_scope(name, "count", [values, weights]):
+        rank: int | None
+        if isinstance(values, SparseTensor):
+            ids, rank = values.values, static_rank(values, "sparse.bincount")
+            rows, num_rows = values.indices[:, 0], values.dense_shape[0]
+            weight = SparseTensor.from_value(weights).values if weights is not None else None
+        else:
+            dense = convert_to_tensor(values)
+            rank = dense.shape.rank
+            ids = array_ops.reshape(dense, [-1])
+            shape = array_ops.shape(dense, out_type=dtypes.int64)
+            num_rows = shape[0]
+            width = shape[-1] if rank else constant(1, dtypes.int64)
+            rows = array_ops.range_(array_ops.size(ids, out_type=dtypes.int64)) // width
+            weight = None if weights is None else array_ops.reshape(weights, [-1])
+        by_row = axis == -1 and rank != 1
+        if by_row and rank != 2:
+            raise ValueError(f"sparse.bincount with axis=-1 needs rank 2 values, got rank {rank}")
+        key = cast(ids, dtypes.int64)
+        largest = math_ops.reduce_max(array_ops.concat([key, constant([-1], dtypes.int64)], 0))
+        size = largest + 1
+        if minlength is not None:
+            size = math_ops.maximum(size, cast(convert_to_tensor(minlength), dtypes.int64))
+        if maxlength is not None:
+            size = math_ops.minimum(size, cast(convert_to_tensor(maxlength), dtypes.int64))
+            kept = array_ops.reshape(math_ops.where(math_ops.less(key, size)), [-1])
+            key, rows = array_ops.gather(key, kept), array_ops.gather(rows, kept)
+            weight = None if weight is None else array_ops.gather(weight, kept)
+        if by_row:
+            key = rows * size + key
+        order, group, distinct = groups_of(key)
+        if binary_output:
+            dtype = ids.dtype if weight is None else weight.dtype
+            counts = array_ops.ones_like(distinct, dtype=dtype)
+        elif weight is None:
+            counts = math_ops.segment_sum(array_ops.ones_like(key, dtype=ids.dtype), group)
+        else:
+            counts = math_ops.segment_sum(array_ops.gather(weight, order), group)
+        if by_row:
+            return SparseTensor(
+                array_ops.stack([distinct // size, distinct % size], axis=1),
+                counts,
+                array_ops.stack([num_rows, size]),
+            )
+        return SparseTensor(
+            array_ops.expand_dims(distinct, 1), counts, array_ops.reshape(size, [1])
         )

@@ -58,6 +58,19 @@ def unravel(position: Tensor, shape: Tensor, rank: int) -> Tensor:
     return array_ops.stack(columns[::-1], axis=1)
 
 
+def groups_of(keys: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """``(order, group, distinct)`` for non-negative int64 ``keys``: the stable order
+    sorting them, each sorted key's group (increasing from 0; a key unlike the one before
+    starts a group) and the distinct keys, ascending."""
+    order = math_ops.argsort(keys, stable=True)
+    ordered = array_ops.gather(keys, order)
+    # keys are >= 0, so -1 before the first makes it start a group (and no keys, none)
+    before = array_ops.concat([constant([-1], dtypes.int64), ordered[:-1]], 0)
+    fresh = math_ops.not_equal(ordered, before)
+    group = math_ops.cumsum(cast(fresh, dtypes.int32)) - 1
+    return order, group, array_ops.boolean_mask(ordered, fresh)
+
+
 def sorted_sparse(indices: Tensor, values: Tensor, shape: Tensor, rank: int) -> SparseTensor:
     """The entries in row-major order (a stable sort: equal coordinates keep theirs)."""
     order = math_ops.argsort(linear(indices, shape, rank), stable=True)

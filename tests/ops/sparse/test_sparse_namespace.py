@@ -70,6 +70,7 @@ def sparse_results(tf):
         "reduce_sum_sparse_keepdims": tf.sparse_reduce_sum_sparse(a, [0, 2], keepdims=True),
         "reduce_max_sparse": tf.sparse.reduce_max_sparse(a, -1),
         "reduce_max_sparse_all": tf.sparse_reduce_max_sparse(b),
+        **bincounts(tf),
         "merge": tf.sparse.merge(
             tf.SparseTensor([[0, 0], [0, 1], [2, 0]], tf.constant([5, 1, 3], tf.int64), [3, 2]),
             tf.SparseTensor([[0, 0], [0, 1], [2, 0]], np.array([0.5, 1.5, 2.5]), [3, 2]),
@@ -79,6 +80,23 @@ def sparse_results(tf):
             f"split_{i}": part
             for i, part in enumerate(tf.sparse.split(sp_input=matrix, num_split=4, axis=1))
         },
+    }
+
+
+def bincounts(tf):
+    v = tf.constant([[3, 1, 3], [0, 7, 3]])
+    ids = tf.SparseTensor([[0, 0], [0, 2], [1, 1]], tf.constant([5, 2, 5], tf.int64), [2, 4])
+    w = tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    return {
+        "bincount": tf.sparse.bincount(v),
+        "bincount_rows": tf.sparse.bincount(v, axis=-1),
+        "bincount_weights": tf.sparse.bincount(v, weights=w, axis=-1),
+        "bincount_minlength": tf.sparse.bincount(v, minlength=10),
+        "bincount_maxlength": tf.sparse.bincount(v, maxlength=4),
+        "bincount_binary": tf.sparse.bincount(v, binary_output=True, axis=-1),
+        "bincount_sparse_rows": tf.sparse.bincount(ids, axis=-1),
+        "bincount_sparse": tf.sparse.bincount(ids),
+        "bincount_vector": tf.sparse.bincount(tf.constant([2, 2, 0])),
     }
 
 
