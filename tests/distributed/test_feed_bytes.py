@@ -21,7 +21,7 @@ ROWS, COLS = 12_500, 100  # 5 MB of float32: over every size where a large part 
 
 
 @pytest.fixture(scope="module", params=["tcp", "tls"])
-def cluster(request):
+def wire(request):
     # Worker threads keep these cheap; feeds and fetches still cross real sockets.
     tls = {"security": True} if request.param == "tls" else {}
     c = local_cluster(ps=1, worker=1, processes=False, **tls)
@@ -37,15 +37,15 @@ def _every_bit_pattern(seed: int) -> np.ndarray:
     return bits.view(np.float32)
 
 
-def test_a_fed_array_arrives_bit_identical_and_a_fetched_one_is_owned(cluster):
-    tf.Session.reset(cluster)
+def test_a_fed_array_arrives_bit_identical_and_a_fetched_one_is_owned(wire):
+    tf.Session.reset(wire)
     graph = tf.Graph()
     with graph.as_default():
         with tf.device("/job:worker/task:0"):
             x = tf.placeholder(tf.float32, [None, COLS], name="x")
             flipped = tf.reverse(x, axis=[0])  # moves the values, touches no bit
     first, second = _every_bit_pattern(1), _every_bit_pattern(2)
-    with tf.Session(cluster, graph=graph) as sess:
+    with tf.Session(wire, graph=graph) as sess:
         got_first = sess.run(flipped, {x: first})
         got_second = sess.run(flipped, {x: second})
         np.testing.assert_array_equal(got_first.view(np.uint32), first[::-1].view(np.uint32))
@@ -63,10 +63,10 @@ def test_a_fed_array_arrives_bit_identical_and_a_fetched_one_is_owned(cluster):
 
 
 @pytest.mark.parametrize("direction", ["feed", "fetch"])
-def test_moving_an_array_allocates_it_about_once(cluster, direction):
+def test_moving_an_array_allocates_it_about_once(wire, direction):
     """Client and worker share this process here, so the traced peak counts both sides:
     the array received once (into its own memory), small messages, nothing kept."""
-    tf.Session.reset(cluster)
+    tf.Session.reset(wire)
     # 20 MB: more than a loopback socket buffers, so a copy of what it has not taken
     # yet would show.
     value = np.random.default_rng(0).standard_normal((4 * ROWS, COLS)).astype(np.float32)
@@ -81,7 +81,7 @@ def test_moving_an_array_allocates_it_about_once(cluster, direction):
                 data = tf.Variable(value, name="data")
                 out = data * 1.0
                 feed = {}
-    with tf.Session(cluster, graph=graph) as sess:
+    with tf.Session(wire, graph=graph) as sess:
         if direction == "fetch":
             sess.run(data.initializer)
         sess.run(out, feed)  # plans and connections made before measuring
@@ -101,3 +101,24 @@ def test_moving_an_array_allocates_it_about_once(cluster, direction):
     print(f"{direction}: peak {(peak - before) / moved:.2f}x the array")
     assert peak - before <= allowed * moved, (peak - before) / moved
     assert after - before <= 0.1 * moved, (after - before) / moved
+
+
+def test_a_batch_per_replica_goes_to_each_worker_at_once(clean_cluster):
+    """In-graph replication: one large batch fed to each of two workers in a step. The
+    client writes both requests at once (one sender thread each); each worker gets its
+    own batch, bit for bit."""
+    batches = [_every_bit_pattern(seed) for seed in (3, 4)]
+    graph = tf.Graph()
+    with graph.as_default():
+        xs, outs = [], []
+        for task in range(2):
+            with tf.device(f"/job:worker/task:{task}"):
+                x = tf.placeholder(tf.float32, [None, COLS], name=f"x{task}")
+                xs.append(x)
+                outs.append(tf.reverse(x, axis=[0]))
+    with tf.Session(clean_cluster, graph=graph) as sess:
+        got = sess.run(outs, dict(zip(xs, batches, strict=True)))
+        senders = sess._backend._streams._senders
+    for batch, value in zip(batches, got, strict=True):
+        np.testing.assert_array_equal(value.view(np.uint32), batch[::-1].view(np.uint32))
+    assert senders is not None  # the two 5 MB requests went out through the sender pool
