@@ -32,6 +32,8 @@ is imported inside the functions.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import functools
 import logging
 import re
@@ -171,6 +173,26 @@ def close_client(client: Any) -> None:
         client.close()
     finally:
         log.removeFilter(quiet)
+
+
+def close_owned_clients() -> None:
+    """Closes the clients dataflow made that are still open: at interpreter exit
+    (``atexit``), for sessions never closed.
+
+    Such a session's client still holds its keys (the anchors of its task groups), and a
+    cluster the script started stops at exit too (Dask's own exit handlers, which run
+    after this one: they were registered first, when ``distributed`` was imported); the
+    scheduler would then log every held key as lost with its workers, naming keys the
+    user never made. Closing the client first releases them (its view first, as a
+    session's ``close`` does, so that the scheduler has no subscriber to tell)."""
+    for client in list(_owned_clients):
+        if client.status in ("running", "connecting"):
+            with contextlib.suppress(Exception):
+                forget_view(client)
+                close_client(client)
+
+
+atexit.register(close_owned_clients)
 
 
 # How long opening a session looks for a scheduler that refuses connections (``_refused``).

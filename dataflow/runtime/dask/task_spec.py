@@ -38,7 +38,7 @@ def ref(key: Any) -> TaskRef:
 
 
 def layered_graph(
-    layers: Mapping[str, tuple[dict[Any, GraphNode], dict[str, Any]]],
+    layers: Mapping[str, tuple[Mapping[Any, GraphNode], Mapping[str, Any]]],
     dependencies: Mapping[str, Iterable[str]],
 ) -> HighLevelGraph:
     """A ``HighLevelGraph`` from ``{layer name: (tasks by key, annotations)}``.
