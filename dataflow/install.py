@@ -27,14 +27,13 @@ its version and its files.
 from __future__ import annotations
 
 import asyncio
+import functools
 import io
 import os
 import sys
 import time
 import zipfile
 from typing import Any
-
-from distributed.diagnostics.plugin import NannyPlugin
 
 VERSION_PROBE = "import dataflow; print(dataflow.__version__)"
 
@@ -75,34 +74,42 @@ def unpack(archive: bytes, directory: str) -> str:
     return directory
 
 
-class InstallDataflow(NannyPlugin):
-    """The nanny plugin of ``install_on``: gives a worker this dataflow where it has
-    none or another version, and restarts it (see the module docstring)."""
+@functools.cache
+def plugin_class() -> type:
+    """The nanny plugin class of ``install_on``, made on first use: ``distributed`` is
+    imported only when a cluster is asked to install (``import dataflow`` stays light)."""
+    from distributed.diagnostics.plugin import NannyPlugin
 
-    def __init__(self, version: str, archive: bytes) -> None:
-        self.version = version
-        self.archive = archive
-        self.name = f"install-dataflow-{version}"
-        self.restart = False  # Dask restarts the worker after ``setup`` when this is set
+    class InstallDataflow(NannyPlugin):
+        """The nanny plugin of ``install_on``: gives a worker this dataflow where it has
+        none or another version, and restarts it (see the module docstring)."""
 
-    async def setup(self, nanny: Any) -> None:
-        directory = os.path.join(nanny.local_directory, self.name)
-        self.restart = False
-        if directory in sys.path:
-            return  # shipped here before: the worker runs it
-        probe = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-c",
-            VERSION_PROBE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            cwd=nanny.local_directory,  # not the folder the nanny was started in
-        )
-        out, _ = await probe.communicate()
-        if probe.returncode == 0 and out.decode().strip() == self.version:
-            return
-        unpack(self.archive, directory)
-        self.restart = True
+        def __init__(self, version: str, archive: bytes) -> None:
+            self.version = version
+            self.archive = archive
+            self.name = f"install-dataflow-{version}"
+            self.restart = False  # Dask restarts the worker after ``setup`` when this is set
+
+        async def setup(self, nanny: Any) -> None:
+            directory = os.path.join(nanny.local_directory, self.name)
+            self.restart = False
+            if directory in sys.path:
+                return  # shipped here before: the worker runs it
+            probe = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-c",
+                VERSION_PROBE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL,
+                cwd=nanny.local_directory,  # not the folder the nanny was started in
+            )
+            out, _ = await probe.communicate()
+            if probe.returncode == 0 and out.decode().strip() == self.version:
+                return
+            unpack(self.archive, directory)
+            self.restart = True
+
+    return InstallDataflow
 
 
 def register_by_value() -> None:
@@ -169,7 +176,7 @@ def install_on(client: Any, timeout: float = 120.0) -> dict[str, str]:
             None, None, f"install_on: the scheduler cannot run dataflow {version}: {problem}"
         )
     workers = client.scheduler_info(n_workers=-1)["workers"]
-    client.register_plugin(InstallDataflow(version, archive))
+    client.register_plugin(plugin_class()(version, archive))
     deadline = time.monotonic() + timeout
     while True:
         client.wait_for_workers(len(workers), timeout=max(1.0, deadline - time.monotonic()))
