@@ -797,6 +797,26 @@ def _readers() -> list[Step]:
     return steps + [([epochs.initializer], {}), ([count], {}), ([count], {}, FAILS)]
 
 
+def _lookup_tables() -> list[Step]:
+    # Tables live on the host (keys are strings); lookups, sizes and exports, a text
+    # file's vocabulary, and out-of-vocabulary buckets hashed with Fingerprint64.
+    import os
+    import tempfile
+
+    folder = os.path.join(tempfile.gettempdir(), "dataflow-conformance-lookup")
+    os.makedirs(folder, exist_ok=True)
+    vocabulary = f"{folder}/vocab.txt"
+    with open(vocabulary, "w") as f:
+        f.write("a\nb\nc\n")
+    pairs = tf.contrib.lookup.HashTable(
+        tf.lookup.KeyValueTensorInitializer(["x", "y"], tf.constant([7, 8], tf.int64)), -1
+    )
+    from_file = tf.contrib.lookup.index_table_from_file(vocabulary, num_oov_buckets=2)
+    keys = tf.constant(["y", "q", "a", "zz"])
+    found = [pairs.lookup(keys), pairs.size(), *pairs.export(), from_file.lookup(keys)]
+    return [([tf.tables_initializer()], {}), (found, {})]
+
+
 def _conv_pool_fast_paths() -> list[Step]:
     # Conv2D and its gradients through the Fourier domain (this geometry takes it:
     # nn.conv.fourier.fourier_pays), one-channel im2col (tap-major), tiling max pools
@@ -871,6 +891,7 @@ OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
     ("strings_and_records", _strings_and_records),
     ("images", _images),
     ("readers", _readers),
+    ("lookup_tables", _lookup_tables),
 ]
 
 ALL_CASES = list(table_cases()) + OWN_CASES
