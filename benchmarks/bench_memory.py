@@ -13,7 +13,8 @@ transition log keeps 1,000 entries, the computations deque 100):
   ``dataflow-<worker>`` resources, submitted with ``client.get``: what
   ``bench_distributed.py`` times;
 * **dataflow**: the same ridge step as a graph (``beta`` on the ps, the gradient on
-  worker 0), on the default graph path (one task per stage per step).
+  worker 0), on the task-graph path (``ConfigProto(resident_steps=False)``: one task
+  per stage per step; ``--path resident`` for the default resident path).
 
 After every ``--every`` steps, each process is measured after ``gc.collect()`` and
 ``malloc_trim``: its resident memory, its number of live Python objects and, on the
@@ -131,9 +132,9 @@ def plain_step_fn(client: Any) -> Any:
     return step
 
 
-def dataflow_step_fn(tf: Any, cluster: Any) -> tuple[Any, Any]:
+def dataflow_step_fn(tf: Any, cluster: Any, resident: bool = False) -> tuple[Any, Any]:
     beta, x, y, cost, update = ridge(tf)
-    sess = tf.Session(cluster)
+    sess = tf.Session(cluster, config=tf.ConfigProto(resident_steps=resident))
     sess.run(beta.initializer)
     xv, yv = _data()
     feed = {x: xv, y: yv}
@@ -175,6 +176,12 @@ def run_phase(
         objects = slope([(i, m[proc]["objects"]) for i, m in samples])
         result[proc] = (rss, objects)
         print(f"{proc:<10} {rss:>14.2f} {objects:>19.0f}")
+    print(
+        "MB at each sample: "
+        + "; ".join(
+            f"{i}: " + " ".join(f"{p} {m[p]['rss'] / MB:.1f}" for p in procs) for i, m in samples
+        )
+    )
     first, last = samples[0][1]["scheduler"], samples[-1][1]["scheduler"]
     sizes = {k: (first[k], last[k]) for k in first if k not in ("rss", "objects", "types")}
     print(
@@ -199,6 +206,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--growers", action="store_true", help="list growing object types")
     parser.add_argument("--only", choices=["plain", "dataflow"], default=None)
+    parser.add_argument(
+        "--path", choices=["graph", "resident"], default="graph", help="dataflow's step path"
+    )
     args = parser.parse_args()
     if args.quick:
         args.steps, args.warmup = 1000, 300
@@ -220,10 +230,10 @@ def main() -> None:
                 args.growers,
             )
         if args.only in (None, "dataflow"):
-            step, sess = dataflow_step_fn(tf, cluster)
+            step, sess = dataflow_step_fn(tf, cluster, args.path == "resident")
             try:
                 run_phase(
-                    "dataflow, graph path (ridge step, 1 ps + 1 worker stage)",
+                    f"dataflow, {args.path} path (ridge step, 1 ps + 1 worker stage)",
                     step,
                     client,
                     args.steps,

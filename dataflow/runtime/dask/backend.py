@@ -53,7 +53,7 @@ from ...framework import errors
 from ..compile.plan import Plan
 from ..config import ConfigProto, StepTrace
 from . import cluster as cluster_module
-from . import cluster_view, grpc_target
+from . import cluster_view, grpc_target, task_spec
 from .lowering import LoweredPlan, lower, stage_keys, step_graph
 from .resident import BoundPlan, ResidentPath, StepWatch, assemble_fetches
 from .stream import StepStreamClient
@@ -166,8 +166,8 @@ class DaskBackend(ResidentPath):
         return bound
 
     def _keep_groups(self, lowered: LoweredPlan) -> None:
-        """Holds, for each stage's task group, one tiny datum of that group for as long
-        as the session lives.
+        """Holds, for each stage's task group, one tiny key of that group for as long as
+        the session lives.
 
         The scheduler names a task group after its key's first element (the stage and
         the session: ``lowering.stage_keys``), drops a group once all its keys are
@@ -175,9 +175,12 @@ class DaskBackend(ResidentPath):
         every group it ever held. Between two steps a stage's group would be empty, so
         each step would leave one more group in the session's span (about 2.5 KB each,
         for as long as the scheduler runs); with one key always in it, every step of the
-        stage joins the same group. The anchor is a scattered ``0`` under the step
-        number 0 (steps count from 1): scattered, not computed, so it runs no task and
-        never shows in the task stream.
+        stage joins the same group. The anchor is the task ``int()`` (a ``0``) under the
+        step number 0 (steps count from 1), computed once on any worker and held:
+        computed, not scattered, so that a worker lost while holding it takes a key the
+        scheduler simply computes again (a scattered key it cannot recompute, and it
+        logs an ERROR naming each one), and sending it is one message to the scheduler,
+        none to a worker.
         """
         new = {
             key[0]: key
@@ -186,12 +189,14 @@ class DaskBackend(ResidentPath):
         }
         if not new or self.client.status != "running":
             return
-        # A worker lost while the anchors are sent is a lost worker like any other (the
-        # scatter would raise distributed's own CommClosedError): UnavailableError, which
-        # recovery retries on.
+        keys = list(new.values())
+        anchors = {key: task_spec.task(key, int) for key in keys}
+        graph = task_spec.layered_graph({f"anchors-{self.session_id}": (anchors, {})}, {})
+        # The scheduler lost while the anchors are sent is a lost cluster like any other
+        # (distributed's own CommClosedError): UnavailableError, which recovery retries on.
         with cluster_view.comm_failures_as_unavailable("binding a new step (its task groups)"):
-            futures = self.client.scatter({key: 0 for key in new.values()}, hash=False)
-        self._group_anchors.update((key[0], futures[key]) for key in new.values())
+            futures = self.client.get(graph, keys, sync=False)
+        self._group_anchors.update((key[0], f) for key, f in zip(keys, futures, strict=True))
 
     def _ensure_installed(self, bound: BoundPlan) -> dict[str, str]:
         """Worker name -> address for the plan's workers, installing the plan where a
