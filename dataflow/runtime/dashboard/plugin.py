@@ -73,6 +73,7 @@ class DataflowPage(SchedulerPlugin):
     def __init__(self) -> None:
         self.scheduler: Any = None
         self.ready: set[str] = set()  # worker addresses that have the handler
+        self.lacking: set[str] = set()  # worker addresses without dataflow
         self._runs_callback: Any = None
         self._taking = False
         # The stream fed, and when it was first seen: runs from before then (kept by
@@ -105,7 +106,8 @@ class DataflowPage(SchedulerPlugin):
             self._stream_seen = (stream, time.time() - 2 * RUNS_EVERY_S)
         since = self._stream_seen[1]
         try:
-            addresses = list(self.scheduler.workers)
+            # Not asking a worker without dataflow twice a second to install the handler.
+            addresses = [a for a in self.scheduler.workers if a not in self.lacking]
             answers = await asyncio.gather(
                 *(self._ask(address, RUNS_HANDLER) for address in addresses)
             )
@@ -125,6 +127,7 @@ class DataflowPage(SchedulerPlugin):
 
     def remove_worker(self, scheduler: Any, worker: str, **kwargs: Any) -> None:
         self.ready.discard(worker)
+        self.lacking.discard(worker)
 
     async def data(self) -> dict:
         """The page's JSON (``gather.merge`` of every worker's ``collect``)."""
@@ -166,6 +169,7 @@ class DataflowPage(SchedulerPlugin):
             if isinstance(installed, Serialized):
                 installed = deserialize(installed.header, installed.frames)
             if not installed:
+                self.lacking.add(address)
                 return {"error": "dataflow is not installed on this worker"}
             self.ready.add(address)
         return await getattr(rpc, handler)()
