@@ -107,6 +107,12 @@ HOST_OPS = {
     "ReadFile": "produces a file's bytes (strings live on the host)",
     "DecodeImage": "decodes a file's bytes with Pillow on the host; the pixels go to the "
     "device with xp.asarray",
+    **{
+        table: "lookup tables live on the host, as TF1's (CPU kernels only): a Python dict "
+        "of keys (strings or integers) filled from host copies or a file"
+        for table in ("InitializeTableV2", "InitializeTableFromTextFileV2", "LookupTableFindV2")
+    },
+    "HashBucketFast": "hashes strings (host object arrays of bytes) with Fingerprint64",
     "CandidateSampler": "draws a few class ids on the host (a rejection loop for unique "
     "samples); the results go to the device with xp.asarray",
     **{
