@@ -345,7 +345,7 @@ class BaseSession:
         return dict(self.compiled_plan(fetches, feed_dict).placement)
 
     def to_dask(self, fetches: Any, feed_dict: dict | None = None) -> Any:
-        """The Dask graph one step would submit (cluster sessions only)."""
+        """One step's Dask graph, a collection ``dask.visualize`` draws (clusters only)."""
         feed_dict = feed_dict or {}
         sig = self._signature(fetches, feed_dict)
         return self._backend.to_dask(sig.bound, self._convert_feeds(sig, feed_dict))

@@ -57,6 +57,7 @@ from . import cluster_view, grpc_target, task_spec
 from .lowering import LoweredPlan, lower, stage_keys, step_graph
 from .resident import BoundPlan, ResidentPath, StepWatch, assemble_fetches
 from .stream import StepStreamClient
+from .task_spec import StepGraph
 from .worker_state import (
     PlanMissingError,
     cancel_steps,
@@ -449,12 +450,17 @@ class DaskBackend(ResidentPath):
                 watch.event.set()
 
     # --- inspection ---------------------------------------------------------------------
-    def to_dask(self, bound: BoundPlan, feed_values: list[Any]) -> Any:
-        """The ``HighLevelGraph`` one step would submit (one task per stage)."""
-        graph, _ = step_graph(
-            bound.lowered, f"{next(self._steps)}-{self.session_id}", feed_values, run_stage
-        )
-        return graph
+    def to_dask(self, bound: BoundPlan, feed_values: list[Any]) -> StepGraph:
+        """The graph one step would submit (one task per stage), as a Dask collection."""
+        lowered = bound.lowered
+        step = f"{next(self._steps)}-{self.session_id}"
+        graph, keys = step_graph(lowered, step, feed_values, run_stage)
+
+        def finish(results: list) -> list[Any]:
+            by_stage = dict(zip(lowered.result_stages, results, strict=True))
+            return assemble_fetches(lowered, feed_values, lambda stage, pos: by_stage[stage][pos])
+
+        return StepGraph(graph, [keys[i] for i in lowered.result_stages], finish)
 
     def variables(self) -> dict[str, list[str]]:
         """Device -> variable names, as the workers report them."""
