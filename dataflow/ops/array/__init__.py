@@ -17,6 +17,8 @@ module        holds
               ``tensor[...]``, ``Pad``/``PadV2``, ``MirrorPad``/
               ``MirrorPadGrad``, ``boolean_mask``
 ``distinct``  ``Unique``, ``UniqueWithCounts`` (not differentiable)
+``rearrange`` composites: ``roll``, ``meshgrid``, ``unravel_index``,
+              ``space_to_depth``/``depth_to_space`` (NHWC)
 ============  ===============================================================
 
 and ``tensor_scatter``: ``TensorScatterUpdate``/``Add``/``Sub``/``Max``/``Min``
@@ -78,6 +80,11 @@ from .join import stack as stack
 from .join import tile as tile
 from .join import unstack as unstack
 from .padding import pad as pad
+from .rearrange import depth_to_space as depth_to_space
+from .rearrange import meshgrid as meshgrid
+from .rearrange import roll as roll
+from .rearrange import space_to_depth as space_to_depth
+from .rearrange import unravel_index as unravel_index
 from .reorder import invert_permutation as invert_permutation
 from .reorder import range_ as range_
 from .reorder import reverse as reverse
