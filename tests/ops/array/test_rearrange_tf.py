@@ -30,11 +30,13 @@ def _tf1():
 
 def _run(tf, program, feeds):
     graph = tf.Graph()
+    # ours checks each kernel's output against its static dtype and shape
+    config = tf.ConfigProto(debug=True) if tf is dataflow else None
     with graph.as_default():
         placeholders, fetches = program(tf)
         shapes = [None if t.shape.rank is None else t.shape.as_list() for t in fetches]
         dtypes = [t.dtype.name for t in fetches]
-        with tf.Session(graph=graph) as sess:
+        with tf.Session(graph=graph, config=config) as sess:
             values = sess.run(fetches, dict(zip(placeholders, feeds, strict=True)))
     return shapes, dtypes, values
 
