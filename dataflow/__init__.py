@@ -29,6 +29,15 @@ from .framework.dtypes import (
     resource as resource,
     string as string,
     uint8 as uint8,
+    variant as variant,
+)
+from .framework.versions import (
+    COMPILER_VERSION as COMPILER_VERSION,
+    GIT_VERSION as GIT_VERSION,
+    GRAPH_DEF_VERSION as GRAPH_DEF_VERSION,
+    GRAPH_DEF_VERSION_MIN_CONSUMER as GRAPH_DEF_VERSION_MIN_CONSUMER,
+    GRAPH_DEF_VERSION_MIN_PRODUCER as GRAPH_DEF_VERSION_MIN_PRODUCER,
+    VERSION as VERSION,
 )
 from .framework.behavior import (
     control_flow_v2_enabled as control_flow_v2_enabled,
@@ -543,6 +552,11 @@ from . import logging as logging
 from . import lookup as lookup
 from . import metrics as metrics
 from . import sparse as sparse
+from .aliases import bitwise as bitwise
+from .aliases import dtypes as dtypes
+from .aliases import manip as manip
+from .aliases import queue as queue
+from .aliases import version as version
 from . import summary as summary
 from . import contrib as contrib
 

@@ -31,8 +31,10 @@ ALLOWED = {
     "examples": {"*"},
     "testing": {"*"},
     "<top>": {"*"},
-    # Public namespace packages (tf.compat, tf.io) are the top level's, split off.
+    # Public namespace packages (tf.compat, tf.io, the aliases tf.dtypes, tf.queue, ...) are
+    # the top level's, split off.
     "compat": {"*"},
+    "aliases": {"*"},
     "io": {"*"},
     "contrib": {"*"},
 }

@@ -16,8 +16,10 @@ import pathlib
 NAMESPACES = [
     "",
     "app",
+    "bitwise",
     "compat",
     "data",
+    "dtypes",
     "errors",
     "gfile",
     "image",
@@ -26,16 +28,19 @@ NAMESPACES = [
     "layers",
     "linalg",
     "logging",
+    "manip",
     "losses",
     "math",
     "metrics",
     "nn",
     "nn.rnn_cell",
+    "queue",
     "random",
     "sparse",
     "strings",
     "summary",
     "train",
+    "version",
 ]
 
 # Names TF 1.15 had that today's ``tensorflow.compat.v1`` no longer lists.

@@ -154,6 +154,29 @@ COMPARISONS = [
 ]
 
 
+# Integer bitwise ops (ops/math/bitwise.py): no gradient (TF1: NotDifferentiable). The
+# shift amounts include negative ones and ones past the width, which TF clamps.
+_INTS = np.array([[5, -8, 0], [2**31 - 1, -(2**31), 77]], np.int32)
+_BITS = np.array([3, 1, -2], np.int32)
+_SHIFTS = np.array([0, 40, -3], np.int32)
+
+
+def _clamped(shifts):
+    return np.clip(shifts, 0, 31)
+
+
+BITWISE = [
+    OpSpec(name, call(f"bitwise.{name}"), ref, args, grad=0, tf_gradients=False)
+    for name, ref, args in [
+        ("bitwise_and", np.bitwise_and, (_INTS, _BITS)),
+        ("bitwise_or", np.bitwise_or, (_INTS, _BITS)),
+        ("bitwise_xor", np.bitwise_xor, (_INTS, _BITS)),
+        ("invert", np.invert, (np.array([0, 7, 128, 255], np.uint8),)),
+        ("left_shift", lambda x, y: np.left_shift(x, _clamped(y)), (_INTS, _SHIFTS)),
+        ("right_shift", lambda x, y: np.right_shift(x, _clamped(y)), (_INTS, _SHIFTS)),
+    ]
+]
+
 RNG = np.random.default_rng(11)
 
 
@@ -230,4 +253,4 @@ OTHERS = [
     ),
 ]
 
-ROWS = UNARY + BINARY + COMPARISONS + REDUCTIONS + OTHERS
+ROWS = UNARY + BINARY + COMPARISONS + BITWISE + REDUCTIONS + OTHERS

@@ -18,6 +18,8 @@ module         holds
                ``UnsortedSegmentMax/Min/Prod``) and counters (``Bincount``,
                ``HistogramFixedWidth``)
 ``ordering``   ``TopKV2``, ``InTopKV2``, and ``sort``/``argsort`` on ``top_k``
+``bitwise``    integer bitwise ops (``BitwiseAnd BitwiseOr BitwiseXor
+               LeftShift RightShift Invert``), no gradients
 ``composite``  builders with no record of their own (``truediv``, ``div``,
                ``clip_by_value``, ``reduce_logsumexp``, ``reduce_variance``,
                ...) and the ``Tensor`` operator overloads (``x + 1``, ``-x``,
@@ -88,6 +90,12 @@ from .arith import tan as tan
 from .arith import tanh as tanh
 from .arith import truncatediv as truncatediv
 from .arith import truncatemod as truncatemod
+from .bitwise import bitwise_and as bitwise_and
+from .bitwise import bitwise_or as bitwise_or
+from .bitwise import bitwise_xor as bitwise_xor
+from .bitwise import invert as invert
+from .bitwise import left_shift as left_shift
+from .bitwise import right_shift as right_shift
 from .compare import equal as equal
 from .compare import greater as greater
 from .compare import greater_equal as greater_equal
