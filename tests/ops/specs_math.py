@@ -15,8 +15,12 @@ from typing import Any
 
 import autograd.numpy as anp
 import numpy as np
+from autograd.scipy.special import digamma as ag_digamma
 from autograd.scipy.special import erf as ag_erf
+from autograd.scipy.special import erfc as ag_erfc
+from autograd.scipy.special import gammaln as ag_gammaln
 from autograd.scipy.special import logsumexp as ag_logsumexp
+from autograd.scipy.special import polygamma as ag_polygamma
 
 from dataflow.testing.op_spec import OpSpec, call
 
@@ -88,6 +92,21 @@ UNARY = [
     elementwise("tanh", "tanh", anp.tanh, (real(-3, 3),)),
     elementwise("sigmoid", "sigmoid", _sigmoid, (real(-5, 5),)),
     elementwise("erf", "math.erf", ag_erf, (real(),)),
+    # Inverse trigonometric, hyperbolic and special functions (ops/math/special.py),
+    # sampled inside their domains and away from their poles.
+    elementwise("asin", "asin", anp.arcsin, (real(-0.9, 0.9),)),
+    elementwise("acos", "math.acos", anp.arccos, (real(-0.9, 0.9),)),
+    elementwise("atan", "atan", anp.arctan, (real(-3, 3),)),
+    elementwise("sinh", "sinh", anp.sinh, (real(),)),
+    elementwise("cosh", "math.cosh", anp.cosh, (real(),)),
+    elementwise("asinh", "asinh", anp.arcsinh, (real(-3, 3),)),
+    elementwise("acosh", "math.acosh", anp.arccosh, (positive(1.2, 3.0),)),
+    elementwise("atanh", "atanh", anp.arctanh, (real(-0.9, 0.9),)),
+    elementwise("lgamma", "lgamma", ag_gammaln, (positive(0.3, 5.0),)),
+    elementwise("digamma", "math.digamma", ag_digamma, (positive(0.5, 5.0),)),
+    elementwise("erfc", "math.erfc", ag_erfc, (real(),)),
+    # Halves round to even; samples avoid them (grad=0: TF1 registers no gradient).
+    elementwise("rint", "math.rint", np.rint, (real(-3, 3),), grad=0),
     elementwise("reciprocal", "math.reciprocal", lambda x: 1 / x, (nonzero(),)),
     elementwise("floor", "floor", np.floor, (real(-3, 3),), grad=0),
     elementwise("ceil", "math.ceil", np.ceil, (real(-3, 3),), grad=0),
@@ -130,6 +149,7 @@ BINARY = [
         float_only=False,
         tf_gradients=False,  # TF1 registers no gradient for TruncateMod
     ),
+    elementwise("atan2", "atan2", anp.arctan2, (nonzero(), nonzero())),
     elementwise("pow", "pow", anp.power, (positive(), real()), float_only=False),
     elementwise("maximum", "maximum", anp.maximum, (real(), real()), float_only=False),
     elementwise("minimum", "minimum", anp.minimum, (real(), real()), float_only=False),
@@ -237,6 +257,18 @@ OTHERS = [
         np.isinf,
         (np.array([0.0, np.nan, np.inf, -np.inf]),),
         grad=0,
+    ),
+    # The order n (whole numbers) is not differentiated: TF1's gradient has none for it.
+    # One shape for both inputs: autograd's polygamma gradient does not undo broadcasting.
+    OpSpec(
+        "polygamma",
+        call("math.polygamma"),
+        ag_polygamma,
+        (
+            np.array([[0.0, 1.0, 2.0], [3.0, 1.0, 0.0]]),
+            np.array([[0.5, 1.7, 3.2], [0.8, 2.4, 4.1]]),
+        ),
+        wrt=(1,),
     ),
     # Compiled into one SumOfSquares / MeanOfSquares kernel (a registered fusion).
     OpSpec(

@@ -20,6 +20,9 @@ module         holds
 ``ordering``   ``TopKV2``, ``InTopKV2``, and ``sort``/``argsort`` on ``top_k``
 ``bitwise``    integer bitwise ops (``BitwiseAnd BitwiseOr BitwiseXor
                LeftShift RightShift Invert``), no gradients
+``special``    inverse trigonometric and hyperbolic functions (``Asin ...
+               Atan2 Sinh Cosh Asinh Acosh Atanh``), ``Rint``, and ``Lgamma
+               Digamma Polygamma Erfc`` (``scipy.special``'s kernels)
 ``composite``  builders with no record of their own (``truediv``, ``div``,
                ``clip_by_value``, ``reduce_logsumexp``, ``reduce_variance``,
                ...) and the ``Tensor`` operator overloads (``x + 1``, ``-x``,
@@ -142,3 +145,17 @@ from .segment import unsorted_segment_mean as unsorted_segment_mean
 from .segment import unsorted_segment_min as unsorted_segment_min
 from .segment import unsorted_segment_prod as unsorted_segment_prod
 from .segment import unsorted_segment_sqrt_n as unsorted_segment_sqrt_n
+from .special import acos as acos
+from .special import acosh as acosh
+from .special import asin as asin
+from .special import asinh as asinh
+from .special import atan as atan
+from .special import atan2 as atan2
+from .special import atanh as atanh
+from .special import cosh as cosh
+from .special import digamma as digamma
+from .special import erfc as erfc
+from .special import lgamma as lgamma
+from .special import polygamma as polygamma
+from .special import rint as rint
+from .special import sinh as sinh

@@ -98,7 +98,7 @@ def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
 
 
 # --- kernel helpers --------------------------------------------------------------------
-def _special_module(xp: Any) -> Any:
+def special_module(xp: Any) -> Any:
     """``scipy.special`` for numpy (``cupyx.scipy.special`` for cupy), or ``None``."""
     try:
         if getattr(xp, "__name__", "").startswith("cupy"):
@@ -110,7 +110,7 @@ def _special_module(xp: Any) -> Any:
     return special
 
 
-def _keep_dtype(fn: Callable, xp: Any) -> Callable:
+def keep_dtype(fn: Callable, xp: Any) -> Callable:
     """Wraps ``fn`` so its result has the dtype of its input (scipy widens float16)."""
 
     def run(x: Any) -> Any:
@@ -441,9 +441,9 @@ def _rsqrt_kernel(ctx: Any, attrs: dict) -> Any:
 
 def sigmoid_kernel(ctx: Any, attrs: dict) -> Any:
     xp = ctx.xp
-    special = _special_module(xp)
+    special = special_module(xp)
     if special is not None:
-        return _keep_dtype(special.expit, xp)
+        return keep_dtype(special.expit, xp)
 
     def sigmoid(x: Any) -> Any:
         # exp of -|x| never overflows; both branches are accurate in relative terms.
@@ -455,9 +455,9 @@ def sigmoid_kernel(ctx: Any, attrs: dict) -> Any:
 
 def _erf_kernel(ctx: Any, attrs: dict) -> Any:
     xp = ctx.xp
-    special = _special_module(xp)
+    special = special_module(xp)
     if special is not None:
-        return _keep_dtype(special.erf, xp)
+        return keep_dtype(special.erf, xp)
     erf_object = xp.frompyfunc(_pymath.erf, 1, 1)  # without scipy: exact but slow
     return lambda x: xp.asarray(erf_object(x), dtype=x.dtype)
 
