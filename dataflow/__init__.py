@@ -244,6 +244,7 @@ from .ops.array import (
     broadcast_to as broadcast_to,
     concat as concat,
     depth_to_space as depth_to_space,
+    dynamic_partition as dynamic_partition,
     expand_dims as expand_dims,
     fill as fill,
     gather as gather,

@@ -18,7 +18,8 @@ module        holds
               ``MirrorPadGrad``, ``boolean_mask``
 ``distinct``  ``Unique``, ``UniqueWithCounts`` (not differentiable)
 ``rearrange`` composites: ``roll``, ``meshgrid``, ``unravel_index``,
-              ``space_to_depth``/``depth_to_space`` (NHWC)
+              ``space_to_depth``/``depth_to_space`` (NHWC),
+              ``dynamic_partition``
 ============  ===============================================================
 
 and ``tensor_scatter``: ``TensorScatterUpdate``/``Add``/``Sub``/``Max``/``Min``
@@ -81,6 +82,7 @@ from .join import tile as tile
 from .join import unstack as unstack
 from .padding import pad as pad
 from .rearrange import depth_to_space as depth_to_space
+from .rearrange import dynamic_partition as dynamic_partition
 from .rearrange import meshgrid as meshgrid
 from .rearrange import roll as roll
 from .rearrange import space_to_depth as space_to_depth

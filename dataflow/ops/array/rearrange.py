@@ -1,5 +1,5 @@
-"""Rearranging composites: ``roll``, ``meshgrid``, ``unravel_index``, and the NHWC
-``space_to_depth``/``depth_to_space``.
+"""Rearranging composites: ``roll``, ``meshgrid``, ``unravel_index``, the NHWC
+``space_to_depth``/``depth_to_space``, and ``dynamic_partition``.
 
 Each is a builder over the family's primitives in a name scope, with no kernel or
 gradient of its own, so gradients (and second order) come from those primitives:
@@ -21,6 +21,10 @@ builder             composed of
                     same ``transpose``, ``reshape`` to ``[B, H*b, W*b, C/(b*b)]``
 ==================  ============================================================
 
+``dynamic_partition`` is ``boolean_mask(data, partitions == i)`` per partition, the ids
+first gathered from ``range(num_partitions)`` so that an id out of range is the gather's
+``InvalidArgumentError`` when the step runs, as in TF.
+
 Static shapes come out as TF infers them: known dimensions are used as Python ints in
 the reshape targets, unknown ones as run-time products of ``shape(x)``.
 """
@@ -36,12 +40,13 @@ from ...framework.graph import Tensor, convert_to_tensor, get_default_graph
 from ...framework.tensor_util import constant_value
 from ..math.argmax_cumsum import cumprod
 from ..math.arith import floordiv, floormod, multiply, subtract
+from ..math.compare import equal
 from .indexing import gather
 from .join import concat, stack
 from .reorder import range_, transpose
 from .shape_helpers import shape_of
-from .shapes import broadcast_to, reshape, size
-from .slicing import slice_
+from .shapes import broadcast_to, expand_dims, reshape, size
+from .slicing import boolean_mask, slice_
 
 
 def _require_int(t: Tensor, what: str, op_type: str) -> None:
@@ -314,3 +319,47 @@ def depth_to_space(
         blocks = reshape(x, [batch, h, w, b, b, c_out])
         moved = transpose(blocks, [0, 1, 3, 2, 4, 5])
         return reshape(moved, [batch, _times(h, b), _times(w, b), c_out])
+
+
+# --- dynamic_partition -------------------------------------------------------------------
+def dynamic_partition(
+    data: Any, partitions: Any, num_partitions: int, name: str | None = None
+) -> list[Tensor]:
+    """Splits ``data`` into ``num_partitions`` tensors by the ids in ``partitions``
+    (``tf.dynamic_partition``).
+
+    ``partitions``' shape is a prefix of ``data``'s; output ``i`` stacks, in order, the
+    slices ``data[j]`` with ``partitions[j] == i``, so its shape is
+    ``[None] + data.shape[partitions.rank:]``. The gradient gathers back (dense).
+
+    Raises:
+        ValueError: ``num_partitions`` below 1, ``partitions`` of unknown rank, or a
+            shape that is not a prefix of ``data``'s.
+        TypeError: ``partitions`` is not int32.
+        InvalidArgumentError: (when the step runs) an id outside ``[0, num_partitions)``.
+    """
+    with get_default_graph().name_scope(name or "DynamicPartition"):
+        x = convert_to_tensor(data, name="data")
+        ids = convert_to_tensor(partitions, name="partitions")
+        n = int(num_partitions)
+        if n < 1:
+            raise ValueError(
+                f"DynamicPartition: attribute num_partitions has value {n} less than minimum 1"
+            )
+        if ids.dtype != dtypes.int32:
+            raise TypeError(f"DynamicPartition: partitions must be int32, got {ids.dtype.name}")
+        k = ids.shape.rank
+        if k is None:
+            raise ValueError("DynamicPartition: the rank of partitions must be known")
+        if x.shape.rank is not None and (
+            k > x.shape.rank or not x.shape[:k].is_compatible_with(ids.shape)
+        ):
+            raise ValueError(
+                f"DynamicPartition: partitions shape {ids.shape} must be a prefix of data "
+                f"shape {x.shape}"
+            )
+        if k == 0:
+            x, ids = expand_dims(x, 0), expand_dims(ids, 0)
+        # gathering the ids from range(n) checks each lies in [0, n) when the step runs
+        checked = gather(range_(n), ids)
+        return [boolean_mask(x, equal(checked, i)) for i in range(n)]

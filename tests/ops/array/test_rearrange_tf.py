@@ -1,6 +1,6 @@
-"""``roll``, ``meshgrid``, ``unravel_index``, ``space_to_depth``/``depth_to_space``
-against ``tensorflow.compat.v1``: values, dtypes, static (partial) shapes, gradients to
-second order, and the error classes of bad input.
+"""``roll``, ``meshgrid``, ``unravel_index``, ``space_to_depth``/``depth_to_space`` and
+``dynamic_partition`` against ``tensorflow.compat.v1``: values, dtypes, static (partial)
+shapes, gradients to second order, and the error classes of bad input.
 
 Each program is written once against a module ``tf`` and run with ``dataflow`` and with
 TensorFlow 1's graph mode. The ops only move elements, so forward values must agree
@@ -81,6 +81,10 @@ def forward_program(tf):
         tf.depth_to_space(img[:, :, :, :4], 2),
         tf.space_to_depth(tf.placeholder_with_default(img, [None, None, None, 8]), 2),
         tf.depth_to_space(tf.placeholder_with_default(img, [None, None, None, 8]), 2),
+        *tf.dynamic_partition(x, [[2, 0, 2], [1, 2, 0]], 4),
+        *tf.dynamic_partition(x, [1, 0], 2),
+        *tf.dynamic_partition(tf.range(5), 1, 2),
+        *tf.dynamic_partition(x[:, :, 0], tf.reshape(tf.range(6) * shift % 3, [2, 3]), 3),
     ]
 
 
@@ -99,6 +103,8 @@ def gradient_program(tf):
         tf.depth_to_space(img, 2),
         *tf.meshgrid(v, img[0, :, 0, 1]),
         *tf.meshgrid(v[:3], v, v[1:], indexing="ij"),
+        *tf.dynamic_partition(tf.reshape(img, [2, 4, 6, 8]), [1, 0], 2),
+        *tf.dynamic_partition(img[0], [[0, 2, 2, 1, 0, 1]] * 4, 3),
     ]
     sizes = [int(np.prod(y.shape.as_list()[1:])) for y in ys]
     w = [tf.constant(np.linspace(-1.0, 1.0, n)) for n in sizes]
@@ -127,6 +133,9 @@ BAD = [
     ("meshgrid_keyword", lambda tf, x: tf.meshgrid([1, 2], sparse=True)),
     ("meshgrid_dtypes", lambda tf, x: tf.meshgrid([1, 2], [1.0, 2.0])),
     ("unravel_float", lambda tf, x: tf.unravel_index(1.0, [2, 3])),
+    ("partition_none", lambda tf, x: tf.dynamic_partition(x, [0, 1], 0)),
+    ("partition_not_prefix", lambda tf, x: tf.dynamic_partition(x, [0, 1, 1], 2)),
+    ("partition_int64", lambda tf, x: tf.dynamic_partition(x, tf.constant([0, 1], tf.int64), 2)),
 ]
 
 
@@ -145,7 +154,7 @@ def test_bad_input_raises_tf_error_class(build):
     assert issubclass(type(ours), (ValueError, TypeError))
     assert isinstance(ours, ValueError) == isinstance(theirs, ValueError), (ours, theirs)
     assert isinstance(ours, TypeError) == isinstance(theirs, TypeError), (ours, theirs)
-    names = ("Roll", "SpaceToDepth", "DepthToSpace", "UnravelIndex", "meshgrid")
+    names = ("Roll", "SpaceToDepth", "DepthToSpace", "UnravelIndex", "meshgrid", "Partition")
     assert any(n in str(ours) for n in names) or "keyword" in str(ours), str(ours)
 
 
@@ -164,3 +173,8 @@ def test_run_time_errors_match_tf_class():
             with pytest.raises(tf.errors.InvalidArgumentError):
                 with tf.Session() as sess:
                     sess.run(tf.unravel_index([[1, 2]], [2, 3]))
+            ids = tf.placeholder(tf.int32, [3])
+            parts = tf.dynamic_partition(tf.ones([3, 2]), ids, 2)
+            with pytest.raises(tf.errors.InvalidArgumentError):
+                with tf.Session() as sess:
+                    sess.run(parts, {ids: [0, 2, 1]})
