@@ -180,7 +180,10 @@ def test_training_survives_random_kills_of_ps_and_workers(nanny_cluster, tmp_pat
     # A kill of the ps always costs a recovery (its variables are gone); a worker holds
     # no state, and one killed between two steps may be back before it is needed.
     assert all("lost" in k for k in kills if k["target"] == "ps-0")
-    assert recoveries == sum("lost" in k for k in kills)
+    # Each kill costs at most one recovery, and every step seen failing was one. (Which
+    # kill a recovery belongs to is not always the last one: a mid-step kill's timer can
+    # land in a later step, so the count is bounded rather than matched kill by kill.)
+    assert sum("lost" in k for k in kills) <= recoveries <= len(kills)
     # Every loss is the one the embedded session computed for its step: each recovery
     # continued exactly from the restored checkpoint.
     for _, index, value in seen:

@@ -224,9 +224,25 @@ class DaskBackend(ResidentPath):
             with bound.lock:
                 for name in stale:
                     plan = bound.lowered.worker_plans[name]
-                    self._run_on(addresses[name], install_plans, [plan])
+                    try:
+                        self._run_on(addresses[name], install_plans, [plan])
+                    except errors.UnavailableError:
+                        # The view may still name a worker that has just left while its
+                        # nanny starts the next one: ask the scheduler once, and install
+                        # there if a new one is in (else the step fails, as it must).
+                        fresh = self._fresh_address(name)
+                        if fresh is None or fresh == addresses[name]:
+                            raise
+                        addresses[name] = fresh
+                        self._run_on(fresh, install_plans, [plan])
                     bound.installed[name] = addresses[name]
         return addresses
+
+    def _fresh_address(self, name: str) -> str | None:
+        """The address the scheduler gives worker ``name`` now (``None``: not in)."""
+        with cluster_view.comm_failures_as_unavailable("asking the scheduler for workers"):
+            self.view.refresh()
+        return self.view.address_of(name)
 
     def _run_on(self, address: str, fn: Any, *args: Any) -> Any:
         with cluster_view.comm_failures_as_unavailable(
