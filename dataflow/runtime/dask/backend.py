@@ -180,8 +180,8 @@ class DaskBackend(ResidentPath):
         step number 0 (steps count from 1), computed once on any worker and held:
         computed, not scattered, so that a worker lost while holding it takes a key the
         scheduler simply computes again (a scattered key it cannot recompute, and it
-        logs an ERROR naming each one), and sending it is one message to the scheduler,
-        none to a worker.
+        logs an ERROR naming each one), and it is in place before the plan's first step
+        (not arriving during later steps, or during interpreter exit).
         """
         new = {
             key[0]: key
@@ -197,6 +197,7 @@ class DaskBackend(ResidentPath):
         # (distributed's own CommClosedError): UnavailableError, which recovery retries on.
         with cluster_view.comm_failures_as_unavailable("binding a new step (its task groups)"):
             futures = self.client.get(graph, keys, sync=False)
+            self.client.gather(futures)  # held before the first step, not during later ones
         self._group_anchors.update((key[0], f) for key, f in zip(keys, futures, strict=True))
 
     def _ensure_installed(self, bound: BoundPlan) -> dict[str, str]:
