@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import pathlib
+import subprocess
 
 import pytest
 
@@ -62,3 +64,113 @@ def test_notebook_cells_and_the_table(corpus, tmp_path, capsys):
     ]
     assert "contrib.keras.layers.Dense  -" in "\n".join(out)
     assert out[-1] == "dataflow.contrib covers 5 of 6 uses"
+
+
+def test_import_lines_are_not_uses_and_chains_resolve(corpus):
+    program = (
+        "import tensorflow as tf\n"
+        "import tensorflow.contrib as tc\n"
+        "from tensorflow.contrib import learn\n"
+        "from tensorflow.contrib.tensorboard.plugins import projector\n"
+        "h = tc.layers.layer_norm(x)\n"
+        "vp = learn.preprocessing.VocabularyProcessor(10)\n"
+        "config = projector.ProjectorConfig()\n"
+        "projector.visualize_embeddings(writer, config)\n"
+    )
+    assert dict(corpus.uses_in(program)) == {
+        "contrib.layers.layer_norm": 1,
+        "contrib.learn.preprocessing.VocabularyProcessor": 1,
+        "contrib.tensorboard.plugins.projector": 2,
+    }
+
+
+def _pinned_corpus(corpus, mirror, repo):
+    """A one-repository corpus pinned from ``mirror``, as --add pins one."""
+    pinned, _ = corpus.rebuild({"rule": "test", "repositories": [], "files": []}, mirror, [repo])
+    return pinned
+
+
+FILES = {
+    "a.py": "import tensorflow as tf\nw = tf.contrib.layers.xavier_initializer()\n",
+    "sub/b.py": "x = 1\n",
+    "c.ipynb": json.dumps(
+        {
+            "cells": [
+                {"cell_type": "code", "source": ["tf.contrib.eager.enable_eager_execution()\n"]}
+            ]
+        }
+    ),
+}
+
+
+def test_rebuild_from_a_plain_tree_checks_the_blob_hashes(corpus, tmp_path):
+    root = tmp_path / "mirror" / "someone+repo"
+    for name, text in FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    pinned = _pinned_corpus(corpus, tmp_path / "mirror", "someone/repo")
+    assert pinned["repositories"] == [
+        {"repo": "someone/repo", "commit": None, "files": 3, "absent": []}
+    ]
+    a, c = pinned["files"]
+    assert (a["path"], a["uses"]) == ("a.py", {"contrib.layers.xavier_initializer": 1})
+    assert (
+        a["blob"]
+        == subprocess.run(
+            ["git", "hash-object", str(root / "a.py")], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    )
+    assert c["eager"] is True and c["path"] == "c.ipynb"
+    assert corpus.pinned_totals(pinned) == {"contrib.layers.xavier_initializer": 1}
+    assert corpus.rebuild(pinned, tmp_path / "mirror", [])[1] == []
+    (root / "a.py").write_text(FILES["a.py"] + "tf.contrib.layers.flatten(x)\n")
+    again, diffs = corpus.rebuild(pinned, tmp_path / "mirror", [])
+    assert [d.split(": now")[0] for d in diffs] == ["someone/repo:a.py"]
+    assert corpus.pinned_totals(again)["contrib.layers.flatten"] == 1
+
+
+def test_rebuild_from_a_git_snapshot_at_the_pinned_commit(corpus, tmp_path):
+    work = tmp_path / "mirror" / "someone+repo" / "repo"
+    for name, text in FILES.items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text(text)
+
+    def git(*args):
+        env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t"}
+        env |= {"GIT_COMMITTER_EMAIL": "t@t", "PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+        done = subprocess.run(["git", "-C", str(work), *args], capture_output=True, env=env)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.decode().strip()
+
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "one")
+    first = git("rev-parse", "HEAD")
+    (work / "a.py").write_text("y = 2\n")
+    git("commit", "-q", "-am", "two")
+    plain = _pinned_corpus(corpus, tmp_path / "mirror", "someone/repo")
+    assert plain["repositories"][0]["commit"] == git("rev-parse", "HEAD")
+    assert [f["path"] for f in plain["files"]] == ["c.ipynb"]
+    pinned = dict(plain, repositories=[dict(plain["repositories"][0], commit=first)])
+    at_first, diffs = corpus.rebuild(pinned, tmp_path / "mirror", [])
+    assert diffs == [
+        f"someone/repo:a.py: now {at_first['files'][0]['blob']} "
+        "{'contrib.layers.xavier_initializer': 1}"
+    ]
+    assert at_first["repositories"][0]["commit"] == first
+
+
+def test_pinned_corpus_is_well_formed(corpus):
+    pinned = corpus.load_pinned()
+    repos = {r["repo"]: r for r in pinned["repositories"]}
+    assert len(repos) == len(pinned["repositories"]) >= 26
+    assert all(len(r["commit"]) == 40 and r["files"] > 0 for r in repos.values())
+    seen = set()
+    for entry in pinned["files"]:
+        assert entry["repo"] in repos and (entry["repo"], entry["path"]) not in seen
+        seen.add((entry["repo"], entry["path"]))
+        assert len(entry["blob"]) == 40 and entry["path"].endswith((".py", ".ipynb"))
+        assert entry["uses"] and all(n > 0 for n in entry["uses"].values())
+        assert all(name.startswith("contrib.") for name in entry["uses"])
+    graph_mode = [f for f in pinned["files"] if not f.get("eager")]
+    assert len(graph_mode) >= 30
