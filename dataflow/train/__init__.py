@@ -40,11 +40,13 @@ from .checkpoint_utils import (
     NewCheckpointReader as NewCheckpointReader,
     init_from_checkpoint as init_from_checkpoint,
 )
+from .meta_graph import export_meta_graph as export_meta_graph
 from .saver import (
     CheckpointState as CheckpointState,
     Saver as Saver,
     checkpoint_exists as checkpoint_exists,
     get_checkpoint_state as get_checkpoint_state,
+    import_meta_graph as import_meta_graph,
     latest_checkpoint as latest_checkpoint,
     list_variables as list_variables,
     load_variable as load_variable,
@@ -59,7 +61,13 @@ from .training_util import (
     global_step as global_step,
 )
 from .learning_rate import (
+    cosine_decay as cosine_decay,
+    cosine_decay_restarts as cosine_decay_restarts,
     exponential_decay as exponential_decay,
+    inverse_time_decay as inverse_time_decay,
+    linear_cosine_decay as linear_cosine_decay,
+    natural_exp_decay as natural_exp_decay,
+    noisy_linear_cosine_decay as noisy_linear_cosine_decay,
     piecewise_constant as piecewise_constant,
     polynomial_decay as polynomial_decay,
 )
@@ -130,6 +138,8 @@ from .sessions.summary_hooks import (
 )
 
 from .._util.missing_names import missing_name_hook
+
+piecewise_constant_decay = piecewise_constant  # TF1's second name for it
 
 __getattr__ = missing_name_hook("train", __name__)
 

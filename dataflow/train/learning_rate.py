@@ -9,7 +9,17 @@ formulas:
 * ``piecewise_constant``: ``values[i]`` on the i-th interval of ``boundaries``
   (``x <= boundaries[0]`` is the first);
 * ``polynomial_decay``: from ``lr`` to ``end_learning_rate`` over ``decay_steps`` as
-  ``(1 - step / decay_steps) ** power``, optionally restarting (``cycle``).
+  ``(1 - step / decay_steps) ** power``, optionally restarting (``cycle``);
+* ``natural_exp_decay``: ``lr * exp(-decay_rate * p)``, ``p = step / decay_steps``
+  (floored when ``staircase``); ``inverse_time_decay``: ``lr / (1 + decay_rate * p)``;
+* ``cosine_decay``: half a cosine from ``lr`` down to ``alpha * lr`` over
+  ``decay_steps``, flat after; ``cosine_decay_restarts``: the same curve restarted
+  (SGDR), period ``i`` lasting ``first_decay_steps * t_mul**i`` steps and peaking at
+  ``lr * m_mul**i``;
+* ``linear_cosine_decay``: ``lr * ((alpha + linear) * cosine + beta)``, ``linear``
+  falling from 1 to 0 over ``decay_steps``, ``cosine`` making ``num_periods`` periods;
+  ``noisy_linear_cosine_decay`` adds Gaussian noise to ``linear`` at every run, of
+  variance ``initial_variance / (1 + step)**variance_decay``.
 
 Example: ``exponential_decay(0.1, step, 100, 0.5, staircase=True)`` is 0.1 for steps
 0..99, 0.05 for 100..199, ...
@@ -17,12 +27,14 @@ Example: ``exponential_decay(0.1, step, 100, 0.5, staircase=True)`` is 0.1 for s
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 from ..framework.graph import Tensor, convert_to_tensor, get_default_graph
 from ..ops import math as math_ops
 from ..ops.constant import constant
+from ..ops.random.random_ops import random_normal
 
 
 def _as_dtype(value: Any, dtype: Any) -> Tensor:
@@ -147,3 +159,241 @@ def polynomial_decay(
             math_ops.pow(math_ops.subtract(constant(1, dtype=dtype), p), power_t),
         )
         return math_ops.add(decayed, end, name=scope)
+
+
+def _require_step(global_step: Any, schedule: str) -> None:
+    if global_step is None:
+        raise ValueError(f"global_step is required for {schedule}.")
+
+
+def _progress(step: Tensor, steps: Tensor, staircase: bool) -> Tensor:
+    p = math_ops.truediv(step, steps)
+    return math_ops.floor(p) if staircase else p
+
+
+def natural_exp_decay(
+    learning_rate: Any,
+    global_step: Any,
+    decay_steps: Any,
+    decay_rate: Any,
+    staircase: bool = False,
+    name: str | None = None,
+) -> Tensor:
+    """``learning_rate * exp(-decay_rate * global_step / decay_steps)``.
+
+    Args:
+        learning_rate: the initial learning rate (float or scalar tensor).
+        global_step: the step counter (an integer variable or tensor).
+        decay_steps: steps per decay period.
+        decay_rate: the rate of the exponential.
+        staircase: decay in whole periods (floor ``global_step / decay_steps``).
+        name: the name scope (default ``ExponentialDecay``, as TF1 names it: TF1 builds
+            this schedule as an exponential decay of rate ``exp(-decay_rate)``).
+
+    Raises:
+        ValueError: ``global_step`` is ``None``.
+    """
+    _require_step(global_step, "natural_exp_decay")
+    with get_default_graph().name_scope(name or "ExponentialDecay") as scope:
+        lr = convert_to_tensor(learning_rate, name="learning_rate")
+        dtype = lr.dtype
+        p = _progress(_as_dtype(global_step, dtype), _as_dtype(decay_steps, dtype), staircase)
+        exponent = math_ops.exp(
+            math_ops.multiply(math_ops.negative(_as_dtype(decay_rate, dtype)), p)
+        )
+        return math_ops.multiply(lr, exponent, name=scope)
+
+
+def inverse_time_decay(
+    learning_rate: Any,
+    global_step: Any,
+    decay_steps: Any,
+    decay_rate: Any,
+    staircase: bool = False,
+    name: str | None = None,
+) -> Tensor:
+    """``learning_rate / (1 + decay_rate * global_step / decay_steps)``.
+
+    Arguments as :func:`natural_exp_decay` (default scope ``InverseTimeDecay``).
+
+    Raises:
+        ValueError: ``global_step`` is ``None``.
+    """
+    _require_step(global_step, "inverse_time_decay")
+    with get_default_graph().name_scope(name or "InverseTimeDecay") as scope:
+        lr = convert_to_tensor(learning_rate, name="learning_rate")
+        dtype = lr.dtype
+        p = _progress(_as_dtype(global_step, dtype), _as_dtype(decay_steps, dtype), staircase)
+        denominator = math_ops.add(
+            constant(1, dtype=dtype), math_ops.multiply(_as_dtype(decay_rate, dtype), p)
+        )
+        return math_ops.truediv(lr, denominator, name=scope)
+
+
+def _half_cosine(fraction: Tensor, periods: Tensor | None = None) -> Tensor:
+    """``0.5 * (1 + cos(pi * fraction))``, or with ``periods``:
+    ``0.5 * (1 + cos(2 pi * periods * fraction))``."""
+    dtype = fraction.dtype
+    angle = math_ops.multiply(constant(math.pi, dtype=dtype), fraction)
+    if periods is not None:
+        angle = math_ops.multiply(math_ops.multiply(constant(2, dtype=dtype), periods), angle)
+    return math_ops.multiply(
+        constant(0.5, dtype=dtype), math_ops.add(constant(1, dtype=dtype), math_ops.cos(angle))
+    )
+
+
+def cosine_decay(
+    learning_rate: Any,
+    global_step: Any,
+    decay_steps: Any,
+    alpha: Any = 0.0,
+    name: str | None = None,
+) -> Tensor:
+    """Cosine decay from ``learning_rate`` to ``alpha * learning_rate`` over
+    ``decay_steps`` steps, then flat: ``lr * ((1 - alpha) * c + alpha)`` with
+    ``c = 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps))``.
+
+    Raises:
+        ValueError: ``global_step`` is ``None``.
+    """
+    _require_step(global_step, "cosine decay")
+    with get_default_graph().name_scope(name or "CosineDecay") as scope:
+        lr = convert_to_tensor(learning_rate, name="learning_rate")
+        dtype = lr.dtype
+        steps = _as_dtype(decay_steps, dtype)
+        step = math_ops.minimum(_as_dtype(global_step, dtype), steps)
+        a = _as_dtype(alpha, dtype)
+        cosine = _half_cosine(math_ops.truediv(step, steps))
+        decayed = math_ops.add(
+            math_ops.multiply(math_ops.subtract(constant(1, dtype=dtype), a), cosine), a
+        )
+        return math_ops.multiply(lr, decayed, name=scope)
+
+
+def cosine_decay_restarts(
+    learning_rate: Any,
+    global_step: Any,
+    first_decay_steps: Any,
+    t_mul: float = 2.0,
+    m_mul: float = 1.0,
+    alpha: Any = 0.0,
+    name: str | None = None,
+) -> Tensor:
+    """Cosine decay with warm restarts (SGDR, Loshchilov & Hutter 2016).
+
+    Period ``i`` (from 0) lasts ``first_decay_steps * t_mul**i`` steps; within it the
+    rate follows :func:`cosine_decay`'s curve from ``lr * m_mul**i`` down to ``alpha``
+    times that.
+
+    Raises:
+        ValueError: ``global_step`` is ``None``.
+    """
+    _require_step(global_step, "cosine decay restarts")
+    with get_default_graph().name_scope(name or "SGDRDecay") as scope:
+        lr = convert_to_tensor(learning_rate, name="learning_rate")
+        dtype = lr.dtype
+        first = _as_dtype(first_decay_steps, dtype)
+        a = _as_dtype(alpha, dtype)
+        t = _as_dtype(t_mul, dtype)
+        m = _as_dtype(m_mul, dtype)
+        one = constant(1, dtype=dtype)
+        done = math_ops.truediv(_as_dtype(global_step, dtype), first)  # in first periods
+        if t_mul == 1.0:
+            restart = math_ops.floor(done)
+            into = math_ops.subtract(done, restart)
+        else:
+            # Periods grow geometrically: the first i of them take (1 - t**i) / (1 - t)
+            # first-periods, so the current one is the i that sum stays below.
+            restart = math_ops.floor(
+                math_ops.truediv(
+                    math_ops.log(
+                        math_ops.subtract(one, math_ops.multiply(done, math_ops.subtract(one, t)))
+                    ),
+                    math_ops.log(t),
+                )
+            )
+            elapsed = math_ops.truediv(
+                math_ops.subtract(one, math_ops.pow(t, restart)), math_ops.subtract(one, t)
+            )
+            into = math_ops.truediv(math_ops.subtract(done, elapsed), math_ops.pow(t, restart))
+        peak = math_ops.pow(m, restart)
+        cosine = math_ops.multiply(peak, _half_cosine(into))
+        decayed = math_ops.add(math_ops.multiply(math_ops.subtract(one, a), cosine), a)
+        return math_ops.multiply(lr, decayed, name=scope)
+
+
+def _linear_and_cosine(
+    dtype: Any, global_step: Any, decay_steps: Any, num_periods: Any
+) -> tuple[Tensor, Tensor, Tensor]:
+    """(the clipped step, the linear fall from 1 to 0, the periodic cosine factor)."""
+    steps = _as_dtype(decay_steps, dtype)
+    step = math_ops.minimum(_as_dtype(global_step, dtype), steps)
+    linear = math_ops.truediv(math_ops.subtract(steps, step), steps)
+    cosine = _half_cosine(math_ops.truediv(step, steps), _as_dtype(num_periods, dtype))
+    return step, linear, cosine
+
+
+def linear_cosine_decay(
+    learning_rate: Any,
+    global_step: Any,
+    decay_steps: Any,
+    num_periods: Any = 0.5,
+    alpha: Any = 0.0,
+    beta: Any = 0.001,
+    name: str | None = None,
+) -> Tensor:
+    """``lr * ((alpha + linear) * cosine + beta)`` (Bello et al. 2017), with
+    ``linear = (decay_steps - s) / decay_steps`` and
+    ``cosine = 0.5 * (1 + cos(2 pi * num_periods * s / decay_steps))``,
+    ``s = min(global_step, decay_steps)``.
+
+    Raises:
+        ValueError: ``global_step`` is ``None``.
+    """
+    _require_step(global_step, "linear cosine decay")
+    with get_default_graph().name_scope(name or "LinearCosineDecay") as scope:
+        lr = convert_to_tensor(learning_rate, name="learning_rate")
+        dtype = lr.dtype
+        _, linear, cosine = _linear_and_cosine(dtype, global_step, decay_steps, num_periods)
+        decayed = math_ops.add(
+            math_ops.multiply(math_ops.add(_as_dtype(alpha, dtype), linear), cosine),
+            _as_dtype(beta, dtype),
+        )
+        return math_ops.multiply(lr, decayed, name=scope)
+
+
+def noisy_linear_cosine_decay(
+    learning_rate: Any,
+    global_step: Any,
+    decay_steps: Any,
+    initial_variance: Any = 1.0,
+    variance_decay: Any = 0.55,
+    num_periods: Any = 0.5,
+    alpha: Any = 0.0,
+    beta: Any = 0.001,
+    name: str | None = None,
+) -> Tensor:
+    """:func:`linear_cosine_decay` with noise: ``linear`` gets a fresh normal sample of
+    variance ``initial_variance / (1 + s)**variance_decay`` at every run.
+
+    Raises:
+        ValueError: ``global_step`` is ``None``.
+    """
+    _require_step(global_step, "noisy linear cosine decay")
+    with get_default_graph().name_scope(name or "NoisyLinearCosineDecay") as scope:
+        lr = convert_to_tensor(learning_rate, name="learning_rate")
+        dtype = lr.dtype
+        step, linear, cosine = _linear_and_cosine(dtype, global_step, decay_steps, num_periods)
+        variance = math_ops.truediv(
+            _as_dtype(initial_variance, dtype),
+            math_ops.pow(
+                math_ops.add(constant(1, dtype=dtype), step), _as_dtype(variance_decay, dtype)
+            ),
+        )
+        noise = math_ops.multiply(random_normal([], dtype=dtype), math_ops.sqrt(variance))
+        noisy = math_ops.add(linear, noise)
+        decayed = math_ops.add(
+            math_ops.multiply(math_ops.add(_as_dtype(alpha, dtype), noisy), cosine),
+            _as_dtype(beta, dtype),
+        )
+        return math_ops.multiply(lr, decayed, name=scope)
