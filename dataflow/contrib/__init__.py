@@ -18,6 +18,7 @@ from . import rnn as rnn
 from . import seq2seq as seq2seq
 from . import slim as slim
 from . import staging as staging
+from . import tensorboard as tensorboard
 from . import training as training
 from . import util as util
 from .missing import contrib_hook
