@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -340,65 +340,106 @@ def import_into(
 
     ``input_map`` maps tensor names of ``graph_def`` (``"x:0"``, or ``"x"`` for output 0)
     to tensors of ``graph`` used in their place. ``return_elements`` names the tensors
-    (``"y:0"``) or operations (``"train"``) to return, in that order.
+    (``"y:0"``) or operations (``"train"``) to return, in that order. TF's control flow
+    (while-loop frames and conds) is rebuilt by the importer ``register_control_flow``
+    names (``ops/tf_control_flow.py``).
 
     Raises:
         TypeError: ``graph_def`` is not a ``GraphDef`` (or its serialized bytes).
         NotFoundError: a node's op type is not registered.
+        InvalidArgumentError: malformed control flow (a loop frame or cond that is not
+        whole).
         ValueError: a node cannot be rebuilt (two of one name, a missing attr, an input
         that names no output, the wrong number of inputs), an ``input_map`` key or a
         returned name is not in the ``GraphDef``, or a mapped tensor has another dtype.
     """
     graph_def = as_graph_def_proto(graph_def)
-    prefix = "import" if name is None else name
-    if prefix:
-        prefix = graph.unique_name(prefix.rstrip("/")) + "/"
-    mapped = {_tensor_ref(k): v for k, v in (input_map or {}).items()}
-    known = {n.name for n in graph_def.node}
-    for ref in mapped:
-        if ref[0] not in known:
-            raise ValueError(f"import_graph_def: input_map key '{ref[0]}:{ref[1]}' names no node")
-    _check_op_types(graph_def)
-    built: dict[str, Any] = {}
-    for node in topological_nodes(graph_def):
+    builder = NodeBuilder(graph, graph_def, input_map, name)
+    rebuild = _CONTROL_FLOW[0] if _CONTROL_FLOW else None
+    _check_op_types(graph_def, CONTROL_FLOW_V1 if rebuild else frozenset())
+    if rebuild is not None and any(n.op in CONTROL_FLOW_V1 for n in graph_def.node):
+        built = rebuild(graph_def, builder)
+    else:
+        built = {}
+        for node in topological_nodes(graph_def):
+            built[node.name] = builder.build(node, built)
+    if return_elements is None:
+        return None
+    return [_returned(built, r) for r in return_elements]
+
+
+# TF1's while loops and conds in a GraphDef (tf.compat.v1 without control flow v2).
+CONTROL_FLOW_V1 = frozenset({"Enter", "Exit", "LoopCond", "Merge", "NextIteration", "Switch"})
+_CONTROL_FLOW: list[Callable[[graph_pb2.GraphDef, NodeBuilder], Any]] = []
+
+
+def register_control_flow(rebuild: Callable[[graph_pb2.GraphDef, NodeBuilder], Any]) -> None:
+    """Declares how ``import_graph_def`` rebuilds TF's control-flow v1 nodes: ``rebuild(
+    graph_def, builder)`` builds every node (the others with ``builder.build``) and
+    returns a mapping from node names to what ``builder.build`` returns for them."""
+    if _CONTROL_FLOW:
+        raise KeyError("a control-flow importer is already registered")
+    _CONTROL_FLOW.append(rebuild)
+
+
+class NodeBuilder:
+    """Builds the nodes of one ``GraphDef`` into a graph, one node at a time, under the
+    import's name prefix and with its ``input_map``."""
+
+    def __init__(self, graph: Any, graph_def: graph_pb2.GraphDef, input_map: Any, name: str | None):
+        prefix = "import" if name is None else name
+        if prefix:
+            prefix = graph.unique_name(prefix.rstrip("/")) + "/"
+        self.graph = graph
+        self.prefix = prefix
+        self.mapped = {_tensor_ref(k): v for k, v in (input_map or {}).items()}
+        known = {n.name for n in graph_def.node}
+        for ref in self.mapped:
+            if ref[0] not in known:
+                raise ValueError(
+                    f"import_graph_def: input_map key '{ref[0]}:{ref[1]}' names no node"
+                )
+
+    def build(self, node: node_def_pb2.NodeDef, built: Any, graph: Any = None) -> Any:
+        """Adds ``node`` to ``graph`` (default: the import's; or a body traced in it),
+        reading its inputs from ``built`` (node name -> what ``build`` returned)."""
+        graph = self.graph if graph is None else graph
         inputs, controls = [], []
         for ref in node.input:
             if ref.startswith("^"):
                 source = built[ref[1:]]
                 controls.append(getattr(source, "last_op", source))
                 continue
-            inputs.append(_input(node, _tensor_ref(ref), built, mapped))
-        full_name = f"{prefix}{node.name}"
-        if _has_op(graph, full_name):
+            inputs.append(_input(node, _tensor_ref(ref), built, self.mapped))
+        full_name = f"{self.prefix}{node.name}"
+        if graph is self.graph and _has_op(graph, full_name):
             raise ValueError(f"import_graph_def: the graph already has an op named '{full_name}'")
         device = graph.device(node.device) if node.device else contextlib.nullcontext()
         attrs = tf_op_defs.ours_from_tf(node.op, node_attrs(node), inputs)
         importer = registry.importer_of(node.op)
         if importer is not None:
             with device, graph.control_dependencies(controls):
-                built[node.name] = _imported_composite(node, importer, inputs, attrs, full_name)
-            continue
+                return _imported_composite(node, importer, inputs, attrs, full_name)
         with device:
             try:
-                built[node.name] = graph.create_op(
+                return graph.create_op(
                     node.op, inputs, attrs, name=f"{full_name}/", control_inputs=controls
                 )
             except KeyError as exc:  # a rule or builder reading an attr the node lacks
                 raise ValueError(
                     f"import_graph_def: node '{node.name}' (op {node.op}) lacks the attr {exc}"
                 ) from None
-    if return_elements is None:
-        return None
-    return [_returned(built, r) for r in return_elements]
 
 
-def _check_op_types(graph_def: graph_pb2.GraphDef) -> None:
+def _check_op_types(graph_def: graph_pb2.GraphDef, handled: frozenset[str]) -> None:
     """Raises one error naming every node of ``graph_def`` we cannot build, before any is:
     ``NotFoundError`` listing the op types not registered here (or registered with
     another signature than TF's), ``UnimplementedError`` for nodes calling functions."""
     missing: dict[str, list[str]] = {}
     reasons: dict[str, str] = {}
     for node in graph_def.node:
+        if node.op in handled:
+            continue
         try:
             registry.lookup(node.op)
             why = tf_op_defs.other_signature(node.op, node.attr)
@@ -429,38 +470,27 @@ def _check_op_types(graph_def: graph_pb2.GraphDef) -> None:
         )
     if not missing:
         return
-    loops = sorted(set(missing) & _CONTROL_FLOW_V1)
-    hint = (
-        f" ({', '.join(loops)} are TF's control-flow v1 while loops, which import_graph_def "
-        "does not rebuild: see docs/frozen_graphs.md)"
-        if loops
-        else ""
-    )
     raise errors.NotFoundError(
         None,
         None,
         f"import_graph_def: the GraphDef uses {len(missing)} op type"
         f"{'s' * (len(missing) > 1)} we cannot build (not registered here, unless said "
-        f"otherwise): {listed}{hint}",
+        f"otherwise): {listed}",
     )
 
 
-# TF1's dynamic_rnn and while_loop in a GraphDef (tf.compat.v1 without control flow v2).
-_CONTROL_FLOW_V1 = {"Enter", "Exit", "LoopCond", "Merge", "NextIteration", "Switch"}
-
-
-class _Composite:
+class Composite:
     """A node of a TF op type built from our ops: its outputs, read like an op's."""
 
     def __init__(self, op_type: str, outputs: list[Any]):
         self.type = op_type
         self.outputs = outputs
-        self.last_op = outputs[0].op if outputs else None
+        self.last_op = next((t.op for t in outputs if t is not None), None)
 
 
 def _imported_composite(
     node: node_def_pb2.NodeDef, importer: Any, inputs: list, attrs: dict, name: str
-) -> _Composite:
+) -> Composite:
     try:
         outputs = importer(inputs, attrs, name)
     except KeyError as exc:
@@ -469,7 +499,7 @@ def _imported_composite(
         ) from None
     except (ValueError, TypeError) as exc:
         raise type(exc)(f"import_graph_def: node '{node.name}' (op {node.op}): {exc}") from None
-    return _Composite(node.op, list(outputs))
+    return Composite(node.op, list(outputs))
 
 
 def as_graph_def_proto(graph_def: Any) -> graph_pb2.GraphDef:

@@ -10,12 +10,20 @@ output of TF's op.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
-from ..framework import registry, tensor_util
+from ..framework import dtypes, registry, tensor_util
+from ..framework.tensor_shape import TensorShape
+from . import array as array_ops
+from . import tf_control_flow  # noqa: F401 - registers the control-flow rebuild
 from .array import shapes as array_shapes
+from .array.indexing import gather_nd
+from .array.reorder import range_ as range_op
+from .cast import cast
+from .control.tensor_array import TensorArray, build_ta_with_new_flow
 from .linalg import diag as linalg_diag
-from .math import compare
+from .math import arith, compare
 from .nn import activations, impl
 from .nn.conv import depthwise
 
@@ -120,6 +128,30 @@ def _lrn(inputs: list, attrs: dict, name: str) -> list:
     ]
 
 
+def _reverse_sequence(inputs: list, attrs: dict, name: str) -> list:
+    """Each row's first ``lengths[b]`` steps reversed: a gather along the sequence axis
+    of indices ``length - 1 - t`` (``t`` past the length stays), with the batch and
+    sequence axes moved first."""
+    x, lengths = inputs
+    seq, batch = int(attrs["seq_dim"]), int(attrs.get("batch_dim", 0))
+    rank = x.shape.rank
+    if rank is None:
+        raise ValueError("ReverseSequence needs an input of known rank")
+    seq, batch = seq % rank, batch % rank
+    if seq == batch:
+        raise ValueError(f"seq_dim and batch_dim are both {seq}")
+    perm = [batch, seq] + [a for a in range(rank) if a not in (batch, seq)]
+    inverse = [perm.index(a) for a in range(rank)]
+    moved = array_ops.transpose(x, perm)
+    dims = array_shapes.shape(moved)
+    t = array_ops.reshape(range_op(dims[1]), [1, -1])
+    length = array_ops.reshape(cast(lengths, dtypes.int32), [-1, 1])
+    source = compare.where_v2(compare.less(t, length), length - 1 - t, t + 0 * length)
+    b = array_ops.reshape(range_op(dims[0]), [-1, 1]) + 0 * t
+    index = array_ops.stack([b, arith.minimum(source, dims[1] - 1)], axis=2)
+    return [array_ops.transpose(gather_nd(moved, index), inverse, name=name)]
+
+
 registry.register_importer("Relu6", _one(activations.relu6))
 registry.register_importer("Elu", _one(activations.elu))
 registry.register_importer("Selu", _one(activations.selu))
@@ -138,3 +170,82 @@ registry.register_importer("MatrixDiagV3", _matrix_diag)
 registry.register_importer("MatrixDiagPartV3", _matrix_diag_part)
 registry.register_importer("MatrixSetDiagV3", _matrix_set_diag)
 registry.register_importer("LRN", _lrn)
+registry.register_importer("ReverseSequence", _reverse_sequence)
+
+
+# --- TF's TensorArrayV3 family over tensor lists ------------------------------------------
+# TF's array is a resource handle plus a float "flow" threaded through its ops; here the
+# flow is the tensor list itself (``control/tensor_array.py``), and the handle is the
+# same list, which names the array: the ``TensorArray`` made for it (dtype, dynamic size,
+# the element shape learnt from writes) is found again by it in each op reading it.
+_ARRAYS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _array(handle: Any, flow: Any, attrs: dict, dtype_attr: str) -> TensorArray:
+    """The array over ``flow`` that ``handle`` names (one like it if the handle came
+    through another op, from the node's dtype attr)."""
+    made = _ARRAYS.get(handle)
+    if made is None:
+        made = TensorArray(attrs[dtype_attr], flow=flow, element_shape=attrs.get("element_shape"))
+        return made
+    return build_ta_with_new_flow(made, flow)
+
+
+def _ta_new(inputs: list, attrs: dict, name: str) -> list:
+    shape = attrs.get("element_shape")
+    if isinstance(shape, TensorShape) and shape.rank is None:
+        shape = None
+    array = TensorArray(
+        attrs["dtype"],
+        size=inputs[0],
+        dynamic_size=bool(attrs.get("dynamic_size", False)),
+        element_shape=shape,
+        name=name,
+    )
+    _ARRAYS[array.flow] = array
+    return [array.flow, array.flow]
+
+
+def _ta_write(inputs: list, attrs: dict, name: str) -> list:
+    handle, index, value, flow = inputs
+    return [_array(handle, flow, attrs, "T").write(index, value, name=name).flow]
+
+
+def _ta_scatter(inputs: list, attrs: dict, name: str) -> list:
+    handle, indices, value, flow = inputs
+    return [_array(handle, flow, attrs, "T").scatter(indices, value, name=name).flow]
+
+
+def _ta_split(inputs: list, attrs: dict, name: str) -> list:
+    handle, value, lengths, flow = inputs
+    return [_array(handle, flow, attrs, "T").split(value, lengths, name=name).flow]
+
+
+def _ta_read(inputs: list, attrs: dict, name: str) -> list:
+    handle, index, flow = inputs
+    return [_array(handle, flow, attrs, "dtype").read(index, name=name)]
+
+
+def _ta_gather(inputs: list, attrs: dict, name: str) -> list:
+    handle, indices, flow = inputs
+    array = _array(handle, flow, attrs, "dtype")
+    shape = attrs.get("element_shape")
+    if isinstance(shape, TensorShape) and array.element_shape.is_compatible_with(shape):
+        # TF writes the element shape it knows; ours may know less (learnt in a body).
+        shape = array.element_shape.merge_with(shape)
+        array = TensorArray(array.dtype, flow=flow, element_shape=shape)
+    return [array.gather(indices, name=name)]
+
+
+def _ta_size(inputs: list, attrs: dict, name: str) -> list:
+    handle, flow = inputs
+    return [_array(handle, flow, {"dtype": dtypes.float32}, "dtype").size(name=name)]
+
+
+registry.register_importer("TensorArrayV3", _ta_new)
+registry.register_importer("TensorArrayWriteV3", _ta_write)
+registry.register_importer("TensorArrayScatterV3", _ta_scatter)
+registry.register_importer("TensorArraySplitV3", _ta_split)
+registry.register_importer("TensorArrayReadV3", _ta_read)
+registry.register_importer("TensorArrayGatherV3", _ta_gather)
+registry.register_importer("TensorArraySizeV3", _ta_size)

@@ -224,14 +224,16 @@ def _infer_assert(op: Operation) -> list:
 
 
 def _assert_kernel(ctx: Any, attrs: dict) -> Any:
-    template, summarize, op_name = attrs["template"], attrs["summarize"], ctx.op_name
+    # TF's Assert (from a GraphDef it wrote) has no template: every item is a tensor.
+    template, summarize, op_name = attrs.get("template"), attrs["summarize"], ctx.op_name
 
     def assert_(condition: Any, *data: Any) -> None:
         if not bool(condition):
             it = iter(data)
+            template_ = [_Slot()] * len(data) if template is None else template
             parts = [
                 format_legacy(_host(next(it)), summarize) if isinstance(item, _Slot) else item
-                for item in template
+                for item in template_
             ]
             raise errors.InvalidArgumentError(
                 None,

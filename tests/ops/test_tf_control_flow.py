@@ -1,0 +1,277 @@
+"""Frozen graphs with TF1's control flow (``tf.compat.v1`` with control flow v1: while-loop
+frames, conds, ``TensorArrayV3``) run here with TF's outputs: ``dynamic_rnn`` over LSTM,
+GRU and basic RNN cells (with and without ``sequence_length``, time-major both ways),
+``bidirectional_dynamic_rnn``, ``tf.while_loop`` with conds inside and outside, nested
+loops, ``map_fn``; malformed frames are refused at import."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dataflow as tf
+from dataflow.framework import graph_def as graph_def_lib
+
+pytestmark = [
+    pytest.mark.tf,
+    # TF's rnn_cell classes warn that Keras replaces them; they are what TF1 users froze.
+    pytest.mark.filterwarnings("ignore:.*is deprecated:UserWarning"),
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+]
+
+
+@pytest.fixture(scope="module")
+def tf1():
+    tensorflow = pytest.importorskip("tensorflow")
+    v1 = tensorflow.compat.v1
+    v1.disable_eager_execution()
+    v1.disable_control_flow_v2()
+    return v1
+
+
+def _freeze(tf1, build):
+    """Builds ``build(tf1)`` -> (feeds {name: array}, output names) in TF, freezes it,
+    and returns the GraphDef's bytes, the feeds, the outputs and TF's values."""
+    graph = tf1.Graph()
+    with graph.as_default():
+        tf1.set_random_seed(7)
+        feeds, outputs = build(tf1)
+        with tf1.Session() as sess:
+            sess.run(tf1.global_variables_initializer())
+            expected = sess.run(
+                [f"{o}:0" for o in outputs], {f"{k}:0": v for k, v in feeds.items()}
+            )
+            frozen = tf1.graph_util.convert_variables_to_constants(
+                sess, graph.as_graph_def(), outputs
+            )
+    assert {"Enter", "Exit", "Merge", "Switch", "NextIteration"} <= {n.op for n in frozen.node} or {
+        "Switch",
+        "Merge",
+    } <= {n.op for n in frozen.node}
+    return frozen.SerializeToString(), feeds, outputs, expected
+
+
+def _run_here(data, feeds, outputs):
+    graph_def = tf.GraphDef.FromString(data)
+    with tf.Graph().as_default() as graph:
+        fetched = tf.import_graph_def(
+            graph_def, return_elements=[f"{o}:0" for o in outputs], name=""
+        )
+        types = {op.type for op in graph.get_operations()}
+        assert not types & graph_def_lib.CONTROL_FLOW_V1
+        with tf.Session() as sess:
+            return fetched, sess.run(fetched, {f"{k}:0": v for k, v in feeds.items()})
+
+
+def _check(tf1, build, rtol=1e-5, atol=1e-6):
+    data, feeds, outputs, expected = _freeze(tf1, build)
+    tensors, got = _run_here(data, feeds, outputs)
+    for name, t, g, e in zip(outputs, tensors, got, expected, strict=True):
+        assert g.dtype == e.dtype, name
+        assert g.shape == e.shape, name
+        assert t.shape.is_compatible_with(e.shape), name
+        np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, err_msg=name)
+
+
+def _rnn(cell_kind, with_lengths, time_major, units=4):
+    def build(tf1):
+        rng = np.random.RandomState(3)
+        shape = [6, 3, 5] if time_major else [3, 6, 5]
+        x = tf1.placeholder(
+            tf1.float32, [None, None, 5] if not time_major else [None, None, 5], "x"
+        )
+        cell = {
+            "lstm": lambda: tf1.nn.rnn_cell.LSTMCell(units),
+            "gru": lambda: tf1.nn.rnn_cell.GRUCell(units),
+            "basic": lambda: tf1.nn.rnn_cell.BasicRNNCell(units),
+        }[cell_kind]()
+        feeds = {"x": rng.randn(*shape).astype(np.float32)}
+        kwargs = {}
+        if with_lengths:
+            kwargs["sequence_length"] = tf1.placeholder(tf1.int32, [None], "lengths")
+            feeds["lengths"] = np.array([6, 2, 4], np.int32)
+        out, state = tf1.nn.dynamic_rnn(cell, x, dtype=tf1.float32, time_major=time_major, **kwargs)
+        tf1.identity(out, "out")
+        states = state if isinstance(state, tuple) else (state,)
+        for i, s in enumerate(states):
+            tf1.identity(s, f"state{i}")
+        return feeds, ["out"] + [f"state{i}" for i in range(len(states))]
+
+    return build
+
+
+@pytest.mark.parametrize("with_lengths", [False, True])
+@pytest.mark.parametrize("time_major", [False, True])
+def test_dynamic_rnn_lstm(tf1, with_lengths, time_major):
+    _check(tf1, _rnn("lstm", with_lengths, time_major))
+
+
+@pytest.mark.parametrize("cell_kind", ["gru", "basic"])
+def test_dynamic_rnn_gru_and_basic(tf1, cell_kind):
+    _check(tf1, _rnn(cell_kind, True, False))
+
+
+def test_bidirectional_dynamic_rnn(tf1):
+    def build(tf1):
+        rng = np.random.RandomState(5)
+        x = tf1.placeholder(tf1.float32, [None, 7, 3], "x")
+        lengths = tf1.placeholder(tf1.int32, [None], "lengths")
+        (fw, bw), (sf, sb) = tf1.nn.bidirectional_dynamic_rnn(
+            tf1.nn.rnn_cell.LSTMCell(4),
+            tf1.nn.rnn_cell.GRUCell(3),
+            x,
+            sequence_length=lengths,
+            dtype=tf1.float32,
+        )
+        tf1.concat([fw, tf1.pad(bw, [[0, 0], [0, 0], [0, 1]])], 2, name="out")
+        tf1.identity(sf.h, "fw_h")
+        tf1.identity(sb, "bw_state")
+        feeds = {
+            "x": rng.randn(2, 7, 3).astype(np.float32),
+            "lengths": np.array([7, 3], np.int32),
+        }
+        return feeds, ["out", "fw_h", "bw_state"]
+
+    _check(tf1, build)
+
+
+def test_while_loop_with_conds_inside_and_outside(tf1):
+    def build(tf1):
+        x = tf1.placeholder(tf1.float32, [None], "x")
+        n = tf1.placeholder(tf1.int32, [], "n")
+
+        def body(i, acc, total, ta):
+            acc = tf1.cond(
+                tf1.equal(i % 2, 0), lambda: acc * 1.5 + x, lambda: acc - tf1.reduce_mean(x)
+            )
+            total = total + tf1.cast(i, tf1.float32) * tf1.reduce_sum(acc)
+            return i + 1, acc, total, ta.write(i, acc)
+
+        ta = tf1.TensorArray(tf1.float32, size=n)
+        i, acc, total, ta = tf1.while_loop(
+            lambda i, *_: i < n, body, [tf1.constant(0), x, tf1.constant(0.0), ta]
+        )
+        tf1.identity(acc, "acc")
+        tf1.identity(ta.stack(), "stacked")
+        tf1.cond(total > 10.0, lambda: total * 2.0, lambda: -total, name="picked")
+        tf1.identity(tf1.get_default_graph().get_tensor_by_name("picked/Merge:0"), "picked_out")
+        tf1.identity(i, "count")
+        return {"x": np.array([0.5, -1.0, 2.0], np.float32), "n": np.int32(5)}, [
+            "acc",
+            "stacked",
+            "picked_out",
+            "count",
+        ]
+
+    _check(tf1, build)
+
+
+def test_cond_on_a_fed_predicate_both_ways(tf1):
+    def build(tf1, flag):
+        def inner(tf1):
+            p = tf1.placeholder(tf1.bool, [], "p")
+            x = tf1.placeholder(tf1.float32, [2], "x")
+            a, b = tf1.cond(p, lambda: (x + 1.0, tf1.constant(3)), lambda: (x * x, tf1.constant(4)))
+            tf1.identity(a, "a")
+            tf1.identity(b, "b")
+            return {"p": np.bool_(flag), "x": np.array([2.0, -3.0], np.float32)}, ["a", "b"]
+
+        return inner
+
+    _check(tf1, build(tf1, True))
+    _check(tf1, build(tf1, False))
+
+
+def test_nested_while_loops(tf1):
+    def build(tf1):
+        m = tf1.placeholder(tf1.int32, [], "m")
+
+        def outer(i, s):
+            j, t = tf1.while_loop(
+                lambda j, t: j < i, lambda j, t: (j + 1, t + tf1.cast(j * i, tf1.float32)), [0, s]
+            )
+            return i + 1, t * 0.5
+
+        _, s = tf1.while_loop(lambda i, s: i < m, outer, [tf1.constant(0), tf1.constant(1.0)])
+        tf1.identity(s, "s")
+        return {"m": np.int32(6)}, ["s"]
+
+    _check(tf1, build)
+
+
+def test_map_fn(tf1):
+    def build(tf1):
+        x = tf1.placeholder(tf1.float32, [None, 3], "x")
+        w = tf1.get_variable("w", [3, 2])
+        tf1.identity(tf1.map_fn(lambda row: tf1.tanh(tf1.tensordot(row, w, 1)), x), "y")
+        return {"x": np.random.RandomState(1).randn(4, 3).astype(np.float32)}, ["y"]
+
+    _check(tf1, build)
+
+
+# --- malformed frames ----------------------------------------------------------------------
+def _node(graph_def, name, op, inputs=(), **attrs):
+    node = graph_def.node.add(name=name, op=op)
+    node.input.extend(inputs)
+    node.attr["T"].type = 1  # DT_FLOAT
+    for key, value in attrs.items():
+        if isinstance(value, bytes):
+            node.attr[key].s = value
+        else:
+            node.attr[key].b = value
+    return node
+
+
+def _placeholder(graph_def, name="x"):
+    node = graph_def.node.add(name=name, op="Placeholder")
+    node.attr["dtype"].type = 1
+    return node
+
+
+def test_next_iteration_without_merge_is_refused(tf1):
+    del tf1
+    graph_def = tf.GraphDef()
+    _placeholder(graph_def)
+    _node(graph_def, "w/Enter", "Enter", ["x"], frame_name=b"w", is_constant=False)
+    _node(graph_def, "w/NextIteration", "NextIteration", ["w/Enter"])
+    with tf.Graph().as_default() as graph:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="NextIteration"):
+            tf.import_graph_def(graph_def)
+        assert not graph.get_operations()
+
+
+def test_exit_without_frame_is_refused(tf1):
+    del tf1
+    graph_def = tf.GraphDef()
+    _placeholder(graph_def)
+    _node(graph_def, "Exit", "Exit", ["x"])
+    with tf.Graph().as_default() as graph:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Exit"):
+            tf.import_graph_def(graph_def)
+        assert not graph.get_operations()
+
+
+@pytest.mark.parametrize("cut", ["LoopCond", "Switch", "Enter", "NextIteration", "Merge"])
+def test_a_frozen_loop_missing_any_part_is_refused(tf1, cut):
+    """A real dynamic_rnn frame with one control-flow node turned into a NoOp-like cut:
+    its readers lose their input, which is refused at import, never hangs."""
+    data, _, _, _ = _freeze(tf1, _rnn("basic", False, False))
+    graph_def = tf.GraphDef.FromString(data)
+    victim = next(n for n in graph_def.node if n.op == cut)
+    victim.op = "Identity"
+    del victim.input[1:]
+    with tf.Graph().as_default():
+        with pytest.raises((tf.errors.InvalidArgumentError, ValueError)):
+            tf.import_graph_def(graph_def)
+
+
+def test_missing_op_types_are_listed_at_once(tf1):
+    del tf1
+    graph_def = tf.GraphDef()
+    _placeholder(graph_def)
+    _node(graph_def, "a", "NoSuchOpA", ["x"])
+    _node(graph_def, "b", "NoSuchOpB", ["a"])
+    _node(graph_def, "w/Enter", "Enter", ["b"], frame_name=b"w", is_constant=True)
+    with tf.Graph().as_default():
+        with pytest.raises(tf.errors.NotFoundError, match="NoSuchOpA.*NoSuchOpB"):
+            tf.import_graph_def(graph_def)
