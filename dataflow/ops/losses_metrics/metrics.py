@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from ...framework import dtypes
 from ...framework.graph import Tensor, convert_to_tensor, get_default_graph
 from ...framework.scopes import control_dependencies, name_scope
@@ -40,7 +38,8 @@ def metric_variable(shape: Sequence[int], dtype: Any, name: str) -> Variable:
     )
 
 
-def _collect(value: Tensor, update: Tensor, metrics: Any, updates: Any) -> tuple[Tensor, Tensor]:
+def collect(value: Tensor, update: Tensor, metrics: Any, updates: Any) -> tuple[Tensor, Tensor]:
+    """Adds a metric's value and update op to the named collections; returns them."""
     graph = get_default_graph()
     if metrics:
         graph.add_to_collections(list(metrics), value)
@@ -49,10 +48,10 @@ def _collect(value: Tensor, update: Tensor, metrics: Any, updates: Any) -> tuple
     return value, update
 
 
-def _weights_like(weights: Any, values: Tensor) -> Tensor:
-    """``weights`` as float32, broadcast to ``values``' shape."""
-    w = cast(convert_to_tensor(weights), dtypes.float32)
-    return w * array_ops.ones_like(values)
+def broadcast_weights(weights: Any, values: Tensor, dtype: Any = dtypes.float32) -> Tensor:
+    """``weights`` as ``dtype`` (float32), broadcast to ``values``' shape."""
+    w = cast(convert_to_tensor(weights), dtype)
+    return w * array_ops.ones_like(values, dtype=dtype)
 
 
 def mean(
@@ -70,7 +69,7 @@ def mean(
         if weights is None:
             number = cast(array_ops.size(values), dtypes.float32)
         else:
-            w = _weights_like(weights, values)
+            w = broadcast_weights(weights, values)
             values = values * w
             number = reduce_sum(w)
         update_total = assign_add(total, reduce_sum(values))
@@ -78,7 +77,7 @@ def mean(
             update_count = assign_add(count, number)
         value = div_no_nan(total, maximum(count, 0.0), name="value")
         update = div_no_nan(update_total, maximum(update_count, 0.0), name="update_op")
-        return _collect(value, update, metrics_collections, updates_collections)
+        return collect(value, update, metrics_collections, updates_collections)
 
 
 def accuracy(
@@ -119,12 +118,15 @@ def mean_squared_error(
     )
 
 
-def _count(condition: Tensor, weights: Any, name: str) -> tuple[Tensor, Tensor]:
-    """A running (weighted) count of the true entries of ``condition``."""
-    with variable_scope(None, name, [condition, weights]):
+def count_condition(
+    condition: Tensor, weights: Any, default_name: str, name: str | None = None
+) -> tuple[Tensor, Tensor]:
+    """A running (weighted) count of the true entries of ``condition``: a
+    ``<scope>/count`` variable, its value and its update op."""
+    with variable_scope(name, default_name, [condition, weights]):
         hits = cast(condition, dtypes.float32)
         if weights is not None:
-            hits = hits * _weights_like(weights, hits)
+            hits = hits * broadcast_weights(weights, hits)
         count = metric_variable([], dtypes.float32, "count")
         return identity(count), assign_add(count, reduce_sum(hits))
 
@@ -148,13 +150,13 @@ def _ratio(
     """precision = tp / (tp + fp); recall = tp / (tp + fn); 0 before any hit."""
     with variable_scope(name, kind, [predictions, labels, weights]):
         truth, guess = _bools(labels, predictions)
-        tp, tp_update = _count(logical_and(truth, guess), weights, "true_positives")
+        tp, tp_update = count_condition(logical_and(truth, guess), weights, "true_positives")
         miss = (
             logical_and(logical_not(truth), guess)
             if kind == "precision"
             else logical_and(truth, logical_not(guess))
         )
-        other, other_update = _count(
+        other, other_update = count_condition(
             miss, weights, "false_positives" if kind == "precision" else "false_negatives"
         )
 
@@ -164,7 +166,7 @@ def _ratio(
                 greater(total, 0.0), div_no_nan(t, total), array_ops.zeros_like(t), name=label
             )
 
-        return _collect(
+        return collect(
             ratio(tp, other, "value"), ratio(tp_update, other_update, "update_op"), metrics, updates
         )
 
@@ -195,86 +197,6 @@ def recall(
     return _ratio(
         "recall", labels, predictions, weights, metrics_collections, updates_collections, name
     )
-
-
-_EPSILON = 1e-7
-
-
-def _thresholds(num_thresholds: int) -> np.ndarray:
-    inner = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]
-    return np.array([0.0 - _EPSILON] + inner + [1.0 + _EPSILON], np.float32)
-
-
-def auc(
-    labels: Any,
-    predictions: Any,
-    weights: Any = None,
-    num_thresholds: int = 200,
-    metrics_collections: Any = None,
-    updates_collections: Any = None,
-    curve: str = "ROC",
-    name: str | None = None,
-    summation_method: str = "trapezoidal",
-    thresholds: Any = None,
-) -> tuple[Tensor, Tensor]:
-    """The area under the ROC (or precision-recall, ``curve="PR"``) curve, from counts
-    at ``num_thresholds`` thresholds in [0, 1], by the trapezoidal rule (TF1's default).
-
-    Raises:
-        ValueError: an unknown ``curve`` or ``summation_method``.
-    """
-    if curve not in ("ROC", "PR"):
-        raise ValueError(f"curve must be either ROC or PR, {curve} unknown")
-    if summation_method != "trapezoidal":
-        raise ValueError(f"summation_method {summation_method!r} is not provided (trapezoidal is)")
-    cuts = (
-        _thresholds(num_thresholds)
-        if thresholds is None
-        else np.concatenate(
-            [[0.0 - _EPSILON], np.asarray(thresholds, np.float32), [1.0 + _EPSILON]]
-        ).astype(np.float32)
-    )
-    with variable_scope(name, "auc", [labels, predictions, weights]):
-        truth = array_ops.reshape(cast(convert_to_tensor(labels), dtypes.bool), [1, -1])
-        scores = array_ops.reshape(cast(convert_to_tensor(predictions), dtypes.float32), [1, -1])
-        above = greater(scores, array_ops.reshape(convert_to_tensor(cuts), [-1, 1]))
-        w = (
-            None
-            if weights is None
-            else array_ops.reshape(_weights_like(weights, convert_to_tensor(predictions)), [1, -1])
-        )
-        counts, updates = {}, {}
-        for key, condition in (
-            ("true_positives", logical_and(truth, above)),
-            ("false_negatives", logical_and(truth, logical_not(above))),
-            ("true_negatives", logical_and(logical_not(truth), logical_not(above))),
-            ("false_positives", logical_and(logical_not(truth), above)),
-        ):
-            hits = cast(condition, dtypes.float32)
-            if w is not None:
-                hits = hits * w
-            variable = metric_variable([len(cuts)], dtypes.float32, key)
-            counts[key] = identity(variable)
-            updates[key] = assign_add(variable, reduce_sum(hits, axis=1))
-
-        def area(c: dict, label: str) -> Tensor:
-            tp, fn, tn, fp = (
-                c[k]
-                for k in ("true_positives", "false_negatives", "true_negatives", "false_positives")
-            )
-            if curve == "ROC":
-                x, y = fp / (fp + tn + _EPSILON), (tp + _EPSILON) / (tp + fn + _EPSILON)
-            else:
-                x, y = tp / (tp + fn + _EPSILON), (tp + _EPSILON) / (tp + fp + _EPSILON)
-            n = len(cuts)
-            return reduce_sum((x[: n - 1] - x[1:]) * (y[: n - 1] + y[1:]) / 2.0, name=label)
-
-        return _collect(
-            area(counts, "value"),
-            area(updates, "update_op"),
-            metrics_collections,
-            updates_collections,
-        )
 
 
 def confusion_matrix(
@@ -346,6 +268,6 @@ def mean_iou(
             )
             return cast(result, dtypes.float32, name=label)
 
-        return _collect(
+        return collect(
             iou(total, "mean_iou"), update_matrix, metrics_collections, updates_collections
         )
