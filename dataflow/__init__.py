@@ -565,6 +565,7 @@ from . import data as data
 from . import flags as flags
 from . import gfile as gfile
 from . import graph_util as graph_util
+from . import saved_model as saved_model
 from . import image as image
 from . import io as io
 from . import layers as layers

@@ -158,4 +158,9 @@ def ours_from_tf(op_type: str, attrs: dict[str, Any], inputs: list[Any]) -> dict
     for key, default in _OURS_ONLY.get(op_type, {}).items():
         if key not in out:
             out[key] = default(inputs) if callable(default) else default
+    # Our ops on a variable carry its dtype and shape as attrs; TF's read its handle.
+    source = getattr(inputs[0], "op", None) if inputs else None
+    if getattr(source, "type", None) == "VarHandleOp":
+        for key in ("dtype", "shape"):
+            out.setdefault(key, source.attrs[key])
     return out

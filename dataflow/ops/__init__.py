@@ -50,6 +50,7 @@ from .state import (  # noqa: F401
     scope,
     scope_context,
     store,
+    tf_saver_ops,
     variables,
 )
 from .summary import summary_ops  # noqa: F401

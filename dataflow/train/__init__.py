@@ -40,11 +40,13 @@ from .checkpoint_utils import (
     NewCheckpointReader as NewCheckpointReader,
     init_from_checkpoint as init_from_checkpoint,
 )
+from .meta_graph import export_meta_graph as export_meta_graph
 from .saver import (
     CheckpointState as CheckpointState,
     Saver as Saver,
     checkpoint_exists as checkpoint_exists,
     get_checkpoint_state as get_checkpoint_state,
+    import_meta_graph as import_meta_graph,
     latest_checkpoint as latest_checkpoint,
     list_variables as list_variables,
     load_variable as load_variable,

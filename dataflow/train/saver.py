@@ -32,7 +32,8 @@ from ..ops.control.group import group
 from ..ops.state.checkpoint import native as checkpoint_format
 from ..ops.state.checkpoint import tf_bundle as checkpoint_tf_bundle
 from ..ops.state.checkpoint.temps import remove_stale_temps
-from ..ops.state.variables import Variable, global_variables
+from ..ops.state.variables import GLOBAL_VARIABLES, Variable, global_variables
+from . import meta_graph, saver_graph
 from .training_util import global_step as training_global_step
 
 _STATE_FILE = "checkpoint"
@@ -83,6 +84,14 @@ class Saver:
         sync: bool = False,
         file_format: str = "tf",
     ):
+        self._saver_def = saver_def
+        self._max_to_keep = max_to_keep
+        self._keep_hours = keep_checkpoint_every_n_hours
+        self._last_checkpoints: list[str] = []
+        self._graph = get_default_graph()
+        if saver_def is not None:
+            self._init_from_saver_def(saver_def, name)
+            return
         if file_format not in ("tf", "dataflow"):
             raise ValueError(f"Saver file_format must be 'tf' or 'dataflow', got {file_format!r}")
         self._writer = checkpoint_tf_bundle if file_format == "tf" else checkpoint_format
@@ -100,12 +109,9 @@ class Saver:
                 named[v.op.name] = v
         if not named and not allow_empty:
             raise ValueError("No variables to save")
-        self._max_to_keep = max_to_keep
         self._sync = sync
         self._pad_step_number = pad_step_number
-        self._last_checkpoints: list[str] = []
-        graph = get_default_graph()
-        self._graph = graph
+        graph = self._graph
         # Parts of partitioned variables: saved (in TF's format) as slices of the whole.
         self._full_entries = _full_entries(named) if file_format == "tf" else {}
         by_device: dict[str, list[tuple[str, Variable]]] = {}
@@ -168,6 +174,66 @@ class Saver:
             self._restore_op = group(*restores, name="restore_all") if restores else None
         self._num_shards = len(by_device)
 
+    def _init_from_saver_def(self, saver_def: Any, scope: str | None) -> None:
+        """Runs the ops a ``SaverDef`` names (TF's ``SaveV2``/``RestoreV2`` ops of an
+        imported MetaGraph: ``ops/state/tf_saver_ops.py``), as TF1's saver does."""
+        graph = self._graph
+
+        def element(name: str, tensor: bool) -> Any:
+            full = f"{scope}/{name}" if scope else name
+            try:
+                return graph.as_graph_element(full, allow_tensor=tensor)
+            except (KeyError, ValueError) as exc:
+                raise errors.InvalidArgumentError(
+                    None, None, f"Saver: the SaverDef names {full!r}, which the graph lacks: {exc}"
+                ) from None
+
+        self._filename = element(saver_def.filename_tensor_name, True)
+        self._save_ops = [element(saver_def.save_tensor_name, True)]
+        self._restore_op = element(saver_def.restore_op_name, False)
+        self._max_to_keep = saver_def.max_to_keep
+        self._keep_hours = saver_def.keep_checkpoint_every_n_hours
+        self._sync = False
+        self._pad_step_number = False
+        self._full_entries = {}
+        self._num_shards = 0  # the save op writes the whole checkpoint, index included
+
+    def as_saver_def(self) -> Any:
+        """The ``SaverDef`` of this saver (TF's ``saver_pb2.SaverDef``). A saver built
+        here names the TF save and restore nodes an exported MetaGraph holds in place of
+        its own ops (``saver_graph.py``); one made from a ``SaverDef`` returns it."""
+        if self._saver_def is not None:
+            return self._saver_def
+        return saver_graph.saver_def(
+            self._filename.op.name.rsplit("/", 1)[0] if "/" in self._filename.op.name else "",
+            max_to_keep=self._max_to_keep or 0,
+            keep_checkpoint_every_n_hours=self._keep_hours,
+        )
+
+    def export_meta_graph(
+        self,
+        filename: str | None = None,
+        collection_list: Any = None,
+        as_text: bool = False,
+        export_scope: str | None = None,
+        clear_devices: bool = False,
+        clear_extraneous_savers: bool = False,
+        strip_default_attrs: bool = False,
+        save_debug_info: bool = False,
+    ) -> Any:
+        """Writes (when ``filename`` is given) and returns the graph's ``MetaGraphDef``
+        with this saver's ``SaverDef`` (``meta_graph.export_meta_graph``)."""
+        return meta_graph.export_meta_graph(
+            filename=filename,
+            saver_def=self.as_saver_def(),
+            collection_list=collection_list,
+            as_text=as_text,
+            graph=self._graph,
+            export_scope=export_scope,
+            clear_devices=clear_devices,
+            clear_extraneous_savers=clear_extraneous_savers,
+        )
+
     @property
     def last_checkpoints(self) -> list[str]:
         return list(self._last_checkpoints)
@@ -224,12 +290,15 @@ class Saver:
             raise ValueError(missing)
         try:
             remove_stale_temps(directory)
-            entries: dict[str, Any] = {}
-            if self._save_ops:
-                for meta in sess.run(self._save_ops, {self._filename: prefix}):
-                    entries.update(json.loads(meta.item() if hasattr(meta, "item") else meta))
-            entries.update(self._full_entries)
-            self._writer.write_index(prefix, self._num_shards, entries, self._sync)
+            if self._saver_def is not None:  # TF's save op writes the whole checkpoint
+                sess.run(self._save_ops, {self._filename: prefix})
+            else:
+                entries: dict[str, Any] = {}
+                if self._save_ops:
+                    for meta in sess.run(self._save_ops, {self._filename: prefix}):
+                        entries.update(json.loads(meta.item() if hasattr(meta, "item") else meta))
+                entries.update(self._full_entries)
+                self._writer.write_index(prefix, self._num_shards, entries, self._sync)
         except (errors.FailedPreconditionError, errors.NotFoundError) as exc:
             # TF1's own translation, for a directory that is not there (or is a file).
             if not os.path.isdir(directory):
@@ -252,6 +321,11 @@ class Saver:
             )
             for old in stale:
                 checkpoint_tf_bundle.delete_checkpoint(old)
+                meta = f"{old}.{meta_graph_suffix}"
+                if os.path.exists(meta):
+                    os.remove(meta)
+        if write_meta_graph:
+            self.export_meta_graph(f"{prefix}.{meta_graph_suffix}")
         return prefix
 
     def restore(self, sess: Any, save_path: str) -> None:
@@ -417,3 +491,42 @@ def resolve_checkpoint(ckpt_dir_or_file: str) -> str:
             raise errors.NotFoundError(None, None, f"No checkpoint in {ckpt_dir_or_file}")
         return prefix
     return ckpt_dir_or_file
+
+
+def import_meta_graph(
+    meta_graph_or_file: Any,
+    clear_devices: bool = False,
+    import_scope: str | None = None,
+    **kwargs: Any,
+) -> Saver | None:
+    """Adds the graph and collections of a ``MetaGraphDef`` (or of its ``.meta`` file,
+    binary or text) to the default graph (``meta_graph.py``); returns a ``Saver`` over
+    its ``SaverDef``'s ops, or ``None`` when it has no ``SaverDef`` and no variables
+    (as TF1).
+
+    Args:
+        meta_graph_or_file: a ``MetaGraphDef`` or the path of a ``.meta`` file.
+        clear_devices: ignore the devices the nodes ask for.
+        import_scope: a name scope the imported names are put under.
+
+    Raises:
+        errors.NotFoundError: the file does not exist, or the graph uses op types not
+            registered here (all of them named).
+        errors.DataLossError: the file is not a ``MetaGraphDef``.
+        errors.InvalidArgumentError: the graph, a constant in it or a collection cannot
+            be rebuilt.
+    """
+    graph = get_default_graph()
+    meta = meta_graph.import_scoped_meta_graph(
+        meta_graph_or_file,
+        clear_devices,
+        graph,
+        import_scope,
+        kwargs.get("input_map"),
+        make_saver=lambda saver_def: Saver(saver_def=saver_def, name=import_scope),
+    )
+    if meta.HasField("saver_def"):
+        return Saver(saver_def=meta.saver_def, name=import_scope)
+    if graph.get_collection(GLOBAL_VARIABLES):
+        return Saver()
+    return None

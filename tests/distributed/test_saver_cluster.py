@@ -118,6 +118,7 @@ def test_each_ps_writes_its_own_shard(two_ps, tmp_path):
             "model-1.index",
             "model-1.data-00000-of-00002",
             "model-1.data-00001-of-00002",
+            "model-1.meta",  # written by the client, as TF1's Saver.save writes it
         ]
     )
     for key, want in values.items():

@@ -72,8 +72,10 @@ def test_max_to_keep_deletes_old_checkpoints(tmp_path):
             "checkpoint",
             "m-2.index",
             "m-2.data-00000-of-00001",
+            "m-2.meta",  # the MetaGraph TF1's Saver.save writes beside each checkpoint
             "m-3.index",
             "m-3.data-00000-of-00001",
+            "m-3.meta",
         ]
     )
     assert tf.train.get_checkpoint_state(str(tmp_path)).all_model_checkpoint_paths == paths[2:]
