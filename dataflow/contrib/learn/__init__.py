@@ -1,9 +1,11 @@
-"""``tf.contrib.learn``: ``ModeKeys`` (the mode names model functions compare with)
-and ``preprocessing.VocabularyProcessor``; its estimators are not provided."""
+"""``tf.contrib.learn``: ``ModeKeys`` (the mode names model functions compare with),
+``preprocessing.VocabularyProcessor`` and ``datasets.base.maybe_download`` (also by
+their source path, ``learn.python.learn``); its estimators are not provided."""
 
 from __future__ import annotations
 
 from ..missing import contrib_hook
+from . import datasets as datasets
 from . import preprocessing as preprocessing
 
 
@@ -14,5 +16,7 @@ class ModeKeys:
     EVAL = "eval"
     INFER = "infer"
 
+
+from . import python as python  # noqa: E402 - after ModeKeys, which it re-exports
 
 __getattr__ = contrib_hook("learn", __name__)
