@@ -438,13 +438,13 @@ def _check_op_types(graph_def: graph_pb2.GraphDef, handled: frozenset[str]) -> N
     missing: dict[str, list[str]] = {}
     reasons: dict[str, str] = {}
     for node in graph_def.node:
-        if node.op in handled:
+        if node.op in handled or registry.importer_of(node.op):
             continue
         try:
             registry.lookup(node.op)
             why = tf_op_defs.other_signature(node.op, node.attr)
         except KeyError:
-            why = None if registry.importer_of(node.op) else "not registered"
+            why = "not registered"
         if why:
             missing.setdefault(node.op, []).append(node.name)
             reasons[node.op] = why

@@ -44,7 +44,8 @@ library, so the two sides are tested apart. A second registration of a type is r
 and names where the first one was made.
 
 ``register_importer`` is for TF op types that are not registered here because dataflow
-builds them from other ops (``Relu6``): it says how ``import_graph_def`` builds one.
+builds them from other ops (``Relu6``), or whose ``NodeDef``s TF writes otherwise: it
+says how ``import_graph_def`` builds one.
 """
 
 from __future__ import annotations
@@ -170,14 +171,16 @@ def fusion_of(producer: str, consumer: str) -> str | None:
 # TF writes some ops as primitives that dataflow builds from other ops (``Relu6``,
 # ``FusedBatchNormV3``...). ``import_graph_def`` builds a node of such a type with its
 # importer, ``build(inputs, attrs, name) -> [one tensor per TF output]``, registered
-# beside the builder it calls (``ops/tf_imports.py``). A registered op type has none.
+# beside the builder it calls (``ops/tf_imports.py``). A type registered here whose
+# NodeDefs TF writes otherwise (``MatrixBandPart``) may have one too, used instead.
 _IMPORTERS: dict[str, Callable[[list, dict, str], list]] = {}
 
 
 def register_importer(op_type: str, build: Callable[[list, dict, str], list]) -> None:
-    """Declares how ``import_graph_def`` builds TF's ``op_type``, which is not registered
-    here; refuses a second importer and one for a registered type."""
-    if op_type in _REGISTRY or op_type in _IMPORTERS:
+    """Declares how ``import_graph_def`` builds TF's ``op_type``: one not registered
+    here, or registered with another ``NodeDef`` than TF writes (``MatrixBandPart``,
+    whose bands TF passes as inputs; the importer then reads both). Refuses a second."""
+    if op_type in _IMPORTERS:
         raise KeyError(f"Op type '{op_type}' is already registered or has an importer")
     _IMPORTERS[op_type] = build
 

@@ -13,15 +13,21 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+import numpy as np
+
 from ..framework import dtypes, registry, tensor_util
+from ..framework.graph import get_default_graph
 from ..framework.tensor_shape import TensorShape
 from . import array as array_ops
 from . import tf_control_flow  # noqa: F401 - registers the control-flow rebuild
+from .array import rearrange
 from .array import shapes as array_shapes
-from .array.indexing import gather_nd
+from .array.indexing import gather, gather_nd
 from .array.reorder import range_ as range_op
 from .cast import cast
+from .constant import constant
 from .control.tensor_array import TensorArray, build_ta_with_new_flow
+from .linalg import decomp
 from .linalg import diag as linalg_diag
 from .math import arith, compare
 from .nn import activations, impl
@@ -142,14 +148,90 @@ def _reverse_sequence(inputs: list, attrs: dict, name: str) -> list:
         raise ValueError(f"seq_dim and batch_dim are both {seq}")
     perm = [batch, seq] + [a for a in range(rank) if a not in (batch, seq)]
     inverse = [perm.index(a) for a in range(rank)]
-    moved = array_ops.transpose(x, perm)
-    dims = array_shapes.shape(moved)
-    t = array_ops.reshape(range_op(dims[1]), [1, -1])
-    length = array_ops.reshape(cast(lengths, dtypes.int32), [-1, 1])
-    source = compare.where_v2(compare.less(t, length), length - 1 - t, t + 0 * length)
-    b = array_ops.reshape(range_op(dims[0]), [-1, 1]) + 0 * t
-    index = array_ops.stack([b, arith.minimum(source, dims[1] - 1)], axis=2)
-    return [array_ops.transpose(gather_nd(moved, index), inverse, name=name)]
+    with get_default_graph().name_scope(name) as scope:
+        moved = array_ops.transpose(x, perm)
+        dims = array_shapes.shape(moved)
+        t = array_ops.reshape(range_op(dims[1]), [1, -1])
+        length = array_ops.reshape(cast(lengths, dtypes.int32), [-1, 1])
+        source = compare.where_v2(compare.less(t, length), length - 1 - t, t + 0 * length)
+        b = array_ops.reshape(range_op(dims[0]), [-1, 1]) + 0 * t
+        index = array_ops.stack([b, arith.minimum(source, dims[1] - 1)], axis=2)
+        return [array_ops.transpose(gather_nd(moved, index), inverse, name=scope)]
+
+
+def _triangular_solve(inputs: list, attrs: dict, name: str) -> list:
+    matrix, rhs = inputs
+    lower, adjoint = bool(attrs.get("lower", True)), bool(attrs.get("adjoint", False))
+    return [decomp.matrix_triangular_solve(matrix, rhs, lower, adjoint, name=name)]
+
+
+def _band_part(inputs: list, attrs: dict, name: str) -> list:
+    """TF passes the bands as inputs (ours as attrs, which our own GraphDefs carry)."""
+    if len(inputs) == 3:
+        lower, upper = (
+            int(_static(t, what)) for t, what in zip(inputs[1:], ("num_lower", "num_upper"))
+        )
+    else:
+        lower, upper = int(attrs["num_lower"]), int(attrs["num_upper"])
+    return [linalg_diag.matrix_band_part(inputs[0], lower, upper, name=name)]
+
+
+def _space_depth(build: Any) -> Any:
+    def importer(inputs: list, attrs: dict, name: str) -> list:
+        data_format = attrs.get("data_format", "NHWC")
+        return [build(inputs[0], int(attrs["block_size"]), name=name, data_format=data_format)]
+
+    return importer
+
+
+def _source_rows(size_in: int, size_out: int, attrs: dict, nearest: bool) -> tuple:
+    """Where each output row samples the input, as TF's resize kernels place it: the
+    scale (``in/out``, or ``(in-1)/(out-1)`` with ``align_corners``) and the offset of
+    ``half_pixel_centers``; nearest rounds (``align_corners``) or floors."""
+    align, half = (
+        bool(attrs.get("align_corners", False)),
+        bool(attrs.get("half_pixel_centers", False)),
+    )
+    scale = (size_in - 1) / (size_out - 1) if align and size_out > 1 else size_in / size_out
+    out = np.arange(size_out, dtype=np.float64)
+    if nearest:
+        position = (out + 0.5) * scale if half else out * scale
+        index = np.floor(position + 0.5) if align else np.floor(position)  # half away from 0
+        return (np.clip(index, 0, size_in - 1).astype(np.int32),)
+    position = (out + 0.5) * scale - 0.5 if half else out * scale
+    low = np.floor(position)
+    weight = (position - low).astype(np.float32)
+    high = np.clip(np.ceil(position), 0, size_in - 1).astype(np.int32)
+    return np.clip(low, 0, size_in - 1).astype(np.int32), high, weight
+
+
+def _resize(nearest: bool) -> Any:
+    def importer(inputs: list, attrs: dict, name: str) -> list:
+        images, size = inputs
+        dims = images.shape.as_list() if images.shape.rank == 4 else None
+        if dims is None or dims[1] is None or dims[2] is None:
+            raise ValueError(f"needs images of known height and width, got {images.shape}")
+        height, width = (int(v) for v in np.asarray(_static(size, "size")).reshape(-1))
+        rows, cols = (
+            _source_rows(dims[1], height, attrs, nearest),
+            _source_rows(dims[2], width, attrs, nearest),
+        )
+        with get_default_graph().name_scope(name) as scope:
+            if nearest:
+                return [gather(gather(images, rows[0], axis=1), cols[0], axis=2, name=scope)]
+            x = cast(images, dtypes.float32)
+            top, bottom = gather(x, rows[0], axis=1), gather(x, rows[1], axis=1)
+            dx = constant(cols[2].reshape(1, 1, width, 1))
+
+            def across(t: Any) -> Any:
+                left, right = gather(t, cols[0], axis=2), gather(t, cols[1], axis=2)
+                return left + (right - left) * dx
+
+            upper, lower = across(top), across(bottom)
+            dy = constant(rows[2].reshape(1, height, 1, 1))
+            return [arith.add(upper, (lower - upper) * dy, name=scope)]
+
+    return importer
 
 
 registry.register_importer("Relu6", _one(activations.relu6))
@@ -171,6 +253,12 @@ registry.register_importer("MatrixDiagPartV3", _matrix_diag_part)
 registry.register_importer("MatrixSetDiagV3", _matrix_set_diag)
 registry.register_importer("LRN", _lrn)
 registry.register_importer("ReverseSequence", _reverse_sequence)
+registry.register_importer("MatrixTriangularSolve", _triangular_solve)
+registry.register_importer("MatrixBandPart", _band_part)
+registry.register_importer("SpaceToDepth", _space_depth(rearrange.space_to_depth))
+registry.register_importer("DepthToSpace", _space_depth(rearrange.depth_to_space))
+registry.register_importer("ResizeBilinear", _resize(nearest=False))
+registry.register_importer("ResizeNearestNeighbor", _resize(nearest=True))
 
 
 # --- TF's TensorArrayV3 family over tensor lists ------------------------------------------

@@ -275,3 +275,32 @@ def test_missing_op_types_are_listed_at_once(tf1):
     with tf.Graph().as_default():
         with pytest.raises(tf.errors.NotFoundError, match="NoSuchOpA.*NoSuchOpB"):
             tf.import_graph_def(graph_def)
+
+
+@pytest.mark.parametrize("cell_kind", ["lstm", "gru"])
+def test_gradients_through_an_imported_dynamic_rnn_are_tfs(tf1, cell_kind):
+    build = _rnn(cell_kind, True, False)
+    graph = tf1.Graph()
+    with graph.as_default():
+        tf1.set_random_seed(7)
+        feeds, outputs = build(tf1)
+        x = graph.get_tensor_by_name("x:0")
+        loss = tf1.reduce_sum(tf1.square(graph.get_tensor_by_name("out:0")))
+        loss += tf1.reduce_sum(graph.get_tensor_by_name("state0:0"))
+        (dx,) = tf1.gradients(loss, [x])
+        with tf1.Session() as sess:
+            sess.run(tf1.global_variables_initializer())
+            fed = {f"{k}:0": v for k, v in feeds.items()}
+            want = sess.run(dx, fed)
+            frozen = tf1.graph_util.convert_variables_to_constants(
+                sess, graph.as_graph_def(), outputs
+            )
+    with tf.Graph().as_default() as here:
+        out, state = tf.import_graph_def(
+            frozen.SerializeToString(), return_elements=["out:0", "state0:0"], name=""
+        )
+        loss = tf.reduce_sum(tf.square(out)) + tf.reduce_sum(state)
+        (dx,) = tf.gradients(loss, [here.get_tensor_by_name("x:0")])
+        with tf.Session() as sess:
+            got = sess.run(dx, fed)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
