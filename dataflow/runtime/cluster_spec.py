@@ -24,8 +24,9 @@ class ClusterSpec:
 
     Args:
         cluster: a dict mapping job names to a list of task addresses (task ``i`` is
-            the ``i``-th entry) or to a dict mapping task indices to addresses; or
-            another ``ClusterSpec``. Addresses may be Dask worker addresses or names.
+            the ``i``-th entry) or to a dict mapping task indices to addresses; another
+            ``ClusterSpec``; or TF's ``ClusterDef`` protobuf (``tf.train.ClusterDef``).
+            Addresses may be Dask worker addresses or names.
 
     Raises:
         TypeError: ``cluster`` is none of the above.
@@ -34,6 +35,8 @@ class ClusterSpec:
     def __init__(self, cluster: Any) -> None:
         if isinstance(cluster, ClusterSpec):
             cluster = cluster.as_dict()
+        elif _is_cluster_def(cluster):
+            cluster = {job.name: dict(job.tasks) for job in cluster.job}
         if not isinstance(cluster, Mapping):
             raise TypeError(
                 "`cluster` must be a dictionary mapping one or more job names to "
@@ -100,9 +103,16 @@ class ClusterSpec:
                 out[job] = {i: tasks[i] for i in indices}
         return out
 
-    def as_cluster_def(self) -> dict[str, dict[int, str]]:
-        """The cluster as plain data (TF returns a ``ClusterDef`` proto here)."""
-        return {job: dict(tasks) for job, tasks in sorted(self._jobs.items())}
+    def as_cluster_def(self) -> Any:
+        """The cluster as TF's ``ClusterDef`` protobuf (jobs sorted by name, as TF)."""
+        from tensorboard.compat.proto.cluster_pb2 import ClusterDef  # only when asked
+
+        cluster_def = ClusterDef()
+        for job, tasks in sorted(self._jobs.items()):
+            entry = cluster_def.job.add(name=job)
+            for index, address in tasks.items():
+                entry.tasks[index] = address
+        return cluster_def
 
     def tasks(self) -> list[tuple[str, int, str]]:
         """Every ``(job, task, address)``, jobs in order, tasks ascending."""
@@ -127,3 +137,10 @@ class ClusterSpec:
     def __repr__(self) -> str:
         items = self.as_dict()
         return "ClusterSpec({" + ", ".join(f"{k!r}: {items[k]!r}" for k in sorted(items)) + "})"
+
+
+def _is_cluster_def(value: Any) -> bool:
+    """Whether ``value`` is a ``ClusterDef`` protobuf, TF's or tensorboard's copy (told
+    by its message type's name, so this module need not import protobuf)."""
+    descriptor = getattr(value, "DESCRIPTOR", None)
+    return str(getattr(descriptor, "full_name", "")).split(".")[-1] == "ClusterDef"

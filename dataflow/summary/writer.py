@@ -14,6 +14,7 @@ closed.
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
@@ -21,6 +22,8 @@ from tensorboard.compat.proto import event_pb2, graph_pb2, meta_graph_pb2, summa
 
 from ..framework.graph import Graph, get_default_graph
 from .event_log import EventLog, event
+
+logger = logging.getLogger(__name__)
 
 
 class FileWriter:
@@ -138,6 +141,14 @@ class FileWriter:
         self._add(event(tagged_run_metadata=tagged), global_step)
 
     def add_event(self, event_proto: event_pb2.Event) -> None:
+        if self._log.closed:
+            # TF1 warns and drops it: a Supervisor closes its writer when a session
+            # ends, and a training loop that starts over writes to it again.
+            logger.warning(
+                "Attempting to use a closed FileWriter. The operation will be a noop "
+                "unless the FileWriter is explicitly reopened."
+            )
+            return
         self._log.add(event_proto)
 
     def flush(self) -> None:
@@ -163,7 +174,7 @@ class FileWriter:
     def _add(self, proto: event_pb2.Event, global_step: int | None) -> None:
         if global_step is not None:
             proto.step = int(global_step)
-        self._log.add(proto)
+        self.add_event(proto)
 
 
 def meta_graph_of(graph_def: graph_pb2.GraphDef) -> meta_graph_pb2.MetaGraphDef:

@@ -41,6 +41,14 @@ from .checkpoint_utils import (
     init_from_checkpoint as init_from_checkpoint,
 )
 from .meta_graph import export_meta_graph as export_meta_graph
+from .checkpoint_management import (
+    checkpoints_iterator as checkpoints_iterator,
+    generate_checkpoint_state_proto as generate_checkpoint_state_proto,
+    get_checkpoint_mtimes as get_checkpoint_mtimes,
+    load_checkpoint as load_checkpoint,
+    remove_checkpoint as remove_checkpoint,
+)
+from ..summary.event_reader import summary_iterator as summary_iterator
 from .saver import (
     CheckpointState as CheckpointState,
     Saver as Saver,
@@ -55,6 +63,7 @@ from .saver import (
 
 # --- optimizer.py, optimizers.py, learning_rate.py, global_step.py ----------------------
 from .training_util import (
+    assert_global_step as assert_global_step,
     create_global_step as create_global_step,
     get_global_step as get_global_step,
     get_or_create_global_step as get_or_create_global_step,
@@ -97,6 +106,11 @@ from ..ops.io.example_proto import (
 from .cluster_spec import ClusterSpec as ClusterSpec
 from .device_setter import replica_device_setter as replica_device_setter
 from ..runtime.server.server import Server as Server
+from ..runtime.server.server import ServerDef as ServerDef
+from tensorboard.compat.proto.cluster_pb2 import ClusterDef as ClusterDef
+from tensorboard.compat.proto.cluster_pb2 import JobDef as JobDef
+from tensorboard.compat.proto.saver_pb2 import SaverDef as SaverDef
+from .input import queue_runner as queue_runner
 from .optimizers.sync_replicas import SyncReplicasOptimizer as SyncReplicasOptimizer
 from .sessions.supervisor import Supervisor as Supervisor
 from .sessions.supervisor_services import LooperThread as LooperThread
@@ -120,10 +134,17 @@ from .sessions.monitored_session import (
     ChiefSessionCreator as ChiefSessionCreator,
     MonitoredSession as MonitoredSession,
     MonitoredTrainingSession as MonitoredTrainingSession,
+    SessionCreator as SessionCreator,
     SingularMonitoredSession as SingularMonitoredSession,
     WorkerSessionCreator as WorkerSessionCreator,
 )
 from .sessions.progress import HookedSession as HookedSession
+from .sessions.basic_hooks import (
+    FeedFnHook as FeedFnHook,
+    FinalOpsHook as FinalOpsHook,
+    GlobalStepWaiterHook as GlobalStepWaiterHook,
+    basic_train_loop as basic_train_loop,
+)
 from .sessions.scaffold import Scaffold as Scaffold
 from .graph_io import write_graph as write_graph
 from .optimizers.extra import (

@@ -64,13 +64,21 @@ _START_TIMEOUT_S = 120.0
 
 @dataclass(frozen=True)
 class ServerDef:
-    """What a ``Server`` was made from (TF1's ``ServerDef``, as plain data)."""
+    """What a ``Server`` was made from (TF1's ``ServerDef``, as plain data).
+
+    ``cluster`` may be given as anything ``ClusterSpec`` takes (TF1 programs pass
+    ``cluster_spec.as_cluster_def()``, a ``ClusterDef``); it is kept as a ``ClusterSpec``.
+    """
 
     cluster: ClusterSpec
     job_name: str
     task_index: int
     protocol: str = "dask"
     default_session_config: Any = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.cluster, ClusterSpec):
+            object.__setattr__(self, "cluster", ClusterSpec(self.cluster))
 
 
 def scheduler_task(cluster: ClusterSpec) -> tuple[str, int]:

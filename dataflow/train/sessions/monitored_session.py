@@ -47,7 +47,14 @@ USE_DEFAULT = object()
 _RECOVERABLE = (errors.UnavailableError, errors.AbortedError)
 
 
-class ChiefSessionCreator:
+class SessionCreator:
+    """Base class of what makes a monitored session's underlying session."""
+
+    def create_session(self) -> Any:
+        raise NotImplementedError("create_session is not implemented for SessionCreator.")
+
+
+class ChiefSessionCreator(SessionCreator):
     """Makes a session on the chief: restore the latest checkpoint, or initialize."""
 
     def __init__(
@@ -101,7 +108,7 @@ def _as_lost(exc: errors.OpError, sess: Session) -> errors.OpError:
     )
 
 
-class WorkerSessionCreator:
+class WorkerSessionCreator(SessionCreator):
     """Makes a session on a non-chief worker: wait until the variables are ready."""
 
     def __init__(
