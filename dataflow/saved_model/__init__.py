@@ -52,3 +52,7 @@ from ..train.saved_model.constants import (
     VARIABLES_DIRECTORY as VARIABLES_DIRECTORY,
     VARIABLES_FILENAME as VARIABLES_FILENAME,
 )
+
+# Beyond TF1: a legacy model scored over a Dask collection (dataflow/train/scoring/).
+from ..train.scoring import LegacyModel as LegacyModel
+from ..train.scoring import map_blocks as map_blocks
