@@ -547,6 +547,29 @@ from .runtime.dask.cluster import LocalCluster as LocalCluster
 # --- install.py (dataflow.install_on) ----------------------------------------------------
 from .install import install_on as install_on
 
+# --- ops/signal, ops/math/complex_parts, ops/linalg/factor: TF1's top-level aliases -----
+from .ops.math.complex_parts import (
+    angle as angle,
+    complex as complex,
+    conj as conj,
+    imag as imag,
+    real as real,
+)
+from .ops.signal import (
+    fft as fft,
+    fft2d as fft2d,
+    fft3d as fft3d,
+    ifft as ifft,
+    ifft2d as ifft2d,
+    ifft3d as ifft3d,
+)
+from .ops.linalg.factor import (
+    qr as qr,
+    self_adjoint_eig as self_adjoint_eig,
+    self_adjoint_eigvals as self_adjoint_eigvals,
+    svd as svd,
+)
+
 # --- sub-namespaces (tf.nn, tf.linalg, tf.train, tf.losses, ...) -------------------------
 from . import nn as nn
 from . import python_io as python_io
@@ -577,6 +600,8 @@ from .aliases import bitwise as bitwise
 from .aliases import dtypes as dtypes
 from .aliases import manip as manip
 from .aliases import queue as queue
+from .aliases import signal as signal
+from .aliases import spectral as spectral
 from .aliases import version as version
 from . import summary as summary
 from . import contrib as contrib

@@ -22,6 +22,11 @@ from .ops.linalg import (
     matrix_triangular_solve as triangular_solve,
     matvec as matvec,
     norm as norm,
+    qr as qr,
+    self_adjoint_eig as eigh,
+    self_adjoint_eigvals as eigvalsh,
+    slogdet as slogdet,
+    svd as svd,
     tensordot as tensordot,
     trace as trace,
 )

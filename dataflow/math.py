@@ -7,6 +7,10 @@ from .ops.math import (
     abs as abs,
     add as add,
     add_n as add_n,
+    angle as angle,
+    conj as conj,
+    imag as imag,
+    real as real,
     argmax as argmax,
     argmin as argmin,
     ceil as ceil,
@@ -100,6 +104,13 @@ from .ops.math import (
     truncatemod as truncatemod,
 )
 from .ops.losses_metrics.metrics import confusion_matrix as confusion_matrix
+from .ops.math.bessel import (
+    bessel_i0 as bessel_i0,
+    bessel_i0e as bessel_i0e,
+    bessel_i1 as bessel_i1,
+    bessel_i1e as bessel_i1e,
+)
+from .aliases import math_special as special
 
 from ._util.missing_names import missing_name_hook
 

@@ -49,6 +49,7 @@ ROOMS = {
     "ops.array": {"ops", "ops.math", "ops.control"},
     "ops.math": {"ops", "ops.array", "ops.control"},
     "ops.linalg": {"ops", "ops.array", "ops.math"},
+    "ops.signal": {"ops", "ops.array", "ops.math"},
     "ops.control": {"ops", "ops.array", "ops.math", "ops.debug"},
     "ops.debug": {"ops", "ops.control"},
     "ops.random": {"ops"},

@@ -11,6 +11,7 @@ from . import (  # noqa: F401 - imported for their registrations
     linalg,
     math,
     script,
+    signal,
     tf_imports,
 )
 from .control import (  # noqa: F401

@@ -17,6 +17,8 @@ module           holds
                  ``Cholesky``, and the composites over them
                  (``matrix_triangular_solve``, ``cholesky_solve``, ``logdet``) and
                  ``norm``
+``factor``       ``Svd``, ``Qr``, ``SelfAdjointEigV2`` (``eigh``) and
+                 ``LogMatrixDeterminant`` (``slogdet``): several outputs each
 ===============  ==================================================================
 
 Each module imports only the ones above it in this table. This module holds no code: it
@@ -49,6 +51,11 @@ from .diag import matrix_diag as matrix_diag
 from .diag import matrix_diag_part as matrix_diag_part
 from .diag import matrix_set_diag as matrix_set_diag
 from .diag import trace as trace
+from .factor import qr as qr
+from .factor import self_adjoint_eig as self_adjoint_eig
+from .factor import self_adjoint_eigvals as self_adjoint_eigvals
+from .factor import slogdet as slogdet
+from .factor import svd as svd
 from .products import matmul as matmul
 from .products import matvec as matvec
 from .products import sparse_matmul as sparse_matmul

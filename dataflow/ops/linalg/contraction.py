@@ -536,8 +536,7 @@ def matrix_transpose(a: Any, name: str = "matrix_transpose", conjugate: bool = F
             )
         out = einsum("...ij->...ji", a)
         if conjugate and a.dtype.is_complex:
-            # BUG (kept as is): there is no conj op yet, so a complex input fails here.
-            return math_ops.conj(out)  # type: ignore[attr-defined]
+            return math_ops.conj(out)
         return out
 
 

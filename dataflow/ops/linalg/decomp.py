@@ -28,6 +28,7 @@ from ...framework import dtypes, registry
 from ...framework.graph import Operation, Tensor
 from ...framework.scopes import name_scope
 from ...framework.tensor_shape import TensorShape
+from .. import array as array_ops
 from .. import math as math_ops
 from ..build import apply_op, convert_inputs
 from ..constant import constant
@@ -48,7 +49,7 @@ from .products import matmul
 
 
 # --- MatrixInverse, MatrixDeterminant, MatrixSolve, Cholesky ------------------------------
-def _square_dims(t: Tensor) -> tuple[TensorShape, int | None]:
+def square_dims(t: Tensor) -> tuple[TensorShape, int | None]:
     dims = require_rank_at_least(t, 2)
     if dims is None:
         return TensorShape(None), None
@@ -58,7 +59,7 @@ def _square_dims(t: Tensor) -> tuple[TensorShape, int | None]:
 
 def _infer_square(op: Operation) -> list:
     dtype = require_dtype(op, is_float, "float or complex")
-    batch, n = _square_dims(op.inputs[0])
+    batch, n = square_dims(op.inputs[0])
     return [(dtype, batch.concatenate(TensorShape([n, n])))]
 
 
@@ -98,7 +99,7 @@ def matrix_inverse(input: Any, adjoint: bool = False, name: str | None = None) -
 
 def _infer_det(op: Operation) -> list:
     dtype = require_dtype(op, is_float, "float or complex")
-    batch, _ = _square_dims(op.inputs[0])
+    batch, _ = square_dims(op.inputs[0])
     return [(dtype, batch)]
 
 
@@ -128,7 +129,7 @@ def matrix_determinant(input: Any, name: str | None = None) -> Tensor:
 def _infer_solve(op: Operation) -> list:
     dtype = require_dtype(op, is_float, "float or complex")
     matrix, rhs = op.inputs
-    _, n = _square_dims(matrix)
+    _, n = square_dims(matrix)
     drhs = require_rank_at_least(rhs, 2)
     m, k = drhs[-2:] if drhs is not None else (None, None)
     check_equal_dims(n, m)
@@ -311,10 +312,12 @@ def norm(
         axes = list(axis) if is_matrix else axis
         if ord in _MATRIX_ORDS or (not is_matrix and ord == 2):
             if x.dtype.is_complex:
-                # BUG (kept as is): there is no conj op yet, so a complex input fails here.
-                square = math_ops.multiply(x, math_ops.conj(x))  # type: ignore[attr-defined]
-            else:
-                square = math_ops.square(x)
+                # sqrt(sum |x|^2) as a complex number with no imaginary part, as TF's
+                # sqrt(sum x conj(x)).
+                moduli = math_ops.square(math_ops.abs(x))
+                root = math_ops.sqrt(math_ops.reduce_sum(moduli, axis=axes, keepdims=keepdims))
+                return math_ops.complex(root, array_ops.zeros_like(root))
+            square = math_ops.square(x)
             return math_ops.sqrt(math_ops.reduce_sum(square, axis=axes, keepdims=keepdims))
         magnitude = math_ops.abs(x)
         if is_matrix:

@@ -29,6 +29,9 @@ module         holds
                ``x < y``, ``a & b``, ...)
 =============  =================================================================
 
+``complex_parts`` (``Complex Real Imag Conj Angle ComplexAbs``: complex numbers from
+and to their parts) sits above ``composite``.
+
 Each module imports only the ones above it in this table (``compare`` is the
 bottom: the arithmetic and reduction gradients are built from ``Select``, ``Cast`` and
 the comparisons). This module holds no code: it re-exports every public builder, so
@@ -58,7 +61,6 @@ from .argmax_cumsum import argmax as argmax
 from .argmax_cumsum import argmin as argmin
 from .argmax_cumsum import cumprod as cumprod
 from .argmax_cumsum import cumsum as cumsum
-from .arith import abs as abs
 from .arith import add as add
 from .arith import add_n as add_n
 from .arith import ceil as ceil
@@ -114,6 +116,13 @@ from .compare import logical_xor as logical_xor
 from .compare import not_equal as not_equal
 from .compare import where as where
 from .compare import where_v2 as where_v2
+from .complex_parts import abs as abs
+from .complex_parts import angle as angle
+from .complex_parts import complex as complex
+from .complex_parts import complex_abs as complex_abs
+from .complex_parts import conj as conj
+from .complex_parts import imag as imag
+from .complex_parts import real as real
 from .composite import clip_by_value as clip_by_value
 from .composite import count_nonzero as count_nonzero
 from .composite import div as div
