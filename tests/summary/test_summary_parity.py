@@ -17,6 +17,8 @@ accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_ac
 loader = pytest.importorskip("tensorboard.backend.event_processing.event_file_loader")
 
 RNG = np.random.default_rng(7)
+# A few float32 roundings of the SGD-updated weights (sums of 8 of them for histograms).
+FLOAT32_RTOL = 1e-6
 BATCHES = [RNG.normal(size=(3, 4)).astype(np.float32) for _ in range(3)]
 GRAY = RNG.integers(0, 256, size=(2, 5, 4, 1)).astype(np.uint8)
 SOUND = np.clip(RNG.normal(scale=0.4, size=(2, 50, 2)), -1, 1).astype(np.float32)
@@ -101,8 +103,16 @@ def test_same_histograms(both):
         for a, b in zip(ours.Histograms(tag), theirs.Histograms(tag), strict=True):
             assert a.step == b.step
             ha, hb = a.histogram_value, b.histogram_value
-            assert (ha.min, ha.max, ha.num) == (hb.min, hb.max, hb.num), tag
-            np.testing.assert_allclose([ha.sum, ha.sum_squares], [hb.sum, hb.sum_squares], 1e-12)
+            # The weights after SGD steps are float32 results of matmuls whose rounding
+            # depends on the CPU's kernels (ours: numpy's BLAS; TF's: oneDNN): equal to
+            # float32's precision, not bit for bit.
+            assert ha.num == hb.num, tag
+            np.testing.assert_allclose(
+                [ha.min, ha.max, ha.sum, ha.sum_squares],
+                [hb.min, hb.max, hb.sum, hb.sum_squares],
+                rtol=FLOAT32_RTOL,
+                err_msg=tag,
+            )
             assert list(ha.bucket_limit) == list(hb.bucket_limit), tag
             assert list(ha.bucket) == list(hb.bucket), tag
 
@@ -152,9 +162,12 @@ def test_same_tensors_and_text_metadata(both):
     for tag in theirs.Tags()["tensors"]:
         for a, b in zip(ours.Tensors(tag), theirs.Tensors(tag), strict=True):
             assert a.step == b.step
-            np.testing.assert_array_equal(
-                tensor_util.make_ndarray(a.tensor_proto), tensor_util.make_ndarray(b.tensor_proto)
-            )
+            value_a = tensor_util.make_ndarray(a.tensor_proto)
+            value_b = tensor_util.make_ndarray(b.tensor_proto)
+            if value_b.dtype.kind == "f":  # the trained weights: see test_same_histograms
+                np.testing.assert_allclose(value_a, value_b, rtol=FLOAT32_RTOL, err_msg=tag)
+            else:
+                np.testing.assert_array_equal(value_a, value_b, err_msg=tag)
         meta_a = ours.SummaryMetadata(tag)
         meta_b = theirs.SummaryMetadata(tag)
         assert meta_a.plugin_data.plugin_name == meta_b.plugin_data.plugin_name, tag
