@@ -8,6 +8,7 @@ own (variable names ``fully_connected/weights``, ``Conv/biases``, ``BatchNorm/be
 """
 
 from . import distributions as distributions
+from . import factorization as factorization
 from . import framework as framework
 from . import layers as layers
 from . import learn as learn
