@@ -45,6 +45,7 @@ from .random import random_ops  # noqa: F401
 from .sparse import sparse_ops  # noqa: F401
 from .state import (  # noqa: F401
     initializers,
+    ref_variables,
     resource_ops,
     save_restore,
     scatter,

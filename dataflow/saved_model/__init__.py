@@ -2,14 +2,17 @@
 TensorFlow. Explicit re-exports only; the logic is in ``dataflow/train/saved_model/``
 (see docs/tf1_files.md)."""
 
-# ruff: noqa: I001 - public namespace
+# ruff: noqa: F401, I001 - public namespace: explicit re-exports only
 
+from . import builder as builder
 from . import constants as constants
 from . import loader as loader
+from . import main_op as main_op
 from . import signature_constants as signature_constants
 from . import signature_def_utils as signature_def_utils
 from . import tag_constants as tag_constants
 from . import utils as utils
+from .builder import SavedModelBuilder as Builder
 from .loader import (
     contains_saved_model as contains_saved_model,
     load as load,
@@ -22,6 +25,8 @@ from .signature_def_utils import (
     predict_signature_def as predict_signature_def,
     regression_signature_def as regression_signature_def,
 )
+from .main_op import main_op_with_restore as main_op_with_restore
+from ..train.saved_model.builder import simple_save as simple_save
 from .utils import (
     build_tensor_info as build_tensor_info,
     get_tensor_from_tensor_info as get_tensor_from_tensor_info,

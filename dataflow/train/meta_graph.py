@@ -13,7 +13,8 @@ collections as ``CollectionDef``s, each one of
 * ``int64_list`` / ``float_list``: numbers.
 
 A collection whose items are none of these (Python objects, TF1's while-loop contexts)
-is left out, as TF1 leaves it out with a warning. Export writes TF's saver nodes in
+is left out, as TF1 leaves it out with a warning; dataflow's own (keys starting with
+``__``, as TF1's own are tuples) are left out quietly. Export writes TF's saver nodes in
 place of our saver's (``saver_graph.py``); import rebuilds the graph with
 ``import_graph_def`` (after checking the file: ``meta_file.py``), then the collections
 (one ``Variable`` object per variable, shared by every collection naming it), and
@@ -35,7 +36,7 @@ from ..framework import graph_def as graph_def_lib
 from ..framework.graph import Graph, Operation, Tensor, get_default_graph
 from ..ops.state.variable_proto import VariableFromDef, variable_to_proto
 from ..ops.state.variables import GraphKeys, Variable
-from . import meta_file, saver_graph, tf_protos
+from . import meta_file, saver_graph, tf_export, tf_protos
 from .input.queue_runner import QueueRunner
 
 _log = logging.getLogger("dataflow")
@@ -124,7 +125,7 @@ def _graph_def(graph: Graph, export_scope: str | None, clear_devices: bool) -> A
         dropped |= saver_graph.own_saver_nodes(graph, scope)
         added.extend(saver_graph.tf_saver_nodes(scope, saved))
     out = graph_def_lib.GraphDef(versions=proto.versions, library=proto.library)
-    for node in [n for n in proto.node if n.name not in dropped] + added:
+    for node in tf_export.tf_primitives([n for n in proto.node if n.name not in dropped] + added):
         name = _scoped_name(node.name, export_scope)
         if name is None:
             continue
@@ -192,8 +193,8 @@ def export_meta_graph(
         meta.saver_def.CopyFrom(saver_def)
     keys = graph.get_all_collection_keys() if collection_list is None else collection_list
     for key in sorted(set(keys)):
-        if clear_extraneous_savers and key == GraphKeys.SAVERS:
-            continue
+        if clear_extraneous_savers and key == GraphKeys.SAVERS or key.startswith("__"):
+            continue  # "__...": dataflow's own (the variable store), as TF1's tuple keys
         items = graph.get_collection(key)
         if items:
             _add_collection(meta, key, items, export_scope)

@@ -204,6 +204,8 @@ class Saver:
         its own ops (``saver_graph.py``); one made from a ``SaverDef`` returns it."""
         if self._saver_def is not None:
             return self._saver_def
+        if self._restore_op is None:
+            return None  # no variables: TF1's empty saver has no SaverDef either
         return saver_graph.saver_def(
             self._filename.op.name.rsplit("/", 1)[0] if "/" in self._filename.op.name else "",
             max_to_keep=self._max_to_keep or 0,

@@ -23,7 +23,9 @@ Fused kernels. TF1 builds ``random_normal`` as ``RandomStandardNormal * stddev +
 ``(shape, a, b)`` and scale/shift in the same kernel: one kernel and no full-size
 temporaries per draw, which matters for initializers of large variables. Their outputs
 broadcast ``shape`` with ``a`` and ``b`` (scalars in practice). Random ops are not
-differentiable (``mean``/``stddev`` get no gradient either).
+differentiable (``mean``/``stddev`` get no gradient either). Given ``shape`` alone (TF's
+``RandomUniform``, ``TruncatedNormal`` and ``RandomStandardNormal``, imported), they
+draw unscaled; a MetaGraph we export writes TF's three ops (``train/tf_export.py``).
 
 Example::
 
@@ -175,8 +177,10 @@ def _normal_kernel(ctx: Any, attrs: dict) -> Any:
     xp, rng = ctx.xp, generator_source(ctx, attrs)
     draw, out = draw_dtype(attrs["dtype"]), attrs["dtype"].as_numpy_dtype
 
-    def random_normal(shape: Any, mean: Any, stddev: Any) -> Any:
+    def random_normal(shape: Any, mean: Any = None, stddev: Any = None) -> Any:
         x = rng().standard_normal(_dims(shape), dtype=draw)
+        if mean is None:  # TF's RandomStandardNormal(shape), imported
+            return x.astype(out, copy=False)
         return _scale_shift(xp, x, stddev, mean).astype(out, copy=False)
 
     return random_normal
@@ -186,6 +190,19 @@ registry.register(
     registry.OpDef(
         "RandomNormal", _infer_sample, _normal_kernel, registry.NOT_DIFFERENTIABLE, stateful=True
     )
+)
+# TF's unscaled normal draw (TF builds random_normal as it times stddev plus mean): our
+# RandomNormal with its shape alone.
+registry.register_importer(
+    "RandomStandardNormal",
+    lambda inputs, attrs, name: [
+        apply_op(
+            "RandomNormal",
+            inputs[:1],
+            {k: attrs.get(k) for k in ("seed", "seed2", "dtype")},
+            name=name,
+        )
+    ],
 )
 
 
@@ -247,7 +264,7 @@ def _truncated_normal_kernel(ctx: Any, attrs: dict) -> Any:
     xp, rng = ctx.xp, generator_source(ctx, attrs)
     draw, out = draw_dtype(attrs["dtype"]), attrs["dtype"].as_numpy_dtype
 
-    def truncated_normal(shape: Any, mean: Any, stddev: Any) -> Any:
+    def truncated_normal(shape: Any, mean: Any = None, stddev: Any = None) -> Any:
         gen = rng()
         x = gen.standard_normal(_dims(shape), dtype=draw)
         # Redraw the samples at 2 standard deviations or more, only those (about 4.6%
@@ -258,6 +275,8 @@ def _truncated_normal_kernel(ctx: Any, attrs: dict) -> Any:
             fresh = gen.standard_normal(int(redo.size), dtype=draw)
             flat[redo] = fresh
             redo = redo[xp.abs(fresh) >= 2]
+        if mean is None:  # TF's TruncatedNormal(shape), imported
+            return x.astype(out, copy=False)
         return _scale_shift(xp, x, stddev, mean).astype(out, copy=False)
 
     return truncated_normal
@@ -308,12 +327,14 @@ def _uniform_kernel(ctx: Any, attrs: dict) -> Any:
     draw, out = draw_dtype(dtype), dtype.as_numpy_dtype
     half = dtype == dtypes.float16
 
-    def random_uniform(shape: Any, minval: Any, maxval: Any) -> Any:
+    def random_uniform(shape: Any, minval: Any = None, maxval: Any = None) -> Any:
         x = rng().random(_dims(shape), dtype=draw)
         if half:
             # Round down to float16's 10-bit grid on [0, 1) so that rounding to float16
             # never produces 1.0 (TF draws float16 on the same grid).
             x = xp.floor(x * 1024) / 1024
+        if minval is None:  # TF's RandomUniform(shape), imported: [0, 1)
+            return x.astype(out, copy=False)
         return _scale_shift(xp, x, maxval - minval, minval).astype(out, copy=False)
 
     return random_uniform
