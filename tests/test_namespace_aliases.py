@@ -31,12 +31,11 @@ LEFT_OUT = {
         "uint32",
         "uint64",  # dtypes dataflow does not have
         "as_string",
-        "complex",
-        "saturate_cast",  # ops dataflow does not have yet
+        "complex",  # ops dataflow does not have yet
         "experimental",  # TF 2's
     },
     "queue": {"PriorityQueue"},  # not implemented yet
-    "manip": {"batch_to_space_nd", "space_to_batch_nd"},  # ops not there yet
+    "manip": set(),
     "version": set(),
     "bitwise": set(),
 }

@@ -23,6 +23,7 @@ from ..framework.dtypes import (
     uint8 as uint8,
     variant as variant,
 )
+from ..ops.array import saturate_cast as saturate_cast
 from ..ops.cast import cast as cast
 
 __getattr__ = missing_name_hook("dtypes", __name__)

@@ -3,11 +3,13 @@
 
 from .._util.missing_names import missing_name_hook
 from ..ops.array import (
+    batch_to_space_nd as batch_to_space_nd,
     gather_nd as gather_nd,
     reshape as reshape,
     reverse as reverse,
     roll as roll,
     scatter_nd as scatter_nd,
+    space_to_batch_nd as space_to_batch_nd,
     tile as tile,
 )
 

@@ -23,7 +23,13 @@ module        holds
 ============  ===============================================================
 
 and ``tensor_scatter``: ``TensorScatterUpdate``/``Add``/``Sub``/``Max``/``Min``
-(``tensor_scatter_nd_*``, a copy of a tensor with updates written in).
+(``tensor_scatter_nd_*``, a copy of a tensor with updates written in); ``batch_space``:
+the composites ``space_to_batch_nd``/``batch_to_space_nd``, TF1's 4-D forms and
+``required_space_to_batch_paddings``; ``stitch``: ``DynamicStitch``/
+``ParallelDynamicStitch`` and the composites ``batch_gather``, ``repeat``; ``sets``:
+``ListDiff`` (``setdiff1d``), ``LowerBound``/``UpperBound`` (``searchsorted``);
+``shape_checks``: ``EnsureShape``, ``BroadcastArgs``, ``broadcast_static_shape``,
+``is_tensor``; ``reinterpret``: ``Bitcast`` and the composite ``saturate_cast``.
 
 Each module imports only the ones above it in this table (math ops, which build on this
 family, are imported inside functions). This module holds no code: it re-exports every
@@ -68,6 +74,11 @@ propagate as in TF.
 """
 
 # --- re-exports: the public builders of the family, by defining module ------------------
+from .batch_space import batch_to_space as batch_to_space
+from .batch_space import batch_to_space_nd as batch_to_space_nd
+from .batch_space import required_space_to_batch_paddings as required_space_to_batch_paddings
+from .batch_space import space_to_batch as space_to_batch
+from .batch_space import space_to_batch_nd as space_to_batch_nd
 from .distinct import unique as unique
 from .distinct import unique_with_counts as unique_with_counts
 from .indexing import gather as gather
@@ -87,10 +98,18 @@ from .rearrange import meshgrid as meshgrid
 from .rearrange import roll as roll
 from .rearrange import space_to_depth as space_to_depth
 from .rearrange import unravel_index as unravel_index
+from .reinterpret import bitcast as bitcast
+from .reinterpret import saturate_cast as saturate_cast
 from .reorder import invert_permutation as invert_permutation
 from .reorder import range_ as range_
 from .reorder import reverse as reverse
 from .reorder import transpose as transpose
+from .sets import searchsorted as searchsorted
+from .sets import setdiff1d as setdiff1d
+from .shape_checks import broadcast_dynamic_shape as broadcast_dynamic_shape
+from .shape_checks import broadcast_static_shape as broadcast_static_shape
+from .shape_checks import ensure_shape as ensure_shape
+from .shape_checks import is_tensor as is_tensor
 from .shapes import broadcast_to as broadcast_to
 from .shapes import expand_dims as expand_dims
 from .shapes import fill as fill
@@ -108,6 +127,10 @@ from .shapes import zeros_like as zeros_like
 from .slicing import boolean_mask as boolean_mask
 from .slicing import slice_ as slice_
 from .slicing import strided_slice as strided_slice
+from .stitch import batch_gather as batch_gather
+from .stitch import dynamic_stitch as dynamic_stitch
+from .stitch import parallel_dynamic_stitch as parallel_dynamic_stitch
+from .stitch import repeat as repeat
 from .tensor_scatter import tensor_scatter_nd_add as tensor_scatter_nd_add
 from .tensor_scatter import tensor_scatter_nd_max as tensor_scatter_nd_max
 from .tensor_scatter import tensor_scatter_nd_min as tensor_scatter_nd_min
