@@ -288,6 +288,7 @@ from .ops.array import (
     zeros as zeros,
     zeros_like as zeros_like,
 )
+from .aliases.top_level import *  # noqa: F403 - the long tail (issue 32), listed there
 
 # --- ops/queue/queues.py ----------------------------------------------------------------
 from .ops.queue.queues import (
