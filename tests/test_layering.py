@@ -30,6 +30,8 @@ ALLOWED = {
     "viz": {"_util", "framework", "ops", "autodiff", "runtime", "train"},
     "examples": {"*"},
     "testing": {"*"},
+    # tf.test: TestCase and the test helpers TF1 projects use (a public namespace).
+    "test": {"*"},
     "<top>": {"*"},
     # Public namespace packages (tf.compat, tf.io, the aliases tf.dtypes, tf.queue, ...) are
     # the top level's, split off.
@@ -52,6 +54,8 @@ ROOMS = {
     "ops.signal": {"ops", "ops.array", "ops.math"},
     "ops.control": {"ops", "ops.array", "ops.math", "ops.debug"},
     "ops.debug": {"ops", "ops.control"},
+    # check_ops composed from array and math ops (rank, shape and value checks).
+    "ops.debug.checks": {"ops", "ops.array", "ops.math", "ops.control", "ops.debug"},
     "ops.random": {"ops"},
     "ops.strings": {"ops"},
     "ops.nn": {

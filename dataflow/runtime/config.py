@@ -18,6 +18,21 @@ class GPUOptions:
     visible_device_list: str = ""
 
 
+# The default of ConfigProto.log_device_placement (tf.debugging's setting).
+_LOG_PLACEMENT = [False]
+
+
+def set_log_device_placement(enabled: bool) -> None:
+    """Makes sessions created afterwards without ``log_device_placement`` in their
+    ``ConfigProto`` log each op's device (``tf.debugging.set_log_device_placement``)."""
+    _LOG_PLACEMENT[0] = bool(enabled)
+
+
+def get_log_device_placement() -> bool:
+    """Whether ``set_log_device_placement`` turned device placement logging on."""
+    return _LOG_PLACEMENT[0]
+
+
 @dataclass
 class ConfigProto:
     """``tf.ConfigProto``: placement options and runtime knobs.
@@ -25,7 +40,8 @@ class ConfigProto:
     Args:
         allow_soft_placement: let the placer pick another device when a request
             matches none (instead of ``InvalidArgumentError``).
-        log_device_placement: print each op's device when a plan is compiled.
+        log_device_placement: print each op's device when a plan is compiled (default:
+            the process-wide setting of ``tf.debugging.set_log_device_placement``).
         operation_timeout_in_ms: deadline of each ``run`` (0: none), unless its
             ``RunOptions(timeout_in_ms=...)`` sets one: a step still blocked then (in a
             queue, or on a cluster) fails with ``DeadlineExceededError``.
@@ -50,7 +66,7 @@ class ConfigProto:
     """
 
     allow_soft_placement: bool = False
-    log_device_placement: bool = False
+    log_device_placement: bool = field(default_factory=lambda: _LOG_PLACEMENT[0])
     operation_timeout_in_ms: int = 0
     intra_op_parallelism_threads: int = 0
     inter_op_parallelism_threads: int = 0
