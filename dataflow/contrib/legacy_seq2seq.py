@@ -1,6 +1,7 @@
 """``tf.contrib.legacy_seq2seq``: the per-step losses, the plain and embedding RNN
-decoders and ``embedding_rnn_seq2seq``, over Python lists of ``[batch, ...]`` tensors,
-one per time step (TF 1.15's ``legacy_seq2seq/python/ops/seq2seq.py``)."""
+decoders, ``embedding_rnn_seq2seq`` and ``model_with_buckets``, over Python lists of
+``[batch, ...]`` tensors, one per time step (TF 1.15's
+``legacy_seq2seq/python/ops/seq2seq.py``)."""
 
 from __future__ import annotations
 
@@ -204,6 +205,64 @@ def embedding_rnn_seq2seq(
             output_projection=output_projection,
             feed_previous=feed_previous,
         )
+
+
+def model_with_buckets(
+    encoder_inputs: list,
+    decoder_inputs: list,
+    targets: list,
+    weights: list,
+    buckets: list,
+    seq2seq: Callable,
+    softmax_loss_function: Callable | None = None,
+    per_example_loss: bool = False,
+    name: str | None = None,
+) -> tuple[list, list]:
+    """One model per bucket, sharing its variables: for bucket ``j`` of ``(encoder
+    length, decoder length)``, ``seq2seq(encoder_inputs[:e], decoder_inputs[:d])`` (in
+    the caller's variable scope, reusing it from the second bucket) and its
+    ``sequence_loss`` (or ``sequence_loss_by_example``) against the first ``d`` targets
+    and weights.
+
+    Returns:
+        ``(outputs, losses)``: per bucket, its list of outputs and its loss.
+
+    Raises:
+        ValueError: fewer encoder inputs, targets or weights than the last bucket needs.
+    """
+    if len(encoder_inputs) < buckets[-1][0]:
+        raise ValueError(
+            f"Length of encoder_inputs ({len(encoder_inputs)}) must be at least that of "
+            f"last bucket ({buckets[-1][0]})."
+        )
+    if len(targets) < buckets[-1][1]:
+        raise ValueError(
+            f"Length of targets ({len(targets)}) must be at least that of last bucket "
+            f"({buckets[-1][1]})."
+        )
+    if len(weights) < buckets[-1][1]:
+        raise ValueError(
+            f"Length of weights ({len(weights)}) must be at least that of last bucket "
+            f"({buckets[-1][1]})."
+        )
+    loss = sequence_loss_by_example if per_example_loss else sequence_loss
+    outputs: list = []
+    losses: list = []
+    everything = encoder_inputs + decoder_inputs + targets + weights
+    with name_scope(name, "model_with_buckets", everything):
+        for j, (enc_len, dec_len) in enumerate(buckets):
+            with variable_scope(get_variable_scope(), reuse=True if j > 0 else None):
+                bucket_outputs, _ = seq2seq(encoder_inputs[:enc_len], decoder_inputs[:dec_len])
+                outputs.append(bucket_outputs)
+                losses.append(
+                    loss(
+                        bucket_outputs,
+                        targets[:dec_len],
+                        weights[:dec_len],
+                        softmax_loss_function=softmax_loss_function,
+                    )
+                )
+    return outputs, losses
 
 
 __getattr__ = contrib_hook("legacy_seq2seq", __name__)
