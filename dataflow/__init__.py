@@ -401,6 +401,22 @@ from .ops.debug.check_ops import (
     assert_none_equal as assert_none_equal,
     assert_positive as assert_positive,
 )
+from .ops.debug.checks.ranks import (
+    assert_rank as assert_rank,
+    assert_rank_at_least as assert_rank_at_least,
+    assert_rank_in as assert_rank_in,
+    assert_scalar as assert_scalar,
+)
+from .ops.debug.checks.values import (
+    assert_integer as assert_integer,
+    assert_near as assert_near,
+    assert_proper_iterable as assert_proper_iterable,
+    assert_same_float_dtype as assert_same_float_dtype,
+    assert_type as assert_type,
+    is_non_decreasing as is_non_decreasing,
+    is_numeric_tensor as is_numeric_tensor,
+    is_strictly_increasing as is_strictly_increasing,
+)
 from .ops.script import (
     autograd_op as autograd_op,
     numpy_function as numpy_function,
@@ -580,6 +596,7 @@ from . import losses as losses
 from . import train as train
 from . import math as math
 from . import debugging as debugging
+from . import test as test
 from . import initializers as initializers
 from . import random as random
 from . import viz as viz
