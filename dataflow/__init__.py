@@ -618,6 +618,7 @@ from .aliases import bitwise as bitwise
 from .aliases import dtypes as dtypes
 from .aliases import manip as manip
 from .aliases import queue as queue
+from .aliases import resource_loader as resource_loader
 from .aliases import signal as signal
 from .aliases import spectral as spectral
 from .aliases import version as version

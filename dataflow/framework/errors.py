@@ -7,6 +7,9 @@ graph recorded it, where the user built it.
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
 OK = 0
@@ -25,6 +28,7 @@ UNIMPLEMENTED = 12
 INTERNAL = 13
 UNAVAILABLE = 14
 DATA_LOSS = 15
+UNAUTHENTICATED = 16
 
 
 class OpError(Exception):
@@ -109,6 +113,9 @@ UnavailableError = _subclass(
     "UnavailableError", UNAVAILABLE, "The runtime is unavailable (e.g. a worker was lost)."
 )
 DataLossError = _subclass("DataLossError", DATA_LOSS, "Unrecoverable data loss or corruption.")
+UnauthenticatedError = _subclass(
+    "UnauthenticatedError", UNAUTHENTICATED, "The request has no valid credentials."
+)
 
 _BY_CODE = {
     cls.error_code: cls
@@ -128,9 +135,40 @@ _BY_CODE = {
         InternalError,
         UnavailableError,
         DataLossError,
+        UnauthenticatedError,
     )
 }
 
 
 def exception_type_from_error_code(code: int) -> type[OpError]:
+    """The ``OpError`` subclass of a status code (``KeyError`` for an unknown code)."""
     return _BY_CODE[code]
+
+
+def error_code_from_exception_type(cls: type) -> int | None:
+    """The status code of an ``OpError`` subclass; None (with a warning, as TF) for
+    any other class."""
+    code = getattr(cls, "error_code", None) if isinstance(cls, type) else None
+    if code is None or _BY_CODE.get(code) is not cls:
+        warnings.warn(f"Unknown class exception: {cls!r}", stacklevel=2)
+        return None
+    return int(code)
+
+
+class _Status:
+    """The status ``raise_exception_on_not_ok_status`` hands out: set ``code`` (and
+    ``message``) to report a failure."""
+
+    def __init__(self) -> None:
+        self.code = OK
+        self.message = ""
+
+
+@contextlib.contextmanager
+def raise_exception_on_not_ok_status() -> Iterator[_Status]:
+    """A context whose status, if not ``OK`` when the block ends, is raised as the
+    ``OpError`` of its code (TF1's bridge from C status objects to exceptions)."""
+    status = _Status()
+    yield status
+    if status.code != OK:
+        raise exception_type_from_error_code(status.code)(None, None, status.message)

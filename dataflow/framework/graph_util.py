@@ -11,7 +11,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from tensorboard.compat.proto import graph_pb2
+from tensorboard.compat.proto import graph_pb2, types_pb2
 
 from . import graph_def as graph_def_lib
 
@@ -178,3 +178,28 @@ def remove_training_nodes(
             node.input.append(ref)
         out.node.append(node)
     return out
+
+
+def must_run_on_cpu(node: Any, pin_variables_on_cpu: bool = False) -> bool:
+    """Whether TF1 would keep ``node`` (an ``Operation`` or a ``NodeDef``) on the CPU:
+    string and int32 constants, int32 ``DynamicStitch``, casts from strings, and, when
+    ``pin_variables_on_cpu``, variables (``tf.graph_util.must_run_on_cpu``)."""
+    if not hasattr(node, "attr"):  # an Operation (a NodeDef, ours or TF's, has attr)
+        node = graph_def_lib.node_def(node)
+    if pin_variables_on_cpu and node.op in _VARIABLE_OPS:
+        return True
+    attrs = node.attr
+    if node.op == "Const":
+        return attrs["dtype"].type in (types_pb2.DT_STRING, types_pb2.DT_INT32)
+    if node.op in ("DynamicStitch", "ParallelDynamicStitch"):
+        return attrs["T"].type == types_pb2.DT_INT32
+    if node.op == "Cast":
+        return attrs["SrcT"].type == types_pb2.DT_STRING
+    return False
+
+
+def tensor_shape_from_node_def_name(graph: Any, input_name: str) -> Any:
+    """The static shape of ``input_name`` (``"op"`` for its first output, or
+    ``"op:i"``) in ``graph``."""
+    name = input_name if ":" in input_name else f"{input_name}:0"
+    return graph.get_tensor_by_name(name).get_shape()

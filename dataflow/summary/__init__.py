@@ -53,6 +53,9 @@ from ..ops.summary.summary_ops import (
 from ..ops.summary.summary_ops import (
     text as text,
 )
+from .v2_bridge import all_v2_summary_ops as all_v2_summary_ops
+from .v2_bridge import get_summary_description as get_summary_description
+from .v2_bridge import initialize as initialize
 from .writer import FileWriter as FileWriter
 from .writer import FileWriterCache as FileWriterCache
 

@@ -40,4 +40,8 @@ def summary_iterator(path: Any) -> Iterator[event_pb2.Event]:
                 ) from None
             yield event
     finally:
-        records.close()  # the file, also when the caller stops early or this raises
+        # A generator: closing it closes the file, also when the caller stops early or
+        # this raises.
+        close = getattr(records, "close", None)
+        if close is not None:
+            close()
