@@ -341,8 +341,8 @@ def import_into(
     ``input_map`` maps tensor names of ``graph_def`` (``"x:0"``, or ``"x"`` for output 0)
     to tensors of ``graph`` used in their place. ``return_elements`` names the tensors
     (``"y:0"``) or operations (``"train"``) to return, in that order. TF's control flow
-    (while-loop frames and conds) is rebuilt by the importer ``register_control_flow``
-    names (``ops/tf_control_flow.py``).
+    (while-loop frames and conds; functional ``While``/``If``) is rebuilt by the
+    importer ``register_control_flow`` names (``ops/tf_control_flow.py``).
 
     Raises:
         TypeError: ``graph_def`` is not a ``GraphDef`` (or its serialized bytes).
@@ -356,8 +356,8 @@ def import_into(
     graph_def = as_graph_def_proto(graph_def)
     builder = NodeBuilder(graph, graph_def, input_map, name)
     rebuild = _CONTROL_FLOW[0] if _CONTROL_FLOW else None
-    _check_op_types(graph_def, CONTROL_FLOW_V1 if rebuild else frozenset())
-    if rebuild is not None and any(n.op in CONTROL_FLOW_V1 for n in graph_def.node):
+    _check_op_types(graph_def, CONTROL_FLOW_V1 | CONTROL_FLOW_V2 if rebuild else frozenset())
+    if rebuild is not None and any(n.op in CONTROL_FLOW for n in graph_def.node):
         built = rebuild(graph_def, builder)
     else:
         built = {}
@@ -370,6 +370,9 @@ def import_into(
 
 # TF1's while loops and conds in a GraphDef (tf.compat.v1 without control flow v2).
 CONTROL_FLOW_V1 = frozenset({"Enter", "Exit", "LoopCond", "Merge", "NextIteration", "Switch"})
+# TF2's (and tf.compat.v1's with control flow v2): nodes calling functions of the library.
+CONTROL_FLOW_V2 = frozenset({"While", "StatelessWhile", "If", "StatelessIf"})
+CONTROL_FLOW = CONTROL_FLOW_V1 | CONTROL_FLOW_V2
 _CONTROL_FLOW: list[Callable[[graph_pb2.GraphDef, NodeBuilder], Any]] = []
 
 
@@ -400,9 +403,12 @@ class NodeBuilder:
                     f"import_graph_def: input_map key '{ref[0]}:{ref[1]}' names no node"
                 )
 
-    def build(self, node: node_def_pb2.NodeDef, built: Any, graph: Any = None) -> Any:
+    def build(
+        self, node: node_def_pb2.NodeDef, built: Any, graph: Any = None, mapped: bool = True
+    ) -> Any:
         """Adds ``node`` to ``graph`` (default: the import's; or a body traced in it),
-        reading its inputs from ``built`` (node name -> what ``build`` returned)."""
+        reading its inputs from ``built`` (node name -> what ``build`` returned), and
+        ``input_map``'s tensors unless ``mapped`` is false (a function's nodes)."""
         graph = self.graph if graph is None else graph
         inputs, controls = [], []
         for ref in node.input:
@@ -410,7 +416,7 @@ class NodeBuilder:
                 source = built[ref[1:]]
                 controls.append(getattr(source, "last_op", source))
                 continue
-            inputs.append(_input(node, _tensor_ref(ref), built, self.mapped))
+            inputs.append(_input(node, _tensor_ref(ref), built, self.mapped if mapped else {}))
         full_name = f"{self.prefix}{node.name}"
         if graph is self.graph and _has_op(graph, full_name):
             raise ValueError(f"import_graph_def: the graph already has an op named '{full_name}'")
@@ -432,12 +438,24 @@ class NodeBuilder:
 
 
 def _check_op_types(graph_def: graph_pb2.GraphDef, handled: frozenset[str]) -> None:
-    """Raises one error naming every node of ``graph_def`` we cannot build, before any is:
-    ``NotFoundError`` listing the op types not registered here (or registered with
-    another signature than TF's), ``UnimplementedError`` for nodes calling functions."""
+    """Raises one error naming every node of ``graph_def`` (and of its function library)
+    we cannot build, before any is: ``NotFoundError`` listing the op types not registered
+    here (or registered with another signature than TF's), ``UnimplementedError`` for
+    nodes calling functions (other than the functional control flow in ``handled``)."""
     missing: dict[str, list[str]] = {}
     reasons: dict[str, str] = {}
-    for node in graph_def.node:
+    library = {f.signature.name: f for f in graph_def.library.function}
+    nodes = [(n.name, n) for n in graph_def.node]
+    nodes += [(f"{name}/{n.name}", n) for name, f in library.items() for n in f.node_def]
+    functional = []
+    for where, node in nodes:
+        calls = [
+            f
+            for v in node.attr.values()
+            for f in ([v.func.name] if v.HasField("func") else []) + [g.name for g in v.list.func]
+        ]
+        if calls and (node.op not in handled or any(f not in library for f in calls)):
+            functional.append(f"'{where}' ({node.op})")
         if node.op in handled or registry.importer_of(node.op):
             continue
         try:
@@ -446,13 +464,9 @@ def _check_op_types(graph_def: graph_pb2.GraphDef, handled: frozenset[str]) -> N
         except KeyError:
             why = "not registered"
         if why:
-            missing.setdefault(node.op, []).append(node.name)
+            missing.setdefault(node.op, []).append(where)
             reasons[node.op] = why
-    functional = sorted(
-        f"'{node.name}' ({node.op})"
-        for node in graph_def.node
-        if any(v.HasField("func") or len(v.list.func) for v in node.attr.values())
-    )
+    functional.sort()
     listed = "; ".join(
         f"'{op}' ({len(names)} node{'s' * (len(names) > 1)}, e.g. '{names[0]}'"
         + ("" if reasons[op] == "not registered" else f": {reasons[op]}")
@@ -465,7 +479,8 @@ def _check_op_types(graph_def: graph_pb2.GraphDef, handled: frozenset[str]) -> N
             None,
             f"import_graph_def: {len(functional)} node(s) call functions of the GraphDef's "
             f"library ({', '.join(functional[:5])}{', ...' if len(functional) > 5 else ''}: "
-            "TF's control flow v2 or defuns), which import_graph_def does not rebuild; "
+            "defuns, or control flow naming no function of the library), which "
+            "import_graph_def does not rebuild; "
             f"op types we cannot build besides: {listed or 'none'} (see docs/frozen_graphs.md)",
         )
     if not missing:

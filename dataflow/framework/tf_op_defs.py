@@ -164,3 +164,24 @@ def ours_from_tf(op_type: str, attrs: dict[str, Any], inputs: list[Any]) -> dict
         for key in ("dtype", "shape"):
             out.setdefault(key, source.attrs[key])
     return out
+
+
+def output_index(op_type: str, attrs: Any, arg: str, index: int) -> int:
+    """The flat output index of ``arg:index`` (TF's ``FunctionDef`` inputs name an output
+    by its ``OpDef`` argument): the sizes of the arguments before ``arg`` (a
+    ``number_attr`` argument has ``attrs[N]`` tensors, a ``type_list_attr`` one as many
+    as its list) plus ``index``; ``index`` for an op type TF's registry here lacks."""
+    op_def = _op_defs().get(op_type)
+    if op_def is None:
+        return index
+    at = 0
+    for name, _, _, number_attr, type_list_attr, _ in op_def["out"]:
+        if name == arg:
+            return at + index
+        if number_attr:
+            at += int(attrs[number_attr].i) if number_attr in attrs else 1
+        elif type_list_attr:
+            at += len(attrs[type_list_attr].list.type) if type_list_attr in attrs else 1
+        else:
+            at += 1
+    raise ValueError(f"op type {op_type} has no output argument '{arg}'")

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..framework import dtypes, errors
+from ..framework import dtypes, errors, tf_op_defs
 from ..framework import graph_def as graph_def_lib
 from ..framework.graph import get_default_graph
 from ..framework.graph_def import Composite, input_node_name
@@ -77,10 +77,18 @@ def _relaxed(a: TensorShape, b: TensorShape) -> TensorShape:
 
 
 class _Rebuild:
-    def __init__(self, graph_def: Any, builder: Any):
+    def __init__(
+        self, graph_def: Any, builder: Any, library: dict | None = None, mapped: bool = True
+    ):
         self.flow = tf_frames.analyze(graph_def)
         self.builder = builder
         self.by_name = {n.name: n for n in graph_def.node}
+        self.library = (
+            {f.signature.name: f for f in graph_def.library.function}
+            if library is None
+            else library
+        )
+        self.mapped = mapped  # input_map applies (not inside a function's body)
         self.read_refs = {
             f"{input_node_name(r)}:{r.partition(':')[2] or 0}"
             for n in graph_def.node
@@ -92,7 +100,7 @@ class _Rebuild:
     def tensor(self, ref: str, scope: _Scope) -> Any:
         name, _, index = ref.partition(":")
         key = (name, int(index) if index else 0)
-        if key in self.builder.mapped:
+        if self.mapped and key in self.builder.mapped:
             return self.builder.mapped[key]
         source = scope[name]
         if key[1] >= len(source.outputs):
@@ -145,11 +153,13 @@ class _Rebuild:
             if key not in scope.values:
                 scope.values[key] = self._cond(cond, scope)
             return scope.values[key][name]
+        if node.op in graph_def_lib.CONTROL_FLOW_V2 and _calls(node):
+            return self._functional(node, scope)
         if node.op in graph_def_lib.CONTROL_FLOW_V1:
             raise _bad(
                 f"node '{name}' ({node.op}) is read outside the while loop or cond it belongs to"
             )
-        return self.builder.build(node, scope, get_default_graph())
+        return self.builder.build(node, scope, get_default_graph(), mapped=self.mapped)
 
     # --- loops -----------------------------------------------------------------------------
     def _loop(self, loop: tf_frames.Loop, scope: _Scope) -> list[Any]:
@@ -181,8 +191,25 @@ class _Rebuild:
             body_shapes[:] = [t.shape for t in out]
             return out
 
-        invariants = [t.shape for t in init]
         frame = loop.frame.rsplit("/", 1)[0] if "/" in loop.frame else loop.frame
+        return self._while(
+            cond_fn, body_fn, init, None, loop.parallel_iterations, frame, body_shapes
+        )
+
+    def _while(
+        self,
+        cond_fn: Any,
+        body_fn: Any,
+        init: list[Any],
+        invariants: list[TensorShape] | None,
+        parallel_iterations: int,
+        name: str,
+        body_shapes: list[TensorShape],
+    ) -> list[Any]:
+        """``while_loop`` over ``init``; a variable whose shape the body changes gets the
+        most specific invariant both shapes share (``body_fn`` records its results')."""
+        if invariants is None or len(invariants) != len(init):
+            invariants = [t.shape for t in init]
         for attempt in range(4):
             try:
                 return list(
@@ -191,8 +218,8 @@ class _Rebuild:
                         body_fn,
                         list(init),
                         shape_invariants=list(invariants),
-                        parallel_iterations=loop.parallel_iterations,
-                        name=f"{self.builder.prefix}{frame}".replace(":", "_"),
+                        parallel_iterations=parallel_iterations,
+                        name=f"{self.builder.prefix}{name}".replace(":", "_"),
                         return_same_structure=True,
                     )
                 )
@@ -203,6 +230,70 @@ class _Rebuild:
                 relaxed = [_relaxed(a, b) for a, b in zip(invariants, shapes, strict=True)]
                 invariants = relaxed if relaxed != invariants else [TensorShape(None)] * len(init)
         raise AssertionError("unreachable")
+
+    # --- TF2's functional While and If, calling functions of the library ------------------
+    def _functional(self, node: Any, scope: _Scope) -> Composite:
+        inputs = [self.tensor(r, scope) for r in node.input if not r.startswith("^")]
+        name = node.name
+        if node.op in ("If", "StatelessIf"):
+            pred, args = inputs[0], inputs[1:]
+            if pred.dtype != dtypes.bool:
+                raise _bad(f"the predicate of {node.op} '{name}' is {pred.dtype.name}")
+            then_f, else_f = (self._function(node, key) for key in ("then_branch", "else_branch"))
+            outs = cond_lib.cond(
+                pred,
+                lambda: [group.identity(t) for t in self.call(then_f, args, scope)],
+                lambda: [group.identity(t) for t in self.call(else_f, args, scope)],
+                strict=True,
+                name=f"{self.builder.prefix}{name}".replace(":", "_"),
+            )
+            return Composite(node.op, list(outs))
+        cond_f, body_f = self._function(node, "cond"), self._function(node, "body")
+        body_shapes: list[TensorShape] = []
+
+        def cond_fn(*values: Any) -> Any:
+            (pred,) = self.call(cond_f, list(values), scope)[:1]
+            return pred
+
+        def body_fn(*values: Any) -> list[Any]:
+            out = self.call(body_f, list(values), scope)
+            body_shapes[:] = [t.shape for t in out]
+            return out
+
+        shapes = node.attr["output_shapes"].list.shape if "output_shapes" in node.attr else []
+        invariants = [
+            TensorShape(None)
+            if p.unknown_rank
+            else TensorShape([None if d.size < 0 else d.size for d in p.dim])
+            for p in shapes
+        ]
+        parallel = node.attr["parallel_iterations"].i if "parallel_iterations" in node.attr else 10
+        final = self._while(
+            cond_fn, body_fn, inputs, invariants or None, max(1, parallel), name, body_shapes
+        )
+        return Composite(node.op, final)
+
+    def _function(self, node: Any, key: str) -> Any:
+        return self.library[node.attr[key].func.name]
+
+    def call(self, function: Any, args: list[Any], scope: _Scope) -> list[Any]:
+        """Imports ``function``'s nodes on ``args`` into the default graph (a traced body
+        or branch), returning its outputs in its signature's order."""
+        signature = function.signature
+        if len(args) != len(signature.input_arg):
+            raise _bad(
+                f"function '{signature.name}' takes {len(signature.input_arg)} arguments, "
+                f"given {len(args)}"
+            )
+        inner = _Scope(None)
+        for arg, value in zip(signature.input_arg, args, strict=True):
+            inner.values[arg.name] = Composite("_Arg", [value])
+        nodes = {n.name: _flat_inputs(n, function) for n in function.node_def}
+        graph = _graph_of(signature.input_arg, nodes.values())
+        rebuild = _Rebuild(graph, self.builder, self.library, mapped=False)
+        refs = [_flat_ref(function.ret[a.name], nodes) for a in signature.output_arg]
+        rebuild.need([input_node_name(r) for r in refs if input_node_name(r) in nodes], inner)
+        return [rebuild.tensor(r, inner) for r in refs]
 
     # --- conds -----------------------------------------------------------------------------
     def _cond(self, cond: tf_frames.Cond, scope: _Scope) -> dict[str, Composite]:
@@ -278,6 +369,43 @@ class _Rebuild:
                     seen.add(c)
                     stack.append(c)
         return seen
+
+
+def _calls(node: Any) -> bool:
+    return any(v.HasField("func") for v in node.attr.values())
+
+
+def _flat_ref(ref: str, nodes: dict[str, Any]) -> str:
+    """A ``FunctionDef`` input (``"arg"``, ``"node:out_arg:i"``, ``"^node"``) in a
+    ``GraphDef``'s terms (``"arg"``, ``"node:flat index"``, ``"^node"``)."""
+    if ref.startswith("^"):
+        return ref
+    parts = ref.split(":")
+    if len(parts) != 3:
+        return ref
+    name, arg, index = parts
+    node = nodes.get(name)
+    if node is None:
+        raise _bad(f"a function's input '{ref}' names no node of the function")
+    return f"{name}:{tf_op_defs.output_index(node.op, node.attr, arg, int(index))}"
+
+
+def _flat_inputs(node: Any, function: Any) -> Any:
+    """``node`` of ``function`` with its inputs in a ``GraphDef``'s terms."""
+    by_name = {n.name: n for n in function.node_def}
+    flat = type(node)()
+    flat.CopyFrom(node)
+    del flat.input[:]
+    flat.input.extend(_flat_ref(r, by_name) for r in node.input)
+    return flat
+
+
+def _graph_of(args: Any, nodes: Any) -> Any:
+    """A function's nodes as a ``GraphDef``, its arguments as ``_Arg`` nodes."""
+    graph = graph_def_lib.GraphDef()
+    graph.node.extend(graph_def_lib.NodeDef(name=a.name, op="_Arg") for a in args)
+    graph.node.extend(nodes)
+    return graph
 
 
 def rebuild(graph_def: Any, builder: Any) -> dict[str, Any]:

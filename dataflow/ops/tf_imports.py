@@ -24,8 +24,10 @@ from .array import rearrange
 from .array import shapes as array_shapes
 from .array.indexing import gather, gather_nd
 from .array.reorder import range_ as range_op
+from .build import apply_op
 from .cast import cast
 from .constant import constant
+from .control import tensor_list
 from .control.tensor_array import TensorArray, build_ta_with_new_flow
 from .linalg import decomp
 from .linalg import diag as linalg_diag
@@ -234,6 +236,54 @@ def _resize(nearest: bool) -> Any:
     return importer
 
 
+# --- TF's TensorList ops, whose element shape TF passes as an input ----------------------
+# Ours take it as an attr; a NodeDef of ours (one input fewer, or our attrs) builds as is.
+def _element_shape(value: Any) -> TensorShape:
+    """TF's element shape as a tensor: ``-1`` for an unknown rank, else the dims with
+    ``-1`` for unknown ones."""
+    dims = np.asarray(_static(value, "element_shape")).reshape(-1)
+    if dims.size == 1 and np.asarray(_static(value, "element_shape")).ndim == 0 and dims[0] < 0:
+        return TensorShape(None)
+    return TensorShape([None if d < 0 else int(d) for d in dims])
+
+
+def _list_reserve(inputs: list, attrs: dict, name: str) -> list:
+    if len(inputs) == 1:
+        shape = attrs["element_shape"]
+        return [tensor_list.reserve(inputs[0], attrs["element_dtype"], shape, name=name)]
+    shape, size = inputs
+    return [tensor_list.reserve(size, attrs["element_dtype"], _element_shape(shape), name=name)]
+
+
+def _list_from_tensor(inputs: list, attrs: dict, name: str) -> list:
+    return [apply_op("TensorListFromTensor", inputs[:1], name=name)]
+
+
+def _list_get_item(inputs: list, attrs: dict, name: str) -> list:
+    items, index = inputs[:2]
+    shape = _element_shape(inputs[2]) if len(inputs) == 3 else attrs["element_shape"]
+    return [tensor_list.get_item(items, index, attrs["element_dtype"], shape, name=name)]
+
+
+def _list_set_item(inputs: list, attrs: dict, name: str) -> list:
+    resize = attrs.get("resize", attrs.get("resize_if_index_out_of_bounds", False))
+    items, index, item = inputs
+    return [tensor_list.set_item(items, index, item, bool(resize), name=name)]
+
+
+def _list_stack(inputs: list, attrs: dict, name: str) -> list:
+    shape = _element_shape(inputs[1]) if len(inputs) == 2 else attrs["element_shape"]
+    count = attrs.get("num_elements")
+    count = None if count is None or count < 0 else int(count)
+    return [tensor_list.stack(inputs[0], attrs["element_dtype"], shape, count, name=name)]
+
+
+def _list_gather(inputs: list, attrs: dict, name: str) -> list:
+    items, indices = inputs[:2]
+    shape = _element_shape(inputs[2]) if len(inputs) == 3 else attrs["element_shape"]
+    return [tensor_list.gather(items, indices, attrs["element_dtype"], shape, name=name)]
+
+
 registry.register_importer("Relu6", _one(activations.relu6))
 registry.register_importer("Elu", _one(activations.elu))
 registry.register_importer("Selu", _one(activations.selu))
@@ -337,3 +387,9 @@ registry.register_importer("TensorArraySplitV3", _ta_split)
 registry.register_importer("TensorArrayReadV3", _ta_read)
 registry.register_importer("TensorArrayGatherV3", _ta_gather)
 registry.register_importer("TensorArraySizeV3", _ta_size)
+registry.register_importer("TensorListReserve", _list_reserve)
+registry.register_importer("TensorListFromTensor", _list_from_tensor)
+registry.register_importer("TensorListGetItem", _list_get_item)
+registry.register_importer("TensorListSetItem", _list_set_item)
+registry.register_importer("TensorListStack", _list_stack)
+registry.register_importer("TensorListGather", _list_gather)

@@ -20,8 +20,21 @@ pytestmark = [
 ]
 
 
+@pytest.fixture(scope="module", params=["v1", "v2"])
+def tf1(request):
+    """``tensorflow.compat.v1`` writing control flow v1 (TF 1.15's frames) or v2
+    (functional ``While``/``If`` calling functions of the GraphDef's library)."""
+    tensorflow = pytest.importorskip("tensorflow")
+    v1 = tensorflow.compat.v1
+    v1.disable_eager_execution()
+    was = v1.control_flow_v2_enabled()
+    (v1.enable_control_flow_v2 if request.param == "v2" else v1.disable_control_flow_v2)()
+    yield v1
+    (v1.enable_control_flow_v2 if was else v1.disable_control_flow_v2)()
+
+
 @pytest.fixture(scope="module")
-def tf1():
+def tf1_v1():
     tensorflow = pytest.importorskip("tensorflow")
     v1 = tensorflow.compat.v1
     v1.disable_eager_execution()
@@ -44,10 +57,12 @@ def _freeze(tf1, build):
             frozen = tf1.graph_util.convert_variables_to_constants(
                 sess, graph.as_graph_def(), outputs
             )
-    assert {"Enter", "Exit", "Merge", "Switch", "NextIteration"} <= {n.op for n in frozen.node} or {
-        "Switch",
-        "Merge",
-    } <= {n.op for n in frozen.node}
+    written = {n.op for n in frozen.node}
+    if tf1.control_flow_v2_enabled():
+        assert written & {"While", "StatelessWhile", "If", "StatelessIf"}
+        assert not written & graph_def_lib.CONTROL_FLOW_V1
+    else:
+        assert {"Switch", "Merge"} <= written
     return frozen.SerializeToString(), feeds, outputs, expected
 
 
@@ -153,8 +168,8 @@ def test_while_loop_with_conds_inside_and_outside(tf1):
         )
         tf1.identity(acc, "acc")
         tf1.identity(ta.stack(), "stacked")
-        tf1.cond(total > 10.0, lambda: total * 2.0, lambda: -total, name="picked")
-        tf1.identity(tf1.get_default_graph().get_tensor_by_name("picked/Merge:0"), "picked_out")
+        picked = tf1.cond(total > 10.0, lambda: total * 2.0, lambda: -total, name="picked")
+        tf1.identity(picked, "picked_out")
         tf1.identity(i, "count")
         return {"x": np.array([0.5, -1.0, 2.0], np.float32), "n": np.int32(5)}, [
             "acc",
@@ -228,8 +243,7 @@ def _placeholder(graph_def, name="x"):
     return node
 
 
-def test_next_iteration_without_merge_is_refused(tf1):
-    del tf1
+def test_next_iteration_without_merge_is_refused():
     graph_def = tf.GraphDef()
     _placeholder(graph_def)
     _node(graph_def, "w/Enter", "Enter", ["x"], frame_name=b"w", is_constant=False)
@@ -240,8 +254,7 @@ def test_next_iteration_without_merge_is_refused(tf1):
         assert not graph.get_operations()
 
 
-def test_exit_without_frame_is_refused(tf1):
-    del tf1
+def test_exit_without_frame_is_refused():
     graph_def = tf.GraphDef()
     _placeholder(graph_def)
     _node(graph_def, "Exit", "Exit", ["x"])
@@ -252,10 +265,10 @@ def test_exit_without_frame_is_refused(tf1):
 
 
 @pytest.mark.parametrize("cut", ["LoopCond", "Switch", "Enter", "NextIteration", "Merge"])
-def test_a_frozen_loop_missing_any_part_is_refused(tf1, cut):
+def test_a_frozen_loop_missing_any_part_is_refused(tf1_v1, cut):
     """A real dynamic_rnn frame with one control-flow node turned into a NoOp-like cut:
     its readers lose their input, which is refused at import, never hangs."""
-    data, _, _, _ = _freeze(tf1, _rnn("basic", False, False))
+    data, _, _, _ = _freeze(tf1_v1, _rnn("basic", False, False))
     graph_def = tf.GraphDef.FromString(data)
     victim = next(n for n in graph_def.node if n.op == cut)
     victim.op = "Identity"
@@ -265,8 +278,7 @@ def test_a_frozen_loop_missing_any_part_is_refused(tf1, cut):
             tf.import_graph_def(graph_def)
 
 
-def test_missing_op_types_are_listed_at_once(tf1):
-    del tf1
+def test_missing_op_types_are_listed_at_once():
     graph_def = tf.GraphDef()
     _placeholder(graph_def)
     _node(graph_def, "a", "NoSuchOpA", ["x"])
@@ -285,6 +297,8 @@ def test_gradients_through_an_imported_dynamic_rnn_are_tfs(tf1, cell_kind):
         tf1.set_random_seed(7)
         feeds, outputs = build(tf1)
         x = graph.get_tensor_by_name("x:0")
+        # The GraphDef before TF's gradient rewrites a v2 loop's body to keep its history.
+        forward = graph.as_graph_def()
         loss = tf1.reduce_sum(tf1.square(graph.get_tensor_by_name("out:0")))
         loss += tf1.reduce_sum(graph.get_tensor_by_name("state0:0"))
         (dx,) = tf1.gradients(loss, [x])
@@ -292,9 +306,7 @@ def test_gradients_through_an_imported_dynamic_rnn_are_tfs(tf1, cell_kind):
             sess.run(tf1.global_variables_initializer())
             fed = {f"{k}:0": v for k, v in feeds.items()}
             want = sess.run(dx, fed)
-            frozen = tf1.graph_util.convert_variables_to_constants(
-                sess, graph.as_graph_def(), outputs
-            )
+            frozen = tf1.graph_util.convert_variables_to_constants(sess, forward, outputs)
     with tf.Graph().as_default() as here:
         out, state = tf.import_graph_def(
             frozen.SerializeToString(), return_elements=["out:0", "state0:0"], name=""
@@ -304,3 +316,33 @@ def test_gradients_through_an_imported_dynamic_rnn_are_tfs(tf1, cell_kind):
         with tf.Session() as sess:
             got = sess.run(dx, fed)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def _calling(graph_def, name, op, function):
+    node = graph_def.node.add(name=name, op=op)
+    node.input.append("x")
+    node.attr["f" if op.endswith("Call") else "body"].func.name = function
+    if not op.endswith("Call"):
+        node.attr["cond"].func.name = function
+    return node
+
+
+def test_nodes_calling_functions_other_than_control_flow_are_named_at_once():
+    graph_def = tf.GraphDef()
+    _placeholder(graph_def)
+    function = graph_def.library.function.add()
+    function.signature.name = "f"
+    function.signature.input_arg.add(name="a", type=1)
+    function.signature.output_arg.add(name="out", type=1)
+    inner = function.node_def.add(name="g", op="NoSuchOpInside", input=["a"])
+    inner.attr["T"].type = 1
+    function.ret["out"] = "g:y:0"
+    _calling(graph_def, "call", "PartitionedCall", "f")
+    _calling(graph_def, "loop", "While", "not_in_library")
+    with tf.Graph().as_default() as graph:
+        with pytest.raises(tf.errors.UnimplementedError) as info:
+            tf.import_graph_def(graph_def)
+        assert not graph.get_operations()
+    message = str(info.value)
+    assert "'call' (PartitionedCall)" in message and "'loop' (While)" in message
+    assert "'NoSuchOpInside' (1 node, e.g. 'f/g')" in message
