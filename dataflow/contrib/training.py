@@ -1,4 +1,5 @@
-"""``tf.contrib.training``: only ``HParams``, the hyperparameter bag TF1 programs use.
+"""``tf.contrib.training``: ``HParams``, the hyperparameter bag TF1 programs use, and
+the queue-based ``bucket`` and ``bucket_by_sequence_length`` (``bucketing.py``).
 
 An ``HParams`` holds named values, each with the type of its first value (a list's
 element type for a list). ``parse("lr=0.1,layers=[64,32],name=x")`` and
@@ -14,6 +15,8 @@ import numbers
 import re
 from typing import Any
 
+from .bucketing import bucket as bucket
+from .bucketing import bucket_by_sequence_length as bucket_by_sequence_length
 from .missing import contrib_hook
 
 _PARAM = re.compile(
