@@ -580,6 +580,14 @@ from .ops.signal import (
     ifft2d as ifft2d,
     ifft3d as ifft3d,
 )
+from .ops.math import (
+    betainc as betainc,
+    igamma as igamma,
+    igammac as igammac,
+    lbeta as lbeta,
+    segment_prod as segment_prod,
+    zeta as zeta,
+)
 from .ops.linalg.factor import (
     qr as qr,
     self_adjoint_eig as self_adjoint_eig,

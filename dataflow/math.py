@@ -104,6 +104,44 @@ from .ops.math import (
     truncatemod as truncatemod,
 )
 from .ops.losses_metrics.metrics import confusion_matrix as confusion_matrix
+from .ops.math import (
+    accumulate_n as accumulate_n,
+    approx_max_k as approx_max_k,
+    approx_min_k as approx_min_k,
+    betainc as betainc,
+    cumulative_logsumexp as cumulative_logsumexp,
+    erfcinv as erfcinv,
+    erfinv as erfinv,
+    igamma as igamma,
+    igammac as igammac,
+    is_non_decreasing as is_non_decreasing,
+    is_strictly_increasing as is_strictly_increasing,
+    lbeta as lbeta,
+    log_sigmoid as log_sigmoid,
+    mul_no_nan as multiply_no_nan,
+    ndtri as ndtri,
+    nextafter as nextafter,
+    polyval as polyval,
+    reciprocal_no_nan as reciprocal_no_nan,
+    reduce_euclidean_norm as reduce_euclidean_norm,
+    segment_prod as segment_prod,
+    xdivy as xdivy,
+    xlog1py as xlog1py,
+    xlogy as xlogy,
+    zero_fraction as zero_fraction,
+    zeta as zeta,
+)
+from .ops.array import (
+    invert_permutation as invert_permutation,
+    unsorted_segment_sum as unsorted_segment_sum,
+)
+from .nn import (
+    l2_normalize as l2_normalize,
+    log_softmax as log_softmax,
+    softmax as softmax,
+    softplus as softplus,
+    softsign as softsign,
+)
 from .ops.math.bessel import (
     bessel_i0 as bessel_i0,
     bessel_i0e as bessel_i0e,

@@ -1,5 +1,5 @@
 """``tf.math.special``: Bessel functions and other special functions
-(``ops/math/bessel.py``, ``ops/math/gamma_family.py``)."""
+(``ops/math/bessel.py``, ``ops/math/special_functions.py``)."""
 # ruff: noqa: I001 - this module is a public namespace: explicit re-exports only
 
 from .._util.missing_names import missing_name_hook
@@ -16,6 +16,13 @@ from ..ops.math.bessel import (
     bessel_k1e as bessel_k1e,
     bessel_y0 as bessel_y0,
     bessel_y1 as bessel_y1,
+)
+from ..ops.math.special_functions import (
+    dawsn as dawsn,
+    expint as expint,
+    fresnel_cos as fresnel_cos,
+    fresnel_sin as fresnel_sin,
+    spence as spence,
 )
 
 __getattr__ = missing_name_hook("math.special", __name__)

@@ -129,7 +129,10 @@ def _special_ufuncs() -> frozenset:
         import scipy.special as special
     except ImportError:
         return frozenset()
-    return frozenset(v for v in vars(special).values() if isinstance(v, np.ufunc))
+    # With the private ufuncs its Python wrappers call (``zeta`` calls ``_zeta``).
+    public = vars(special).values()
+    private = vars(getattr(special, "_ufuncs", special)).values()
+    return frozenset(v for v in (*public, *private) if isinstance(v, np.ufunc))
 
 
 # ndarray methods left alone: object protocol, pickling, views, flags, dispatch hooks.

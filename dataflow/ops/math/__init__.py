@@ -29,8 +29,13 @@ module         holds
                ``x < y``, ``a & b``, ...)
 =============  =================================================================
 
-``complex_parts`` (``Complex Real Imag Conj Angle ComplexAbs``: complex numbers from
-and to their parts) sits above ``composite``.
+Issue 32's long tail adds, above ``special``: ``bessel`` (``BesselI0 ... BesselY1``),
+``special_functions`` (``Igamma Igammac IgammaGradA Betainc Zeta Erfinv Ndtri Dawsn
+Expint FresnelCos FresnelSin Spence Xlogy Xdivy Xlog1py MulNoNan NextAfter
+CumulativeLogsumexp``),
+``complex_parts`` (``Complex Real Imag Conj Angle ComplexAbs``: complex numbers from and
+to their parts) and ``composite_tail`` (``polyval``, ``lbeta`` and the other builders
+with no record of their own).
 
 Each module imports only the ones above it in this table (``compare`` is the
 bottom: the arithmetic and reduction gradients are built from ``Select``, ``Cast`` and
@@ -95,6 +100,18 @@ from .arith import tan as tan
 from .arith import tanh as tanh
 from .arith import truncatediv as truncatediv
 from .arith import truncatemod as truncatemod
+from .bessel import bessel_i0 as bessel_i0
+from .bessel import bessel_i0e as bessel_i0e
+from .bessel import bessel_i1 as bessel_i1
+from .bessel import bessel_i1e as bessel_i1e
+from .bessel import bessel_j0 as bessel_j0
+from .bessel import bessel_j1 as bessel_j1
+from .bessel import bessel_k0 as bessel_k0
+from .bessel import bessel_k0e as bessel_k0e
+from .bessel import bessel_k1 as bessel_k1
+from .bessel import bessel_k1e as bessel_k1e
+from .bessel import bessel_y0 as bessel_y0
+from .bessel import bessel_y1 as bessel_y1
 from .bitwise import bitwise_and as bitwise_and
 from .bitwise import bitwise_or as bitwise_or
 from .bitwise import bitwise_xor as bitwise_xor
@@ -132,6 +149,18 @@ from .composite import reduce_std as reduce_std
 from .composite import reduce_variance as reduce_variance
 from .composite import scalar_mul as scalar_mul
 from .composite import truediv as truediv
+from .composite_tail import accumulate_n as accumulate_n
+from .composite_tail import approx_max_k as approx_max_k
+from .composite_tail import approx_min_k as approx_min_k
+from .composite_tail import erfcinv as erfcinv
+from .composite_tail import is_non_decreasing as is_non_decreasing
+from .composite_tail import is_strictly_increasing as is_strictly_increasing
+from .composite_tail import lbeta as lbeta
+from .composite_tail import log_sigmoid as log_sigmoid
+from .composite_tail import polyval as polyval
+from .composite_tail import reciprocal_no_nan as reciprocal_no_nan
+from .composite_tail import reduce_euclidean_norm as reduce_euclidean_norm
+from .composite_tail import zero_fraction as zero_fraction
 from .ordering import argsort as argsort
 from .ordering import in_top_k as in_top_k
 from .ordering import sort as sort
@@ -148,6 +177,7 @@ from .segment import histogram_fixed_width as histogram_fixed_width
 from .segment import segment_max as segment_max
 from .segment import segment_mean as segment_mean
 from .segment import segment_min as segment_min
+from .segment import segment_prod as segment_prod
 from .segment import segment_sum as segment_sum
 from .segment import unsorted_segment_max as unsorted_segment_max
 from .segment import unsorted_segment_mean as unsorted_segment_mean
@@ -168,3 +198,21 @@ from .special import lgamma as lgamma
 from .special import polygamma as polygamma
 from .special import rint as rint
 from .special import sinh as sinh
+from .special_functions import betainc as betainc
+from .special_functions import cumulative_logsumexp as cumulative_logsumexp
+from .special_functions import dawsn as dawsn
+from .special_functions import erfinv as erfinv
+from .special_functions import expint as expint
+from .special_functions import fresnel_cos as fresnel_cos
+from .special_functions import fresnel_sin as fresnel_sin
+from .special_functions import igamma as igamma
+from .special_functions import igamma_grad_a as igamma_grad_a
+from .special_functions import igammac as igammac
+from .special_functions import mul_no_nan as mul_no_nan
+from .special_functions import ndtri as ndtri
+from .special_functions import nextafter as nextafter
+from .special_functions import spence as spence
+from .special_functions import xdivy as xdivy
+from .special_functions import xlog1py as xlog1py
+from .special_functions import xlogy as xlogy
+from .special_functions import zeta as zeta

@@ -107,7 +107,7 @@ def argmin(
 
 
 # --- Cumsum ----------------------------------------------------------------------------
-def _infer_cumsum(op: Operation) -> list:
+def infer_cumulative(op: Operation) -> list:
     x = op.inputs[0]
     if not is_int_or_float(x.dtype):
         raise TypeError(f"'{op.type}' needs integer or floating-point inputs, got {x.dtype.name}")
@@ -151,7 +151,7 @@ def _cumsum_grad(op: Operation, grad: Tensor) -> list:
     ]
 
 
-registry.register(registry.OpDef("Cumsum", _infer_cumsum, _cumsum_kernel, _cumsum_grad))
+registry.register(registry.OpDef("Cumsum", infer_cumulative, _cumsum_kernel, _cumsum_grad))
 
 
 def _cumprod_grad(op: Operation, grad: Tensor) -> list:
@@ -162,7 +162,7 @@ def _cumprod_grad(op: Operation, grad: Tensor) -> list:
     return [cumsum(products * grad, axis, exclusive=exclusive, reverse=not reverse) / x, None]
 
 
-registry.register(registry.OpDef("Cumprod", _infer_cumsum, _cumsum_kernel, _cumprod_grad))
+registry.register(registry.OpDef("Cumprod", infer_cumulative, _cumsum_kernel, _cumprod_grad))
 
 
 def cumsum(

@@ -1,10 +1,11 @@
-"""Segment reductions and counting: ``SegmentSum/Mean/Max/Min`` (sorted ``segment_ids``,
-``ids[-1] + 1`` segments), ``UnsortedSegmentMax/Min/Prod`` (``num_segments`` given; the
-sum is ``array.indexing``'s), ``unsorted_segment_mean``/``sqrt_n`` (composites), and the
-counters ``Bincount`` and ``HistogramFixedWidth``.
+"""Segment reductions and counting: ``SegmentSum/Mean/Max/Min/Prod`` (sorted
+``segment_ids``, ``ids[-1] + 1`` segments), ``UnsortedSegmentMax/Min/Prod``
+(``num_segments`` given; the sum is ``array.indexing``'s), ``unsorted_segment_mean``/
+``sqrt_n`` (composites), and the counters ``Bincount`` and ``HistogramFixedWidth``.
 
-An empty segment is 0 in the sorted ops and the reduction's identity in the unsorted
-ones (the lowest value for max, the highest for min, 1 for prod), as in TF. Gradients
+An empty segment is 0 in the sorted ops (1 in ``SegmentProd``) and the reduction's
+identity in the unsorted ones (the lowest value for max, the highest for min, 1 for
+prod), as in TF. Gradients
 are TF's: a sum or mean hands each element its segment's gradient (a gather); max/min
 split it among the elements equal to the extreme; prod divides the product by the
 element, with TF's care for zeros.
@@ -118,6 +119,8 @@ def _segment_grad(op: Operation, grad: Tensor) -> list:
             [array_ops.shape(counts), array_ops.ones_like(array_ops.shape(data))[1:]], 0
         )
         return [gather(grad / maximum(array_ops.reshape(counts, shape), 1), ids), None]
+    if kind == "prod":
+        return [_prod_grad(op, grad, array_ops.shape(op.outputs[0])[0]), None]
     return [_extreme_grad(op, grad, lambda v: segment_sum(v, ids)), None]
 
 
@@ -131,7 +134,7 @@ def _extreme_grad(op: Operation, grad: Tensor, count: Any) -> Tensor:
     return where(selected, shares, array_ops.zeros_like(shares))
 
 
-for _type in ("SegmentSum", "SegmentMean", "SegmentMax", "SegmentMin"):
+for _type in ("SegmentSum", "SegmentMean", "SegmentMax", "SegmentMin", "SegmentProd"):
     registry.register(registry.OpDef(_type, _infer_segment, _segment_kernel, _segment_grad))
 
 
@@ -145,6 +148,12 @@ def _segment_op(kind: str, data: Any, segment_ids: Any, name: str | None) -> Ten
 def segment_sum(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
     """Sums of the rows of ``data`` per segment; ``segment_ids`` sorted, one per row."""
     return _segment_op("sum", data, segment_ids, name)
+
+
+def segment_prod(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
+    """Products of the rows of ``data`` per segment (1 for a segment no id names);
+    ``segment_ids`` sorted, one per row."""
+    return _segment_op("prod", data, segment_ids, name)
 
 
 def segment_mean(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
@@ -198,8 +207,13 @@ def _unsorted_grad(op: Operation, grad: Tensor) -> list:
     data, ids, num = op.inputs
     if op.attrs["kind"] in ("max", "min"):
         return [_extreme_grad(op, grad, lambda v: unsorted_segment_sum(v, ids, num)), None, None]
-    # prod, with TF's care for zeros: one zero makes the others' derivative the product
-    # of the rest, two make every derivative 0.
+    return [_prod_grad(op, grad, num), None, None]
+
+
+def _prod_grad(op: Operation, grad: Tensor, num: Any) -> Tensor:
+    """A product's gradient, with TF's care for zeros: one zero makes the others'
+    derivative the product of the rest, two make every derivative 0."""
+    data, ids = op.inputs[:2]
     zero = equal(data, array_ops.zeros_like(data))
     zeros = unsorted_segment_sum(cast(zero, dtypes.int32), ids, num)
     grad = where(greater(zeros, 1), array_ops.zeros_like(grad), grad)
@@ -208,7 +222,7 @@ def _unsorted_grad(op: Operation, grad: Tensor) -> list:
     safe_ids = maximum(ids, 0)
     product = gather(op.outputs[0], safe_ids)
     derivative = where(zero, gather(nonzero_prod, safe_ids), realdiv(product, nonzero_data))
-    return [multiply(gather(grad, safe_ids), derivative), None, None]
+    return multiply(gather(grad, safe_ids), derivative)
 
 
 for _type in ("UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd"):
