@@ -17,6 +17,14 @@ from .ops.image.color import (
     yiq_to_rgb as yiq_to_rgb,
     yuv_to_rgb as yuv_to_rgb,
 )
+from .ops.image.quality import (
+    image_gradients as image_gradients,
+    psnr as psnr,
+    sobel_edges as sobel_edges,
+    ssim as ssim,
+    ssim_multiscale as ssim_multiscale,
+    total_variation as total_variation,
+)
 from .ops.image.image_ops import (
     adjust_brightness as adjust_brightness,
     adjust_contrast as adjust_contrast,
