@@ -20,7 +20,7 @@ from ..framework.graph import get_default_graph
 from ..framework.tensor_shape import TensorShape
 from . import array as array_ops
 from . import tf_control_flow  # noqa: F401 - registers the control-flow rebuild
-from .array import rearrange
+from .array import batch_space, rearrange
 from .array import shapes as array_shapes
 from .array.indexing import gather, gather_nd
 from .array.reorder import range_ as range_op
@@ -305,6 +305,14 @@ registry.register_importer("LRN", _lrn)
 registry.register_importer("ReverseSequence", _reverse_sequence)
 registry.register_importer("MatrixTriangularSolve", _triangular_solve)
 registry.register_importer("MatrixBandPart", _band_part)
+registry.register_importer(
+    "SpaceToBatchND",
+    lambda inputs, attrs, name: [batch_space.space_to_batch_nd(*inputs, name=name)],
+)
+registry.register_importer(
+    "BatchToSpaceND",
+    lambda inputs, attrs, name: [batch_space.batch_to_space_nd(*inputs, name=name)],
+)
 registry.register_importer("SpaceToDepth", _space_depth(rearrange.space_to_depth))
 registry.register_importer("DepthToSpace", _space_depth(rearrange.depth_to_space))
 registry.register_importer("ResizeBilinear", _resize(nearest=False))

@@ -1,7 +1,8 @@
 """TF's primitives that are composites here (``ops/tf_imports.py``), as
 ``tensorflow.compat.v1`` writes them in a GraphDef, run here with TF's values:
 triangular solves and band parts (bands as inputs), bilinear and nearest resizing (legacy,
-``align_corners`` and ``half_pixel_centers`` placements), space/depth blocks,
+``align_corners`` and ``half_pixel_centers`` placements), space/depth blocks, space to
+batch and back (and so dilated convolutions),
 ``ReverseSequence`` on either layout; and they keep their gradients."""
 
 from __future__ import annotations
@@ -53,6 +54,13 @@ CASES = {
         x, [4, 11], half_pixel_centers=True
     ),
     "SpaceToDepth": lambda tf1, x: tf1.nn.space_to_depth(x, 2),
+    "SpaceToBatchND": lambda tf1, x: tf1.space_to_batch_nd(x, [2, 3], [[1, 1], [0, 3]]),
+    "BatchToSpaceND": lambda tf1, x: tf1.batch_to_space_nd(
+        tf1.space_to_batch_nd(x, [2, 2], [[1, 1], [0, 2]]), [2, 2], [[1, 1], [0, 2]]
+    ),
+    "SpaceToBatchND dilated convolution": lambda tf1, x: tf1.nn.atrous_conv2d(
+        x, tf1.constant(np.random.RandomState(2).randn(3, 3, 4, 2).astype(np.float32)), 2, "SAME"
+    ),
     "DepthToSpace": lambda tf1, x: tf1.nn.depth_to_space(x, 2),
     "ReverseSequence batch-major": lambda tf1, x: tf1.reverse_sequence(
         x, tf1.constant([3, 6]), seq_axis=1, batch_axis=0
