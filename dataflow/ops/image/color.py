@@ -150,7 +150,7 @@ def _convert(images: Any, matrix: np.ndarray, what: str, name: str | None) -> Te
             raise TypeError(f"{what} needs float images, got {x.dtype.name}")
         _last_is_3(x, what)
         kernel = constant(matrix.astype(x.dtype.as_numpy_dtype), name="kernel")
-        return tensordot(x, kernel, [[x.shape.rank - 1], [0]])
+        return tensordot(x, kernel, [[-1], [0]])
 
 
 def rgb_to_yiq(images: Any) -> Tensor:

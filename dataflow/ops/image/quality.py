@@ -57,10 +57,11 @@ def _filter_hw(x: Tensor, rows: np.ndarray, cols: np.ndarray) -> Tensor:
 
 
 def _static_tail(x: Tensor, what: str) -> tuple[int, int, int]:
-    dims = x.shape.as_list() if x.shape.rank is not None else None
-    if dims is None or len(dims) < 3 or None in dims[-3:]:
+    dims = x.shape.as_list() if x.shape.rank is not None else []
+    tail = [d for d in dims[-3:] if d is not None]
+    if len(dims) < 3 or len(tail) < 3:
         raise ValueError(f"{what} needs images of known height, width and depth, got {x.shape}")
-    return int(dims[-3]), int(dims[-2]), int(dims[-1])
+    return tail[0], tail[1], tail[2]
 
 
 def total_variation(images: Any, name: str | None = None) -> Tensor:
@@ -205,7 +206,7 @@ def ssim(
 def _halve(x: Tensor) -> Tensor:
     """2x2 average pooling of ``[N, H, W, C]`` (static), an odd H or W first extended by
     repeating its last row or column (TF's symmetric padding by the remainder)."""
-    _, h, w, c = x.shape.as_list()
+    h, w, c = _static_tail(x, "ssim_multiscale")
     if h % 2:
         x = array_ops.concat([x, x[:, -1:, :, :]], 1)
     if w % 2:
@@ -248,7 +249,7 @@ def ssim_multiscale(
             )
             terms.append(maximum(cs if k < len(factors) - 1 else value, 0.0))
         stacked = array_ops.stack(terms, axis=-1)
-        product = reduce_prod(pow(stacked, constant(np.float32(factors))), [-1])
+        product = reduce_prod(pow(stacked, constant(np.array(factors, np.float32))), [-1])
         per_image = reduce_mean(product, [-1])
         out = array_ops.reshape(per_image, head)
         out.set_shape(x.shape[:-3])
