@@ -16,6 +16,7 @@ from .ops.losses_metrics.losses import (
     hinge_loss as hinge_loss,
     huber_loss as huber_loss,
     log_loss as log_loss,
+    mean_pairwise_squared_error as mean_pairwise_squared_error,
     mean_squared_error as mean_squared_error,
     sigmoid_cross_entropy as sigmoid_cross_entropy,
     softmax_cross_entropy as softmax_cross_entropy,

@@ -424,6 +424,63 @@ def cosine_distance(
         return compute_weighted_loss(losses, weights, sc, loss_collection, reduction)
 
 
+def mean_pairwise_squared_error(
+    labels: Any,
+    predictions: Any,
+    weights: Any = 1.0,
+    scope: str | None = None,
+    loss_collection: str | None = LOSSES,
+) -> Tensor:
+    """The mean, over each sample's pairs of elements, of the squared difference of their
+    differences: ``(p_j - p_k) - (l_j - l_k)``, summed over the batch (TF1's
+    ``tf.losses.mean_pairwise_squared_error``).
+
+    With ``d = predictions - labels`` over a sample's ``n`` elements (``n`` counting the
+    elements whose broadcast weight is non-zero), the pairs' mean is
+    ``2 * (sum(d**2) / (n - 1) - sum(d)**2 / (n * (n - 1)))``, which needs no ``n**2``
+    pairs in memory; samples with ``n < 2`` give 0. Each sample's value is multiplied by
+    its weight (``weights`` broadcast to ``labels``: a scalar, or ``[batch, 1, ...]``
+    for one per sample), then the batch is summed; 0 if nothing is present. Dimension 0
+    is the batch. Each ``value`` op is named as TF1 names it (the result is
+    ``.../value_2``).
+    """
+    with name_scope(scope, "mean_pairwise_squared_error", [predictions, labels, weights]):
+        labels, predictions = _pair(labels, predictions)
+        weights_t = _cast(convert_to_tensor(weights), predictions.dtype)
+        diffs = math_ops.subtract(predictions, labels)
+        _check_weights(weights_t, diffs)
+        axis = array_ops.range_(1, array_ops.rank(diffs))
+        # Elements of each sample whose broadcast weight is non-zero.
+        zero = constant(0, dtype=weights_t.dtype)
+        present = math_ops.cast(math_ops.not_equal(weights_t, zero), diffs.dtype)
+        present = math_ops.multiply(present, array_ops.ones_like(diffs))
+        n = math_ops.reduce_sum(present, axis=axis, keepdims=True)
+        one = constant(1, dtype=diffs.dtype)
+        squares = math_ops.reduce_sum(math_ops.square(diffs), axis=axis, keepdims=True)
+        term1 = math_ops.multiply(
+            constant(2, dtype=diffs.dtype),
+            math_ops.div_no_nan(
+                squares, math_ops.maximum(math_ops.subtract(n, one), 0.0), name="value"
+            ),
+        )
+        total = math_ops.reduce_sum(diffs, axis=axis, keepdims=True)
+        pairs = math_ops.maximum(math_ops.multiply(n, math_ops.subtract(n, one)), 0.0)
+        term2 = math_ops.multiply(
+            constant(2, dtype=diffs.dtype),
+            math_ops.div_no_nan(math_ops.square(total), pairs, name="value"),
+        )
+        per_sample = math_ops.subtract(term1, term2)
+        loss = math_ops.reduce_sum(math_ops.multiply(per_sample, weights_t))
+        result = math_ops.where(
+            math_ops.greater(math_ops.reduce_sum(n), constant(0, dtype=n.dtype)),
+            loss,
+            array_ops.zeros_like(loss),
+            name="value",
+        )
+        add_loss(result, loss_collection)
+        return result
+
+
 def _remove_squeezable(labels: Tensor, logits: Tensor, weights: Any) -> tuple:
     """Squeezes a trailing size-1 dimension of ``labels`` (and then of ``weights``) when
     their rank is one more than expected (static ranks only)."""
