@@ -14,6 +14,26 @@ from .ops.random.random_ops import (
     truncated_normal as truncated_normal,
 )
 
+# --- ops/random/distributions.py, ops/random/stateless.py ----------------------------------
+from .ops.random.distributions import random_gamma as gamma, random_poisson as poisson
+from .ops.random.stateless import (
+    stateless_categorical as stateless_categorical,
+    stateless_multinomial as stateless_multinomial,
+    stateless_random_binomial as stateless_binomial,
+    stateless_random_gamma as stateless_gamma,
+    stateless_random_normal as stateless_normal,
+    stateless_random_poisson as stateless_poisson,
+    stateless_random_uniform as stateless_uniform,
+    stateless_truncated_normal as stateless_truncated_normal,
+)
+
+# --- ops/nn/candidate_sampling.py ----------------------------------------------------------
+from .ops.nn.candidate_sampling import (
+    fixed_unigram_candidate_sampler as fixed_unigram_candidate_sampler,
+    log_uniform_candidate_sampler as log_uniform_candidate_sampler,
+    uniform_candidate_sampler as uniform_candidate_sampler,
+)
+
 from ._util.missing_names import missing_name_hook
 
 __getattr__ = missing_name_hook("random", __name__)

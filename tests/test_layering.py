@@ -56,7 +56,8 @@ ROOMS = {
     "ops.debug": {"ops", "ops.control"},
     # check_ops composed from array and math ops (rank, shape and value checks).
     "ops.debug.checks": {"ops", "ops.array", "ops.math", "ops.control", "ops.debug"},
-    "ops.random": {"ops"},
+    # gamma's gradient to alpha sums over the sample dimensions (array, math).
+    "ops.random": {"ops", "ops.array", "ops.math"},
     "ops.strings": {"ops"},
     "ops.nn": {
         "ops",

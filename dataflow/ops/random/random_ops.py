@@ -113,7 +113,7 @@ def seed_attrs(seed: int | None) -> dict:
 
 
 # --- shape handling --------------------------------------------------------------------------
-def _shape_tensor(shape: Any) -> Tensor:
+def shape_tensor(shape: Any) -> Tensor:
     """``shape`` (list, tuple, ``TensorShape``, array or 1-D int tensor) as a tensor."""
     if isinstance(shape, TensorShape):
         if not shape.is_fully_defined():
@@ -126,7 +126,7 @@ def _shape_tensor(shape: Any) -> Tensor:
     return convert_to_tensor(shape, name="shape", preferred_dtype=dtypes.int32)
 
 
-def _static_shape(shape: Tensor) -> TensorShape:
+def static_shape(shape: Tensor) -> TensorShape:
     """The output shape a shape tensor describes, as far as it is known at build time."""
     if not shape.dtype.is_integer:
         raise TypeError(f"shape must be an integer tensor, got {shape.dtype.name}")
@@ -150,11 +150,12 @@ def _infer_sample(op: Operation) -> list:
             raise TypeError(
                 f"'{op.type}' parameter '{t.name}' has dtype {t.dtype.name}, expected {dtype.name}"
             )
-    out = _static_shape(op.inputs[0])
+    out = static_shape(op.inputs[0])
     return [(dtype, broadcast_shapes(out, *(t.shape for t in op.inputs[1:])))]
 
 
-def _dims(shape: Any) -> tuple[int, ...]:
+def shape_dims(shape: Any) -> tuple[int, ...]:
+    """A shape vector (an array) as a tuple of ints."""
     return tuple(int(d) for d in shape.tolist())
 
 
@@ -178,7 +179,7 @@ def _normal_kernel(ctx: Any, attrs: dict) -> Any:
     draw, out = draw_dtype(attrs["dtype"]), attrs["dtype"].as_numpy_dtype
 
     def random_normal(shape: Any, mean: Any = None, stddev: Any = None) -> Any:
-        x = rng().standard_normal(_dims(shape), dtype=draw)
+        x = rng().standard_normal(shape_dims(shape), dtype=draw)
         if mean is None:  # TF's RandomStandardNormal(shape), imported
             return x.astype(out, copy=False)
         return _scale_shift(xp, x, stddev, mean).astype(out, copy=False)
@@ -252,7 +253,7 @@ def _normal_sample(
     """An ``op_type`` op (``RandomNormal`` or ``TruncatedNormal``) drawing ``shape``."""
     dtype = _float_dtype(dtype, default_name)
     with name_scope(name, default_name, [shape, mean, stddev]) as scope:
-        shape_t = _shape_tensor(shape)
+        shape_t = shape_tensor(shape)
         mean_t = convert_to_tensor(mean, dtype=dtype, name="mean")
         stddev_t = convert_to_tensor(stddev, dtype=dtype, name="stddev")
         attrs = dict(seed_attrs(seed), dtype=dtype)
@@ -266,7 +267,7 @@ def _truncated_normal_kernel(ctx: Any, attrs: dict) -> Any:
 
     def truncated_normal(shape: Any, mean: Any = None, stddev: Any = None) -> Any:
         gen = rng()
-        x = gen.standard_normal(_dims(shape), dtype=draw)
+        x = gen.standard_normal(shape_dims(shape), dtype=draw)
         # Redraw the samples at 2 standard deviations or more, only those (about 4.6%
         # of them on the first round), until none is left.
         flat = x.reshape(-1)
@@ -328,7 +329,7 @@ def _uniform_kernel(ctx: Any, attrs: dict) -> Any:
     half = dtype == dtypes.float16
 
     def random_uniform(shape: Any, minval: Any = None, maxval: Any = None) -> Any:
-        x = rng().random(_dims(shape), dtype=draw)
+        x = rng().random(shape_dims(shape), dtype=draw)
         if half:
             # Round down to float16's 10-bit grid on [0, 1) so that rounding to float16
             # never produces 1.0 (TF draws float16 on the same grid).
@@ -348,7 +349,7 @@ def _uniform_int_kernel(ctx: Any, attrs: dict) -> Any:
         low, high = int(minval), int(maxval)
         if low >= high:
             raise errors.InvalidArgumentError(None, None, f"Need minval < maxval: {low} >= {high}")
-        return rng().integers(low, high, size=_dims(shape), dtype=out)
+        return rng().integers(low, high, size=shape_dims(shape), dtype=out)
 
     return random_uniform_int
 
@@ -415,7 +416,7 @@ def random_uniform(
             raise ValueError(f"Must specify maxval for integer dtype {dtype.name}")
         maxval = 1
     with name_scope(name, "random_uniform", [shape, minval, maxval]) as scope:
-        shape_t = _shape_tensor(shape)
+        shape_t = shape_tensor(shape)
         min_t = convert_to_tensor(minval, dtype=dtype, name="min")
         max_t = convert_to_tensor(maxval, dtype=dtype, name="max")
         attrs = dict(seed_attrs(seed), dtype=dtype)
