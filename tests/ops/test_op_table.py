@@ -97,6 +97,23 @@ NOT_IN_THE_TABLE = {
             "Substr",
         )
     },
+    **{
+        stateless: "a seeded draw (values are this project's, not Philox's): "
+        "tests/ops/random/test_distributions_tf.py checks static shapes and dtypes against "
+        "TF1, determinism per seed and the distribution (Kolmogorov-Smirnov, chi-square)"
+        for stateless in (
+            "StatelessMultinomial",
+            "StatelessRandomBinomial",
+            "StatelessRandomGammaV2",
+            "StatelessRandomNormal",
+            "StatelessRandomPoisson",
+            "StatelessRandomUniform",
+            "StatelessRandomUniformInt",
+            "StatelessTruncatedNormal",
+        )
+    },
+    "RandomGammaGrad": "the gamma sampler's derivative at its own draws: "
+    "tests/ops/random/test_distributions_tf.py compares it with TF1's RandomGammaGrad",
     "HashBucketFast": "hashes strings (host object arrays) with FarmHash: "
     "tests/ops/lookup/test_lookup.py compares its buckets with TF's to_hash_bucket_fast over "
     "every length branch of the hash",
