@@ -346,7 +346,12 @@ from .ops.state.initializers import (
     variance_scaling_initializer as variance_scaling_initializer,
     zeros_initializer as zeros_initializer,
 )
+from .ops.random.distributions import (
+    random_gamma as random_gamma,
+    random_poisson as random_poisson,
+)
 from .ops.random.random_ops import (
+    get_seed as get_seed,
     multinomial as multinomial,
     random_normal as random_normal,
     random_shuffle as random_shuffle,
