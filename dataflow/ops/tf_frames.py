@@ -67,6 +67,10 @@ class ControlFlow:
     order: list[Any]  # the nodes, inputs first (back edges dropped)
 
 
+# How many data inputs each control-flow node takes (Merge: two, in a loop or a cond).
+_ARITY = {"Enter": 1, "Exit": 1, "LoopCond": 1, "NextIteration": 1, "Switch": 2, "Merge": 2}
+
+
 def _bad(message: str) -> Exception:
     return errors.InvalidArgumentError(None, None, f"import_graph_def: {message}")
 
@@ -365,6 +369,15 @@ def analyze(graph_def: Any) -> ControlFlow:
                 "(node names must be unique)"
             )
         by_name[node.name] = node
+        data = [r for r in node.input if not r.startswith("^")]
+        if node.input[: len(data)] != data:
+            raise ValueError(
+                f"import_graph_def: node '{node.name}' lists a control input before its inputs"
+            )
+        if node.op in _ARITY and len(data) != _ARITY[node.op]:
+            raise _bad(
+                f"{node.op} node '{node.name}' has {len(data)} inputs, not {_ARITY[node.op]}"
+            )
     inputs = _forward_inputs(by_name)
     order = _order(graph_def, by_name, inputs)
     frame_of, parent = _frames(order, inputs)

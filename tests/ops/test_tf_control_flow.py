@@ -346,3 +346,56 @@ def test_nodes_calling_functions_other_than_control_flow_are_named_at_once():
     message = str(info.value)
     assert "'call' (PartitionedCall)" in message and "'loop' (While)" in message
     assert "'NoSuchOpInside' (1 node, e.g. 'f/g')" in message
+
+
+def _mutations(graph_def, rng, count):
+    """``count`` copies of ``graph_def``, each with one control-flow node damaged: an
+    input dropped or rewired, its op type swapped for another, its frame renamed, or
+    the node deleted."""
+    kinds = sorted(graph_def_lib.CONTROL_FLOW_V1)
+    names = [n.name for n in graph_def.node]
+    for _ in range(count):
+        damaged = tf.GraphDef()
+        damaged.CopyFrom(graph_def)
+        targets = [n for n in damaged.node if n.op in graph_def_lib.CONTROL_FLOW_V1]
+        node = targets[rng.integers(len(targets))]
+        how = rng.integers(5)
+        if how == 0 and len(node.input):
+            del node.input[rng.integers(len(node.input))]
+        elif how == 1 and len(node.input):
+            node.input[rng.integers(len(node.input))] = names[rng.integers(len(names))]
+        elif how == 2:
+            node.op = kinds[rng.integers(len(kinds))]
+        elif how == 3:
+            node.attr["frame_name"].s = b"elsewhere"
+        else:
+            keep = [n for n in damaged.node if n.name != node.name]
+            del damaged.node[:]
+            damaged.node.extend(keep)
+        yield damaged
+
+
+def test_damaged_frames_are_refused_at_import_never_crash(tf1_v1):
+    """Fuzz: a frozen dynamic_rnn with a cond, its control flow damaged at random, is
+    imported or refused with TF's error classes (never another exception or a hang)."""
+
+    def build(tf1):
+        x = tf1.placeholder(tf1.float32, [None, 4, 3], "x")
+        lengths = tf1.placeholder(tf1.int32, [None], "lengths")
+        out, _ = tf1.nn.dynamic_rnn(
+            tf1.nn.rnn_cell.GRUCell(2), x, sequence_length=lengths, dtype=tf1.float32
+        )
+        tf1.identity(tf1.cond(lengths[0] > 2, lambda: out * 2.0, lambda: out), "y")
+        feeds = {"x": np.zeros((1, 4, 3), np.float32), "lengths": np.array([3], np.int32)}
+        return feeds, ["y"]
+
+    data, _, _, _ = _freeze(tf1_v1, build)
+    rng = np.random.default_rng(30)
+    refused = 0
+    for damaged in _mutations(tf.GraphDef.FromString(data), rng, 60):
+        with tf.Graph().as_default():
+            try:
+                tf.import_graph_def(damaged, name="")
+            except (tf.errors.InvalidArgumentError, tf.errors.NotFoundError, ValueError, TypeError):
+                refused += 1
+    assert refused >= 30
