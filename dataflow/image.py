@@ -25,6 +25,20 @@ from .ops.image.quality import (
     ssim_multiscale as ssim_multiscale,
     total_variation as total_variation,
 )
+from .ops.image.geometry import (
+    extract_image_patches as extract_image_patches,
+    extract_patches as extract_patches,
+    rot90 as rot90,
+    transpose_image as transpose,
+    transpose_image as transpose_image,
+)
+from .ops.image.resize import (
+    resize_area as resize_area,
+    resize_bicubic as resize_bicubic,
+    resize_image_with_pad as resize_image_with_pad,
+    resize_images as resize,
+    resize_images as resize_images,
+)
 from .ops.image.image_ops import (
     adjust_brightness as adjust_brightness,
     adjust_contrast as adjust_contrast,
@@ -47,7 +61,6 @@ from .ops.image.image_ops import (
     resize_bilinear as resize_bilinear,
     resize_image_with_crop_or_pad as resize_image_with_crop_or_pad,
     resize_image_with_crop_or_pad as resize_with_crop_or_pad,
-    resize_images as resize_images,
     resize_nearest_neighbor as resize_nearest_neighbor,
     ResizeMethod as ResizeMethod,
     rgb_to_grayscale as rgb_to_grayscale,

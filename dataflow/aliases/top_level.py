@@ -6,6 +6,7 @@ module it re-exports."""
 
 from ..compat import dimension_at_index as dimension_at_index
 from ..compat import dimension_value as dimension_value
+from ..ops.image.geometry import extract_image_patches as extract_image_patches
 from ..ops.array import (
     batch_gather as batch_gather,
     batch_to_space as batch_to_space,
@@ -38,6 +39,7 @@ __all__ = [
     "dimension_value",
     "dynamic_stitch",
     "ensure_shape",
+    "extract_image_patches",
     "is_tensor",
     "parallel_dynamic_stitch",
     "parallel_stack",

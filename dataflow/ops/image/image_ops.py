@@ -55,7 +55,7 @@ def _unbatch(images: Tensor, was_single: bool) -> Tensor:
     return array_ops.squeeze(images, [0]) if was_single else images
 
 
-def _static_hw(images: Tensor, what: str) -> tuple[int, int]:
+def static_hw(images: Tensor, what: str) -> tuple[int, int]:
     dims = images.shape.as_list()
     if dims[1] is None or dims[2] is None:
         raise ValueError(
@@ -90,7 +90,7 @@ def resize_bilinear(
     output pixel ``y`` samples input position ``y * in / out``."""
     with name_scope(name, "ResizeBilinear", [images]):
         batch, single = _as_batch(images)
-        (h, w), (oh, ow) = _static_hw(batch, "resize_bilinear"), _static_size(size)
+        (h, w), (oh, ow) = static_hw(batch, "resize_bilinear"), static_size(size)
         x = cast(batch, dtypes.float32)
         top, bottom, dy = _bilinear_axis(h, oh, align_corners)
         left, right, dx = _bilinear_axis(w, ow, align_corners)
@@ -114,12 +114,12 @@ def resize_nearest_neighbor(
     """Nearest-neighbour resizing to ``size`` (the input's dtype), TF1's legacy rule."""
     with name_scope(name, "ResizeNearestNeighbor", [images]):
         batch, single = _as_batch(images)
-        (h, w), (oh, ow) = _static_hw(batch, "resize_nearest_neighbor"), _static_size(size)
+        (h, w), (oh, ow) = static_hw(batch, "resize_nearest_neighbor"), static_size(size)
         rows = gather(batch, _nearest_axis(h, oh, align_corners), axis=1)
         return _unbatch(gather(rows, _nearest_axis(w, ow, align_corners), axis=2), single)
 
 
-def _static_size(size: Any) -> tuple[int, int]:
+def static_size(size: Any) -> tuple[int, int]:
     value = (
         constant_value(convert_to_tensor(size, dtype=dtypes.int32))
         if isinstance(size, Tensor)
@@ -198,7 +198,7 @@ def central_crop(image: Any, central_fraction: float) -> Tensor:
     batch, single = _as_batch(image)
     if central_fraction == 1.0:
         return _unbatch(batch, single)
-    h, w = _static_hw(batch, "central_crop")
+    h, w = static_hw(batch, "central_crop")
     top = int((h - h * central_fraction) / 2)
     left = int((w - w * central_fraction) / 2)
     cropped = batch[:, top : h - top, left : w - left, :]
