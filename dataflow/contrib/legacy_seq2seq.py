@@ -1,5 +1,6 @@
 """``tf.contrib.legacy_seq2seq``: the per-step losses, the plain and embedding RNN
-decoders, ``embedding_rnn_seq2seq`` and ``model_with_buckets``, over Python lists of
+decoders, ``embedding_rnn_seq2seq``, the attention decoders and
+``embedding_attention_seq2seq``, and ``model_with_buckets``, over Python lists of
 ``[batch, ...]`` tensors, one per time step (TF 1.15's
 ``legacy_seq2seq/python/ops/seq2seq.py``)."""
 
@@ -10,12 +11,15 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import nn
+from .._util import nest
 from ..framework.graph import Tensor, convert_to_tensor
 from ..framework.scopes import name_scope
 from ..layers.rnn import static_rnn
 from ..ops import array as array_ops
 from ..ops.control.group import stop_gradient
-from ..ops.math import add_n, argmax, cast, reduce_sum
+from ..ops.linalg import matmul
+from ..ops.math import add_n, argmax, cast, reduce_sum, tanh
+from ..ops.state.initializers import zeros_initializer
 from ..ops.state.scope import get_variable, get_variable_scope
 from ..ops.state.scope_context import variable_scope
 from .missing import contrib_hook
@@ -204,6 +208,214 @@ def embedding_rnn_seq2seq(
             embedding_size,
             output_projection=output_projection,
             feed_previous=feed_previous,
+        )
+
+
+def _linear(args: list, output_size: int) -> Tensor:
+    """``concat(args) @ kernel + bias`` with variables ``kernel`` and ``bias`` (zeros) in
+    the current scope, as TF 1.15's ``core_rnn_cell._Linear``."""
+    total = sum(a.shape.as_list()[1] for a in args)
+    dtype = args[0].dtype
+    kernel = get_variable("kernel", [total, output_size], dtype=dtype)
+    bias = get_variable("bias", [output_size], dtype=dtype, initializer=zeros_initializer())
+    joined = args[0] if len(args) == 1 else array_ops.concat(args, 1)
+    return nn.bias_add(matmul(joined, kernel), bias)
+
+
+def attention_decoder(
+    decoder_inputs: list,
+    initial_state: Any,
+    attention_states: Tensor,
+    cell: Any,
+    output_size: int | None = None,
+    num_heads: int = 1,
+    loop_function: Callable | None = None,
+    dtype: Any = None,
+    scope: Any = None,
+    initial_state_attention: bool = False,
+) -> tuple[list, Any]:
+    """An RNN decoder reading ``attention_states`` ``[batch, length, size]`` through
+    ``num_heads`` additive attentions (TF 1.15's legacy ``attention_decoder``).
+
+    Each step feeds the cell ``linear([input] + attentions)`` (variables ``kernel``,
+    ``bias`` of the decoder's scope), then attends with the new state: per head ``a``, a
+    score ``sum(AttnV_a * tanh(W_a h + linear(state)))`` over the positions (``AttnW_a``
+    a 1x1 convolution of the states, the query's linear in ``Attention_a``), softmax
+    weights and their weighted sum of the states; the output is
+    ``linear([cell output] + attentions)`` in ``AttnOutputProjection``. The first
+    step's attentions are zeros (or read from ``initial_state`` with
+    ``initial_state_attention``); ``loop_function(prev, i)`` replaces the inputs after
+    the first. Returns the outputs ``[batch, output_size]`` and the final state.
+
+    Raises:
+        ValueError: no inputs, ``num_heads < 1``, an attention size or input size not
+            known statically.
+    """
+    if not decoder_inputs:
+        raise ValueError("Must provide at least 1 input to attention decoder.")
+    if num_heads < 1:
+        raise ValueError("With less than 1 heads, use a non-attention decoder.")
+    dims = attention_states.shape.with_rank(3).as_list()
+    if dims[2] is None:
+        raise ValueError(f"Shape[2] of attention_states must be known: {attention_states.shape}")
+    if output_size is None:
+        output_size = cell.output_size
+    with variable_scope(scope or "attention_decoder") as vs:
+        if dtype is not None:
+            vs.set_dtype(dtype)
+        dtype = vs.dtype
+        batch_size = array_ops.shape(decoder_inputs[0])[0]
+        attn_length: Any = dims[1]
+        if attn_length is None:
+            attn_length = array_ops.shape(attention_states)[1]
+        attn_size = int(dims[2])
+        hidden = array_ops.reshape(attention_states, [-1, attn_length, 1, attn_size])
+        features, vectors = [], []
+        for a in range(num_heads):
+            k = get_variable(f"AttnW_{a}", [1, 1, attn_size, attn_size], dtype=dtype)
+            features.append(nn.conv2d(hidden, k, [1, 1, 1, 1], "SAME"))
+            vectors.append(get_variable(f"AttnV_{a}", [attn_size], dtype=dtype))
+
+        def attention(query: Any) -> list:
+            if nest.is_nested(query):
+                query = array_ops.concat(nest.flatten(query), 1)
+            reads = []
+            for a in range(num_heads):
+                with variable_scope(f"Attention_{a}"):
+                    y = array_ops.reshape(_linear([query], attn_size), [-1, 1, 1, attn_size])
+                    scores = reduce_sum(vectors[a] * tanh(features[a] + y), [2, 3])
+                    weights = nn.softmax(scores)
+                    read = reduce_sum(
+                        array_ops.reshape(weights, [-1, attn_length, 1, 1]) * hidden, [1, 2]
+                    )
+                    reads.append(array_ops.reshape(read, [-1, attn_size]))
+            return reads
+
+        zeros = array_ops.zeros(array_ops.stack([batch_size, attn_size]), dtype=dtype)
+        zeros.set_shape([None, attn_size])
+        attns = [zeros] * num_heads
+        state = initial_state
+        if initial_state_attention:
+            attns = attention(initial_state)
+        outputs: list = []
+        prev = None
+        for i, inp in enumerate(decoder_inputs):
+            if i > 0:
+                get_variable_scope().reuse_variables()
+            if loop_function is not None and prev is not None:
+                with variable_scope("loop_function", reuse=True):
+                    inp = loop_function(prev, i)
+            input_size = inp.shape.with_rank(2).as_list()[1]
+            if input_size is None:
+                raise ValueError(f"Could not infer input size from input: {inp.name}")
+            cell_output, state = cell(_linear([inp, *attns], input_size), state)
+            if i == 0 and initial_state_attention:
+                with variable_scope(get_variable_scope(), reuse=True):
+                    attns = attention(state)
+            else:
+                attns = attention(state)
+            with variable_scope("AttnOutputProjection"):
+                output = _linear([cell_output, *attns], output_size)
+            if loop_function is not None:
+                prev = output
+            outputs.append(output)
+    return outputs, state
+
+
+def embedding_attention_decoder(
+    decoder_inputs: list,
+    initial_state: Any,
+    attention_states: Tensor,
+    cell: Any,
+    num_symbols: int,
+    embedding_size: int,
+    num_heads: int = 1,
+    output_size: int | None = None,
+    output_projection: Any = None,
+    feed_previous: bool = False,
+    update_embedding_for_previous: bool = True,
+    dtype: Any = None,
+    scope: Any = None,
+    initial_state_attention: bool = False,
+) -> tuple[list, Any]:
+    """``attention_decoder`` over the embeddings (variable ``embedding``, scope
+    ``embedding_attention_decoder``) of the integer ``decoder_inputs``; with
+    ``feed_previous``, each step after the first reads the embedding of the previous
+    output's arg-max (through ``output_projection`` if given)."""
+    if output_projection is not None:
+        biases = convert_to_tensor(output_projection[1], dtype=dtype)
+        biases.shape.assert_is_compatible_with([num_symbols])
+    with variable_scope(scope or "embedding_attention_decoder") as vs:
+        if dtype is not None:
+            vs.set_dtype(dtype)
+        embedding = get_variable("embedding", [num_symbols, embedding_size])
+        loop_function = (
+            _extract_argmax_and_embed(embedding, output_projection, update_embedding_for_previous)
+            if feed_previous
+            else None
+        )
+        embedded = [nn.embedding_lookup(embedding, i) for i in decoder_inputs]
+        return attention_decoder(
+            embedded,
+            initial_state,
+            attention_states,
+            cell,
+            output_size=output_size,
+            num_heads=num_heads,
+            loop_function=loop_function,
+            initial_state_attention=initial_state_attention,
+        )
+
+
+def embedding_attention_seq2seq(
+    encoder_inputs: list,
+    decoder_inputs: list,
+    cell: Any,
+    num_encoder_symbols: int,
+    num_decoder_symbols: int,
+    embedding_size: int,
+    num_heads: int = 1,
+    output_projection: Any = None,
+    feed_previous: bool = False,
+    dtype: Any = None,
+    scope: Any = None,
+    initial_state_attention: bool = False,
+) -> tuple[list, Any]:
+    """An encoder (a copy of ``cell`` behind an ``EmbeddingWrapper``, run by
+    ``static_rnn``) whose outputs the ``embedding_attention_decoder`` attends to,
+    starting from its final state (``cell`` with an ``OutputProjectionWrapper`` to
+    ``num_decoder_symbols`` unless ``output_projection`` is given), in scope
+    ``embedding_attention_seq2seq``. ``feed_previous`` is a Python bool. Returns the
+    decoder's outputs and final state."""
+    with variable_scope(scope or "embedding_attention_seq2seq") as vs:
+        if dtype is not None:
+            vs.set_dtype(dtype)
+        else:
+            dtype = vs.dtype
+        encoder_cell = EmbeddingWrapper(
+            copy.deepcopy(cell),
+            embedding_classes=num_encoder_symbols,
+            embedding_size=embedding_size,
+        )
+        encoder_outputs, encoder_state = static_rnn(encoder_cell, encoder_inputs, dtype=dtype)
+        top_states = [array_ops.reshape(e, [-1, 1, cell.output_size]) for e in encoder_outputs]
+        attention_states = array_ops.concat(top_states, 1)
+        output_size = None
+        if output_projection is None:
+            cell = OutputProjectionWrapper(cell, num_decoder_symbols)
+            output_size = num_decoder_symbols
+        return embedding_attention_decoder(
+            decoder_inputs,
+            encoder_state,
+            attention_states,
+            cell,
+            num_decoder_symbols,
+            embedding_size,
+            num_heads=num_heads,
+            output_size=output_size,
+            output_projection=output_projection,
+            feed_previous=feed_previous,
+            initial_state_attention=initial_state_attention,
         )
 
 
