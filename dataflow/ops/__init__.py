@@ -14,6 +14,7 @@ from . import (  # noqa: F401 - imported for their registrations
     signal,
     tf_imports,
 )
+from .array import broadcast_args  # noqa: F401
 from .control import (  # noqa: F401
     cond,
     fold,

@@ -125,7 +125,15 @@ def _graph_def(graph: Graph, export_scope: str | None, clear_devices: bool) -> A
         dropped |= saver_graph.own_saver_nodes(graph, scope)
         added.extend(saver_graph.tf_saver_nodes(scope, saved))
     out = graph_def_lib.GraphDef(versions=proto.versions, library=proto.library)
-    for node in tf_export.tf_primitives([n for n in proto.node if n.name not in dropped] + added):
+
+    def op_of(name: str) -> Operation | None:
+        try:
+            return graph.get_operation_by_name(name)
+        except KeyError:
+            return None
+
+    kept = [n for n in proto.node if n.name not in dropped] + added
+    for node in tf_export.tf_primitives(kept, op_of):
         name = _scoped_name(node.name, export_scope)
         if name is None:
             continue

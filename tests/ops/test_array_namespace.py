@@ -468,6 +468,28 @@ def _checkpoint(tmp: str) -> Callable[[], list[Step]]:
             meta = values[0].item() if hasattr(values[0], "item") else values[0]
             checkpoint_tf_bundle.write_index(prefix, 1, json.loads(meta))
 
+        # TF's saver ops, as an imported MetaGraph's saver runs them.
+        def op(op_type: str, inputs: list, attrs: dict | None = None) -> Any:
+            return graph.create_op(op_type, [tf.constant(i) for i in inputs], attrs)
+
+        parts = [f"{tmp}/merge_temp/part-0", f"{tmp}/merge_temp/part-1"]
+        saves = [
+            graph.create_op(
+                "SaveV2",
+                [tf.constant(p), tf.constant([n]), tf.constant([""]), var.read_value()],
+                {"dtypes": [var.dtype]},
+            )
+            for p, n, var in zip(parts, "ab", (u, v))
+        ]
+        merge = op("MergeV2Checkpoints", [parts, f"{tmp}/merged"], {"delete_old_dirs": True})
+        restored = op(
+            "RestoreV2",
+            [f"{tmp}/merged", ["a", "b"], ["2 2 1,1:-", "4 1,2"]],
+            {"dtypes": [tf.float32, tf.float64]},
+        )
+        names = op("ShardedFilename", ["p", 1, 2])
+        match = op("StaticRegexFullMatch", [["s3://x", "y"]], {"pattern": "^s3://.*"})
+        axes = op("BroadcastGradientArgs", [np.array([2, 1], np.int32), np.array([3], np.int32)])
         return [
             ([v.initializer, u.initializer], {}),
             ([op.outputs[0] for op in save], path),
@@ -475,6 +497,9 @@ def _checkpoint(tmp: str) -> Callable[[], list[Step]]:
             ([tf.assign_add(v, tf.ones([4], tf.float64))], {}),
             (list(restore), path),
             ([v.read_value(), u.read_value()], {}),
+            (saves, {}),
+            ([merge], {}),
+            ([*restored.outputs, names.outputs[0], match.outputs[0], *axes.outputs], {}),
         ]
 
     return case

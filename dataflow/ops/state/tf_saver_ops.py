@@ -50,8 +50,8 @@ def _texts(values: Any) -> list[str]:
 
 
 def parse_slice_spec(name: str, spec: str) -> bundle.SaveSliceInfo | None:
-    """The ``SaveSliceInfo`` of TF's slice spec ``"<full dims> <start,length:...>"`` (a
-    length ``-`` is the whole dimension), or ``None`` for ``""``.
+    """The ``SaveSliceInfo`` of TF's slice spec ``"<full dims> <start,length:...>"`` (an
+    extent ``-`` is the whole dimension), or ``None`` for ``""``.
 
     Raises:
         errors.InvalidArgumentError: ``spec`` is not such a string.
@@ -61,9 +61,9 @@ def parse_slice_spec(name: str, spec: str) -> bundle.SaveSliceInfo | None:
     try:
         *dims, extents = spec.split(" ")
         full = [int(d) for d in dims]
-        pairs = [e.split(",") for e in extents.split(":")]
-        offsets = [0 if s == "-" else int(s) for s, _ in pairs]
-        lengths = [d if n == "-" else int(n) for (_, n), d in zip(pairs, full)]
+        pairs = [("0", "-") if e == "-" else e.split(",") for e in extents.split(":")]
+        offsets = [int(s) for s, _ in pairs]
+        lengths = [d - o if n == "-" else int(n) for (_, n), o, d in zip(pairs, offsets, full)]
         if len(pairs) != len(full) or any(
             o < 0 or n < 0 or o + n > d for o, n, d in zip(offsets, lengths, full)
         ):
@@ -161,7 +161,10 @@ def _restore_kernel(ctx: Any, attrs: dict) -> Any:
                     f"tensor_name = {name}; expected dtype {dtype.name} does not equal "
                     f"original dtype {dtypes.as_dtype(found).name} (checkpoint '{prefix}')",
                 )
-        values = bundle.restore_values(prefix, index, names, parts)
+        values = [
+            v if v.dtype == object else ctx.xp.asarray(v)  # strings stay host objects
+            for v in bundle.restore_values(prefix, index, names, parts)
+        ]
         return values[0] if len(values) == 1 else tuple(values)
 
     return restore
@@ -298,7 +301,7 @@ def _regex_kernel(ctx: Any, attrs: dict) -> Any:
     )
 
     def full_match(strings: Any) -> Any:
-        return np.asarray(match(np.asarray(strings, dtype=object)), dtype=bool)
+        return ctx.xp.asarray(np.asarray(match(np.asarray(strings, dtype=object)), dtype=bool))
 
     return full_match
 
