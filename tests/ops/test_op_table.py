@@ -68,6 +68,13 @@ NOT_IN_THE_TABLE = {
     "compares its rows and batches with numpy and pandas",
     "MatchingFiles": "lists the file system: tests/data/test_dataset_parity.py compares "
     "list_files with TF's",
+    **{
+        saver: "part of a saver a MetaGraph holds (file names, path checks): "
+        "tests/ops/state/test_tf_saver_ops.py compares it with TF's raw op"
+        for saver in ("ShardedFilename", "StaticRegexFullMatch")
+    },
+    "BroadcastGradientArgs": "integer axes from two shape vectors, for TF's gradients: "
+    "tests/ops/state/test_tf_saver_ops.py compares it with TF's raw op",
     "ReadFile": "reads a file's bytes: tests/test_tf1_missing_names.py compares read_file "
     "with TF's",
     "DecodeImage": "decodes compressed bytes (PNG, JPEG): tests/ops/image/test_image.py compares "
