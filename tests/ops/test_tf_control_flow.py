@@ -399,3 +399,46 @@ def test_damaged_frames_are_refused_at_import_never_crash(tf1_v1):
             except (tf.errors.InvalidArgumentError, tf.errors.NotFoundError, ValueError, TypeError):
                 refused += 1
     assert refused >= 30
+
+
+def test_scan_and_a_bounded_loop_over_a_growing_array(tf1):
+    def build(tf1):
+        x = tf1.placeholder(tf1.float32, [None, 2], "x")
+        tf1.identity(tf1.scan(lambda acc, row: acc * 0.5 + row, x), "scanned")
+        ta = tf1.TensorArray(tf1.float32, size=0, dynamic_size=True)
+        _, ta = tf1.while_loop(
+            lambda i, ta: i < 100,
+            lambda i, ta: (i + 1, ta.write(i, tf1.reduce_sum(x) * tf1.cast(i, tf1.float32))),
+            (tf1.constant(0), ta),
+            maximum_iterations=tf1.shape(x)[0] + 2,
+        )
+        tf1.identity(ta.stack(), "grown")
+        tf1.identity(ta.size(), "size")
+        feeds = {"x": np.random.RandomState(6).randn(5, 2).astype(np.float32)}
+        return feeds, ["scanned", "grown", "size"]
+
+    _check(tf1, build)
+
+
+def test_an_imported_loop_under_a_prefix_reads_input_map(tf1):
+    data, feeds, outputs, _ = _freeze(tf1, _rnn("lstm", True, True))
+    x_value = feeds["x"] * 2.0
+    with tf1.Session(graph=tf1.Graph()) as sess:
+        (want,) = tf1.import_graph_def(
+            tf1.GraphDef.FromString(data), return_elements=["out:0"], name="m"
+        )
+        want = sess.run(want, {"m/x:0": x_value, "m/lengths:0": feeds["lengths"]})
+    with tf.Graph().as_default() as graph:
+        x = tf.placeholder(tf.float32, [None, None, 5], name="mine")
+        (out,) = tf.import_graph_def(
+            tf.GraphDef.FromString(data),
+            input_map={"x:0": x * 2.0},
+            return_elements=["out:0"],
+            name="m",
+        )
+        assert out.name.startswith("m/")
+        outside = {op.name for op in graph.get_operations() if not op.name.startswith("m/")}
+        assert outside == {"mine", "mul", "Const"}  # the feed's ``x * 2.0``
+        with tf.Session() as sess:
+            got = sess.run(out, {x: feeds["x"], "m/lengths:0": feeds["lengths"]})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
