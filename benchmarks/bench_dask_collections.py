@@ -26,6 +26,21 @@ already in each worker's memory"): two ``from_dask`` iterators sharing each epoc
 reading its own worker's partitions first) against two ``from_tensor_slices`` over a
 numpy array put on each worker.
 
+With ``--scoring`` (only where TensorFlow is importable): a TF1 MLP frozen by
+``tensorflow.compat.v1`` scored over a persisted 400,000 x 64 float32 dask array (40
+blocks) on ``LocalCluster(ps=0, worker=2)``, each pass reduced to one number on the
+workers (nothing gathered), three ways, interleaved:
+
+* ``dataflow``: ``dataflow.saved_model.map_blocks`` (the model scattered once, one
+  import per worker, no TensorFlow on the workers);
+* ``TF per block``: the hand-written pattern, ``x.map_blocks(score, graph_bytes)`` with
+  TensorFlow imported on every worker and each task importing the ``GraphDef`` and
+  opening a session (the bytes in every task);
+* ``TF cached per worker``: the same with a worker-side cache of the session (the careful
+  hand-written version).
+
+Reported: seconds per pass (median), the ratios, and each task graph's pickled size.
+
 Reported: steps per second of each (after a warm-up), and the ratios the issue names
 (from_dask / numpy at least 0.8, from_dask / client feed at least 5); Dask's transfer
 log gives the bytes the workers sent to clients during the from_dask run. Nothing is
@@ -184,10 +199,116 @@ def bench_dask_feed(cluster: Any, x: Any, steps: int) -> tuple[float, dict]:
     return rate, {k: after[k] - before[k] for k in after}
 
 
+def _frozen_mlp(tf1: Any) -> Any:
+    """A 64 -> 256 -> 256 -> 10 MLP frozen by TF (about 350 kB of constants)."""
+    graph = tf1.Graph()
+    with graph.as_default():
+        x = tf1.placeholder(tf1.float32, [None, 64], name="x")
+        h = x
+        for i, width in enumerate((256, 256)):
+            w = tf1.get_variable(f"w{i}", [h.shape[1], width])
+            h = tf1.nn.relu(tf1.matmul(h, w))
+        tf1.nn.softmax(tf1.matmul(h, tf1.get_variable("out", [256, 10])), name="probs")
+        with tf1.Session(graph=graph) as sess:
+            sess.run(tf1.global_variables_initializer())
+            return tf1.graph_util.convert_variables_to_constants(
+                sess, graph.as_graph_def(), ["probs"]
+            )
+
+
+def _tf_score_per_block(block: np.ndarray, graph_bytes: bytes) -> np.ndarray:
+    import tensorflow
+
+    tf1 = tensorflow.compat.v1
+    graph = tf1.Graph()
+    with graph.as_default():
+        tf1.import_graph_def(tf1.GraphDef.FromString(graph_bytes), name="")
+    config = tf1.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
+    with tf1.Session(graph=graph, config=config) as sess:
+        return sess.run("probs:0", {"x:0": block})
+
+
+_TF_SESSIONS: dict[int, Any] = {}
+
+
+def _tf_score_cached(block: np.ndarray, graph_bytes: bytes) -> np.ndarray:
+    import tensorflow
+
+    tf1 = tensorflow.compat.v1
+    key = hash(graph_bytes)
+    if key not in _TF_SESSIONS:
+        graph = tf1.Graph()
+        with graph.as_default():
+            tf1.import_graph_def(tf1.GraphDef.FromString(graph_bytes), name="")
+        config = tf1.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
+        _TF_SESSIONS[key] = tf1.Session(graph=graph, config=config)
+    return _TF_SESSIONS[key].run("probs:0", {"x:0": block})
+
+
+def bench_scoring(quick: bool) -> None:
+    import importlib.util
+    import pickle
+    import statistics
+
+    if importlib.util.find_spec("tensorflow") is None:
+        print("--scoring compares with TensorFlow, which is not installed here")
+        return
+    import tensorflow
+
+    tf1 = tensorflow.compat.v1
+    tf1.disable_eager_execution()
+    frozen = _frozen_mlp(tf1)
+    graph_bytes = frozen.SerializeToString()
+    model = tf.saved_model.LegacyModel.from_frozen_graph(frozen, ["x"], ["probs"])
+    rows, rounds = (100_000, 3) if quick else (400_000, 5)
+    with tf.LocalCluster(ps=0, worker=2, dashboard_address=None) as cluster:
+        client = cluster.client
+        x = da.random.default_rng(0).random((rows, 64), dtype=np.float32, chunks=rows // 40)
+        x = client.persist(x)
+        with client.as_current():
+            distributed.wait(x)
+        contenders = {
+            "dataflow": tf.saved_model.map_blocks(model, x, client=cluster),
+            "TF per block": x.map_blocks(
+                _tf_score_per_block,
+                graph_bytes,
+                chunks=(x.chunks[0], (10,)),
+                meta=np.empty((0, 0), np.float32),
+            ),
+            "TF cached per worker": x.map_blocks(
+                _tf_score_cached,
+                graph_bytes,
+                chunks=(x.chunks[0], (10,)),
+                meta=np.empty((0, 0), np.float32),
+            ),
+        }
+        sizes = {
+            name: len(pickle.dumps(dict(c.__dask_graph__()), protocol=5))
+            for name, c in contenders.items()
+        }
+        times: dict[str, list[float]] = {name: [] for name in contenders}
+        for round_ in range(rounds + 1):  # round 0 warms up: TF imported, sessions cached
+            for name, scored in contenders.items():
+                start = time.perf_counter()
+                client.compute(scored.sum()).result()
+                if round_:
+                    times[name].append(time.perf_counter() - start)
+    median = {name: statistics.median(t) for name, t in times.items()}
+    print(f"{rows} x 64 float32 in 40 blocks, {len(graph_bytes) / 1e3:.0f} kB GraphDef")
+    for name, seconds in median.items():
+        print(f"{name:22s} {seconds:7.3f} s per pass, task graph {sizes[name] / 1e3:8.1f} kB")
+    for name in ("TF per block", "TF cached per worker"):
+        print(f"{name} / dataflow: {median[name] / median['dataflow']:.2f}x time")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--scoring", action="store_true", help="a TF1 model over a dask array")
     args = parser.parse_args()
+    if args.scoring:
+        bench_scoring(args.quick)
+        return
     rows = 200_000 if args.quick else 2_000_000
     steps = 200 if args.quick else 1000
     with tf.LocalCluster(ps=1, worker=2, dashboard_address=None) as cluster:
