@@ -8,6 +8,9 @@ from .layers.rnn_cells import (
     BasicRNNCell as BasicRNNCell,
 )
 from .layers.rnn_cells import (
+    DeviceWrapper as DeviceWrapper,
+)
+from .layers.rnn_cells import (
     DropoutWrapper as DropoutWrapper,
 )
 from .layers.rnn_cells import (

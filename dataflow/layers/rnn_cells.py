@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..framework import dtypes
-from ..framework.graph import Tensor, convert_to_tensor
+from ..framework.graph import Tensor, convert_to_tensor, get_default_graph
 from ..framework.scopes import name_scope
 from ..framework.tensor_shape import TensorShape
 from ..ops import array as array_ops
@@ -344,6 +344,12 @@ class MultiRNNCell(RNNCell):
     state_size = property(lambda self: tuple(cell.state_size for cell in self._cells))
     output_size = property(lambda self: self._cells[-1].output_size)
 
+    def zero_state(self, batch_size: Any, dtype: Any) -> Any:
+        """Each cell's own zero state (so a ``DeviceWrapper`` places its own), named as
+        TF1 names them (``MultiRNNCellZeroState/GRUCellZeroState/zeros``)."""
+        with name_scope(None, f"{type(self).__name__}ZeroState", [batch_size]):
+            return tuple(cell.zero_state(batch_size, dtype) for cell in self._cells)
+
     def call(self, inputs: Tensor, state: Any) -> tuple:
         current, new_states = inputs, []
         for k, cell in enumerate(self._cells):
@@ -426,6 +432,28 @@ class ResidualWrapper(RNNCell):
     def __call__(self, inputs: Any, state: Any, scope: Any = None) -> Any:
         output, new_state = self._cell(inputs, state, scope)
         return self._residual_fn(convert_to_tensor(inputs), output), new_state
+
+
+class DeviceWrapper(RNNCell):
+    """Runs the wrapped cell's ops (and its zero state) on ``device``: a stacked
+    ``MultiRNNCell`` spread over devices, one layer each, as TF1's model-parallel RNNs
+    do."""
+
+    def __init__(self, cell: RNNCell, device: str):
+        super().__init__()
+        self._cell, self._device = cell, device
+
+    state_size = property(lambda self: self._cell.state_size)
+    output_size = property(lambda self: self._cell.output_size)
+
+    def zero_state(self, batch_size: Any, dtype: Any) -> Any:
+        with name_scope(None, f"{type(self).__name__}ZeroState", [batch_size]):
+            with get_default_graph().device(self._device):
+                return self._cell.zero_state(batch_size, dtype)
+
+    def __call__(self, inputs: Any, state: Any, scope: Any = None) -> Any:
+        with get_default_graph().device(self._device):
+            return self._cell(inputs, state, scope)
 
 
 def _map_state(state: Any, fn: Callable) -> Any:
