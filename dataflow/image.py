@@ -39,6 +39,13 @@ from .ops.image.resize import (
     resize_images as resize,
     resize_images as resize_images,
 )
+from .ops.image.nms import (
+    combined_non_max_suppression as combined_non_max_suppression,
+    non_max_suppression as non_max_suppression,
+    non_max_suppression_overlaps as non_max_suppression_overlaps,
+    non_max_suppression_padded as non_max_suppression_padded,
+    non_max_suppression_with_scores as non_max_suppression_with_scores,
+)
 from .ops.image.image_ops import (
     adjust_brightness as adjust_brightness,
     adjust_contrast as adjust_contrast,
