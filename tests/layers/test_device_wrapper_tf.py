@@ -55,15 +55,7 @@ def test_stacked_zero_states_are_each_cells_own_with_tf1_names() -> None:
         with lib.Graph().as_default():
             cells = [lib.nn.rnn_cell.GRUCell(4), lib.nn.rnn_cell.LSTMCell(3)]
             state = lib.nn.rnn_cell.MultiRNNCell(cells).zero_state(2, lib.float32)
-            return (
-                [t.name for t in lib.nest.flatten(state)]
-                if hasattr(lib, "nest")
-                else [
-                    state[0].name,
-                    state[1].c.name,
-                    state[1].h.name,
-                ]
-            )
+            return [state[0].name, state[1].c.name, state[1].h.name]
 
     assert zero_names(tf) == zero_names(tf1)
 
