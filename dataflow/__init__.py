@@ -593,6 +593,10 @@ from .ops.math import (
     segment_prod as segment_prod,
     zeta as zeta,
 )
+from .ops.linalg import (
+    cross as cross,
+    matrix_solve_ls as matrix_solve_ls,
+)
 from .ops.linalg.factor import (
     qr as qr,
     self_adjoint_eig as self_adjoint_eig,

@@ -31,6 +31,25 @@ from .ops.linalg import (
     trace as trace,
 )
 
+from .ops.linalg import (
+    cross as cross,
+    eigh_tridiagonal as eigh_tridiagonal,
+    expm as expm,
+    lu as lu,
+    lu_matrix_inverse as lu_matrix_inverse,
+    lu_reconstruct as lu_reconstruct,
+    lu_solve as lu_solve,
+    matrix_rank as matrix_rank,
+    matrix_solve_ls as lstsq,
+    normalize as normalize,
+    pinv as pinv,
+    tridiagonal_matmul as tridiagonal_matmul,
+    tridiagonal_solve as tridiagonal_solve,
+)
+from .ops.math.clip import global_norm as global_norm
+from .nn import l2_normalize as l2_normalize
+from .ops.tf1_aliases import diag as tensor_diag, diag_part as tensor_diag_part
+
 from ._util.missing_names import missing_name_hook
 
 __getattr__ = missing_name_hook("linalg", __name__)

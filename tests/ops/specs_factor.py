@@ -157,3 +157,142 @@ ROWS = [
         grad=0,
     ),
 ]
+
+
+def expm_series(a, terms=30):
+    """``sum_k a^k / k!``: exact to rounding for the small norms the rows use."""
+    term = anp.zeros_like(a) + anp.eye(a.shape[-1])
+    total = term
+    for k in range(1, terms):
+        term = term @ a / k
+        total = total + term
+    return total
+
+
+def squared_six_times(r):
+    for _ in range(6):
+        r = r @ r
+    return r
+
+
+def lu_factor_packed(a):
+    import scipy.linalg as sla
+
+    out = []
+    for m in np.reshape(a, (-1, *a.shape[-2:])):
+        lu, piv = sla.lu_factor(m)
+        perm = np.arange(m.shape[0])
+        for i, j in enumerate(piv):
+            perm[[i, j]] = perm[[j, i]]
+        out.append(lu)
+    return np.reshape(out, a.shape)
+
+
+def separated_tridiagonal(n):
+    return RNG.standard_normal(n) * 3, RNG.uniform(0.5, 1.0, n - 1)
+
+
+# TF has no gradient for Lu (nor for lstsq with fast=False): those rows compare values
+# with TF and gradients with autograd and finite differences only.
+NO_TF_GRAD = {"tf_gradients": False}
+
+ROWS += [
+    OpSpec("expm", lambda tf, a: tf.linalg.expm(a), expm_series, [rand(2, 3, 3) * 0.4], rtol=1e-6),
+    OpSpec(
+        "expm_scaled",
+        lambda tf, a: tf.linalg.expm(a * 4.0),
+        lambda a: squared_six_times(expm_series(a * 4.0 / 64)),
+        [rand(3, 3) * 0.6],
+        rtol=1e-6,
+        grad=1,
+    ),
+    OpSpec("lu", lambda tf, a: tf.linalg.lu(a)[0], lu_factor_packed, [rand(2, 4, 4)], grad=0),
+    OpSpec(
+        "lu_reconstruct",
+        lambda tf, a: tf.linalg.lu_reconstruct(*tf.linalg.lu(a)),
+        lambda a: a,
+        [rand(2, 4, 4)],
+        **NO_TF_GRAD,
+    ),
+    OpSpec(
+        "lu_solve",
+        lambda tf, a, b: tf.linalg.lu_solve(*tf.linalg.lu(a), b),
+        anp.linalg.solve,
+        [rand(4, 4) + 3 * np.eye(4), rand(4, 2)],
+        **NO_TF_GRAD,
+    ),
+    OpSpec(
+        "lu_matrix_inverse",
+        lambda tf, a: tf.linalg.lu_matrix_inverse(*tf.linalg.lu(a)),
+        anp.linalg.inv,
+        [rand(2, 3, 3) + 3 * np.eye(3)],
+        **NO_TF_GRAD,
+    ),
+    OpSpec(
+        "lstsq_tall",
+        lambda tf, a, b: tf.linalg.lstsq(a, b),
+        lambda a, b: anp.linalg.solve(a.T @ a, a.T @ b),
+        [rand(5, 3), rand(5, 2)],
+        rtol=1e-6,
+        unknown_dims=False,  # the formula depends on which dimension is larger
+    ),
+    OpSpec(
+        "lstsq_wide_regularized",
+        lambda tf, a, b: tf.matrix_solve_ls(a, b, l2_regularizer=0.1),
+        lambda a, b: a.T @ anp.linalg.solve(a @ a.T + 0.1 * anp.eye(3), b),
+        [rand(3, 5), rand(3, 2)],
+        rtol=1e-6,
+        unknown_dims=False,  # the formula depends on which dimension is larger
+    ),
+    OpSpec(
+        "lstsq_svd",
+        lambda tf, a, b: tf.linalg.lstsq(a, b, fast=False),
+        lambda a, b: anp.linalg.solve(a.T @ a, a.T @ b),
+        [separated(5, 3), rand(5, 2)],
+        rtol=1e-6,
+        **NO_TF_GRAD,
+        unknown_dims=False,  # the formula depends on which dimension is larger
+    ),
+    OpSpec("pinv", lambda tf, a: tf.linalg.pinv(a), anp.linalg.pinv, [separated(4, 3)], rtol=1e-6),
+    OpSpec(
+        "matrix_rank",
+        lambda tf, a, b: tf.linalg.matrix_rank(tf.matmul(a, b)),
+        lambda a, b: np.linalg.matrix_rank(a @ b),
+        [rand(2, 5, 2), rand(2, 2, 4)],
+        grad=0,
+    ),
+    OpSpec("cross", lambda tf, a, b: tf.cross(a, b), anp.cross, [rand(4, 3), rand(4, 3)]),
+    OpSpec(
+        "normalize",
+        lambda tf, a: tf.concat(tf.linalg.normalize(a, axis=1), 1),
+        lambda a: anp.concatenate(
+            [
+                a / anp.sqrt(anp.sum(a * a, axis=1, keepdims=True)),
+                anp.sqrt(anp.sum(a * a, axis=1, keepdims=True)),
+            ],
+            1,
+        ),
+        [rand(3, 4)],
+    ),
+    OpSpec(
+        "tridiagonal_matmul",
+        lambda tf, d, b: tf.linalg.tridiagonal_matmul(d, b),
+        lambda d, b: (anp.diag(d[1]) + anp.diag(d[0][:-1], 1) + anp.diag(d[2][1:], -1)) @ b,
+        [rand(3, 4), rand(4, 2)],
+    ),
+    OpSpec(
+        "tridiagonal_solve",
+        lambda tf, d, b: tf.linalg.tridiagonal_solve(d, b),
+        lambda d, b: anp.linalg.solve(
+            anp.diag(d[1]) + anp.diag(d[0][:-1], 1) + anp.diag(d[2][1:], -1), b
+        ),
+        [rand(3, 4) + np.array([[0.0], [5.0], [0.0]]), rand(4, 2)],
+    ),
+    OpSpec(
+        "eigh_tridiagonal",
+        lambda tf, a, b: tf.linalg.eigh_tridiagonal(a, b),
+        lambda a, b: anp.linalg.eigh(anp.diag(a) + anp.diag(b, 1) + anp.diag(b, -1))[0],
+        list(separated_tridiagonal(4)),
+        tf_gradients=False,  # TF's bisection has no meaningful gradient; ours is eigh's
+    ),
+]

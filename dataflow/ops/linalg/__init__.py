@@ -19,6 +19,9 @@ module           holds
                  ``norm``
 ``factor``       ``Svd``, ``Qr``, ``SelfAdjointEigV2`` (``eigh``) and
                  ``LogMatrixDeterminant`` (``slogdet``): several outputs each
+``matfun``       ``MatrixExponential`` (``expm``) and ``Lu``
+``solvers``      composites over them: least squares, ``pinv``, ``matrix_rank``,
+                 ``cross``, the LU helpers, tridiagonal systems
 ===============  ==================================================================
 
 Each module imports only the ones above it in this table. This module holds no code: it
@@ -56,6 +59,19 @@ from .factor import self_adjoint_eig as self_adjoint_eig
 from .factor import self_adjoint_eigvals as self_adjoint_eigvals
 from .factor import slogdet as slogdet
 from .factor import svd as svd
+from .matfun import expm as expm
+from .matfun import lu as lu
 from .products import matmul as matmul
 from .products import matvec as matvec
 from .products import sparse_matmul as sparse_matmul
+from .solvers import cross as cross
+from .solvers import eigh_tridiagonal as eigh_tridiagonal
+from .solvers import lu_matrix_inverse as lu_matrix_inverse
+from .solvers import lu_reconstruct as lu_reconstruct
+from .solvers import lu_solve as lu_solve
+from .solvers import matrix_rank as matrix_rank
+from .solvers import matrix_solve_ls as matrix_solve_ls
+from .solvers import normalize as normalize
+from .solvers import pinv as pinv
+from .solvers import tridiagonal_matmul as tridiagonal_matmul
+from .solvers import tridiagonal_solve as tridiagonal_solve

@@ -4,7 +4,8 @@ dimensions, with TF's gradients.
 
 Kernels call ``xp.linalg`` (LAPACK on numpy, cuSOLVER on cupy); float16 goes through
 float32 (``lapack``). ``Svd`` returns ``v``, not numpy's ``v^H``; its singular values
-have the input's dtype (TF's convention, so complex inputs give complex-typed ``s``).
+are real (``float64`` for ``complex128``), while ``eigh``'s eigenvalues have the
+input's dtype (both as TF).
 
 Gradients (real dtypes; built from matmul, diagonal and band ops, so second order works):
 
@@ -67,20 +68,25 @@ def _real_float(op: Operation) -> dtypes.DType:
 def _infer_eigh(op: Operation) -> list:
     dtype = _real_float(op)
     batch, n = square_dims(op.inputs[0])
-    real = _REAL_PARTS.get(dtype, dtype)
     if batch.ndims is None:
-        return [(real, TensorShape(None)), (dtype, TensorShape(None))]
+        return [(dtype, TensorShape(None)), (dtype, TensorShape(None))]
     vectors = batch.concatenate(TensorShape([n, n])) if op.attrs["compute_v"] else TensorShape([0])
-    return [(real, batch.concatenate(TensorShape([n]))), (dtype, vectors)]
+    return [(dtype, batch.concatenate(TensorShape([n]))), (dtype, vectors)]
 
 
 def _eigh_kernel(ctx: Any, attrs: dict) -> Any:
     xp, dtype = ctx.xp, attrs["T"]
     eigh = lapack(xp, xp.linalg.eigh, dtype)
+    np_dtype = dtype.as_numpy_dtype
     if attrs["compute_v"]:
-        return lambda a: tuple(eigh(a))
+
+        def decompose(a: Any) -> tuple:
+            e, v = eigh(a)
+            return e.astype(np_dtype), v
+
+        return decompose
     eigvalsh = lapack(xp, xp.linalg.eigvalsh, dtype)
-    return lambda a: (eigvalsh(a), xp.zeros((0,), dtype.as_numpy_dtype))
+    return lambda a: (eigvalsh(a).astype(np_dtype), xp.zeros((0,), np_dtype))
 
 
 def _eigh_grad(op: Operation, grad_e: Tensor, grad_v: Tensor) -> list:
@@ -108,8 +114,8 @@ def self_adjoint_eig(tensor: Any, name: str | None = None) -> tuple[Tensor, Tens
     the last two dimensions of ``tensor``; only the lower triangle is read.
 
     Returns:
-        ``(e, v)``: ``e`` ``[..., N]`` (real), ``v`` ``[..., N, N]``, with ``A = V diag(e)
-        V^H``.
+        ``(e, v)``: ``e`` ``[..., N]`` (real values in ``tensor``'s dtype), ``v``
+        ``[..., N, N]``, with ``A = V diag(e) V^H``.
     """
     x = convert_inputs([tensor])[0]
     op = apply_op_n("SelfAdjointEigV2", [x], {"compute_v": True, "T": x.dtype}, name=name)
@@ -126,18 +132,19 @@ def self_adjoint_eigvals(tensor: Any, name: str | None = None) -> Tensor:
 # --- Svd -----------------------------------------------------------------------------------
 def _infer_svd(op: Operation) -> list:
     dtype = _real_float(op)
+    real = _REAL_PARTS.get(dtype, dtype)
     dims = require_rank_at_least(op.inputs[0], 2)
     if dims is None:
-        return [(dtype, TensorShape(None))] * 3
+        return [(real, TensorShape(None)), (dtype, TensorShape(None)), (dtype, TensorShape(None))]
     batch, m, n = list(dims[:-2]), dims[-2], dims[-1]
     p = None if m is None or n is None else min(m, n)
     if not op.attrs["compute_uv"]:
         empty = (dtype, TensorShape([0]))
-        return [(dtype, TensorShape([*batch, p])), empty, empty]
+        return [(real, TensorShape([*batch, p])), empty, empty]
     cols_u = m if op.attrs["full_matrices"] else p
     cols_v = n if op.attrs["full_matrices"] else p
     return [
-        (dtype, TensorShape([*batch, p])),
+        (real, TensorShape([*batch, p])),
         (dtype, TensorShape([*batch, m, cols_u])),
         (dtype, TensorShape([*batch, n, cols_v])),
     ]
@@ -146,16 +153,17 @@ def _infer_svd(op: Operation) -> list:
 def _svd_kernel(ctx: Any, attrs: dict) -> Any:
     xp, dtype = ctx.xp, attrs["T"]
     np_dtype = dtype.as_numpy_dtype
+    real = _REAL_PARTS.get(dtype, dtype).as_numpy_dtype
     full = bool(attrs["full_matrices"])
 
     def run(a: Any) -> tuple:
         if not attrs["compute_uv"]:
             s = xp.linalg.svd(a, compute_uv=False)
             empty = xp.zeros((0,), np_dtype)
-            return s.astype(np_dtype), empty, empty
+            return s.astype(real), empty, empty
         u, s, vh = xp.linalg.svd(a, full_matrices=full)
         v = xp.conj(xp.swapaxes(vh, -1, -2))
-        return s.astype(np_dtype), u.astype(np_dtype, copy=False), v.astype(np_dtype, copy=False)
+        return s.astype(real), u.astype(np_dtype, copy=False), v.astype(np_dtype, copy=False)
 
     if dtype == dtypes.float16:
         f32 = xp.float32

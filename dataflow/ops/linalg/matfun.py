@@ -1,0 +1,206 @@
+"""Matrix functions with kernels of their own: ``MatrixExponential`` (``expm``) and
+``Lu`` (the pivoted LU factorization), with gradients.
+
+``expm``: scaling and squaring with the degree-13 Pade approximant (Higham 2005):
+each matrix is scaled by ``2^-s`` so that its 1-norm is at most ``theta_13 = 5.37``,
+``exp`` is approximated by ``q(A)^-1 p(A)``, and the result squared ``s`` times; the
+batch is squared together, each matrix only while its own ``s`` lasts. The gradient is
+the adjoint Frechet derivative, read off a block matrix: ``expm([[A^H, G], [0, A^H]])``
+holds it in its upper-right block (Najfeld and Havel 1995), so second derivatives are
+gradients of ``expm`` again.
+
+``lu``: Doolittle elimination with partial pivoting, one column per step, each step
+vectorized over the batch and the trailing block (``n`` steps for ``n x n``). Outputs
+``lu`` (unit-lower ``L`` below the diagonal, ``U`` on and above it) and ``p``, with
+``A[p] = L U``. Gradient (square matrices, as TF): with ``F = L^H L_bar`` strictly below
+the diagonal and ``U_bar U^H`` on and above it, ``A_bar[p] = L^-H F U^-H``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...framework import dtypes, registry
+from ...framework.graph import Operation, Tensor
+from ...framework.tensor_shape import TensorShape
+from .. import array as array_ops
+from .. import math as math_ops
+from ..build import apply_op, apply_op_n, convert_inputs
+from ..rules import is_float
+from .contraction import matrix_transpose, require_dtype
+from .decomp import matrix_triangular_solve, square_dims
+from .diag import matrix_band_part, matrix_diag_part, matrix_set_diag
+from .products import matmul
+
+# Pade(13) coefficients b_0 .. b_13 of exp (Higham 2005, table 10.4).
+_PADE13 = (
+    64764752532480000.0,
+    32382376266240000.0,
+    7771770303897600.0,
+    1187353796428800.0,
+    129060195264000.0,
+    10559470521600.0,
+    670442572800.0,
+    33522128640.0,
+    1323241920.0,
+    40840800.0,
+    960960.0,
+    16380.0,
+    182.0,
+    1.0,
+)
+_THETA13 = 5.371920351148152
+
+
+# --- MatrixExponential ---------------------------------------------------------------------
+def _infer_square_float(op: Operation) -> list:
+    dtype = require_dtype(op, is_float, "float or complex")
+    batch, n = square_dims(op.inputs[0])
+    if batch.ndims is None:
+        return [(dtype, TensorShape(None))]
+    return [(dtype, batch.concatenate(TensorShape([n, n])))]
+
+
+def _expm_kernel(ctx: Any, attrs: dict) -> Any:
+    xp = ctx.xp
+    b = _PADE13
+
+    def expm(a: Any) -> Any:
+        work = a.astype(xp.float32) if a.dtype == xp.float16 else a
+        n = work.shape[-1]
+        eye = xp.eye(n, dtype=work.dtype)
+        norm = xp.abs(work).sum(axis=-2).max(axis=-1) if n else xp.zeros(work.shape[:-2])
+        safe = xp.maximum(norm / _THETA13, 1e-300)
+        s = xp.maximum(0, xp.ceil(xp.log2(safe))).astype(xp.int64)
+        scaled = work / (2.0**s)[..., None, None].astype(work.dtype)
+        a2 = scaled @ scaled
+        a4 = a2 @ a2
+        a6 = a4 @ a2
+        u = scaled @ (
+            a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2)
+            + b[7] * a6
+            + b[5] * a4
+            + b[3] * a2
+            + b[1] * eye
+        )
+        v = (
+            a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2)
+            + b[6] * a6
+            + b[4] * a4
+            + b[2] * a2
+            + b[0] * eye
+        )
+        r = xp.linalg.solve(v - u, v + u)
+        for k in range(int(s.max()) if s.size else 0):
+            squared = r @ r
+            r = xp.where((s > k)[..., None, None], squared, r)
+        return r.astype(a.dtype, copy=False)
+
+    return expm
+
+
+def _expm_grad(op: Operation, grad: Tensor) -> list:
+    a = op.inputs[0]
+    a_h = matrix_transpose(a, conjugate=True)
+    top = array_ops.concat([a_h, grad], -1)
+    bottom = array_ops.concat([array_ops.zeros_like(a_h), a_h], -1)
+    block = expm(array_ops.concat([top, bottom], -2))
+    n = array_ops.shape(a)[-1]
+    rank = array_ops.size(array_ops.shape(a))
+    begin = array_ops.concat(
+        [array_ops.zeros([rank - 1], dtypes.int32), array_ops.reshape(n, [1])], 0
+    )
+    size = array_ops.concat([array_ops.fill([rank - 2], -1), array_ops.stack([n, n])], 0)
+    return [array_ops.slice_(block, begin, size)]
+
+
+registry.register(
+    registry.OpDef("MatrixExponential", _infer_square_float, _expm_kernel, _expm_grad)
+)
+
+
+def expm(input: Any, name: str | None = None) -> Tensor:
+    """The matrix exponentials ``sum_k A^k / k!`` of the square matrices in the last two
+    dimensions of ``input`` (float or complex)."""
+    x = convert_inputs([input])[0]
+    return apply_op("MatrixExponential", [x], {"T": x.dtype}, name=name)
+
+
+# --- Lu --------------------------------------------------------------------------------
+def _infer_lu(op: Operation) -> list:
+    dtype = require_dtype(op, is_float, "float or complex")
+    batch, n = square_dims(op.inputs[0])
+    index = op.attrs["output_idx_type"]
+    if batch.ndims is None:
+        return [(dtype, TensorShape(None)), (index, TensorShape(None))]
+    return [
+        (dtype, batch.concatenate(TensorShape([n, n]))),
+        (index, batch.concatenate(TensorShape([n]))),
+    ]
+
+
+def _lu_kernel(ctx: Any, attrs: dict) -> Any:
+    xp = ctx.xp
+    index_dtype = attrs["output_idx_type"].as_numpy_dtype
+
+    def lu(a: Any) -> tuple:
+        n = a.shape[-1]
+        batch = a.shape[:-2]
+        work = a.reshape((-1, n, n)).copy()
+        count = work.shape[0]
+        perm = xp.broadcast_to(xp.arange(n), (count, n)).copy()
+        rows = xp.arange(count)
+        for k in range(n):
+            pivot = k + xp.argmax(xp.abs(work[:, k:, k]), axis=1)
+            swap_rows = work[rows, pivot].copy()
+            work[rows, pivot] = work[:, k]
+            work[:, k] = swap_rows
+            swap_perm = perm[rows, pivot].copy()
+            perm[rows, pivot] = perm[:, k]
+            perm[:, k] = swap_perm
+            diag = work[:, k, k]
+            safe = xp.where(diag == 0, 1, diag)
+            work[:, k + 1 :, k] = work[:, k + 1 :, k] / safe[:, None]
+            work[:, k + 1 :, k + 1 :] -= work[:, k + 1 :, k, None] * work[:, k, None, k + 1 :]
+        return work.reshape(a.shape), perm.reshape((*batch, n)).astype(index_dtype)
+
+    return lu
+
+
+def _lu_grad(op: Operation, grad_lu: Tensor, grad_p: Tensor) -> list:
+    lu_out, perm = op.outputs
+    unit = array_ops.ones_like(matrix_diag_part(lu_out))
+    lower = matrix_set_diag(matrix_band_part(lu_out, -1, 0), unit)
+    upper = matrix_band_part(lu_out, 0, -1)
+    grad_l = math_ops.subtract(matrix_band_part(grad_lu, -1, 0), matrix_band_part(grad_lu, 0, 0))
+    grad_u = matrix_band_part(grad_lu, 0, -1)
+    strict = math_ops.subtract(
+        matrix_band_part(matmul(lower, grad_l, adjoint_a=True), -1, 0),
+        matrix_band_part(matmul(lower, grad_l, adjoint_a=True), 0, 0),
+    )
+    middle = math_ops.add(strict, matrix_band_part(matmul(grad_u, upper, adjoint_b=True), 0, -1))
+    left = matrix_triangular_solve(lower, middle, lower=True, adjoint=True)
+    grad_permuted = matrix_transpose(
+        matrix_triangular_solve(upper, matrix_transpose(left, conjugate=True), lower=False),
+        conjugate=True,
+    )
+    # A[p] = L U: row i of A's gradient is row (p^-1)[i] of grad_permuted, P^T grad.
+    n = array_ops.shape(perm)[-1]
+    permutation = array_ops.one_hot(perm, n, dtype=grad_permuted.dtype)
+    return [matmul(permutation, grad_permuted, adjoint_a=True)]
+
+
+registry.register(registry.OpDef("Lu", _infer_lu, _lu_kernel, _lu_grad))
+
+
+def lu(input: Any, output_idx_type: Any = dtypes.int32, name: str | None = None) -> Any:
+    """The pivoted LU factorizations ``A[p] = L U`` of the square matrices of ``input``.
+
+    Returns:
+        ``(lu, p)``: ``L`` (unit diagonal, not stored) below the diagonal of ``lu`` and
+        ``U`` on and above it; ``p`` the row permutation (``output_idx_type``).
+    """
+    x = convert_inputs([input])[0]
+    index = dtypes.as_dtype(output_idx_type)
+    op = apply_op_n("Lu", [x], {"T": x.dtype, "output_idx_type": index}, name=name)
+    return op.outputs[0], op.outputs[1]
