@@ -1,8 +1,10 @@
 """One TensorBoard event file: ``Event`` protos appended as TFRecords, flushed in the
 background.
 
-The records are written by ``tensorboard``'s ``RecordWriter`` (length, masked CRC32C,
-data, CRC), the events are ``tensorboard``'s ``event_pb2.Event``, and the file is named as
+The records are TFRecords framed by ``ops/io/tf_record.py`` (length, masked CRC32C,
+data, CRC, with the ``crc32c`` package's checksum: byte for byte what ``tensorboard``'s
+``RecordWriter`` writes, without its pure-Python CRC), the events are ``tensorboard``'s
+``event_pb2.Event``, and the file is named as
 TensorBoard expects (``events.out.tfevents.<time>.<host>.<pid>.<n><suffix>``). We do not
 use ``tensorboard``'s ``EventFileWriter`` itself: it opens files through
 ``tensorboard.compat.tf``, which imports the whole of TensorFlow into the process when
@@ -29,6 +31,7 @@ from typing import Any
 from tensorboard.compat.proto import event_pb2
 
 from ..framework import errors
+from ..ops.io import tf_record
 
 _FILE_NUMBERS = itertools.count()
 _OPEN: weakref.WeakSet = weakref.WeakSet()  # logs to flush at exit
@@ -70,9 +73,8 @@ class EventLog:
     def __init__(
         self, logdir: str, max_queue: int = 10, flush_secs: float = 120, filename_suffix: str = ""
     ):
-        # Imported here, not at ``import dataflow`` (together 0.04 s of it).
+        # Imported here, not at ``import dataflow`` (0.03 s of it).
         import fsspec
-        from tensorboard.summary.writer.record_writer import RecordWriter
 
         self._fs, self._dir = fsspec.core.url_to_fs(logdir)
         name = (
@@ -82,7 +84,7 @@ class EventLog:
         self.path = f"{self._dir.rstrip('/')}/{name}"
         try:
             self._fs.makedirs(self._dir, exist_ok=True)
-            self._records = RecordWriter(self._fs.open(self.path, "wb"))
+            self._file = self._fs.open(self.path, "wb")
         except OSError as exc:
             raise os_error(exc, logdir) from None
         self._pending: list[bytes] = []
@@ -114,11 +116,12 @@ class EventLog:
         """Writes the pending events and flushes the file."""
         with self._lock:
             pending, self._pending = self._pending, []
-            if self._records.closed:
+            if self._file.closed:
                 return
-            for data in pending:
-                self._records.write(data)
-            self._records.flush()
+            # TFRecord framing with the crc32c package's CRC (tensorboard's own
+            # RecordWriter computes it in pure Python: ~3.6 ms a histogram record).
+            self._file.write(b"".join(map(tf_record.frame, pending)))
+            self._file.flush()
 
     def close(self) -> None:
         if self._closed.is_set():
@@ -127,7 +130,7 @@ class EventLog:
         self._closed.set()
         _OPEN.discard(self)
         with self._lock:
-            self._records.close()
+            self._file.close()
 
     @property
     def closed(self) -> bool:
