@@ -569,40 +569,7 @@ from .runtime.dask.cluster import LocalCluster as LocalCluster
 # --- install.py (dataflow.install_on) ----------------------------------------------------
 from .install import install_on as install_on
 
-# --- ops/signal, ops/math/complex_parts, ops/linalg/factor: TF1's top-level aliases -----
-from .ops.math.complex_parts import (
-    angle as angle,
-    complex as complex,
-    conj as conj,
-    imag as imag,
-    real as real,
-)
-from .ops.signal import (
-    fft as fft,
-    fft2d as fft2d,
-    fft3d as fft3d,
-    ifft as ifft,
-    ifft2d as ifft2d,
-    ifft3d as ifft3d,
-)
-from .ops.math import (
-    betainc as betainc,
-    igamma as igamma,
-    igammac as igammac,
-    lbeta as lbeta,
-    segment_prod as segment_prod,
-    zeta as zeta,
-)
-from .ops.linalg import (
-    cross as cross,
-    matrix_solve_ls as matrix_solve_ls,
-)
-from .ops.linalg.factor import (
-    qr as qr,
-    self_adjoint_eig as self_adjoint_eig,
-    self_adjoint_eigvals as self_adjoint_eigvals,
-    svd as svd,
-)
+from .aliases.top_level_math import *  # noqa: F403 - tf.fft, tf.svd, tf.igamma, ... listed there
 
 # --- sub-namespaces (tf.nn, tf.linalg, tf.train, tf.losses, ...) -------------------------
 from . import nn as nn
