@@ -158,3 +158,26 @@ def test_without_a_client_the_model_is_one_task_each_worker_copies_once(tf1, pla
 
 def _no_client():
     raise ValueError("No clients found")
+
+
+def test_a_saved_model_signature_on_a_plain_dask_cluster(tf1, plain, tmp_path):
+    export_dir = str(tmp_path / "export")
+    tf1_models.saved_mlp(tf1, export_dir)
+    model = LegacyModel.from_saved_model(export_dir, tags=["serve"])
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(440, 6)).astype(np.float32)
+    weight = rng.uniform(size=440).astype(np.float32)
+    scored = map_blocks(
+        model,
+        {"features": da.from_array(x, chunks=40), "weight": da.from_array(weight, chunks=40)},
+        outputs=["score", "probs"],
+    )
+    assert [a.chunks[0] for a in scored] == [(40,) * 11] * 2
+    got = plain.gather(plain.compute(scored))
+    want = tf1_models.run_saved(
+        tf1, export_dir, ["score", "probs"], {"features": x, "weight": weight}
+    )
+    np.testing.assert_allclose(got[0], want[0], rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(got[1], want[1], rtol=RTOL, atol=ATOL)
+    counts = _counts(plain, model.fingerprint)
+    assert set(counts.values()) <= {0, 1} and sum(counts.values()) >= 1, counts
