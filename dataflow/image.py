@@ -46,6 +46,10 @@ from .ops.image.nms import (
     non_max_suppression_padded as non_max_suppression_padded,
     non_max_suppression_with_scores as non_max_suppression_with_scores,
 )
+from .ops.image.boxes import (
+    crop_and_resize as crop_and_resize,
+    draw_bounding_boxes as draw_bounding_boxes,
+)
 from .ops.image.image_ops import (
     adjust_brightness as adjust_brightness,
     adjust_contrast as adjust_contrast,
