@@ -118,7 +118,9 @@ class Saver:
         for key, v in sorted(named.items()):
             by_device.setdefault(v.device, []).append((key, v))
         with graph.name_scope(name or "save"):
-            self._filename = placeholder(dtypes.string, [], name="filename")
+            # Named as TF1's filename tensor ("save/Const"), so the SaverDef's filename
+            # and restore op ("save/restore_all", below) name this graph's ops too.
+            self._filename = placeholder(dtypes.string, [], name="Const")
             self._save_ops: list[Tensor] = []
             restores = []
             n = len(by_device)
@@ -201,7 +203,10 @@ class Saver:
     def as_saver_def(self) -> Any:
         """The ``SaverDef`` of this saver (TF's ``saver_pb2.SaverDef``). A saver built
         here names the TF save and restore nodes an exported MetaGraph holds in place of
-        its own ops (``saver_graph.py``); one made from a ``SaverDef`` returns it."""
+        its own ops (``saver_graph.py``); its filename tensor and restore op are this
+        graph's too (``sess.run(restore_op_name, {filename_tensor_name: path})``
+        restores), its save tensor only the exported graph's. One made from a
+        ``SaverDef`` returns it; one without variables has none (``None``)."""
         if self._saver_def is not None:
             return self._saver_def
         if self._restore_op is None:

@@ -22,23 +22,33 @@ from ...framework import tensor_util
 from ...framework.graph import Operation, Tensor, get_default_graph
 from ...ops.control.group import group
 from ...ops.lookup.tables import tables_initializer
-from ...ops.state.variables import GLOBAL_VARIABLES, local_variables_initializer
+from ...ops.state.variables import (
+    GLOBAL_VARIABLES,
+    global_variables_initializer,
+    local_variables_initializer,
+)
 from .. import meta_file, tf_protos
 from ..saver import Saver
 from . import constants, signatures
 
 
 def main_op() -> Operation:
-    """The op a SavedModel's loader runs after restoring: initialize the local
-    variables and the lookup tables (TF1's ``saved_model.main_op.main_op``)."""
-    return group(local_variables_initializer(), tables_initializer())
+    """TF1's ``saved_model.main_op.main_op``: one op initializing the global and local
+    variables and the lookup tables. A loader runs it after restoring, so it undoes the
+    restore of the global variables (as in TF1); ``main_op_with_restore`` restores
+    after it."""
+    return group(
+        global_variables_initializer(), local_variables_initializer(), tables_initializer()
+    )
 
 
 def main_op_with_restore(restore_op_name: str) -> Operation:
-    """``main_op`` run after the op named ``restore_op_name``."""
+    """One op running ``main_op`` and the op ``restore_op_name`` (a saver's restore op,
+    or its name). As in TF1, nothing orders the restore after the initializers (the
+    group only waits for both), so the loader's own restore is what to rely on."""
     graph = get_default_graph()
-    with graph.control_dependencies([graph.get_operation_by_name(restore_op_name)]):
-        return main_op()
+    with graph.control_dependencies([main_op()]):
+        return group(graph.as_graph_element(restore_op_name, allow_tensor=False))
 
 
 def _asset_files(assets: Sequence[Any]) -> list[tuple[Tensor, str]]:

@@ -19,6 +19,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from tensorboard.compat.proto import meta_graph_pb2
+
 from ...framework import errors
 from .. import meta_file, tf_protos
 from ..saver import checkpoint_exists, import_meta_graph
@@ -79,13 +81,20 @@ def _meta_graph(saved_model: Any, tags: Sequence[str], export_dir: str) -> Any:
 
 
 def _asset_feeds(meta: Any, export_dir: str, import_scope: str | None) -> dict[str, str]:
-    """``{asset tensor name: its file's path}`` (TF's ``asset_file_def``)."""
+    """``{asset tensor name: its file's path}``: TF's ``asset_file_def``s, and the
+    ``AssetFileDef``s TF1's builder keeps in the ``saved_model_assets`` collection."""
     prefix = f"{import_scope}/" if import_scope else ""
+    assets = list(meta.asset_file_def)
+    if constants.ASSETS_KEY in meta.collection_def:
+        for item in meta.collection_def[constants.ASSETS_KEY].any_list.value:
+            assets.append(
+                meta_file.parse(meta_graph_pb2.AssetFileDef, item.value, constants.ASSETS_KEY)
+            )
     return {
         prefix + asset.tensor_info.name: _join(
             export_dir, constants.ASSETS_DIRECTORY, asset.filename
         )
-        for asset in meta.asset_file_def
+        for asset in assets
     }
 
 
