@@ -66,7 +66,9 @@ from .ops.nn.pool import (
     max_pool2d as max_pool2d,
 )
 from .ops.nn.candidate_sampling import (
+    all_candidate_sampler as all_candidate_sampler,
     fixed_unigram_candidate_sampler as fixed_unigram_candidate_sampler,
+    learned_unigram_candidate_sampler as learned_unigram_candidate_sampler,
     log_uniform_candidate_sampler as log_uniform_candidate_sampler,
     nce_loss as nce_loss,
     sampled_softmax_loss as sampled_softmax_loss,

@@ -29,7 +29,9 @@ from .ops.random.stateless import (
 
 # --- ops/nn/candidate_sampling.py ----------------------------------------------------------
 from .ops.nn.candidate_sampling import (
+    all_candidate_sampler as all_candidate_sampler,
     fixed_unigram_candidate_sampler as fixed_unigram_candidate_sampler,
+    learned_unigram_candidate_sampler as learned_unigram_candidate_sampler,
     log_uniform_candidate_sampler as log_uniform_candidate_sampler,
     uniform_candidate_sampler as uniform_candidate_sampler,
 )

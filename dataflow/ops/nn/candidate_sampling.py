@@ -9,7 +9,11 @@ included), as TF's ``candidate_sampler_ops`` do. The distributions:
 
 * ``log_uniform`` (Zipf-like): ``P(c) = log((c + 2) / (c + 1)) / log(range_max + 1)``;
 * ``uniform``: ``1 / range_max``;
-* ``fixed_unigram``: ``unigrams[c] ** distortion``, normalized.
+* ``fixed_unigram``: ``unigrams[c] ** distortion``, normalized;
+* ``learned_unigram``: each class's count, starting at 1 and raised by 1 each time it is
+  a true class of a step (after that step's draw), normalized: the counts are the op's
+  state on its device, like its random stream;
+* ``all``: every class of ``[0, num_sampled)`` once, expected counts 1 (no draw).
 
 The samples come from this project's random stream (seeded as random ops are), not
 TF's. The losses take ``sampled_values`` to reuse a sample, as in TF1, and compute the
@@ -49,6 +53,8 @@ Sampled = namedtuple(
 
 def _probabilities(attrs: dict) -> np.ndarray:
     kind, n = attrs["kind"], attrs["range_max"]
+    if kind in ("learned_unigram", "all"):
+        return np.full(n, 1.0 / n)  # learned: the counts' start; all: not drawn from
     if kind == "log_uniform":
         c = np.arange(n, dtype=np.float64)
         return (np.log(c + 2) - np.log(c + 1)) / np.log(n + 1)
@@ -99,8 +105,17 @@ def _sampler_kernel(ctx: Any, attrs: dict) -> Any:
         u = to_host(u)
         return np.minimum(np.searchsorted(cdf, u * cdf[-1], side="right"), cdf.size - 1)
 
+    learned = attrs["kind"] == "learned_unigram"
+    counts_key = ("unigram_counts", attrs.get("stream_tag", "") + ctx.op_name)
+    store = ctx.resources
+
     def sample(true_classes: Any) -> tuple:
+        nonlocal probabilities, cdf
         true_classes = to_host(true_classes)
+        if learned:
+            counts = store.get_or_create(counts_key, lambda: np.ones(probabilities.size))
+            probabilities = counts / counts.sum()
+            cdf = np.cumsum(probabilities)
         if true_classes.size and (
             true_classes.min() < 0 or true_classes.max() >= probabilities.size
         ):
@@ -109,6 +124,14 @@ def _sampler_kernel(ctx: Any, attrs: dict) -> Any:
                 None,
                 f"true_classes must be in [0, {probabilities.size}), got "
                 f"{true_classes.min()}..{true_classes.max()}",
+            )
+        if attrs["kind"] == "all":
+            ones = np.ones(true_classes.shape, np.float32)
+            everything = np.arange(num_sampled, dtype=np.int64)
+            return (
+                xp.asarray(everything),
+                xp.asarray(ones),
+                xp.asarray(np.ones(num_sampled, np.float32)),
             )
         generator = rng()
         if unique:
@@ -127,6 +150,8 @@ def _sampler_kernel(ctx: Any, attrs: dict) -> Any:
             sampled = draw(generator, num_sampled)
         true_expected = expected(probabilities[true_classes], tries).astype(np.float32)
         sampled_expected = expected(probabilities[sampled], tries).astype(np.float32)
+        if learned:
+            np.add.at(counts, true_classes.reshape(-1), 1.0)
         return (
             xp.asarray(sampled.astype(np.int64)),
             xp.asarray(true_expected),
@@ -208,6 +233,36 @@ def uniform_candidate_sampler(
 ) -> Sampled:
     """Samples classes uniformly from ``[0, range_max)``."""
     return _sampler("uniform", true_classes, num_true, num_sampled, unique, range_max, seed, name)
+
+
+def learned_unigram_candidate_sampler(
+    true_classes: Any,
+    num_true: int,
+    num_sampled: int,
+    unique: bool,
+    range_max: int,
+    seed: int | None = None,
+    name: str | None = None,
+) -> Sampled:
+    """Samples classes by how often each has been a true class of this op's earlier
+    steps (every class starts with a count of 1; a step's true classes count from the
+    next step on)."""
+    return _sampler(
+        "learned_unigram", true_classes, num_true, num_sampled, unique, range_max, seed, name
+    )
+
+
+def all_candidate_sampler(
+    true_classes: Any,
+    num_true: int,
+    num_sampled: int,
+    unique: bool,
+    seed: int | None = None,
+    name: str | None = None,
+) -> Sampled:
+    """Every class of ``[0, num_sampled)``, each with expected count 1 (for tests of the
+    sampled losses: with all classes sampled they equal the full ones)."""
+    return _sampler("all", true_classes, num_true, num_sampled, True, num_sampled, seed, name)
 
 
 def fixed_unigram_candidate_sampler(
