@@ -156,7 +156,10 @@ def test_conv2d_pool_flatten_match_core_tf1():
         with tf.variable_scope(scope):
             w = tf.get_variable("weights", [k, k, x.shape[-1], out])
             b = tf.get_variable("biases", [out], initializer=tf.zeros_initializer())
-        y = tf.nn.conv2d(x, w, [1, stride, stride, 1], padding, dilations=[1, rate, rate, 1])
+        # TF 1.15's contrib conv2d goes through nn.convolution, which builds a dilated
+        # convolution from space_to_batch: plain Conv2D with dilations > 1 has no CPU
+        # gradient kernel on every CPU (TF refuses it on some).
+        y = tf.nn.convolution(x, w, padding, strides=[stride, stride], dilation_rate=[rate, rate])
         y = tf.nn.bias_add(y, b)
         return tf.nn.relu(y) if act else y
 
