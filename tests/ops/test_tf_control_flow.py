@@ -442,3 +442,24 @@ def test_an_imported_loop_under_a_prefix_reads_input_map(tf1):
         with tf.Session() as sess:
             got = sess.run(out, {x: feeds["x"], "m/lengths:0": feeds["lengths"]})
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_cond_written_with_raw_switch_and_merge_and_its_taken_index(tf1_v1):
+    """Switch/Merge without tf.cond's pivots, and Merge's second output (the index of
+    the branch taken), for both values of the predicate."""
+
+    def build(flag):
+        def inner(tf1):
+            p = tf1.placeholder(tf1.bool, [], "p")
+            x = tf1.placeholder(tf1.float32, [3], "x")
+            false, true = tf1.raw_ops.Switch(data=x, pred=p)
+            value, index = tf1.raw_ops.Merge(inputs=[false * 2.0, tf1.exp(true)])
+            tf1.identity(value, "value")
+            tf1.identity(index, "index")
+            feeds = {"p": np.bool_(flag), "x": np.array([0.5, -1.0, 2.0], np.float32)}
+            return feeds, ["value", "index"]
+
+        return inner
+
+    _check(tf1_v1, build(True))
+    _check(tf1_v1, build(False))
