@@ -6,6 +6,15 @@ module it re-exports."""
 
 from ..compat import dimension_at_index as dimension_at_index
 from ..compat import dimension_value as dimension_value
+from ..ops.io.codecs import matching_files as matching_files
+from ..ops.io.codecs import (
+    decode_base64 as decode_base64,
+    decode_compressed as decode_compressed,
+    encode_base64 as encode_base64,
+    parse_tensor as parse_tensor,
+    serialize_tensor as serialize_tensor,
+    write_file as write_file,
+)
 from ..ops.image.geometry import extract_image_patches as extract_image_patches
 from ..ops.array import (
     batch_gather as batch_gather,
@@ -35,19 +44,26 @@ __all__ = [
     "bitcast",
     "broadcast_dynamic_shape",
     "broadcast_static_shape",
+    "decode_base64",
+    "decode_compressed",
     "dimension_at_index",
     "dimension_value",
     "dynamic_stitch",
+    "encode_base64",
     "ensure_shape",
     "extract_image_patches",
     "is_tensor",
+    "matching_files",
     "parallel_dynamic_stitch",
     "parallel_stack",
+    "parse_tensor",
     "repeat",
     "required_space_to_batch_paddings",
     "saturate_cast",
     "searchsorted",
+    "serialize_tensor",
     "setdiff1d",
     "space_to_batch",
     "space_to_batch_nd",
+    "write_file",
 ]

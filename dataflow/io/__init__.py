@@ -2,6 +2,13 @@
 TFRecord files, ``Example`` parsing, decoders)."""
 
 from .._util.missing_names import missing_name_hook
+from ..ops.io.codecs import decode_base64 as decode_base64
+from ..ops.io.codecs import decode_compressed as decode_compressed
+from ..ops.io.codecs import encode_base64 as encode_base64
+from ..ops.io.codecs import matching_files as matching_files
+from ..ops.io.codecs import parse_tensor as parse_tensor
+from ..ops.io.codecs import serialize_tensor as serialize_tensor
+from ..ops.io.codecs import write_file as write_file
 from ..ops.io.decode import decode_csv as decode_csv
 from ..ops.io.decode import decode_raw as decode_raw
 from ..ops.io.parsing import FixedLenFeature as FixedLenFeature
@@ -24,6 +31,7 @@ from ..ops.queue.queues import (
 )
 from ..ops.state.save_restore import read_file as read_file
 from ..train.graph_io import write_graph as write_graph
+from ..train.input.producers import match_filenames_once as match_filenames_once
 from . import gfile as gfile
 
 __getattr__ = missing_name_hook("io", __name__)
