@@ -598,6 +598,7 @@ from . import logging as logging
 from . import lookup as lookup
 from . import metrics as metrics
 from . import sparse as sparse
+from .aliases import audio as audio
 from .aliases import bitwise as bitwise
 from .aliases import dtypes as dtypes
 from .aliases import manip as manip
