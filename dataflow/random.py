@@ -19,6 +19,7 @@ from .ops.random.distributions import random_gamma as gamma, random_poisson as p
 from .ops.random.stateless import (
     stateless_categorical as stateless_categorical,
     stateless_multinomial as stateless_multinomial,
+    stateless_parameterized_truncated_normal as stateless_parameterized_truncated_normal,
     stateless_random_binomial as stateless_binomial,
     stateless_random_gamma as stateless_gamma,
     stateless_random_normal as stateless_normal,

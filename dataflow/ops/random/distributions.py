@@ -35,7 +35,7 @@ from .random_ops import (
 )
 
 
-def _special(xp: Any) -> Any:
+def special_functions(xp: Any) -> Any:
     """``scipy.special`` (``cupyx.scipy.special`` for cupy)."""
     if getattr(xp, "__name__", "").startswith("cupy"):
         import cupyx.scipy.special as special
@@ -94,7 +94,7 @@ def _gamma_grad_kernel(ctx: Any, attrs: dict) -> Any:
     xp = ctx.xp
 
     def random_gamma_grad(alpha: Any, x: Any) -> Any:
-        special = _special(xp)
+        special = special_functions(xp)
         a, s = xp.broadcast_arrays(alpha.astype(xp.float64), x.astype(xp.float64))
         h = 1e-4 * a
         dp_da = (special.gammainc(a + h, s) - special.gammainc(a - h, s)) / (2 * h)

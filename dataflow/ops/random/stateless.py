@@ -24,7 +24,7 @@ from ...framework.tensor_util import constant_value
 from .. import array as array_ops
 from .. import math as math_ops
 from ..build import apply_op
-from .distributions import random_gamma_grad
+from .distributions import random_gamma_grad, special_functions
 from .random_ops import draw_dtype, shape_dims, shape_tensor, static_shape
 
 _FLOATS = (dtypes.float16, dtypes.float32, dtypes.float64)
@@ -320,3 +320,70 @@ def stateless_multinomial(
     """TF1's name of ``stateless_categorical``."""
     with name_scope(name, "stateless_multinomial", [logits, seed]):
         return stateless_categorical(logits, num_samples, seed, output_dtype)
+
+
+# --- StatelessTruncatedNormalBounded ----------------------------------------------------------
+def _bounded_truncated(xp: Any, rng: Any, size: tuple, dtype: Any, low: Any, high: Any) -> Any:
+    """Standard normal draws conditioned on ``[low, high]``, by the inverse CDF; a range
+    right of 0 is drawn mirrored (from ``[-high, -low]``) so both tails keep precision."""
+    special = special_functions(xp)
+    a = xp.broadcast_to(low, size).astype(np.float64)
+    b = xp.broadcast_to(high, size).astype(np.float64)
+    if bool(xp.any(a > b)):
+        raise errors.InvalidArgumentError(
+            None, None, "Invalid truncation bounds: minvals must not exceed maxvals"
+        )
+    flip = a > 0
+    lo, hi = xp.where(flip, -b, a), xp.where(flip, -a, b)
+    cdf_lo, cdf_hi = special.ndtr(lo), special.ndtr(hi)
+    u = rng.random(size)
+    z = special.ndtri(cdf_lo + u * (cdf_hi - cdf_lo))
+    z = xp.clip(z, lo, hi)
+    return xp.where(flip, -z, z)
+
+
+def _bounded_grad(op: Operation, grad: Tensor) -> list:
+    """Implicit reparameterization: the draw ``z`` keeps its CDF level ``u`` within
+    ``[a, b]``, so ``dz/da = phi(a) (1 - u) / phi(z)`` and ``dz/db = phi(b) u / phi(z)``."""
+    a, b, z = op.inputs[2], op.inputs[3], op.outputs[0]
+
+    def cdf(x: Tensor) -> Tensor:
+        return 0.5 * (1.0 + math_ops.erf(x * np.sqrt(0.5)))
+
+    mass = cdf(b) - cdf(a)
+    u = math_ops.div_no_nan(cdf(z) - cdf(a), mass)
+    da = math_ops.exp((z * z - a * a) / 2.0) * (1.0 - u)
+    db = math_ops.exp((z * z - b * b) / 2.0) * u
+    return [None, None, grad * da, grad * db]
+
+
+registry.register(
+    registry.OpDef(
+        "StatelessTruncatedNormalBounded", _infer, _kernel(_bounded_truncated), _bounded_grad
+    )
+)
+
+
+def stateless_parameterized_truncated_normal(
+    shape: Any,
+    seed: Any,
+    means: Any = 0.0,
+    stddevs: Any = 1.0,
+    minvals: Any = -2.0,
+    maxvals: Any = 2.0,
+    name: str | None = None,
+) -> Tensor:
+    """Normal(``means``, ``stddevs``) values of ``shape`` conditioned on
+    ``[minvals, maxvals]`` (each parameter broadcasting to ``shape``), a function of
+    ``seed``; differentiable in all four parameters (implicit reparameterization)."""
+    with name_scope(
+        name, "stateless_parameterized_truncated_normal", [shape, means, stddevs, minvals, maxvals]
+    ):
+        means = convert_to_tensor(means, name="means")
+        dtype = _float(means.dtype, "stateless_parameterized_truncated_normal")
+        stddevs = convert_to_tensor(stddevs, name="stddevs", dtype=dtype)
+        minvals = convert_to_tensor(minvals, name="minvals", dtype=dtype)
+        maxvals = convert_to_tensor(maxvals, name="maxvals", dtype=dtype)
+        low, high = (minvals - means) / stddevs, (maxvals - means) / stddevs
+        z = _apply("StatelessTruncatedNormalBounded", shape, seed, [low, high], dtype)
+        return math_ops.add(means, stddevs * z)

@@ -52,6 +52,11 @@ SHAPES = {
     "stateless_poisson": lambda tf: tf.random.stateless_poisson(
         [3, 2], seed=[1, 2], lam=[1.0, 2.0]
     ),
+    "stateless_parameterized_truncated_normal": lambda tf: (
+        tf.random.stateless_parameterized_truncated_normal(
+            [3, 2], seed=[1, 2], means=[0.0, 1.0], stddevs=2.0, minvals=-1.0, maxvals=[1.0, 4.0]
+        )
+    ),
     "stateless_binomial": lambda tf: tf.random.stateless_binomial(
         [4], seed=[1, 2], counts=[5.0, 6.0, 7.0, 8.0], probs=0.5
     ),
@@ -180,6 +185,18 @@ STATELESS = {
         lambda tf, s: tf.random.stateless_gamma([20000], seed=s, alpha=2.5, beta=0.5),
         stats.gamma(2.5, scale=2).cdf,
     ),
+    "parameterized_truncated_normal": (
+        lambda tf, s: tf.random.stateless_parameterized_truncated_normal(
+            [20000], seed=s, means=1.0, stddevs=2.0, minvals=0.5, maxvals=6.0
+        ),
+        stats.truncnorm(-0.25, 2.5, loc=1, scale=2).cdf,
+    ),
+    "parameterized_truncated_normal_far_tail": (
+        lambda tf, s: tf.random.stateless_parameterized_truncated_normal(
+            [20000], seed=s, minvals=3.0, maxvals=5.0
+        ),
+        stats.truncnorm(3, 5).cdf,
+    ),
     "normal_float64": (
         lambda tf, s: tf.random.stateless_normal([20000], seed=s, dtype=tf.float64),
         stats.norm().cdf,
@@ -232,3 +249,32 @@ def test_candidate_samplers_are_tf_random_names_too():
     for name in ("uniform", "log_uniform", "fixed_unigram"):
         sampler = f"{name}_candidate_sampler"
         assert getattr(dataflow.random, sampler) is getattr(dataflow.nn, sampler)
+
+
+def test_parameterized_truncated_normal_gradients_hold_the_draw_at_its_level():
+    """A stateless draw is a deterministic function of its parameters, so central
+    differences at the same seed measure the implicit reparameterization gradient."""
+    params = {"means": 0.5, "stddevs": 1.5, "minvals": -1.0, "maxvals": 2.5}
+    with dataflow.Graph().as_default():
+        tensors = {k: dataflow.constant(v, dataflow.float64) for k, v in params.items()}
+        x = dataflow.random.stateless_parameterized_truncated_normal([6], seed=[2, 9], **tensors)
+        weights = np.linspace(0.5, 2.0, 6)
+        y = dataflow.reduce_sum(x * weights)
+        grads = dataflow.gradients(y, list(tensors.values()))
+        with dataflow.Session() as sess:
+            analytic = sess.run(grads)
+            eps = 1e-6
+            for (k, t), g in zip(tensors.items(), analytic):
+                plus = sess.run(y, {t: params[k] + eps})
+                minus = sess.run(y, {t: params[k] - eps})
+                np.testing.assert_allclose(g, (plus - minus) / (2 * eps), rtol=1e-5)
+
+
+def test_parameterized_truncated_normal_bad_bounds_fail_like_tf():
+    for tf in BOTH:
+        with tf.Graph().as_default():
+            x = tf.random.stateless_parameterized_truncated_normal(
+                [3], seed=[1, 1], minvals=2.0, maxvals=1.0
+            )
+            with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError):
+                sess.run(x)
