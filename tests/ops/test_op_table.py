@@ -117,6 +117,7 @@ NOT_IN_THE_TABLE = {
             "StatelessRandomUniform",
             "StatelessRandomUniformInt",
             "StatelessTruncatedNormal",
+            "StatelessTruncatedNormalBounded",
         )
     },
     "RandomGammaGrad": "the gamma sampler's derivative at its own draws: "
