@@ -15,6 +15,7 @@ from .._util.missing_names import missing_name_hook
 from .dataset import AUTOTUNE
 from .dataset import Dataset as Dataset
 from .iterator import Iterator as Iterator
+from .readers import FixedLengthRecordDataset as FixedLengthRecordDataset
 from .readers import TextLineDataset as TextLineDataset
 from .readers import TFRecordDataset as TFRecordDataset
 

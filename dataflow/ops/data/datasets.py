@@ -180,6 +180,17 @@ def _reader(kind: type) -> Any:
     return factory
 
 
+def _fixed_length_reader(ctx: Any, attrs: dict) -> Any:
+    def fixed_length_records(
+        filenames: Any, header: Any, record: Any, footer: Any, compression: Any
+    ) -> Any:
+        return dataset_files.FixedLengthRecords(
+            to_host(filenames), _int(header), _int(record), _int(footer), _text(compression)
+        )
+
+    return fixed_length_records
+
+
 _DATASETS = {
     "TensorSliceDataset": _slices,
     "TensorDataset": _tensors,
@@ -201,6 +212,7 @@ _DATASETS = {
     "PrefetchDataset": _prefetch,
     "TextLineDataset": _reader(dataset_files.TextLines),
     "TFRecordDataset": _reader(dataset_files.Records),
+    "FixedLengthRecordDataset": _fixed_length_reader,
 }
 for _type, _kernel in _DATASETS.items():
     # Datasets and iterators are host pipelines: no GPU kernels (as in TF1).

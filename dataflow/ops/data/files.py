@@ -1,5 +1,6 @@
-"""File sources of ``tf.data``: ``TextLineDataset`` and ``TFRecordDataset`` pipelines, and
-``MatchingFiles`` (the sorted files matching glob patterns, for ``Dataset.list_files``).
+"""File sources of ``tf.data``: ``TextLineDataset``, ``TFRecordDataset`` and
+``FixedLengthRecordDataset`` pipelines, and ``MatchingFiles`` (the sorted files matching
+glob patterns, for ``Dataset.list_files``).
 
 Files are opened with fsspec (any URL it knows), uncompressed, ``GZIP`` or ``ZLIB``.
 A TFRecord file is a sequence of records: the data's length (uint64, little-endian),
@@ -70,6 +71,64 @@ class Records(Pipeline):
         for path in self._paths:
             for record in tf_record.tf_record_iterator(path, self._compression):
                 yield (np.asarray(record, dtype=object),)
+
+
+class FixedLengthRecords(Pipeline):
+    """Each file: ``header_bytes`` skipped, then records of exactly ``record_bytes``, then
+    ``footer_bytes`` skipped (CIFAR-10's binary files, say). A body that is not a whole
+    number of records is an ``InvalidArgumentError`` raised before the file's first
+    record when the file's size is known (an uncompressed file), else a
+    ``DataLossError`` at its end (TF1's classes for the two cases)."""
+
+    _CHUNK = 1 << 20
+
+    def __init__(
+        self, filenames: np.ndarray, header: int, record: int, footer: int, compression: str
+    ):
+        for value, what in ((header, "header_bytes"), (footer, "footer_bytes")):
+            if value < 0:
+                raise errors.InvalidArgumentError(None, None, f"{what} must be >= 0, got {value}")
+        if record <= 0:
+            raise errors.InvalidArgumentError(
+                None, None, f"record_bytes must be greater than zero, got {record}"
+            )
+        self._paths, self._compression = _paths(filenames), compression
+        self._header, self._record, self._footer = header, record, footer
+
+    def _misfit(self, path: str, body: int) -> errors.OpError:
+        kind = errors.DataLossError if self._compression else errors.InvalidArgumentError
+        return kind(
+            None,
+            None,
+            f"Excluding the header ({self._header} bytes) and footer ({self._footer} bytes), "
+            f'input file "{path}" has body length {body} bytes, which is not an exact multiple of '
+            f"the record length ({self._record} bytes).",
+        )
+
+    def elements(self) -> Iterator[Element]:
+        header, record, footer = self._header, self._record, self._footer
+        for path in self._paths:
+            with _opened(path, self._compression) as f:
+                if not self._compression:
+                    size = f.seek(0, io.SEEK_END)
+                    f.seek(0)
+                    if size - header - footer < 0 or (size - header - footer) % record:
+                        raise self._misfit(path, size - header - footer)
+                skipped = len(f.read(header)) if header else 0
+                pending, after_header = b"", 0
+                while True:
+                    chunk = f.read(self._CHUNK)
+                    if not chunk:
+                        break
+                    pending += chunk
+                    after_header += len(chunk)
+                    # Keep back what may be the footer; hand out every whole record before.
+                    whole = max(len(pending) - footer, 0) // record * record
+                    for start in range(0, whole, record):
+                        yield (np.asarray(pending[start : start + record], dtype=object),)
+                    pending = pending[whole:]
+                if skipped < header or len(pending) != footer:
+                    raise self._misfit(path, skipped - header + after_header - footer)
 
 
 def _infer_matching_files(op: Any) -> list:
