@@ -12,19 +12,24 @@ What the file holds is then checked before anything is built from it:
   a negative dimension or more than 64 of them, whose ``tensor_content`` does not hold
   its bytes, or which would expand (TF stores a constant of equal values as one value)
   to more than ``MAX_CONSTANT_BYTES``, is ``InvalidArgumentError``, so that a lying
-  size never makes the loader allocate without bound.
+  size never makes the loader allocate without bound; an attr holding another kind of
+  value than TF's op declares for it (``T`` as a string) is ``InvalidArgumentError`` too,
+  as TF checks a node against its op.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import math
+import pathlib
 from typing import Any
 
 from google.protobuf import message as pb_message
 from google.protobuf import text_format
 from tensorboard.compat.proto import graph_pb2, meta_graph_pb2, types_pb2, variable_pb2
 
-from ..framework import errors
+from ..framework import errors, tf_op_defs
 
 VariableDef = variable_pb2.VariableDef
 MAX_CONSTANT_BYTES = 1 << 30
@@ -142,16 +147,59 @@ def _check_tensor(tensor: Any, where: str) -> None:
         )
 
 
+@functools.cache
+def _declared_attrs() -> dict[str, dict[str, str]]:
+    """``{op type: {attr: TF's attr type ("type", "int", "list(shape)"...)}}`` of TF's
+    op registry as ``framework/tf_op_defs.json`` holds it."""
+    path = pathlib.Path(tf_op_defs.__file__).with_name("tf_op_defs.json")
+    return {
+        op: {name: spec[0] for name, spec in op_def["attr"].items()}
+        for op, op_def in json.loads(path.read_text()).items()
+    }
+
+
+_FIELD_OF = {
+    "type": "type",
+    "int": "i",
+    "float": "f",
+    "bool": "b",
+    "string": "s",
+    "shape": "shape",
+    "tensor": "tensor",
+    "func": "func",
+}
+
+
+def _check_attr_kind(node: Any, key: str, value: Any, where: str) -> None:
+    """An attr TF's op declares must hold that kind of value (as TF checks a
+    ``NodeDef`` against its ``OpDef``); an empty ``AttrValue`` passes (no value)."""
+    declared = _declared_attrs().get(node.op, {}).get(key)
+    field = value.WhichOneof("value")
+    if declared is None or field is None:
+        return
+    want = "list" if declared.startswith("list(") else _FIELD_OF.get(declared)
+    if want is not None and field != want:
+        raise errors.InvalidArgumentError(
+            None,
+            None,
+            f"{where}: node '{node.name}' (op {node.op}) attr '{key}' holds a {field} value, "
+            f"where TF's op declares {declared}",
+        )
+
+
 def checked_graph_def(graph_def: Any, where: str) -> graph_pb2.GraphDef:
-    """A copy of ``graph_def`` whose constants were checked (the module docstring).
+    """A copy of ``graph_def`` whose constants and attr kinds were checked (the module
+    docstring).
 
     Raises:
-        errors.InvalidArgumentError: a constant's shape or size lies.
+        errors.InvalidArgumentError: a constant's shape or size lies, or an attr holds
+            another kind of value than TF's op declares.
     """
     out = graph_pb2.GraphDef()
     out.CopyFrom(graph_def)
     for node in out.node:
         for key, value in node.attr.items():
+            _check_attr_kind(node, key, value, where)
             tensors = [value.tensor] if value.HasField("tensor") else list(value.list.tensor)
             for tensor in tensors:
                 _check_tensor(tensor, f"{where}: node '{node.name}' attr '{key}'")

@@ -262,6 +262,19 @@ def _restore_collections(
             graph.add_to_collection(key, item)
 
 
+# What building a crafted graph may raise (a shape rule indexing inputs the node lacks, an
+# attr of the wrong type): the graph is bad, whatever the exception class.
+_BAD_GRAPH = (
+    ValueError,
+    TypeError,
+    KeyError,
+    IndexError,
+    AttributeError,
+    ArithmeticError,
+    RecursionError,
+)
+
+
 def import_scoped_meta_graph(
     meta_graph_or_file: Any,
     clear_devices: bool = False,
@@ -285,7 +298,7 @@ def import_scoped_meta_graph(
         try:
             graph_def_lib.import_into(graph, graph_def, input_map, name=import_scope or "")
             _restore_collections(graph, meta, import_scope, make_saver)
-        except (ValueError, TypeError, KeyError) as exc:
+        except _BAD_GRAPH as exc:
             raise errors.InvalidArgumentError(
                 None, None, f"import_meta_graph: {where} cannot be imported: {exc}"
             ) from None
