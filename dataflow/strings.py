@@ -4,6 +4,10 @@
 from ._util.missing_names import missing_name_hook
 from .ops.io.decode import to_number as to_number
 from .ops.lookup.fingerprint import to_hash_bucket_fast as to_hash_bucket_fast
+from .ops.strings.conversions import as_string as as_string
+from .ops.strings.conversions import reduce_join as reduce_join
+from .ops.strings.conversions import regex_full_match as regex_full_match
+from .ops.strings.conversions import unsorted_segment_join as unsorted_segment_join
 from .ops.strings.string_ops import (
     join as join,
 )

@@ -30,7 +30,6 @@ LEFT_OUT = {
         "uint16",
         "uint32",
         "uint64",  # dtypes dataflow does not have
-        "as_string",
         "complex",  # ops dataflow does not have yet
         "experimental",  # TF 2's
     },

@@ -25,6 +25,7 @@ from ..framework.dtypes import (
 )
 from ..ops.array import saturate_cast as saturate_cast
 from ..ops.cast import cast as cast
+from ..ops.strings.conversions import as_string as as_string
 
 __getattr__ = missing_name_hook("dtypes", __name__)
 

@@ -15,6 +15,8 @@ from ..ops.io.codecs import (
     serialize_tensor as serialize_tensor,
     write_file as write_file,
 )
+from ..ops.strings.conversions import as_string as as_string
+from ..ops.strings.conversions import reduce_join as reduce_join
 from ..ops.image.geometry import extract_image_patches as extract_image_patches
 from ..ops.array import (
     batch_gather as batch_gather,
@@ -38,6 +40,7 @@ from ..ops.array import (
 )
 
 __all__ = [
+    "as_string",
     "batch_gather",
     "batch_to_space",
     "batch_to_space_nd",
@@ -57,6 +60,7 @@ __all__ = [
     "parallel_dynamic_stitch",
     "parallel_stack",
     "parse_tensor",
+    "reduce_join",
     "repeat",
     "required_space_to_batch_paddings",
     "saturate_cast",
