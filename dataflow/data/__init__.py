@@ -15,6 +15,8 @@ from .._util.missing_names import missing_name_hook
 from .dataset import AUTOTUNE
 from .dataset import Dataset as Dataset
 from .iterator import Iterator as Iterator
+from .options import Options as Options
+from .options import ThreadingOptions as ThreadingOptions
 from .readers import FixedLengthRecordDataset as FixedLengthRecordDataset
 from .readers import TextLineDataset as TextLineDataset
 from .readers import TFRecordDataset as TFRecordDataset

@@ -29,9 +29,11 @@ from ..ops.random.random_ops import get_seed
 from . import structure
 from .from_dask import from_dask
 from .iterator import Iterator
+from .options import Options
 from .structure import Spec
 
 AUTOTUNE = -1
+_INT64_MAX = 2**63 - 1
 
 
 def _int64(value: Any, name: str) -> Tensor:
@@ -48,6 +50,9 @@ def _int64(value: Any, name: str) -> Tensor:
 
 class Dataset:
     """A stream of elements built in the graph; see the module docstring."""
+
+    # The options ``with_options`` attached upstream (see ``options()``).
+    _options: Options | None = None
 
     def __init__(self, variant: Tensor, specs: Any):
         self.variant = variant  # the dataset tensor (dtype variant)
@@ -78,7 +83,9 @@ class Dataset:
         function: Any = None,
     ) -> Dataset:
         variant = dataset_ops.dataset_op(op_type, [self.variant] + inputs, attrs, function)
-        return Dataset(variant, self.specs if specs is None else specs)
+        out = Dataset(variant, self.specs if specs is None else specs)
+        out._options = self._options
+        return out
 
     # --- sources -------------------------------------------------------------------------
     @staticmethod
@@ -204,7 +211,13 @@ class Dataset:
             raise TypeError("zip takes a (nested) tuple or dict of datasets")
         specs = structure.pack(datasets, [d.specs for d in flat])
         variant = dataset_ops.dataset_op("ZipDataset", [d.variant for d in flat])
-        return Dataset(variant, specs)
+        out = Dataset(variant, specs)
+        for d in flat:  # the inputs' options, merged (as TF1 merges them)
+            if d._options is not None:
+                out._options = (
+                    d._options if out._options is None else out._options.merge(d._options)
+                )
+        return out
 
     @staticmethod
     def list_files(
@@ -442,6 +455,33 @@ class Dataset:
         return self.flat_map(
             lambda *args: slices(*structure.flatten(args if len(args) > 1 else args[0]))
         )
+
+    def shard(self, num_shards: Any, index: Any) -> Dataset:
+        """Every ``num_shards``-th element, from the ``index``-th: one input worker's
+        part of a dataset all workers read. ``InvalidArgumentError`` (when the
+        iterator starts) unless ``num_shards > 0`` and ``0 <= index < num_shards``."""
+        return self._derive(
+            "ShardDataset", [_int64(num_shards, "num_shards"), _int64(index, "index")]
+        )
+
+    def enumerate(self, start: Any = 0) -> Dataset:
+        """``(i, element)`` pairs, ``i`` an int64 counting from ``start``."""
+        counter = Dataset.range(start, _INT64_MAX)
+        out = Dataset.zip((counter, self))
+        out._options = self._options
+        return out
+
+    def with_options(self, options: Options) -> Dataset:
+        """This dataset with ``options`` merged over the ones it has (``options()``)."""
+        if not isinstance(options, Options):
+            raise TypeError(f"with_options takes a tf.data.Options, got {options!r}")
+        out = Dataset(self.variant, self.specs)
+        out._options = self.options().merge(options)
+        return out
+
+    def options(self) -> Options:
+        """The options set on this dataset or upstream (unset ones are ``None``)."""
+        return Options() if self._options is None else self._options.merge(Options())
 
     def apply(self, transformation_func: Callable[[Dataset], Dataset]) -> Dataset:
         """``transformation_func(self)``, which must return a ``Dataset``."""

@@ -37,6 +37,7 @@ from ..build import apply_op, apply_op_n
 from ..host import to_host
 from . import files as dataset_files
 from . import pipeline as pipe
+from .selection import Shard
 
 NOT_DIFF = registry.NOT_DIFFERENTIABLE
 _SCALAR = TensorShape([])
@@ -180,6 +181,10 @@ def _reader(kind: type) -> Any:
     return factory
 
 
+def _shard(ctx: Any, attrs: dict) -> Any:
+    return lambda source, num_shards, index: Shard(source, _int(num_shards), _int(index))
+
+
 def _fixed_length_reader(ctx: Any, attrs: dict) -> Any:
     def fixed_length_records(
         filenames: Any, header: Any, record: Any, footer: Any, compression: Any
@@ -208,6 +213,7 @@ _DATASETS = {
     "RepeatDataset": _count_op(pipe.Repeat),
     "TakeDataset": _count_op(pipe.Take),
     "SkipDataset": _count_op(pipe.Skip),
+    "ShardDataset": _shard,
     "CacheDataset": _cache,
     "PrefetchDataset": _prefetch,
     "TextLineDataset": _reader(dataset_files.TextLines),

@@ -252,7 +252,17 @@ class Interleave(FlatMap):
 
 
 def _stack(values: list[np.ndarray]) -> np.ndarray:
-    return np.stack(values) if values[0].dtype != object else np.array(values, dtype=object)
+    if values[0].dtype != object:
+        return np.stack(values)
+    # Strings: ``np.array`` of 0-d object arrays would nest them (a batch of arrays, not
+    # of bytes); fill an object array slot by slot instead, shapes checked as np.stack.
+    shape = values[0].shape
+    out = np.empty((len(values), *shape), dtype=object)
+    for i, value in enumerate(values):
+        if value.shape != shape:
+            raise ValueError(f"all input arrays must have the same shape: {shape} != {value.shape}")
+        out[i, ...] = value
+    return out
 
 
 def split_batched_maps(pipeline: Pipeline) -> tuple[Pipeline, list[Map]]:
