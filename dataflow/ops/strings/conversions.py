@@ -164,11 +164,11 @@ def regex_full_match(input: Any, pattern: Any, name: str | None = None) -> Tenso
 # --- reduce_join --------------------------------------------------------------------------
 def _infer_reduce_join(op: Operation) -> list:
     x = op.inputs[0]
-    axes = constant_value(op.inputs[1])
-    if x.shape.rank is None or axes is None:
+    known = constant_value(op.inputs[1])
+    if x.shape.rank is None or known is None:
         return [(dtypes.string, TensorShape(None))]
     rank = x.shape.rank
-    axes = [int(a) for a in np.asarray(axes).reshape(-1)]
+    axes = [int(a) for a in np.asarray(known).reshape(-1)]
     for a in axes:
         if not -rank <= a < rank:
             raise ValueError(f"ReduceJoin: axis {a} is out of range for rank {rank}")
@@ -192,12 +192,11 @@ def _reduce_join_kernel(ctx: Any, attrs: dict) -> Any:
         moved = np.transpose(x, kept + reduced)
         rows = moved.reshape(*[x.shape[i] for i in kept], -1)
         flat_rows = rows.reshape(-1, rows.shape[-1]).tolist()
-        out = np.empty(len(flat_rows), dtype=object)
-        out[:] = [separator.join(r) for r in flat_rows]
-        out = out.reshape(rows.shape[:-1])
+        joined = np.empty(len(flat_rows), dtype=object)
+        joined[:] = [separator.join(r) for r in flat_rows]
         if keep:
-            out = out.reshape([1 if i in reduced else x.shape[i] for i in range(x.ndim)])
-        return out
+            return joined.reshape([1 if i in reduced else x.shape[i] for i in range(x.ndim)])
+        return joined.reshape(rows.shape[:-1])
 
     return reduce_join
 
