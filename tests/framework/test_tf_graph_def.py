@@ -303,7 +303,12 @@ def test_every_op_table_row_we_wrote_runs_in_tf_or_tf_refuses_it(tf1):
         pb, names, want = program
         try:
             got = _imported(tf1, pb, names, row)
-        except (ValueError, tf1.errors.NotFoundError, tf1.errors.InvalidArgumentError):
+        except (
+            ValueError,
+            tf1.errors.NotFoundError,
+            tf1.errors.InvalidArgumentError,
+            tf1.errors.UnimplementedError,  # an op TF removed from GraphDefs (MatrixExponential)
+        ):
             refused.append(row.name)
             continue
         _same(got, want, row)
