@@ -38,6 +38,8 @@ from ..train.saved_model.constants import (
     CLASSIFY_METHOD_NAME as CLASSIFY_METHOD_NAME,
     CLASSIFY_OUTPUT_CLASSES as CLASSIFY_OUTPUT_CLASSES,
     CLASSIFY_OUTPUT_SCORES as CLASSIFY_OUTPUT_SCORES,
+    DEBUG_DIRECTORY as DEBUG_DIRECTORY,
+    DEBUG_INFO_FILENAME_PB as DEBUG_INFO_FILENAME_PB,
     DEFAULT_SERVING_SIGNATURE_DEF_KEY as DEFAULT_SERVING_SIGNATURE_DEF_KEY,
     GPU as GPU,
     LEGACY_INIT_OP_KEY as LEGACY_INIT_OP_KEY,
@@ -61,3 +63,8 @@ from ..train.saved_model.constants import (
 # Beyond TF1: a legacy model scored over a Dask collection (dataflow/train/scoring/).
 from ..train.scoring import LegacyModel as LegacyModel
 from ..train.scoring import map_blocks as map_blocks
+from .._util.missing_names import missing_name_hook
+
+# TF1's names of this namespace not provided (TF 2's save/load, Asset) say so by name.
+__getattr__ = missing_name_hook("saved_model", __name__)
+del missing_name_hook
