@@ -20,7 +20,8 @@ After every ``--every`` steps, each process is measured after ``gc.collect()`` a
 ``malloc_trim``: its resident memory, its number of live Python objects and, on the
 scheduler, the sizes of the structures that can grow with steps (task groups, task
 prefixes, spans and the task groups they hold, computations, events, the transition
-log). The figure is the slope, MB (and objects) per 1,000 steps, fitted over the
+log, Dask's ``key_split`` cache; on the workers their task and log sizes and that
+cache). The figure is the slope, MB (and objects) per 1,000 steps, fitted over the
 phase. With ``--growers`` the types whose live counts grew the most are listed.
 Nothing is asserted.
 """
@@ -60,6 +61,13 @@ def _type_counts() -> collections.Counter:
     return collections.Counter(type(o).__name__ for o in gc.get_objects())
 
 
+def _key_split_cache() -> int:
+    """Entries in Dask's ``key_split`` cache (one per key name this process has split)."""
+    from dask.utils import key_split
+
+    return key_split.cache_info().currsize
+
+
 def scheduler_probe(dask_scheduler: Any, growers: bool) -> dict:
     s = dask_scheduler
     rss = _trimmed_rss()
@@ -76,6 +84,7 @@ def scheduler_probe(dask_scheduler: Any, growers: bool) -> dict:
         "topics": len(s._broker._topics),
         "events": sum(len(t.events) for t in s._broker._topics.values()),
         "transition_log": len(s.transition_log),
+        "key_split": _key_split_cache(),
     }
     if growers:
         counts = _type_counts()
@@ -92,6 +101,7 @@ def worker_probe(dask_worker: Any, growers: bool) -> dict:
         "tasks": len(w.state.tasks),
         "log": len(w.state.log),
         "stimulus_log": len(w.state.stimulus_log),
+        "key_split": _key_split_cache(),
     }
     if growers:
         out["types"] = dict(_type_counts())
@@ -188,6 +198,16 @@ def run_phase(
         "scheduler structures (start -> end): "
         + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in sizes.items())
     )
+    for proc in procs[1:]:
+        first, last = samples[0][1][proc], samples[-1][1][proc]
+        print(
+            f"{proc} structures (start -> end): "
+            + ", ".join(
+                f"{k} {first[k]} -> {last[k]}"
+                for k in first
+                if k not in ("rss", "objects", "types")
+            )
+        )
     if growers:
         for proc in procs:
             before = collections.Counter(samples[0][1][proc]["types"])

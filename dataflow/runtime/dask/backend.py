@@ -18,9 +18,11 @@ It implements ``backend.Backend``, the interface ``Session`` drives (``devices``
   drives from the calling thread. No scheduler round trip and no per-step graph; the
   workers record each step for the dataflow dashboard page instead.
 * **Execute, task-graph path** (``ConfigProto(resident_steps=False)``, opt-in and
-  slower). One ``HighLevelGraph`` per step, one task per stage, pinned by the
-  ``dataflow-<worker>`` resource, submitted with ``Client.get`` (never optimized) and
-  gathered, so each step shows in Dask's task stream and progress pages.
+  slower; ``dask/graph_path.py``, a mixin of ``DaskBackend``). One ``HighLevelGraph``
+  per step, one task per stage, pinned by the ``dataflow-<worker>`` resource, submitted
+  with ``Client.get`` (never optimized) and gathered, so each step shows in Dask's task
+  stream and progress pages. Its keys repeat from step to step (a reused key slot in
+  place of the step number), so the per-key state of Dask's processes stays flat.
 * **Failures, either path.** Before a step, every worker the plan needs must be alive
   (a pinned task would otherwise wait forever); during it, the loss of any of them (a
   scheduler ``remove-worker`` event) ends the step with ``UnavailableError`` naming
@@ -29,7 +31,7 @@ It implements ``backend.Backend``, the interface ``Session`` drives (``devices``
 * **Scheduler loss.** Dask workers exit when their scheduler goes, so a session whose
   client lost the scheduler connection it opened on is finished: a step in flight, or
   any later call, raises ``UnavailableError`` saying so (``check_scheduler``; a waiting
-  step looks every ``_SCHEDULER_POLL_S``, since one submitted while the client
+  step looks every ``graph_path.SCHEDULER_POLL_S``, since one submitted while the client
   reconnects would otherwise wait for Dask's 30 s reconnect timeout), even after the
   client reconnects to a restarted scheduler. Recovery is a new session
   (``MonitoredTrainingSession`` makes it and restores the last checkpoint).
@@ -40,7 +42,6 @@ It implements ``backend.Backend``, the interface ``Session`` drives (``devices``
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 import threading
@@ -53,24 +54,20 @@ from ...framework import errors
 from ..compile.plan import Plan
 from ..config import ConfigProto, StepTrace
 from . import cluster as cluster_module
-from . import cluster_view, grpc_target, task_spec
-from .lowering import LoweredPlan, lower, stage_keys, step_graph
-from .resident import BoundPlan, ResidentPath, StepWatch, assemble_fetches
+from . import cluster_view, grpc_target
+from .graph_path import GraphPath, KeySlots
+from .lowering import lower
+from .resident import BoundPlan, ResidentPath, StepWatch
 from .stream import StepStreamClient
-from .task_spec import StepGraph
 from .worker_state import (
     PlanMissingError,
     cancel_steps,
     install_plans,
     list_variables,
     reset_state,
-    run_stage,
     store_call,
     uninstall_plans,
 )
-
-# How often a step waiting on the cluster checks that the scheduler connection holds.
-_SCHEDULER_POLL_S = 0.5
 
 
 def _home_device(resolved: grpc_target.GrpcTarget, client: Any, tasks: Any) -> str | None:
@@ -82,7 +79,7 @@ def _home_device(resolved: grpc_target.GrpcTarget, client: Any, tasks: Any) -> s
     return None
 
 
-class DaskBackend(ResidentPath):
+class DaskBackend(ResidentPath, GraphPath):
     """Executes plans on the Dask cluster behind ``target``."""
 
     def __init__(self, target: Any, config: ConfigProto, container: str = "") -> None:
@@ -141,6 +138,7 @@ class DaskBackend(ResidentPath):
         }
         # Task-group name -> a future that keeps that group alive (``_keep_groups``).
         self._group_anchors: dict[str, Any] = {}
+        self._key_slots = KeySlots()  # the numbers task-graph steps' keys carry
         self.view.add_listener(self._on_worker_lost)
         from ..dashboard import register as add_dataflow_page
 
@@ -165,40 +163,6 @@ class DaskBackend(ResidentPath):
         self._ensure_installed(bound)
         self._keep_groups(lowered)
         return bound
-
-    def _keep_groups(self, lowered: LoweredPlan) -> None:
-        """Holds, for each stage's task group, one tiny key of that group for as long as
-        the session lives.
-
-        The scheduler names a task group after its key's first element (the stage and
-        the session: ``lowering.stage_keys``), drops a group once all its keys are
-        forgotten, and makes a new one for the next key of that name, while a span keeps
-        every group it ever held. Between two steps a stage's group would be empty, so
-        each step would leave one more group in the session's span (about 2.5 KB each,
-        for as long as the scheduler runs); with one key always in it, every step of the
-        stage joins the same group. The anchor is the task ``int()`` (a ``0``) under the
-        step number 0 (steps count from 1), computed once on any worker and held:
-        computed, not scattered, so that a worker lost while holding it takes a key the
-        scheduler simply computes again (a scattered key it cannot recompute, and it
-        logs an ERROR naming each one), and it is in place before the plan's first step
-        (not arriving during later steps, or during interpreter exit).
-        """
-        new = {
-            key[0]: key
-            for key in stage_keys(lowered, f"0-{self.session_id}")
-            if key[0] not in self._group_anchors
-        }
-        if not new or self.client.status != "running":
-            return
-        keys = list(new.values())
-        anchors = {key: task_spec.task(key, int) for key in keys}
-        graph = task_spec.layered_graph({f"anchors-{self.session_id}": (anchors, {})}, {})
-        # The scheduler lost while the anchors are sent is a lost cluster like any other
-        # (distributed's own CommClosedError): UnavailableError, which recovery retries on.
-        with cluster_view.comm_failures_as_unavailable("binding a new step (its task groups)"):
-            futures = self.client.get(graph, keys, sync=False)
-            self.client.gather(futures)  # held before the first step, not during later ones
-        self._group_anchors.update((key[0], f) for key, f in zip(keys, futures, strict=True))
 
     def _ensure_installed(self, bound: BoundPlan) -> dict[str, str]:
         """Worker name -> address for the plan's workers, installing the plan where a
@@ -269,38 +233,7 @@ class DaskBackend(ResidentPath):
         from Dask's task stream."""
         if self._config.resident_steps:
             return self._execute(bound, feed_values, timeout, True, run_metadata=run_metadata)
-        import distributed
-
-        self.check_scheduler()
-        steps: list[str] = []
-        with distributed.get_task_stream(client=self.client) as stream:
-            out = self._execute(bound, feed_values, timeout, False, steps)
-        templates = bound.lowered.templates
-        mine = {
-            key: t
-            for step in steps
-            for t, key in zip(templates, stage_keys(bound.lowered, step), strict=True)
-        }
-        wall_to_perf = time.perf_counter() - time.time()  # the task stream's clock is wall time
-        for record in stream.data:
-            key = record["key"]
-            t = mine.get(tuple(key)) if isinstance(key, (tuple, list)) else None
-            if t is None:
-                continue
-            for span in record.get("startstops", ()):
-                if span.get("action") != "compute":
-                    continue
-                run_metadata.step_stats.append(
-                    {
-                        "name": t.name,
-                        "type": bound.plan.stages[t.index].main_op or "Stage",
-                        "device": bound.plan.stages[t.index].device,
-                        "thread": 0,
-                        "start_us": (span["start"] + wall_to_perf) * 1e6,
-                        "end_us": (span["stop"] + wall_to_perf) * 1e6,
-                    }
-                )
-        return out
+        return self._traced_graph_step(bound, feed_values, run_metadata, timeout)
 
     def _execute(
         self,
@@ -308,14 +241,14 @@ class DaskBackend(ResidentPath):
         feed_values: list[Any],
         timeout: float | None,
         resident: bool,
-        steps: list[str] | None = None,
+        keys: list | None = None,
         run_metadata: StepTrace | None = None,
     ) -> list[Any]:
+        """One step, on the resident path or as a task graph (``keys`` collects the
+        task-graph step's keys, for its trace)."""
         for attempt in range(2):
             addresses = self._ensure_installed(bound)
             step = f"{next(self._steps)}-{self.session_id}"
-            if steps is not None:
-                steps.append(step)
             watch = StepWatch(bound.lowered.workers)
             with self._running_lock:
                 self._running.add(watch)
@@ -325,7 +258,14 @@ class DaskBackend(ResidentPath):
                         bound, step, feed_values, addresses, watch, timeout, run_metadata
                     )
                 return self.client.sync(
-                    self._run_graph, bound.lowered, step, feed_values, addresses, watch, timeout
+                    self._run_graph,
+                    bound.lowered,
+                    step,
+                    feed_values,
+                    addresses,
+                    watch,
+                    timeout,
+                    keys,
                 )
             except PlanMissingError:
                 if self._closed:
@@ -342,88 +282,6 @@ class DaskBackend(ResidentPath):
                 with self._running_lock:
                     self._running.discard(watch)
         raise AssertionError("unreachable")
-
-    async def _run_graph(
-        self,
-        lowered: LoweredPlan,
-        step: str,
-        feed_values: list[Any],
-        addresses: dict[str, str],
-        watch: StepWatch,
-        timeout: float | None,
-    ) -> list[Any]:
-        graph, keys = step_graph(lowered, step, feed_values, run_stage)
-        # Every stage is wanted, though only result stages are gathered: the scheduler's
-        # cancel walks from a cancelled key to its dependents and asserts that a client
-        # wants each (distributed 2026.8), which a stage feeding another does not, and
-        # the failed assertion drops the client's connection.
-        everything = self.client.get(graph, keys, sync=False)
-        futures = [everything[i] for i in lowered.result_stages]
-        gather = asyncio.ensure_future(self.client.gather(futures, asynchronous=True))
-
-        async def stop() -> None:
-            # Cancelling the Dask futures ends the gather (whose inner tasks must not be
-            # cancelled from outside); a stage blocked in a queue is woken to fail, so a
-            # step given up on never takes an element later.
-            await self.client.cancel(everything, asynchronous=True)
-            lost = watch.lost.name if watch.lost is not None else None
-            self._cancel_on_workers(
-                None, [step], [a for name, a in addresses.items() if name != lost]
-            )
-
-        results = await self._wait(gather, watch, timeout, step, stop)
-        by_stage = dict(zip(lowered.result_stages, results, strict=True))
-        return assemble_fetches(lowered, feed_values, lambda stage, pos: by_stage[stage][pos])
-
-    async def _wait(
-        self, work: asyncio.Future, watch: StepWatch, timeout: float | None, step: str, stop: Any
-    ) -> Any:
-        """``work``'s result, unless a needed worker is lost or the deadline passes; then
-        ``stop()`` ends the work, which is awaited (its outcome ignored)."""
-        for name in watch.workers:  # lost before the watch was registered?
-            if watch.lost is None and self.view.address_of(name) is None:
-                watch.lost = cluster_view.WorkerInfo(name, "?", 0, 0)
-                watch.event.set()
-        lost = asyncio.ensure_future(watch.event.wait())
-        loop = asyncio.get_running_loop()
-        deadline = None if timeout is None else loop.time() + timeout
-        try:
-            # In slices, to notice a lost scheduler: the client cancels the futures it
-            # had then, but a step submitted while it reconnects would wait for it.
-            while True:
-                wait = _SCHEDULER_POLL_S
-                if deadline is not None:
-                    wait = max(0.0, min(wait, deadline - loop.time()))
-                done, _ = await asyncio.wait(
-                    {work, lost}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
-                )
-                if (
-                    done
-                    or not self.view.connected()
-                    or (deadline is not None and loop.time() >= deadline)
-                ):
-                    break
-        finally:
-            lost.cancel()
-        if work in done:
-            try:
-                return work.result()
-            except (errors.OpError, PlanMissingError):
-                raise
-            except Exception as exc:
-                self.check_scheduler()
-                raise self._unavailable(watch, exc) from None
-        if not self.view.connected():
-            work.cancel()  # nothing to cancel on a scheduler that is gone
-            self.check_scheduler()
-        await stop()
-        with contextlib.suppress(Exception, asyncio.CancelledError):  # its outcome is moot
-            await asyncio.wait_for(work, 5)
-        if watch.lost is not None:
-            raise self._unavailable(watch, None)
-        raise errors.DeadlineExceededError(
-            None, None, f"Timed out: step {step} did not finish within {timeout:g} s"
-        )
 
     def _unavailable(self, watch: StepWatch, exc: BaseException | None) -> errors.OpError:
         if watch.lost is not None:
@@ -467,18 +325,6 @@ class DaskBackend(ResidentPath):
                 watch.event.set()
 
     # --- inspection ---------------------------------------------------------------------
-    def to_dask(self, bound: BoundPlan, feed_values: list[Any]) -> StepGraph:
-        """The graph one step would submit (one task per stage), as a Dask collection."""
-        lowered = bound.lowered
-        step = f"{next(self._steps)}-{self.session_id}"
-        graph, keys = step_graph(lowered, step, feed_values, run_stage)
-
-        def finish(results: list) -> list[Any]:
-            by_stage = dict(zip(lowered.result_stages, results, strict=True))
-            return assemble_fetches(lowered, feed_values, lambda stage, pos: by_stage[stage][pos])
-
-        return StepGraph(graph, [keys[i] for i in lowered.result_stages], finish)
-
     def variables(self) -> dict[str, list[str]]:
         """Device -> variable names, as the workers report them."""
         self.check_scheduler()

@@ -253,9 +253,11 @@ def stage_keys(lowered: LoweredPlan, step: str) -> list[tuple[str, str, int, int
     word the task prefix), so it names the stage and the plan's signature, never the
     step: consecutive steps of a stage share one group and one prefix (a first element
     naming the step made the scheduler keep one group per stage per step, about 2.5 KB
-    each, for as long as it runs). The session and the step number make the key unique.
+    each, for as long as it runs). The session and the number make the key unique among
+    the steps running at once: the task-graph path passes a key slot as the number, which
+    later steps reuse (``graph_path.KeySlots``), so that a plan's keys repeat.
     """
-    number, _, session = step.partition("-")
+    number, _, session = step.rpartition("-")  # a number may be negative (``to_dask``)
     groups = group_names(lowered)
     n = int(number)
     return [(groups[t.index], session, n, t.index) for t in lowered.templates]
@@ -289,13 +291,20 @@ def _group_names(templates: Sequence[StageTemplate]) -> list[str]:
 
 
 def step_graph(
-    lowered: LoweredPlan, step: str, feed_values: Sequence[Any], run_stage: Callable
+    lowered: LoweredPlan,
+    step: str,
+    feed_values: Sequence[Any],
+    run_stage: Callable,
+    key_step: str | None = None,
 ) -> tuple[task_spec.HighLevelGraph, list]:
     """One step's graph and its stage keys.
 
     Each task is ``run_stage(plan_key, stage_index, step, feeds, *upstream_results)``.
+    The keys are ``stage_keys(lowered, key_step)``, ``key_step`` defaulting to ``step``:
+    the task-graph path passes a reused key slot there (``graph_path.KeySlots``), so
+    that a plan's keys repeat from step to step while ``step`` stays unique.
     """
-    keys = stage_keys(lowered, step)
+    keys = stage_keys(lowered, key_step or step)
     # One layer per stage: layers of one device would depend on each other in a cycle
     # whenever a step goes ps -> worker -> ps.
     layers: dict[str, tuple[dict, dict]] = {}
