@@ -58,6 +58,18 @@ from .ops.nn.conv.conv2d import (
     conv2d_transpose as conv2d_transpose,
 )
 
+# --- ops/nn/conv/conv3d.py, ops/nn/pool3d.py ---------------------------------------------
+from .ops.nn.conv.conv3d import (
+    conv3d as conv3d,
+    conv3d_backprop_filter as conv3d_backprop_filter,
+    conv3d_backprop_filter as conv3d_backprop_filter_v2,
+    conv3d_transpose as conv3d_transpose,
+)
+from .ops.nn.pool3d import (
+    avg_pool3d as avg_pool3d,
+    max_pool3d as max_pool3d,
+)
+
 # --- ops/nn/pool.py ----------------------------------------------------------------------
 from .ops.nn.pool import (
     avg_pool as avg_pool,

@@ -36,11 +36,12 @@ from .nn import (  # noqa: F401
     candidate_sampling,
     impl,
     pool,
+    pool3d,
     pool_relu,
     relu,
     rnn,
 )
-from .nn.conv import backprop, conv2d, depthwise, fused_bias, geometry  # noqa: F401
+from .nn.conv import backprop, conv2d, conv3d, depthwise, fused_bias, geometry  # noqa: F401
 from .queue import accumulator, queues  # noqa: F401
 from .random import random_ops  # noqa: F401
 from .sparse import sparse_ops  # noqa: F401
