@@ -122,6 +122,38 @@ NOT_IN_THE_TABLE = {
     },
     "RandomGammaGrad": "the gamma sampler's derivative at its own draws: "
     "tests/ops/random/test_distributions_tf.py compares it with TF1's RandomGammaGrad",
+    **{
+        nms: "selects boxes (indices, not a function a reference differentiates): "
+        "tests/ops/image/test_nms_tf.py compares every variant with TF's"
+        for nms in (
+            "NonMaxSuppressionV3",
+            "NonMaxSuppressionV4",
+            "NonMaxSuppressionV5",
+            "NonMaxSuppressionWithOverlaps",
+            "CombinedNonMaxSuppression",
+        )
+    },
+    "DrawBoundingBoxesV2": "paints box outlines: tests/ops/image/test_boxes_tf.py compares "
+    "the pixels with TF's",
+    **{
+        codec: "takes or gives strings (host object arrays): tests/ops/io/test_codecs_tf.py "
+        "(base64, decompression, TensorProtos, WAV files) and "
+        "tests/ops/strings/test_conversions_tf.py (formatting, matching, joins) compare "
+        "them with TF's"
+        for codec in (
+            "AsString",
+            "DecodeBase64",
+            "DecodeCompressed",
+            "DecodeWav",
+            "EncodeBase64",
+            "EncodeWav",
+            "ParseTensor",
+            "ReduceJoin",
+            "RegexFullMatch",
+            "SerializeTensor",
+            "UnsortedSegmentJoin",
+        )
+    },
     "HashBucketFast": "hashes strings (host object arrays) with FarmHash: "
     "tests/ops/lookup/test_lookup.py compares its buckets with TF's to_hash_bucket_fast over "
     "every length branch of the hash",
