@@ -136,6 +136,25 @@ HOST_OPS = {
     },
     "ReaderReadV2": "produces a record's key and value (strings live on the host)",
     "ReaderReadUpToV2": "as ReaderReadV2",
+    **{
+        codec: "encodes or decodes strings (host object arrays of bytes): base64, "
+        "compressed streams, TensorProtos, WAV files, formatted numbers, regex matches and "
+        "joins; numeric results go to the device with xp.asarray"
+        for codec in (
+            "AsString",
+            "DecodeBase64",
+            "DecodeCompressed",
+            "DecodeWav",
+            "EncodeBase64",
+            "EncodeWav",
+            "ParseTensor",
+            "ReduceJoin",
+            "RegexFullMatch",
+            "SerializeTensor",
+            "UnsortedSegmentJoin",
+        )
+    },
+    "WriteFile": "writes a string's bytes to a file (strings live on the host)",
 }
 
 
