@@ -15,6 +15,37 @@ from ..ops.io.codecs import (
     serialize_tensor as serialize_tensor,
     write_file as write_file,
 )
+from ..ops.debug.check_ops import (
+    assert_equal as assert_equal,
+    assert_greater as assert_greater,
+    assert_greater_equal as assert_greater_equal,
+    assert_less as assert_less,
+    assert_less_equal as assert_less_equal,
+    assert_negative as assert_negative,
+    assert_non_negative as assert_non_negative,
+    assert_non_positive as assert_non_positive,
+    assert_none_equal as assert_none_equal,
+    assert_positive as assert_positive,
+)
+from ..ops.debug.checks.ranks import (
+    assert_rank as assert_rank,
+    assert_rank_at_least as assert_rank_at_least,
+    assert_rank_in as assert_rank_in,
+    assert_scalar as assert_scalar,
+)
+from ..ops.debug.checks.values import (
+    assert_integer as assert_integer,
+    assert_near as assert_near,
+    assert_proper_iterable as assert_proper_iterable,
+    assert_same_float_dtype as assert_same_float_dtype,
+    assert_type as assert_type,
+    is_non_decreasing as is_non_decreasing,
+    is_numeric_tensor as is_numeric_tensor,
+    is_strictly_increasing as is_strictly_increasing,
+)
+from ..ops.random.distributions import random_gamma as random_gamma
+from ..ops.random.distributions import random_poisson as random_poisson
+from ..ops.random.random_ops import get_seed as get_seed
 from ..ops.strings.conversions import as_string as as_string
 from ..ops.strings.conversions import reduce_join as reduce_join
 from ..ops.image.geometry import extract_image_patches as extract_image_patches
@@ -41,6 +72,25 @@ from ..ops.array import (
 
 __all__ = [
     "as_string",
+    "assert_equal",
+    "assert_greater",
+    "assert_greater_equal",
+    "assert_integer",
+    "assert_less",
+    "assert_less_equal",
+    "assert_near",
+    "assert_negative",
+    "assert_non_negative",
+    "assert_non_positive",
+    "assert_none_equal",
+    "assert_positive",
+    "assert_proper_iterable",
+    "assert_rank",
+    "assert_rank_at_least",
+    "assert_rank_in",
+    "assert_same_float_dtype",
+    "assert_scalar",
+    "assert_type",
     "batch_gather",
     "batch_to_space",
     "batch_to_space_nd",
@@ -55,11 +105,17 @@ __all__ = [
     "encode_base64",
     "ensure_shape",
     "extract_image_patches",
+    "get_seed",
+    "is_non_decreasing",
+    "is_numeric_tensor",
+    "is_strictly_increasing",
     "is_tensor",
     "matching_files",
     "parallel_dynamic_stitch",
     "parallel_stack",
     "parse_tensor",
+    "random_gamma",
+    "random_poisson",
     "reduce_join",
     "repeat",
     "required_space_to_batch_paddings",
