@@ -346,12 +346,7 @@ from .ops.state.initializers import (
     variance_scaling_initializer as variance_scaling_initializer,
     zeros_initializer as zeros_initializer,
 )
-from .ops.random.distributions import (
-    random_gamma as random_gamma,
-    random_poisson as random_poisson,
-)
 from .ops.random.random_ops import (
-    get_seed as get_seed,
     multinomial as multinomial,
     random_normal as random_normal,
     random_shuffle as random_shuffle,
@@ -393,34 +388,6 @@ from .ops.debug.debugging import (
     check_numerics as check_numerics,
     print as print,
     verify_tensor_all_finite as verify_tensor_all_finite,
-)
-from .ops.debug.check_ops import (
-    assert_equal as assert_equal,
-    assert_greater as assert_greater,
-    assert_greater_equal as assert_greater_equal,
-    assert_less as assert_less,
-    assert_less_equal as assert_less_equal,
-    assert_negative as assert_negative,
-    assert_non_negative as assert_non_negative,
-    assert_non_positive as assert_non_positive,
-    assert_none_equal as assert_none_equal,
-    assert_positive as assert_positive,
-)
-from .ops.debug.checks.ranks import (
-    assert_rank as assert_rank,
-    assert_rank_at_least as assert_rank_at_least,
-    assert_rank_in as assert_rank_in,
-    assert_scalar as assert_scalar,
-)
-from .ops.debug.checks.values import (
-    assert_integer as assert_integer,
-    assert_near as assert_near,
-    assert_proper_iterable as assert_proper_iterable,
-    assert_same_float_dtype as assert_same_float_dtype,
-    assert_type as assert_type,
-    is_non_decreasing as is_non_decreasing,
-    is_numeric_tensor as is_numeric_tensor,
-    is_strictly_increasing as is_strictly_increasing,
 )
 from .ops.script import (
     autograd_op as autograd_op,
