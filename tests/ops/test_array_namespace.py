@@ -620,6 +620,41 @@ def _images() -> list[Step]:
     return one(outs + grads_of(tf.reduce_sum(outs[2] ** 2), [x]), {x: xv})
 
 
+def _image_boxes_and_codecs() -> list[Step]:
+    # Box selection and drawing run through ctx.xp; the byte codecs on the host, their
+    # numeric results going to the device.
+    import os
+    import tempfile
+
+    corner = np.abs(rand(12, 2)) * 0.3
+    b, bv = ph(np.concatenate([corner, corner + 0.2], 1).astype(np.float32))
+    sc, scv = ph(R.permutation(12).astype(np.float32))
+    img, imgv = ph(np.abs(rand(1, 6, 7, 3)).astype(np.float32))
+    audio, audiov = ph((rand(9, 2) * 0.3).astype(np.float32))
+    words = tf.constant([["ab", "c"], ["", "de"]])
+    outs = [
+        tf.image.non_max_suppression(b, sc, 5, 0.2),
+        *tf.image.non_max_suppression_with_scores(b, sc, 5, 0.2),
+        *tf.image.non_max_suppression_padded(b, sc, 6, 0.2, pad_to_max_output_size=True),
+        tf.image.non_max_suppression_overlaps(tf.abs(b[:, :1] - tf.transpose(b[:, :1])), sc, 4),
+        *tf.image.combined_non_max_suppression(
+            b[None, :, None], tf.stack([sc, -sc], 1)[None], 3, 4
+        ),
+        tf.image.draw_bounding_boxes(img, b[None, :3]),
+        tf.io.decode_base64(tf.io.encode_base64(words)),
+        tf.io.decode_compressed(words),
+        tf.io.parse_tensor(tf.io.serialize_tensor(b), tf.float32),
+        *tf.audio.decode_wav(tf.audio.encode_wav(audio, 8000)),
+        tf.strings.as_string(sc),
+        tf.strings.regex_full_match(words, "[a-d]*"),
+        tf.strings.reduce_join(words, 1),
+        tf.strings.unsorted_segment_join(words, [1, 0], 2),
+    ]
+    path = os.path.join(tempfile.mkdtemp(), "written.bin")
+    write = tf.io.write_file(path, tf.constant(b"bytes"))
+    return [(write, {}), *one(outs, {b: bv, sc: scv, img: imgv, audio: audiov})]
+
+
 def _strings_and_records() -> list[Step]:
     # String kernels run on the host; numeric results (lengths, numbers, parsed
     # features, sparse indices) go to the device.
@@ -914,6 +949,7 @@ OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
     ("sampled_losses", _sampled_losses),
     ("ctc", _ctc),
     ("strings_and_records", _strings_and_records),
+    ("image_boxes_and_codecs", _image_boxes_and_codecs),
     ("images", _images),
     ("readers", _readers),
     ("lookup_tables", _lookup_tables),
