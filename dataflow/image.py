@@ -50,12 +50,17 @@ from .ops.image.boxes import (
     crop_and_resize as crop_and_resize,
     draw_bounding_boxes as draw_bounding_boxes,
 )
+from .ops.image.png import (
+    decode_and_crop_jpeg as decode_and_crop_jpeg,
+    encode_png as encode_png,
+)
 from .ops.image.image_ops import (
     adjust_brightness as adjust_brightness,
     adjust_contrast as adjust_contrast,
     central_crop as central_crop,
     convert_image_dtype as convert_image_dtype,
     crop_to_bounding_box as crop_to_bounding_box,
+    decode_image as decode_bmp,
     decode_image as decode_image,
     decode_jpeg as decode_jpeg,
     decode_png as decode_png,
