@@ -641,6 +641,7 @@ def _image_boxes_and_codecs() -> list[Step]:
             b[None, :, None], tf.stack([sc, -sc], 1)[None], 3, 4
         ),
         tf.image.draw_bounding_boxes(img, b[None, :3]),
+        tf.image.decode_png(tf.image.encode_png(tf.cast(img[0] * 40.0, tf.uint8))),
         tf.io.decode_base64(tf.io.encode_base64(words)),
         tf.io.decode_compressed(words),
         tf.io.parse_tensor(tf.io.serialize_tensor(b), tf.float32),

@@ -155,6 +155,7 @@ HOST_OPS = {
         )
     },
     "WriteFile": "writes a string's bytes to a file (strings live on the host)",
+    "EncodePng": "writes PNG bytes (a string, host memory) with zlib from a host copy",
 }
 
 

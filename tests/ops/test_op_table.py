@@ -135,6 +135,8 @@ NOT_IN_THE_TABLE = {
     },
     "DrawBoundingBoxesV2": "paints box outlines: tests/ops/image/test_boxes_tf.py compares "
     "the pixels with TF's",
+    "EncodePng": "gives PNG bytes: tests/ops/image/test_png_tf.py decodes them with TF's "
+    "decoder",
     **{
         codec: "takes or gives strings (host object arrays): tests/ops/io/test_codecs_tf.py "
         "(base64, decompression, TensorProtos, WAV files) and "
