@@ -43,6 +43,7 @@ from .ops.linalg import (
     matrix_solve_ls as lstsq,
     normalize as normalize,
     pinv as pinv,
+    sqrtm as sqrtm,
     tridiagonal_matmul as tridiagonal_matmul,
     tridiagonal_solve as tridiagonal_solve,
 )

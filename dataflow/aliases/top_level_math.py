@@ -1,7 +1,7 @@
 """TF1's top-level aliases of ``tf.signal``, ``tf.math`` and ``tf.linalg`` names
 (``tf.fft``, ``tf.complex``, ``tf.svd``, ``tf.igamma``, ``tf.cross``, ...): explicit
 re-exports only, which ``dataflow/__init__.py`` takes whole."""
-# ruff: noqa: I001 - this module is a public namespace: explicit re-exports only
+# ruff: noqa: F401, I001 - this module is a public namespace: explicit re-exports only
 
 from ..ops.math.complex_parts import (
     angle as angle,
@@ -29,6 +29,7 @@ from ..ops.math import (
 from ..ops.linalg import (
     cross as cross,
     matrix_solve_ls as matrix_solve_ls,
+    sqrtm as matrix_square_root,
 )
 from ..ops.linalg.factor import (
     qr as qr,

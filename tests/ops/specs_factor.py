@@ -296,3 +296,29 @@ ROWS += [
         tf_gradients=False,  # TF's bisection has no meaningful gradient; ours is eigh's
     ),
 ]
+
+
+def spd_sqrt(a):
+    s = a @ anp.swapaxes(a, -1, -2) + 4 * anp.eye(a.shape[-1])
+    e, v = anp.linalg.eigh(s)
+    return (v * anp.sqrt(e)[..., None, :]) @ anp.swapaxes(v, -1, -2)
+
+
+ROWS += [
+    OpSpec(
+        "sqrtm",
+        lambda tf, a: tf.linalg.sqrtm(
+            tf.matmul(a, a, transpose_b=True) + 4 * tf.eye(3, dtype=tf.float64)
+        ),
+        spd_sqrt,
+        [rand(2, 3, 3)],
+        rtol=1e-6,
+    ),
+    OpSpec(
+        "matrix_square_root_general",
+        lambda tf, a: tf.matmul(tf.matrix_square_root(a), tf.matrix_square_root(a)),
+        lambda a: a,
+        [rand(3, 3) * 0.4 + 2 * np.eye(3)],
+        rtol=1e-6,
+    ),
+]

@@ -19,7 +19,8 @@ module           holds
                  ``norm``
 ``factor``       ``Svd``, ``Qr``, ``SelfAdjointEigV2`` (``eigh``) and
                  ``LogMatrixDeterminant`` (``slogdet``): several outputs each
-``matfun``       ``MatrixExponential`` (``expm``) and ``Lu``
+``matfun``       ``MatrixExponential`` (``expm``), ``MatrixSquareRoot`` (``sqrtm``)
+                 and ``Lu``
 ``solvers``      composites over them: least squares, ``pinv``, ``matrix_rank``,
                  ``cross``, the LU helpers, tridiagonal systems
 ===============  ==================================================================
@@ -61,6 +62,7 @@ from .factor import slogdet as slogdet
 from .factor import svd as svd
 from .matfun import expm as expm
 from .matfun import lu as lu
+from .matfun import sqrtm as sqrtm
 from .products import matmul as matmul
 from .products import matvec as matvec
 from .products import sparse_matmul as sparse_matmul

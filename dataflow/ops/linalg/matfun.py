@@ -27,9 +27,9 @@ from .. import array as array_ops
 from .. import math as math_ops
 from ..build import apply_op, apply_op_n, convert_inputs
 from ..rules import is_float
-from .contraction import matrix_transpose, require_dtype
-from .decomp import matrix_triangular_solve, square_dims
-from .diag import matrix_band_part, matrix_diag_part, matrix_set_diag
+from .contraction import einsum, matrix_transpose, require_dtype
+from .decomp import matrix_solve, matrix_triangular_solve, square_dims
+from .diag import eye, matrix_band_part, matrix_diag_part, matrix_set_diag
 from .products import matmul
 
 # Pade(13) coefficients b_0 .. b_13 of exp (Higham 2005, table 10.4).
@@ -124,6 +124,70 @@ def expm(input: Any, name: str | None = None) -> Tensor:
     dimensions of ``input`` (float or complex)."""
     x = convert_inputs([input])[0]
     return apply_op("MatrixExponential", [x], {"T": x.dtype}, name=name)
+
+
+# --- MatrixSquareRoot -----------------------------------------------------------------
+def _sqrtm_kernel(ctx: Any, attrs: dict) -> Any:
+    # Denman-Beavers: Y <- (Y + Z^-1) / 2, Z <- (Z + Y^-1) / 2 from Y = A, Z = I converge
+    # (quadratically) to sqrt(A) and its inverse, for matrices with no eigenvalue on the
+    # closed negative real axis; each step is scaled by |det Y det Z|^(-1/2n), which
+    # keeps early steps from wandering. The batch iterates together until every matrix
+    # has converged.
+    xp = ctx.xp
+
+    def sqrtm(a: Any) -> Any:
+        n = a.shape[-1]
+        if n == 0 or a.size == 0:
+            return a.copy()
+        work = a.astype(xp.float32) if a.dtype == xp.float16 else a
+        eps = xp.finfo(work.dtype).eps
+        y = work.copy()
+        z = xp.broadcast_to(xp.eye(n, dtype=work.dtype), work.shape).copy()
+        for _ in range(100):
+            _, log_y = xp.linalg.slogdet(y)
+            _, log_z = xp.linalg.slogdet(z)
+            mu = xp.exp(-(log_y + log_z) / (2 * n))[..., None, None].astype(work.dtype)
+            y_inv, z_inv = xp.linalg.inv(y), xp.linalg.inv(z)
+            y_next = 0.5 * (mu * y + z_inv / mu)
+            z_next = 0.5 * (mu * z + y_inv / mu)
+            change = xp.abs(y_next - y).max()
+            y, z = y_next, z_next
+            if not bool(change > 10 * n * eps * max(float(xp.abs(y).max()), 1.0)):
+                break
+        return y.astype(a.dtype, copy=False)
+
+    return sqrtm
+
+
+def _sqrtm_grad(op: Operation, grad: Tensor) -> list:
+    # A = R R, so dA = R dR + dR R; the gradient G_A solves R^T G_A + G_A R^T = G (TF's
+    # rule), here as one linear system of size n^2 built with Kronecker products.
+    r = op.outputs[0]
+    r_t = matrix_transpose(r)
+    n = array_ops.shape(r)[-1]
+    identity = eye(n, dtype=r.dtype)
+    kron = math_ops.add(
+        einsum("...ij,kl->...ikjl", r_t, identity), einsum("ij,...kl->...ikjl", identity, r)
+    )
+    batch = array_ops.shape(r)[:-2]
+    squared = array_ops.reshape(math_ops.multiply(n, n), [1])
+    system = array_ops.reshape(kron, array_ops.concat([batch, squared, squared], 0))
+    rhs = array_ops.reshape(grad, array_ops.concat([batch, squared, [1]], 0))
+    solved = matrix_solve(system, rhs)
+    return [array_ops.reshape(solved, array_ops.shape(r))]
+
+
+registry.register(
+    registry.OpDef("MatrixSquareRoot", _infer_square_float, _sqrtm_kernel, _sqrtm_grad)
+)
+
+
+def sqrtm(input: Any, name: str | None = None) -> Tensor:
+    """The principal square roots ``R`` (``R R = A``, eigenvalues with positive real
+    parts) of the square matrices of ``input``, which must have no eigenvalue on the
+    closed negative real axis (else the result is not finite)."""
+    x = convert_inputs([input])[0]
+    return apply_op("MatrixSquareRoot", [x], {"T": x.dtype}, name=name)
 
 
 # --- Lu --------------------------------------------------------------------------------
