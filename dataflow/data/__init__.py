@@ -1,18 +1,18 @@
 """``tf.data`` (TF 1.15 graph mode): datasets and iterators built into the graph.
 
-``Dataset`` and its readers (``TextLineDataset``, ``TFRecordDataset``), ``Iterator``, the
-``tf.compat.v1.data`` functions (``make_one_shot_iterator``,
-``make_initializable_iterator``, ``get_output_types/shapes/classes``) and
-``experimental.AUTOTUNE``. See ``dataset.py`` for how a pipeline runs.
+``Dataset`` and its readers (``TextLineDataset``, ``TFRecordDataset``,
+``FixedLengthRecordDataset``), ``Iterator``, ``Options``, the ``tf.compat.v1.data``
+functions (``make_one_shot_iterator``, ``make_initializable_iterator``,
+``get_output_types/shapes/classes``) and ``experimental`` (``AUTOTUNE`` and the common
+transformations, ``experimental.py``). See ``dataset.py`` for how a pipeline runs.
 """
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 from .._util.missing_names import missing_name_hook
-from .dataset import AUTOTUNE
+from . import experimental as experimental
 from .dataset import Dataset as Dataset
 from .iterator import Iterator as Iterator
 from .options import Options as Options
@@ -20,8 +20,6 @@ from .options import ThreadingOptions as ThreadingOptions
 from .readers import FixedLengthRecordDataset as FixedLengthRecordDataset
 from .readers import TextLineDataset as TextLineDataset
 from .readers import TFRecordDataset as TFRecordDataset
-
-experimental = SimpleNamespace(AUTOTUNE=AUTOTUNE)
 
 
 def make_one_shot_iterator(dataset: Dataset) -> Iterator:
