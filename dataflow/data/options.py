@@ -46,20 +46,20 @@ class _OptionsBase:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self._values == other._values  # type: ignore[attr-defined]
+        return self._values == other._values
 
     __hash__ = None  # type: ignore[assignment]
 
     def _merged(self, other: _OptionsBase) -> _OptionsBase:
         out = type(self)()
         for source in (self, other):
-            for name, value in source._values.items():  # type: ignore[attr-defined]
-                mine = out._values.get(name)  # type: ignore[attr-defined]
+            for name, value in source._values.items():
+                mine = out._values.get(name)
                 if isinstance(value, _OptionsBase) and isinstance(mine, _OptionsBase):
                     value = mine._merged(value)
                 elif value is None:
                     continue
-                out._values[name] = value  # type: ignore[attr-defined]
+                out._values[name] = value
         return out
 
     def __repr__(self) -> str:
