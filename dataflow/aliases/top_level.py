@@ -48,6 +48,7 @@ from ..ops.random.distributions import random_poisson as random_poisson
 from ..ops.random.random_ops import get_seed as get_seed
 from ..ops.strings.conversions import as_string as as_string
 from ..ops.strings.conversions import reduce_join as reduce_join
+from ..ops.math.histogram_bins import histogram_fixed_width_bins as histogram_fixed_width_bins
 from ..ops.image.geometry import extract_image_patches as extract_image_patches
 from ..ops.array import (
     batch_gather as batch_gather,
@@ -106,6 +107,7 @@ __all__ = [
     "ensure_shape",
     "extract_image_patches",
     "get_seed",
+    "histogram_fixed_width_bins",
     "is_non_decreasing",
     "is_numeric_tensor",
     "is_strictly_increasing",

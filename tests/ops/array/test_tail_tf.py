@@ -191,3 +191,22 @@ def test_run_time_errors_match_tf():
                     sess.run(checked, {x: np.zeros((3, 3))})
                 with pytest.raises(tf.errors.InvalidArgumentError):
                     sess.run(shape, {x: np.zeros((3, 3))})
+
+
+def _bins_program(tf):
+    v = tf.placeholder(tf.float32, [None])
+    w = tf.placeholder(tf.float64, [2, None])
+    return (v, w), [
+        tf.histogram_fixed_width_bins(v, [0.0, 5.0], nbins=5),
+        tf.histogram_fixed_width_bins(v, [-2.0, 3.0], nbins=tf.constant(7)),
+        tf.histogram_fixed_width_bins(w, np.array([1.0, 2.0]), nbins=3, dtype=tf.int64),
+    ]
+
+
+def test_histogram_fixed_width_bins_matches_tf():
+    values = np.array([-1.0, 0.0, 1.5, 2.0, 5.0, 15.0, 4.99, 0.9999], np.float32)
+    _compare(_bins_program, [values, RNG.uniform(0.5, 2.5, (2, 6))])
+    for tf in (dataflow, _tf1()):
+        with tf.Graph().as_default():
+            with pytest.raises(TypeError):
+                tf.histogram_fixed_width_bins(tf.constant([1, 2]), tf.constant([0, 3]))
