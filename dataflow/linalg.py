@@ -35,6 +35,7 @@ from .ops.linalg import (
     cross as cross,
     eigh_tridiagonal as eigh_tridiagonal,
     expm as expm,
+    logm as logm,
     lu as lu,
     lu_matrix_inverse as lu_matrix_inverse,
     lu_reconstruct as lu_reconstruct,

@@ -322,3 +322,29 @@ ROWS += [
         rtol=1e-6,
     ),
 ]
+
+
+def logm_parts(a, b):
+    import scipy.linalg as sla
+
+    m = sla.logm(a + 1j * b)
+    return np.concatenate([m.real, m.imag], -1)
+
+
+def logm_build(tf, a, b):
+    m = tf.linalg.logm(tf.complex(a, b))
+    return tf.concat([tf.math.real(m), tf.math.imag(m)], -1)
+
+
+ROWS += [
+    # No gradient, as TF's MatrixLogarithm.
+    OpSpec(
+        "logm",
+        logm_build,
+        logm_parts,
+        [rand(3, 3) * 0.5 + 2 * np.eye(3), rand(3, 3) * 0.3],
+        grad=0,
+        rtol=1e-9,
+        atol=1e-12,
+    ),
+]

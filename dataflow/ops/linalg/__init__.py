@@ -19,8 +19,8 @@ module           holds
                  ``norm``
 ``factor``       ``Svd``, ``Qr``, ``SelfAdjointEigV2`` (``eigh``) and
                  ``LogMatrixDeterminant`` (``slogdet``): several outputs each
-``matfun``       ``MatrixExponential`` (``expm``), ``MatrixSquareRoot`` (``sqrtm``)
-                 and ``Lu``
+``matfun``       ``MatrixExponential`` (``expm``), ``MatrixSquareRoot`` (``sqrtm``),
+                 ``MatrixLogarithm`` (``logm``) and ``Lu``
 ``solvers``      composites over them: least squares, ``pinv``, ``matrix_rank``,
                  ``cross``, the LU helpers, tridiagonal systems
 ===============  ==================================================================
@@ -61,6 +61,7 @@ from .factor import self_adjoint_eigvals as self_adjoint_eigvals
 from .factor import slogdet as slogdet
 from .factor import svd as svd
 from .matfun import expm as expm
+from .matfun import logm as logm
 from .matfun import lu as lu
 from .matfun import sqrtm as sqrtm
 from .products import matmul as matmul
