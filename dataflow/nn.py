@@ -70,6 +70,36 @@ from .ops.nn.pool3d import (
     max_pool3d as max_pool3d,
 )
 
+# --- ops/nn/conv/by_rank.py, depthwise_native.py, ops/nn/pool_by_rank.py ---------------
+from .ops.nn.conv.by_rank import (
+    atrous_conv2d_transpose as atrous_conv2d_transpose,
+    conv1d_transpose as conv1d_transpose,
+    conv_transpose as conv_transpose,
+    convolution as convolution,
+    with_space_to_batch as with_space_to_batch,
+)
+from .ops.nn.conv.depthwise_native import (
+    depthwise_conv2d_native as depthwise_conv2d_native,
+    depthwise_conv2d_native_backprop_filter as depthwise_conv2d_backprop_filter,
+    depthwise_conv2d_native_backprop_filter as depthwise_conv2d_native_backprop_filter,
+    depthwise_conv2d_native_backprop_input as depthwise_conv2d_backprop_input,
+    depthwise_conv2d_native_backprop_input as depthwise_conv2d_native_backprop_input,
+)
+from .ops.nn.pool_by_rank import (
+    avg_pool1d as avg_pool1d,
+    avg_pool_v2 as avg_pool_v2,
+    max_pool1d as max_pool1d,
+    max_pool_v2 as max_pool_v2,
+    pool as pool,
+)
+
+# --- ops/array: TF1 exports these in tf.nn too (the same functions) ----------------------
+from .ops.array import (
+    depth_to_space as depth_to_space,
+    space_to_batch as space_to_batch,
+    space_to_depth as space_to_depth,
+)
+
 # --- ops/nn/pool.py ----------------------------------------------------------------------
 from .ops.nn.pool import (
     avg_pool as avg_pool,

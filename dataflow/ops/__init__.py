@@ -37,11 +37,21 @@ from .nn import (  # noqa: F401
     impl,
     pool,
     pool3d,
+    pool_by_rank,
     pool_relu,
     relu,
     rnn,
 )
-from .nn.conv import backprop, conv2d, conv3d, depthwise, fused_bias, geometry  # noqa: F401
+from .nn.conv import (  # noqa: F401
+    backprop,
+    by_rank,
+    conv2d,
+    conv3d,
+    depthwise,
+    depthwise_native,
+    fused_bias,
+    geometry,
+)
 from .queue import accumulator, queues  # noqa: F401
 from .random import random_ops  # noqa: F401
 from .sparse import sparse_ops  # noqa: F401

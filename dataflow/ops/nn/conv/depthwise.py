@@ -34,6 +34,19 @@ def _rate_dilations(rate: Any, dilations: Any) -> Any:
     return [1, *rates[-2:], 1] if len(rates) != 4 else rates
 
 
+def channel_mask(channels: int, dtype: Any) -> Tensor:
+    """``[1, 1, in, in, 1]``: the identity over input channels, as a constant."""
+    return constant(np.eye(channels).reshape(1, 1, channels, channels, 1), dtype=dtype)
+
+
+def block_diagonal(f: Tensor, dims: list[int]) -> Tensor:
+    """A depthwise filter ``[kh, kw, in, multiplier]`` (``dims``, its static shape) as
+    the block-diagonal ordinary filter ``[kh, kw, in, in * multiplier]``."""
+    kh, kw, channels, multiplier = dims
+    block = array_ops.expand_dims(f, 3) * channel_mask(channels, f.dtype)
+    return array_ops.reshape(block, [kh, kw, channels, channels * multiplier])
+
+
 def depthwise_conv2d(
     input: Any,
     filter: Any,
@@ -60,15 +73,13 @@ def depthwise_conv2d(
                 "depthwise_conv2d needs a filter of known shape [kh, kw, in, multiplier], "
                 f"got {f.shape}"
             )
-        kh, kw, channels, multiplier = (int(d or 0) for d in dims)  # all known (checked)
+        channels = int(dims[2] or 0)  # all known (checked)
+        full = block_diagonal(f, [int(d or 0) for d in dims])
         if x.shape.rank is not None and x.shape.as_list()[-1] not in (None, channels):
             raise ValueError(
                 f"depthwise_conv2d: the input has {x.shape.as_list()[-1]} channels, "
                 f"the filter {channels}"
             )
-        mask = constant(np.eye(channels).reshape(1, 1, channels, channels, 1), dtype=f.dtype)
-        block = array_ops.expand_dims(f, 3) * mask  # [kh, kw, in, in, multiplier]
-        full = array_ops.reshape(block, [kh, kw, channels, channels * multiplier])
         return conv2d(
             x,
             full,
