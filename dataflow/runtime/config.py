@@ -45,7 +45,10 @@ class ConfigProto:
         operation_timeout_in_ms: deadline of each ``run`` (0: none), unless its
             ``RunOptions(timeout_in_ms=...)`` sets one: a step still blocked then (in a
             queue, or on a cluster) fails with ``DeadlineExceededError``.
-        intra_op_parallelism_threads: BLAS threads of the embedded session (0: keep).
+        intra_op_parallelism_threads: BLAS threads of the embedded session's steps,
+            held during each step only (``runtime/execute/blas_threads.py``). 0: the
+            cores this process may use, at most the library's own setting, and one
+            thread while the machine's load fills the cores.
         debug: check every kernel output against its static dtype and shape (default:
             on when the environment variable ``DATAFLOW_DEBUG=1``; the tests set it).
         cluster_def: on a cluster, a ``tf.train.ClusterSpec`` (or dict job -> worker
@@ -63,6 +66,8 @@ class ConfigProto:
         inter_op_parallelism_threads: how many stages of one embedded step may run at
             once (0: one per device; 1: one at a time, in plan order).
         gpu_options: accepted for TF1 compatibility.
+        graph_options: a ``tf.GraphOptions`` (TF's protobuf), accepted for TF1
+            compatibility: dataflow's plan compiler always folds constants and prunes.
     """
 
     allow_soft_placement: bool = False
@@ -72,6 +77,7 @@ class ConfigProto:
     inter_op_parallelism_threads: int = 0
     device_count: dict[str, int] = field(default_factory=dict)
     gpu_options: GPUOptions = field(default_factory=GPUOptions)
+    graph_options: Any = None
     debug: bool = field(default_factory=lambda: os.environ.get("DATAFLOW_DEBUG") == "1")
     cluster_def: Any = None
     resident_steps: bool = True

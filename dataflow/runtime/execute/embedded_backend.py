@@ -16,6 +16,7 @@ from ..compile.stage_split import split_for_overlap
 from ..config import ConfigProto, StepTrace
 from ..devices import array_namespace, local_devices, transfer
 from ..resources import ResourceStore
+from . import blas_threads
 from .context import step_deadline
 from .executor import EmbeddedPlan
 from .inter_op import ConcurrentPlan, InterOpPool, LocalDeviceContext, stage_graph
@@ -39,6 +40,8 @@ class EmbeddedBackend:
         # than that cannot be busy at once); 1 or less runs every stage on the caller.
         threads = config.inter_op_parallelism_threads
         self._pool = InterOpPool(threads if threads else len(self.devices))
+        # TF1's intra-op pool: BLAS threads held during each step (``blas_threads``).
+        self._intra_op = max(0, int(config.intra_op_parallelism_threads or 0))
         # id(bound plan) -> (that plan, its timed binding, the binding's event list, a
         # lock held while a traced step uses it): ``execute_traced``.
         self._traced: dict[int, tuple[Any, Any, list, threading.Lock]] = {}
@@ -70,11 +73,17 @@ class EmbeddedBackend:
 
     def execute(self, bound: Any, feed_values: list[Any], timeout: float | None) -> list[Any]:
         """Runs one step; with a ``timeout`` (seconds), a kernel blocked past it (a queue
-        op) fails the step with ``DeadlineExceededError``, as in TF1's DirectSession."""
-        if timeout is None:
-            return bound.run(feed_values)
-        with step_deadline(timeout):
-            return bound.run(feed_values)
+        op) fails the step with ``DeadlineExceededError``, as in TF1's DirectSession.
+        BLAS runs on the session's intra-op threads during the step
+        (``blas_threads``)."""
+        token = blas_threads.hold(*blas_threads.step_threads(self._intra_op))
+        try:
+            if timeout is None:
+                return bound.run(feed_values)
+            with step_deadline(timeout):
+                return bound.run(feed_values)
+        finally:
+            blas_threads.release(token)
 
     def execute_traced(
         self,
@@ -105,12 +114,14 @@ class EmbeddedBackend:
             traced, in_use = self.bind(bound.plan, trace), threading.Lock()
             in_use.acquire()
         trace.clear()
+        token = blas_threads.hold(*blas_threads.step_threads(self._intra_op))
         try:
             if timeout is None:
                 return traced.run(feed_values)
             with step_deadline(timeout):
                 return traced.run(feed_values)
         finally:
+            blas_threads.release(token)
             run_metadata.step_stats.extend(trace)
             trace.clear()
             in_use.release()

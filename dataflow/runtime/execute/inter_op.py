@@ -44,13 +44,12 @@ state after ``run`` has raised. The caller gets the failing op's error.
 **BLAS threads.** Two stages each calling a multi-threaded BLAS would oversubscribe the
 cores (OpenBLAS collapses then, see DESIGN.md). From the moment a step hands a stage to
 a helper to the end of that step, BLAS is held to one thread per stage
-(``threadpoolctl``; the limit is process-wide, so it is counted: the last such step to
-finish restores the caller's setting).
+(``blas_threads.hold``; the limit is process-wide, so it is counted: the last running
+step to finish restores the setting found before the first began).
 """
 
 from __future__ import annotations
 
-import importlib
 import threading
 import time
 from collections import deque
@@ -60,6 +59,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..compile.plan import Plan
+from . import blas_threads
 from .context import DeviceContext
 from .executor import EmbeddedPlan, translate_error
 from .fp_state import restore, silence
@@ -227,7 +227,7 @@ class ConcurrentPlan:
             step.work(caller=True)
         finally:
             if step.pinned:
-                blas_restore()
+                blas_restore(step.pinned)
             _current.step = saved
         if step.failed is not None:
             raise step.failed
@@ -262,7 +262,7 @@ class _Step:
         self.helpers = 0  # helper threads asked for and not yet gone
         self.idle = 0  # threads waiting for a stage to become ready
         self.failed: BaseException | None = None
-        self.pinned = False  # whether this step holds BLAS to one thread
+        self.pinned = 0  # the token of this step's one-BLAS-thread hold (0: none)
         self.deadline = bound.contexts[0].deadline()
         self.cond = threading.Condition(threading.Lock())
 
@@ -324,8 +324,7 @@ class _Step:
             if not self.pinned:
                 # Two stages are about to run at once: one BLAS thread each from now
                 # to the end of the step.
-                blas_one_thread()
-                self.pinned = True
+                self.pinned = blas_one_thread()
             if not self.bound.pool.submit(self._help):
                 break
             self.helpers += 1
@@ -392,46 +391,16 @@ class _Step:
 
 
 # --- BLAS threads ---------------------------------------------------------------------
-_blas_lock = threading.Lock()
-_blas_users = 0
-_blas_limiter: Any = None
+# (``blas_threads`` counts the holds; a stage-overlapping step asks for one thread.)
 
 
-def blas_one_thread() -> None:
-    """Holds BLAS to one thread until the matching ``blas_restore`` (counted)."""
-    global _blas_users, _blas_limiter
-    with _blas_lock:
-        _blas_users += 1
-        if _blas_users == 1:
-            _blas_limiter = _blas_controller().limit(limits=1, user_api="blas")
+def blas_one_thread() -> int:
+    """Holds BLAS to one thread until ``blas_restore`` of the returned token."""
+    return blas_threads.hold(1)
 
 
-def blas_restore() -> None:
-    global _blas_users, _blas_limiter
-    with _blas_lock:
-        _blas_users -= 1
-        if _blas_users == 0 and _blas_limiter is not None:
-            _blas_limiter.restore_original_limits()
-            _blas_limiter = None
+def blas_restore(token: int) -> None:
+    blas_threads.release(token)
 
 
-_controller: list[Any] = []
-
-
-def load_blas() -> None:
-    """Loads scipy's BLAS library (Adam's host update calls it, ``train.adam_blas``) if it
-    is not loaded yet, so that a thread limit taken next covers it: ``import dataflow``
-    leaves it unloaded (0.11 s), and threadpoolctl limits only the libraries loaded when
-    the limit is taken."""
-    importlib.import_module("scipy.linalg.blas")
-
-
-def _blas_controller() -> Any:
-    """threadpoolctl's view of the loaded BLAS libraries, found once (finding them walks
-    the process's shared libraries, which takes milliseconds)."""
-    if not _controller:
-        from threadpoolctl import ThreadpoolController
-
-        load_blas()
-        _controller.append(ThreadpoolController())
-    return _controller[0]
+load_blas = blas_threads.load_blas

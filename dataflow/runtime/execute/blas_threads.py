@@ -1,0 +1,186 @@
+"""BLAS threads of the embedded runtime's steps (``ConfigProto.intra_op_parallelism_threads``).
+
+TF1 runs an op's own parallel work on the session's intra-op pool:
+``intra_op_parallelism_threads=N`` gives it ``N`` threads, ``0`` one per core the process
+may use. Here the multi-threaded work inside a kernel is BLAS's (matmuls, convolutions
+lowered to matmuls, Adam's level-1 update), so a session holds the loaded BLAS
+libraries (numpy's and scipy's OpenBLAS, MKL: whatever ``threadpoolctl`` finds) to its
+thread count *for the duration of each of its steps*, and puts back what it found when
+the step ends. Outside a session's steps the process's setting is untouched: code that
+calls numpy between steps, and other sessions, see their own limits.
+
+**The default** (``0``). The number of cores this process may use
+(``os.sched_getaffinity``, which a container's or ``taskset``'s CPU set narrows; OpenBLAS
+counts every online CPU), never more than the library is set to already (so
+``OPENBLAS_NUM_THREADS`` or an enclosing ``threadpoolctl`` limit still rules), and **one
+thread while the machine is busy**: when the 1-minute load average, less the threads
+this process is running, reaches the cores available, a step's BLAS calls run on one
+thread. Measured on the 2-core AMD EPYC development VM (``benchmarks/bench_under_load.py``,
+docs/performance.md): with CPU hogs beside it a two-thread OpenBLAS matmul waits for its
+descheduled second thread (OpenBLAS's idle threads spin, then yield, and its split is
+static), so two threads ran the CNN and MLP steps slower than one, while TF1's work-
+stealing pool loses little. The load is read at most once a second (``/proc/loadavg``).
+
+**Several sessions at once.** BLAS's thread count is one setting per library and process,
+not per thread. While steps of sessions asking for different counts overlap in time, the
+smallest count asked for by a running step applies to all of them (never more threads
+than any running step allows); when the last running step ends, the setting found before
+the first one began is put back. ``inter_op``'s one-thread-per-stage limit takes part
+the same way (it asks for 1).
+
+**Explicit ``N``** sets exactly ``N`` threads for the step, more than the library's
+current setting included, as TF1 sizes its pool to ``N`` whatever the cores.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+import time
+from typing import Any
+
+# Seconds a load reading is trusted before /proc/loadavg is read again.
+_LOAD_EVERY = 1.0
+
+_lock = threading.Lock()
+_controller: list[Any] = []
+_active: dict[int, int] = {}  # token -> threads asked for, by steps running now
+_saved: list[int] | None = None  # per library: its setting before the first step began
+_applied: int = 0  # what the running steps hold the libraries to now (0: nothing)
+_next_token = [0]
+_last_held = [1]  # the threads the latest hold ran with (its share of the load average)
+_load: list[float] = [float("-inf"), 0.0]  # [when read, 1-minute load average]
+
+
+def load_blas() -> None:
+    """Loads scipy's BLAS library (Adam's host update calls it, ``train.adam_blas``) if it
+    is not loaded yet, so that a thread limit taken next covers it: ``import dataflow``
+    leaves it unloaded (0.11 s), and threadpoolctl limits only the libraries loaded when
+    the limit is taken."""
+    importlib.import_module("scipy.linalg.blas")
+
+
+def controller() -> Any:
+    """threadpoolctl's view of the loaded BLAS libraries, found once (finding them walks
+    the process's shared libraries, which takes milliseconds)."""
+    if not _controller:
+        from threadpoolctl import ThreadpoolController
+
+        load_blas()
+        _controller.append(ThreadpoolController().select(user_api="blas"))
+    return _controller[0]
+
+
+class _Library:
+    """One BLAS library's thread count, read and set. For OpenBLAS built with pthreads
+    the library's own functions are called: threadpoolctl (3.8) lets only the first
+    Python thread that set a limit set OpenBLAS's later (others' calls do nothing), so
+    a session stepping in another thread could not hold its limit; the holds here are
+    serialized by this module's lock instead. threadpoolctl's calls cost ~5 us, these
+    well under one."""
+
+    __slots__ = ("get", "set")
+
+    def __init__(self, lib: Any) -> None:
+        self.get, self.set = lib.get_num_threads, lib.set_num_threads
+        symbol = getattr(lib, "_get_symbol", None)
+        if lib.internal_api == "openblas" and lib.threading_layer != "openmp" and symbol:
+            get, put = symbol("openblas_get_num_threads"), symbol("openblas_set_num_threads")
+            if get is not None and put is not None:
+                self.get, self.set = get, put
+
+
+_libs: list[list[_Library]] = []
+
+
+def _libraries() -> list[_Library]:
+    if not _libs:
+        _libs.append([_Library(lib) for lib in controller().lib_controllers])
+    return _libs[0]
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity set)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _busy(cores: int) -> bool:
+    """Whether other work fills the cores: the 1-minute load average, less the threads
+    this process's steps run now (the calling thread, or the BLAS threads held), is at
+    least ``cores - 0.5``."""
+    now = time.monotonic()
+    if now - _load[0] > _LOAD_EVERY:
+        try:
+            _load[1] = os.getloadavg()[0]
+        except OSError:
+            _load[1] = 0.0
+        _load[0] = now
+    return _load[1] - _last_held[0] >= cores - 0.5
+
+
+def default_threads() -> int:
+    """The BLAS threads of a step of a session with ``intra_op_parallelism_threads=0``
+    (before the library's own setting caps it): the cores available, or one on a busy
+    machine (see the module docstring)."""
+    cores = available_cores()
+    if cores == 1 or _busy(cores):
+        return 1
+    return cores
+
+
+def step_threads(intra_op: int) -> tuple[int, bool]:
+    """(threads, capped) for one step: ``intra_op`` when positive (``capped`` false: set
+    exactly), else ``default_threads()`` (``capped``: never above the library's
+    setting)."""
+    if intra_op > 0:
+        return intra_op, False
+    return default_threads(), True
+
+
+def hold(threads: int, capped: bool = False) -> int:
+    """Holds BLAS to ``threads`` (the smallest of all running holds) until ``release``
+    of the returned token. ``capped``: ask for no more than the library's setting found
+    before the first running hold."""
+    global _saved, _applied
+    with _lock:
+        libs = _libraries()
+        if not _active:
+            _saved = [lib.get() or 0 for lib in libs]
+            # Libraries already at one setting need no call when a hold asks for it.
+            _applied = _saved[0] if len(set(_saved)) == 1 else 0
+        if capped:
+            threads = max(1, min([threads] + [n for n in _saved or () if n > 0]))
+        token = _next_token[0] = _next_token[0] + 1
+        _active[token] = threads
+        want = _last_held[0] = min(_active.values())
+        if want != _applied:
+            for lib in libs:
+                lib.set(want)
+            _applied = want
+        return token
+
+
+def release(token: int) -> None:
+    """Ends the hold ``token``: the smallest remaining hold applies, or, with none left,
+    each library gets back the setting found before the first."""
+    global _saved, _applied
+    with _lock:
+        del _active[token]
+        libs = _libraries()
+        if _active:
+            want = min(_active.values())
+            if want != _applied:
+                for lib in libs:
+                    lib.set(want)
+                _applied = want
+            return
+        if _saved is not None:
+            for lib, n in zip(libs, _saved):
+                if n > 0 and n != _applied:
+                    lib.set(n)
+        _saved = None
+        _applied = 0

@@ -1,0 +1,117 @@
+"""``ConfigProto(intra_op_parallelism_threads=N)`` holds BLAS to ``N`` threads during a
+session's steps, and only then (``runtime/execute/blas_threads.py``)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info, threadpool_limits
+
+import dataflow as tf
+from dataflow.runtime.execute import blas_threads
+
+
+def _blas_threads() -> list[int]:
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+def _session_reporting_threads(config: tf.ConfigProto | None) -> tuple[tf.Session, object]:
+    """A session whose step runs a matmul and reports, from inside the step, the BLAS
+    threads threadpoolctl sees (a py_func between the matmul and the fetch)."""
+    graph = tf.Graph()
+    with graph.as_default():
+        a = tf.constant(np.ones((64, 64), np.float32))
+        product = tf.matmul(a, a)
+
+        def report(x: np.ndarray) -> np.ndarray:
+            return np.array(min(_blas_threads()) * 1000 + max(_blas_threads()), np.int64)
+
+        seen = tf.py_func(report, [product], tf.int64)
+    return tf.Session(graph=graph, config=config), seen
+
+
+@pytest.fixture
+def two_blas_threads():
+    blas_threads.load_blas()
+    with threadpool_limits(limits=2, user_api="blas"):
+        yield
+
+
+def test_intra_op_one_runs_the_step_on_one_blas_thread(two_blas_threads):
+    sess, seen = _session_reporting_threads(tf.ConfigProto(intra_op_parallelism_threads=1))
+    with sess:
+        assert sess.run(seen) == 1001
+        assert _blas_threads() == [2] * len(_blas_threads())  # put back after the step
+        assert sess.run(seen) == 1001
+
+
+def test_intra_op_n_sets_exactly_n_even_above_the_current_setting():
+    blas_threads.load_blas()
+    with threadpool_limits(limits=1, user_api="blas"):
+        sess, seen = _session_reporting_threads(tf.ConfigProto(intra_op_parallelism_threads=3))
+        with sess:
+            assert sess.run(seen) == 3003
+            assert set(_blas_threads()) == {1}
+
+
+def test_default_is_at_most_the_cores_and_the_current_setting_and_restores(two_blas_threads):
+    sess, seen = _session_reporting_threads(None)
+    with sess:
+        got = int(sess.run(seen))
+        low, high = divmod(got, 1000)
+        assert low == high
+        assert 1 <= high <= min(2, blas_threads.available_cores())
+        assert set(_blas_threads()) == {2}
+    with threadpool_limits(limits=1, user_api="blas"):  # an enclosing limit still rules
+        sess, seen = _session_reporting_threads(tf.ConfigProto())
+        with sess:
+            assert sess.run(seen) == 1001
+
+
+def test_default_is_one_thread_on_a_busy_machine(monkeypatch):
+    cores = blas_threads.available_cores()
+    monkeypatch.setattr(blas_threads, "_load", [float("-inf"), 0.0])  # read afresh
+    monkeypatch.setattr(blas_threads.os, "getloadavg", lambda: (cores + 3.0, 0.0, 0.0))
+    assert blas_threads.default_threads() == 1
+    monkeypatch.setattr(blas_threads, "_load", [float("-inf"), 0.0])
+    monkeypatch.setattr(blas_threads.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert blas_threads.default_threads() == cores
+
+
+def test_overlapping_holds_use_the_smallest_and_the_last_restores(two_blas_threads):
+    first = blas_threads.hold(4)
+    assert set(_blas_threads()) == {4}
+    second = blas_threads.hold(1)
+    assert set(_blas_threads()) == {1}
+    blas_threads.release(second)
+    assert set(_blas_threads()) == {4}
+    blas_threads.release(first)
+    assert set(_blas_threads()) == {2}
+
+
+def test_steps_of_two_sessions_in_threads_never_exceed_either_limit(two_blas_threads):
+    """Two sessions stepping at once in two threads: each step sees at most its own
+    limit, and the process's setting is back afterwards."""
+    one, seen_one = _session_reporting_threads(tf.ConfigProto(intra_op_parallelism_threads=1))
+    two, seen_two = _session_reporting_threads(tf.ConfigProto(intra_op_parallelism_threads=2))
+    results: dict[str, list[int]] = {"one": [], "two": []}
+
+    def loop(sess: tf.Session, seen: object, key: str) -> None:
+        for _ in range(30):
+            results[key].append(int(sess.run(seen)))
+
+    threads = [
+        threading.Thread(target=loop, args=(one, seen_one, "one")),
+        threading.Thread(target=loop, args=(two, seen_two, "two")),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert set(results["one"]) == {1001}
+    assert set(results["two"]) <= {1001, 2002}
+    assert set(_blas_threads()) == {2}
+    one.close()
+    two.close()
