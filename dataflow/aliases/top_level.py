@@ -49,6 +49,7 @@ from ..ops.random.random_ops import get_seed as get_seed
 from ..ops.strings.conversions import as_string as as_string
 from ..ops.strings.conversions import reduce_join as reduce_join
 from ..ops.math.histogram_bins import histogram_fixed_width_bins as histogram_fixed_width_bins
+from ..ops.sparse.edit_distance import edit_distance as edit_distance
 from ..ops.image.geometry import extract_image_patches as extract_image_patches
 from ..ops.array import (
     batch_gather as batch_gather,
@@ -103,6 +104,7 @@ __all__ = [
     "dimension_at_index",
     "dimension_value",
     "dynamic_stitch",
+    "edit_distance",
     "encode_base64",
     "ensure_shape",
     "extract_image_patches",

@@ -650,6 +650,10 @@ def _image_boxes_and_codecs() -> list[Step]:
         tf.strings.regex_full_match(words, "[a-d]*"),
         tf.strings.reduce_join(words, 1),
         tf.strings.unsorted_segment_join(words, [1, 0], 2),
+        tf.edit_distance(
+            tf.SparseTensor([[0, 0], [0, 1], [1, 0]], [1, 2, 3], [2, 2]),
+            tf.SparseTensor([[0, 0], [1, 1]], [1, 3], [2, 2]),
+        ),
     ]
     path = os.path.join(tempfile.mkdtemp(), "written.bin")
     write = tf.io.write_file(path, tf.constant(b"bytes"))

@@ -156,6 +156,8 @@ HOST_OPS = {
     },
     "WriteFile": "writes a string's bytes to a file (strings live on the host)",
     "EncodePng": "writes PNG bytes (a string, host memory) with zlib from a host copy",
+    "EditDistance": "compares sequences of any values (strings too) on host copies: one "
+    "unique and a dynamic program over padded rows; the distances go to the device",
 }
 
 

@@ -135,8 +135,9 @@ NOT_IN_THE_TABLE = {
     },
     "DrawBoundingBoxesV2": "paints box outlines: tests/ops/image/test_boxes_tf.py compares "
     "the pixels with TF's",
-    "EncodePng": "gives PNG bytes: tests/ops/image/test_png_tf.py decodes them with TF's "
-    "decoder",
+    "EncodePng": "gives PNG bytes: tests/ops/image/test_png_tf.py decodes them with TF's decoder",
+    "EditDistance": "takes SparseTensors (integer or string values): "
+    "tests/ops/sparse/test_edit_distance_tf.py compares the distances with TF's",
     **{
         codec: "takes or gives strings (host object arrays): tests/ops/io/test_codecs_tf.py "
         "(base64, decompression, TensorProtos, WAV files) and "
