@@ -159,7 +159,7 @@ def ours_from_tf(op_type: str, attrs: dict[str, Any], inputs: list[Any]) -> dict
         if key not in out:
             out[key] = default(inputs) if callable(default) else default
     # Our ops on a variable carry its dtype and shape as attrs; TF's read its handle.
-    source = getattr(inputs[0], "op", None) if inputs else None
+    source: Any = getattr(inputs[0], "op", None) if inputs else None
     if getattr(source, "type", None) == "VarHandleOp":
         for key in ("dtype", "shape"):
             out.setdefault(key, source.attrs[key])
