@@ -27,6 +27,17 @@ from .pooling import average_pooling1d as average_pooling1d
 from .pooling import average_pooling2d as average_pooling2d
 from .pooling import max_pooling1d as max_pooling1d
 from .pooling import max_pooling2d as max_pooling2d
+from .volumetric import AveragePooling3D as AveragePooling3D
+from .volumetric import Conv3D as Conv3D
+from .volumetric import Conv3DTranspose as Conv3DTranspose
+from .volumetric import InputSpec as InputSpec
+from .volumetric import MaxPooling3D as MaxPooling3D
+from .volumetric import SeparableConv1D as SeparableConv1D
+from .volumetric import average_pooling3d as average_pooling3d
+from .volumetric import conv3d as conv3d
+from .volumetric import conv3d_transpose as conv3d_transpose
+from .volumetric import max_pooling3d as max_pooling3d
+from .volumetric import separable_conv1d as separable_conv1d
 
 __getattr__ = missing_name_hook("layers", __name__)
 

@@ -146,7 +146,7 @@ class Conv2D(Conv):
     rank = 2
 
 
-def _output_length(size: int | None, kernel: int, stride: int, padding: str) -> int | None:
+def transposed_length(size: int | None, kernel: int, stride: int, padding: str) -> int | None:
     """The length a transposed convolution produces (Keras's ``deconv_output_length``)."""
     if size is None:
         return None
@@ -171,7 +171,7 @@ class Conv2DTranspose(Conv2D):
         dynamic = array_ops.shape(inputs)
         sizes: list[Any] = []  # each a static int or a scalar tensor
         for i in (1, 2):
-            static = _output_length(
+            static = transposed_length(
                 dims[i], self.kernel_size[i - 1], self.strides[i - 1], self.padding
             )
             if static is not None:
@@ -191,26 +191,28 @@ class Conv2DTranspose(Conv2D):
         return outputs
 
 
-def _functional(cls: type, inputs: Any, args: Sequence[Any], kwargs: dict) -> Tensor:
+def functional_form(cls: type, inputs: Any, args: Sequence[Any], kwargs: dict) -> Tensor:
+    """A layer class's functional form: ``name`` is both the layer's name and its
+    variable scope, ``reuse`` that scope's reuse."""
     name, reuse = kwargs.pop("name", None), kwargs.pop("reuse", None)
     return cls(*args, name=name, _scope=name, _reuse=reuse, **kwargs)(inputs)
 
 
 def conv1d(inputs: Any, filters: int, kernel_size: Any, *args: Any, **kwargs: Any) -> Tensor:
     """The functional form of ``Conv1D`` (``name`` is its variable scope)."""
-    return _functional(Conv1D, inputs, (filters, kernel_size, *args), kwargs)
+    return functional_form(Conv1D, inputs, (filters, kernel_size, *args), kwargs)
 
 
 def conv2d(inputs: Any, filters: int, kernel_size: Any, *args: Any, **kwargs: Any) -> Tensor:
     """The functional form of ``Conv2D`` (``name`` is its variable scope)."""
-    return _functional(Conv2D, inputs, (filters, kernel_size, *args), kwargs)
+    return functional_form(Conv2D, inputs, (filters, kernel_size, *args), kwargs)
 
 
 def conv2d_transpose(
     inputs: Any, filters: int, kernel_size: Any, *args: Any, **kwargs: Any
 ) -> Tensor:
     """The functional form of ``Conv2DTranspose`` (``name`` is its variable scope)."""
-    return _functional(Conv2DTranspose, inputs, (filters, kernel_size, *args), kwargs)
+    return functional_form(Conv2DTranspose, inputs, (filters, kernel_size, *args), kwargs)
 
 
 class SeparableConv2D(Conv2D):
@@ -317,4 +319,4 @@ def separable_conv2d(
     inputs: Any, filters: int, kernel_size: Any, *args: Any, **kwargs: Any
 ) -> Tensor:
     """The functional form of ``SeparableConv2D`` (``name`` is its variable scope)."""
-    return _functional(SeparableConv2D, inputs, (filters, kernel_size, *args), kwargs)
+    return functional_form(SeparableConv2D, inputs, (filters, kernel_size, *args), kwargs)
