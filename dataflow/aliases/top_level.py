@@ -50,8 +50,6 @@ from ..ops.strings.conversions import as_string as as_string
 from ..ops.strings.conversions import reduce_join as reduce_join
 from ..ops.math.histogram_bins import histogram_fixed_width_bins as histogram_fixed_width_bins
 from ..ops.sparse.edit_distance import edit_distance as edit_distance
-from ..contrib.util import make_ndarray as make_ndarray
-from ..contrib.util import make_tensor_proto as make_tensor_proto
 from ..ops.control.switch_case import switch_case as switch_case
 from ..ops.image.geometry import extract_image_patches as extract_image_patches
 from ..ops.array import (
@@ -117,8 +115,6 @@ __all__ = [
     "is_numeric_tensor",
     "is_strictly_increasing",
     "is_tensor",
-    "make_ndarray",
-    "make_tensor_proto",
     "matching_files",
     "parallel_dynamic_stitch",
     "parallel_stack",

@@ -228,15 +228,3 @@ def _switch_program(tf):
 @pytest.mark.parametrize("index", [0, 1, 2, 7, -1])
 def test_switch_case_matches_tf(index):
     _compare(_switch_program, [np.int32(index), RNG.standard_normal(3)], rtol=1e-12)
-
-
-def test_tensor_protos_round_trip_with_tf():
-    tf1 = _tf1()
-    value = RNG.standard_normal((2, 3)).astype(np.float32)
-    ours = dataflow.make_tensor_proto(value)
-    theirs = tf1.make_tensor_proto(value)
-    np.testing.assert_array_equal(tf1.make_ndarray(ours), value)
-    np.testing.assert_array_equal(dataflow.make_ndarray(theirs), value)
-    ours_filled = dataflow.make_tensor_proto(5, dtype=dataflow.int64, shape=[2, 2])
-    theirs_filled = tf1.make_tensor_proto(5, dtype=tf1.int64, shape=[2, 2])
-    assert ours_filled.SerializeToString() == theirs_filled.SerializeToString()
