@@ -100,6 +100,16 @@ from .ops.array import (
     space_to_depth as space_to_depth,
 )
 
+# --- ops/nn/statistics.py ----------------------------------------------------------------
+from .ops.nn.statistics import (
+    batch_norm_with_global_normalization as batch_norm_with_global_normalization,
+    compute_average_loss as compute_average_loss,
+    normalize_moments as normalize_moments,
+    scale_regularization_loss as scale_regularization_loss,
+    sufficient_statistics as sufficient_statistics,
+    weighted_moments as weighted_moments,
+)
+
 # --- ops/nn/pool.py ----------------------------------------------------------------------
 from .ops.nn.pool import (
     avg_pool as avg_pool,

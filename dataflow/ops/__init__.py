@@ -41,6 +41,7 @@ from .nn import (  # noqa: F401
     pool_relu,
     relu,
     rnn,
+    statistics,
 )
 from .nn.conv import (  # noqa: F401
     backprop,
