@@ -537,6 +537,7 @@ from .runtime.dask.cluster import LocalCluster as LocalCluster
 from .install import install_on as install_on
 
 from .aliases.top_level_math import *  # noqa: F403 - tf.fft, tf.svd, tf.igamma, ... listed there
+from .aliases.framework_names import *  # noqa: F403 - tf.hessians, tf.init_scope, ...
 
 # --- sub-namespaces (tf.nn, tf.linalg, tf.train, tf.losses, ...) -------------------------
 from . import nn as nn

@@ -53,6 +53,7 @@ from ..ops import array
 from ..ops import math as math_ops
 from ..ops.constant import constant
 from ..ops.math.reduce import shape_root
+from .options import UnconnectedGradients, as_unconnected_gradients, check_aggregation_method
 
 
 def _as_list(value: Any) -> list:
@@ -88,7 +89,7 @@ def gradients(
     gate_gradients: bool = False,
     aggregation_method: Any = None,
     stop_gradients: Any = None,
-    unconnected_gradients: str = "none",
+    unconnected_gradients: str | UnconnectedGradients = "none",
 ) -> list[Any]:
     """Symbolic derivatives of ``sum(ys)`` with respect to each of ``xs``.
 
@@ -100,8 +101,9 @@ def gradients(
         stop_gradients: tensors treated as constants: nothing flows through them to
             what they were computed from, but each still gets its own gradient when it
             is one of ``xs`` (TF1's semantics).
+        aggregation_method: a ``tf.AggregationMethod`` (all give the same sum here).
         unconnected_gradients: ``'none'`` (return ``None`` for an ``x`` that ``ys`` do
-            not depend on) or ``'zero'``.
+            not depend on) or ``'zero'``, or a ``tf.UnconnectedGradients``.
 
     Returns:
         One tensor (or ``None``) per ``x``, with the shape of ``x``; for a variable
@@ -110,8 +112,11 @@ def gradients(
 
     Raises:
         LookupError: an op on the path has no registered gradient.
-        ValueError: ``grad_ys`` has the wrong length or shape.
+        ValueError: ``grad_ys`` has the wrong length or shape; an unknown
+            ``aggregation_method`` or ``unconnected_gradients``.
     """
+    check_aggregation_method(aggregation_method)
+    unconnected = as_unconnected_gradients(unconnected_gradients)
     graph = get_default_graph()
     ys = [convert_to_tensor(y) for y in _as_list(ys)]
     xs_list = [_as_x(x) for x in _as_list(xs)]
@@ -202,7 +207,7 @@ def gradients(
         results: list[Any] = []  # Tensor, IndexedSlices or None
         for x in xs_list:
             g = _aggregate(pending.get(x), x)
-            if g is None and unconnected_gradients == "zero":
+            if g is None and unconnected is UnconnectedGradients.ZERO:
                 g = array.zeros_like(x) if x.dtype != dtypes.resource else None
             results.append(g)
     return results

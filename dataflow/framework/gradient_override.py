@@ -22,7 +22,7 @@ from . import registry
 
 GRADIENT_OP_TYPE_ATTR = "_gradient_op_type"
 
-_GRADIENTS: dict[str, Callable] = {}
+_GRADIENTS: dict[str, Any] = {}  # a function, or NOT_DIFFERENTIABLE
 
 
 class RegisterGradient:
@@ -62,6 +62,31 @@ def _own_gradient(op_type: str) -> Any:
         return registry.lookup(op_type).grad
     except KeyError:
         return None
+
+
+def no_gradient(op_type: str) -> None:
+    """Files ``op_type`` as not differentiable (``tf.no_gradient``, TF1's
+    ``tf.NotDifferentiable``/``tf.NoGradient``): the gradient pass sends nothing through
+    ops of that type to their inputs, as for ``Shape`` or ``ArgMax``.
+
+    Example::
+
+        tf.no_gradient("MyLookup")
+
+    Raises:
+        TypeError: ``op_type`` is not a string.
+        KeyError: a gradient is already registered under that name (as TF1).
+    """
+    if not isinstance(op_type, str):
+        raise TypeError("op_type must be a string")
+    if op_type in _GRADIENTS or _own_gradient(op_type) is not None:
+        raise KeyError(f"Registering two gradient with name '{op_type}'!")
+    _GRADIENTS[op_type] = registry.NOT_DIFFERENTIABLE
+
+
+# TF1's other two spellings of ``no_gradient``.
+NotDifferentiable = no_gradient
+NoGradient = no_gradient
 
 
 def gradient_function(name: str) -> Any:

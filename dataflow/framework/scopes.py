@@ -30,6 +30,30 @@ def name_scope(
         yield scope
 
 
+def op_scope(values: Any, name: str | None, default_name: str | None = None) -> Any:
+    """TF1's deprecated ``tf.op_scope``: ``name_scope(name, default_name, values)``."""
+    return name_scope(name, default_name, values)
+
+
+@contextlib.contextmanager
+def init_scope() -> Iterator[None]:
+    """A block for building what must run once, outside the current computation
+    (``tf.init_scope``, as in TF1's graph mode): ops made inside wait on no enclosing
+    ``control_dependencies``, and inside a ``cond``/``while_loop`` body they go to the
+    outermost graph; the name scope stays the current one."""
+    graph = get_default_graph()
+    scope = graph.get_name_scope()
+    outer: Any = graph
+    while getattr(outer, "outer_graph", None) is not None:
+        outer = outer.outer_graph
+    with (
+        outer.as_default(),
+        outer.name_scope(scope + "/" if scope else None),
+        outer.control_dependencies(None),
+    ):
+        yield
+
+
 def control_dependencies(control_inputs: Sequence[Any] | None) -> Any:
     """Ops created inside run only after ``control_inputs``."""
     return get_default_graph().control_dependencies(control_inputs)

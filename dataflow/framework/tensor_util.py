@@ -90,3 +90,9 @@ def constant_shape(tensor: Any) -> list[int | None] | None:
     if value is None:
         return None
     return [None if int(d) < 0 else int(d) for d in np.reshape(value, [-1])]
+
+
+def is_symbolic_tensor(tensor: Any) -> bool:
+    """Whether ``tensor`` is a graph ``Tensor`` (``tf.is_symbolic_tensor``): a
+    variable, a ``SparseTensor``, a numpy array or a Python number is not."""
+    return isinstance(tensor, Tensor)

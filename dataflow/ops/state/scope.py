@@ -44,6 +44,7 @@ from typing import Any
 from ...framework import dtypes
 from ...framework.graph import Graph, Tensor, convert_to_tensor, get_default_graph, is_tensor_like
 from .store import store_get_variable
+from .sync_aggregation import VariableSynchronization, check_sync_and_aggregation
 from .variables import GraphKeys, Variable
 
 _VARSCOPESTORE_KEY = "__varscope"
@@ -190,6 +191,9 @@ class VariableScope:
         constraint = self._constraint if constraint is None else constraint
         dtype = self._dtype if dtype is None else dtype
         use_resource = self._use_resource if use_resource is None else use_resource
+        check_sync_and_aggregation(synchronization, aggregation)
+        if trainable is None and synchronization is VariableSynchronization.ON_READ:
+            trainable = False  # TF1's default for variables synchronized on read
         return store_get_variable(
             var_store,
             full_name,
@@ -295,8 +299,10 @@ def get_variable(
         collections: collections to add the variable to (default ``[GLOBAL_VARIABLES]``).
         use_resource: True for a resource variable; default the scope's, else a ref
             variable as in TF1 (see ``Variable``).
-        caching_device, synchronization, aggregation: accepted for compatibility;
-            ignored.
+        synchronization, aggregation: a ``tf.VariableSynchronization`` and
+            ``tf.VariableAggregation`` (one copy here, so any setting acts alike;
+            ``ON_READ`` makes ``trainable`` default to False, as TF1).
+        caching_device: accepted for compatibility; ignored.
         partitioner: must be None (partitioned variables are not supported).
         validate_shape: require assigned values to keep the shape.
         custom_getter: ``getter(getter, name, *args, **kwargs)`` wrapping the creation.

@@ -39,6 +39,11 @@ from ...framework.graph import Operation, Tensor, convert_to_tensor, get_default
 from ...framework.operation import FETCH_AFTER_UPDATES
 from ...framework.tensor_shape import TensorShape, as_shape
 from ..build import apply_op
+from .sync_aggregation import (
+    VariableAggregation,
+    VariableSynchronization,
+    check_sync_and_aggregation,
+)
 
 GLOBAL_VARIABLES = "variables"
 TRAINABLE_VARIABLES = "trainable_variables"
@@ -114,6 +119,9 @@ class Variable:
     ):
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
+        check_sync_and_aggregation(synchronization, aggregation)
+        self._sync = synchronization or VariableSynchronization.AUTO
+        self._aggregation = aggregation or VariableAggregation.NONE
         graph = get_default_graph()
         self._graph = graph
         self._trainable = trainable
@@ -170,6 +178,14 @@ class Variable:
     @property
     def op(self) -> Operation:
         return self._handle.op
+
+    @property
+    def synchronization(self) -> VariableSynchronization:
+        return self._sync
+
+    @property
+    def aggregation(self) -> VariableAggregation:
+        return self._aggregation
 
     @property
     def handle(self) -> Tensor:

@@ -1,0 +1,40 @@
+"""TF1's top-level graph and framework names (``tf.AggregationMethod``,
+``tf.UnconnectedGradients``, ``tf.no_gradient``, ``tf.hessians``, ``tf.init_scope``,
+``tf.make_tensor_proto``, ``tf.VariableAggregation``, TF's protobuf classes, ...):
+explicit re-exports only, which ``dataflow/__init__.py`` takes whole."""
+# ruff: noqa: I001 - this module is a public namespace: explicit re-exports only
+
+from tensorboard.compat.proto.attr_value_pb2 import (
+    AttrValue as AttrValue,
+    NameAttrList as NameAttrList,
+)
+from tensorboard.compat.proto.config_pb2 import (
+    GraphOptions as GraphOptions,
+    OptimizerOptions as OptimizerOptions,
+)
+from tensorboard.compat.proto.event_pb2 import LogMessage as LogMessage
+from tensorboard.compat.proto.meta_graph_pb2 import (
+    MetaGraphDef as MetaGraphDef,
+    TensorInfo as TensorInfo,
+)
+
+from ..autodiff.hessians import hessians as hessians
+from ..autodiff.options import (
+    AggregationMethod as AggregationMethod,
+    UnconnectedGradients as UnconnectedGradients,
+)
+from ..framework.gradient_override import (
+    NoGradient as NoGradient,
+    NotDifferentiable as NotDifferentiable,
+    no_gradient as no_gradient,
+)
+from ..framework.scopes import init_scope as init_scope, op_scope as op_scope
+from ..framework.tensor_proto import (
+    make_ndarray as make_ndarray,
+    make_tensor_proto as make_tensor_proto,
+)
+from ..framework.tensor_util import is_symbolic_tensor as is_symbolic_tensor
+from ..ops.state.sync_aggregation import (
+    VariableAggregation as VariableAggregation,
+    VariableSynchronization as VariableSynchronization,
+)
