@@ -137,6 +137,10 @@ from .ops.nn.conv.depthwise import (
 )
 from .ops.nn.ctc.loss import ctc_loss as ctc_loss
 from .ops.nn.ctc.beam_search import ctc_beam_search_decoder as ctc_beam_search_decoder
+from .ops.nn.ctc.composites import (
+    collapse_repeated as collapse_repeated,
+    ctc_beam_search_decoder_v2 as ctc_beam_search_decoder_v2,
+)
 from .ops.nn.ctc.decoders import ctc_greedy_decoder as ctc_greedy_decoder
 from .ops.math.ordering import (
     in_top_k as in_top_k,

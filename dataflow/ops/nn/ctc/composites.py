@@ -1,0 +1,72 @@
+"""CTC helpers that are composites: TF1's ``tf.nn.collapse_repeated`` and
+``ctc_beam_search_decoder_v2`` (the beam search of ``nn/ctc/beam_search.py`` without
+merging repeated labels, TF 2's default).
+
+``collapse_repeated`` keeps a label when it differs from the one before it and lies
+within its row's length, then packs the kept labels of each row to the left
+(``scatter_nd`` at the positions of a length mask), padding with zeros to the longest
+new row.
+
+Example: labels ``[[1, 1, 2, 2, 2], [3, 3, 3, 4, 0]]`` with lengths ``[5, 4]`` collapse
+to ``[[1, 2], [3, 4]]`` with lengths ``[2, 2]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ....framework import dtypes
+from ....framework.graph import Tensor, convert_to_tensor
+from ....framework.scopes import name_scope
+from ... import array as array_ops
+from ... import math as math_ops
+from .beam_search import ctc_beam_search_decoder
+
+
+def _length_mask(lengths: Tensor, maxlen: Any) -> Tensor:
+    """``[batch, maxlen]``: position < length, per row."""
+    positions = array_ops.expand_dims(array_ops.range_(maxlen), 0)
+    return math_ops.less(positions, array_ops.expand_dims(lengths, 1))
+
+
+def collapse_repeated(labels: Any, seq_length: Any, name: str | None = None) -> tuple:
+    """Merges runs of a repeated label into one, row by row.
+
+    Args:
+        labels: ``[batch, max_length]`` int labels.
+        seq_length: ``[batch]`` int32, each row's length.
+        name: a name scope.
+
+    Returns:
+        ``(collapsed_labels, new_seq_length)``: ``[batch, new_max_length]`` (zero
+        padded) and each row's new length (int32).
+    """
+    with name_scope(name, "collapse_repeated_labels", [labels, seq_length]):
+        labels = convert_to_tensor(labels, name="labels")
+        lengths = math_ops.cast(convert_to_tensor(seq_length, name="seq_length"), dtypes.int32)
+        first = array_ops.ones_like(labels[:, :1], dtype=dtypes.bool)
+        changed = math_ops.not_equal(labels[:, 1:], labels[:, :-1])
+        keep = array_ops.concat([first, changed], axis=1)
+        keep = math_ops.logical_and(keep, _length_mask(lengths, array_ops.shape(labels)[1]))
+        new_lengths = math_ops.reduce_sum(math_ops.cast(keep, dtypes.int32), axis=1)
+        packed = _length_mask(new_lengths, math_ops.reduce_max(new_lengths))
+        flat_packed = array_ops.reshape(packed, [-1])
+        kept = array_ops.boolean_mask(
+            array_ops.reshape(labels, [-1]), array_ops.reshape(keep, [-1])
+        )
+        scattered = array_ops.scatter_nd(
+            math_ops.where(flat_packed),
+            kept,
+            math_ops.cast(array_ops.shape(flat_packed), dtypes.int64),
+        )
+        return array_ops.reshape(scattered, array_ops.shape(packed)), new_lengths
+
+
+def ctc_beam_search_decoder_v2(
+    inputs: Any, sequence_length: Any, beam_width: int = 100, top_paths: int = 1
+) -> tuple:
+    """Beam search CTC decoding that keeps repeated labels (``merge_repeated=False``);
+    otherwise as ``ctc_beam_search_decoder``. Returns ``(decoded, log_probabilities)``."""
+    return ctc_beam_search_decoder(
+        inputs, sequence_length, beam_width=beam_width, top_paths=top_paths, merge_repeated=False
+    )
