@@ -54,6 +54,9 @@ from .ops.image.png import (
     decode_and_crop_jpeg as decode_and_crop_jpeg,
     encode_png as encode_png,
 )
+from .ops.image.distort_box import (
+    sample_distorted_bounding_box as sample_distorted_bounding_box,
+)
 from .ops.image.image_ops import (
     adjust_brightness as adjust_brightness,
     adjust_contrast as adjust_contrast,

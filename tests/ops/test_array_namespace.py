@@ -650,6 +650,7 @@ def _image_boxes_and_codecs() -> list[Step]:
         tf.strings.regex_full_match(words, "[a-d]*"),
         tf.strings.reduce_join(words, 1),
         tf.strings.unsorted_segment_join(words, [1, 0], 2),
+        *tf.image.sample_distorted_bounding_box([6, 7, 3], b[None, :2], seed=3),
         tf.edit_distance(
             tf.SparseTensor([[0, 0], [0, 1], [1, 0]], [1, 2, 3], [2, 2]),
             tf.SparseTensor([[0, 0], [1, 1]], [1, 3], [2, 2]),

@@ -158,6 +158,8 @@ HOST_OPS = {
     "EncodePng": "writes PNG bytes (a string, host memory) with zlib from a host copy",
     "EditDistance": "compares sequences of any values (strings too) on host copies: one "
     "unique and a dynamic program over padded rows; the distances go to the device",
+    "SampleDistortedBoundingBoxV2": "draws a few candidate windows (a hundred numbers) "
+    "and picks one on the host; the three small results go to the device",
 }
 
 
