@@ -142,6 +142,10 @@ from .ops.nn.ctc.composites import (
     ctc_beam_search_decoder_v2 as ctc_beam_search_decoder_v2,
 )
 from .ops.nn.ctc.decoders import ctc_greedy_decoder as ctc_greedy_decoder
+from .ops.nn.approx_topk import (
+    approx_max_k as approx_max_k,
+    approx_min_k as approx_min_k,
+)
 from .ops.math.ordering import (
     in_top_k as in_top_k,
     top_k as top_k,
