@@ -38,3 +38,7 @@ from ..ops.state.sync_aggregation import (
     VariableAggregation as VariableAggregation,
     VariableSynchronization as VariableSynchronization,
 )
+from ..autodiff.custom_gradient import (
+    grad_pass_through as grad_pass_through,
+    recompute_grad as recompute_grad,
+)

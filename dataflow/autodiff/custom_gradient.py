@@ -29,6 +29,7 @@ from ..framework.gradient_override import RegisterGradient
 from ..framework.graph import Operation, Tensor, convert_to_tensor, get_default_graph
 from ..ops.control.group import identity_n
 from ..ops.state.variables import GraphKeys
+from .gradients import gradients
 
 _CALLS = itertools.count(1)
 
@@ -120,3 +121,52 @@ def _variables_read(outputs: list[Tensor], args: list[Tensor]) -> list:
             if handle is not None and handle.op in ops:
                 found[v.name] = v
     return [found[k] for k in sorted(found)]
+
+
+def grad_pass_through(f: Callable) -> Callable:
+    """``f`` with the identity as its gradient (``tf.grad_pass_through``): the wrapped
+    call returns ``f(*xs)``, and the gradient reaching its outputs passes unchanged to
+    its inputs (one output per input), as a straight-through estimator; variables ``f``
+    reads get none.
+
+    Example::
+
+        z = tf.grad_pass_through(tf.round)(x)   # round's value, the identity's gradient
+    """
+
+    @custom_gradient
+    def passed(*args: Any, **kwargs: Any) -> Any:
+        def grad(*dys: Any, variables: Any = None) -> Any:
+            if variables is not None:
+                return list(dys), [None] * len(variables)
+            return list(dys)
+
+        return f(*args, **kwargs), grad
+
+    return passed
+
+
+def recompute_grad(f: Callable) -> Callable:
+    """``f`` whose gradient rebuilds its forward ops (``tf.recompute_grad``): the
+    values and gradients are ``f``'s, but its activations need not be kept from the
+    forward pass to the backward one; the gradient computes ``f`` again once the
+    gradients of its outputs are ready (control dependencies on them), and
+    differentiates that copy. Variables ``f`` reads get their gradients too.
+    """
+
+    @custom_gradient
+    def recomputed(*args: Any) -> Any:
+        def grad(*dys: Any, variables: Any = None) -> Any:
+            graph = get_default_graph()
+            with graph.control_dependencies([d for d in dys if isinstance(d, Tensor)]):
+                xs = [identity_n([convert_to_tensor(a)])[0] for a in args]
+                again = nest.flatten(f(*xs))
+            wrt = xs + list(variables or [])
+            grads = gradients(again, wrt, grad_ys=list(dys))
+            if variables is not None:
+                return grads[: len(xs)], grads[len(xs) :]
+            return grads
+
+        return f(*args), grad
+
+    return recomputed
