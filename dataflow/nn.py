@@ -140,6 +140,7 @@ from .ops.nn.ctc.beam_search import ctc_beam_search_decoder as ctc_beam_search_d
 from .ops.nn.ctc.composites import (
     collapse_repeated as collapse_repeated,
     ctc_beam_search_decoder_v2 as ctc_beam_search_decoder_v2,
+    ctc_unique_labels as ctc_unique_labels,
 )
 from .ops.nn.ctc.decoders import ctc_greedy_decoder as ctc_greedy_decoder
 from .ops.nn.approx_topk import (

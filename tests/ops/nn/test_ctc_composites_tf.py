@@ -1,5 +1,5 @@
-"""``tf.nn.collapse_repeated`` and ``ctc_beam_search_decoder_v2`` against
-``tensorflow.compat.v1``."""
+"""``tf.nn.collapse_repeated``, ``ctc_unique_labels`` and
+``ctc_beam_search_decoder_v2`` against ``tensorflow.compat.v1``."""
 
 from __future__ import annotations
 
@@ -59,3 +59,14 @@ def test_ctc_beam_search_decoder_v2_keeps_repeats():
         return [*(t for d in decoded for t in (d.indices, d.values, d.dense_shape)), log_probs]
 
     assert_parity_on_constants(tf1, program, logits, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_ctc_unique_labels(dtype):
+    def program(tf, x):
+        y, idx = tf.nn.ctc_unique_labels(x)
+        assert y.dtype == tf.int64 and idx.dtype == tf.int32
+        return [y, idx]
+
+    labels = np.array([[3, 1, 3, 2, 1, 1], [0, 0, 0, 0, 0, 0], [5, 4, 3, 2, 1, 7]], dtype)
+    assert_parity_on_constants(tf1, program, labels)

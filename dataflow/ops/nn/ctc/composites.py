@@ -1,11 +1,15 @@
-"""CTC helpers that are composites: TF1's ``tf.nn.collapse_repeated`` and
-``ctc_beam_search_decoder_v2`` (the beam search of ``nn/ctc/beam_search.py`` without
-merging repeated labels, TF 2's default).
+"""CTC helpers that are composites: TF1's ``tf.nn.collapse_repeated``,
+``ctc_unique_labels`` and ``ctc_beam_search_decoder_v2`` (the beam search of
+``nn/ctc/beam_search.py`` without merging repeated labels, TF 2's default).
 
 ``collapse_repeated`` keeps a label when it differs from the one before it and lies
 within its row's length, then packs the kept labels of each row to the left
 (``scatter_nd`` at the positions of a length mask), padding with zeros to the longest
 new row.
+
+``ctc_unique_labels`` finds each row's distinct labels in order of first appearance
+without a loop over rows: an ``[batch, L, L]`` equality table gives each position the
+first position of its label; the first appearances, counted, rank the distinct labels.
 
 Example: labels ``[[1, 1, 2, 2, 2], [3, 3, 3, 4, 0]]`` with lengths ``[5, 4]`` collapse
 to ``[[1, 2], [3, 4]]`` with lengths ``[2, 2]``.
@@ -70,3 +74,48 @@ def ctc_beam_search_decoder_v2(
     return ctc_beam_search_decoder(
         inputs, sequence_length, beam_width=beam_width, top_paths=top_paths, merge_repeated=False
     )
+
+
+def ctc_unique_labels(labels: Any, name: str | None = None) -> tuple:
+    """Each row's distinct labels, in order of first appearance, and where each label
+    sits among them.
+
+    Args:
+        labels: ``[batch, max_length]`` int labels.
+        name: a name scope.
+
+    Returns:
+        ``(unique_y, unique_idx)``: int64 ``[batch, max_length]``, each row's distinct
+        labels padded with zeros, and int32 ``[batch, max_length]``, the position in
+        ``unique_y`` of each label (``unique_y[b, unique_idx[b, i]] == labels[b, i]``).
+    """
+    with name_scope(name, "ctc_unique_labels", [labels]):
+        labels = convert_to_tensor(labels, name="labels")
+        if labels.shape.rank not in (None, 2):
+            raise ValueError(f"labels must be rank 2 [batch, max_length], got {labels.shape}")
+        length = array_ops.shape(labels)[1]
+        same = math_ops.equal(array_ops.expand_dims(labels, 2), array_ops.expand_dims(labels, 1))
+        first_at = math_ops.cast(
+            math_ops.argmax(math_ops.cast(same, dtypes.int32), axis=2), dtypes.int32
+        )
+        positions = array_ops.range_(length)
+        is_first = math_ops.equal(first_at, array_ops.expand_dims(positions, 0))
+        before = math_ops.less(
+            array_ops.reshape(positions, [1, 1, -1]), array_ops.expand_dims(first_at, 2)
+        )
+        counted = math_ops.logical_and(before, array_ops.expand_dims(is_first, 1))
+        idx = math_ops.reduce_sum(math_ops.cast(counted, dtypes.int32), axis=2)
+        rank = math_ops.cumsum(math_ops.cast(is_first, dtypes.int32), axis=1) - 1
+        slot = math_ops.logical_and(
+            array_ops.expand_dims(is_first, 1),
+            math_ops.equal(
+                array_ops.expand_dims(rank, 1), array_ops.reshape(positions, [1, -1, 1])
+            ),
+        )
+        wide = math_ops.cast(labels, dtypes.int64)
+        picked = math_ops.where(
+            slot,
+            array_ops.broadcast_to(array_ops.expand_dims(wide, 1), array_ops.shape(slot)),
+            array_ops.zeros_like(slot, dtype=dtypes.int64),
+        )
+        return math_ops.reduce_sum(picked, axis=2), idx
