@@ -308,6 +308,29 @@ def _random() -> list[Step]:
     return [(outs, {}), (outs, {})]  # a second run continues each op's stream
 
 
+def _random_distributions() -> list[Step]:
+    tf.set_random_seed(7)
+    alpha = tf.constant([0.5, 2.0, 4.0], tf.float64)
+    gamma = tf.random_gamma([4], alpha, beta=2.0, dtype=tf.float64)
+    seed = tf.constant([3, 4], tf.int64)
+    logits = tf.constant(np.log([[0.2, 0.3, 0.5]]))
+    outs = [
+        gamma,
+        tf.gradients(tf.reduce_sum(gamma), alpha)[0],  # RandomGammaGrad
+        tf.random_poisson([1.0, 5.0], [3]),
+        tf.random.stateless_uniform([3], seed),
+        tf.random.stateless_uniform([3], seed, minval=0, maxval=9, dtype=tf.int32),
+        tf.random.stateless_normal([2, 2], seed),
+        tf.random.stateless_truncated_normal([3], seed),
+        tf.random.stateless_parameterized_truncated_normal([3], seed, 0.0, 1.0, -0.5, 2.0),
+        tf.random.stateless_categorical(logits, 4, seed),
+        tf.random.stateless_gamma([3], seed, alpha=[1.5, 2.5, 3.5]),
+        tf.random.stateless_poisson([3], seed, lam=[1.0, 4.0, 9.0]),
+        tf.random.stateless_binomial([3], seed, counts=[5.0, 10.0, 20.0], probs=0.3),
+    ]
+    return [(outs, {}), (outs, {})]
+
+
 def _variables() -> list[Step]:
     v = tf.Variable(np.arange(6.0).reshape(3, 2), name="v")
     r = tf.get_variable("r", [4], tf.float32, initializer=tf.ones_initializer(), use_resource=True)
@@ -779,6 +802,8 @@ def _datasets() -> list[Step]:
         (
             Dataset.list_files(f"{folder}/*.txt", shuffle=False).flat_map(tf.data.TextLineDataset),
             tf.data.TFRecordDataset(f"{folder}/data.tfrecord"),
+            # Any file is whole 1-byte records; every other one.
+            tf.data.FixedLengthRecordDataset(f"{folder}/data.tfrecord", 1).shard(2, 1),
         )
     )
     import dask.array as da
@@ -938,6 +963,7 @@ OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
     ("conv_pool", _conv_pool),
     ("conv_pool_fast_paths", _conv_pool_fast_paths),
     ("random", _random),
+    ("random_distributions", _random_distributions),
     ("variables", _variables),
     ("queues", _queues),
     ("accumulators", _accumulators),

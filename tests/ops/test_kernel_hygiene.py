@@ -80,6 +80,12 @@ TYPE_ATTRS = {
 HOST_OPS = {
     "SaveShard": "checkpoint IO: writes files from host copies (device arrays are copied "
     "with .get() first)",
+    **{
+        saver: "TF's checkpoint ops (imported MetaGraphs): file IO from host copies, file "
+        "names and tensor names as strings (host object arrays)"
+        for saver in ("SaveV2", "RestoreV2", "MergeV2Checkpoints", "ShardedFilename")
+    },
+    "StaticRegexFullMatch": "matches strings (host object arrays of bytes)",
     "PyFunc": "user Python runs on the host: inputs are copied with .get(), results "
     "converted with np.asarray, then moved back with xp.asarray",
     "PyFuncStateless": "as PyFunc",
