@@ -13,6 +13,7 @@ the steps after it are checked value by value.
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -45,7 +46,27 @@ def _worker_state(dask_worker):
     }
 
 
-def _sizes(client):
+def _step_tasks(session, dask_worker):
+    """Tasks of ``session``'s steps (not its slot-0 task-group anchors) still known to
+    a worker or (``run_on_scheduler`` passes it as ``dask_worker`` too) the scheduler."""
+    state = getattr(dask_worker, "state", None)  # a worker's; the scheduler has none
+    tasks = state.tasks if state is not None else dask_worker.tasks
+    return sum(
+        1 for key in list(tasks) if isinstance(key, tuple) and key[1] == session and key[2] != 0
+    )
+
+
+def _sizes(client, session):
+    """The sizes once the last step's release has reached every process (it travels on
+    the client's batched stream, after ``run`` has returned)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        held = client.run_on_scheduler(_step_tasks, session) + sum(
+            client.run(_step_tasks, session).values()
+        )
+        if not held:
+            break
+        time.sleep(0.05)
     sizes = {"scheduler": client.run_on_scheduler(_scheduler_state)}
     sizes.update(client.run(_worker_state))
     return sizes
@@ -80,11 +101,12 @@ def test_steps_do_not_grow_the_per_key_state(clean_cluster):
             sess.run(beta.initializer)
             for _ in range(30):
                 sess.run([cost, update], feed)
-            before = _sizes(client)
+            session = sess.backend.session_id
+            before = _sizes(client, session)
             steps = 300
             for _ in range(steps):
                 sess.run([cost, update], feed)
-            after = _sizes(client)
+            after = _sizes(client, session)
             slots = sess.backend._key_slots.made
     # Three stages a step: new keys each step grew every busy process's key_split
     # cache by two or three entries a step (900 on the scheduler over these steps).
