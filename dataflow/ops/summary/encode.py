@@ -41,30 +41,40 @@ def default_bucket_limits() -> np.ndarray:
     return np.array(negative + [0.0] + positive)
 
 
-_LOG_GROWTH = float(np.log(1.1))
-_LOG_1E12 = float(np.log(1e12))
+# A cell: all doubles sharing their top 16 bits (sign, exponent, 4 mantissa bits), so
+# a cell spans a ratio of at most 17/16, less than the limits' 1.1: at most one limit
+# falls inside a cell.
+_CELL_SHIFT = 48
+
+
+@functools.cache
+def _cells() -> tuple[np.ndarray, np.ndarray]:
+    """Per cell: the bucket of its lowest value, and the limit inside it (a value at or
+    above it is in the next bucket; +inf where no limit is inside)."""
+    limits = default_bucket_limits()
+    top = np.arange(1 << 16, dtype=np.uint64) << np.uint64(_CELL_SHIFT)
+    ends = np.stack([top, top | np.uint64((1 << _CELL_SHIFT) - 1)]).view(np.float64)
+    with np.errstate(invalid="ignore"):
+        low, high = np.fmin(ends[0], ends[1]), np.fmax(ends[0], ends[1])  # NaN cells: any
+    first = np.searchsorted(limits, low, side="right")
+    last = np.searchsorted(limits, high, side="right")
+    finite = np.isfinite(low) & np.isfinite(high)
+    assert np.all((last - first)[finite] <= 1)
+    split = np.full(first.shape, np.inf)
+    inside = finite & (last > first)
+    split[inside] = limits[first[inside]]
+    return first.astype(np.int32), split
 
 
 def bucket_index(flat: np.ndarray) -> np.ndarray:
-    """``searchsorted(default_bucket_limits(), flat, "right")`` (the bucket of each
-    finite value), without a binary search per value.
-
-    The limits grow geometrically, so a logarithm gives the bucket directly; the few
-    values it misses (at a bucket's edge, zeros) are looked up exactly.
-    """
-    limits = default_bucket_limits()
-    n = (limits.size - 1) // 2  # limits: n negative, zero, n positive
-    with np.errstate(divide="ignore"):
-        power = (np.log(np.abs(flat)) + _LOG_1E12) / _LOG_GROWTH
-    # floor(power): the largest positive limit at or below |value|, approximately; a
-    # positive value's bucket is past it, a negative value's mirrors it below zero.
-    k = np.floor(power)
-    estimate = np.where(flat > 0, k + (n + 2), (n - 1) - k)
-    index = np.clip(estimate, 0, limits.size).astype(np.int64)
-    padded = np.concatenate([[-np.inf], limits, [np.inf]])  # padded[i + 1] == limits[i]
-    wrong = np.flatnonzero((padded[index] > flat) | (padded[index + 1] <= flat))
-    if wrong.size:
-        index[wrong] = np.searchsorted(limits, flat[wrong], side="right")
+    """``searchsorted(default_bucket_limits(), flat, "right")`` for finite float64
+    ``flat`` (the bucket of each value), without a binary search per value: the top
+    16 bits of a double name its cell (``_cells``), which gives the bucket up to one
+    comparison with the limit inside the cell. Five integer passes, no logarithm."""
+    first, split = _cells()
+    cell = flat.view(np.uint64) >> np.uint64(_CELL_SHIFT)
+    index = first[cell].astype(np.intp)
+    index += flat >= split[cell]
     return index
 
 
