@@ -307,11 +307,15 @@ registry.register_importer("MatrixTriangularSolve", _triangular_solve)
 registry.register_importer("MatrixBandPart", _band_part)
 registry.register_importer(
     "SpaceToBatchND",
-    lambda inputs, attrs, name: [batch_space.space_to_batch_nd(*inputs, name=name)],
+    lambda inputs, attrs, name: [
+        batch_space.space_to_batch_nd(inputs[0], inputs[1], inputs[2], name=name)
+    ],
 )
 registry.register_importer(
     "BatchToSpaceND",
-    lambda inputs, attrs, name: [batch_space.batch_to_space_nd(*inputs, name=name)],
+    lambda inputs, attrs, name: [
+        batch_space.batch_to_space_nd(inputs[0], inputs[1], inputs[2], name=name)
+    ],
 )
 registry.register_importer("SpaceToDepth", _space_depth(rearrange.space_to_depth))
 registry.register_importer("DepthToSpace", _space_depth(rearrange.depth_to_space))
