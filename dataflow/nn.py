@@ -143,6 +143,7 @@ from .ops.nn.ctc.composites import (
     ctc_unique_labels as ctc_unique_labels,
 )
 from .ops.nn.ctc.decoders import ctc_greedy_decoder as ctc_greedy_decoder
+from .ops.nn.argmax_pool import max_pool_with_argmax as max_pool_with_argmax
 from .ops.nn.approx_topk import (
     approx_max_k as approx_max_k,
     approx_min_k as approx_min_k,

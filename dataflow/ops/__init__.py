@@ -32,6 +32,7 @@ from .image import image_ops  # noqa: F401
 from .losses_metrics import losses, metrics  # noqa: F401
 from .nn import (  # noqa: F401
     activations,
+    argmax_pool,
     bias,
     candidate_sampling,
     impl,

@@ -2,7 +2,8 @@
 
 Rows live with their family (``specs_math``, ``specs_array``, ``specs_linalg``,
 ``specs_nn``, ``specs_control``, ``specs_order``, ``specs_rnn``, ``specs_ctc``,
-``specs_scatter``, ``specs_signal``, ``specs_special``, ``specs_factor``, ``specs_tail``);
+``specs_scatter``, ``specs_signal``, ``specs_special``, ``specs_factor``, ``specs_tail``,
+``specs_volume``);
 ``tests/ops/test_op_table.py`` runs the checks of ``dataflow.testing.op_spec`` on every
 row and proves that the rows, with their gradient graphs, build every pure op type in
 the registry. Family test files keep what a table cannot say: sweeps over shapes and
@@ -25,6 +26,7 @@ from . import (
     specs_signal,
     specs_special,
     specs_tail,
+    specs_volume,
 )
 
 OP_TABLE = (
@@ -38,6 +40,7 @@ OP_TABLE = (
     + specs_ctc.ROWS
     + specs_scatter.ROWS
     + specs_tail.ROWS
+    + specs_volume.ROWS
     + specs_signal.ROWS
     + specs_special.ROWS
     + specs_factor.ROWS
