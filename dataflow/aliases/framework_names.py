@@ -42,3 +42,9 @@ from ..autodiff.custom_gradient import (
     grad_pass_through as grad_pass_through,
     recompute_grad as recompute_grad,
 )
+from ..framework.errors import OpError as OpError
+from ..ops.control.clock_const import (
+    guarantee_const as guarantee_const,
+    timestamp as timestamp,
+)
+from ..ops.lookup.fingerprint_op import fingerprint as fingerprint

@@ -1,0 +1,114 @@
+"""More of TF1's top-level framework names of issue 32 (``tf.OpError``,
+``tf.guarantee_const``, ``tf.timestamp``, ``tf.fingerprint``, ...), each written as a TF1
+program and run on dataflow and on ``tensorflow.compat.v1``."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import dataflow
+
+pytestmark = pytest.mark.tf
+
+
+@pytest.fixture(scope="module")
+def tf1() -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tf1 = pytest.importorskip("tensorflow.compat.v1")
+    tf1.disable_eager_execution()
+    return tf1
+
+
+def both(tf1: Any, program: Callable[[Any], Any]) -> tuple[Any, Any]:
+    """``program(tf)`` in a fresh graph of each library; its fetches run in a session."""
+    out = []
+    for tf in (dataflow, tf1):
+        with tf.Graph().as_default():
+            fetches = program(tf)
+            with tf.Session() as sess:
+                out.append(sess.run(fetches))
+    return out[0], out[1]
+
+
+def test_op_error_is_the_base_of_the_error_classes(tf1: Any) -> None:
+    assert dataflow.OpError is dataflow.errors.OpError
+    assert issubclass(dataflow.errors.InvalidArgumentError, dataflow.OpError)
+    with dataflow.Graph().as_default():
+        x = dataflow.placeholder(dataflow.float32, [2])
+        with dataflow.Session() as sess, pytest.raises(dataflow.OpError) as info:
+            sess.run(x)
+    assert info.value.error_code == tf1.errors.INVALID_ARGUMENT
+    assert isinstance(info.value, dataflow.errors.InvalidArgumentError)
+
+
+def test_guarantee_const_is_its_input_and_has_no_gradient(tf1: Any) -> None:
+    def program(tf: Any) -> Any:
+        x = tf.constant([[1.0, -2.0], [3.5, 4.0]])
+        y = tf.guarantee_const(x)
+        assert y.shape.as_list() == [2, 2] and y.dtype == tf.float32
+        assert y.op.type == "GuaranteeConst"
+        with pytest.raises(LookupError):
+            tf.gradients(y * 2.0, x)
+        return y * 3.0, tf.gradients(tf.stop_gradient(y) * 2.0 + x, x)
+
+    ours, theirs = both(tf1, program)
+    np.testing.assert_array_equal(ours[0], theirs[0])
+    np.testing.assert_array_equal(ours[1][0], theirs[1][0])
+
+
+def test_timestamp_reads_the_clock_when_it_runs(tf1: Any) -> None:
+    for tf in (dataflow, tf1):
+        with tf.Graph().as_default():
+            ts = tf.timestamp()
+            assert ts.dtype == tf.float64 and ts.shape.as_list() == []
+            built = time.time()
+            time.sleep(0.05)
+            with tf.Session() as sess:
+                first = sess.run(ts)
+                time.sleep(0.05)
+                before = time.time()
+                second = sess.run(ts)
+                after = time.time()
+            assert first > built + 0.04  # read at run time, not at build time
+            assert before - 1e-3 <= second <= after + 1e-3
+            assert second > first
+
+
+@pytest.mark.parametrize(
+    "value, dtype",
+    [
+        ([[1, 2], [3, 4]], "int32"),
+        ([[[1.5, 2.0], [0.0, -1.0]], [[7.0, 8.0], [9.0, 1e30]]], "float64"),
+        ([0.5, -3.25, 9.0], "float32"),
+        ([True, False], "bool"),
+        (np.arange(200, dtype=np.int64).reshape(2, 100).tolist(), "int64"),
+        ([["a", "bc"], ["d", "e"]], "string"),
+        (["abc", "x" * 70, ""], "string"),
+    ],
+)
+def test_fingerprint_matches_tf(tf1: Any, value: Any, dtype: str) -> None:
+    def program(tf: Any) -> Any:
+        f = tf.fingerprint(tf.constant(value, dtype=getattr(tf, dtype)))
+        assert f.dtype == tf.uint8 and f.shape.as_list() == [len(value), 8]
+        return f
+
+    ours, theirs = both(tf1, program)
+    assert ours.dtype == np.uint8
+    np.testing.assert_array_equal(ours, theirs)
+
+
+def test_fingerprint_refuses_a_scalar_and_other_methods() -> None:
+    with dataflow.Graph().as_default():
+        with pytest.raises(ValueError, match="rank"):
+            dataflow.fingerprint(dataflow.constant(3))
+        with pytest.raises(ValueError, match="method"):
+            dataflow.fingerprint(dataflow.constant([3]), method="md5")
+        p = dataflow.placeholder(dataflow.int32, [None, 3])
+        assert dataflow.fingerprint(p).shape.as_list() == [None, 8]
