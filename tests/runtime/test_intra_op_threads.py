@@ -111,7 +111,11 @@ def test_steps_of_two_sessions_in_threads_never_exceed_either_limit(two_blas_thr
     for t in threads:
         t.join()
     assert set(results["one"]) == {1001}
-    assert set(results["two"]) <= {1001, 2002}
+    # Session two's step sees 1 or 2 threads, per library as the other's holds come
+    # and go (its py_func reads the libraries one after the other), never more than 2.
+    assert all(
+        1 <= low <= high <= 2 for low, high in map(lambda r: divmod(r, 1000), results["two"])
+    )
     assert set(_blas_threads()) == {2}
     one.close()
     two.close()

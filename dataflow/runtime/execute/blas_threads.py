@@ -50,7 +50,7 @@ _saved: list[int] | None = None  # per library: its setting before the first ste
 _applied: int = 0  # what the running steps hold the libraries to now (0: nothing)
 _next_token = [0]
 _last_held = [1]  # the threads the latest hold ran with (its share of the load average)
-_load: list[float] = [float("-inf"), 0.0]  # [when read, 1-minute load average]
+_load: list[float] = [float("-inf"), 1.0]  # [when worked out, default threads then]
 
 
 def load_blas() -> None:
@@ -110,26 +110,26 @@ def available_cores() -> int:
 
 def _busy(cores: int) -> bool:
     """Whether other work fills the cores: the 1-minute load average, less the threads
-    this process's steps run now (the calling thread, or the BLAS threads held), is at
-    least ``cores - 0.5``."""
-    now = time.monotonic()
-    if now - _load[0] > _LOAD_EVERY:
-        try:
-            _load[1] = os.getloadavg()[0]
-        except OSError:
-            _load[1] = 0.0
-        _load[0] = now
-    return _load[1] - _last_held[0] >= cores - 0.5
+    this process's steps run (the calling thread, or the BLAS threads held last), is
+    at least ``cores - 0.5``."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        load = 0.0
+    return load - _last_held[0] >= cores - 0.5
 
 
 def default_threads() -> int:
     """The BLAS threads of a step of a session with ``intra_op_parallelism_threads=0``
     (before the library's own setting caps it): the cores available, or one on a busy
-    machine (see the module docstring)."""
-    cores = available_cores()
-    if cores == 1 or _busy(cores):
-        return 1
-    return cores
+    machine (see the module docstring). Worked out at most once a second (the load
+    average and the affinity set are system calls)."""
+    now = time.monotonic()
+    if now - _load[0] > _LOAD_EVERY:
+        cores = available_cores()
+        _load[1] = 1 if cores == 1 or _busy(cores) else cores
+        _load[0] = now
+    return int(_load[1])
 
 
 def step_threads(intra_op: int) -> tuple[int, bool]:
@@ -146,8 +146,8 @@ def hold(threads: int, capped: bool = False) -> int:
     of the returned token. ``capped``: ask for no more than the library's setting found
     before the first running hold."""
     global _saved, _applied
+    libs = _libs[0] if _libs else _libraries()
     with _lock:
-        libs = _libraries()
         if not _active:
             _saved = [lib.get() or 0 for lib in libs]
             # Libraries already at one setting need no call when a hold asks for it.
