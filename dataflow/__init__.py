@@ -529,6 +529,10 @@ from .ops.lookup.tables import (
     tables_initializer as tables_initializer,
 )
 from .ops.lookup.fingerprint import string_to_hash_bucket_fast as string_to_hash_bucket_fast
+from .ops.strings.hash_buckets import string_to_hash_bucket as string_to_hash_bucket
+from .ops.strings.hash_buckets import (
+    string_to_hash_bucket_strong as string_to_hash_bucket_strong,
+)
 
 # --- runtime/dask/cluster.py -------------------------------------------------------------
 from .runtime.dask.cluster import LocalCluster as LocalCluster

@@ -714,6 +714,8 @@ def _strings_and_records() -> list[Step]:
         tf.decode_raw(s, tf.uint8),
         tf.strings.length(tf.strings.join([b, tf.strings.strip(b)], separator="/")),
         tf.strings.regex_replace(tf.strings.upper(tf.strings.lower(b)), "C", "x"),
+        tf.strings.to_hash_bucket(b, 7),
+        tf.strings.to_hash_bucket_strong(b, 7, [3, 4]),
         split.indices,
         split.values,
         split.dense_shape,

@@ -119,6 +119,9 @@ HOST_OPS = {
         for table in ("InitializeTableV2", "InitializeTableFromTextFileV2", "LookupTableFindV2")
     },
     "HashBucketFast": "hashes strings (host object arrays of bytes) with Fingerprint64",
+    "StringToHashBucket": "hashes strings (host object arrays of bytes) with TF's legacy Hash64",
+    "StringToHashBucketStrong": "hashes strings (host object arrays of bytes) with keyed "
+    "SipHash-2-4",
     "CandidateSampler": "draws a few class ids on the host (a rejection loop for unique "
     "samples); the results go to the device with xp.asarray",
     **{
