@@ -48,3 +48,4 @@ from ..ops.control.clock_const import (
     timestamp as timestamp,
 )
 from ..ops.lookup.fingerprint_op import fingerprint as fingerprint
+from ..ops.control.vectorized_map import vectorized_map as vectorized_map

@@ -112,3 +112,38 @@ def test_fingerprint_refuses_a_scalar_and_other_methods() -> None:
             dataflow.fingerprint(dataflow.constant([3]), method="md5")
         p = dataflow.placeholder(dataflow.int32, [None, 3])
         assert dataflow.fingerprint(p).shape.as_list() == [None, 8]
+
+
+def test_vectorized_map_values_dtypes_and_shapes(tf1: Any) -> None:
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((4, 3, 2)).astype(np.float32)
+    b = rng.integers(0, 5, (4,)).astype(np.int32)
+
+    def program(tf: Any) -> Any:
+        x = tf.constant(a)
+        k = tf.constant(b)
+        w = tf.constant(np.float32(1.5))
+        out = tf.vectorized_map(
+            lambda e: (tf.reduce_sum(e[0] * w, axis=1), tf.cast(e[1], tf.float64) * 2.0),
+            (x, k),
+        )
+        mat = tf.vectorized_map(lambda m: tf.matmul(m, m, transpose_b=True), x)
+        p = tf.placeholder(tf.float32, [None, 2])
+        sq = tf.vectorized_map(lambda r: r * r, p)
+        assert out[0].shape.as_list() == [4, 3] and out[0].dtype == tf.float32
+        assert out[1].shape.as_list() == [4] and out[1].dtype == tf.float64
+        assert mat.shape.as_list() == [4, 3, 3]
+        assert sq.shape.as_list() == [None, 2]
+        grad = tf.gradients(tf.reduce_sum(mat), x)[0]
+        return out, mat, grad
+
+    ours, theirs = both(tf1, program)
+    np.testing.assert_allclose(ours[0][0], theirs[0][0], rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(ours[0][1], theirs[0][1])
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-5, atol=1e-5)
+
+
+def test_vectorized_map_refuses_a_scalar() -> None:
+    with dataflow.Graph().as_default(), pytest.raises(ValueError):
+        dataflow.vectorized_map(lambda e: e, dataflow.constant(1.0))
