@@ -475,6 +475,7 @@ from .ops.tf1_aliases import (
 
 # --- ops/io/parsing.py, ops/io/decode.py, ops/strings/string_ops.py, ops/state/save_restore.py ---
 from .ops.state.save_restore import read_file as read_file
+from .ops.io.json_example import decode_json_example as decode_json_example
 from .ops.io.decode import (
     decode_csv as decode_csv,
     decode_raw as decode_raw,

@@ -17,6 +17,7 @@ from ..ops.io.codecs import serialize_tensor as serialize_tensor
 from ..ops.io.codecs import write_file as write_file
 from ..ops.io.decode import decode_csv as decode_csv
 from ..ops.io.decode import decode_raw as decode_raw
+from ..ops.io.json_example import decode_json_example as decode_json_example
 from ..ops.io.parsing import FixedLenFeature as FixedLenFeature
 from ..ops.io.parsing import FixedLenSequenceFeature as FixedLenSequenceFeature
 from ..ops.io.parsing import VarLenFeature as VarLenFeature

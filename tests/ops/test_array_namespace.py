@@ -716,6 +716,15 @@ def _strings_and_records() -> list[Step]:
         tf.strings.regex_replace(tf.strings.upper(tf.strings.lower(b)), "C", "x"),
         tf.strings.to_hash_bucket(b, 7),
         tf.strings.to_hash_bucket_strong(b, 7, [3, 4]),
+        tf.io.decode_json_example(
+            tf.strings.join(
+                [
+                    '{"features": {"feature": {"n": {"int64List": {"value": [',
+                    tf.as_string(tf.strings.length(b)),
+                    "]}}}}}",
+                ]
+            )
+        ),
         split.indices,
         split.values,
         split.dense_shape,

@@ -122,6 +122,8 @@ HOST_OPS = {
     "StringToHashBucket": "hashes strings (host object arrays of bytes) with TF's legacy Hash64",
     "StringToHashBucketStrong": "hashes strings (host object arrays of bytes) with keyed "
     "SipHash-2-4",
+    "DecodeJSONExample": "parses JSON strings (host object arrays of bytes) with protobuf's "
+    "json_format",
     "CandidateSampler": "draws a few class ids on the host (a rejection loop for unique "
     "samples); the results go to the device with xp.asarray",
     **{
