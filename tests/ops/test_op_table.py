@@ -64,6 +64,10 @@ NOT_IN_THE_TABLE = {
             "ZipDataset",
         )
     },
+    "FixedLengthRecordDataset": "a host pipeline reading files: "
+    "tests/data/test_fixed_length_records_tf.py compares its records with TF1's",
+    "ShardDataset": "a host pipeline: tests/data/test_shard_enumerate_options_tf.py compares "
+    "each shard's elements with TF1's",
     "DaskDataset": "reads the partitions of a Dask collection: tests/data/test_from_dask.py "
     "compares its rows and batches with numpy and pandas",
     "MatchingFiles": "lists the file system: tests/data/test_dataset_parity.py compares "
