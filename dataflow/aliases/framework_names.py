@@ -49,3 +49,6 @@ from ..ops.control.clock_const import (
 )
 from ..ops.lookup.fingerprint_op import fingerprint as fingerprint
 from ..ops.control.vectorized_map import vectorized_map as vectorized_map
+from ..framework.conversions import (
+    register_tensor_conversion_function as register_tensor_conversion_function,
+)

@@ -27,22 +27,21 @@ from typing import Any, Literal, overload
 from .._util import naming
 from . import device_spec, dtypes, errors, gradient_override, graph_def, repr_hooks
 from . import registry as _registry
+from .conversions import CONVERSION_FUNCS, add_conversion_function
 from .operation import Operation, Tensor, registered_operator, user_frame
 from .tensor_shape import as_shape
 
 # Converts Python/numpy values to a Const tensor; set by the op library.
 _CONSTANT_BUILDER: list[Callable] = []
 # Converts registered types (e.g. Variable) to tensors.
-_CONVERSION_FUNCS: list[tuple[type, Callable]] = []
 
 
 def register_constant_builder(fn: Callable) -> None:
     _CONSTANT_BUILDER[:] = [fn]
 
 
-def register_tensor_conversion_function(base_type: type, fn: Callable) -> None:
-    """``fn(value, dtype=None, name=None, as_ref=False) -> Tensor`` for ``base_type``."""
-    _CONVERSION_FUNCS.append((base_type, fn))
+# ``fn(value, dtype=None, name=None) -> Tensor`` for ``base_type`` (the library's own).
+register_tensor_conversion_function = add_conversion_function
 
 
 class _BuilderState(threading.local):
@@ -541,15 +540,17 @@ def convert_to_tensor(
         if value.graph is not graph and graph._is_ancestor(value.graph):
             return graph.capture(value)
         return value
-    for base, fn in _CONVERSION_FUNCS:
+    for base, fn in CONVERSION_FUNCS:
         if isinstance(value, base):
-            return convert_to_tensor(fn(value, dtype=dtype, name=name), dtype=dtype)
+            converted = fn(value, dtype=dtype, name=name)
+            if converted is not NotImplemented:
+                return convert_to_tensor(converted, dtype=dtype)
     if isinstance(value, Operation):
         raise TypeError(
             f"Can not convert an Operation ('{value.name}') into a Tensor; use its outputs."
         )
     if isinstance(value, (list, tuple)) and any(
-        isinstance(v, Tensor) or any(isinstance(v, b) for b, _ in _CONVERSION_FUNCS)
+        isinstance(v, Tensor) or any(isinstance(v, b) for b, _ in CONVERSION_FUNCS)
         for v in _flatten_list(value)
     ):
         # A list mixing tensors and numbers becomes a Pack (tf.stack) of its elements.
@@ -577,7 +578,7 @@ def _flatten_list(value: Any) -> list[Any]:
 
 
 def is_tensor_like(value: Any) -> bool:
-    return isinstance(value, Tensor) or any(isinstance(value, b) for b, _ in _CONVERSION_FUNCS)
+    return isinstance(value, Tensor) or any(isinstance(value, b) for b, _ in CONVERSION_FUNCS)
 
 
 # Draws a graph; set by dataflow.viz.

@@ -147,3 +147,59 @@ def test_vectorized_map_values_dtypes_and_shapes(tf1: Any) -> None:
 def test_vectorized_map_refuses_a_scalar() -> None:
     with dataflow.Graph().as_default(), pytest.raises(ValueError):
         dataflow.vectorized_map(lambda e: e, dataflow.constant(1.0))
+
+
+def conversion_program(tf: Any) -> Any:
+    """Registers conversions for two user classes in ``tf`` and converts them."""
+
+    class Meters:
+        def __init__(self, values: Any) -> None:
+            self.values = values
+
+    class Feet(Meters):
+        pass
+
+    calls: list[str] = []
+
+    def general(value: Any, dtype: Any = None, name: Any = None, as_ref: bool = False) -> Any:
+        calls.append("general")
+        assert as_ref is False
+        return tf.constant(value.values, dtype=dtype or tf.float32, name=name)
+
+    def feet(value: Any, dtype: Any = None, name: Any = None, as_ref: bool = False) -> Any:
+        calls.append("feet")
+        if dtype is not None and dtype != tf.float32:
+            return NotImplemented
+        return tf.constant([v * 0.3048 for v in value.values], dtype=tf.float32, name=name)
+
+    tf.register_tensor_conversion_function(Meters, general, priority=100)
+    tf.register_tensor_conversion_function(Feet, feet, priority=50)
+    with tf.Graph().as_default():
+        a = tf.convert_to_tensor(Meters([1.0, 2.0]))
+        b = tf.add(Feet([10.0, 20.0]), 1.0)
+        c = tf.convert_to_tensor(Feet([3.0]), dtype=tf.float64)
+        assert a.dtype == tf.float32 and c.dtype == tf.float64
+        with tf.Session() as sess:
+            fetched = sess.run([a, b, c])
+    seen = list(calls)
+
+    class Bad:
+        pass
+
+    tf.register_tensor_conversion_function(Bad, lambda v, dtype=None, name=None, as_ref=False: 3)
+    with tf.Graph().as_default(), pytest.raises(RuntimeError):
+        tf.convert_to_tensor(Bad())
+    for base in (int, np.ndarray, np.float32):
+        with pytest.raises(TypeError):
+            tf.register_tensor_conversion_function(base, general)
+    with pytest.raises(TypeError):
+        tf.register_tensor_conversion_function("Meters", general)
+    return fetched, seen
+
+
+def test_register_tensor_conversion_function(tf1: Any) -> None:
+    results = [conversion_program(tf) for tf in (dataflow, tf1)]
+    (ours, our_calls), (theirs, their_calls) = results
+    assert our_calls == their_calls == ["general", "feet", "feet", "general"]
+    for x, y in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(x, y, rtol=1e-6)
