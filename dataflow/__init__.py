@@ -476,6 +476,9 @@ from .ops.tf1_aliases import (
 # --- ops/io/parsing.py, ops/io/decode.py, ops/strings/string_ops.py, ops/state/save_restore.py ---
 from .ops.state.save_restore import read_file as read_file
 from .ops.io.json_example import decode_json_example as decode_json_example
+from .ops.io.sparse_serial import deserialize_many_sparse as deserialize_many_sparse
+from .ops.io.sparse_serial import serialize_many_sparse as serialize_many_sparse
+from .ops.io.sparse_serial import serialize_sparse as serialize_sparse
 from .ops.io.decode import (
     decode_csv as decode_csv,
     decode_raw as decode_raw,
@@ -543,6 +546,7 @@ from .install import install_on as install_on
 
 from .aliases.top_level_math import *  # noqa: F403 - tf.fft, tf.svd, tf.igamma, ... listed there
 from .aliases.framework_names import *  # noqa: F403 - tf.hessians, tf.init_scope, ...
+from .aliases.small_names import *  # noqa: F403 - tf.uint32, tf.nest, tf.get_logger, ...
 
 # --- sub-namespaces (tf.nn, tf.linalg, tf.train, tf.losses, ...) -------------------------
 from . import nn as nn

@@ -23,6 +23,9 @@ from ..ops.io.parsing import FixedLenSequenceFeature as FixedLenSequenceFeature
 from ..ops.io.parsing import VarLenFeature as VarLenFeature
 from ..ops.io.parsing import parse_example as parse_example
 from ..ops.io.parsing import parse_single_example as parse_single_example
+from ..ops.io.sparse_serial import deserialize_many_sparse as deserialize_many_sparse
+from ..ops.io.sparse_serial import serialize_many_sparse as serialize_many_sparse
+from ..ops.io.sparse_serial import serialize_sparse as serialize_sparse
 from ..ops.io.tf_record import TFRecordCompressionType as TFRecordCompressionType
 from ..ops.io.tf_record import TFRecordOptions as TFRecordOptions
 from ..ops.io.tf_record import TFRecordWriter as TFRecordWriter

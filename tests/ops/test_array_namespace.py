@@ -706,6 +706,7 @@ def _strings_and_records() -> list[Step]:
     a, b, c = tf.decode_csv(s, [[0], [""], [0.0]])
     split = tf.string_split(b)
     halves = tf.strings.split(b, sep=" ")
+    stacked = tf.io.deserialize_many_sparse(tf.io.serialize_many_sparse(split), tf.string)
     outs = [
         a,
         b,
@@ -729,6 +730,10 @@ def _strings_and_records() -> list[Step]:
         split.values,
         split.dense_shape,
         halves.values,
+        tf.io.serialize_sparse(split),
+        stacked.indices,
+        stacked.values,
+        stacked.dense_shape,
         tf.equal(b, "ab"),  # compared on the host, the flags on the device
         tf.not_equal(split.values, tf.constant("c")),
         parsed["n"],

@@ -124,6 +124,11 @@ HOST_OPS = {
     "SipHash-2-4",
     "DecodeJSONExample": "parses JSON strings (host object arrays of bytes) with protobuf's "
     "json_format",
+    **{
+        op_type: "serializes or parses SparseTensors as TensorProto strings (host object "
+        "arrays of bytes); the parsed indices, values and shapes go to the device"
+        for op_type in ("SerializeSparse", "SerializeManySparse", "DeserializeManySparse")
+    },
     "CandidateSampler": "draws a few class ids on the host (a rejection loop for unique "
     "samples); the results go to the device with xp.asarray",
     **{
