@@ -52,3 +52,4 @@ from ..ops.control.vectorized_map import vectorized_map as vectorized_map
 from ..framework.conversions import (
     register_tensor_conversion_function as register_tensor_conversion_function,
 )
+from ..ops.state.init_checks import assert_variables_initialized as assert_variables_initialized

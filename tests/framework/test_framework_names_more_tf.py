@@ -203,3 +203,29 @@ def test_register_tensor_conversion_function(tf1: Any) -> None:
     assert our_calls == their_calls == ["general", "feet", "feet", "general"]
     for x, y in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(x, y, rtol=1e-6)
+
+
+def test_assert_variables_initialized(tf1: Any) -> None:
+    outcomes = []
+    for tf in (dataflow, tf1):
+        with tf.Graph().as_default():
+            assert tf.assert_variables_initialized() is None
+            v = tf.Variable([[1.0, 2.0]], name="v", use_resource=False)  # TF 1.15 default
+            w = tf.Variable(3, name="w", use_resource=False)
+            every = tf.assert_variables_initialized()
+            one = tf.assert_variables_initialized([w])
+            assert every.dtype == tf.int32 and every.shape.as_list() == [2]
+            assert one.shape.as_list() == []
+            with tf.Session() as sess:
+                with pytest.raises(tf.errors.FailedPreconditionError, match="v"):
+                    sess.run(every)
+                sess.run(w.initializer)
+                got_one = sess.run(one)
+                with pytest.raises(tf.errors.FailedPreconditionError):
+                    sess.run(every)
+                sess.run(v.initializer)
+                outcomes.append((got_one, sess.run(every)))
+    (ours_one, ours), (theirs_one, theirs) = outcomes
+    assert ours_one == theirs_one == 0
+    np.testing.assert_array_equal(ours, theirs)
+    np.testing.assert_array_equal(ours, [2, 0])
