@@ -37,6 +37,12 @@ CumulativeLogsumexp``),
 to their parts) and ``composite_tail`` (``polyval``, ``lbeta`` and the other builders
 with no record of their own).
 
+``elementwise_kernels``, between ``compare`` and ``arith``, holds the kernels of
+``arith``'s records that are more than a ufunc (the divisions, ``Sigmoid``, ``Erf``) and
+the ``scipy.special`` helpers. ``+ - * /``, ``Neg Square Exp Log Sqrt Reciprocal Pow``,
+``Sum Mean Prod`` and ``Equal``/``NotEqual`` take complex tensors as TF1's do, with TF's
+conjugate gradients.
+
 Each module imports only the ones above it in this table (``compare`` is the
 bottom: the arithmetic and reduction gradients are built from ``Select``, ``Cast`` and
 the comparisons). This module holds no code: it re-exports every public builder, so

@@ -11,8 +11,10 @@ side. In file order:
   TruncateMod Pow Maximum Minimum SquaredDifference``); the integer divisions fail on a
   zero divisor as TF1's do (numpy would give 0);
 * unary math (``Neg Abs Sign Square Sqrt Rsqrt Exp Expm1 Log Log1p Sin Cos Tan Tanh
-  Sigmoid Erf Floor Ceil Round Reciprocal``); ``Sigmoid`` and ``Erf`` use
-  ``scipy.special`` when it is installed.
+  Sigmoid Erf Floor Ceil Round Reciprocal``).
+
+The kernels that are more than a ufunc (the divisions, ``Sigmoid``, ``Erf``, ...) are
+in ``elementwise_kernels``, below this module.
 
 Binary and unary ops share one module because their gradient rules are built from each
 other (``Sub``'s from ``Neg``, ``Exp``'s from ``Mul``, ``Pow``'s from ``Log``); the
@@ -22,8 +24,11 @@ Builders over these primitives with no record of their own (``truediv``, ``div``
 
 Dtype rules follow TF1: the inputs of an n-ary op must share one dtype (a mismatch is a
 ``TypeError`` at build time); Python numbers take the dtype of the tensor inputs
-(``apply_op``'s hint). Gradient rules return full-shape gradients: the gradient pass
-undoes broadcasting once (``SumToShape``), so ``Add``'s rule is ``[grad, grad]``.
+(``apply_op``'s hint). ``AddV2 Sub Mul RealDiv DivNoNan Pow SquaredDifference Neg
+Square`` and the floating-point unary ops take complex64/complex128 as TF1's do. Gradient
+rules return full-shape gradients: the gradient pass undoes broadcasting once
+(``SumToShape``), so ``Add``'s rule is ``[grad, grad]``; for complex inputs they follow
+TF's convention (``grad * conj(f'(z))``, see ``conj_if_complex``).
 """
 
 from __future__ import annotations
@@ -33,23 +38,36 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ...framework import dtypes, errors, registry
+from ...framework import dtypes, registry
 from ...framework.graph import Operation, Tensor
 from ..array.shapes import ones_like, zeros_like
 from ..build import apply_op
-from ..rules import broadcast, require_same_dtype, with_arity
+from ..rules import broadcast, is_float, is_int_or_float, require_same_dtype, with_arity
 from .compare import (
     FLOAT,
     NOT_DIFF,
     NUMERIC,
+    REAL_FLOAT,
     check_rule,
     greater,
     greater_equal,
     less_equal,
+    not_equal,
     operator_kernel,
     select,
     ufunc_kernel,
 )
+from .elementwise_kernels import (
+    div_no_nan_kernel,
+    dividing_kernel,
+    erf_kernel,
+    rsqrt_kernel,
+    squared_difference_kernel,
+    truncate_div_kernel,
+)
+from .elementwise_kernels import keep_dtype as keep_dtype
+from .elementwise_kernels import sigmoid_kernel as sigmoid_kernel
+from .elementwise_kernels import special_module as special_module
 
 # --- AddN ------------------------------------------------------------------------------
 
@@ -97,27 +115,30 @@ def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
     return apply_op("AddN", inputs, name=name)
 
 
-# --- kernel helpers --------------------------------------------------------------------
-def special_module(xp: Any) -> Any:
-    """``scipy.special`` for numpy (``cupyx.scipy.special`` for cupy), or ``None``."""
-    try:
-        if getattr(xp, "__name__", "").startswith("cupy"):
-            import cupyx.scipy.special as special
-        else:
-            import scipy.special as special
-    except ImportError:
-        return None
-    return special
+# --- complex inputs --------------------------------------------------------------------
+# TF1's ``+ - * / ** Neg Square`` take complex64 and complex128 too; the comparisons,
+# ``Maximum``/``Minimum`` and the integer-style divisions do not.
+NUMBER = (
+    lambda d: is_int_or_float(d) or is_float(d),
+    "integer, floating-point or complex",
+)
 
 
-def keep_dtype(fn: Callable, xp: Any) -> Callable:
-    """Wraps ``fn`` so its result has the dtype of its input (scipy widens float16)."""
+def conj_if_complex(t: Tensor) -> Tensor:
+    """``conj(t)`` for a complex tensor, ``t`` itself otherwise.
 
-    def run(x: Any) -> Any:
-        out = fn(x)
-        return out if out.dtype == x.dtype else xp.asarray(out, dtype=x.dtype)
+    TF's gradient of a real loss ``L`` with respect to a complex ``z`` is ``dL/d(Re z) +
+    i dL/d(Im z)``; for a holomorphic ``f`` that makes ``f``'s rule ``grad * conj(f'(z))``,
+    so every rule below conjugates the derivative it multiplies ``grad`` by. ``Conj``'s
+    record is ``complex_parts``'s (above this module: the op is looked up by type when a
+    gradient is built, after the whole family is registered).
+    """
+    return apply_op("Conj", [t]) if t.dtype.is_complex else t
 
-    return run
+
+def times_conj(grad: Tensor, derivative: Tensor) -> Tensor:
+    """``grad * conj(derivative)``: the chain rule of an elementwise op, complex too."""
+    return multiply(grad, conj_if_complex(derivative))
 
 
 # --- binary arithmetic -----------------------------------------------------------------
@@ -131,16 +152,16 @@ def _sub_grad(op: Operation, grad: Tensor) -> list:
 
 def _mul_grad(op: Operation, grad: Tensor) -> list:
     x, y = op.inputs
-    return [multiply(grad, y), multiply(x, grad)]
+    return [times_conj(grad, y), multiply(conj_if_complex(x), grad)]
 
 
 def _real_div_grad(op: Operation, grad: Tensor) -> list:
-    x, y = op.inputs
+    x, y = (conj_if_complex(t) for t in op.inputs)
     return [realdiv(grad, y), multiply(grad, realdiv(realdiv(negative(x), y), y))]
 
 
 def _div_no_nan_grad(op: Operation, grad: Tensor) -> list:
-    x, y = op.inputs
+    x, y = (conj_if_complex(t) for t in op.inputs)
     return [div_no_nan(grad, y), multiply(grad, div_no_nan(div_no_nan(negative(x), y), y))]
 
 
@@ -151,11 +172,12 @@ def _floor_mod_grad(op: Operation, grad: Tensor) -> list:
 
 
 def _pow_grad(op: Operation, grad: Tensor) -> list:
-    x, y = op.inputs
-    z = op.outputs[0]
+    x, y = (conj_if_complex(t) for t in op.inputs)
+    z = conj_if_complex(op.outputs[0])
     gx = multiply(grad, multiply(y, pow(x, subtract(y, 1))))
-    # d(x^y)/dy = x^y log(x), taken as 0 where x <= 0 (as TF does).
-    positive = greater(x, 0)
+    # d(x^y)/dy = x^y log(x), taken as 0 where x <= 0 (as TF does; where x == 0 for
+    # complex x, whose log is defined off the origin).
+    positive = not_equal(x, 0) if x.dtype.is_complex else greater(x, 0)
     safe_x = select(positive, x, ones_like(x))
     log_x = select(positive, log(safe_x), zeros_like(x))
     gy = multiply(grad, multiply(z, log_x))
@@ -184,81 +206,27 @@ def _squared_difference_grad(op: Operation, grad: Tensor) -> list:
     return [gx, negative(gx)]
 
 
-def _squared_difference_kernel(ctx: Any, attrs: dict) -> Any:
-    xp = ctx.xp
-    return lambda x, y: xp.square(xp.subtract(x, y))
-
-
-def _refuse_integer_zero(xp: Any, y: Any) -> None:
-    """TF1 fails an integer division by zero, where numpy gives 0 (with a warning that
-    steps silence); floating-point division keeps its IEEE inf and nan."""
-    if y.dtype.kind in "iu" and not xp.all(y):
-        raise errors.InvalidArgumentError(None, None, "Integer division by zero")
-
-
-def _dividing(ufunc_name: str) -> Callable[[Any, dict], Any]:
-    """Kernel factory: the namespace's ufunc, refusing an integer division by zero."""
-
-    def factory(ctx: Any, attrs: dict) -> Any:
-        xp = ctx.xp
-        fn = getattr(xp, ufunc_name)
-
-        def divide(x: Any, y: Any) -> Any:
-            _refuse_integer_zero(xp, y)
-            return fn(x, y)
-
-        return divide
-
-    factory.__name__ = f"_{ufunc_name}_kernel"
-    return factory
-
-
-def _truncate_div_kernel(ctx: Any, attrs: dict) -> Any:
-    xp = ctx.xp
-
-    def truncate_div(x: Any, y: Any) -> Any:
-        _refuse_integer_zero(xp, y)
-        if x.dtype.kind not in "iu":
-            return xp.trunc(xp.true_divide(x, y))
-        # Exact for integers: floor, plus one where the quotient is negative and inexact.
-        q = xp.floor_divide(x, y)
-        return xp.where((xp.remainder(x, y) != 0) & ((x < 0) != (y < 0)), q + 1, q)
-
-    return truncate_div
-
-
 def _truncate_mod_grad(op: Operation, grad: Tensor) -> list:
     # x tmod y = x - trunc(x / y) * y, with trunc(x / y) piecewise constant.
     x, y = op.inputs
     return [grad, multiply(grad, negative(truncatediv(x, y)))]
 
 
-def _div_no_nan_kernel(ctx: Any, attrs: dict) -> Any:
-    xp = ctx.xp
-
-    def div_no_nan(x: Any, y: Any) -> Any:
-        zero = y == 0
-        quotient = xp.true_divide(x, xp.where(zero, 1, y))
-        return xp.where(zero, 0, quotient)
-
-    return div_no_nan
-
-
 # (type, kernel, gradient, accepted dtypes, foldable)
 _BINARY: list[tuple[str, Callable, Any, tuple, bool]] = [
-    ("AddV2", operator_kernel(operator.add), _add_grad, NUMERIC, True),
-    ("Sub", operator_kernel(operator.sub), _sub_grad, NUMERIC, True),
-    ("Mul", operator_kernel(operator.mul), _mul_grad, NUMERIC, True),
+    ("AddV2", operator_kernel(operator.add), _add_grad, NUMBER, True),
+    ("Sub", operator_kernel(operator.sub), _sub_grad, NUMBER, True),
+    ("Mul", operator_kernel(operator.mul), _mul_grad, NUMBER, True),
     ("RealDiv", ufunc_kernel("true_divide"), _real_div_grad, FLOAT, False),
-    ("DivNoNan", _div_no_nan_kernel, _div_no_nan_grad, FLOAT, False),
-    ("FloorDiv", _dividing("floor_divide"), registry.NOT_DIFFERENTIABLE, NUMERIC, True),
-    ("FloorMod", _dividing("mod"), _floor_mod_grad, NUMERIC, True),
-    ("TruncateDiv", _truncate_div_kernel, registry.NOT_DIFFERENTIABLE, NUMERIC, True),
-    ("TruncateMod", _dividing("fmod"), _truncate_mod_grad, NUMERIC, True),
-    ("Pow", ufunc_kernel("power"), _pow_grad, NUMERIC, False),
+    ("DivNoNan", div_no_nan_kernel, _div_no_nan_grad, FLOAT, False),
+    ("FloorDiv", dividing_kernel("floor_divide"), registry.NOT_DIFFERENTIABLE, NUMERIC, True),
+    ("FloorMod", dividing_kernel("mod"), _floor_mod_grad, NUMERIC, True),
+    ("TruncateDiv", truncate_div_kernel, registry.NOT_DIFFERENTIABLE, NUMERIC, True),
+    ("TruncateMod", dividing_kernel("fmod"), _truncate_mod_grad, NUMERIC, True),
+    ("Pow", ufunc_kernel("power"), _pow_grad, NUMBER, False),
     ("Maximum", ufunc_kernel("maximum"), _maximum_grad, NUMERIC, True),
     ("Minimum", ufunc_kernel("minimum"), _minimum_grad, NUMERIC, True),
-    ("SquaredDifference", _squared_difference_kernel, _squared_difference_grad, NUMERIC, False),
+    ("SquaredDifference", squared_difference_kernel, _squared_difference_grad, NUMBER, False),
 ]
 for _type, _kernel, _grad, _dtypes, _fold in _BINARY:
     _rule = with_arity(check_rule(*_dtypes), 2)
@@ -375,54 +343,54 @@ def _sign_grad(op: Operation, grad: Tensor) -> list:
 
 
 def _square_grad(op: Operation, grad: Tensor) -> list:
-    return [multiply(grad, multiply(op.inputs[0], 2))]
+    return [times_conj(grad, multiply(op.inputs[0], 2))]
 
 
 def _sqrt_grad(op: Operation, grad: Tensor) -> list:
-    return [realdiv(multiply(grad, 0.5), op.outputs[0])]
+    return [realdiv(multiply(grad, 0.5), conj_if_complex(op.outputs[0]))]
 
 
 def _rsqrt_grad(op: Operation, grad: Tensor) -> list:
     y = op.outputs[0]
-    return [multiply(multiply(grad, -0.5), multiply(y, square(y)))]
+    return [times_conj(multiply(grad, -0.5), multiply(y, square(y)))]
 
 
 def _exp_grad(op: Operation, grad: Tensor) -> list:
-    return [multiply(grad, op.outputs[0])]
+    return [times_conj(grad, op.outputs[0])]
 
 
 def _expm1_grad(op: Operation, grad: Tensor) -> list:
-    return [multiply(grad, exp(op.inputs[0]))]
+    return [times_conj(grad, exp(op.inputs[0]))]
 
 
 def _log_grad(op: Operation, grad: Tensor) -> list:
-    return [multiply(grad, reciprocal(op.inputs[0]))]
+    return [times_conj(grad, reciprocal(op.inputs[0]))]
 
 
 def _log1p_grad(op: Operation, grad: Tensor) -> list:
-    return [multiply(grad, reciprocal(add(op.inputs[0], 1)))]
+    return [times_conj(grad, reciprocal(add(op.inputs[0], 1)))]
 
 
 def _sin_grad(op: Operation, grad: Tensor) -> list:
-    return [multiply(grad, cos(op.inputs[0]))]
+    return [times_conj(grad, cos(op.inputs[0]))]
 
 
 def _cos_grad(op: Operation, grad: Tensor) -> list:
-    return [negative(multiply(grad, sin(op.inputs[0])))]
+    return [negative(times_conj(grad, sin(op.inputs[0])))]
 
 
 def _tan_grad(op: Operation, grad: Tensor) -> list:
-    return [multiply(grad, square(reciprocal(cos(op.inputs[0]))))]
+    return [times_conj(grad, square(reciprocal(cos(op.inputs[0]))))]
 
 
 def _tanh_grad(op: Operation, grad: Tensor) -> list:
     y = op.outputs[0]
-    return [multiply(grad, subtract(1, square(y)))]
+    return [times_conj(grad, subtract(1, square(y)))]
 
 
 def _sigmoid_grad(op: Operation, grad: Tensor) -> list:
     y = op.outputs[0]
-    return [multiply(grad, multiply(y, subtract(1, y)))]
+    return [times_conj(grad, multiply(y, subtract(1, y)))]
 
 
 def _erf_grad(op: Operation, grad: Tensor) -> list:
@@ -431,45 +399,17 @@ def _erf_grad(op: Operation, grad: Tensor) -> list:
 
 
 def _reciprocal_grad(op: Operation, grad: Tensor) -> list:
-    return [negative(multiply(grad, square(op.outputs[0])))]
-
-
-def _rsqrt_kernel(ctx: Any, attrs: dict) -> Any:
-    xp = ctx.xp
-    return lambda x: xp.reciprocal(xp.sqrt(x))
-
-
-def sigmoid_kernel(ctx: Any, attrs: dict) -> Any:
-    xp = ctx.xp
-    special = special_module(xp)
-    if special is not None:
-        return keep_dtype(special.expit, xp)
-
-    def sigmoid(x: Any) -> Any:
-        # exp of -|x| never overflows; both branches are accurate in relative terms.
-        e = xp.exp(-xp.abs(x))
-        return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
-
-    return sigmoid
-
-
-def _erf_kernel(ctx: Any, attrs: dict) -> Any:
-    xp = ctx.xp
-    special = special_module(xp)
-    if special is not None:
-        return keep_dtype(special.erf, xp)
-    erf_object = xp.frompyfunc(_pymath.erf, 1, 1)  # without scipy: exact but slow
-    return lambda x: xp.asarray(erf_object(x), dtype=x.dtype)
+    return [negative(times_conj(grad, square(op.outputs[0])))]
 
 
 # (type, kernel, gradient, accepted dtypes, foldable)
 _UNARY: list[tuple[str, Callable, Any, tuple, bool]] = [
-    ("Neg", operator_kernel(operator.neg), _neg_grad, NUMERIC, True),
+    ("Neg", operator_kernel(operator.neg), _neg_grad, NUMBER, True),
     ("Abs", ufunc_kernel("abs"), _abs_grad, NUMERIC, True),
     ("Sign", ufunc_kernel("sign"), _sign_grad, NUMERIC, True),
-    ("Square", ufunc_kernel("square"), _square_grad, NUMERIC, True),
+    ("Square", ufunc_kernel("square"), _square_grad, NUMBER, True),
     ("Sqrt", ufunc_kernel("sqrt"), _sqrt_grad, FLOAT, False),
-    ("Rsqrt", _rsqrt_kernel, _rsqrt_grad, FLOAT, False),
+    ("Rsqrt", rsqrt_kernel, _rsqrt_grad, FLOAT, False),
     ("Exp", ufunc_kernel("exp"), _exp_grad, FLOAT, False),
     ("Expm1", ufunc_kernel("expm1"), _expm1_grad, FLOAT, False),
     ("Log", ufunc_kernel("log"), _log_grad, FLOAT, False),
@@ -479,9 +419,9 @@ _UNARY: list[tuple[str, Callable, Any, tuple, bool]] = [
     ("Tan", ufunc_kernel("tan"), _tan_grad, FLOAT, False),
     ("Tanh", ufunc_kernel("tanh"), _tanh_grad, FLOAT, False),
     ("Sigmoid", sigmoid_kernel, _sigmoid_grad, FLOAT, False),
-    ("Erf", _erf_kernel, _erf_grad, FLOAT, False),
-    ("Floor", ufunc_kernel("floor"), NOT_DIFF, FLOAT, True),
-    ("Ceil", ufunc_kernel("ceil"), NOT_DIFF, FLOAT, True),
+    ("Erf", erf_kernel, _erf_grad, REAL_FLOAT, False),
+    ("Floor", ufunc_kernel("floor"), NOT_DIFF, REAL_FLOAT, True),
+    ("Ceil", ufunc_kernel("ceil"), NOT_DIFF, REAL_FLOAT, True),
     ("Round", ufunc_kernel("round"), NOT_DIFF, NUMERIC, True),
     ("Reciprocal", ufunc_kernel("reciprocal"), _reciprocal_grad, FLOAT, False),
 ]

@@ -85,6 +85,8 @@ def operator_kernel(fn: Callable) -> Callable[[Any, dict], Any]:
 
 NUMERIC = (is_int_or_float, "integer or floating-point")
 FLOAT = (is_float, "floating-point")
+# The ops TF1 keeps real (``Floor Ceil Erf IsNan ...``) refuse complex tensors.
+REAL_FLOAT = (lambda d: d.is_floating, "real floating-point")
 NOT_DIFF = registry.NOT_DIFFERENTIABLE
 
 
@@ -94,8 +96,9 @@ def _is_comparable(d: dtypes.DType) -> bool:
 
 
 def _is_equatable(d: dtypes.DType) -> bool:
-    """``Equal``/``NotEqual`` also compare strings (bytes, elementwise), as TF's do."""
-    return _is_comparable(d) or d == dtypes.string
+    """``Equal``/``NotEqual`` also compare complex numbers and strings (bytes,
+    elementwise), as TF's do."""
+    return _is_comparable(d) or d.is_complex or d == dtypes.string
 
 
 def _equality_kernel(name: str, compare: Callable[[Any, Any], Any]) -> Callable[[Any, dict], Any]:
@@ -127,14 +130,14 @@ for _type, _ufunc_name, _dtypes in [
     ("LessEqual", "less_equal", NUMERIC),
     ("Greater", "greater", NUMERIC),
     ("GreaterEqual", "greater_equal", NUMERIC),
-    ("Equal", "equal", (_is_equatable, "numeric, bool or string")),
-    ("NotEqual", "not_equal", (_is_equatable, "numeric, bool or string")),
+    ("Equal", "equal", (_is_equatable, "numeric, complex, bool or string")),
+    ("NotEqual", "not_equal", (_is_equatable, "numeric, complex, bool or string")),
     ("LogicalAnd", "logical_and", (is_bool, "bool")),
     ("LogicalOr", "logical_or", (is_bool, "bool")),
     ("LogicalNot", "logical_not", (is_bool, "bool")),
-    ("IsNan", "isnan", FLOAT),
-    ("IsInf", "isinf", FLOAT),
-    ("IsFinite", "isfinite", FLOAT),
+    ("IsNan", "isnan", REAL_FLOAT),
+    ("IsInf", "isinf", REAL_FLOAT),
+    ("IsFinite", "isfinite", REAL_FLOAT),
 ]:
     registry.register(
         registry.OpDef(

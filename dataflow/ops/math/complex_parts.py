@@ -80,7 +80,14 @@ def _part_kernel(part: str) -> Any:
     def factory(ctx: Any, attrs: dict) -> Any:
         xp = ctx.xp
         fn = getattr(xp, part)
-        return lambda z: xp.ascontiguousarray(fn(z))
+
+        def part_of(z: Any) -> Any:
+            out = fn(z)
+            # A part of a strided view, made contiguous; ``ascontiguousarray`` would turn
+            # a scalar into shape [1].
+            return out if out.ndim == 0 else xp.ascontiguousarray(out)
+
+        return part_of
 
     factory.__name__ = f"_{part}_kernel"
     return factory

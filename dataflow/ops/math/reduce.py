@@ -41,7 +41,7 @@ from ..build import apply_op
 from ..cast import cast
 from ..constant import constant
 from ..rules import is_bool, is_int_or_float
-from .arith import BINARY_ELEMENTWISE, UNARY_ELEMENTWISE, multiply, realdiv
+from .arith import BINARY_ELEMENTWISE, NUMBER, UNARY_ELEMENTWISE, multiply, realdiv, times_conj
 from .compare import NOT_DIFF, equal, logical_and, select
 
 
@@ -337,15 +337,16 @@ def _prod_grad(op: Operation, grad: Tensor) -> list:
         realdiv(nonzero_prod, safe_x),
         select(logical_and(equal(zero_count, 1), is_zero), nonzero_prod, zeros),
     )
-    return _with_axes(op, multiply(_unreduce(grad, op), others))
+    return _with_axes(op, times_conj(_unreduce(grad, op), others))
 
 
 _NUMERIC_REDUCE = (is_int_or_float, "integer or floating-point")
 # (type, kernel, gradient, accepted dtypes, foldable)
 _REDUCTIONS: list[tuple[str, Callable, Any, tuple, bool]] = [
-    ("Sum", reduction_kernel("sum", pass_dtype=True), _sum_grad, _NUMERIC_REDUCE, True),
-    ("Mean", mean_kernel, _mean_grad, _NUMERIC_REDUCE, False),
-    ("Prod", reduction_kernel("prod", pass_dtype=True), _prod_grad, _NUMERIC_REDUCE, True),
+    # Sum, Mean and Prod take complex tensors too (TF1); Prod's rule conjugates.
+    ("Sum", reduction_kernel("sum", pass_dtype=True), _sum_grad, NUMBER, True),
+    ("Mean", mean_kernel, _mean_grad, NUMBER, False),
+    ("Prod", reduction_kernel("prod", pass_dtype=True), _prod_grad, NUMBER, True),
     ("Max", reduction_kernel("max"), _min_or_max_grad, _NUMERIC_REDUCE, True),
     ("Min", reduction_kernel("min"), _min_or_max_grad, _NUMERIC_REDUCE, True),
     ("All", reduction_kernel("all"), NOT_DIFF, (is_bool, "bool"), True),
