@@ -14,9 +14,10 @@ because einsum is the bottom of the family: ``products``, ``diag`` and
 ``decomp`` import them from this module.
 
 Einsum gradient, the one non-obvious rule. For ``z = einsum("s1,s2,...->so", x1, x2,
-...)`` (real inputs), the gradient for ``xi`` is the einsum of the output gradient with
-every other operand, written back to ``si``: ``einsum("so,s1,..(not si)..->si", g,
-...)``. Two cases need a third kind of operand, a 0/1 tensor ``D`` shaped like ``xi``:
+...)``, the gradient for ``xi`` is the einsum of the output gradient with every other
+operand (conjugated, for complex inputs), written back to ``si``:
+``einsum("so,s1,..(not si)..->si", g, ...)``. Two cases need a third kind of operand,
+a 0/1 tensor ``D`` shaped like ``xi``:
 
 * a label (or the ellipsis) of ``si`` appears nowhere else (it was summed over in
   ``xi`` alone): ``D = ones_like(xi)`` supplies it, broadcasting ``g`` along it;
@@ -321,7 +322,9 @@ def _einsum_grad(op: Operation, grad: Tensor) -> list:
         spec = ins[i]
         others = [(s, t) for j, (s, t) in enumerate(zip(ins, op.inputs, strict=True)) if j != i]
         specs = [out] + [s for s, _ in others]
-        operands = [grad] + [t for _, t in others]
+        # Complex operands: the rule is linear in each other operand, so TF's convention
+        # (a real loss's gradient is dL/dRe + i dL/dIm) contracts grad with their conj.
+        operands = [grad] + [math_ops.conj(t) for _, t in others]
         fresh = _fresh_labels(op.attrs["equation"])
         renamed, groups = _rename_repeats(spec, fresh)
         available = set("".join(specs))

@@ -84,7 +84,20 @@ def _matmul_grad_pair(a: Tensor, b: Tensor, grad: Tensor, ta: bool, tb: bool) ->
 
 def _matmul_grad(op: Operation, grad: Tensor) -> list:
     a, b = op.inputs
-    return _matmul_grad_pair(a, b, grad, op.attrs["transpose_a"], op.attrs["transpose_b"])
+    ta, tb = op.attrs["transpose_a"], op.attrs["transpose_b"]
+    if a.dtype.is_complex and (ta or tb):
+        # MatMul's flags are plain transposes, not adjoints: TF's rule for complex
+        # matrices is the real rule (transposes only) on conj(a) and conj(b).
+        a, b = apply_op("Conj", [a]), apply_op("Conj", [b])
+        if not ta:
+            return [matmul(grad, b), matmul(grad, a, transpose_a=True)]
+        if not tb:
+            return [matmul(b, grad, transpose_b=True), matmul(a, grad)]
+        return [
+            matmul(b, grad, transpose_a=True, transpose_b=True),
+            matmul(grad, a, transpose_a=True, transpose_b=True),
+        ]
+    return _matmul_grad_pair(a, b, grad, ta, tb)
 
 
 registry.register(registry.OpDef("MatMul", _infer_matmul, _matmul_kernel, _matmul_grad))
