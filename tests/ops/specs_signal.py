@@ -64,6 +64,59 @@ def c2r(path, ref, fft_length=None, ref_kwargs=None):
     return squared(build, reference)
 
 
+# Arithmetic on two complex tensors ([2, 3] and [3]: broadcasting), each row one
+# expression of ``+ - * /`` and the complex-capable unary ops, reductions and products,
+# so the gradients run through TF's conjugate rules (``Mul``'s ``grad * conj(y)``).
+COMPLEX_ARITH = [
+    ("add_sub_neg", lambda tf, z, w: -(z + w) * (z - w), lambda z, w: -(z + w) * (z - w)),
+    ("mul_div", lambda tf, z, w: z * w / (w + 3.0), lambda z, w: z * w / (w + 3.0)),
+    (
+        "exp_log_sqrt",
+        lambda tf, z, w: tf.exp(z) * tf.log(w + 3.0) + tf.sqrt(z + 3.0),
+        lambda z, w: anp.exp(z) * anp.log(w + 3.0) + anp.sqrt(z + 3.0),
+    ),
+    (
+        "square_reciprocal_pow",
+        lambda tf, z, w: tf.square(z) + tf.reciprocal(w + 3.0) + tf.pow(z + 3.0, w),
+        lambda z, w: z * z + 1.0 / (w + 3.0) + (z + 3.0) ** w,
+    ),
+    (
+        "reduce_sum_mean_prod",
+        lambda tf, z, w: tf.reduce_sum(z * w, 1) + tf.reduce_mean(z, 1) * tf.reduce_prod(z, 1),
+        lambda z, w: anp.sum(z * w, 1) + anp.mean(z, 1) * anp.prod(z, 1),
+    ),
+    (
+        "matmul_adjoint_a",
+        lambda tf, z, w: tf.matmul(z, z, adjoint_a=True) * w,
+        lambda z, w: (anp.conj(z).T @ z) * w,
+    ),
+    (
+        "matmul_adjoint_b",
+        lambda tf, z, w: tf.matmul(z, tf.reshape(w, [1, 3]), adjoint_b=True),
+        lambda z, w: z @ anp.conj(anp.reshape(w, (1, 3))).T,
+    ),
+    (
+        "einsum",
+        lambda tf, z, w: tf.einsum("ij,j->i", z * z, w),
+        lambda z, w: anp.einsum("ij,j->i", z * z, w),
+    ),
+]
+
+
+def complex_build(fn):
+    def build(tf, a, b, c, d):
+        return parts(tf, fn(tf, tf.complex(a, b), tf.complex(c, d)))
+
+    return build
+
+
+def complex_reference(ref):
+    def reference(a, b, c, d):
+        return ref_parts(ref(a + 1j * b, c + 1j * d))
+
+    return reference
+
+
 # TF's gradient graph of a real transform that crops its input fails to build (shape
 # mismatches in its own rule), and TF has no gradient for RFFT3D/IRFFT3D: those rows
 # compare values with TF and gradients with autograd and finite differences only.
@@ -164,4 +217,14 @@ ROWS = [
         [rand(3, 4), rand(3, 4)],
         rtol=1e-5,
     ),
+    *[
+        OpSpec(
+            f"complex_{name}",
+            complex_build(fn),
+            complex_reference(ref),
+            [rand(2, 3), rand(2, 3), rand(3), rand(3)],
+            rtol=1e-5,
+        )
+        for name, fn, ref in COMPLEX_ARITH
+    ],
 ]
