@@ -8,6 +8,7 @@ from .ops.strings.conversions import as_string as as_string
 from .ops.strings.conversions import reduce_join as reduce_join
 from .ops.strings.conversions import regex_full_match as regex_full_match
 from .ops.strings.conversions import unsorted_segment_join as unsorted_segment_join
+from .ops.strings.format import string_format as format  # noqa: F401
 from .ops.strings.hash_buckets import to_hash_bucket as to_hash_bucket
 from .ops.strings.hash_buckets import to_hash_bucket_strong as to_hash_bucket_strong
 from .ops.strings.string_ops import (

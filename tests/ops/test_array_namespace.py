@@ -717,6 +717,7 @@ def _strings_and_records() -> list[Step]:
         tf.strings.regex_replace(tf.strings.upper(tf.strings.lower(b)), "C", "x"),
         tf.strings.to_hash_bucket(b, 7),
         tf.strings.to_hash_bucket_strong(b, 7, [3, 4]),
+        tf.strings.format("{} / {}", [b, tf.strings.length(b)], summarize=1),
         tf.io.decode_json_example(
             tf.strings.join(
                 [

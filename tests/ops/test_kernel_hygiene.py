@@ -129,6 +129,7 @@ HOST_OPS = {
         "arrays of bytes); the parsed indices, values and shapes go to the device"
         for op_type in ("SerializeSparse", "SerializeManySparse", "DeserializeManySparse")
     },
+    "StringFormat": "prints tensors into a string (host memory) from host copies",
     "CandidateSampler": "draws a few class ids on the host (a rejection loop for unique "
     "samples); the results go to the device with xp.asarray",
     **{

@@ -177,6 +177,8 @@ NOT_IN_THE_TABLE = {
         "results with TF's, and reads TF's strings"
         for op_type in ("SerializeSparse", "SerializeManySparse", "DeserializeManySparse")
     },
+    "StringFormat": "gives a string (host memory): tests/ops/strings/test_format_tf.py "
+    "compares the text with TF's",
 }
 
 
