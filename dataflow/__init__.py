@@ -546,6 +546,7 @@ from .install import install_on as install_on
 
 from .aliases.top_level_math import *  # noqa: F403 - tf.fft, tf.svd, tf.igamma, ... listed there
 from .aliases.framework_names import *  # noqa: F403 - tf.hessians, tf.init_scope, ...
+from .aliases.small_names import *  # noqa: F403 - tf.uint32, tf.nest, tf.get_logger, ...
 
 # --- sub-namespaces (tf.nn, tf.linalg, tf.train, tf.losses, ...) -------------------------
 from . import nn as nn

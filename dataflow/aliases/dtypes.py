@@ -21,8 +21,12 @@ from ..framework.dtypes import (
     resource as resource,
     string as string,
     uint8 as uint8,
+    uint16 as uint16,
+    uint32 as uint32,
+    uint64 as uint64,
     variant as variant,
 )
+from ..ops.math.complex_parts import complex as complex
 from ..ops.array import saturate_cast as saturate_cast
 from ..ops.cast import cast as cast
 from ..ops.strings.conversions import as_string as as_string

@@ -6,9 +6,12 @@ as ``import dataflow as tf``.
 
 from __future__ import annotations
 
+import contextlib
+import datetime
 import numbers
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -75,6 +78,14 @@ def dimension_at_index(shape: Any, index: int) -> Dimension:
 def forward_compatible(year: int, month: int, day: int) -> bool:
     """TF's forward-compatibility window: dataflow has none, so every date is past."""
     return True
+
+
+@contextlib.contextmanager
+def forward_compatibility_horizon(year: int, month: int, day: int) -> Iterator[None]:
+    """A context in which ``forward_compatible`` reasons as if the date were this one:
+    dataflow has no window, so it answers the same inside (every date is past)."""
+    datetime.date(year, month, day)  # a date that does not exist is a ValueError, as TF1
+    yield
 
 
 __getattr__ = missing_name_hook("compat", __name__)

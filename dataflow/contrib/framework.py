@@ -294,11 +294,59 @@ def _signature(structure: Any, check_types: bool) -> list:
     return out
 
 
-class nest:
-    """``tf.contrib.framework.nest``: nested structures of lists, tuples and dicts."""
+def _sorted_keys(mapping: Mapping) -> list:
+    try:
+        return sorted(mapping)
+    except TypeError:  # keys of mixed types: TF1 refuses them too
+        raise TypeError("nest only supports dicts with sortable keys.") from None
 
-    flatten = staticmethod(_nest.flatten)
-    pack_sequence_as = staticmethod(_nest.pack_sequence_as)
+
+def _flatten_sorted(structure: Any) -> list:
+    """Leaves depth-first, a dict's values in the order of its sorted keys (TF1's)."""
+    out: list = []
+    stack = [structure]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            stack.extend(reversed([item[k] for k in _sorted_keys(item)]))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+        else:
+            out.append(item)
+    return out
+
+
+def _pack_sorted(structure: Any, flat: list) -> Any:
+    """``structure`` with its leaves replaced by ``flat`` in ``_flatten_sorted``'s order;
+    a dict keeps its own key order (TF1's ``pack_sequence_as``)."""
+    leaves = iter(flat)
+
+    def build(item: Any) -> Any:
+        if isinstance(item, Mapping):
+            values = {k: build(item[k]) for k in _sorted_keys(item)}
+            pairs = [(k, values[k]) for k in item]
+            return dict(pairs) if type(item) is dict else type(item)(pairs)
+        if _nest.is_namedtuple(item):
+            return type(item)(*[build(v) for v in item])
+        if isinstance(item, (list, tuple)):
+            return type(item)(build(v) for v in item)
+        return next(leaves)
+
+    leaf_count = len(_flatten_sorted(structure))
+    if leaf_count != len(flat):
+        raise ValueError(
+            f"Could not pack sequence. Structure had {leaf_count} elements, but flat_sequence "
+            f"had {len(flat)} elements."
+        )
+    return build(structure)
+
+
+class nest:
+    """``tf.contrib.framework.nest``: nested structures of lists, tuples and dicts; a
+    dict's values are taken in the order of its sorted keys, as TF1 does."""
+
+    flatten = staticmethod(_flatten_sorted)
+    pack_sequence_as = staticmethod(_pack_sorted)
     is_sequence = staticmethod(_nest.is_nested)
 
     @staticmethod
@@ -321,8 +369,8 @@ class nest:
             raise ValueError("Must provide at least one structure")
         for other in structures[1:]:
             nest.assert_same_structure(structures[0], other, check_types=False)
-        flats = [_nest.flatten(s) for s in structures]
-        return _nest.pack_sequence_as(structures[0], [func(*xs) for xs in zip(*flats)])
+        flats = [_flatten_sorted(s) for s in structures]
+        return _pack_sorted(structures[0], [func(*xs) for xs in zip(*flats)])
 
 
 __getattr__ = contrib_hook("framework", __name__)

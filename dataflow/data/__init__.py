@@ -13,6 +13,7 @@ from typing import Any
 
 from .._util.missing_names import missing_name_hook
 from . import experimental as experimental
+from .dataset import AUTOTUNE as AUTOTUNE
 from .dataset import Dataset as Dataset
 from .iterator import Iterator as Iterator
 from .options import Options as Options

@@ -114,6 +114,9 @@ int16 = DType("int16", np.int16)
 int32 = DType("int32", np.int32)
 int64 = DType("int64", np.int64)
 uint8 = DType("uint8", np.uint8)
+uint16 = DType("uint16", np.uint16)
+uint32 = DType("uint32", np.uint32)
+uint64 = DType("uint64", np.uint64)
 bool = DType("bool", np.bool_)
 complex64 = DType("complex64", np.complex64)
 complex128 = DType("complex128", np.complex128)
@@ -134,6 +137,9 @@ _ALL = [
     int32,
     int64,
     uint8,
+    uint16,
+    uint32,
+    uint64,
     bool,
     complex64,
     complex128,

@@ -80,6 +80,27 @@ class SparseTensor:
         )
 
 
+def convert_to_tensor_or_sparse_tensor(
+    value: Any, dtype: Any = None, name: str | None = None
+) -> Any:
+    """``value`` as a ``SparseTensor`` if it is one (or a ``SparseTensorValue``), else as a
+    ``Tensor`` (``tf.convert_to_tensor_or_sparse_tensor``).
+
+    Raises:
+        RuntimeError: a sparse ``value`` whose dtype is not ``dtype`` (TF1's class).
+    """
+    if isinstance(value, SparseTensorValue):
+        value = SparseTensor.from_value(value)
+    if isinstance(value, SparseTensor):
+        if dtype is not None and value.dtype != dtypes.as_dtype(dtype):
+            raise RuntimeError(
+                f"Sparse dtype: requested = {dtypes.as_dtype(dtype).name}, "
+                f"actual = {value.dtype.name}"
+            )
+        return value
+    return convert_to_tensor(value, dtype=dtype, name=name)
+
+
 def expand_sparse_fetches(fetches: Any) -> Any:
     """``fetches`` with each ``SparseTensor`` replaced by a ``SparseTensorValue`` of its
     three tensors (fetched, re-packed, they come back as a value of arrays), and each

@@ -62,6 +62,16 @@ def to_float(x: Any, name: str = "ToFloat") -> Tensor:
     return cast(x, dtypes.float32, name=name)
 
 
+def to_complex64(x: Any, name: str = "ToComplex64") -> Tensor:
+    """Casts ``x`` to complex64 (deprecated in TF1: use ``cast``)."""
+    return cast(x, dtypes.complex64, name=name)
+
+
+def to_complex128(x: Any, name: str = "ToComplex128") -> Tensor:
+    """Casts ``x`` to complex128 (deprecated in TF1: use ``cast``)."""
+    return cast(x, dtypes.complex128, name=name)
+
+
 def to_double(x: Any, name: str = "ToDouble") -> Tensor:
     """Casts ``x`` to float64 (deprecated in TF1: use ``cast``)."""
     return cast(x, dtypes.float64, name=name)
