@@ -53,3 +53,4 @@ from ..framework.conversions import (
     register_tensor_conversion_function as register_tensor_conversion_function,
 )
 from ..ops.state.init_checks import assert_variables_initialized as assert_variables_initialized
+from ..ops.script import py_function as py_function

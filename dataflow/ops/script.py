@@ -379,3 +379,61 @@ def autograd_op(
         return _autograd_call(func, tensors, tout, multi, name or _op_name(func))
 
     return build
+
+
+# --- py_function --------------------------------------------------------------------------
+class EagerValue(np.ndarray):
+    """An input of a ``py_function``'s Python function: a numpy array that also answers
+    ``.numpy()`` (a plain array), as the EagerTensors TF1's ``py_function`` passes do."""
+
+    def numpy(self) -> np.ndarray:
+        """The value as a plain numpy array."""
+        return np.asarray(self).view(np.ndarray)
+
+
+def _eager_call(func: Callable) -> Callable:
+    """``func`` called with ``EagerValue`` arguments; results answering ``.numpy()``
+    (``EagerValue``s, or anything of that shape) are unwrapped before conversion."""
+
+    def call(*args: Any) -> Any:
+        result = func(*[np.asarray(a).view(EagerValue) for a in args])
+
+        def unwrap(value: Any) -> Any:
+            return value.numpy() if hasattr(value, "numpy") else value
+
+        if isinstance(result, (list, tuple)):
+            return type(result)(unwrap(r) for r in result)
+        return unwrap(result)
+
+    return call
+
+
+def py_function(
+    func: Callable | None = None, inp: Any = None, Tout: Any = None, name: str | None = None
+) -> Any:
+    """``tf.py_function`` in a graph: ``func`` runs in Python when the op runs, called
+    with one ``EagerValue`` per input (a numpy array with ``.numpy()``, standing for
+    TF's EagerTensors) and returning values convertible to ``Tout`` (tensors' values,
+    arrays or Python numbers; a Python float becomes float32 when ``Tout`` says so, as
+    TF's conversion does). Always stateful. Unlike TF's, it has no gradient here (no
+    tape records ``func``'s arithmetic): ``gradients`` through it raises
+    ``LookupError`` rather than giving a wrong ``None``.
+
+    Returns:
+        A tensor, a list of tensors when ``Tout`` is a list, or the op when ``Tout`` is
+        ``[]``.
+    """
+    if func is None or not callable(func):
+        raise TypeError(f"py_function needs a callable func, got {func!r}")
+    if Tout is None:
+        raise TypeError("py_function needs Tout")
+    return _py_func(
+        _eager_call(func), [] if inp is None else inp, Tout, True, name, _no_tape, cast=True
+    )
+
+
+def _no_tape(op: Operation, *grads: Tensor) -> list:
+    raise LookupError(
+        f"No gradient defined for py_function op {op.name}: its Python function is not "
+        "recorded on a tape here; wrap it in tf.stop_gradient if none should flow."
+    )

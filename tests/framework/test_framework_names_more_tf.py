@@ -229,3 +229,34 @@ def test_assert_variables_initialized(tf1: Any) -> None:
     assert ours_one == theirs_one == 0
     np.testing.assert_array_equal(ours, theirs)
     np.testing.assert_array_equal(ours, [2, 0])
+
+
+def test_py_function_passes_values_with_numpy(tf1: Any) -> None:
+    def norm_and_count(x: Any, k: Any) -> Any:
+        values = x.numpy()
+        assert isinstance(values, np.ndarray)
+        return np.sqrt((values * values).sum(axis=1)), k.numpy() + 1
+
+    def program(tf: Any) -> Any:
+        x = tf.constant([[3.0, 4.0], [6.0, 8.0]])
+        k = tf.constant(4, dtype=tf.int64)
+        norms, count = tf.py_function(norm_and_count, [x, k], [tf.float32, tf.int64])
+        half = tf.py_function(lambda v: v.numpy().sum() * 0.5, [x], tf.float32)
+        assert norms.dtype == tf.float32 and count.dtype == tf.int64
+        assert half.dtype == tf.float32
+        return norms, count, half
+
+    ours, theirs = both(tf1, program)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-6)
+    assert ours[1] == theirs[1] == 5
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-6)
+    assert ours[0].dtype == np.float32 and np.asarray(ours[2]).dtype == np.float32
+
+
+def test_py_function_gradient_is_refused_not_silently_none() -> None:
+    with dataflow.Graph().as_default():
+        x = dataflow.constant([1.0, 2.0])
+        y = dataflow.py_function(lambda v: v.numpy() * 2.0, [x], dataflow.float32)
+        with pytest.raises(LookupError, match="py_function"):
+            dataflow.gradients(y, x)
+        assert dataflow.gradients(dataflow.stop_gradient(y) + x, x)[0] is not None
