@@ -325,7 +325,7 @@ def _pack_sorted(structure: Any, flat: list) -> Any:
         if isinstance(item, Mapping):
             values = {k: build(item[k]) for k in _sorted_keys(item)}
             pairs = [(k, values[k]) for k in item]
-            return dict(pairs) if type(item) is dict else type(item)(pairs)
+            return dict(pairs) if type(item) is dict else type(item)(pairs)  # type: ignore[call-arg]
         if _nest.is_namedtuple(item):
             return type(item)(*[build(v) for v in item])
         if isinstance(item, (list, tuple)):

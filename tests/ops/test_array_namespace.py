@@ -293,6 +293,16 @@ def _conv_pool() -> list[Step]:
     return one(outs + grads_of(y, [x, w], order=2), {x: xv, w: wv})
 
 
+def _pool3d() -> list[Step]:
+    x, xv = ph(rand(1, 4, 4, 3, 2))
+    outs = [
+        tf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "SAME"),
+        tf.nn.avg_pool3d(x, [1, 2, 2, 1, 1], [1, 2, 1, 1, 1], "VALID"),
+    ]
+    y = tf.add_n([tf.reduce_sum(o * o) for o in outs])
+    return one(outs + grads_of(y, [x], order=2), {x: xv})  # MaxPool3DGradGrad
+
+
 def _random() -> list[Step]:
     tf.set_random_seed(5)
     logits = tf.constant(np.log([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2]]))
@@ -979,6 +989,7 @@ OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
     ("nn", _nn),
     ("conv_pool", _conv_pool),
     ("conv_pool_fast_paths", _conv_pool_fast_paths),
+    ("pool3d", _pool3d),
     ("random", _random),
     ("random_distributions", _random_distributions),
     ("variables", _variables),
