@@ -28,12 +28,17 @@ def tf1() -> Any:
 
 
 def both(tf1: Any, program: Callable[[Any], Any]) -> tuple[Any, Any]:
-    """``program(tf)`` in a fresh graph of each library; its fetches run in a session."""
+    """``program(tf)`` in a fresh graph of each library; its fetches run in a session.
+
+    A program returning ``(initializer, *fetches)`` has the initializer run first, in a
+    run of its own: within one run TF does not order an initializer before the reads."""
     out = []
     for tf in (dataflow, tf1):
         with tf.Graph().as_default():
             fetches = program(tf)
             with tf.Session() as sess:
+                if isinstance(fetches, tuple) and isinstance(fetches[0], tf.Operation):
+                    sess.run(fetches[0])
                 out.append(sess.run(fetches))
     return out[0], out[1]
 

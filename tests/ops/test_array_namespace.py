@@ -303,6 +303,18 @@ def _pool3d() -> list[Step]:
     return one(outs + grads_of(y, [x], order=2), {x: xv})  # MaxPool3DGradGrad
 
 
+def _framework_helpers() -> list[Step]:
+    x, xv = ph(rand(3, 2))
+    words = tf.constant([b"a", b"longer string"])
+    outs = [
+        tf.guarantee_const(x) * 2.0,
+        tf.fingerprint(x),
+        tf.fingerprint(words),
+        tf.cast(tf.timestamp() > 0, tf.int32),  # the clock's value differs between runs
+    ]
+    return one(outs, {x: xv})
+
+
 def _random() -> list[Step]:
     tf.set_random_seed(5)
     logits = tf.constant(np.log([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2]]))
@@ -990,6 +1002,7 @@ OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
     ("conv_pool", _conv_pool),
     ("conv_pool_fast_paths", _conv_pool_fast_paths),
     ("pool3d", _pool3d),
+    ("framework_helpers", _framework_helpers),
     ("random", _random),
     ("random_distributions", _random_distributions),
     ("variables", _variables),

@@ -119,6 +119,8 @@ HOST_OPS = {
         for table in ("InitializeTableV2", "InitializeTableFromTextFileV2", "LookupTableFindV2")
     },
     "HashBucketFast": "hashes strings (host object arrays of bytes) with Fingerprint64",
+    "Fingerprint": "hashes each row's bytes with Fingerprint64 on host copies (strings are "
+    "host object arrays); the uint8 result goes to the device with xp.asarray",
     "StringToHashBucket": "hashes strings (host object arrays of bytes) with TF's legacy Hash64",
     "StringToHashBucketStrong": "hashes strings (host object arrays of bytes) with keyed "
     "SipHash-2-4",

@@ -161,6 +161,9 @@ NOT_IN_THE_TABLE = {
             "UnsortedSegmentJoin",
         )
     },
+    "Fingerprint": "hashes rows (strings are host object arrays) with FarmHash: "
+    "tests/framework/test_framework_names_more_tf.py compares it with TF's for numeric and "
+    "string rows",
     "HashBucketFast": "hashes strings (host object arrays) with FarmHash: "
     "tests/ops/lookup/test_lookup.py compares its buckets with TF's to_hash_bucket_fast over "
     "every length branch of the hash",
