@@ -16,8 +16,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
-#: Names provided when the floor was last raised (of 1,856).
-FLOOR = 1106
+#: Names provided when the floor was last raised (of 1,856; 88.3%).
+FLOOR = 1638
 
 
 @pytest.fixture(scope="module")
