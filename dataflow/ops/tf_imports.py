@@ -32,7 +32,7 @@ from .control.tensor_array import TensorArray, build_ta_with_new_flow
 from .linalg import decomp
 from .linalg import diag as linalg_diag
 from .math import arith, compare
-from .nn import activations, impl
+from .nn import activations, argmax_pool, impl
 from .nn.conv import depthwise
 
 
@@ -121,6 +121,21 @@ def _matrix_set_diag(inputs: list, attrs: dict, name: str) -> list:
             x, diagonal, name=name, k=int(_static(k, "k")), align=attrs.get("align", "RIGHT_LEFT")
         )
     ]
+
+
+def _max_pool_with_argmax(inputs: list, attrs: dict, name: str) -> list:
+    # TF's NodeDef has no data_format (always NHWC), which our op record carries.
+    return list(
+        argmax_pool.max_pool_with_argmax(
+            inputs[0],
+            list(attrs["ksize"]),
+            list(attrs["strides"]),
+            attrs["padding"],
+            Targmax=attrs.get("Targmax", dtypes.int64),
+            include_batch_in_index=bool(attrs.get("include_batch_in_index", False)),
+            name=name,
+        )
+    )
 
 
 def _lrn(inputs: list, attrs: dict, name: str) -> list:
@@ -302,6 +317,7 @@ registry.register_importer("MatrixDiagV3", _matrix_diag)
 registry.register_importer("MatrixDiagPartV3", _matrix_diag_part)
 registry.register_importer("MatrixSetDiagV3", _matrix_set_diag)
 registry.register_importer("LRN", _lrn)
+registry.register_importer("MaxPoolWithArgmax", _max_pool_with_argmax)
 registry.register_importer("ReverseSequence", _reverse_sequence)
 registry.register_importer("MatrixTriangularSolve", _triangular_solve)
 registry.register_importer("MatrixBandPart", _band_part)

@@ -37,8 +37,20 @@ def test_variable_ops_are_the_stateful_ops_that_never_block() -> None:
 
 
 def test_runtime_facts() -> None:
-    assert _types_where(lambda d: d.stateful and not d.effectful) == {"Placeholder", "VarHandleOp"}
-    assert _types_where(lambda d: d.plumbing) == {"Identity", "NoOp", "Const", "VarHandleOp"}
+    # Timestamp reads the clock: never folded or shared (stateful), but it changes nothing.
+    assert _types_where(lambda d: d.stateful and not d.effectful) == {
+        "Placeholder",
+        "VarHandleOp",
+        "Timestamp",
+    }
+    # GuaranteeConst forwards its input as Identity does.
+    assert _types_where(lambda d: d.plumbing) == {
+        "Identity",
+        "NoOp",
+        "Const",
+        "VarHandleOp",
+        "GuaranteeConst",
+    }
     assert _types_where(lambda d: d.creates_resource) == {"VarHandleOp"}
 
 
