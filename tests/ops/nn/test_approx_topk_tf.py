@@ -35,9 +35,14 @@ def test_against_numpy_and_tf(dim, largest):
     np.testing.assert_array_equal(got_v, np.take_along_axis(X, want_i, axis=dim))
     reference = tf.math.approx_max_k if largest else tf.math.approx_min_k
     compiled = tf.function(lambda a: reference(a, k, reduction_dimension=dim), jit_compile=True)
-    tf_v, tf_i = compiled(X)
-    np.testing.assert_array_equal(got_v, tf_v.numpy())
-    np.testing.assert_array_equal(got_i, tf_i.numpy())
+    # In a graph and a session: the suite's TF1 tests turn eager execution off when they
+    # are collected, so .numpy() on an eager result would not exist in a full run.
+    with tf.compat.v1.Graph().as_default():
+        outputs = compiled(tf.constant(X))
+        with tf.compat.v1.Session() as sess:
+            tf_v, tf_i = sess.run(outputs)
+    np.testing.assert_array_equal(got_v, tf_v)
+    np.testing.assert_array_equal(got_i, tf_i)
 
 
 @pytest.mark.parametrize(

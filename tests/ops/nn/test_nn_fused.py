@@ -369,6 +369,12 @@ def test_a_conv_bias_relu_pool_block_and_its_gradients_match_tf1(ties):
         pooled = lib.nn.max_pool(h, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
         dense = lib.nn.relu(lib.nn.bias_add(lib.reshape(pooled, [6, -1]), lib.ones([144]) * 0.01))
         loss = lib.reduce_sum(lib.square(dense - 0.1))
+        if ties:
+            # Which of tied maxima takes the gradient is the CPU kernel's choice (TF's
+            # differs between CPUs: on an AMD EPYC it is not the first). What does not
+            # depend on it: the values, and the bias gradient (a tied pair has the same
+            # conv output, so moving the gradient between them keeps each channel's sum).
+            return [pooled, loss, *lib.gradients(loss, [b])]
         return [pooled, loss, *lib.gradients(loss, [x, w, b])]
 
     assert_parity_on_constants(tf1, program, images, kernel, bias, rtol=1e-5, atol=1e-5)
