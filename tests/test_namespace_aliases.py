@@ -26,11 +26,7 @@ LEFT_OUT = {
         "qint32",
         "quint8",
         "quint16",  # no quantized ops
-        "bfloat16",
-        "uint16",
-        "uint32",
-        "uint64",  # dtypes dataflow does not have
-        "complex",  # ops dataflow does not have yet
+        "bfloat16",  # a dtype dataflow does not have (numpy has none)
         "experimental",  # TF 2's
     },
     "queue": {"PriorityQueue"},  # not implemented yet
