@@ -245,11 +245,16 @@ def _session_steps(sess: Any, steps: list) -> list[list[Any]]:
             continue
         fetches, feed_dict, *expect = step
         try:
-            results.append(list(sess.run(list(fetches), feed_dict)))
+            results.append(list(sess.run(_as_list(fetches), feed_dict)))
         except tf.errors.OpError as exc:
             assert expect == [conformance.FAILS], exc
             results.append([f"{type(exc).__name__}: {exc.message.split(' [[')[0]}"])
     return results
+
+
+def _as_list(fetches: Any) -> list[Any]:
+    """A step's fetches as a list (a case may fetch one op alone)."""
+    return list(fetches) if isinstance(fetches, (list, tuple)) else [fetches]
 
 
 def _conformance_cases() -> list[tuple[str, Callable]]:
@@ -283,7 +288,7 @@ def test_every_conformance_case_runs_on_a_stand_in_gpu(
     with graph.as_default(), tf.Session(graph=graph, config=config) as sess:
         got = _session_steps(sess, steps)
         first = next(s for s in steps if not callable(s))
-        placed = sess.placement(list(first[0]), first[1])
+        placed = sess.placement(_as_list(first[0]), first[1])
     ops = [graph.get_operation_by_name(n) for n in placed]
     groups = placement.colocation_groups(ops)
     host_groups = {groups.find(op.name) for op in ops if not placement.has_gpu_kernel(op)}
