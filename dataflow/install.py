@@ -130,17 +130,43 @@ def worker_versions(client: Any) -> dict[str, tuple[str | None, str]]:
     }
 
 
-def _scheduler_install(version: str, archive: bytes, dask_scheduler: Any = None) -> str:
-    """Run on the scheduler (pickled by value): ``""`` when it imports ``version`` (after
-    unpacking ``archive`` onto its ``sys.path`` if it had no dataflow), else why not."""
+def _install_here(version: str, archive: bytes, local_directory: str) -> str:
+    """``""`` when this process imports ``version`` (after unpacking ``archive`` onto its
+    ``sys.path`` if it had no dataflow), else why not."""
     if "dataflow" not in sys.modules:
         found, _ = dataflow_version()
         if found is None:
-            unpack(archive, os.path.join(dask_scheduler.local_directory, f"install-{version}"))
+            unpack(archive, os.path.join(local_directory, f"install-{version}"))
     found, why = dataflow_version()
     if found == version:
         return ""
     return f"it runs dataflow {found}" if found else f"it cannot import dataflow ({why})"
+
+
+async def _scheduler_install(version: str, archive: bytes, dask_scheduler: Any = None) -> str:
+    """Run on the scheduler (pickled by value): ``_install_here`` in a thread, because
+    unpacking and importing dataflow take seconds, and a scheduler whose event loop is
+    held that long misses its clients' and workers' messages."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(
+        None, _install_here, version, archive, dask_scheduler.local_directory
+    )
+
+
+def _worker_count(client: Any, deadline: float) -> int:
+    """How many workers the cluster has now: asked again while the answer is none (a
+    client that is reconnecting gets an empty answer rather than an error)."""
+    from dataflow.framework import errors
+
+    while True:
+        workers = client.scheduler_info(n_workers=-1).get("workers", {})
+        if workers:
+            return len(workers)
+        if time.monotonic() > deadline:
+            raise errors.FailedPreconditionError(
+                None, None, "install_on: the cluster has no workers to install dataflow on"
+            )
+        time.sleep(0.2)
 
 
 def install_on(client: Any, timeout: float = 120.0) -> dict[str, str]:
@@ -175,11 +201,11 @@ def install_on(client: Any, timeout: float = 120.0) -> dict[str, str]:
         raise errors.FailedPreconditionError(
             None, None, f"install_on: the scheduler cannot run dataflow {version}: {problem}"
         )
-    workers = client.scheduler_info(n_workers=-1)["workers"]
-    client.register_plugin(plugin_class()(version, archive))
     deadline = time.monotonic() + timeout
+    expected = _worker_count(client, deadline)
+    client.register_plugin(plugin_class()(version, archive))
     while True:
-        client.wait_for_workers(len(workers), timeout=max(1.0, deadline - time.monotonic()))
+        client.wait_for_workers(expected, timeout=max(1.0, deadline - time.monotonic()))
         names = {
             a: str(w.get("name", a))
             for a, w in client.scheduler_info(n_workers=-1)["workers"].items()

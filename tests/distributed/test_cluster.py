@@ -239,7 +239,7 @@ def test_kernel_errors_name_the_op_and_device(csess):
 @pytest.mark.parametrize("resident", [False, True])
 def test_run_timeout(clean_cluster, resident):
     def slow(a):
-        time.sleep(3)
+        time.sleep(6)
         return a
 
     with tf.device("/job:worker/task:1"):
@@ -250,15 +250,17 @@ def test_run_timeout(clean_cluster, resident):
         quick = tf.constant(1.0) + 1.0
     config = tf.ConfigProto(operation_timeout_in_ms=500, resident_steps=resident)
     with tf.Session(clean_cluster, config=config) as sess:
+        # Well under the kernel's 6 s, with room for a first step's planning on a
+        # loaded machine (2.5 s against a 3 s kernel failed in a full run).
         start = time.perf_counter()
         with pytest.raises(tf.errors.DeadlineExceededError):
             sess.run(y)
-        assert time.perf_counter() - start < 2.5
+        assert time.perf_counter() - start < 4.0
         assert sess.run(quick) == 2.0
         start = time.perf_counter()
         with pytest.raises(tf.errors.DeadlineExceededError):
             sess.run(y, options=tf.RunOptions(timeout_in_ms=200))
-        assert time.perf_counter() - start < 2.5
+        assert time.perf_counter() - start < 4.0
 
 
 def test_unreachable_scheduler_fails_within_timeout():
@@ -360,10 +362,6 @@ def test_cross_device_control_dependencies(csess):
     assert any(s.control_inputs for s in plan.stages)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="fails in some fresh CI runs under load and passes alone: a known defect",
-)
 def test_lowered_stage_keys_in_task_stream(clean_cluster, cluster):
     beta, x, y, cost, update = _ridge()
     config = tf.ConfigProto(debug=True, resident_steps=False)  # the task-graph path
@@ -374,9 +372,16 @@ def test_lowered_stage_keys_in_task_stream(clean_cluster, cluster):
         with distributed.get_task_stream(client=cluster.client) as ts:
             csess.run(update, {x: xv, y: yv})
         bound = csess._signature(update, {x: xv, y: yv}).bound
+        session = csess.backend.session_id
+    # This step's tasks: keys (group, session, slot, stage) of this session, slot 0 being
+    # the group anchors, computed in the background. The stream is the cluster's, and
+    # other sessions' tasks (an earlier test's, finishing late under load) may be in it.
+    steps = [t for t in ts.data if isinstance(t["key"], tuple) and t["key"][1:2] == (session,)]
+    ours = [t for t in steps if t["key"][2] != 0]
+    assert len({t["key"] for t in ours}) == len(ours) == len(bound.lowered.templates)
     # Task prefixes name the stage: its label (a countdown to the plan's last stage and
     # its op) and device.
-    prefixes = {distributed.utils.key_split(t["key"]) for t in ts.data}
+    prefixes = {distributed.utils.key_split(t["key"]) for t in ours}
     assert "0.AssignSubVariableOp@ps:0" in prefixes
     assert all("@" in p for p in prefixes)
     assert prefixes == {t.name for t in bound.lowered.templates}

@@ -20,6 +20,7 @@ import dataflow as tf
 from dataflow.runtime import devices
 from dataflow.runtime.compile.compiler import compile_plan
 from dataflow.runtime.compile.stage_split import split_for_overlap
+from dataflow.runtime.execute import inter_op
 from dataflow.runtime.execute.executor import EmbeddedPlan
 from dataflow.runtime.execute.inter_op import ConcurrentPlan, stage_graph
 
@@ -316,14 +317,14 @@ def test_blas_is_held_to_one_thread_during_a_concurrent_step_only() -> None:
     assert seen == [1, 1]
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="fails in some fresh CI runs under load and passes alone: a known defect",
-)
-def test_short_steps_run_inline_until_their_stages_grow() -> None:
+def test_short_steps_run_inline_until_their_stages_grow(monkeypatch) -> None:
     # Handing a stage to another thread costs tens of microseconds: once every stage
     # of a step has run shorter than that, steps run on the caller's thread alone, and
-    # a step that takes clearly longer brings the threads back.
+    # a step that takes clearly longer brings the threads back. The hand-off cost is
+    # raised to 50 ms here: a zero-second stage on a loaded machine is preempted now and
+    # then for milliseconds, longer than the real 100 us, and the test is about what
+    # happens either side of the bound, not about the bound.
+    monkeypatch.setattr(inter_op, "HAND_OFF_SECONDS", 0.05)
     rec = Intervals()
     seconds = tf.placeholder(tf.float64, [])
 
@@ -343,16 +344,15 @@ def test_short_steps_run_inline_until_their_stages_grow() -> None:
     with tf.Session(config=two_cpus()) as sess:
         bound = sess.backend.bind(sess.compiled_plan(outs, {seconds: 0.0}))
         assert isinstance(bound, ConcurrentPlan)
-        # Under load a zero-second stage can still take longer than the hand-off now and
-        # then (a preempted thread): try a few hundred steps, not a few.
-        for _ in range(300):
+        for _ in range(50):
             bound.run([np.float64(0.0)])
             if bound.inline_seconds is not None:
                 break
         assert bound.inline_seconds is not None
         bound.run([np.float64(0.1)])  # inline, found long: back to threads
         assert bound.inline_seconds is None and not rec.overlap("a", "b")
-        bound.run([np.float64(0.1)])
+        # Long enough that a helper thread started late under load still overlaps.
+        bound.run([np.float64(0.5)])
         assert rec.overlap("a", "b")
 
 
