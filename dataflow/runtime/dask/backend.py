@@ -161,7 +161,6 @@ class DaskBackend(ResidentPath, GraphPath):
             t.annotations["span"] = self._span
         bound = BoundPlan(lowered)
         self._ensure_installed(bound)
-        self._keep_groups(lowered)
         return bound
 
     def _ensure_installed(self, bound: BoundPlan) -> dict[str, str]:
@@ -257,6 +256,7 @@ class DaskBackend(ResidentPath, GraphPath):
                     return self._run_streams(
                         bound, step, feed_values, addresses, watch, timeout, run_metadata
                     )
+                self._keep_groups(bound.lowered, timeout)
                 return self.client.sync(
                     self._run_graph,
                     bound.lowered,

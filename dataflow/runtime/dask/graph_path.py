@@ -110,7 +110,7 @@ class GraphPath:
     _cancel_on_workers: Callable[[str | None, list[str], list[str]], None]
     _execute: Callable[..., list[Any]]
 
-    def _keep_groups(self, lowered: LoweredPlan) -> None:
+    def _keep_groups(self, lowered: LoweredPlan, timeout: float | None = None) -> None:
         """Holds, for each stage's task group, one tiny key of that group for as long as
         the session lives.
 
@@ -126,6 +126,11 @@ class GraphPath:
         scheduler simply computes again (a scattered key it cannot recompute, and it
         logs an ERROR naming each one), and it is in place before the plan's first step
         (not arriving during later steps, or during interpreter exit).
+
+        Only task-graph steps make groups, so this runs before a plan's first one, not
+        when a plan is bound (a resident session never waits for it), and it waits no
+        longer than that step may take: the anchors need a free worker thread, and
+        every thread may be busy with an earlier step's kernel that timed out.
         """
         new = {
             key[0]: key
@@ -141,8 +146,19 @@ class GraphPath:
         # (distributed's own CommClosedError): UnavailableError, which recovery retries on.
         with cluster_view.comm_failures_as_unavailable("binding a new step (its task groups)"):
             futures = self.client.get(graph, keys, sync=False)
-            self.client.gather(futures)  # held before the first step, not during later ones
-        self._group_anchors.update((key[0], f) for key, f in zip(keys, futures, strict=True))
+            self._group_anchors.update((key[0], f) for key, f in zip(keys, futures, strict=True))
+            deadline = None if timeout is None else time.monotonic() + timeout
+            try:  # computed before the first step, not during later ones
+                for future in futures:
+                    left = None if deadline is None else max(1e-3, deadline - time.monotonic())
+                    future.result(timeout=left)
+            except TimeoutError:
+                raise errors.DeadlineExceededError(
+                    None,
+                    None,
+                    f"Timed out: no worker thread was free within {timeout:g} s to start "
+                    "the step (each is running a kernel of an earlier step)",
+                ) from None
 
     def _traced_graph_step(
         self, bound: BoundPlan, feed_values: list[Any], run_metadata: StepTrace, timeout: Any
