@@ -77,7 +77,8 @@ ROOMS = {
     # Tables: vocabulary lookups compose find/hash/where; GraphKeys and group come from
     # state and control (tables_initializer).
     "ops.lookup": {"ops", "ops.array", "ops.math", "ops.control", "ops.state"},
-    "ops.io": {"ops", "ops.array", "ops.queue", "ops.strings"},
+    # SparseFeature's entries are put in row-major order with math's argsort.
+    "ops.io": {"ops", "ops.array", "ops.math", "ops.queue", "ops.strings"},
     "ops.data": {"ops", "ops.math", "ops.io"},
     "ops.data.from_dask": {"ops", "ops.data"},
     "ops.summary": {"ops", "ops.state"},
@@ -89,6 +90,7 @@ ROOMS = {
         "ops.control",
         "ops.random",
         "ops.debug",
+        "ops.strings",  # is_jpeg compares a Substr of the contents
     },
     "ops.sparse": {"ops", "ops.array", "ops.math", "ops.control", "ops.nn"},
     "ops.losses_metrics": {
