@@ -27,8 +27,9 @@ Example: ``exponential_decay(0.1, step, 100, 0.5, staircase=True)`` is 0.1 for s
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..framework.graph import Tensor, convert_to_tensor, get_default_graph
@@ -43,6 +44,27 @@ def _as_dtype(value: Any, dtype: Any) -> Tensor:
         t = convert_to_tensor(value)
         return t if t.dtype == dtype else math_ops.cast(t, dtype)
     return constant(value, dtype=dtype)
+
+
+@contextlib.contextmanager
+def _schedule_inputs(
+    schedule: str, scope_name: str, inputs: tuple[Any, ...]
+) -> Iterator[tuple[Any, ...]]:
+    """A schedule's preamble. ``inputs`` is ``(learning_rate, global_step, *others)``:
+    refuses a ``None`` global step (naming ``schedule``), opens the name scope
+    ``scope_name`` and yields ``(scope, lr, step, *others)``, all tensors of the
+    learning rate's dtype."""
+    learning_rate, global_step, *others = inputs
+    if global_step is None:
+        raise ValueError(f"global_step is required for {schedule}.")
+    with get_default_graph().name_scope(scope_name) as scope:
+        lr = convert_to_tensor(learning_rate, name="learning_rate")
+        yield (scope, lr, *(_as_dtype(v, lr.dtype) for v in (global_step, *others)))
+
+
+def _progress(step: Tensor, steps: Tensor, staircase: bool) -> Tensor:
+    p = math_ops.truediv(step, steps)
+    return math_ops.floor(p) if staircase else p
 
 
 def exponential_decay(
@@ -69,17 +91,13 @@ def exponential_decay(
     Raises:
         ValueError: ``global_step`` is ``None``.
     """
-    if global_step is None:
-        raise ValueError("global_step is required for exponential_decay.")
-    graph = get_default_graph()
-    with graph.name_scope(name or "ExponentialDecay") as scope:
-        lr = convert_to_tensor(learning_rate, name="learning_rate")
-        dtype = lr.dtype
-        step = _as_dtype(global_step, dtype)
-        p = math_ops.truediv(step, _as_dtype(decay_steps, dtype))
-        if staircase:
-            p = math_ops.floor(p)
-        return math_ops.multiply(lr, math_ops.pow(_as_dtype(decay_rate, dtype), p), name=scope)
+    with _schedule_inputs(
+        "exponential_decay",
+        name or "ExponentialDecay",
+        (learning_rate, global_step, decay_steps, decay_rate),
+    ) as (scope, lr, step, steps, rate):
+        p = _progress(step, steps, staircase)
+        return math_ops.multiply(lr, math_ops.pow(rate, p), name=scope)
 
 
 def piecewise_constant(
@@ -133,16 +151,12 @@ def polynomial_decay(
     Raises:
         ValueError: ``global_step`` is ``None``.
     """
-    if global_step is None:
-        raise ValueError("global_step is required for polynomial_decay.")
-    graph = get_default_graph()
-    with graph.name_scope(name or "PolynomialDecay") as scope:
-        lr = convert_to_tensor(learning_rate, name="learning_rate")
+    with _schedule_inputs(
+        "polynomial_decay",
+        name or "PolynomialDecay",
+        (learning_rate, global_step, decay_steps, end_learning_rate, power),
+    ) as (scope, lr, step, steps, end, power_t):
         dtype = lr.dtype
-        end = _as_dtype(end_learning_rate, dtype)
-        power_t = _as_dtype(power, dtype)
-        step = _as_dtype(global_step, dtype)
-        steps = _as_dtype(decay_steps, dtype)
         if cycle:
             one = constant(1, dtype=dtype)
             multiplier = math_ops.where(
@@ -159,16 +173,6 @@ def polynomial_decay(
             math_ops.pow(math_ops.subtract(constant(1, dtype=dtype), p), power_t),
         )
         return math_ops.add(decayed, end, name=scope)
-
-
-def _require_step(global_step: Any, schedule: str) -> None:
-    if global_step is None:
-        raise ValueError(f"global_step is required for {schedule}.")
-
-
-def _progress(step: Tensor, steps: Tensor, staircase: bool) -> Tensor:
-    p = math_ops.truediv(step, steps)
-    return math_ops.floor(p) if staircase else p
 
 
 def natural_exp_decay(
@@ -193,14 +197,13 @@ def natural_exp_decay(
     Raises:
         ValueError: ``global_step`` is ``None``.
     """
-    _require_step(global_step, "natural_exp_decay")
-    with get_default_graph().name_scope(name or "ExponentialDecay") as scope:
-        lr = convert_to_tensor(learning_rate, name="learning_rate")
-        dtype = lr.dtype
-        p = _progress(_as_dtype(global_step, dtype), _as_dtype(decay_steps, dtype), staircase)
-        exponent = math_ops.exp(
-            math_ops.multiply(math_ops.negative(_as_dtype(decay_rate, dtype)), p)
-        )
+    with _schedule_inputs(
+        "natural_exp_decay",
+        name or "ExponentialDecay",
+        (learning_rate, global_step, decay_steps, decay_rate),
+    ) as (scope, lr, step, steps, rate):
+        p = _progress(step, steps, staircase)
+        exponent = math_ops.exp(math_ops.multiply(math_ops.negative(rate), p))
         return math_ops.multiply(lr, exponent, name=scope)
 
 
@@ -219,14 +222,13 @@ def inverse_time_decay(
     Raises:
         ValueError: ``global_step`` is ``None``.
     """
-    _require_step(global_step, "inverse_time_decay")
-    with get_default_graph().name_scope(name or "InverseTimeDecay") as scope:
-        lr = convert_to_tensor(learning_rate, name="learning_rate")
-        dtype = lr.dtype
-        p = _progress(_as_dtype(global_step, dtype), _as_dtype(decay_steps, dtype), staircase)
-        denominator = math_ops.add(
-            constant(1, dtype=dtype), math_ops.multiply(_as_dtype(decay_rate, dtype), p)
-        )
+    with _schedule_inputs(
+        "inverse_time_decay",
+        name or "InverseTimeDecay",
+        (learning_rate, global_step, decay_steps, decay_rate),
+    ) as (scope, lr, step, steps, rate):
+        p = _progress(step, steps, staircase)
+        denominator = math_ops.add(constant(1, dtype=lr.dtype), math_ops.multiply(rate, p))
         return math_ops.truediv(lr, denominator, name=scope)
 
 
@@ -256,16 +258,13 @@ def cosine_decay(
     Raises:
         ValueError: ``global_step`` is ``None``.
     """
-    _require_step(global_step, "cosine decay")
-    with get_default_graph().name_scope(name or "CosineDecay") as scope:
-        lr = convert_to_tensor(learning_rate, name="learning_rate")
-        dtype = lr.dtype
-        steps = _as_dtype(decay_steps, dtype)
-        step = math_ops.minimum(_as_dtype(global_step, dtype), steps)
-        a = _as_dtype(alpha, dtype)
+    with _schedule_inputs(
+        "cosine decay", name or "CosineDecay", (learning_rate, global_step, decay_steps, alpha)
+    ) as (scope, lr, step, steps, a):
+        step = math_ops.minimum(step, steps)
         cosine = _half_cosine(math_ops.truediv(step, steps))
         decayed = math_ops.add(
-            math_ops.multiply(math_ops.subtract(constant(1, dtype=dtype), a), cosine), a
+            math_ops.multiply(math_ops.subtract(constant(1, dtype=lr.dtype), a), cosine), a
         )
         return math_ops.multiply(lr, decayed, name=scope)
 
@@ -288,16 +287,13 @@ def cosine_decay_restarts(
     Raises:
         ValueError: ``global_step`` is ``None``.
     """
-    _require_step(global_step, "cosine decay restarts")
-    with get_default_graph().name_scope(name or "SGDRDecay") as scope:
-        lr = convert_to_tensor(learning_rate, name="learning_rate")
-        dtype = lr.dtype
-        first = _as_dtype(first_decay_steps, dtype)
-        a = _as_dtype(alpha, dtype)
-        t = _as_dtype(t_mul, dtype)
-        m = _as_dtype(m_mul, dtype)
-        one = constant(1, dtype=dtype)
-        done = math_ops.truediv(_as_dtype(global_step, dtype), first)  # in first periods
+    with _schedule_inputs(
+        "cosine decay restarts",
+        name or "SGDRDecay",
+        (learning_rate, global_step, first_decay_steps, alpha, t_mul, m_mul),
+    ) as (scope, lr, step, first, a, t, m):
+        one = constant(1, dtype=lr.dtype)
+        done = math_ops.truediv(step, first)  # in first periods
         if t_mul == 1.0:
             restart = math_ops.floor(done)
             into = math_ops.subtract(done, restart)
@@ -323,13 +319,12 @@ def cosine_decay_restarts(
 
 
 def _linear_and_cosine(
-    dtype: Any, global_step: Any, decay_steps: Any, num_periods: Any
+    step: Tensor, steps: Tensor, periods: Tensor
 ) -> tuple[Tensor, Tensor, Tensor]:
     """(the clipped step, the linear fall from 1 to 0, the periodic cosine factor)."""
-    steps = _as_dtype(decay_steps, dtype)
-    step = math_ops.minimum(_as_dtype(global_step, dtype), steps)
+    step = math_ops.minimum(step, steps)
     linear = math_ops.truediv(math_ops.subtract(steps, step), steps)
-    cosine = _half_cosine(math_ops.truediv(step, steps), _as_dtype(num_periods, dtype))
+    cosine = _half_cosine(math_ops.truediv(step, steps), periods)
     return step, linear, cosine
 
 
@@ -350,15 +345,13 @@ def linear_cosine_decay(
     Raises:
         ValueError: ``global_step`` is ``None``.
     """
-    _require_step(global_step, "linear cosine decay")
-    with get_default_graph().name_scope(name or "LinearCosineDecay") as scope:
-        lr = convert_to_tensor(learning_rate, name="learning_rate")
-        dtype = lr.dtype
-        _, linear, cosine = _linear_and_cosine(dtype, global_step, decay_steps, num_periods)
-        decayed = math_ops.add(
-            math_ops.multiply(math_ops.add(_as_dtype(alpha, dtype), linear), cosine),
-            _as_dtype(beta, dtype),
-        )
+    with _schedule_inputs(
+        "linear cosine decay",
+        name or "LinearCosineDecay",
+        (learning_rate, global_step, decay_steps, num_periods, alpha, beta),
+    ) as (scope, lr, step, steps, periods, a, b):
+        _, linear, cosine = _linear_and_cosine(step, steps, periods)
+        decayed = math_ops.add(math_ops.multiply(math_ops.add(a, linear), cosine), b)
         return math_ops.multiply(lr, decayed, name=scope)
 
 
@@ -379,11 +372,13 @@ def noisy_linear_cosine_decay(
     Raises:
         ValueError: ``global_step`` is ``None``.
     """
-    _require_step(global_step, "noisy linear cosine decay")
-    with get_default_graph().name_scope(name or "NoisyLinearCosineDecay") as scope:
-        lr = convert_to_tensor(learning_rate, name="learning_rate")
+    with _schedule_inputs(
+        "noisy linear cosine decay",
+        name or "NoisyLinearCosineDecay",
+        (learning_rate, global_step, decay_steps, num_periods, alpha, beta),
+    ) as (scope, lr, step, steps, periods, a, b):
         dtype = lr.dtype
-        step, linear, cosine = _linear_and_cosine(dtype, global_step, decay_steps, num_periods)
+        step, linear, cosine = _linear_and_cosine(step, steps, periods)
         variance = math_ops.truediv(
             _as_dtype(initial_variance, dtype),
             math_ops.pow(
@@ -392,8 +387,5 @@ def noisy_linear_cosine_decay(
         )
         noise = math_ops.multiply(random_normal([], dtype=dtype), math_ops.sqrt(variance))
         noisy = math_ops.add(linear, noise)
-        decayed = math_ops.add(
-            math_ops.multiply(math_ops.add(_as_dtype(alpha, dtype), noisy), cosine),
-            _as_dtype(beta, dtype),
-        )
+        decayed = math_ops.add(math_ops.multiply(math_ops.add(a, noisy), cosine), b)
         return math_ops.multiply(lr, decayed, name=scope)
