@@ -2,6 +2,7 @@
 # ruff: noqa: I001 - this module is a public namespace: explicit re-exports only
 
 from .._util.missing_names import missing_name_hook
+from ..ops.queue.priority import PriorityQueue as PriorityQueue
 from ..ops.queue.queues import (
     FIFOQueue as FIFOQueue,
     PaddingFIFOQueue as PaddingFIFOQueue,

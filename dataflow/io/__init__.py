@@ -30,6 +30,7 @@ from ..ops.io.tf_record import TFRecordCompressionType as TFRecordCompressionTyp
 from ..ops.io.tf_record import TFRecordOptions as TFRecordOptions
 from ..ops.io.tf_record import TFRecordWriter as TFRecordWriter
 from ..ops.io.tf_record import tf_record_iterator as tf_record_iterator
+from ..ops.queue.priority import PriorityQueue as PriorityQueue
 from ..ops.queue.queues import (
     PaddingFIFOQueue as PaddingFIFOQueue,
 )

@@ -16,6 +16,11 @@ Semantics (TF1's):
 * ``close(cancel_pending_enqueues=True)`` also fails blocked enqueues.
 * ``cancel_all()`` (the embedded session closing) wakes every blocked call with
   ``CancelledError``, so no step hangs.
+* A ``PriorityQueue``'s buffer (``priority=True``) is a binary heap of
+  ``(priority, arrival, element)`` entries, the priority being the element's first
+  component (an int64 scalar): dequeues take the smallest priority first, and equal
+  priorities in arrival order (TF leaves ties unordered; first-in first-out is one of
+  its orders). Elements taken back by a dequeue that gives up keep their arrival number.
 
 Attempts are served in arrival order, as TF's queues serve them: enqueues wait in one
 line and dequeues in another, and only the attempt at the head of its line touches the
@@ -55,6 +60,8 @@ A plain class with one condition variable; no Dask, testable alone.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import threading
 import time
 from collections import deque
@@ -184,6 +191,7 @@ class QueueState:
         min_after_dequeue: int = 0,
         seed: int | None = None,
         padded: bool = False,
+        priority: bool = False,
     ) -> None:
         self.name = name
         self.capacity = capacity if capacity and capacity > 0 else None
@@ -191,7 +199,9 @@ class QueueState:
         self.shuffle = shuffle
         self.min_after_dequeue = min_after_dequeue
         self.padded = padded
-        self._items: deque | list = [] if shuffle else deque()
+        self.priority = priority
+        self._arrivals = itertools.count()  # a priority queue's tie-breaker
+        self._items: deque | list = [] if shuffle or priority else deque()
         self._lock = threading.Lock()
         self._spin = _Spinning(self._lock)  # how enqueues and dequeues take it
         # What the head dequeue attempt waits for: this many elements in the buffer (so
@@ -250,6 +260,9 @@ class QueueState:
         items = self._items
         if k <= 0:
             return []
+        if self.priority:
+            assert isinstance(items, list)  # a heap of (priority, arrival, element)
+            return [heapq.heappop(items) for _ in range(k)]
         if not self.shuffle:
             assert isinstance(items, deque)  # a FIFO queue keeps a deque (__init__)
             return [items.popleft() for _ in range(k)]
@@ -322,7 +335,13 @@ class QueueState:
         take = min(room, len(elements) - done)
         if take <= 0:
             return
-        self._items.extend(elements[done : done + take])
+        if self.priority:
+            items = self._items
+            assert isinstance(items, list)
+            for element in elements[done : done + take]:
+                heapq.heappush(items, (int(element[0]), next(self._arrivals), element))
+        else:
+            self._items.extend(elements[done : done + take])
         attempt.done = done + take
         if len(self._items) >= self._dequeue_need or self._full():
             self._dequeue_line.notify_head()
@@ -375,11 +394,11 @@ class QueueState:
                             continue
                         if len(taken) == n:
                             out, taken = taken, []
-                            return out
+                            return self._elements(out)
                         if self._closed:
                             if allow_smaller and taken:
                                 out, taken = taken, []
-                                return out
+                                return self._elements(out)
                             raise errors.OutOfRangeError(
                                 None,
                                 None,
@@ -395,13 +414,21 @@ class QueueState:
                 if self._dequeue_line.serving == ticket:
                     self._dequeue_need = _NOBODY
                 if taken:  # gave up: the elements go back to the front, in order
-                    if self.shuffle:
+                    if self.priority:
+                        assert isinstance(self._items, list)  # a heap (_pop_many)
+                        for entry in taken:
+                            heapq.heappush(self._items, entry)
+                    elif self.shuffle:
                         self._items.extend(taken)
                     else:
                         assert isinstance(self._items, deque)
                         self._items.extendleft(reversed(taken))
                 self._dequeue_line.leave(ticket)
                 self._dequeue_line.notify_head()  # the next attempt's turn
+
+    def _elements(self, taken: list) -> list[tuple]:
+        """The elements of what ``_pop_many`` took (a priority queue's heap entries)."""
+        return [entry[2] for entry in taken] if self.priority else taken
 
     def close(self, cancel_pending_enqueues: bool = False) -> None:
         with self._lock:
@@ -429,7 +456,7 @@ class QueueState:
     def nbytes(self) -> int:
         """Bytes the buffered elements' components hold (the dashboard's memory view)."""
         with self._lock:
-            items = list(self._items)
+            items = self._elements(list(self._items))
         return sum(getattr(c, "nbytes", 0) for item in items for c in item)
 
     @property

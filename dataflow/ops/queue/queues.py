@@ -19,7 +19,12 @@ from ...framework.tensor_shape import TensorShape, as_shape, scalar
 from ...framework.tensor_util import constant_value
 from .queue_state import QueueSignature, QueueState
 
-_KIND_NAMES = {"fifo": "FIFOQueue", "shuffle": "RandomShuffleQueue", "padding": "PaddingFIFOQueue"}
+_KIND_NAMES = {
+    "fifo": "FIFOQueue",
+    "shuffle": "RandomShuffleQueue",
+    "padding": "PaddingFIFOQueue",
+    "priority": "PriorityQueue",  # the class is in queue/priority.py
+}
 
 
 def _queue_key(name: str) -> str:
@@ -65,6 +70,7 @@ def _handle_kernel(ctx: Any, attrs: dict) -> Folded:
             attrs["min_after_dequeue"],
             attrs["seed"],
             attrs["kind"] == "padding",
+            attrs["kind"] == "priority",
         ),
         signature=_signature(attrs),
     )
@@ -137,12 +143,21 @@ def _component_checker(attrs: dict) -> Any:
 def _enqueue_kernel(ctx: Any, attrs: dict) -> Any:
     xp, many, waiter = ctx.xp, attrs["many"], blocking_waiter(ctx)
     check = _component_checker(attrs)
+    priority_rank = (1 if many else 0) if attrs["kind"] == "priority" else None
 
     def enqueue(handle: str, *components: Any) -> None:
         queue = _lookup(ctx, handle)
         # Copies: a fed batch may be changed by its owner after the step.
         values = tuple(xp.array(c) for c in components)
         check(handle, values)
+        if priority_rank is not None and values[0].ndim != priority_rank:
+            raise errors.InvalidArgumentError(
+                None,
+                None,
+                f"PriorityQueue '{handle}': expected the priority element to be a "
+                f"{'vector' if many else 'scalar'}, but received shape: "
+                f"{_shape_text(values[0].shape)}",
+            )
         if many:
             queue.enqueue_many(values, waiter)
         else:
@@ -319,6 +334,7 @@ _TF1_QUEUE_TYPES = {
     "fifo": "FIFOQueueV2",
     "shuffle": "RandomShuffleQueueV2",
     "padding": "PaddingFIFOQueueV2",
+    "priority": "PriorityQueueV2",
 }
 
 
