@@ -54,6 +54,14 @@ from .ops.image.png import (
     decode_and_crop_jpeg as decode_and_crop_jpeg,
     encode_png as encode_png,
 )
+from .ops.image.gif import decode_gif as decode_gif
+from .ops.image.jpeg import (
+    adjust_jpeg_quality as adjust_jpeg_quality,
+    encode_jpeg as encode_jpeg,
+    extract_jpeg_shape as extract_jpeg_shape,
+    is_jpeg as is_jpeg,
+    random_jpeg_quality as random_jpeg_quality,
+)
 from .ops.image.distort_box import (
     sample_distorted_bounding_box as sample_distorted_bounding_box,
 )

@@ -2,10 +2,14 @@
 TFRecord files, ``Example`` parsing, decoders)."""
 
 from .._util.missing_names import missing_name_hook
+from ..ops.image.gif import decode_gif as decode_gif
 from ..ops.image.image_ops import decode_image as decode_bmp  # noqa: F401
 from ..ops.image.image_ops import decode_image as decode_image
 from ..ops.image.image_ops import decode_jpeg as decode_jpeg
 from ..ops.image.image_ops import decode_png as decode_png
+from ..ops.image.jpeg import encode_jpeg as encode_jpeg
+from ..ops.image.jpeg import extract_jpeg_shape as extract_jpeg_shape
+from ..ops.image.jpeg import is_jpeg as is_jpeg
 from ..ops.image.png import decode_and_crop_jpeg as decode_and_crop_jpeg
 from ..ops.image.png import encode_png as encode_png
 from ..ops.io.codecs import decode_base64 as decode_base64
