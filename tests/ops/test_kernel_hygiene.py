@@ -142,6 +142,8 @@ HOST_OPS = {
             "DecodeRaw",
             "ParseExample",
             "ParseSingleExample",
+            "ParseSequenceExample",
+            "ParseSingleSequenceExample",
             "RegexReplace",
             "StringJoin",
             "StringLength",
@@ -175,6 +177,13 @@ HOST_OPS = {
     },
     "WriteFile": "writes a string's bytes to a file (strings live on the host)",
     "EncodePng": "writes PNG bytes (a string, host memory) with zlib from a host copy",
+    **{
+        jpeg: "writes or reads JPEG bytes (a string, host memory) with Pillow from a host "
+        "copy; a header's shape goes to the device with xp.asarray"
+        for jpeg in ("EncodeJpeg", "EncodeJpegVariableQuality", "ExtractJpegShape")
+    },
+    "DecodeGif": "decodes a file's bytes with Pillow on the host; the frames go to the "
+    "device with xp.asarray",
     "EditDistance": "compares sequences of any values (strings too) on host copies: one "
     "unique and a dynamic program over padded rows; the distances go to the device",
     "SampleDistortedBoundingBoxV2": "draws a few candidate windows (a hundred numbers) "

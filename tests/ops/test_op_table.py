@@ -140,6 +140,18 @@ NOT_IN_THE_TABLE = {
     "DrawBoundingBoxesV2": "paints box outlines: tests/ops/image/test_boxes_tf.py compares "
     "the pixels with TF's",
     "EncodePng": "gives PNG bytes: tests/ops/image/test_png_tf.py decodes them with TF's decoder",
+    **{
+        jpeg: "gives JPEG bytes or reads their header: tests/ops/image/test_jpeg_tf.py "
+        "decodes them with TF's decoder and compares header facts with TF's"
+        for jpeg in ("EncodeJpeg", "EncodeJpegVariableQuality", "ExtractJpegShape")
+    },
+    "DecodeGif": "decodes a file's bytes: tests/ops/image/test_gif_tf.py compares the "
+    "frames with TF's",
+    **{
+        parsing: "parses serialized SequenceExample protos (dicts of dense and sparse "
+        "outputs): tests/ops/io/test_sequence_example_tf.py compares them with TF's"
+        for parsing in ("ParseSequenceExample", "ParseSingleSequenceExample")
+    },
     "EditDistance": "takes SparseTensors (integer or string values): "
     "tests/ops/sparse/test_edit_distance_tf.py compares the distances with TF's",
     **{
