@@ -17,6 +17,10 @@ from ..ops.signal import (
     ifft as ifft,
     ifft2d as ifft2d,
     ifft3d as ifft3d,
+    raw_fftnd as fftnd,
+    raw_ifftnd as ifftnd,
+    raw_irfftnd as irfftnd,
+    raw_rfftnd as rfftnd,
 )
 from ..ops.math import (
     betainc as betainc,

@@ -141,6 +141,25 @@ def irfft_odd(z):
     return anp.real(anp.fft.ifft(anp.concatenate([first, z[..., 1:], anp.conj(z[..., :0:-1])], -1)))
 
 
+def nd(kind, fn, ref):
+    """An ``FFTND`` family row: ``fn(tf, z)`` on a complex (``c2c``, ``c2r``) or real
+    (``r2c``) input, compared with the ``autograd.numpy`` transform ``ref``. TF's
+    ``FFTND`` ops have no CPU kernel and no gradient: these rows skip TF parity
+    (``tests/ops/signal/test_fourier_nd.py`` compares their gradients with TF's
+    fixed-rank ops instead)."""
+    if kind == "r2c":
+        return squared(lambda tf, a: parts(tf, fn(tf, a)), lambda a: ref_parts(ref(a)))
+    if kind == "c2c":
+        return squared(
+            lambda tf, a, b: parts(tf, fn(tf, tf.complex(a, b))),
+            lambda a, b: ref_parts(ref(a + 1j * b)),
+        )
+    return squared(lambda tf, a, b: fn(tf, tf.complex(a, b)), lambda a, b: ref(a + 1j * b))
+
+
+NO_TF = {"tf_parity": False}
+
+
 AX2 = {"axes": (-2, -1)}
 AX3 = {"axes": (-3, -2, -1)}
 
@@ -195,6 +214,42 @@ ROWS = [
         c2r("irfft3d", anp.fft.irfftn, [2, 3, 4], {"s": (2, 3, 4), **AX3}),
         [rand(2, 3, 3), rand(2, 3, 3)],
         **NO_TF_GRAD,
+    ),
+    _row(
+        "fftnd_axes",
+        nd(
+            "c2c",
+            lambda tf, z: tf.signal.fftnd(z, [2, 4], [0, 2]),
+            lambda z: anp.fft.fftn(z, axes=(0, 2)),
+        ),
+        [rand(2, 3, 4), rand(2, 3, 4)],
+        **NO_TF,
+    ),
+    _row(
+        "ifftnd_default",
+        nd("c2c", lambda tf, z: tf.signal.ifftnd(z), anp.fft.ifftn),
+        [rand(3, 4), rand(3, 4)],
+        **NO_TF,
+    ),
+    _row(
+        "rfftnd_axes",
+        nd(
+            "r2c",
+            lambda tf, x: tf.signal.rfftnd(x, [6, 2], [1, 0]),
+            lambda x: anp.fft.rfftn(x, axes=(1, 0)),
+        ),
+        [rand(2, 6, 3)],
+        **NO_TF,
+    ),
+    _row(
+        "irfftnd_axes",
+        nd(
+            "c2r",
+            lambda tf, z: tf.signal.irfftnd(z, [4, 4], [0, 2]),
+            lambda z: anp.fft.irfftn(z, s=(4, 4), axes=(0, 2)),
+        ),
+        [rand(4, 4, 3), rand(4, 4, 3)],
+        **NO_TF,
     ),
     OpSpec(
         "conj_parts",

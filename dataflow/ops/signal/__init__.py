@@ -6,6 +6,8 @@ module            holds
 ================  ================================================================
 ``fourier``       the Fourier transforms (``FFT IFFT FFT2D ... IRFFT3D``, real
                   ones with ``fft_length``), their gradients, ``fftshift``
+``fourier_nd``    ``FFTND IFFTND RFFTND IRFFTND`` over any axes (``fftnd``... with
+                  ``norm``; ``raw_fftnd``... are the top-level ``tf.fftnd``...)
 ``dct_ops``       ``dct``/``idct`` (types 1 to 4) as composites over ``RFFT``/``FFT``
 ``framing``       ``frame`` (overlapping windows of a signal, a gather) and
                   ``overlap_and_add`` (its adjoint, a segment sum)
@@ -16,9 +18,9 @@ module            holds
 ``mel``           ``linear_to_mel_weight_matrix``, ``mfccs_from_log_mel_spectrograms``
 ================  ================================================================
 
-Only ``fourier`` registers op types; the other modules compose them with array and math
-ops, so their gradients come from the pass. This module holds no code: it re-exports
-every public builder.
+Only ``fourier`` and ``fourier_nd`` register op types; the other modules compose them
+with array and math ops, so their gradients come from the pass. This module holds no
+code: it re-exports every public builder.
 """
 
 # --- re-exports: the public builders of the family, by defining module ------------------
@@ -38,6 +40,14 @@ from .fourier import irfft3d as irfft3d
 from .fourier import rfft as rfft
 from .fourier import rfft2d as rfft2d
 from .fourier import rfft3d as rfft3d
+from .fourier_nd import fftnd as fftnd
+from .fourier_nd import ifftnd as ifftnd
+from .fourier_nd import irfftnd as irfftnd
+from .fourier_nd import raw_fftnd as raw_fftnd
+from .fourier_nd import raw_ifftnd as raw_ifftnd
+from .fourier_nd import raw_irfftnd as raw_irfftnd
+from .fourier_nd import raw_rfftnd as raw_rfftnd
+from .fourier_nd import rfftnd as rfftnd
 from .framing import frame as frame
 from .framing import overlap_and_add as overlap_and_add
 from .mel import linear_to_mel_weight_matrix as linear_to_mel_weight_matrix
