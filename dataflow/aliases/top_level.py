@@ -7,6 +7,10 @@ module it re-exports."""
 from ..compat import dimension_at_index as dimension_at_index
 from ..compat import dimension_value as dimension_value
 from ..ops.io.codecs import matching_files as matching_files
+from ..ops.io.parsing import SparseFeature as SparseFeature
+from ..ops.io.sequence_example import (
+    parse_single_sequence_example as parse_single_sequence_example,
+)
 from ..ops.io.codecs import (
     decode_base64 as decode_base64,
     decode_compressed as decode_compressed,
@@ -118,6 +122,7 @@ __all__ = [
     "matching_files",
     "parallel_dynamic_stitch",
     "parallel_stack",
+    "parse_single_sequence_example",
     "parse_tensor",
     "random_gamma",
     "random_poisson",
@@ -131,5 +136,6 @@ __all__ = [
     "space_to_batch",
     "space_to_batch_nd",
     "switch_case",
+    "SparseFeature",
     "write_file",
 ]

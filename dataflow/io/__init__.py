@@ -24,9 +24,14 @@ from ..ops.io.decode import decode_raw as decode_raw
 from ..ops.io.json_example import decode_json_example as decode_json_example
 from ..ops.io.parsing import FixedLenFeature as FixedLenFeature
 from ..ops.io.parsing import FixedLenSequenceFeature as FixedLenSequenceFeature
+from ..ops.io.parsing import SparseFeature as SparseFeature
 from ..ops.io.parsing import VarLenFeature as VarLenFeature
 from ..ops.io.parsing import parse_example as parse_example
 from ..ops.io.parsing import parse_single_example as parse_single_example
+from ..ops.io.sequence_example import parse_sequence_example as parse_sequence_example
+from ..ops.io.sequence_example import (
+    parse_single_sequence_example as parse_single_sequence_example,
+)
 from ..ops.io.sparse_serial import deserialize_many_sparse as deserialize_many_sparse
 from ..ops.io.sparse_serial import serialize_many_sparse as serialize_many_sparse
 from ..ops.io.sparse_serial import serialize_sparse as serialize_sparse

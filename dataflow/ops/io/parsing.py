@@ -28,7 +28,6 @@ gradient.
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -44,24 +43,23 @@ from ..build import apply_op_n
 from ..constant import constant
 from ..host import to_host
 from .example_proto import Example
-
-FixedLenFeature = namedtuple("FixedLenFeature", ["shape", "dtype", "default_value"])
-FixedLenFeature.__new__.__defaults__ = (None,)
-FixedLenFeature.__doc__ = "A dense feature of a fixed shape (``default_value`` when absent)."
-VarLenFeature = namedtuple("VarLenFeature", ["dtype"])
-VarLenFeature.__doc__ = "A feature of any length, parsed into a ``SparseTensor``."
-FixedLenSequenceFeature = namedtuple(
-    "FixedLenSequenceFeature", ["shape", "dtype", "allow_missing", "default_value"]
+from .features import (
+    FixedLenFeature as FixedLenFeature,
 )
-FixedLenSequenceFeature.__new__.__defaults__ = (False, None)
-FixedLenSequenceFeature.__doc__ = (
-    "A dense feature of rows of ``shape``, as many as the proto holds (padded to the "
-    "longest in a batch with ``default_value``)."
+from .features import (
+    FixedLenSequenceFeature as FixedLenSequenceFeature,
 )
+from .features import (
+    SparseFeature as SparseFeature,
+)
+from .features import (
+    VarLenFeature as VarLenFeature,
+)
+from .features import expand_sparse_features, merge_sparse_features
 
-_KIND = {dtypes.int64: "int64_list", dtypes.float32: "float_list", dtypes.string: "bytes_list"}
+LIST_KIND = {dtypes.int64: "int64_list", dtypes.float32: "float_list", dtypes.string: "bytes_list"}
 _NO_INT = np.zeros([0], np.int64)
-_TYPE_NAME = {"int64_list": "int64", "float_list": "float", "bytes_list": "string"}
+TYPE_NAME = {"int64_list": "int64", "float_list": "float", "bytes_list": "string"}
 
 
 # --- the builders ----------------------------------------------------------------------------
@@ -72,13 +70,15 @@ def parse_example(
 
     Args:
         serialized: a string vector of serialized ``Example`` protos.
-        features: feature key -> ``FixedLenFeature``, ``VarLenFeature`` or
-            ``FixedLenSequenceFeature`` (with ``allow_missing=True``).
+        features: feature key -> ``FixedLenFeature``, ``VarLenFeature``,
+            ``SparseFeature`` or ``FixedLenSequenceFeature`` (with ``allow_missing=True``).
         name: a name for the op.
         example_names: accepted for TF1's signature (errors name ``<unknown>``).
 
     Returns:
-        key -> ``Tensor`` (dense features, batch first) or ``SparseTensor``.
+        key -> ``Tensor`` (dense features, batch first) or ``SparseTensor``
+        (``VarLenFeature``, ``SparseFeature``: indices ``[batch, index...]``, dense shape
+        ``[batch] + size``, entries in row-major order unless ``already_sorted``).
 
     Raises:
         ValueError: an empty ``features``, an unknown dense shape, a sequence feature
@@ -87,7 +87,8 @@ def parse_example(
     """
     with name_scope(name, "ParseExample", [serialized]):
         serialized = convert_to_tensor(serialized, dtype=dtypes.string, name="serialized")
-        return _parse("ParseExample", serialized, features)
+        parsed = _parse("ParseExample", serialized, expand_sparse_features(features or {}))
+        return merge_sparse_features(parsed, features)
 
 
 def parse_single_example(
@@ -103,7 +104,8 @@ def parse_single_example(
         serialized = convert_to_tensor(serialized, dtype=dtypes.string, name="serialized")
         if serialized.shape.rank not in (None, 0):
             raise ValueError(f"Input serialized must be a scalar, got shape {serialized.shape}")
-        return _parse("ParseSingleExample", serialized, features)
+        parsed = _parse("ParseSingleExample", serialized, expand_sparse_features(features or {}))
+        return merge_sparse_features(parsed, features)
 
 
 def _parse(op_type: str, serialized: Tensor, features: dict) -> dict:
@@ -115,7 +117,7 @@ def _parse(op_type: str, serialized: Tensor, features: dict) -> dict:
     for key in sorted(features):
         spec = features[key]
         dtype = dtypes.as_dtype(spec.dtype)
-        if dtype not in _KIND:
+        if dtype not in LIST_KIND:
             raise TypeError(
                 f"Value passed to parameter 'dense_defaults' has DataType {dtype.name} not "
                 "in list of allowed values: float32, int64, string"
@@ -196,7 +198,7 @@ def _infer_parse(op: Operation) -> list:
 
 
 # --- the kernel ------------------------------------------------------------------------------
-class _Spec(NamedTuple):
+class FeatureSpec(NamedTuple):
     """What the kernel needs of one feature, worked out once per kernel."""
 
     key: str
@@ -206,18 +208,19 @@ class _Spec(NamedTuple):
 
     @property
     def type_name(self) -> str:
-        return _TYPE_NAME[self.kind]
+        return TYPE_NAME[self.kind]
 
 
-def _spec(key: str, dtype: Any, dims: tuple = ()) -> _Spec:
-    return _Spec(key, _KIND[dtype], np.dtype(dtype.as_numpy_dtype), tuple(dims))
+def feature_spec(key: str, dtype: Any, dims: tuple = ()) -> FeatureSpec:
+    """The kernel's view of feature ``key`` of ``dtype`` and shape ``dims``."""
+    return FeatureSpec(key, LIST_KIND[dtype], np.dtype(dtype.as_numpy_dtype), tuple(dims))
 
 
 def _parse_kernel(ctx: Any, attrs: dict) -> Any:
     xp, single = ctx.xp, attrs.get("single", False)
-    sparse = [_spec(k, t) for k, t in zip(attrs["sparse_keys"], attrs["sparse_types"])]
+    sparse = [feature_spec(k, t) for k, t in zip(attrs["sparse_keys"], attrs["sparse_types"])]
     dense = [
-        (_spec(k, t, dims), seq, has_default)
+        (feature_spec(k, t, dims), seq, has_default)
         for k, t, dims, seq, has_default in zip(
             attrs["dense_keys"],
             attrs["Tdense"],
@@ -232,18 +235,18 @@ def _parse_kernel(ctx: Any, attrs: dict) -> Any:
 
     def parse(serialized: Any, *defaults: Any) -> tuple:
         protos = np.asarray(to_host(serialized), dtype=object).reshape(-1)
-        features = [_decode(p).features.feature for p in protos]
+        features = [decode_proto(p).features.feature for p in protos]
         parts: list = [[], [], []]
         for spec in sparse:
-            for part, value in zip(parts, _sparse(features, spec, single)):
+            for part, value in zip(parts, sparse_parts(features, spec, single)):
                 part.append(value)
         result = parts[0] + parts[1] + parts[2]
         for (spec, seq, has_default), default in zip(dense, defaults):
             default = np.asarray(to_host(default), dtype=spec.np_type) if has_default else None
             if single and not seq:  # the common case, without a batch array to fill
-                result.append(_fixed_one(features[0], spec, default, 0))
+                result.append(fixed_one(features[0], spec, default, 0))
                 continue
-            value = (_sequence if seq else _fixed)(features, spec, default)
+            value = (sequence_rows if seq else fixed_batch)(features, spec, default)
             result.append(value[0] if single else value)
         outs = tuple(on_device(v) for v in result)
         return outs if len(outs) > 1 else outs[0]  # one output: the array itself
@@ -251,10 +254,15 @@ def _parse_kernel(ctx: Any, attrs: dict) -> Any:
     return parse
 
 
-def _decode(proto: Any) -> Any:
+def decode_proto(proto: Any, message: Any = Example) -> Any:
+    """One serialized proto (``Example`` or ``message``) as a message object.
+
+    Raises:
+        InvalidArgumentError: the bytes are not such a proto.
+    """
     data = proto.encode() if isinstance(proto, str) else proto
     try:
-        return Example.FromString(data)
+        return message.FromString(data)
     except DecodeError:
         text = data.decode("latin-1") if isinstance(data, bytes) else str(data)
         raise errors.InvalidArgumentError(
@@ -262,7 +270,7 @@ def _decode(proto: Any) -> Any:
         ) from None
 
 
-def _values(features: Any, spec: _Spec, index: int) -> np.ndarray | None:
+def feature_values(features: Any, spec: FeatureSpec, index: int) -> np.ndarray | None:
     """The feature's values as an array, or None when the proto lacks it."""
     if spec.key not in features:
         return None
@@ -275,7 +283,7 @@ def _values(features: Any, spec: _Spec, index: int) -> np.ndarray | None:
             None,
             None,
             f"Name: <unknown>, Key: {spec.key}, Index: {index}.  Data types don't match. "
-            f"Data type: {_TYPE_NAME[kind]} but expected type: {spec.type_name}",
+            f"Data type: {TYPE_NAME[kind]} but expected type: {spec.type_name}",
         )
     values = getattr(feature, kind).value
     if spec.np_type.kind == "O":
@@ -285,9 +293,9 @@ def _values(features: Any, spec: _Spec, index: int) -> np.ndarray | None:
     return np.fromiter(values, spec.np_type, len(values))  # 4x np.array's speed
 
 
-def _fixed_one(features: Any, spec: _Spec, default: Any, index: int) -> np.ndarray:
+def fixed_one(features: Any, spec: FeatureSpec, default: Any, index: int) -> np.ndarray:
     """One proto's ``FixedLenFeature`` value, of shape ``spec.dims``."""
-    values = _values(features, spec, index)
+    values = feature_values(features, spec, index)
     if values is None:
         if default is None:
             raise errors.InvalidArgumentError(
@@ -308,18 +316,20 @@ def _fixed_one(features: Any, spec: _Spec, default: Any, index: int) -> np.ndarr
     return values.reshape(spec.dims)
 
 
-def _fixed(features: list, spec: _Spec, default: np.ndarray | None) -> np.ndarray:
+def fixed_batch(features: list, spec: FeatureSpec, default: np.ndarray | None) -> np.ndarray:
+    """A ``FixedLenFeature`` over a batch of protos' feature maps: ``[batch] + dims``."""
     out = np.empty((len(features),) + spec.dims, dtype=spec.np_type)
     for i, feature in enumerate(features):
-        out[i] = _fixed_one(feature, spec, default, i)
+        out[i] = fixed_one(feature, spec, default, i)
     return out
 
 
-def _sequence(features: list, spec: _Spec, default: np.ndarray | None) -> np.ndarray:
+def sequence_rows(features: list, spec: FeatureSpec, default: np.ndarray | None) -> np.ndarray:
+    """A ``FixedLenSequenceFeature`` over a batch: ``[batch, longest] + dims``, padded."""
     dims, size = spec.dims, math.prod(spec.dims)
     rows = []
     for i, feature in enumerate(features):
-        values = _values(feature, spec, i)
+        values = feature_values(feature, spec, i)
         if values is None:
             values = np.empty([0], dtype=spec.np_type)
         if (size == 0 and values.size) or (size and values.size % size):
@@ -341,11 +351,13 @@ def _sequence(features: list, spec: _Spec, default: np.ndarray | None) -> np.nda
     return out
 
 
-def _sparse(features: list, spec: _Spec, single: bool) -> tuple:
+def sparse_parts(features: list, spec: FeatureSpec, single: bool) -> tuple:
+    """A ``VarLenFeature`` over a batch of feature maps: ``(indices, values, shape)``
+    (``single``: one proto, no batch column)."""
     empty = np.empty([0], spec.np_type)
     lists: list[np.ndarray] = []
     for i, feature in enumerate(features):
-        found = _values(feature, spec, i)
+        found = feature_values(feature, spec, i)
         lists.append(empty if found is None else found)
     counts = [len(v) for v in lists]
     total, longest = sum(counts), max(counts, default=0)
