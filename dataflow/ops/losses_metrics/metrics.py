@@ -10,7 +10,7 @@ over), as in TF1.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...framework import dtypes
@@ -46,6 +46,50 @@ def collect(value: Tensor, update: Tensor, metrics: Any, updates: Any) -> tuple[
     if updates:
         graph.add_to_collections(list(updates), update)
     return value, update
+
+
+def collect_from(
+    read: Callable[[Any, str], Tensor], totals: Any, updates: Any, metrics: Any, updates_: Any
+) -> tuple[Tensor, Tensor]:
+    """:func:`collect` of a metric whose value and update op are one function of its
+    running totals: ``read(totals, "value")`` and ``read(updates, "update_op")``."""
+    return collect(read(totals, "value"), read(updates, "update_op"), metrics, updates_)
+
+
+def running_total(
+    amount: Tensor,
+    shape: Sequence[int],
+    dtype: Any,
+    name: str,
+    axis: Any = None,
+    update_name: str | None = None,
+) -> tuple[Tensor, Tensor]:
+    """A metric variable ``name`` (zeros of ``shape``) read through an identity, and the
+    op adding ``reduce_sum(amount, axis)`` to it (named ``update_name``)."""
+    variable = metric_variable(shape, dtype, name)
+    return identity(variable), assign_add(variable, reduce_sum(amount, axis), name=update_name)
+
+
+def squeeze_to(x: Tensor, other: Tensor) -> Tensor:
+    """``x`` without its last dimension when that is 1 and ``x`` has one more dimension
+    than ``other`` (TF1's ``remove_squeezable_dimensions``, for static ranks)."""
+    rx, ro = x.shape.rank, other.shape.rank
+    if rx is not None and ro is not None and rx == ro + 1 and x.shape[-1].value == 1:
+        return array_ops.squeeze(x, [-1])
+    return x
+
+
+def aligned(labels: Tensor, predictions: Tensor) -> tuple[Tensor, Tensor]:
+    """``(labels, predictions)`` with a squeezable last dimension of either removed
+    (:func:`squeeze_to`).
+
+    Raises:
+        ValueError: their shapes are then incompatible.
+    """
+    predictions = squeeze_to(predictions, labels)
+    labels = squeeze_to(labels, predictions)
+    predictions.shape.assert_is_compatible_with(labels.shape)
+    return labels, predictions
 
 
 def broadcast_weights(weights: Any, values: Tensor, dtype: Any = dtypes.float32) -> Tensor:
@@ -127,8 +171,7 @@ def count_condition(
         hits = cast(condition, dtypes.float32)
         if weights is not None:
             hits = hits * broadcast_weights(weights, hits)
-        count = metric_variable([], dtypes.float32, "count")
-        return identity(count), assign_add(count, reduce_sum(hits))
+        return running_total(hits, [], dtypes.float32, "count")
 
 
 def _bools(labels: Any, predictions: Any) -> tuple[Tensor, Tensor]:
@@ -160,15 +203,14 @@ def _ratio(
             miss, weights, "false_positives" if kind == "precision" else "false_negatives"
         )
 
-        def ratio(t: Tensor, o: Tensor, label: str) -> Tensor:
+        def ratio(counts: tuple[Tensor, Tensor], label: str) -> Tensor:
+            t, o = counts
             total = add(t, o)
             return where(
                 greater(total, 0.0), div_no_nan(t, total), array_ops.zeros_like(t), name=label
             )
 
-        return collect(
-            ratio(tp, other, "value"), ratio(tp_update, other_update, "update_op"), metrics, updates
-        )
+        return collect_from(ratio, (tp, other), (tp_update, other_update), metrics, updates)
 
 
 def precision(

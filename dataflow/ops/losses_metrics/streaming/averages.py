@@ -19,16 +19,19 @@ from ...array.indexing import unsorted_segment_sum
 from ...cast import cast
 from ...state.scope_context import variable_scope
 from ...state.variables import assign_add
-from ..metrics import broadcast_weights, collect, mean, mean_squared_error, metric_variable
-from .counting import squeeze_to
+from ..metrics import (
+    aligned,
+    broadcast_weights,
+    collect,
+    mean,
+    mean_squared_error,
+    metric_variable,
+)
 
 
 def _pair(labels: Any, predictions: Any) -> tuple[Tensor, Tensor]:
     predictions, labels = convert_to_tensor(predictions), convert_to_tensor(labels)
-    predictions = squeeze_to(predictions, labels)
-    labels = squeeze_to(labels, predictions)
-    predictions.shape.assert_is_compatible_with(labels.shape)
-    return labels, predictions
+    return aligned(labels, predictions)
 
 
 def mean_absolute_error(

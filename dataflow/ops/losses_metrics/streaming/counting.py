@@ -25,8 +25,14 @@ from ...cast import cast
 from ...control.group import identity
 from ...debug.check_ops import assert_greater_equal, assert_less_equal
 from ...state.scope_context import variable_scope
-from ...state.variables import assign_add
-from ..metrics import broadcast_weights, collect, count_condition, metric_variable
+from ..metrics import (
+    aligned,
+    broadcast_weights,
+    collect,
+    collect_from,
+    count_condition,
+    running_total,
+)
 
 EPSILON = 1e-7
 _KINDS = ("tp", "fn", "tn", "fp")
@@ -38,24 +44,6 @@ _VARIABLE_NAMES = {
 }
 
 
-def squeeze_to(x: Tensor, other: Tensor) -> Tensor:
-    """``x`` without its last dimension when that is 1 and ``x`` has one more dimension
-    than ``other`` (TF1's ``remove_squeezable_dimensions``, for static ranks)."""
-    rx, ro = x.shape.rank, other.shape.rank
-    if rx is not None and ro is not None and rx == ro + 1 and x.shape[-1].value == 1:
-        return array_ops.squeeze(x, [-1])
-    return x
-
-
-def _bools(labels: Any, predictions: Any) -> tuple[Tensor, Tensor]:
-    truth = cast(convert_to_tensor(labels), dtypes.bool)
-    guess = cast(convert_to_tensor(predictions), dtypes.bool)
-    guess = squeeze_to(guess, truth)
-    truth = squeeze_to(truth, guess)
-    guess.shape.assert_is_compatible_with(truth.shape)
-    return truth, guess
-
-
 def _counter(kind: str, pick: Any) -> Any:
     def metric(
         labels: Any,
@@ -65,7 +53,10 @@ def _counter(kind: str, pick: Any) -> Any:
         updates_collections: Any = None,
         name: str | None = None,
     ) -> tuple[Tensor, Tensor]:
-        truth, guess = _bools(labels, predictions)
+        truth, guess = aligned(
+            cast(convert_to_tensor(labels), dtypes.bool),
+            cast(convert_to_tensor(predictions), dtypes.bool),
+        )
         value, update = count_condition(pick(truth, guess), weights, kind, name)
         return collect(value, update, metrics_collections, updates_collections)
 
@@ -108,10 +99,7 @@ def confusion_at_thresholds(
     ]
     with control_dependencies(checks):
         scores = identity(cast(predictions, dtypes.float32))
-    truth = cast(convert_to_tensor(labels), dtypes.bool)
-    scores = squeeze_to(scores, truth)
-    truth = squeeze_to(truth, scores)
-    scores.shape.assert_is_compatible_with(truth.shape)
+    truth, scores = aligned(cast(convert_to_tensor(labels), dtypes.bool), scores)
     cuts = convert_to_tensor(np.asarray(thresholds, np.float32).reshape(-1, 1))
     above = math_ops.greater(array_ops.reshape(scores, [1, -1]), cuts)
     positive = array_ops.reshape(truth, [1, -1])
@@ -131,9 +119,9 @@ def confusion_at_thresholds(
         hits = cast(conditions[kind](), dtypes.float32)
         if w is not None:
             hits = hits * w
-        variable = metric_variable([len(thresholds)], dtypes.float32, _VARIABLE_NAMES[kind])
-        values[kind] = identity(variable)
-        updates[kind] = assign_add(variable, math_ops.reduce_sum(hits, 1))
+        values[kind], updates[kind] = running_total(
+            hits, [len(thresholds)], dtypes.float32, _VARIABLE_NAMES[kind], 1
+        )
     return values, updates
 
 
@@ -188,12 +176,7 @@ def _ratio_at_thresholds(kind: str) -> Any:
             def ratio(c: dict, label: str) -> Tensor:
                 return math_ops.div(c["tp"], EPSILON + c["tp"] + c[other], name=f"{kind}_{label}")
 
-            return collect(
-                ratio(values, "value"),
-                ratio(updates, "update_op"),
-                metrics_collections,
-                updates_collections,
-            )
+            return collect_from(ratio, values, updates, metrics_collections, updates_collections)
 
     metric.__name__ = metric.__qualname__ = f"{kind}_at_thresholds"
     metric.__doc__ = (
@@ -286,17 +269,27 @@ def auc(
                 heights = (y[: n - 1] + y[1:]) / 2.0
             return math_ops.reduce_sum((x[: n - 1] - x[1:]) * heights, name=label)
 
-        return collect(
-            area(values, "value"),
-            area(updates, "update_op"),
-            metrics_collections,
-            updates_collections,
+        return collect_from(area, values, updates, metrics_collections, updates_collections)
+
+
+def _trade_off(what: str, rate: float, inputs: tuple[Any, ...], pick: Any) -> tuple[Tensor, Tensor]:
+    """The value and update op of ``<other>_at_<what>``: checks ``rate`` (``what``, in
+    [0, 1]), opens the variable scope and applies ``pick`` to the four running counts at
+    ``num_thresholds`` evenly spaced thresholds, ``inputs`` being ``(labels, predictions,
+    weights, num_thresholds, name)``.
+
+    Raises:
+        ValueError: ``rate`` outside [0, 1].
+    """
+    if rate < 0 or rate > 1:
+        raise ValueError(f"`{what}` must be in the range [0, 1]. Currently, `{what}` is {rate}.")
+    labels, predictions, weights, num_thresholds, name = inputs
+    other = "specificity" if what == "sensitivity" else "sensitivity"
+    with variable_scope(name, f"{other}_at_{what}", (predictions, labels, weights)):
+        values, updates = confusion_at_thresholds(
+            labels, predictions, _even_thresholds(num_thresholds), weights
         )
-
-
-def _check_rate(value: float, what: str) -> None:
-    if value < 0 or value > 1:
-        raise ValueError(f"`{what}` must be in the range [0, 1]. Currently, `{what}` is {value}.")
+        return pick(values, "value"), pick(updates, "update_op")
 
 
 def sensitivity_at_specificity(
@@ -315,25 +308,17 @@ def sensitivity_at_specificity(
     Raises:
         ValueError: ``specificity`` outside [0, 1].
     """
-    _check_rate(specificity, "specificity")
-    with variable_scope(name, "sensitivity_at_specificity", (predictions, labels, weights)):
-        values, updates = confusion_at_thresholds(
-            labels, predictions, _even_thresholds(num_thresholds), weights
-        )
 
-        def pick(c: dict, label: str) -> Tensor:
-            tp, fn, tn, fp = (c[k] for k in _KINDS)
-            rates = math_ops.div(tn, tn + fp + EPSILON)
-            index = cast(math_ops.argmin(math_ops.abs(rates - specificity), 0), dtypes.int32)
-            hit, miss = array_ops.gather(tp, index), array_ops.gather(fn, index)
-            return math_ops.div(hit, hit + miss + EPSILON, name=label)
+    def pick(c: dict, label: str) -> Tensor:
+        tp, fn, tn, fp = (c[k] for k in _KINDS)
+        rates = math_ops.div(tn, tn + fp + EPSILON)
+        index = cast(math_ops.argmin(math_ops.abs(rates - specificity), 0), dtypes.int32)
+        hit, miss = array_ops.gather(tp, index), array_ops.gather(fn, index)
+        return math_ops.div(hit, hit + miss + EPSILON, name=label)
 
-        return collect(
-            pick(values, "value"),
-            pick(updates, "update_op"),
-            metrics_collections,
-            updates_collections,
-        )
+    inputs = (labels, predictions, weights, num_thresholds, name)
+    value, update = _trade_off("specificity", specificity, inputs, pick)
+    return collect(value, update, metrics_collections, updates_collections)
 
 
 def specificity_at_sensitivity(
@@ -352,24 +337,16 @@ def specificity_at_sensitivity(
     Raises:
         ValueError: ``sensitivity`` outside [0, 1].
     """
-    _check_rate(sensitivity, "sensitivity")
-    with variable_scope(name, "specificity_at_sensitivity", (predictions, labels, weights)):
-        values, updates = confusion_at_thresholds(
-            labels, predictions, _even_thresholds(num_thresholds), weights
-        )
 
-        def pick(c: dict, label: str) -> Tensor:
-            tp, fn, tn, fp = (c[k] for k in _KINDS)
-            distance = math_ops.abs(math_ops.div(tp, tp + fn + EPSILON) - sensitivity)
-            closest = cast(math_ops.equal(distance, math_ops.reduce_min(distance)), dtypes.int64)
-            # The last closest threshold: where the running count of them peaks first.
-            index = cast(math_ops.argmax(math_ops.cumsum(closest), 0), dtypes.int32)
-            hit, miss = array_ops.gather(tn, index), array_ops.gather(fp, index)
-            return math_ops.div(hit, hit + miss + EPSILON, name=label)
+    def pick(c: dict, label: str) -> Tensor:
+        tp, fn, tn, fp = (c[k] for k in _KINDS)
+        distance = math_ops.abs(math_ops.div(tp, tp + fn + EPSILON) - sensitivity)
+        closest = cast(math_ops.equal(distance, math_ops.reduce_min(distance)), dtypes.int64)
+        # The last closest threshold: where the running count of them peaks first.
+        index = cast(math_ops.argmax(math_ops.cumsum(closest), 0), dtypes.int32)
+        hit, miss = array_ops.gather(tn, index), array_ops.gather(fp, index)
+        return math_ops.div(hit, hit + miss + EPSILON, name=label)
 
-        return collect(
-            pick(values, "value"),
-            pick(updates, "update_op"),
-            metrics_collections,
-            updates_collections,
-        )
+    inputs = (labels, predictions, weights, num_thresholds, name)
+    value, update = _trade_off("sensitivity", sensitivity, inputs, pick)
+    return collect(value, update, metrics_collections, updates_collections)

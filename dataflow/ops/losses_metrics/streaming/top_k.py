@@ -24,8 +24,7 @@ from ... import math as math_ops
 from ...array.reorder import range_
 from ...cast import cast
 from ...sparse.sparse_ops import sparse_tensor_to_dense
-from ...state.variables import assign_add
-from ..metrics import broadcast_weights, collect, metric_variable
+from ..metrics import broadcast_weights, collect, running_total
 
 
 def _at_k_name(name: str, k: int | None = None, class_id: int | None = None) -> str:
@@ -96,12 +95,13 @@ def _set_counts(
     return tp, fp, fn
 
 
-def _running_sum(per_row: Tensor, weights: Any, scope_name: str) -> tuple[Any, Tensor]:
+def _running_sum(per_row: Tensor, weights: Any, scope_name: str) -> tuple[Tensor, Tensor]:
+    """A float64 running total of ``per_row`` (times ``weights``) in a variable named
+    after its own name scope ``scope_name``, and its update op ``<scope>/update``."""
     with name_scope(None, scope_name, (per_row, weights)) as scope:
         if weights is not None:
             per_row = per_row * cast(convert_to_tensor(weights), dtypes.float64)
-        total = metric_variable([], dtypes.float64, scope)
-        return total, assign_add(total, math_ops.reduce_sum(per_row), name="update")
+        return running_total(per_row, [], dtypes.float64, scope, update_name="update")
 
 
 def _ratio_at_top_k(
@@ -280,19 +280,13 @@ def average_precision_at_k(
         top = cast(math_ops.top_k(predictions, k).indices, dtypes.int64)
         classes = cast(array_ops.shape(predictions)[-1], dtypes.int64)
         rows = _average_precision_rows(labels, top, k, classes)
-        if weights is not None:
+        if weights is None:
+            w = array_ops.ones_like(rows)
+        else:
             w = broadcast_weights(weights, rows, dtypes.float64)
             rows = rows * w
-        with name_scope(None, "max", (rows,)) as max_scope:
-            most = metric_variable([], dtypes.float64, max_scope)
-            if weights is None:
-                batch_most = cast(array_ops.size(rows), dtypes.float64, name="batch_max")
-            else:
-                batch_most = math_ops.reduce_sum(w, name="batch_max")
-            most_update = assign_add(most, batch_most, name="update")
-        with name_scope(None, "total", (rows,)) as total_scope:
-            total = metric_variable([], dtypes.float64, total_scope)
-            total_update = assign_add(total, math_ops.reduce_sum(rows), name="update")
+        most, most_update = _running_sum(w, None, "max")
+        total, total_update = _running_sum(rows, None, "total")
         value = math_ops.div_no_nan(total, most, name="mean")
         update = math_ops.div_no_nan(total_update, most_update, name=scope)
         return collect(value, update, metrics_collections, updates_collections)
