@@ -4,6 +4,9 @@
 
 from ._util.missing_names import missing_name_hook
 from .framework.sparse_tensor import SparseTensor as SparseTensor
+from .ops.queue.sparse_accumulator import (
+    SparseConditionalAccumulator as SparseConditionalAccumulator,
+)
 from .ops.sparse.combine import (
     add as add,
     fill_empty_rows as fill_empty_rows,

@@ -406,7 +406,10 @@ def _queues() -> list[Step]:
     x, xv = ph(np.array([1.0, 2.0], np.float32))
     n, nv = ph(np.array(3, np.int32))
     rq = tf.RandomShuffleQueue(5, 0, [tf.float32], shapes=[[]], seed=4)
+    pq = tf.PriorityQueue(5, [tf.float32], shapes=[[]])
     return [
+        ([pq.enqueue_many([tf.constant([3, 1, 2], tf.int64), tf.range(3.0)])], {}),
+        (list(pq.dequeue_many(2)), {}),
         ([q.enqueue([x, n])], {x: xv, n: nv}),
         ([q.enqueue([x * 2, n + 1])], {x: xv, n: nv}),
         ([q.size()], {}),
@@ -421,6 +424,7 @@ def _queues() -> list[Step]:
 
 def _accumulators() -> list[Step]:
     acc = tf.ConditionalAccumulator(tf.float32, shape=[2])
+    sparse = tf.SparseConditionalAccumulator(tf.float32, shape=[3, 1])
     g, gv = ph(np.array([1.0, 3.0], np.float32))
     return [
         ([acc.set_global_step(0)], {}),
@@ -429,6 +433,9 @@ def _accumulators() -> list[Step]:
         ([acc.num_accumulated()], {}),
         ([acc.take_grad(2)], {}),
         ([acc.interrupt_takes()], {}),
+        ([sparse.apply_grad([0, 2], tf.reshape(g, [2, 1]), grad_shape=[3, 1])], {g: gv}),
+        ([sparse.apply_grad([2], [[5.0]], local_step=0)], {}),
+        (list(sparse.take_grad(2)), {}),
     ]
 
 

@@ -131,7 +131,82 @@ for _type, _infer, _kernel in (
     )
 
 
-class ConditionalAccumulator:
+class ConditionalAccumulatorBase:
+    """What TF1's accumulators share (``ConditionalAccumulator`` and
+    ``SparseConditionalAccumulator`` both derive from it): a handle op naming the
+    accumulator, and the ops every kind has.
+
+    Args:
+        dtype: the gradients' dtype.
+        shape: their shape (may be partial; ``None``: unknown).
+        accumulator_ref: the handle tensor a subclass built.
+    """
+
+    def __init__(self, dtype: Any, shape: Any, accumulator_ref: Tensor):
+        self._dtype = dtypes.as_dtype(dtype)
+        self._shape = TensorShape(None) if shape is None else as_shape(shape)
+        self._handle = accumulator_ref
+        self._attrs = {"dtype": self._dtype, "shape": self._shape}
+
+    @property
+    def accumulator_ref(self) -> Tensor:
+        return self._handle
+
+    @property
+    def name(self) -> str:
+        return self._handle.op.name
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        return self._dtype
+
+    def _op(self, op_type: str, inputs: list, name: str | None, **attrs: Any) -> Operation:
+        graph = get_default_graph()
+        with graph.colocate_with(self._handle.op):
+            return graph.create_op(
+                op_type, [self._handle, *inputs], dict(self._attrs, **attrs), name=name
+            )
+
+    def set_global_step(self, new_global_step: Any, name: str | None = None) -> Operation:
+        """Sets the step below which applied gradients are stale (a step moved back is
+        logged, as TF1's)."""
+        step = convert_to_tensor(new_global_step, dtype=dtypes.int64)
+        return self._op("AccumulatorSetGlobalStep", [step], name or "AccumulatorSetGlobalStep")
+
+    def interrupt_takes(self, name: str | None = None) -> Operation:
+        """Fails the ``take_grad`` calls waiting now with ``CancelledError`` (not in TF1:
+        what lets ``SyncReplicasOptimizer``'s chief thread stop promptly)."""
+        return self._op("AccumulatorInterruptTakes", [], name or "AccumulatorInterruptTakes")
+
+    def num_accumulated(self, name: str | None = None) -> Tensor:
+        """How many gradients are in (an int32 scalar)."""
+        # TF1's default name: ``<accumulator>_NumAccumulated``.
+        default = f"{self.name.rsplit('/', 1)[-1]}_NumAccumulated"
+        return self._op("AccumulatorNumAccumulated", [], name or default).outputs[0]
+
+
+def accumulator_handle(
+    op_type: str, dtype: Any, shape: Any, shared_name: str | None, name: str, reduction: str
+) -> Tensor:
+    """Builds an accumulator's handle op (``op_type``) in a name scope ``name``."""
+    if reduction not in ("MEAN", "SUM"):
+        raise ValueError(f"reduction_type must be 'MEAN' or 'SUM', got {reduction!r}")
+    graph = get_default_graph()
+    with graph.name_scope(name) as scope:
+        return graph.create_op(
+            op_type,
+            [],
+            {
+                "dtype": dtypes.as_dtype(dtype),
+                "shape": TensorShape(None) if shape is None else as_shape(shape),
+                "shared_name": shared_name or scope[:-1],
+                "reduction_type": reduction,
+            },
+            name=scope,
+        ).outputs[0]
+
+
+class ConditionalAccumulator(ConditionalAccumulatorBase):
     """Sums gradients applied with a recent enough ``local_step`` (TF1's class).
 
     Args:
@@ -151,40 +226,10 @@ class ConditionalAccumulator:
         name: str = "conditional_accumulator",
         reduction_type: str = "MEAN",
     ):
-        if reduction_type not in ("MEAN", "SUM"):
-            raise ValueError(f"reduction_type must be 'MEAN' or 'SUM', got {reduction_type!r}")
-        self._dtype = dtypes.as_dtype(dtype)
-        self._shape = TensorShape(None) if shape is None else as_shape(shape)
-        graph = get_default_graph()
-        with graph.name_scope(name) as scope:
-            self._attrs = {"dtype": self._dtype, "shape": self._shape}
-            self._handle = graph.create_op(
-                "ConditionalAccumulator",
-                [],
-                dict(
-                    self._attrs,
-                    shared_name=shared_name or scope[:-1],
-                    reduction_type=reduction_type,
-                ),
-                name=scope,
-            ).outputs[0]
-
-    @property
-    def accumulator_ref(self) -> Tensor:
-        return self._handle
-
-    @property
-    def name(self) -> str:
-        return self._handle.op.name
-
-    @property
-    def dtype(self) -> dtypes.DType:
-        return self._dtype
-
-    def _op(self, op_type: str, inputs: list, name: str | None) -> Operation:
-        graph = get_default_graph()
-        with graph.colocate_with(self._handle.op):
-            return graph.create_op(op_type, [self._handle, *inputs], dict(self._attrs), name=name)
+        handle = accumulator_handle(
+            "ConditionalAccumulator", dtype, shape, shared_name, name, reduction_type
+        )
+        super().__init__(dtype, shape, handle)
 
     def apply_grad(self, grad: Any, local_step: Any = 0, name: str | None = None) -> Operation:
         """Adds ``grad`` unless ``local_step`` is older than the accumulator's step."""
@@ -201,19 +246,3 @@ class ConditionalAccumulator:
         return self._op("AccumulatorTakeGradient", [n], name or "AccumulatorTakeGradient").outputs[
             0
         ]
-
-    def set_global_step(self, new_global_step: Any, name: str | None = None) -> Operation:
-        """Sets the step below which applied gradients are stale."""
-        step = convert_to_tensor(new_global_step, dtype=dtypes.int64)
-        return self._op("AccumulatorSetGlobalStep", [step], name or "AccumulatorSetGlobalStep")
-
-    def interrupt_takes(self, name: str | None = None) -> Operation:
-        """Fails the ``take_grad`` calls waiting now with ``CancelledError`` (not in TF1:
-        what lets ``SyncReplicasOptimizer``'s chief thread stop promptly)."""
-        return self._op("AccumulatorInterruptTakes", [], name or "AccumulatorInterruptTakes")
-
-    def num_accumulated(self, name: str | None = None) -> Tensor:
-        """How many gradients are in (an int32 scalar)."""
-        return self._op(
-            "AccumulatorNumAccumulated", [], name or "AccumulatorNumAccumulated"
-        ).outputs[0]

@@ -62,8 +62,8 @@ class AccumulatorState:
             )
 
     def apply_grad(self, grad: Any, local_step: int) -> bool:
-        """Adds ``grad`` unless it is stale; returns whether it was added."""
-        self._check_shape(grad)
+        """Adds ``grad`` unless it is stale; returns whether it was added. As TF's, a
+        stale gradient is dropped before it is checked."""
         with self._cond:
             if local_step < self.global_step:
                 logger.debug(
@@ -73,20 +73,30 @@ class AccumulatorState:
                     self.global_step,
                 )
                 return False
-            if self._sum is None:
-                self._sum = grad.copy()
-            else:
-                if grad.shape != self._sum.shape:
-                    raise errors.InvalidArgumentError(
-                        None,
-                        None,
-                        f"Shape mismatch: accumulator '{self.name}' has accumulated "
-                        f"{list(self._sum.shape)}, got {list(grad.shape)}",
-                    )
-                self._sum += grad
+            self._check_shape(grad)
+            self._add(grad)
             self._count += 1
             self._cond.notify_all()
             return True
+
+    def _add(self, grad: Any) -> None:
+        """Adds a fresh gradient to the sum (the lock held); a subclass (the sparse
+        accumulator) keeps another kind of sum."""
+        if self._sum is None:
+            self._sum = grad.copy()
+            return
+        if grad.shape != self._sum.shape:
+            raise errors.InvalidArgumentError(
+                None,
+                None,
+                f"Shape mismatch: accumulator '{self.name}' has accumulated "
+                f"{list(self._sum.shape)}, got {list(grad.shape)}",
+            )
+        self._sum += grad
+
+    def _result(self) -> Any:
+        """What ``take_grad`` returns: the mean (or the sum) of the gradients in."""
+        return self._sum / self._count if self.reduction == "MEAN" else self._sum
 
     def take_grad(self, num_required: int, waiter: Any = None) -> Any:
         """The mean (or sum) of at least ``num_required`` gradients, once they are in."""
@@ -114,11 +124,9 @@ class AccumulatorState:
                     waiter.will_block()
                 blocked = True
                 self._wait(waiter)
-            total, count = self._sum, self._count
+            total = self._result()
             self._sum, self._count = None, 0
             self.global_step += 1
-            if self.reduction == "MEAN":
-                total = total / count
             return total
 
     def _wait(self, waiter: Any) -> None:
