@@ -153,6 +153,23 @@ from .ops.math.ordering import (
     top_k as top_k,
 )
 
+# --- ops/nn/morphology.py, fractional.py, safe_embedding.py; layers/raw_rnn.py -----------
+from .ops.nn.morphology import (
+    dilation2d as dilation2d,
+    erosion2d as erosion2d,
+)
+from .ops.nn.fractional import (
+    fractional_avg_pool as fractional_avg_pool,
+    fractional_max_pool as fractional_max_pool,
+)
+from .ops.nn.candidate_sampling import compute_accidental_hits as compute_accidental_hits
+from .ops.nn.ctc.composites import ctc_loss_v2 as ctc_loss_v2
+from .ops.nn.safe_embedding import safe_embedding_lookup_sparse as safe_embedding_lookup_sparse
+from .layers.raw_rnn import (
+    raw_rnn as raw_rnn,
+    static_state_saving_rnn as static_state_saving_rnn,
+)
+
 from ._util.missing_names import missing_name_hook
 
 __getattr__ = missing_name_hook("nn", __name__)

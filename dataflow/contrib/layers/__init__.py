@@ -2,6 +2,9 @@
 summaries, as public TF1 programs use them (``docs/api.md`` lists the names and how
 often a corpus of programs uses each)."""
 
+from ...ops.nn.safe_embedding import (
+    safe_embedding_lookup_sparse as safe_embedding_lookup_sparse,
+)
 from ..framework import arg_scope as arg_scope
 from ..missing import contrib_hook
 from .core import avg_pool2d as avg_pool2d
@@ -17,7 +20,6 @@ from .core import linear as linear
 from .core import max_pool2d as max_pool2d
 from .core import one_hot_encoding as one_hot_encoding
 from .core import relu as relu
-from .embedding import safe_embedding_lookup_sparse as safe_embedding_lookup_sparse
 from .encoders import embed_sequence as embed_sequence
 from .initializers import variance_scaling_initializer as variance_scaling_initializer
 from .initializers import xavier_initializer as xavier_initializer

@@ -438,3 +438,60 @@ def sampled_softmax_loss(
             partition_strategy,
         )
         return softmax_cross_entropy_with_logits_v2(labels=stop_gradient(targets), logits=logits)
+
+
+def compute_accidental_hits(
+    true_classes: Any,
+    sampled_candidates: Any,
+    num_true: int,
+    seed: int | None = None,
+    seed2: int | None = None,
+    name: str | None = None,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Where sampled candidates are among a row's true classes (TF1's
+    ``tf.nn.compute_accidental_hits``), to cancel those logits in a sampled loss.
+
+    A hit is a pair (row ``i``, true class ``j``) whose class is some sampled
+    candidate; it names the candidate's position (its last one, when a candidate was
+    sampled twice, as TF's kernel). Hits come in row-major ``(i, j)`` order. Built from
+    an ``[batch, num_true, num_sampled]`` equality table and ``where``.
+
+    Args:
+        true_classes: int64 ``[batch, num_true]``.
+        sampled_candidates: int64 ``[num_sampled]``.
+        num_true: the number of true classes per row.
+        seed, seed2: accepted for TF1 compatibility (nothing here is random).
+        name: a name scope (default ``ComputeAccidentalHits``).
+
+    Returns:
+        ``(indices, ids, weights)``: int32 rows, int64 candidate positions and float32
+        weights of ``-FLT_MAX``, one per hit.
+
+    Raises:
+        InvalidArgumentError: ``true_classes`` is not a matrix of ``num_true`` columns,
+            or ``sampled_candidates`` not a vector (when known at build time).
+    """
+    del seed, seed2
+    with name_scope(name, "ComputeAccidentalHits"):
+        true = cast(convert_to_tensor(true_classes, name="true_classes"), dtypes.int64)
+        sampled = cast(convert_to_tensor(sampled_candidates, name="sampled"), dtypes.int64)
+        dims = true.shape.as_list() if true.shape.rank is not None else None
+        if dims is not None and (len(dims) != 2 or dims[1] not in (None, num_true)):
+            raise errors.InvalidArgumentError(
+                None, None, f"true_classes must be a [batch, {num_true}] matrix, got {true.shape}"
+            )
+        if sampled.shape.rank not in (None, 1):
+            raise errors.InvalidArgumentError(
+                None, None, f"sampled_candidates must be a vector, got {sampled.shape}"
+            )
+        positions = array_ops.range_(array_ops.size(sampled))
+        later = array_ops.expand_dims(positions, 0) > array_ops.expand_dims(positions, 1)
+        same = equal(array_ops.expand_dims(sampled, 1), array_ops.expand_dims(sampled, 0))
+        last = ~reduce_any(same & later, axis=1)
+        hit = equal(array_ops.expand_dims(true, 2), array_ops.reshape(sampled, [1, 1, -1]))
+        where_hit = where(hit & array_ops.reshape(last, [1, 1, -1]))
+        indices = cast(where_hit[:, 0], dtypes.int32)
+        ids = where_hit[:, 2]
+        lowest = convert_to_tensor(np.finfo(np.float32).min, dtype=dtypes.float32)
+        weights = array_ops.fill(array_ops.shape(ids), lowest)
+        return indices, ids, weights

@@ -1,6 +1,8 @@
 """CTC helpers that are composites: TF1's ``tf.nn.collapse_repeated``,
-``ctc_unique_labels`` and ``ctc_beam_search_decoder_v2`` (the beam search of
-``nn/ctc/beam_search.py`` without merging repeated labels, TF 2's default).
+``ctc_unique_labels``, ``ctc_beam_search_decoder_v2`` (the beam search of
+``nn/ctc/beam_search.py`` without merging repeated labels, TF 2's default) and
+``ctc_loss_v2`` (``nn/ctc/loss.py``'s kernel, its labels made sparse and its blank
+moved to the last class).
 
 ``collapse_repeated`` keeps a label when it differs from the one before it and lies
 within its row's length, then packs the kept labels of each row to the left
@@ -22,9 +24,11 @@ from typing import Any
 from ....framework import dtypes
 from ....framework.graph import Tensor, convert_to_tensor
 from ....framework.scopes import name_scope
+from ....framework.sparse_tensor import SparseTensor
 from ... import array as array_ops
 from ... import math as math_ops
 from .beam_search import ctc_beam_search_decoder
+from .loss import ctc_loss
 
 
 def _length_mask(lengths: Tensor, maxlen: Any) -> Tensor:
@@ -119,3 +123,82 @@ def ctc_unique_labels(labels: Any, name: str | None = None) -> tuple:
             array_ops.zeros_like(slot, dtype=dtypes.int64),
         )
         return math_ops.reduce_sum(picked, axis=2), idx
+
+
+def _blank_last(logits: Tensor, values: Tensor, blank: int, num_classes: Any) -> tuple:
+    """The logits with class ``blank`` moved last and the labels renumbered to match
+    (labels above the blank move down one), so the blank is where ``CTCLoss`` wants it."""
+    if num_classes is not None and blank == num_classes - 1:
+        return logits, values
+    moved = array_ops.concat(
+        [logits[:, :, :blank], logits[:, :, blank + 1 :], logits[:, :, blank : blank + 1]], 2
+    )
+    renumbered = math_ops.where(math_ops.less(values, blank), values, values - 1)
+    return moved, renumbered
+
+
+def ctc_loss_v2(
+    labels: Any,
+    logits: Any,
+    label_length: Any,
+    logit_length: Any,
+    logits_time_major: bool = True,
+    unique: Any = None,
+    blank_index: int | None = None,
+    name: str | None = None,
+) -> Tensor:
+    """The CTC loss with labels dense or sparse and a blank anywhere (TF 1.15's
+    ``tf.nn.ctc_loss_v2``): ``-log p(labels | logits)`` per batch entry, with repeated
+    labels merged along a path (``ctc_merge_repeated``) and none collapsed first.
+
+    Args:
+        labels: int ``[batch, max_label_length]`` with ``label_length``, or an int
+            ``SparseTensor`` (then ``label_length`` is not read).
+        logits: unnormalized ``[frames, batch, num_classes]`` (``[batch, frames,
+            num_classes]`` unless ``logits_time_major``).
+        label_length: int ``[batch]``, each dense row's number of labels.
+        logit_length: int ``[batch]``, each entry's number of frames.
+        logits_time_major: the layout of ``logits``.
+        unique: accepted for TF compatibility (TF's speed-up; the loss is the same).
+        blank_index: the blank's class (negative counts from the end); defaults to 0
+            for dense labels and must be given for sparse ones.
+        name: a name scope (default ``ctc_loss_dense`` for dense labels).
+
+    Returns:
+        A ``[batch]`` tensor of negative log-likelihoods in the logits' dtype; its
+        gradient is ``nn/ctc/loss.py``'s (``softmax - posterior``, 0 past a sequence's
+        frames).
+
+    Raises:
+        ValueError: sparse labels without ``blank_index``, or a dense ``labels`` that is
+            not a matrix.
+    """
+    del unique
+    sparse = isinstance(labels, SparseTensor)
+    if sparse and blank_index is None:
+        raise ValueError("blank_index must be given when using SparseTensor labels.")
+    with name_scope(name, "ctc_loss" if sparse else "ctc_loss_dense"):
+        logits = convert_to_tensor(logits, name="logits")
+        if not logits_time_major:
+            logits = array_ops.transpose(logits, [1, 0, 2])
+        num_classes = logits.shape[2] if logits.shape.rank == 3 else None
+        num_classes = getattr(num_classes, "value", num_classes)
+        blank = 0 if blank_index is None else int(blank_index)
+        if blank < 0:
+            if num_classes is None:
+                raise ValueError("a negative blank_index needs logits of known depth")
+            blank += num_classes
+        if sparse:
+            indices, dense_shape = labels.indices, labels.dense_shape
+            values = math_ops.cast(labels.values, dtypes.int32)
+        else:
+            dense = convert_to_tensor(labels, name="labels")
+            if dense.shape.rank not in (None, 2):
+                raise ValueError(f"labels must be [batch, max_label_length], got {dense.shape}")
+            lengths = math_ops.cast(convert_to_tensor(label_length), dtypes.int32)
+            mask = _length_mask(lengths, array_ops.shape(dense)[1])
+            indices = math_ops.where(mask)
+            values = math_ops.cast(array_ops.gather_nd(dense, indices), dtypes.int32)
+            dense_shape = math_ops.cast(array_ops.shape(dense), dtypes.int64)
+        logits, values = _blank_last(logits, values, blank, num_classes)
+        return ctc_loss(SparseTensor(indices, values, dense_shape), logits, logit_length)
