@@ -13,6 +13,8 @@ from typing import Any
 
 from .._util.missing_names import missing_name_hook
 from . import experimental as experimental
+from .cardinality import INFINITE_CARDINALITY as INFINITE_CARDINALITY
+from .cardinality import UNKNOWN_CARDINALITY as UNKNOWN_CARDINALITY
 from .dataset import AUTOTUNE as AUTOTUNE
 from .dataset import Dataset as Dataset
 from .iterator import Iterator as Iterator

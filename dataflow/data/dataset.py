@@ -27,6 +27,7 @@ from ..ops.data import vectorize as dataset_vectorize
 from ..ops.debug.check_ops import assert_greater
 from ..ops.random.random_ops import get_seed
 from . import structure
+from .cardinality import cardinality as count_elements
 from .from_dask import from_dask
 from .iterator import Iterator
 from .options import Options
@@ -470,6 +471,11 @@ class Dataset:
         out = Dataset.zip((counter, self))
         out._options = self._options
         return out
+
+    def cardinality(self) -> Tensor:
+        """The number of elements: an int64 scalar tensor, -1 when endless, -2 when
+        unknown (``tf.data.experimental.cardinality``)."""
+        return count_elements(self)
 
     def with_options(self, options: Options) -> Dataset:
         """This dataset with ``options`` merged over the ones it has (``options()``)."""

@@ -9,7 +9,9 @@ as compositions of ``Dataset`` methods with the same elements in the same order.
   ``interleave`` in TF1's deterministic order (``sloppy=True`` permits another order, it
   does not require one);
 * ``unbatch()``, ``prefetch_to_device(device, buffer_size)`` (a prefetch: elements are
-  made on the host and moved by the step that uses them), ``Counter(start, step)``.
+  made on the host and moved by the step that uses them), ``Counter(start, step)``;
+* ``cardinality(dataset)`` with ``INFINITE_CARDINALITY``/``UNKNOWN_CARDINALITY``
+  (``cardinality.py``).
 
 Each transformation is a function of a dataset, for ``dataset.apply(...)``.
 """
@@ -21,6 +23,9 @@ from typing import Any
 
 from ..framework import dtypes
 from ..ops.cast import cast
+from .cardinality import INFINITE_CARDINALITY as INFINITE_CARDINALITY
+from .cardinality import UNKNOWN_CARDINALITY as UNKNOWN_CARDINALITY
+from .cardinality import cardinality as cardinality
 from .dataset import AUTOTUNE, Dataset
 
 Transformation = Callable[[Dataset], Dataset]
@@ -102,6 +107,9 @@ def Counter(start: Any = 0, step: Any = 1, dtype: Any = dtypes.int64) -> Dataset
 __all__ = [
     "AUTOTUNE",
     "Counter",
+    "INFINITE_CARDINALITY",
+    "UNKNOWN_CARDINALITY",
+    "cardinality",
     "map_and_batch",
     "parallel_interleave",
     "prefetch_to_device",
