@@ -18,7 +18,8 @@ are not TF's bit-for-bit (its Philox stream is not reproduced). ``deterministic=
 draws them from ``stateless_random_uniform`` seeded by ``(seed, seed2)`` (random seeds
 chosen at build time when both are 0, as TF chooses them per kernel), so every run uses
 the same regions; otherwise each run draws new ones from a ``random_uniform`` (TF then
-requires both seeds to be 0).
+requires both seeds to be 0). The sequences' static shape is ``[m + 1]``, what the
+kernel returns (TF's shape function says ``[m]``).
 
 The pooling is a composite, so its gradient is the graph's: each window's taps are
 gathered into an ``[N, Ho, Wo, L, C]`` tensor (``L`` = the longest window's area; short
