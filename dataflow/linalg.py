@@ -48,6 +48,29 @@ from .ops.linalg import (
     tridiagonal_matmul as tridiagonal_matmul,
     tridiagonal_solve as tridiagonal_solve,
 )
+from .ops.linalg.operators import (
+    LinearOperator as LinearOperator,
+    LinearOperatorAdjoint as LinearOperatorAdjoint,
+    LinearOperatorBlockDiag as LinearOperatorBlockDiag,
+    LinearOperatorBlockLowerTriangular as LinearOperatorBlockLowerTriangular,
+    LinearOperatorCirculant as LinearOperatorCirculant,
+    LinearOperatorCirculant2D as LinearOperatorCirculant2D,
+    LinearOperatorCirculant3D as LinearOperatorCirculant3D,
+    LinearOperatorComposition as LinearOperatorComposition,
+    LinearOperatorDiag as LinearOperatorDiag,
+    LinearOperatorFullMatrix as LinearOperatorFullMatrix,
+    LinearOperatorHouseholder as LinearOperatorHouseholder,
+    LinearOperatorIdentity as LinearOperatorIdentity,
+    LinearOperatorInversion as LinearOperatorInversion,
+    LinearOperatorKronecker as LinearOperatorKronecker,
+    LinearOperatorLowRankUpdate as LinearOperatorLowRankUpdate,
+    LinearOperatorLowerTriangular as LinearOperatorLowerTriangular,
+    LinearOperatorPermutation as LinearOperatorPermutation,
+    LinearOperatorScaledIdentity as LinearOperatorScaledIdentity,
+    LinearOperatorToeplitz as LinearOperatorToeplitz,
+    LinearOperatorTridiag as LinearOperatorTridiag,
+    LinearOperatorZeros as LinearOperatorZeros,
+)
 from .ops.math.clip import global_norm as global_norm
 from .nn import l2_normalize as l2_normalize
 from .ops.tf1_aliases import diag as tensor_diag, diag_part as tensor_diag_part

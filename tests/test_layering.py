@@ -51,6 +51,16 @@ ROOMS = {
     "ops.array": {"ops", "ops.math", "ops.control"},
     "ops.math": {"ops", "ops.array", "ops.control"},
     "ops.linalg": {"ops", "ops.array", "ops.math"},
+    # LinearOperator classes: graph-building Python over the linalg ops, circulant
+    # operators over the Fourier transforms, run-time checks from debug.
+    "ops.linalg.operators": {
+        "ops",
+        "ops.array",
+        "ops.math",
+        "ops.linalg",
+        "ops.signal",
+        "ops.debug",
+    },
     "ops.signal": {"ops", "ops.array", "ops.math"},
     "ops.control": {"ops", "ops.array", "ops.math", "ops.debug"},
     "ops.debug": {"ops", "ops.control"},
