@@ -11,6 +11,7 @@ from .ops.strings.conversions import unsorted_segment_join as unsorted_segment_j
 from .ops.strings.format import string_format as format  # noqa: F401
 from .ops.strings.hash_buckets import to_hash_bucket as to_hash_bucket
 from .ops.strings.hash_buckets import to_hash_bucket_strong as to_hash_bucket_strong
+from .ops.strings.ngrams import ngrams as ngrams
 from .ops.strings.string_ops import (
     join as join,
 )
@@ -35,6 +36,8 @@ from .ops.strings.string_ops import (
 from .ops.strings.string_ops import (
     upper as upper,
 )
+from .ops.strings.unicode import unicode_encode as unicode_encode
+from .ops.strings.unicode import unicode_transcode as unicode_transcode
 
 __getattr__ = missing_name_hook("strings", __name__)
 

@@ -68,7 +68,8 @@ ROOMS = {
     "ops.debug.checks": {"ops", "ops.array", "ops.math", "ops.control", "ops.debug"},
     # gamma's gradient to alpha sums over the sample dimensions (array, math).
     "ops.random": {"ops", "ops.array", "ops.math"},
-    "ops.strings": {"ops"},
+    # ngrams gathers windows and unicode_encode makes row splits (array, math).
+    "ops.strings": {"ops", "ops.array", "ops.math"},
     "ops.nn": {
         "ops",
         "ops.array",

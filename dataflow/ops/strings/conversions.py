@@ -190,8 +190,11 @@ def _reduce_join_kernel(ctx: Any, attrs: dict) -> Any:
         reduced = sorted(set(listed)) if np.size(to_host(axes)) else list(range(x.ndim))
         kept = [i for i in range(x.ndim) if i not in reduced]
         moved = np.transpose(x, kept + reduced)
-        rows = moved.reshape(*[x.shape[i] for i in kept], -1)
-        flat_rows = rows.reshape(-1, rows.shape[-1]).tolist()
+        # Explicit sizes: a -1 cannot be inferred when the array is empty.
+        joined_size = int(np.prod([x.shape[i] for i in reduced], dtype=np.int64))
+        rows = moved.reshape(*[x.shape[i] for i in kept], joined_size)
+        count = int(np.prod(rows.shape[:-1], dtype=np.int64))
+        flat_rows = rows.reshape(count, joined_size).tolist()
         joined = np.empty(len(flat_rows), dtype=object)
         joined[:] = [separator.join(r) for r in flat_rows]
         if keep:
