@@ -14,6 +14,8 @@ from ..ops import array as array_ops
 from ..ops.nn.conv.conv2d import conv1d as nn_conv1d
 from ..ops.nn.conv.conv2d import conv2d as nn_conv2d
 from ..ops.nn.conv.conv2d import conv2d_transpose as nn_conv2d_transpose
+from ..ops.nn.conv.conv3d import conv3d as nn_conv3d
+from ..ops.nn.conv.conv3d import conv3d_transpose as nn_conv3d_transpose
 from ..ops.nn.conv.depthwise import separable_conv2d as nn_separable_conv2d
 from ..ops.nn.impl import bias_add
 from ..ops.state.initializers import glorot_uniform_initializer, zeros_initializer
@@ -45,7 +47,7 @@ def check_format(data_format: str, padding: str) -> str:
 
 
 class Conv(Layer):
-    """The N-D convolution layer (``rank`` 1 or 2) the public classes specialize."""
+    """The N-D convolution layer (``rank`` 1, 2 or 3) the public classes specialize."""
 
     rank = 2
 
@@ -86,13 +88,17 @@ class Conv(Layer):
     def kernel_shape(self, channels: int) -> list[int]:
         return list(self.kernel_size) + [channels, self.filters]
 
-    def build(self, input_shape: TensorShape) -> None:
+    def check_rank(self, input_shape: TensorShape) -> None:
+        """Refuses an input whose rank is known and is not ``rank + 2``."""
         if input_shape.rank is not None and input_shape.rank != self.rank + 2:
             raise ValueError(
                 f"Input 0 of layer {self._base_name} is incompatible with the layer: expected "
                 f"ndim={self.rank + 2}, found ndim={input_shape.rank}. Full shape received: "
                 f"{input_shape}"
             )
+
+    def build(self, input_shape: TensorShape) -> None:
+        self.check_rank(input_shape)
         channels = channels_dim(input_shape, type(self).__name__)
         self.kernel = self.add_weight(
             "kernel",
@@ -101,6 +107,10 @@ class Conv(Layer):
             regularizer=self.kernel_regularizer,
             constraint=self.kernel_constraint,
         )
+        self.build_bias()
+
+    def build_bias(self) -> None:
+        """Adds the ``bias`` variable (``[filters]``) when ``use_bias``."""
         if self.use_bias:
             self.bias = self.add_weight(
                 "bias",
@@ -119,7 +129,7 @@ class Conv(Layer):
                 padding=self.padding,
                 dilations=self.dilation_rate[0],
             )
-        return nn_conv2d(
+        return (nn_conv2d if self.rank == 2 else nn_conv3d)(
             inputs,
             self.kernel,
             strides=[1, *self.strides, 1],
@@ -155,33 +165,34 @@ def transposed_length(size: int | None, kernel: int, stride: int, padding: str) 
     return size * stride
 
 
-class Conv2DTranspose(Conv2D):
-    """The transpose (gradient) of a 2-D convolution, ``kernel`` ``[kh, kw, filters, in]``."""
+class TransposedConv(Conv):
+    """The transpose (gradient) of an N-D convolution (``rank`` 2 or 3, from the class it
+    is mixed into), ``kernel`` ``kernel_size + [filters, in]``, without dilation."""
 
     def __init__(self, filters: int, kernel_size: Any, *args: Any, **kwargs: Any):
-        if kwargs.get("dilation_rate", 1) not in (1, (1, 1), [1, 1]):
-            raise ValueError("Conv2DTranspose: dilation_rate must be 1")
+        if kwargs.get("dilation_rate", 1) not in (1, (1,) * self.rank, [1] * self.rank):
+            raise ValueError(f"{type(self).__name__}: dilation_rate must be 1")
         super().__init__(filters, kernel_size, *args, **kwargs)
 
     def kernel_shape(self, channels: int) -> list[int]:
         return list(self.kernel_size) + [self.filters, channels]
 
     def convolve(self, inputs: Tensor) -> Tensor:
-        dims = inputs.shape.as_list() if inputs.shape.rank is not None else [None] * 4
+        rank = self.rank
+        dims = inputs.shape.as_list() if inputs.shape.rank is not None else [None] * (rank + 2)
         dynamic = array_ops.shape(inputs)
         sizes: list[Any] = []  # each a static int or a scalar tensor
-        for i in (1, 2):
-            static = transposed_length(
-                dims[i], self.kernel_size[i - 1], self.strides[i - 1], self.padding
-            )
+        for i in range(1, rank + 1):
+            k, s = self.kernel_size[i - 1], self.strides[i - 1]
+            static = transposed_length(dims[i], k, s, self.padding)
             if static is not None:
                 sizes.append(static)
             else:
-                size = dynamic[i] * self.strides[i - 1]
-                extra = max(self.kernel_size[i - 1] - self.strides[i - 1], 0)
-                sizes.append(size + extra if self.padding == "VALID" else size)
-        output_shape = array_ops.stack([dynamic[0], sizes[0], sizes[1], self.filters])
-        outputs = nn_conv2d_transpose(
+                size = dynamic[i] * s
+                sizes.append(size + max(k - s, 0) if self.padding == "VALID" else size)
+        output_shape = array_ops.stack([dynamic[0], *sizes, self.filters])
+        transpose = nn_conv2d_transpose if rank == 2 else nn_conv3d_transpose
+        outputs = transpose(
             inputs, self.kernel, output_shape, strides=[1, *self.strides, 1], padding=self.padding
         )
         # The static shape, which a packed output_shape with an unknown batch hides (TF1's
@@ -189,6 +200,10 @@ class Conv2DTranspose(Conv2D):
         known = [s if isinstance(s, int) else None for s in sizes]
         outputs.set_shape([dims[0], *known, self.filters])
         return outputs
+
+
+class Conv2DTranspose(TransposedConv, Conv2D):
+    """The transpose (gradient) of a 2-D convolution, ``kernel`` ``[kh, kw, filters, in]``."""
 
 
 def functional_form(cls: type, inputs: Any, args: Sequence[Any], kwargs: dict) -> Tensor:
@@ -274,13 +289,16 @@ class SeparableConv2D(Conv2D):
             pointwise_constraint,
         )
 
-    def build(self, input_shape: TensorShape) -> None:
+    def check_rank(self, input_shape: TensorShape) -> None:
         if input_shape.rank is not None and input_shape.rank != 4:
             raise ValueError(
                 "Inputs to `SeparableConv2D` should have rank 4. Received input shape: "
                 f"{input_shape}"
             )
-        channels = channels_dim(input_shape, "SeparableConv2D")
+
+    def build(self, input_shape: TensorShape) -> None:
+        self.check_rank(input_shape)
+        channels = channels_dim(input_shape, type(self).__name__)
         self.depthwise_kernel = self.add_weight(
             "depthwise_kernel",
             [*self.kernel_size, channels, self.depth_multiplier],
@@ -290,19 +308,12 @@ class SeparableConv2D(Conv2D):
         )
         self.pointwise_kernel = self.add_weight(
             "pointwise_kernel",
-            [1, 1, channels * self.depth_multiplier, self.filters],
+            [*[1] * self.rank, channels * self.depth_multiplier, self.filters],
             initializer=self.pointwise_initializer,
             regularizer=self.pointwise_regularizer,
             constraint=self.pointwise_constraint,
         )
-        if self.use_bias:
-            self.bias = self.add_weight(
-                "bias",
-                [self.filters],
-                initializer=self.bias_initializer,
-                regularizer=self.bias_regularizer,
-                constraint=self.bias_constraint,
-            )
+        self.build_bias()
 
     def convolve(self, inputs: Tensor) -> Tensor:
         return nn_separable_conv2d(

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..framework.graph import Tensor
@@ -13,10 +14,11 @@ from .convolutional import as_tuple, check_format
 
 
 class Pooling(Layer):
-    """A pooling layer; ``rank`` 1 or 2, ``pool`` ``max_pool`` or ``avg_pool``."""
+    """A pooling layer; ``rank`` 1, 2 or 3, ``pool`` ``max_pool`` or ``avg_pool`` (their
+    3-D forms for rank 3)."""
 
     rank = 2
-    pool = staticmethod(max_pool)
+    pool: Callable[..., Tensor] = staticmethod(max_pool)
 
     def __init__(
         self,

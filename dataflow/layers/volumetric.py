@@ -11,14 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..framework.graph import Tensor
-from ..framework.tensor_shape import TensorShape
 from ..ops import array as array_ops
-from ..ops.nn.conv.conv3d import conv3d as nn_conv3d
-from ..ops.nn.conv.conv3d import conv3d_transpose as nn_conv3d_transpose
 from ..ops.nn.conv.depthwise import separable_conv2d as nn_separable_conv2d
 from ..ops.nn.pool3d import avg_pool3d, max_pool3d
-from .base import channels_dim
-from .convolutional import Conv, SeparableConv2D, functional_form, transposed_length
+from .convolutional import Conv, SeparableConv2D, TransposedConv, functional_form
 from .pooling import Pooling
 
 
@@ -27,47 +23,10 @@ class Conv3D(Conv):
 
     rank = 3
 
-    def convolve(self, inputs: Tensor) -> Tensor:
-        return nn_conv3d(
-            inputs,
-            self.kernel,
-            strides=[1, *self.strides, 1],
-            padding=self.padding,
-            dilations=[1, *self.dilation_rate, 1],
-        )
 
-
-class Conv3DTranspose(Conv3D):
+class Conv3DTranspose(TransposedConv, Conv3D):
     """The transpose (gradient) of a 3-D convolution, ``kernel`` ``[kd, kh, kw,
     filters, in]``."""
-
-    def __init__(self, filters: int, kernel_size: Any, *args: Any, **kwargs: Any):
-        if kwargs.get("dilation_rate", 1) not in (1, (1, 1, 1), [1, 1, 1]):
-            raise ValueError("Conv3DTranspose: dilation_rate must be 1")
-        super().__init__(filters, kernel_size, *args, **kwargs)
-
-    def kernel_shape(self, channels: int) -> list[int]:
-        return list(self.kernel_size) + [self.filters, channels]
-
-    def convolve(self, inputs: Tensor) -> Tensor:
-        dims = inputs.shape.as_list() if inputs.shape.rank is not None else [None] * 5
-        dynamic = array_ops.shape(inputs)
-        sizes: list[Any] = []  # each a static int or a scalar tensor
-        for i in (1, 2, 3):
-            k, s = self.kernel_size[i - 1], self.strides[i - 1]
-            static = transposed_length(dims[i], k, s, self.padding)
-            if static is not None:
-                sizes.append(static)
-            else:
-                size = dynamic[i] * s
-                sizes.append(size + max(k - s, 0) if self.padding == "VALID" else size)
-        output_shape = array_ops.stack([dynamic[0], *sizes, self.filters])
-        outputs = nn_conv3d_transpose(
-            inputs, self.kernel, output_shape, strides=[1, *self.strides, 1], padding=self.padding
-        )
-        known = [s if isinstance(s, int) else None for s in sizes]
-        outputs.set_shape([dims[0], *known, self.filters])
-        return outputs
 
 
 class SeparableConv1D(SeparableConv2D):
@@ -91,35 +50,8 @@ class SeparableConv1D(SeparableConv2D):
             filters, kernel_size, strides, padding, data_format, dilation_rate, *args, **kwargs
         )
 
-    def build(self, input_shape: TensorShape) -> None:
-        if input_shape.rank is not None and input_shape.rank != 3:
-            raise ValueError(
-                f"Input 0 of layer {self._base_name} is incompatible with the layer: expected "
-                f"ndim=3, found ndim={input_shape.rank}. Full shape received: {input_shape}"
-            )
-        channels = channels_dim(input_shape, "SeparableConv1D")
-        self.depthwise_kernel = self.add_weight(
-            "depthwise_kernel",
-            [self.kernel_size[0], channels, self.depth_multiplier],
-            initializer=self.depthwise_initializer,
-            regularizer=self.depthwise_regularizer,
-            constraint=self.depthwise_constraint,
-        )
-        self.pointwise_kernel = self.add_weight(
-            "pointwise_kernel",
-            [1, channels * self.depth_multiplier, self.filters],
-            initializer=self.pointwise_initializer,
-            regularizer=self.pointwise_regularizer,
-            constraint=self.pointwise_constraint,
-        )
-        if self.use_bias:
-            self.bias = self.add_weight(
-                "bias",
-                [self.filters],
-                initializer=self.bias_initializer,
-                regularizer=self.bias_regularizer,
-                constraint=self.bias_constraint,
-            )
+    # A wrong input rank is refused with Conv's message, not SeparableConv2D's.
+    check_rank = Conv.check_rank
 
     def convolve(self, inputs: Tensor) -> Tensor:
         image = array_ops.expand_dims(inputs, 1)  # [batch, 1, width, channels]
@@ -134,26 +66,16 @@ class SeparableConv1D(SeparableConv2D):
         return array_ops.squeeze(out, [1])
 
 
-class Pooling3D(Pooling):
-    """A 3-D pooling layer; ``pool3d`` is ``max_pool3d`` or ``avg_pool3d``."""
-
-    rank = 3
-    pool3d = staticmethod(max_pool3d)
-
-    def call(self, inputs: Tensor) -> Tensor:
-        return self.pool3d(inputs, [1, *self.pool_size, 1], [1, *self.strides, 1], self.padding)
-
-
-class MaxPooling3D(Pooling3D):
+class MaxPooling3D(Pooling):
     """Max pooling over ``[batch, depth, height, width, channels]``."""
 
-    pool3d = staticmethod(max_pool3d)
+    rank, pool = 3, staticmethod(max_pool3d)
 
 
-class AveragePooling3D(Pooling3D):
+class AveragePooling3D(Pooling):
     """Average pooling over ``[batch, depth, height, width, channels]``."""
 
-    pool3d = staticmethod(avg_pool3d)
+    rank, pool = 3, staticmethod(avg_pool3d)
 
 
 def conv3d(inputs: Any, filters: int, kernel_size: Any, *args: Any, **kwargs: Any) -> Tensor:

@@ -45,6 +45,7 @@ from ...rules import require_float
 from ..buffers import Recycler
 from ..epilogue import matmul_then
 from . import fourier as conv_fourier
+from .bilinear import gradient_rules
 from .geometry import (
     Params,
     crop,
@@ -59,7 +60,6 @@ from .geometry import (
     padded_zeros,
     padding_attrs,
     params,
-    shape_of,
     sizes_dims,
     sizes_nhwc,
     spatial_list,
@@ -225,17 +225,17 @@ def _fourier_at_build(op: Operation) -> bool:
     return conv_fourier.fourier_pays(geometry_cache(p)((1, h, w, c), kh, kw), c, o)
 
 
+_conv_rule, _backprop_input_grad, _backprop_filter_grad = gradient_rules(
+    ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"), conv_attrs
+)
+
+
 def _conv2d_grad(op: Operation, grad: Tensor) -> list:
-    x, f = op.inputs
-    attrs = conv_attrs(op)
     if _fourier_at_build(op):
         # Both gradients as one op (nn/conv/backprop.py): they share the transform of grad.
-        both = apply_op_n("Conv2DBackpropInputFilter", [x, f, grad], dict(attrs))
+        both = apply_op_n("Conv2DBackpropInputFilter", [*op.inputs, grad], conv_attrs(op))
         return list(both.outputs)
-    return [
-        _apply("Conv2DBackpropInput", [shape_of(x), f, grad], attrs),
-        _apply("Conv2DBackpropFilter", [x, shape_of(f), grad], attrs),
-    ]
+    return _conv_rule(op, grad)
 
 
 def _infer_backprop_input(op: Operation) -> list:
@@ -273,16 +273,6 @@ def backprop_input_kernel(ctx: Any, attrs: dict) -> Any:
         return from_nhwc(xp, crop(dpad, g), p.nchw)
 
     return conv2d_backprop_input
-
-
-def _backprop_input_grad(op: Operation, grad: Tensor) -> list:
-    _, f, dy = op.inputs
-    attrs = conv_attrs(op)
-    return [
-        None,
-        _apply("Conv2DBackpropFilter", [grad, shape_of(f), dy], attrs),
-        _apply("Conv2D", [grad, f], attrs),
-    ]
 
 
 def _infer_backprop_filter(op: Operation) -> list:
@@ -324,16 +314,6 @@ def backprop_filter_kernel(ctx: Any, attrs: dict) -> Any:
     return conv2d_backprop_filter
 
 
-def _backprop_filter_grad(op: Operation, grad: Tensor) -> list:
-    x, _, dy = op.inputs
-    attrs = conv_attrs(op)
-    return [
-        _apply("Conv2DBackpropInput", [shape_of(x), grad, dy], attrs),
-        None,
-        _apply("Conv2D", [x, grad], attrs),
-    ]
-
-
 registry.register(registry.OpDef("Conv2D", _infer_conv2d, _conv2d_kernel, _conv2d_grad))
 registry.register(
     registry.OpDef(
@@ -348,10 +328,6 @@ registry.register(
         _backprop_filter_grad,
     )
 )
-
-
-def _apply(op_type: str, inputs: list, attrs: dict, name: str | None = None) -> Tensor:
-    return apply_op(op_type, inputs, dict(attrs), name=name)
 
 
 def _make_conv_attrs(strides: Any, padding: Any, dilations: Any, data_format: Any) -> dict:

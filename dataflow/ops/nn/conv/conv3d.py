@@ -15,8 +15,9 @@ The approach mirrors ``nn/conv/conv2d.py`` one dimension up:
 * ``conv3d_transpose`` is ``Conv3DBackpropInputV2`` (a composite).
 
 All three ops are bilinear, so each one's gradient is a pair of the others and second
-derivatives work. Output sizes follow TF's SAME/VALID rules per dimension (see
-``nn/conv/conv2d.py``); dilations are supported in both layouts.
+derivatives work (the rules, shared with ``Conv2D``, are in ``nn/conv/bilinear.py``).
+Output sizes follow TF's SAME/VALID rules per dimension (see ``nn/conv/conv2d.py``);
+dilations are supported in both layouts.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from ...build import apply_op
 from ...constant import constant
 from ...rules import require_float
 from . import volume as vol
-from .geometry import shape_of, static_sizes
+from .bilinear import gradient_rules
+from .geometry import static_sizes
 
 
 def _attrs(op: Operation) -> dict:
@@ -98,15 +100,6 @@ def _conv3d_kernel(ctx: Any, attrs: dict) -> Any:
     return conv3d
 
 
-def _conv3d_grad(op: Operation, grad: Tensor) -> list:
-    x, f = op.inputs
-    attrs = _attrs(op)
-    return [
-        _apply("Conv3DBackpropInputV2", [shape_of(x), f, grad], attrs),
-        _apply("Conv3DBackpropFilterV2", [x, shape_of(f), grad], attrs),
-    ]
-
-
 def _infer_backprop_input(op: Operation) -> list:
     sizes, f, dy = op.inputs
     dtype = require_float(op, f, dy)
@@ -130,16 +123,6 @@ def _backprop_input_kernel(ctx: Any, attrs: dict) -> Any:
         return vol.from_last(xp, vol.crop(dpad, g), fmt)
 
     return conv3d_backprop_input
-
-
-def _backprop_input_grad(op: Operation, grad: Tensor) -> list:
-    _, f, dy = op.inputs
-    attrs = _attrs(op)
-    return [
-        None,
-        _apply("Conv3DBackpropFilterV2", [grad, shape_of(f), dy], attrs),
-        _apply("Conv3D", [grad, f], attrs),
-    ]
 
 
 def _infer_backprop_filter(op: Operation) -> list:
@@ -167,16 +150,9 @@ def _backprop_filter_kernel(ctx: Any, attrs: dict) -> Any:
     return conv3d_backprop_filter
 
 
-def _backprop_filter_grad(op: Operation, grad: Tensor) -> list:
-    x, _, dy = op.inputs
-    attrs = _attrs(op)
-    return [
-        _apply("Conv3DBackpropInputV2", [shape_of(x), grad, dy], attrs),
-        None,
-        _apply("Conv3D", [x, grad], attrs),
-    ]
-
-
+_conv3d_grad, _backprop_input_grad, _backprop_filter_grad = gradient_rules(
+    ("Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2"), _attrs
+)
 registry.register(registry.OpDef("Conv3D", _infer_conv3d, _conv3d_kernel, _conv3d_grad))
 registry.register(
     registry.OpDef(
@@ -194,10 +170,6 @@ registry.register(
         _backprop_filter_grad,
     )
 )
-
-
-def _apply(op_type: str, inputs: list, attrs: dict, name: str | None = None) -> Tensor:
-    return apply_op(op_type, inputs, dict(attrs), name=name)
 
 
 def make_attrs(strides: Any, padding: Any, dilations: Any, data_format: Any) -> dict:
