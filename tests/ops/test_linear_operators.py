@@ -50,6 +50,8 @@ def build(lib):
         "full_f32": L.LinearOperatorFullMatrix(c(A3.astype(np.float32))),
         "spd": L.LinearOperatorFullMatrix(c(SPD), is_self_adjoint=True, is_positive_definite=True),
         "diag": diag,
+        "diag_c": L.LinearOperatorDiag(c(D3 + 1j * np.array([0.5, -1.0, 2.0]))),
+        "householder_c": L.LinearOperatorHouseholder(c(np.array([1.0 + 1j, -2.0, 0.5j]))),
         "identity": L.LinearOperatorIdentity(3, batch_shape=[2], dtype=lib.float64),
         "scaled": L.LinearOperatorScaledIdentity(3, c(np.array([2.0, -0.5]))),
         "zeros": L.LinearOperatorZeros(3, dtype=lib.float64),
@@ -177,6 +179,8 @@ OPERATORS = [
     "full_f32",
     "spd",
     "diag",
+    "diag_c",
+    "householder_c",
     "identity",
     "scaled",
     "zeros",
@@ -426,3 +430,49 @@ def test_structured_results_of_operator_algebra():
     _close(got[0], np.linalg.cholesky(SPD), "cholesky")
     _close(got[1], A3 @ np.diag(D3), "composition")
     _close(got[2], np.linalg.inv(A3), "inverse")
+
+
+def _dynamic_family(L, a, d, n):
+    lib = dataflow
+    return {
+        "full": L.LinearOperatorFullMatrix(a),
+        "diag": L.LinearOperatorDiag(d),
+        "identity": L.LinearOperatorIdentity(n, dtype=lib.float64),
+        "kronecker": L.LinearOperatorKronecker(
+            [L.LinearOperatorFullMatrix(a), L.LinearOperatorDiag(d)]
+        ),
+        "block_diag": L.LinearOperatorBlockDiag(
+            [L.LinearOperatorFullMatrix(a), L.LinearOperatorDiag(d)]
+        ),
+        "toeplitz": L.LinearOperatorToeplitz(d, d[::-1]),
+        "circulant": L.LinearOperatorCirculant(
+            lib.cast(d, lib.complex128), input_output_dtype=lib.complex128
+        ),
+    }
+
+
+def test_unknown_static_shapes_give_the_values_of_known_ones():
+    L = dataflow.linalg
+    with dataflow.Graph().as_default():
+        a_ph = dataflow.placeholder(dataflow.float64, [None, None, None])
+        d_ph = dataflow.placeholder(dataflow.float64, [None])
+        n_ph = dataflow.placeholder(dataflow.int32, [])
+        unknown = _dynamic_family(L, a_ph, d_ph, n_ph)
+        known = _dynamic_family(L, dataflow.constant(AB), dataflow.constant(D3), 3)
+        assert unknown["full"].shape.as_list() == [None, None, None]
+
+        def fetch(op):
+            x = dataflow.cast(dataflow.ones(op.shape_tensor()[-1:]), op.dtype)
+            return [op.shape_tensor(), op.to_dense(), op.determinant(), op.trace(), op.matvec(x)]
+
+        with dataflow.Session() as sess:
+            got = sess.run(
+                (
+                    {k: fetch(op) for k, op in unknown.items()},
+                    {k: fetch(op) for k, op in known.items()},
+                ),
+                {a_ph: AB, d_ph: D3, n_ph: 3},
+            )
+    for key in unknown:
+        for i, (u, k) in enumerate(zip(*[g[key] for g in got])):
+            _close(u, k, f"{key} output {i}")

@@ -167,8 +167,7 @@ class LinearOperatorBlockDiag(LinearOperator):
         for i, block in enumerate(dense):
             before = _sum_or_zero(cols[:i])
             after = _sum_or_zero(cols[i + 1 :])
-            lead = [[0, 0]] * (len(block.shape) - 1)
-            rows.append(array_ops.pad(block, lead + [[before, after]]))
+            rows.append(_pad_columns(block, before, after))
         return array_ops.concat(rows, -2)
 
     def _linop_adjoint(self) -> LinearOperator:
@@ -181,6 +180,16 @@ class LinearOperatorBlockDiag(LinearOperator):
         return LinearOperatorBlockDiag(
             [op.cholesky() for op in self._operators], is_non_singular=True
         )
+
+
+def _pad_columns(block: Tensor, before: Any, after: Any) -> Tensor:
+    """``block`` with ``before``/``after`` zero columns (ints or scalar tensors)."""
+    lead = [[0, 0]] * (len(block.shape) - 1)
+    if isinstance(before, int) and isinstance(after, int):
+        return array_ops.pad(block, lead + [[before, after]])
+    last = array_ops.reshape(array_ops.stack([before, after]), [1, 2])
+    paddings = array_ops.concat([array_ops.zeros([len(lead), 2], dtype=last.dtype), last], 0)
+    return array_ops.pad(block, paddings)
 
 
 def _sum_or_zero(dims: list) -> Any:
@@ -322,8 +331,7 @@ class LinearOperatorBlockLowerTriangular(LinearOperator):
         rows = []
         for i, row in enumerate(self._operators):
             block = _concat_blocks([op.to_dense() for op in row], -1, 2)
-            lead = [[0, 0]] * (len(block.shape) - 1)
-            rows.append(array_ops.pad(block, lead + [[0, _sum_or_zero(cols[i + 1 : k])]]))
+            rows.append(_pad_columns(block, 0, _sum_or_zero(cols[i + 1 : k])))
         return _concat_blocks(rows, -2, 2)
 
 

@@ -417,10 +417,11 @@ class LinearOperatorToeplitz(LinearOperator):
     def _to_dense(self) -> Tensor:
         n = self._col.shape[-1].value
         col, row = self._col, self._row
-        batch = self.batch_shape
-        if batch.is_fully_defined():
-            col = array_ops.broadcast_to(col, batch.concatenate(col.shape[-1:]).as_list())
-            row = array_ops.broadcast_to(row, batch.concatenate(row.shape[-1:]).as_list())
+        if self.shape.is_fully_defined():
+            target: Any = self.shape[:-1].as_list()
+        else:
+            target = self.shape_tensor()[:-1]
+        col, row = array_ops.broadcast_to(col, target), array_ops.broadcast_to(row, target)
         # values[k] = T[i, j] for k = (n - 1) + i - j: the first row reversed, then the
         # column; a gather by the (i - j) matrix builds T for every batch member.
         values = array_ops.concat([array_ops.reverse(row[..., 1:], [-1]), col], -1)
