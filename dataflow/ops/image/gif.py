@@ -1,21 +1,22 @@
 """``tf.image.decode_gif`` (``DecodeGif``): every frame of a GIF as uint8 ``[frames,
-height, width, 3]``, composited on the logical screen as TF does.
+height, width, 3]``, composited as TF does.
 
-The file is walked block by block: the header and logical screen (its size is every
-output frame's), the global colour table, extension blocks (a graphic control extension
-names a transparent colour index for the next image only; the others are skipped) and
-image descriptors, each with its position, size, interlace flag, optional local colour
-table and LZW data in sub-blocks. Each image's LZW data is handed to Pillow's decoder
-inside a one-image GIF of the image's size whose palette is the identity grey ramp, so
-the decoded pixel values are the image's colour indices (interlaced rows put back in
-order). A file cut short keeps the whole images before the cut, as TF's decoder
-does (none: an error).
+The file is walked block by block: the header and logical screen, the global colour
+table, extension blocks (a graphic control extension names a transparent colour index
+for the next image only; the others are skipped) and image descriptors, each with its
+position, size, interlace flag, optional local colour table and LZW data in sub-blocks.
+Each image's LZW data is handed to Pillow's decoder inside a one-image GIF of the
+image's size whose palette is the identity grey ramp, so the decoded pixel values are
+the image's colour indices (interlaced rows put back in order). A file cut short keeps
+the whole images before the cut, as TF's decoder does (none: an error).
 
-Compositing, TF's rule: frame ``k`` starts as a copy of frame ``k - 1`` (frame 0 as
-black); the part of the image inside the screen is painted with its colour table's
-entries, except pixels holding the transparent index, which keep the previous frame's
-colour. Disposal methods are not applied (TF ignores them too). The painting is one
-masked assignment per frame. Runs on the host; not differentiable.
+Compositing, TF's rule: every output frame is as wide and as high as the widest and
+the highest image (the logical screen's size is not used, as in TF); frame ``k`` starts
+as a copy of frame ``k - 1`` (frame 0 as black); the part of the image inside the
+canvas is painted with its colour table's entries, except pixels holding the
+transparent index, which keep the previous frame's colour; what falls outside is cut
+off. Disposal methods are not applied (TF ignores them too). The painting is one masked
+assignment per frame. Runs on the host; not differentiable.
 """
 
 from __future__ import annotations
@@ -137,7 +138,9 @@ def _indices(frame: _Frame) -> np.ndarray:
 
 def gif_frames(data: bytes) -> np.ndarray:
     """A GIF file's frames composited as TF does: uint8 ``[frames, height, width, 3]``."""
-    width, height, frames = _frames(data)
+    _, _, frames = _frames(data)
+    # TF's canvas is the largest image's width and height, whatever the screen says
+    width, height = max(f.width for f in frames), max(f.height for f in frames)
     out = np.zeros((len(frames), height, width, 3), np.uint8)
     for k, frame in enumerate(frames):
         if k:
