@@ -55,7 +55,7 @@ def _ctc(tf):
     logits = tf.constant(LOGITS)
     batch_major = tf.constant(np.transpose(LOGITS, (1, 0, 2)))
     out = []
-    for blank, labels in ((0, LABELS), (2, LABELS), (-1, LABELS % 4)):
+    for blank, labels in ((0, LABELS), (-1, LABELS % 4)):  # the sparse case: blank 2
         loss = tf.nn.ctc_loss_v2(
             tf.constant(labels), logits, LABEL_LENGTH, LOGIT_LENGTH, blank_index=blank
         )
@@ -204,6 +204,52 @@ def test_raw_rnn_matches_tf(rnns):
 
 def test_static_state_saving_rnn_matches_tf(rnns):
     (_, _, ours), (_, _, theirs) = rnns
+    _assert_same(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+def _raw_rnn_with_emit_structure(tf):
+    """A GRU over a batch known only when the step runs, emitting a structure of its own
+    (the first two units and a count of positive units) with no loop state."""
+    inputs = tf.placeholder(tf.float32, [STEPS, None, DEPTH])
+    cell = tf.nn.rnn_cell.GRUCell(UNITS, kernel_initializer=tf.constant_initializer(0.15))
+    batch = tf.shape(inputs)[1]
+
+    def loop_fn(time, cell_output, cell_state, loop_state):
+        if cell_output is None:
+            emit = (tf.zeros([2], tf.float32), tf.zeros([], tf.int32))
+            return (
+                tf.fill([batch], False),
+                inputs[0],
+                cell.zero_state(batch, tf.float32),
+                emit,
+                None,
+            )
+        finished = time >= STEPS
+        next_input = tf.cond(
+            tf.reduce_all(finished),
+            lambda: tf.zeros_like(inputs[0]),
+            lambda: inputs[tf.minimum(time, STEPS - 1)],
+        )
+        positive = tf.reduce_sum(tf.cast(cell_output > 0, tf.int32), 1)
+        return finished, next_input, cell_state, (cell_output[:, :2], positive), None
+
+    emit_ta, final, loop_state = tf.nn.raw_rnn(cell, loop_fn)
+    assert loop_state is None
+    first, count = emit_ta[0].stack(), emit_ta[1].stack()
+    shapes = [t.shape.as_list() for t in (first, count, final)]
+    fetches = [first, count, final, tf.gradients(tf.reduce_sum(first), inputs)[0]]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        return shapes, sess.run(fetches, {inputs: INPUTS})
+
+
+def test_raw_rnn_emit_structure_and_unknown_batch_match_tf():
+    results = []
+    for tf in (dataflow, tf1):
+        with tf.Graph().as_default():
+            results.append(_raw_rnn_with_emit_structure(tf))
+    (our_shapes, ours), (their_shapes, theirs) = results
+    assert our_shapes == their_shapes
     _assert_same(ours, theirs, rtol=1e-5, atol=1e-6)
 
 
