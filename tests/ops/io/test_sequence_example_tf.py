@@ -1,7 +1,8 @@
 """``parse_sequence_example`` and ``parse_single_sequence_example`` against
 ``tensorflow.compat.v1``: values, dtypes and static shapes of the context, feature-list
 and length dicts over a batch with short, long, empty and missing lists, one proto at a
-time, a batch of unknown size, and TF's errors (at build time and when run)."""
+time, a batch of unknown size, a scalar given to the batched parser, and TF's errors
+(at build time and when run)."""
 
 from __future__ import annotations
 
@@ -94,7 +95,8 @@ def _build(tf):
     unknown = tf.io.parse_sequence_example(fed, context, sequence)
     singles = [tf.io.parse_single_sequence_example(p, context, sequence) for p in PROTOS]
     top = tf.parse_single_sequence_example(PROTOS[0], None, sequence)
-    return fed, [batch, unknown, *singles, top]
+    scalar = tf.io.parse_sequence_example(PROTOS[3], context, sequence)  # unbatched
+    return fed, [batch, unknown, *singles, top, scalar]
 
 
 @pytest.fixture(scope="module")
