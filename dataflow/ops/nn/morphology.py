@@ -75,7 +75,7 @@ def dilation2d(
     """Grayscale dilation of a 4-D NHWC ``input`` by a 3-D ``filter`` (TF1's signature).
 
     Args:
-        input: ``[batch, in_height, in_width, depth]``, floating point.
+        input: ``[batch, in_height, in_width, depth]``, real (float or integer).
         filter: ``[filter_height, filter_width, depth]``, the structuring function, of
             the input's dtype (``filters`` is its other name; give one).
         strides: ``[1, stride_h, stride_w, 1]``.
@@ -93,7 +93,7 @@ def dilation2d(
         ValueError: both names of an argument, ranks or depths that disagree, strides or
             rates across the batch or depth, an unknown padding, or a window larger than
             a VALID input.
-        TypeError: a non-floating input, or a filter of another dtype.
+        TypeError: a complex, bool or string input, or a filter of another dtype.
     """
     if filter is not None and filters is not None:
         raise ValueError("Cannot specify both 'filters' and 'filter'")
@@ -111,8 +111,8 @@ def dilation2d(
 
 def _dilate(x: Tensor, k: Tensor, strides: Any, rates: Any, padding: Any) -> Tensor:
     """The composite of the module docstring, in the caller's name scope."""
-    if not x.dtype.is_floating:
-        raise TypeError(f"dilation2d needs a floating-point input, got {x.dtype.name}")
+    if not (x.dtype.is_floating or x.dtype.is_integer):
+        raise TypeError(f"dilation2d needs a real input, got {x.dtype.name}")
     sh, sw = _spatial(strides, "stride")
     rh, rw = _spatial(rates, "rate")
     mode = str(padding).upper()
@@ -135,14 +135,24 @@ def _dilate(x: Tensor, k: Tensor, strides: Any, rates: Any, padding: Any) -> Ten
     paddings = array_ops.stack(
         [[0, 0], array_ops.stack([pt, pb]), array_ops.stack([pl, pr]), [0, 0]]
     )
-    lowest = convert_to_tensor(-float("inf"), dtype=x.dtype)
+    integer = x.dtype.is_integer
+    lowest = convert_to_tensor(x.dtype.min if integer else -float("inf"), dtype=x.dtype)
     padded = array_ops.pad(x, paddings, constant_values=lowest)
+    # Integers have no -inf: a tap off the input is set to the lowest value after the
+    # addition (which may wrap), from a padded map of where the input is.
+    if integer:
+        inside = array_ops.pad(array_ops.ones_like(x[:, :, :, :1], dtype=dtypes.int8), paddings)
     taps = []
     for i in range(kh):
         for j in range(kw):
             rows = slice(i * rh, i * rh + sh * (ho - 1) + 1, sh)
             cols = slice(j * rw, j * rw + sw * (wo - 1) + 1, sw)
-            taps.append(padded[:, rows, cols, :] + k[i, j])
+            tap = padded[:, rows, cols, :] + k[i, j]
+            if integer:
+                valid = math_ops.cast(inside[:, rows, cols, :], dtypes.bool)
+                valid = math_ops.logical_and(valid, array_ops.ones_like(tap, dtype=dtypes.bool))
+                tap = math_ops.where(valid, tap, array_ops.zeros_like(tap) + lowest)
+            taps.append(tap)
     stacked = array_ops.stack(taps, axis=0)
     first = math_ops.argmax(stacked, axis=0, output_type=dtypes.int32)
     chosen = array_ops.one_hot(first, kh * kw, axis=0, dtype=dtypes.bool)
@@ -166,7 +176,7 @@ def erosion2d(
     ``-dilation2d(-value, reverse(kernel, [0, 1]))``, as TF1 defines it.
 
     Args:
-        value: ``[batch, in_height, in_width, depth]``, floating point.
+        value: ``[batch, in_height, in_width, depth]``, real (float or integer).
         kernel: ``[filter_height, filter_width, depth]``, of the value's dtype.
         strides: ``[1, stride_h, stride_w, 1]``.
         rates: ``[1, rate_h, rate_w, 1]``.

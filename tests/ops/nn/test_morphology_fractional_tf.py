@@ -105,14 +105,33 @@ def test_dilation_errors():
             dataflow.nn.dilation2d(x, K[:, :, :2], [1, 1, 1, 1], [1, 1, 1, 1], "SAME")
         with pytest.raises(ValueError, match="larger"):
             dataflow.nn.erosion2d(x, np.zeros((8, 1, 3)), [1, 1, 1, 1], [1, 1, 1, 1], "VALID")
-        with pytest.raises(TypeError, match="floating"):
+        with pytest.raises(TypeError, match="real"):
             dataflow.nn.dilation2d(
-                np.zeros((1, 3, 3, 1), np.int32),
-                np.zeros((1, 1, 1), np.int32),
+                np.zeros((1, 3, 3, 1), bool),
+                np.zeros((1, 1, 1), bool),
                 [1, 1, 1, 1],
                 [1, 1, 1, 1],
                 "SAME",
             )
+
+
+def test_integer_dilation_and_erosion_match_tf():
+    # integers have no -inf: taps off the input are skipped through a mask, and the
+    # lowest int32 in the input (erosion negates it) wraps as in TF's kernel
+    x = rng.integers(-50, 50, (2, 6, 5, 2)).astype(np.int32)
+    x[0, 0, 0, 0] = np.iinfo(np.int32).min
+    k = rng.integers(-9, 9, (3, 2, 2)).astype(np.int32)
+
+    def build(tf):
+        out = []
+        for padding, strides, rates in MORPH_CASES:
+            out.append(tf.nn.dilation2d(x, k, strides, rates, padding))
+            out.append(tf.nn.erosion2d(x, k, strides, rates, padding))
+        return out
+
+    for a, b in zip(_run(dataflow, build), _run(tf1, build), strict=True):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
 
 
 # --- fractional pooling ---------------------------------------------------------------------
