@@ -118,7 +118,9 @@ registry.register(
 )
 
 
-def extract_jpeg_shape(contents: Any, output_type: Any = dtypes.int32, name: str | None = None):
+def extract_jpeg_shape(
+    contents: Any, output_type: Any = dtypes.int32, name: str | None = None
+) -> Tensor:
     """``[height, width, channels]`` of a JPEG file (a scalar string) read from its frame
     header, without decoding the image.
 
