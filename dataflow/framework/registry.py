@@ -35,6 +35,9 @@ An op family module (``dataflow/ops/*.py``) declares each op type once, with
   has (``Relu``, ``BiasAdd``, ``MaxPoolGrad``), or None. The gradient pass follows it
   to see that a gradient needs no un-broadcasting when shapes are known only at run
   time (``math.reduce.shape_root``), which also leaves fusible pairs unshared.
+* ``fetch_as``: ``fetch_as(value, session, tensor)`` is what ``Session.run`` returns
+  for a fetched output of the op instead of its value (``GetSessionHandle``'s handle
+  string becomes a ``TensorHandle`` bound to the session), or None.
 
 There is one way to register: ``registry.register(registry.OpDef("Type", infer, kernel,
 grad, <facts as keywords>))`` beside the op's builder, rule, kernel and gradient.
@@ -97,6 +100,7 @@ class OpDef:
     feed_only: bool = False
     gpu_kernel: bool = True
     shape_of_input: int | None = None
+    fetch_as: Callable[[Any, Any, Any], Any] | None = None
     defined_at: str = field(default="", compare=False)
 
 
@@ -116,6 +120,15 @@ def register(opdef: OpDef) -> OpDef:
         raise KeyError(f"Op type '{opdef.type}' is already registered at {previous.defined_at}")
     _REGISTRY[opdef.type] = opdef
     return opdef
+
+
+def fetch_wrappers(fetched: list) -> list | None:
+    """Per fetched graph element, ``(fetch_as, element)`` with the ``fetch_as`` of the
+    record of a fetched tensor's op (None for others), or None when no element has one:
+    what ``Session.run`` returns in place of those values."""
+    records = [_REGISTRY.get(getattr(getattr(e, "op", None), "type", "")) for e in fetched]
+    found = [(None if r is None else r.fetch_as, e) for r, e in zip(records, fetched)]
+    return found if any(f is not None for f, _ in found) else None
 
 
 def _caller() -> str:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .._util import nest
-from ..framework import errors, repr_hooks
+from ..framework import errors, registry, repr_hooks
 from ..framework import graph as graph_module
 from ..framework.graph import Graph, Operation, Tensor
 from ..framework.operation import register_default_session_hook
@@ -57,6 +57,7 @@ class _Signature:
         "accepted_shapes",
         "plan",
         "flat",
+        "wrap",
     )
 
     def __init__(
@@ -88,6 +89,7 @@ class _Signature:
         # Whether the fetches were a plain list/tuple of graph elements (no nesting):
         # then results need no re-packing.
         self.flat = False
+        self.wrap = registry.fetch_wrappers([unique_fetches[i] for i in leaf_index])
 
 
 class BaseSession:
@@ -218,6 +220,8 @@ class BaseSession:
         else:
             results = self._backend.execute(sig.bound, feed_values, timeout)
         leaves = [_host_value(results[i]) for i in sig.leaf_index]
+        if sig.wrap is not None:  # e.g. a session handle, returned as a TensorHandle
+            leaves = [f(v, self, t) if f else v for v, (f, t) in zip(leaves, sig.wrap)]
         if sig.flat:
             return leaves if kind is list else tuple(leaves)
         if kind is Tensor or kind is Operation or isinstance(fetches, str):
@@ -497,6 +501,8 @@ def _as_bytes(value: Any, name: str) -> np.ndarray:
     for i, element in enumerate(flat):
         if isinstance(element, str):
             flat[i] = element.encode("utf-8")
+        elif not isinstance(element, bytes) and hasattr(element, "__bytes__"):
+            flat[i] = bytes(element)  # a TensorHandle feeds its handle string
     return out
 
 

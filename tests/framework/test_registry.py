@@ -52,6 +52,8 @@ def test_runtime_facts() -> None:
         "GuaranteeConst",
     }
     assert _types_where(lambda d: d.creates_resource) == {"VarHandleOp"}
+    # A fetched session handle is returned as a TensorHandle bound to the session.
+    assert _types_where(lambda d: d.fetch_as is not None) == {"GetSessionHandle"}
 
 
 def test_a_record_says_where_it_was_registered() -> None:

@@ -439,6 +439,21 @@ def _accumulators() -> list[Step]:
     ]
 
 
+def _session_tensors() -> list[Step]:
+    x, xv = ph(np.array([1.5, -2.0], np.float32))
+    keep = tf.get_session_handle(x * 2.0)
+    holder, kept = tf.get_session_tensor("", tf.float32)
+    gone, delete = tf.delete_session_tensor("")
+    read: dict = {}
+    drop: dict = {}
+    return [
+        ([keep], {x: xv}),
+        lambda results: (read.update({holder: results[0]}), drop.update({gone: results[0]})),
+        ([kept + 1.0], read),
+        ([delete], drop),
+    ]
+
+
 def _control_flow() -> list[Step]:
     x, xv = ph(np.array([0.5, -1.5, 2.0]))
     p, pv = ph(np.array(True))
@@ -1015,6 +1030,7 @@ OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
     ("variables", _variables),
     ("queues", _queues),
     ("accumulators", _accumulators),
+    ("session_tensors", _session_tensors),
     ("control_flow", _control_flow),
     ("debugging", _debugging),
     ("py_func", _py_func),
