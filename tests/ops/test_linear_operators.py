@@ -476,3 +476,40 @@ def test_unknown_static_shapes_give_the_values_of_known_ones():
     for key in unknown:
         for i, (u, k) in enumerate(zip(*[g[key] for g in got])):
             _close(u, k, f"{key} output {i}")
+
+
+def test_add_to_tensor_eigvals_cond_and_run_time_checks():
+    L = dataflow.linalg
+    c = dataflow.constant
+    m = np.arange(9.0).reshape(3, 3)
+    with dataflow.Graph().as_default():
+        ops = {
+            "diag": L.LinearOperatorDiag(c(D3)),
+            "identity": L.LinearOperatorIdentity(3, dtype=dataflow.float64),
+            "scaled": L.LinearOperatorScaledIdentity(3, c(2.5, dtype=dataflow.float64)),
+            "full": L.LinearOperatorFullMatrix(c(A3)),
+        }
+        spd = L.LinearOperatorFullMatrix(c(SPD), is_self_adjoint=True, is_positive_definite=True)
+        added = {k: op.add_to_tensor(c(m)) for k, op in ops.items()}
+        singular = L.LinearOperatorDiag(c(np.array([1.0, 0.0])))
+        not_symmetric = L.LinearOperatorFullMatrix(c(A3))
+        checks_ok = [ops["diag"].assert_non_singular(), spd.assert_positive_definite()]
+        checks_ok += [ops["full"].assert_non_singular(), spd.assert_self_adjoint()]
+        with dataflow.Session() as sess:
+            got = sess.run(
+                {
+                    "added": added,
+                    "eigvals": spd.eigvals(),
+                    "cond": ops["full"].cond(),
+                    "dense": {k: op.to_dense() for k, op in ops.items()},
+                }
+            )
+            sess.run(checks_ok)
+            # Known values fail when the check is built (as TF's), others when it runs.
+            for bad in (singular.assert_non_singular, not_symmetric.assert_self_adjoint):
+                with pytest.raises(dataflow.errors.InvalidArgumentError):
+                    sess.run(bad())
+    for key, dense in got["dense"].items():
+        _close(got["added"][key], dense + m, f"{key}.add_to_tensor")
+    _close(got["eigvals"], np.linalg.eigvalsh(SPD), "eigvals")
+    _close(got["cond"], np.linalg.cond(A3), "cond")
