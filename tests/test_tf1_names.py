@@ -126,25 +126,29 @@ def _flatten(outputs):
     return [outputs]
 
 
+def _record(module, graph, outputs):
+    """The names of ``graph`` (the default graph) that the test compares."""
+    keys = [
+        k
+        for k in graph.get_all_collection_keys()
+        if isinstance(k, str) and not k.startswith("__") and graph.get_collection(k)
+    ]
+    return {
+        "global_variables": sorted(v.name for v in module.global_variables()),
+        "local_variables": sorted(v.name for v in module.local_variables()),
+        "trainable_variables": sorted(v.name for v in module.trainable_variables()),
+        "model_variables": sorted(v.name for v in module.model_variables()),
+        "collections": {k: sorted(_name(x) for x in graph.get_collection(k)) for k in keys},
+        "ops": sorted(op.name for op in graph.get_operations() if _user_visible(op)),
+        "outputs": [_name(x) for x in _flatten(outputs)],
+    }
+
+
 def _signature(module, model):
     """Builds ``model`` with ``module`` in a fresh graph and records its names."""
     graph = module.Graph()
     with graph.as_default():
-        outputs = model(module)
-        keys = [
-            k
-            for k in graph.get_all_collection_keys()
-            if isinstance(k, str) and not k.startswith("__") and graph.get_collection(k)
-        ]
-        return {
-            "global_variables": sorted(v.name for v in module.global_variables()),
-            "local_variables": sorted(v.name for v in module.local_variables()),
-            "trainable_variables": sorted(v.name for v in module.trainable_variables()),
-            "model_variables": sorted(v.name for v in module.model_variables()),
-            "collections": {k: sorted(_name(x) for x in graph.get_collection(k)) for k in keys},
-            "ops": sorted(op.name for op in graph.get_operations() if _user_visible(op)),
-            "outputs": [_name(x) for x in _flatten(outputs)],
-        }
+        return _record(module, graph, model(module))
 
 
 # --- the battery ------------------------------------------------------------------------
@@ -675,9 +679,20 @@ DELIBERATE = {
 }
 
 
-@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
-def test_names_match_tf1(model):
-    theirs = _signature(tf1, model)
+@pytest.fixture(scope="module", params=MODELS, ids=lambda m: m.__name__)
+def tf1_model(request):
+    """``(model, graph, names)``: ``model`` built once with TF1 in a fresh graph (TF's
+    graph building dominates this module's time), its names recorded before anything
+    else is added. Module scope with a parameter: pytest runs both tests of one model
+    together, so one TF graph is alive at a time."""
+    graph = tf1.Graph()
+    with graph.as_default():
+        names = _record(tf1, graph, request.param(tf1))
+    return request.param, graph, names
+
+
+def test_names_match_tf1(tf1_model):
+    model, _, theirs = tf1_model
     ours = _signature(dataflow, model)
     assert _differences(theirs, ours) == DELIBERATE.get(model.__name__, {})
 
@@ -686,12 +701,10 @@ def test_every_deliberate_difference_names_a_model():
     assert set(DELIBERATE) <= {m.__name__ for m in MODELS}
 
 
-def _saved_by_tf1(model, prefix):
-    """Builds ``model`` with TF1, initializes it and saves every global variable in TF's
+def _saved_by_tf1(graph, prefix):
+    """Initializes TF1's ``graph`` of a model and saves every global variable in TF's
     own checkpoint format; returns name -> value of what was saved (None: no variables)."""
-    graph = tf1.Graph()
     with graph.as_default():
-        model(tf1)
         variables = tf1.global_variables()
         if not variables:
             return None
@@ -704,16 +717,16 @@ def _saved_by_tf1(model, prefix):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
-def test_a_checkpoint_tf1_wrote_restores_here_by_name(model, tmp_path):
+def test_a_checkpoint_tf1_wrote_restores_here_by_name(tf1_model, tmp_path):
     """Names are what a checkpoint is keyed by: for every model of the battery, TF1 saves
     its initialized variables (TF's format) and dataflow, building the same program,
     restores each of its variables from that file with a plain ``Saver()``, getting TF's
     values (its own initializers drew others)."""
     import numpy as np
 
+    model, tf1_graph, _ = tf1_model
     prefix = str(tmp_path / "model.ckpt")
-    theirs = _saved_by_tf1(model, prefix)
+    theirs = _saved_by_tf1(tf1_graph, prefix)
     if theirs is None:
         pytest.skip("the model has no variables to save")
     graph = dataflow.Graph()
