@@ -513,3 +513,34 @@ def test_add_to_tensor_eigvals_cond_and_run_time_checks():
         _close(got["added"][key], dense + m, f"{key}.add_to_tensor")
     _close(got["eigvals"], np.linalg.eigvalsh(SPD), "eigvals")
     _close(got["cond"], np.linalg.cond(A3), "cond")
+
+
+def test_batched_arguments_broadcast_against_the_operators_batch():
+    with dataflow.Graph().as_default():
+        ops = build(dataflow)
+        xs = {
+            k: np.random.default_rng(3).normal(size=(2, 1, op.domain_dimension.value, 2))
+            for k, op in ops.items()
+        }
+        xs = {k: x.astype(ops[k].dtype.as_numpy_dtype) for k, x in xs.items()}
+        fetch = {
+            k: {
+                "dense": op.to_dense(),
+                "matmul": op.matmul(dataflow.constant(xs[k])),
+                **({} if k in SINGULAR else {"solve": op.solve(dataflow.constant(xs[k]))}),
+            }
+            for k, op in ops.items()
+        }
+        with dataflow.Session() as sess:
+            got = sess.run(fetch)
+    for key, values in got.items():
+        dense, x = values["dense"], xs[key]
+        batch = np.broadcast_shapes(dense.shape[:-2], x.shape[:-2])
+        _close(values["matmul"], dense @ x, f"{key}.matmul of a batch")
+        if "solve" in values:
+            full = np.broadcast_to(dense, batch + dense.shape[-2:])
+            _close(
+                values["solve"],
+                np.linalg.solve(full, np.broadcast_to(x, batch + x.shape[-2:])),
+                f"{key}.solve of a batch",
+            )
