@@ -23,7 +23,12 @@ TF1's master and worker 0 live in this process and TF1 calls them directly (its
 ``LocalMaster`` and the local worker in its worker cache), so X never crosses a socket
 in TF1's step, only ``beta`` and its gradient do; dataflow's workers are processes.
 
-A fifth column is the floor: the same bytes sent over a loopback TCP socket to a thread of
+On one host dataflow moves parts of 1 MB or more through shared memory
+(``runtime/dask/shm_parts.py``); **dataflow socket** is a third TCP cluster whose
+workers were started with ``DATAFLOW_SHM=0``, so its steps take the socket path, as
+before shared memory (and as across hosts).
+
+A further column is the floor: the same bytes sent over a loopback TCP socket to a thread of
 this process that receives them into new memory (``np.empty``) and answers one byte.
 
 Then memory: peak traced allocations (``tracemalloc``, which sees numpy's and Python's
@@ -230,6 +235,11 @@ def main(quick: bool, plot: str | None, sizes: tuple[int, ...], timing: bool = T
     tfc = TF1Cluster()
     tcp = tf.LocalCluster(ps=1, worker=1, dashboard_address=None)
     tls = tf.LocalCluster(ps=1, worker=1, dashboard_address=None, security=Security.temporary())
+    os.environ["DATAFLOW_SHM"] = "0"  # the processes started now refuse shared memory
+    try:
+        plain = tf.LocalCluster(ps=1, worker=1, dashboard_address=None)
+    finally:
+        del os.environ["DATAFLOW_SHM"]
     client = distributed.Client(tcp.target, set_as_default=False)
     worker = tcp.workers["worker-0"]
     floor = Loopback()
@@ -242,6 +252,9 @@ def main(quick: bool, plot: str | None, sizes: tuple[int, ...], timing: bool = T
                     "plain Dask": dask_runner(client, worker, n, kind),
                     "dataflow TCP": session_runner(tf, lambda g: tf.Session(tcp, graph=g), n, kind),
                     "dataflow TLS": session_runner(tf, lambda g: tf.Session(tls, graph=g), n, kind),
+                    "dataflow socket": session_runner(
+                        tf, lambda g: tf.Session(plain, graph=g), n, kind
+                    ),
                     "loopback": floor.runner(n),
                 }
                 scale = max(1, n // 10_000)  # fewer calls of the slow large steps
@@ -254,6 +267,7 @@ def main(quick: bool, plot: str | None, sizes: tuple[int, ...], timing: bool = T
                 )
                 tf.Session.reset(tcp)
                 tf.Session.reset(tls)
+                tf.Session.reset(plain)
         memory = {}
         n = max(sizes)
         for kind in ("feed", "fetch"):
@@ -265,24 +279,27 @@ def main(quick: bool, plot: str | None, sizes: tuple[int, ...], timing: bool = T
         client.close()
         tcp.close()
         tls.close()
+        plain.close()
     print()
     print(
         f"{'step':6s} {'bytes':>9s} {'TF1 ms':>8s} {'Dask ms':>8s} {'TCP ms':>8s} "
-        f"{'TLS ms':>8s} {'floor ms':>8s} {'TCP/TF1':>8s} {'TLS/TF1':>8s} {'TCP/Dask':>8s} "
-        f"{'TCP/floor':>9s}"
+        f"{'TLS ms':>8s} {'sock ms':>8s} {'floor ms':>8s} {'TCP/TF1':>8s} {'TLS/TF1':>8s} "
+        f"{'sock/TF1':>8s} {'TCP/Dask':>8s} {'TCP/floor':>9s}"
     )
     for (kind, n), row in results.items():
-        tf1, dask_, tcp_t, tls_t, low = (
+        tf1, dask_, tcp_t, tls_t, sock, low = (
             row["TF1"],
             row["plain Dask"],
             row["dataflow TCP"],
             row["dataflow TLS"],
+            row["dataflow socket"],
             row["loopback"],
         )
         print(
             f"{kind:6s} {_bytes(n * P * 4):>9s} {tf1 * 1e3:8.2f} {dask_ * 1e3:8.2f} "
-            f"{tcp_t * 1e3:8.2f} {tls_t * 1e3:8.2f} {low * 1e3:8.2f} {tcp_t / tf1:7.2f}x "
-            f"{tls_t / tf1:7.2f}x {tcp_t / dask_:7.2f}x {tcp_t / low:8.2f}x"
+            f"{tcp_t * 1e3:8.2f} {tls_t * 1e3:8.2f} {sock * 1e3:8.2f} {low * 1e3:8.2f} "
+            f"{tcp_t / tf1:7.2f}x {tls_t / tf1:7.2f}x {sock / tf1:7.2f}x {tcp_t / dask_:7.2f}x "
+            f"{tcp_t / low:8.2f}x"
         )
     moved = max(sizes) * P * 4
     print()

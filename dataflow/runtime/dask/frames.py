@@ -13,6 +13,13 @@ data, so a header may not announce more than a reader would ever accept
 Dask's own cap on what one of its TCP connections buffers (half the machine's memory,
 ``distributed.comm.tcp.MAX_BUFFER_SIZE``). A larger frame is refused with a
 ``FrameTooLarge`` before anything is allocated, and the connection is closed.
+
+Between a client and a worker on one host, large parts may travel in shared memory
+(``shm_parts.py`` says how and why): the header then flags such a part (``SHARED``) with
+its arena generation and offset instead of sending its bytes, and a header of a stream
+that set shared memory up (``EXTENDED`` in its count) ends with the generation of the
+peer's arena its writer last consumed. A reader copies a shared part into memory of its
+own when the header arrives (``shm_parts.Link.take``).
 """
 
 from __future__ import annotations
@@ -31,6 +38,9 @@ BUFFER = struct.Struct("!Q")
 # A message of a step carries one buffer per array it holds; a million is far beyond any
 # step's, and keeps a lying header's own size (8 bytes a buffer) to 8 MB.
 MAX_BUFFERS = 1 << 20
+EXTENDED = 1 << 31  # in the buffer count: the header ends with an acknowledgement
+SHARED = 1 << 63  # in a buffer's length: the part is in the writer's arena
+SHARED_ENTRY = 3 * BUFFER.size  # length, arena generation, offset
 
 
 class FrameTooLarge(ValueError):
@@ -47,11 +57,12 @@ def max_message_bytes() -> int:
 
 
 def check_header_size(size: int) -> None:
-    """Refuses a header longer than ``MAX_BUFFERS`` buffers' lengths need."""
-    if size > COUNTS.size + MAX_BUFFERS * BUFFER.size:
+    """Refuses a header longer than ``MAX_BUFFERS`` buffers' entries need."""
+    most = COUNTS.size + MAX_BUFFERS * SHARED_ENTRY + BUFFER.size
+    if size > most:
         raise FrameTooLarge(
-            f"step stream frame header of {size} bytes: at most "
-            f"{COUNTS.size + MAX_BUFFERS * BUFFER.size} (a corrupt or foreign stream)"
+            f"step stream frame header of {size} bytes: at most {most} (a corrupt or "
+            "foreign stream)"
         )
 
 
@@ -82,29 +93,101 @@ def allocate(nbytes: int) -> Any:
     return bytearray(nbytes)
 
 
-def encode(message: Any) -> list[Any]:
-    """The frames of ``message``: arrays travel as their own buffers, uncopied."""
+def encode(message: Any, link: Any = None, defer: bool = False) -> list[Any]:
+    """The frames of ``message``: arrays travel as their own buffers, uncopied, or, on
+    a stream with shared memory (``link``, a ``shm_parts.Link``), those of
+    ``LARGE_PART`` bytes or more are copied into the writer's arena: now, or with
+    ``defer`` by the ``shm_parts.Copy`` put first in the frames (``send_frames`` runs
+    it)."""
     buffers: list[pickle.PickleBuffer] = []
     payload = pickle.dumps(message, protocol=5, buffer_callback=buffers.append)
     raws = [b.raw() for b in buffers]
-    header = COUNTS.pack(len(payload), len(raws)) + b"".join(BUFFER.pack(r.nbytes) for r in raws)
-    return [SIZE.pack(len(header)) + header + payload, *raws]
+    if link is None or not link.active:
+        header = COUNTS.pack(len(payload), len(raws)) + b"".join(
+            BUFFER.pack(r.nbytes) for r in raws
+        )
+        return [SIZE.pack(len(header)) + header + payload, *raws]
+    # The payload is a part too (first): a non-contiguous array is pickled into it.
+    parts: list[Any] = [memoryview(payload), *raws]
+    entries = [BUFFER.pack(p.nbytes) for p in parts]
+    copies: list[Any] = []
+    large = [i for i, p in enumerate(parts) if p.nbytes >= LARGE_PART]
+    if large and link.writable() is not None:
+        generation, offsets, copy = link.place([parts[i] for i in large])
+        if defer:
+            copies.append(copy)
+        else:
+            copy()
+        for i, offset in zip(large, offsets, strict=True):
+            entries[i] = SHARED_HEAD.pack(parts[i].nbytes | SHARED, generation, offset)
+            parts[i] = None
+    header = COUNTS.pack(0, len(raws) | EXTENDED) + b"".join(entries) + BUFFER.pack(link.consumed)
+    return [*copies, SIZE.pack(len(header)) + header, *(p for p in parts if p is not None)]
 
 
-def decode_header(header: bytes) -> tuple[int, list[int]]:
+SHARED_HEAD = struct.Struct("!QQQ")
+
+
+def decode_header(header: bytes, link: Any = None) -> tuple[Any, list[Any]]:
     """(payload length, buffer lengths) of a frame header, checked against the caps
-    (``FrameTooLarge``) and against the header's own length (``ValueError``)."""
+    (``FrameTooLarge``) and against the header's own length (``ValueError``). A part in
+    shared memory is ``(length, generation, offset)`` instead of a length. An extended
+    header describes the payload as its first part and ends with an acknowledgement,
+    which goes to ``link`` (a ``shm_parts.Link``)."""
     if len(header) < COUNTS.size:
         raise FrameTooLarge(f"step stream frame header of {len(header)} bytes is malformed")
     payload, count = COUNTS.unpack_from(header)
-    if count > MAX_BUFFERS or len(header) < COUNTS.size + count * BUFFER.size:
+    extended = bool(count & EXTENDED)
+    count &= ~EXTENDED
+    if count > MAX_BUFFERS or len(header) < COUNTS.size + count * BUFFER.size + (
+        BUFFER.size if extended else 0
+    ):
         raise FrameTooLarge(
             f"step stream frame header announces {count} buffers in {len(header)} bytes "
             f"(at most {MAX_BUFFERS}, 8 bytes each)"
         )
-    sizes = [BUFFER.unpack_from(header, COUNTS.size + i * BUFFER.size)[0] for i in range(count)]
-    check_sizes(payload, sizes)
+    if extended and link is None:
+        raise FrameTooLarge("step stream frame header names shared memory on a plain stream")
+    sizes: list[Any] = []
+    at = COUNTS.size
+    for _ in range(count + extended):
+        if at + BUFFER.size > len(header):
+            raise FrameTooLarge("step stream frame header is truncated")
+        (size,) = BUFFER.unpack_from(header, at)
+        if size & SHARED:
+            if not extended or at + SHARED_ENTRY > len(header):
+                raise FrameTooLarge("step stream frame header has a malformed shared part")
+            _, generation, offset = SHARED_HEAD.unpack_from(header, at)
+            sizes.append((size & ~SHARED, generation, offset))
+            at += SHARED_ENTRY
+        else:
+            sizes.append(size)
+            at += BUFFER.size
+    if extended:
+        if at + BUFFER.size != len(header):
+            raise FrameTooLarge("step stream frame header is malformed")
+        (acked,) = BUFFER.unpack_from(header, at)
+        link.acked = max(link.acked, acked)
+        payload = sizes.pop(0)
+    check_sizes(0, [s if isinstance(s, int) else s[0] for s in [payload, *sizes]])
     return payload, sizes
+
+
+def part_memory(sizes: list[Any], link: Any) -> tuple[list[Any], list[Any]]:
+    """(every buffer of a message, those the socket fills): a shared part is copied out
+    of the peer's arena now, into memory of its own; the others are allocated empty."""
+    buffers, received = [], []
+    for size in sizes:
+        if isinstance(size, int):
+            buffers.append(allocate(size))
+            received.append(buffers[-1])
+            continue
+        nbytes, generation, offset = size
+        try:
+            buffers.append(link.take(generation, offset, nbytes, allocate(nbytes)))
+        except (OSError, ValueError) as exc:
+            raise FrameTooLarge(f"step stream frame names unreadable shared memory: {exc}") from exc
+    return buffers, received
 
 
 def decode(frames: list[Any]) -> Any:
@@ -117,22 +200,27 @@ def decode(frames: list[Any]) -> Any:
 COALESCE_BYTES = 64 * 1024
 
 
-def writes(message: Any) -> list[Any]:
+def frame_bytes(frames: list[Any]) -> int:
+    """The bytes ``frames`` move (a deferred copy's included)."""
+    return sum(f.nbytes if callable(f) else memoryview(f).nbytes for f in frames)
+
+
+def writes(message: Any, link: Any = None, defer: bool = False) -> list[Any]:
     """The frames of ``message`` as they are best written: a small message as one
     buffer (one system call and segment: a message in several TCP segments costs the
     reader a wake-up per segment), a large one frame by frame (no copy of its arrays)."""
-    frames = encode(message)
-    if sum(memoryview(f).nbytes for f in frames) <= COALESCE_BYTES:
+    frames = encode(message, link, defer)
+    if frame_bytes(frames) <= COALESCE_BYTES:
         return [b"".join(frames)]
     return frames
 
 
 # --- a tornado stream -----------------------------------------------------------------------
-def write_tornado(stream: Any, message: Any) -> Any:
+def write_tornado(stream: Any, message: Any, link: Any = None) -> Any:
     """Queues every frame of ``message`` at once (so that concurrent writers never
     interleave frames) and returns the future of the last write."""
     future = None
-    for frame in writes(message):
+    for frame in writes(message, link):
         future = stream.write(frame)
     return future
 
@@ -144,12 +232,14 @@ class FrameParser:
     copies a chunk a reader received into them, and a reader of a large part receives
     into the part itself (``part_buffer``, then ``advance``), with no copy at all."""
 
-    def __init__(self) -> None:
+    def __init__(self, link: Any = None) -> None:
+        self.link = link  # the stream's shared memory (``shm_parts.Link``), if any
         self.on_message: Callable[[Any], None] | None = None
         self.backlog: list[Any] = []
         self._head = bytearray()  # the frame's length prefix and header, as they come
         self._head_size: int | None = None
         self._parts: list[Any] | None = None  # payload, then buffers: being filled
+        self._buffers: list[Any] = []  # the message's buffers (shared ones filled)
         self._part = 0
         self._filled = 0
 
@@ -198,8 +288,8 @@ class FrameParser:
                 (self._head_size,) = SIZE.unpack(self._head)
                 check_header_size(self._head_size)
             else:
-                payload, sizes = decode_header(bytes(self._head[SIZE.size :]))
-                self._parts = [allocate(payload)] + [allocate(n) for n in sizes]
+                payload, sizes = decode_header(bytes(self._head[SIZE.size :]), self.link)
+                self._buffers, self._parts = part_memory([payload, *sizes], self.link)
                 self._part = 0
                 self._filled = 0
                 self._skip_empty_parts()
@@ -210,7 +300,8 @@ class FrameParser:
         while self._part < len(self._parts) and not len(self._parts[self._part]):
             self._part += 1
         if self._part == len(self._parts):
-            payload, *buffers = self._parts
+            payload, *buffers = self._buffers
+            self._buffers = []
             self._head = bytearray()
             self._head_size = None
             self._parts = None
@@ -229,11 +320,11 @@ class FrameParser:
 
 
 # --- a blocking socket (the client) -----------------------------------------------------------
-def recv_exactly(sock: socket.socket, n: int) -> Any:
-    buffer = allocate(n)
-    view = memoryview(buffer)
+def recv_into(sock: socket.socket, buffer: Any) -> Any:
+    """Fills ``buffer`` from ``sock``; returns it."""
+    view = memoryview(buffer).cast("B")
     got = 0
-    while got < n:
+    while got < view.nbytes:
         k = sock.recv_into(view[got:])
         if k == 0:
             raise ConnectionResetError("the worker closed the step stream")
@@ -241,19 +332,28 @@ def recv_exactly(sock: socket.socket, n: int) -> Any:
     return buffer
 
 
-def recv_message(sock: socket.socket) -> Any:
+def recv_exactly(sock: socket.socket, n: int) -> Any:
+    return recv_into(sock, allocate(n))
+
+
+def recv_message(sock: socket.socket, link: Any = None) -> Any:
     """The next message on ``sock``: its payload and each array are received into
     memory of their own, allocated from the header (an array comes back writable and
     owned, never a view into a buffer that is reused)."""
     (size,) = SIZE.unpack(recv_exactly(sock, SIZE.size))
     check_header_size(size)
-    payload_size, sizes = decode_header(bytes(recv_exactly(sock, size)))
-    payload = recv_exactly(sock, payload_size)
-    buffers = [recv_exactly(sock, n) for n in sizes]
+    payload_size, sizes = decode_header(bytes(recv_exactly(sock, size)), link)
+    (payload, *buffers), received = part_memory([payload_size, *sizes], link)
+    for buffer in received:
+        recv_into(sock, buffer)
     return pickle.loads(payload, buffers=buffers)
 
 
 def send_frames(sock: socket.socket, frames: list[Any]) -> None:
-    """Sends ``writes(message)``'s frames, each from its own memory (no joins)."""
+    """Sends ``writes(message)``'s frames, each from its own memory (no joins), after
+    running the deferred copies into shared memory among them (they come first)."""
     for frame in frames:
-        sock.sendall(frame)
+        if callable(frame):
+            frame()
+        else:
+            sock.sendall(frame)

@@ -32,7 +32,8 @@ loop), which capped two asynchronous replicas at a third of TF1's rate. On a str
 * the client takes its connection's socket out of tornado once Dask has connected it
   (handshake and TLS done) and talks over it with blocking calls from the calling thread
   (one set of connections per thread), so a step needs no hop through the client's
-  event loop. A TLS socket keeps its TLS session: bytes are encrypted as Dask's are.
+  event loop. A TLS socket keeps its TLS session: bytes are encrypted as Dask's are;
+* a client and worker on one host pass parts of 1 MB or more in shared memory (``shm_parts``).
 
 A comm that is not a tornado stream (a transport other than ``tcp://``/``tls://``)
 carries the same frames inside ordinary Dask messages, on the client's event loop:
@@ -57,11 +58,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ..._util.comm_socket import detach
+from . import shm_parts
 from .frames import (
     FrameParser,
     FrameTooLarge,
     decode,
     encode,
+    frame_bytes,
     recv_message,
     send_frames,
     write_tornado,
@@ -110,6 +113,7 @@ class FrameProtocol(asyncio.BufferedProtocol):
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.parser = FrameParser()
+        self.link: shm_parts.Link | None = None  # (set with the parser's by ``serve``)
         self.lost = asyncio.get_running_loop().create_future()
         self._paused: asyncio.Future | None = None
         self._chunk = memoryview(bytearray(_READ_CHUNK))
@@ -175,7 +179,7 @@ class FrameProtocol(asyncio.BufferedProtocol):
         """Writes ``message``; ``None``, or a future to await while part of it waits
         for the socket."""
         assert self.transport is not None
-        frames = writes(message)
+        frames = writes(message, self.link)
         if len(frames) == 1 and not self._pending:
             self.transport.write(frames[0])
         else:
@@ -204,6 +208,7 @@ class Endpoint:
         self.comm = comm
         self.stream = raw_stream(comm)
         self.protocol: FrameProtocol | None = None
+        self.link: shm_parts.Link | None = None
 
     @classmethod
     async def take(cls, comm: Any, accepted: bool) -> Endpoint:
@@ -237,7 +242,7 @@ class Endpoint:
         if self.protocol is not None:
             return self.protocol.write(message)
         if self.stream is not None:
-            return write_tornado(self.stream, message)
+            return write_tornado(self.stream, message, self.link)
         return self.comm.write({"frames": encode(message)})
 
     async def write(self, message: Any) -> None:
@@ -268,6 +273,7 @@ async def serve(comm: Any, handler: Callable[[Any, Callable[[Any], None]], Any])
 
     pending: set[Any] = set()
     end: Endpoint | None = None
+    link, handler = shm_parts.serving(handler)
 
     def reply(message: Any) -> None:
         assert end is not None
@@ -280,17 +286,13 @@ async def serve(comm: Any, handler: Callable[[Any, Callable[[Any], None]], Any])
             # Otherwise the transport buffers the reply; the client reads it at once, so
             # there is no backlog to wait for (and the handler must not block the loop).
 
-    with contextlib.suppress(
-        StreamClosedError,
-        CommClosedError,
-        OSError,
-        EOFError,
-        asyncio.IncompleteReadError,
-        asyncio.CancelledError,
-    ):
+    gone = (StreamClosedError, CommClosedError, OSError, EOFError)
+    with link, contextlib.suppress(*gone, asyncio.IncompleteReadError, asyncio.CancelledError):
         end = await Endpoint.take(comm, accepted=True)
+        end.link = link
         protocol = end.protocol
         if protocol is not None:
+            protocol.link = protocol.parser.link = link
             protocol.parser.deliver_to(lambda message: handler(message, reply))
             try:
                 await protocol.lost
@@ -299,7 +301,7 @@ async def serve(comm: Any, handler: Callable[[Any, Callable[[Any], None]], Any])
                     protocol.transport.close()
             return
         if end.stream is not None:  # TLS: tornado's stream, read a chunk at a time
-            parser = FrameParser()
+            parser = FrameParser(link)
             parser.deliver_to(lambda message: handler(message, reply))
             try:
                 while True:
@@ -407,13 +409,13 @@ class StepStreamClient:
         self._ids = itertools.count(1)  # request ids (``next`` is atomic in CPython)
         self._lock = threading.Lock()
         self._every: set[Any] = set()  # all threads' connections, for close()
+        self._links: dict[Any, shm_parts.Link | None] = {}  # a connection's shared memory
         self._senders: concurrent.futures.ThreadPoolExecutor | None = None  # (``_send``)
 
     def _connections(self) -> dict[str, Any]:
-        conns = getattr(self._local, "connections", None)
-        if conns is None:
-            conns = self._local.connections = {}
-        return conns
+        if not hasattr(self._local, "connections"):
+            self._local.connections = {}
+        return self._local.connections
 
     async def _open(self, address: str) -> Any:
         comm = await open_stream(address, self._client.connection_args, self._connect_timeout)
@@ -430,6 +432,8 @@ class StepStreamClient:
             conn = conns[address] = self._client.sync(self._open, address)
             with self._lock:
                 self._every.add(conn)
+            if isinstance(conn, socket.socket):  # (a dict's set and pop are atomic)
+                self._links[conn] = shm_parts.client_link(conn, self._connect_timeout)
         return conn
 
     def drop(self, address: str) -> None:
@@ -466,7 +470,8 @@ class StepStreamClient:
                 conn = self._connection(address)
                 message = {**message, "id": request_id}
                 if isinstance(conn, socket.socket):
-                    sends.append((name, address, conn, writes(message)))
+                    frames = writes(message, self._links.get(conn), defer=True)
+                    sends.append((name, address, conn, frames))
                 else:
                     self._client.sync(Endpoint(conn).write, message)
                 waiting[conn] = (name, address)
@@ -503,9 +508,7 @@ class StepStreamClient:
         """Writes each request's frames; the error of each (``None``: sent). Two or more
         large requests (a batch per replica) go out at once, one thread each: a blocking
         ``sendall`` releases the GIL while the kernel copies."""
-        large = sum(
-            sum(memoryview(f).nbytes for f in frames) >= PARALLEL_BYTES for *_, frames in sends
-        )
+        large = sum(frame_bytes(frames) >= PARALLEL_BYTES for *_, frames in sends)
         if large < 2:
             return [_try_send(conn, frames) for _, _, conn, frames in sends]
         with self._lock:
@@ -549,7 +552,7 @@ class StepStreamClient:
                 read_start = time.perf_counter()
                 try:
                     if isinstance(conn, socket.socket):
-                        reply = recv_message(conn)
+                        reply = recv_message(conn, self._links.get(conn))
                     else:
                         reply = reads.pop(conn).result()
                 except (OSError, EOFError, pickle.UnpicklingError) as exc:
@@ -571,6 +574,9 @@ class StepStreamClient:
                 raise Lost
 
     def _close_one(self, conn: Any) -> None:
+        link = self._links.pop(conn, None)
+        if link is not None:
+            link.close()
         if isinstance(conn, socket.socket):
             with contextlib.suppress(OSError):
                 conn.close()

@@ -1,0 +1,343 @@
+"""Large message parts through shared memory when client and worker share a host.
+
+A step stream (``stream.py``) moves each array of 1 MB or more (``frames.LARGE_PART``)
+as a part of its own. When both ends of the stream run on the same machine, such a part
+can skip the socket: the writer copies it into shared memory and the socket carries only
+the frame header, which names where the part lies. A loopback socket moves 40 MB in
+about the time TF1 takes for a whole 40 MB step (its worker 0 lives in the client's
+process); two ``memcpy`` calls take a fraction of that.
+
+Decisions, and why:
+
+* **Memory that cannot leak.** Each end's outgoing parts live in one ``memfd_create``
+  file of its own (an *arena*), which has no name in ``/dev/shm`` or anywhere else: the
+  kernel frees it when the last descriptor and mapping go, whatever way the processes
+  end (``kill -9`` included). The peer opens it through ``/proc/<pid>/fd/<fd>`` of the
+  writer, which needs the writer's user (ptrace read access, as for ``/proc/<pid>/mem``),
+  so no descriptor passing (a Unix socket beside Dask's TCP one) is needed. A random
+  token the writer put at the start is checked after opening: a pid from another pid
+  namespace or host cannot be mistaken for the writer.
+* **Same host.** Both ends report ``host_identity()``: the kernel's boot id
+  (``/proc/sys/kernel/random/boot_id``) and the hostname. The addresses alone say
+  nothing (containers share loopback addresses; one host has many addresses).
+* **One arena per connection and direction, reused.** A writer copies a message's large
+  parts from offset 0 of its arena and grows it (``ftruncate``) to the largest message
+  seen; nothing is created per step. It reuses the arena only once the reader has
+  *consumed* the last message written there: every frame header a reader sends carries
+  the generation it last consumed (an acknowledgement), and a writer whose last
+  generation is not acknowledged yet sends the next message's parts over the socket as
+  before. A reader consumes a part by copying it into memory of its own when the frame
+  header arrives, before the message is handed on.
+* **Owned values, unchanged semantics.** That copy is the reason a fed array on the
+  worker and a fetched array on the client are writable and owned like the socket's
+  (``frames.allocate``): never a view into an arena a later step overwrites, so a queue
+  or variable that keeps a fed value, or a caller that keeps a fetched one, stays
+  correct, and concurrent steps cannot see each other's bytes (the client has one
+  connection, and so one arena, per thread and worker).
+* **Fallback.** The client offers shared memory when a connection opens; the worker
+  answers with its own arena or a refusal, and the client then says whether it could
+  open the worker's. Anything that fails (``DATAFLOW_SHM=0`` on either end, different
+  hosts, no ``memfd_create``, ``/proc`` closed to us, a wrong token) leaves that
+  direction on the socket, silently. Streams between workers and transports other than
+  ``tcp://``/``tls://`` never use it.
+* **TLS too.** A TLS cluster's bytes never leave the machine this way either: only
+  processes of the same user (who can read either process's memory anyway) can open an
+  arena. The frame headers still travel encrypted.
+* **Memory.** Each side keeps one arena as large as the largest message's large parts
+  it sent on that connection (tmpfs pages, not the Python heap); the owned copies are
+  the step's values, released with them. The arena goes when the connection closes.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import secrets
+import socket
+from typing import Any
+
+import numpy as np
+
+SHM_OP = "dataflow_shm"
+TOKEN_BYTES = 16
+
+
+def enabled() -> bool:
+    """Whether this process offers or accepts shared memory (``DATAFLOW_SHM=0``: no)."""
+    return os.environ.get("DATAFLOW_SHM", "1") != "0" and hasattr(os, "memfd_create")
+
+
+def host_identity() -> str:
+    """This machine's boot id and hostname: equal on both ends only on one host."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+    except OSError:
+        return ""
+    return f"{boot}/{socket.gethostname()}"
+
+
+def _unmap(mapping: mmap.mmap | None) -> None:
+    """Unmaps now, or (a copy in another thread still using it: a connection closed
+    mid-step) when the last view of it goes."""
+    if mapping is not None:
+        try:
+            mapping.close()
+        except BufferError:
+            pass
+
+
+class Arena:
+    """A writer's shared memory: one ``memfd`` that grows to the largest message."""
+
+    def __init__(self) -> None:
+        self.fd = os.memfd_create("dataflow-step-parts", os.MFD_CLOEXEC)
+        self.token = secrets.token_bytes(TOKEN_BYTES)
+        self.size = 0
+        self.map: mmap.mmap | None = None
+        self._grow(max(TOKEN_BYTES, mmap.PAGESIZE))
+        assert self.map is not None
+        self.map[:TOKEN_BYTES] = self.token
+
+    def _grow(self, size: int) -> None:
+        _unmap(self.map)
+        self.map = None
+        os.ftruncate(self.fd, size)
+        self.map = mmap.mmap(self.fd, size)
+        self.size = size
+
+    def reserve(self, raws: list[memoryview]) -> list[int]:
+        """Offsets for ``raws`` one after another from 0 (growing the arena to fit)."""
+        need = sum(r.nbytes for r in raws)
+        if need > self.size:
+            self._grow(max(need, self.size * 5 // 4))
+        offsets = [0]
+        for raw in raws[:-1]:
+            offsets.append(offsets[-1] + raw.nbytes)
+        return offsets
+
+    def write(self, raws: list[memoryview], offsets: list[int]) -> None:
+        assert self.map is not None
+        target = np.frombuffer(self.map, np.uint8)
+        for raw, at in zip(raws, offsets, strict=True):
+            target[at : at + raw.nbytes] = np.frombuffer(raw, np.uint8)
+        del target
+
+    def offer(self) -> dict:
+        """What a peer on this host needs to open the arena."""
+        return {"host": host_identity(), "pid": os.getpid(), "fd": self.fd, "token": self.token}
+
+    def close(self) -> None:
+        _unmap(self.map)
+        self.map = None
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+class Copy:
+    """A message's large parts still to be copied into the writer's arena (before its
+    frame header is sent: the reader takes them when the header arrives). A client
+    copies each request's in the thread that sends it, so that several workers' batches
+    are copied at once."""
+
+    def __init__(self, arena: Arena, raws: list[memoryview], offsets: list[int]) -> None:
+        self.arena, self.raws, self.offsets = arena, raws, offsets
+        self.nbytes = sum(r.nbytes for r in raws)
+
+    def __call__(self) -> None:
+        raws, self.raws = self.raws, []
+        self.arena.write(raws, self.offsets[: len(raws)])
+
+
+class PeerArena:
+    """A reader's read-only mapping of the peer's arena, remapped when it grew."""
+
+    def __init__(self, offer: dict) -> None:
+        if offer.get("host") != host_identity() or not host_identity():
+            raise OSError("the peer runs on another host")
+        self.fd = os.open(f"/proc/{int(offer['pid'])}/fd/{int(offer['fd'])}", os.O_RDONLY)
+        self.map: mmap.mmap | None = None
+        self.size = 0
+        try:
+            self._remap()
+            assert self.map is not None
+            if self.map[:TOKEN_BYTES] != offer["token"]:
+                raise OSError("the peer's arena is not the one it offered")
+        except BaseException:
+            self.close()
+            raise
+
+    def _remap(self) -> None:
+        _unmap(self.map)
+        self.map = None
+        self.size = os.fstat(self.fd).st_size
+        self.map = mmap.mmap(self.fd, self.size, prot=mmap.PROT_READ)
+
+    def take(self, offset: int, nbytes: int, into: Any) -> Any:
+        """Copies ``nbytes`` at ``offset`` into ``into`` (memory of the reader's own)."""
+        if offset + nbytes > self.size:
+            self._remap()
+            if offset + nbytes > self.size:
+                raise ValueError("a shared part lies beyond the peer's arena")
+        assert self.map is not None
+        source = np.frombuffer(self.map, np.uint8, nbytes, offset)
+        np.frombuffer(into, np.uint8)[:] = source
+        del source
+        return into
+
+    def close(self) -> None:
+        _unmap(self.map)
+        self.map = None
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+class Link:
+    """One connection's shared memory, both directions, and their acknowledgements.
+
+    ``tx``: our arena, once the peer has opened it; ``rx``: the peer's, opened by us.
+    ``sent``: the generation of the last message whose parts we put in ``tx``;
+    ``acked``: the last one the peer says it consumed; ``consumed``: the last generation
+    of the peer's we consumed (sent back in each of our headers). A link with neither
+    direction is inactive, and frames are exactly the socket path's."""
+
+    def __init__(self) -> None:
+        self.tx: Arena | None = None
+        self.rx: PeerArena | None = None
+        self.sent = 0
+        self.acked = 0
+        self.consumed = 0
+        self.shared_bytes = 0  # bytes of parts that went through shared memory (both ways)
+        self._offered: Arena | None = None  # our arena, until the peer said it opened it
+
+    def __enter__(self) -> Link:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @property
+    def active(self) -> bool:
+        return self.tx is not None or self.rx is not None
+
+    def writable(self) -> Arena | None:
+        """Our arena when the next message's parts may go there (the peer consumed the
+        last ones), else ``None``."""
+        return self.tx if self.tx is not None and self.acked == self.sent else None
+
+    def place(self, raws: list[memoryview]) -> tuple[int, list[int], Copy]:
+        """Places ``raws`` in our arena: (their generation, offsets, the copy to run)."""
+        assert self.tx is not None
+        offsets = self.tx.reserve(raws)
+        self.sent += 1
+        self.shared_bytes += sum(r.nbytes for r in raws)
+        return self.sent, offsets, Copy(self.tx, raws, offsets)
+
+    def take(self, generation: int, offset: int, nbytes: int, into: Any) -> Any:
+        """Copies one part out of the peer's arena (and counts it consumed)."""
+        if self.rx is None:
+            raise ValueError("a frame names shared memory that was never set up")
+        self.rx.take(offset, nbytes, into)
+        self.consumed = max(self.consumed, generation)
+        self.shared_bytes += nbytes
+        return into
+
+    # --- setting up (the client offers, the worker answers, the client confirms) ---
+    def hello(self) -> dict | None:
+        """The client's offer, or ``None`` when shared memory is off or unavailable."""
+        if not enabled() or not host_identity():
+            return None
+        try:
+            arena = Arena()
+        except OSError:
+            return None
+        self._offered = arena
+        return {"op": SHM_OP, "offer": arena.offer()}
+
+    def answer(self, message: dict) -> dict:
+        """The worker's answer to a client's ``hello`` (or ``confirm``: ``{}``)."""
+        if "rx" in message:  # the client's confirmation: may we write to it?
+            offered = self._offered
+            if message["rx"] and offered is not None:
+                self.tx = offered
+            elif offered is not None:
+                offered.close()
+            self._offered = None
+            return {}
+        refused = {"op": SHM_OP, "offer": None}
+        if not enabled() or message.get("offer") is None:
+            return refused
+        try:
+            self.rx = PeerArena(message["offer"])
+            self._offered = Arena()
+        except (OSError, ValueError, KeyError, TypeError):
+            self.close()
+            return refused
+        return {"op": SHM_OP, "offer": self._offered.offer()}
+
+    def answered(self, message: dict) -> dict:
+        """The client's confirmation for the worker's answer ``message``."""
+        offered = self._offered
+        self._offered = None
+        if message.get("offer") is None:  # refused: the socket path both ways
+            if offered is not None:
+                offered.close()
+            return {"op": SHM_OP, "rx": False}
+        self.tx = offered
+        try:
+            self.rx = PeerArena(message["offer"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return {"op": SHM_OP, "rx": False}
+        return {"op": SHM_OP, "rx": True}
+
+    def close(self) -> None:
+        offered = self._offered
+        for arena in (self.tx, self.rx, offered):
+            if arena is not None:
+                arena.close()
+        self.tx = self.rx = self._offered = None
+
+
+def _wait_readable(sock: socket.socket, timeout: float) -> None:
+    import select
+
+    if not select.select([sock], [], [], timeout)[0]:
+        raise TimeoutError("the worker did not answer the shared-memory offer")
+
+
+def client_link(sock: socket.socket, timeout: float) -> Link | None:
+    """Sets shared memory up on the client's new step stream ``sock`` (blocking):
+    the link, or ``None`` when it is off here (nothing was sent then)."""
+    from .frames import recv_message, send_frames, writes
+
+    link = Link()
+    hello = link.hello()
+    if hello is None:
+        return None
+    try:
+        send_frames(sock, writes(hello, link))
+        _wait_readable(sock, timeout)
+        confirm = link.answered(recv_message(sock, link))
+        send_frames(sock, writes(confirm, link))
+    except BaseException:
+        link.close()
+        raise
+    return link
+
+
+def serving(handler: Any) -> tuple[Link, Any]:
+    """A worker's step stream's link, and ``handler(message, reply)`` wrapped to answer
+    the client's shared-memory messages on it."""
+    link = Link()
+
+    def on_message(message: Any, reply: Any) -> None:
+        if type(message) is dict and message.get("op") == SHM_OP:
+            answer = link.answer(message)
+            if answer:
+                reply(answer)
+            return
+        handler(message, reply)
+
+    return link, on_message

@@ -1,0 +1,237 @@
+"""Large feeds and fetches through shared memory when client and workers share a host
+(``runtime/dask/shm_parts.py``), on worker processes over loopback: a fed array arrives
+bit for bit, a fetched one is writable and owned, two threads' steps keep their own
+bytes, the socket path takes over when shared memory is off at either end, an arena is
+not reused before its reader took the last message, and a worker killed with SIGKILL
+leaves nothing in /dev/shm."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+
+import numpy as np
+import pytest
+
+import dataflow as tf
+from dataflow.runtime.dask import frames, shm_parts
+
+from .conftest import kill_worker, started_cluster, wait_until_back
+
+pytestmark = pytest.mark.distributed
+
+ROWS, COLS = 5_000, 100  # 2 MB of float32: a part that goes through shared memory
+
+
+def _bits(seed: int) -> np.ndarray:
+    """float32 values drawn as random 32-bit patterns (NaN payloads, infinities,
+    subnormals, negative zeros among them)."""
+    raw = np.random.default_rng(seed).integers(0, 2**32, (ROWS, COLS), dtype=np.uint32)
+    return raw.view(np.float32)
+
+
+def _reverse_graph(task: int = 0):
+    graph = tf.Graph()
+    with graph.as_default():
+        with tf.device(f"/job:worker/task:{task}"):
+            x = tf.placeholder(tf.float32, [None, COLS], name="x")
+            flipped = tf.reverse(x, axis=[0])  # moves the values, touches no bit
+    return graph, x, flipped
+
+
+def _links(sess) -> list:
+    """(sends in shared memory, receives in it, bytes it moved) of each of the session's
+    step streams; ``None`` for one that never offered shared memory. (Read while the
+    session is open: closing it closes the links.)"""
+    return [
+        None if link is None else (link.tx is not None, link.rx is not None, link.shared_bytes)
+        for link in sess._backend._streams._links.values()
+    ]
+
+
+def _same_bits(got: np.ndarray, want: np.ndarray) -> None:
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_feeds_and_fetches_cross_in_shared_memory_bit_for_bit_and_owned(clean_cluster):
+    graph, x, flipped = _reverse_graph()
+    first, second = _bits(1), _bits(2)
+    with tf.Session(clean_cluster, graph=graph) as sess:
+        got_first = sess.run(flipped, {x: first})
+        got_second = sess.run(flipped, {x: second})
+        _same_bits(got_first, first[::-1])
+        _same_bits(got_second, second[::-1])
+        for got in (got_first, got_second):
+            assert got.flags.writeable
+            assert not np.shares_memory(got, first) and not np.shares_memory(got, second)
+        assert not np.shares_memory(got_first, got_second)
+        got_first[...] = 0  # owned: a later step's fetch and feed are untouched
+        again = sess.run(flipped, {x: first})
+        _same_bits(again, first[::-1])
+        _same_bits(got_second, second[::-1])
+        np.testing.assert_array_equal(first, _bits(1))
+        links = _links(sess)
+    # Both directions went through shared memory: 3 feeds and 3 fetches of 2 MB.
+    assert links == [(True, True, links[0][2])] and links[0][2] >= 6 * first.nbytes
+
+
+def test_two_threads_steps_keep_their_own_feeds(clean_cluster):
+    graph, x, flipped = _reverse_graph()
+    errors: list[BaseException] = []
+    with tf.Session(clean_cluster, graph=graph) as sess:
+
+        def steps(seed: int) -> None:
+            try:
+                feeds = [_bits(seed), _bits(seed + 100)]
+                for i in range(6):
+                    feed = feeds[i % 2]
+                    _same_bits(sess.run(flipped, {x: feed}), feed[::-1])
+            except BaseException as exc:  # reported by the main thread
+                errors.append(exc)
+
+        threads = [threading.Thread(target=steps, args=(seed,)) for seed in (10, 20)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        links = [link for link in _links(sess) if link is not None]
+    assert not errors, errors
+    assert not any(t.is_alive() for t in threads)
+    # One connection, and one arena each way, per thread.
+    assert len(links) == 2 and all(link[:2] == (True, True) for link in links)
+    assert all(link[2] >= 12 * ROWS * COLS * 4 for link in links)
+
+
+def _worker_env(cluster, value):
+    def put(value):
+        if value is None:
+            os.environ.pop("DATAFLOW_SHM", None)
+        else:
+            os.environ["DATAFLOW_SHM"] = value
+
+    cluster.client.run(put, value)
+
+
+@pytest.mark.parametrize("off_at", ["client", "workers"])
+def test_the_socket_carries_everything_when_shared_memory_is_off(
+    clean_cluster, monkeypatch, off_at
+):
+    graph, x, flipped = _reverse_graph()
+    value = _bits(3)
+    if off_at == "client":
+        monkeypatch.setenv("DATAFLOW_SHM", "0")
+    else:
+        _worker_env(clean_cluster, "0")
+    try:
+        with tf.Session(clean_cluster, graph=graph) as sess:
+            got = sess.run(flipped, {x: value})
+            got_again = sess.run(flipped, {x: value})
+            links = _links(sess)
+    finally:
+        _worker_env(clean_cluster, None)
+    _same_bits(got, value[::-1])
+    _same_bits(got_again, value[::-1])
+    assert not np.shares_memory(got, got_again) and got.flags.writeable
+    assert len(links) == 1
+    if off_at == "client":
+        assert links[0] is None  # nothing offered
+    else:
+        assert links[0] == (False, False, 0)  # offered, refused
+
+
+def test_an_arena_is_reused_only_after_its_reader_took_the_last_message():
+    """A pair of links on one socket pair, set up by the same messages as a step
+    stream's: a writer whose last message the reader has not acknowledged sends the next
+    one's parts over the socket; once a message from the reader acknowledges it, the
+    arena is used again from its start."""
+    client, worker = shm_parts.Link(), shm_parts.Link()
+    answer = worker.answer(client.hello())
+    worker.answer(client.answered(answer))
+    assert client.tx is not None and client.rx is not None and worker.tx is not None
+    a, b = socket.socketpair()
+    try:
+        values = [_bits(seed) for seed in (4, 5, 6)]
+        first = frames.writes({"x": values[0]}, client)
+        second = frames.writes({"x": values[1]}, client)  # not acknowledged yet
+        assert frames.frame_bytes(first) < 1024 <= values[1].nbytes <= frames.frame_bytes(second)
+        sender = threading.Thread(
+            target=lambda: [frames.send_frames(a, f) for f in (first, second)]
+        )
+        sender.start()  # (the second's 2 MB fill the socket pair's buffer)
+        for value in values[:2]:
+            got = frames.recv_message(b, worker)["x"]
+            _same_bits(got, value)
+            assert got.flags.writeable
+        sender.join()
+        frames.send_frames(b, frames.writes({"ack": True}, worker))  # carries the ack
+        assert frames.recv_message(a, client) == {"ack": True}
+        third = frames.writes({"x": values[2]}, client, defer=True)
+        assert frames.frame_bytes(third) >= values[2].nbytes  # the copy, still to run
+        sender = threading.Thread(target=frames.send_frames, args=(a, third))
+        sender.start()
+        _same_bits(frames.recv_message(b, worker)["x"], values[2])
+        sender.join()
+        assert client.shared_bytes == values[0].nbytes + values[2].nbytes
+    finally:
+        a.close()
+        b.close()
+        client.close()
+        worker.close()
+
+
+ARENA = "memfd:dataflow-step-parts"
+
+
+def _dev_shm() -> set[str]:
+    return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+
+
+def _arenas_mapped_here() -> int:
+    with open("/proc/self/maps") as f:
+        return sum(ARENA in line for line in f)
+
+
+def _arena_fds(pid: int) -> int:
+    """How many of ``pid``'s descriptors are arenas (read in that process)."""
+    found = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            found += ARENA in os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:  # (closed meanwhile: the listing's own descriptor, say)
+            pass
+    return found
+
+
+@pytest.fixture(scope="module")
+def fragile():
+    """A one-worker cluster of this module's own, for the test that kills its worker."""
+    with started_cluster(ps=0, worker=1) as c:
+        yield c
+
+
+def test_a_worker_killed_mid_use_leaves_nothing_behind(fragile):
+    """The arenas are memfds, named nowhere (not in /dev/shm): killing a worker with
+    SIGKILL leaves no file, and the client unmaps the dead worker's arena when it drops
+    the connection."""
+    tf.Session.reset(fragile)
+    before, mapped_before = _dev_shm(), _arenas_mapped_here()
+    graph, x, flipped = _reverse_graph()
+    value = _bits(7)
+    with tf.Session(fragile, graph=graph) as sess:
+        _same_bits(sess.run(flipped, {x: value}), value[::-1])
+        links = _links(sess)
+        assert links == [(True, True, links[0][2])] and links[0][2] >= 2 * value.nbytes
+        address = fragile.workers["worker-0"]
+        pid = fragile.client.run(os.getpid, workers=[address])[address]
+        assert fragile.client.run(_arena_fds, pid, workers=[address])[address] >= 1
+        old = kill_worker(fragile, "worker-0")
+        wait_until_back(fragile, "worker-0", old)
+    assert not any("dataflow" in name for name in _dev_shm() - before)
+    assert _arenas_mapped_here() <= mapped_before
+    tf.Session.reset(fragile)
+    with tf.Session(fragile, graph=graph) as sess:  # the new worker sets up its own
+        _same_bits(sess.run(flipped, {x: value}), value[::-1])
+        links = _links(sess)
+    assert links == [(True, True, links[0][2])] and links[0][2] >= 2 * value.nbytes
+    assert _arenas_mapped_here() <= mapped_before
