@@ -617,51 +617,6 @@ def test_gradient_uses_each_iterations_value_of_a_written_variable(sess):
     assert got[2] == 3 * 2.0
 
 
-@pytest.fixture(scope="module")
-def small_cluster():
-    with tf.LocalCluster(ps=1, worker=2, dashboard_address=None) as cluster:
-        yield cluster
-
-
-@pytest.mark.distributed
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-def test_control_flow_on_a_cluster_with_ps_variables(small_cluster):
-    """Loops and conds on a worker reading a parameter-server variable, with a py_func
-    shipped inside the plan, give the embedded session's values and gradients."""
-
-    def program():
-        with tf.device(
-            tf.train.replica_device_setter(ps_tasks=1, worker_device="/job:worker/task:0")
-        ):
-            w = tf.Variable(np.eye(3, dtype=np.float32) * 0.5, name="w")
-            x = tf.placeholder(tf.float32, [3, 1])
-            _, h = tf.while_loop(
-                lambda i, h: i < 4,
-                lambda i, h: (i + 1, tf.tanh(tf.matmul(w, h))),
-                [tf.constant(0), x],
-            )
-            y = tf.cond(
-                tf.reduce_sum(h) > 0.0,
-                lambda: tf.py_func(lambda a: a * 2, [h], tf.float32),
-                lambda: h,
-            )
-            g = tf.gradients(tf.reduce_sum(h), w)[0]
-        return x, [y, g]
-
-    xv = np.array([[1.0], [-0.5], [2.0]], np.float32)
-    results = []
-    for target in (small_cluster, ""):
-        graph = tf.Graph()
-        with graph.as_default():
-            x, fetches = program()
-            config = tf.ConfigProto(debug=True, allow_soft_placement=not target)
-            with tf.Session(target, graph=graph, config=config) as s:
-                s.run(tf.global_variables_initializer())
-                results.append(s.run(fetches, {x: xv}))
-    for a, b in zip(*results, strict=True):
-        np.testing.assert_allclose(a, b, rtol=1e-6)
-
-
 # --- TF1 parity -----------------------------------------------------------------------------
 def _tf1_program(lib, x0, w0, pv):
     x = lib.constant(x0)
