@@ -39,6 +39,7 @@ from ...framework.graph import Operation, Tensor, convert_to_tensor, get_default
 from ...framework.operation import FETCH_AFTER_UPDATES
 from ...framework.tensor_shape import TensorShape, as_shape
 from ..build import apply_op
+from .creator_scope import CreatorDispatch
 from .sync_aggregation import (
     VariableAggregation,
     VariableSynchronization,
@@ -80,7 +81,7 @@ class GraphKeys:
 
 
 # --- the Variable class ---------------------------------------------------------------
-class Variable:
+class Variable(metaclass=CreatorDispatch):  # variable_creator_scope dispatches
     """A TF1 variable: state that persists across ``Session.run`` calls.
 
     Args:
