@@ -27,7 +27,7 @@ ALLOWED = {
     "data": {"_util", "framework", "ops"},
     "layers": {"_util", "framework", "ops"},
     "train": {"_util", "framework", "ops", "autodiff", "runtime", "train", "summary"},
-    "viz": {"_util", "framework", "ops", "autodiff", "runtime", "train"},
+    "viz": {"_util", "framework", "ops", "autodiff", "runtime", "train", "summary"},
     "examples": {"*"},
     "testing": {"*"},
     # tf.test: TestCase and the test helpers TF1 projects use (a public namespace).

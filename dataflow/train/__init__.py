@@ -146,9 +146,13 @@ from .sessions.basic_hooks import (
     basic_train_loop as basic_train_loop,
 )
 from .sessions.scaffold import Scaffold as Scaffold
+from .warm_starting import VocabInfo as VocabInfo, warm_start as warm_start
+from .sessions.session_manager import SessionManager as SessionManager
+from .sessions.profiler_hook import ProfilerHook as ProfilerHook
 from .graph_io import write_graph as write_graph
 from .optimizers.extra import (
     AdadeltaOptimizer as AdadeltaOptimizer,
+    AdagradDAOptimizer as AdagradDAOptimizer,
     FtrlOptimizer as FtrlOptimizer,
     ProximalAdagradOptimizer as ProximalAdagradOptimizer,
     ProximalGradientDescentOptimizer as ProximalGradientDescentOptimizer,

@@ -1,5 +1,6 @@
-"""The TF1 optimizers beyond the classic five: Adadelta, FTRL-Proximal, and proximal
-gradient descent and Adagrad. Same structure, names, defaults and slot names as TF1's
+"""The TF1 optimizers beyond the classic five: Adadelta, FTRL-Proximal, proximal
+gradient descent and Adagrad, and Adagrad dual averaging. Same structure, names,
+defaults and slot names as TF1's
 (``w/Adadelta``, ``w/Adadelta_1``, ``w/Ftrl``, ``w/Ftrl_1``, ``w/ProximalAdagrad``), so
 checkpoints and numbers match TensorFlow's; ``training_ops_extra`` has the formulas."""
 
@@ -7,7 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...framework.graph import Operation, Tensor
+from ...framework import dtypes
+from ...framework.graph import Operation, Tensor, get_default_graph
+from ...ops import math as math_ops
+from ...ops.control.group import identity
 from ...ops.state.variables import Variable
 from . import training_ops_extra as ops
 from .optimizer import Optimizer
@@ -235,3 +239,69 @@ class FtrlOptimizer(Optimizer):
         name = "ResourceSparseApplyFtrl" if sparse else "ResourceApplyFtrl"
         no_shrinkage = isinstance(self._shrinkage, (int, float)) and self._shrinkage <= 0.0
         return name if no_shrinkage else name + "V2"
+
+
+class AdagradDAOptimizer(Optimizer):
+    """Adagrad dual averaging (Duchi et al., 2011), TF1's form: each step sets the
+    variable from the sums of all its gradients so far (slot ``gradient_accumulator``,
+    zeros) and of their squares (``gradient_squared_accumulator``, starting at
+    ``initial_gradient_squared_accumulator_value``), with L1/L2 regularization scaled by
+    the step count: the value of ``global_step`` plus one when the update runs. Meant
+    for sparse linear models, where L1 makes exact zeros.
+
+    Raises:
+        ValueError: a non-positive ``initial_gradient_squared_accumulator_value``.
+    """
+
+    def __init__(
+        self,
+        learning_rate: Any,
+        global_step: Any,
+        initial_gradient_squared_accumulator_value: float = 0.1,
+        l1_regularization_strength: Any = 0.0,
+        l2_regularization_strength: Any = 0.0,
+        use_locking: bool = False,
+        name: str = "AdagradDA",
+    ):
+        if initial_gradient_squared_accumulator_value <= 0.0:
+            raise ValueError(
+                "initial_gradient_squared_accumulator_value must be positive: "
+                f"{initial_gradient_squared_accumulator_value}"
+            )
+        super().__init__(use_locking, name)
+        self._lr, self._global_step = learning_rate, global_step
+        self._l1, self._l2 = l1_regularization_strength, l2_regularization_strength
+        self._initial = initial_gradient_squared_accumulator_value
+        self._step_on_worker: Tensor | None = None
+
+    def _create_slots(self, var_list: list[Variable]) -> None:
+        for v in var_list:
+            self._zeros_slot(v, "gradient_accumulator", self._name)
+            self._get_or_make_slot_with_initializer(
+                v, self._initial, v.shape, v.dtype, "gradient_squared_accumulator", self._name
+            )
+        # The step the update counts (global_step + 1: the step being taken), read once
+        # per apply beside the global step.
+        with get_default_graph().colocate_with(self._global_step):
+            step = math_ops.cast(identity(self._global_step), dtypes.int64)
+            self._step_on_worker = step + 1
+
+    def _prepare(self) -> None:
+        self._lr_t = self._hyper(self._lr, "learning_rate")
+        self._l1_t = self._hyper(self._l1, "l1_regularization_strength")
+        self._l2_t = self._hyper(self._l2, "l2_regularization_strength")
+
+    def _resource_apply_dense(self, grad: Tensor, var: Variable) -> Operation:
+        return self._apply(grad, var, None)
+
+    def _resource_apply_sparse(self, grad: Tensor, var: Variable, indices: Tensor) -> Operation:
+        return self._apply(grad, var, indices)
+
+    def _apply(self, grad: Tensor, var: Variable, indices: Tensor | None) -> Operation:
+        lr, l1, l2 = (self._cast(t, var) for t in (self._lr_t, self._l1_t, self._l2_t))
+        accum = self.get_slot(var, "gradient_accumulator")
+        squared = self.get_slot(var, "gradient_squared_accumulator")
+        assert self._step_on_worker is not None  # made by _create_slots
+        return ops.resource_apply_adagrad_da(
+            var, accum, squared, grad, lr, l1, l2, self._step_on_worker, indices=indices
+        )

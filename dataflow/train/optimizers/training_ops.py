@@ -98,6 +98,12 @@ def infer_apply(layout: str) -> Callable[[Operation], list]:
                         f"'{op.type}' needs a variable handle for input "
                         f"'{t.name}', got dtype {t.dtype.name}"
                     )
+            elif kind == "n":  # a step count (AdagradDA's global step): any integer scalar
+                if not t.dtype.is_integer or t.shape.rank not in (None, 0):
+                    raise TypeError(
+                        f"'{op.type}': the step '{t.name}' must be an integer scalar, got "
+                        f"{t.dtype.name} of shape {t.shape}"
+                    )
             elif t.dtype != dtype:
                 what = "gradient" if kind == "g" else "hyper-parameter"
                 raise TypeError(

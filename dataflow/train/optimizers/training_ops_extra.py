@@ -10,6 +10,10 @@ update). Formulas in TF1's order of operations::
                      var = sign(prox) * max(|prox| - alpha * l1, 0) / (1 + alpha * l2)
                      (l1 = 0: var = prox / (1 + alpha * l2))
     ProximalAdagrad  accum += grad ** 2; alpha = lr / sqrt(accum); then as ProximalGD
+    AdagradDA        grad_accum += grad; squared_accum += grad ** 2
+                     denom = l2 * step * lr + sqrt(squared_accum)
+                     var = sign(-grad_accum) * max(|grad_accum| - l1 * step, 0) / denom * lr
+                     (l1 = 0: var = -grad_accum * lr / denom; step: the global step)
     Ftrl             new_accum = accum + grad ** 2
                      linear += grad' - (new_accum ** -p - accum ** -p) / lr * var
                      var = (clip(linear, -l1, l1) - linear)
@@ -111,6 +115,43 @@ def _proximal_adagrad_kernel(ctx: Any, attrs: dict) -> Callable:
     return apply
 
 
+def _adagrad_da_kernel(ctx: Any, attrs: dict) -> Callable:
+    xp, op_name = ctx.xp, ctx.op_name
+    run, _ = rows_updater(ctx)
+
+    def apply(
+        var: str,
+        grad_accum: str,
+        squared_accum: str,
+        grad: Any,
+        lr: Any,
+        l1: Any,
+        l2: Any,
+        step: Any,
+        indices: Any = None,
+    ) -> None:
+        lr, l1, l2 = scalars(lr, l1, l2)
+        step = step[()].astype(lr.dtype)  # TF's kernel multiplies in the variable's type
+
+        def compute(olds: list, outs: list) -> None:
+            (old, acc_old, sq_old), (new, acc, sq) = olds, outs
+            check_grad(op_name, old, grad)
+            accumulated = acc_old + grad
+            squared = sq_old + xp.square(grad)
+            denom = l2 * step * lr + xp.sqrt(squared)
+            if l1 > 0:
+                shrunk = xp.maximum(xp.abs(accumulated) - l1 * step, 0)
+                new[...] = xp.sign(-accumulated) * shrunk / denom * lr
+            else:
+                new[...] = -accumulated * lr / denom
+            acc[...] = accumulated
+            sq[...] = squared
+
+        run((var, grad_accum, squared_accum), compute, indices)
+
+    return apply
+
+
 def _ftrl_kernel(ctx: Any, attrs: dict) -> Callable:
     xp, op_name = ctx.xp, ctx.op_name
     run, _ = rows_updater(ctx)
@@ -153,6 +194,7 @@ _LAYOUTS = {
     "ResourceApplyProximalGradientDescent": ("hsssg", _proximal_gd_kernel),
     "ResourceApplyProximalAdagrad": ("hhsssg", _proximal_adagrad_kernel),
     "ResourceApplyFtrlV2": ("hhhgsssss", _ftrl_kernel),
+    "ResourceApplyAdagradDA": ("hhhgsssn", _adagrad_da_kernel),
 }
 for _type, (_layout, _kernel) in _LAYOUTS.items():
     # Each dense update and its sparse form (TF's ``ResourceSparseApply*``): the same
@@ -231,3 +273,21 @@ def resource_apply_ftrl(
     ``indices`` if given."""
     inputs = [*handles([accum, linear]), grad, lr, l1, l2, l2_shrinkage, lr_power]
     return apply_update("ResourceApplyFtrlV2", var, inputs, name, indices=indices)
+
+
+def resource_apply_adagrad_da(
+    var: Any,
+    grad_accum: Any,
+    squared_accum: Any,
+    grad: Tensor,
+    lr: Tensor,
+    l1: Tensor,
+    l2: Tensor,
+    global_step: Tensor,
+    name: str | None = None,
+    indices: Tensor | None = None,
+) -> Operation:
+    """One Adagrad dual-averaging step at ``global_step`` (an int64 scalar); of the
+    rows ``indices`` if given."""
+    inputs = [*handles([grad_accum, squared_accum]), grad, lr, l1, l2, global_step]
+    return apply_update("ResourceApplyAdagradDA", var, inputs, name, indices=indices)

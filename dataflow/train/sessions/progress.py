@@ -28,6 +28,7 @@ from typing import Any
 from ...framework.graph import get_default_graph
 from ...ops.state.variables import GraphKeys
 from ...runtime import dashboard
+from ...runtime.config import RunMetadata, RunOptions
 from ..training_util import global_step_read
 from .hooks import (
     ProgressBarHook,
@@ -74,12 +75,33 @@ def run_with_hooks(
             feeds.update(e.feed_dict)
     # A hook with nothing to fetch gets an empty list run in its place.
     hook_fetches = [e.fetches if e is not None and e.fetches is not None else [] for e in extra]
+    options = _merged_options(options, [e.options for e in extra if e is not None and e.options])
+    if options is not None and run_metadata is None:
+        # As TF1's hooked session: a hook that asked for a trace reads it in after_run.
+        run_metadata = RunMetadata()
     results = session.run({"caller": fetches, "hooks": hook_fetches}, feeds, options, run_metadata)
     for hook, e, value in zip(hooks, extra, results["hooks"], strict=True):
         hook.after_run(
             context, SessionRunValues(value if e is not None else None, options, run_metadata)
         )
     return results["caller"], context.stop_requested
+
+
+def _merged_options(caller: Any, asked: list[Any]) -> Any:
+    """The step's ``RunOptions``: the caller's, with what hooks asked for merged in as
+    TF1 merges them (the highest trace level, the shortest non-zero timeout)."""
+    if not asked:
+        return caller
+    merged = RunOptions(
+        trace_level=getattr(caller, "trace_level", 0),
+        timeout_in_ms=getattr(caller, "timeout_in_ms", 0),
+    )
+    for options in asked:
+        merged.trace_level = max(merged.trace_level, getattr(options, "trace_level", 0))
+        timeout = getattr(options, "timeout_in_ms", 0)
+        if timeout and (not merged.timeout_in_ms or timeout < merged.timeout_in_ms):
+            merged.timeout_in_ms = timeout
+    return merged
 
 
 class DashboardProgressHook(SessionRunHook):

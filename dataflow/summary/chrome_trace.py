@@ -1,6 +1,7 @@
 """Reading a traced step (``RunMetadata``, TF's protobuf) as a list of events, and
 exporting it to the Chrome / Perfetto trace format (what TF1's ``timeline.Timeline``
-does with the same proto)."""
+does with the same proto). ``tf.viz`` exports it; ``tf.train.ProfilerHook`` writes its
+files."""
 
 from __future__ import annotations
 
