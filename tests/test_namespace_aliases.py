@@ -29,7 +29,7 @@ LEFT_OUT = {
         "bfloat16",  # a dtype dataflow does not have (numpy has none)
         "experimental",  # TF 2's
     },
-    "queue": {"PriorityQueue"},  # not implemented yet
+    "queue": set(),
     "manip": set(),
     "version": set(),
     "bitwise": set(),
