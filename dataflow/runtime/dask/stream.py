@@ -433,7 +433,7 @@ class StepStreamClient:
             with self._lock:
                 self._every.add(conn)
             if isinstance(conn, socket.socket):  # (a dict's set and pop are atomic)
-                self._links[conn] = shm_parts.client_link(conn, self._connect_timeout)
+                self._links[conn] = shm_parts.client_link(conn, max(self._connect_timeout, 30))
         return conn
 
     def drop(self, address: str) -> None:
