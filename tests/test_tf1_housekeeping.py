@@ -275,7 +275,7 @@ def test_diag_part_needs_an_even_rank() -> None:
 # --- TF1 names we lack --------------------------------------------------------------------
 @pytest.mark.parametrize(
     "namespace,name",
-    [("sparse", "cross"), ("nn", "quantized_avg_pool"), ("train", "SessionManager")],
+    [("sparse", "cross"), ("nn", "quantized_avg_pool"), ("train", "sdca_optimizer")],
 )
 def test_a_missing_tf1_name_says_so(namespace: str, name: str) -> None:
     module = tf
