@@ -86,6 +86,8 @@ HOST_OPS = {
         for saver in ("SaveV2", "RestoreV2", "MergeV2Checkpoints", "ShardedFilename")
     },
     "StaticRegexFullMatch": "matches strings (host object arrays of bytes)",
+    "UnicodeEncode": "produces strings (host object arrays of bytes) from code points",
+    "UnicodeTranscode": "re-encodes strings (host object arrays of bytes)",
     "PyFunc": "user Python runs on the host: inputs are copied with .get(), results "
     "converted with np.asarray, then moved back with xp.asarray",
     "PyFuncStateless": "as PyFunc",
