@@ -494,9 +494,7 @@ def _step_handler(worker: Any) -> Any:
     transport = _peer_streams(worker)
 
     async def run(message: dict, reply: Any) -> None:
-        # The feeds leave the message here, so that once the step is done nothing of
-        # this frame holds them while the reply goes out: a client that has its answer
-        # finds the fed arrays freed, not waiting for this coroutine to be resumed.
+        # Popped: nothing here holds the feeds while the reply goes out (freed by then).
         answer = await _run_part(
             worker,
             message["key"],
