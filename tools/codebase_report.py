@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import concurrent.futures
 import json
 import pathlib
 import subprocess
@@ -253,6 +254,9 @@ def dead_names() -> list[str]:
     return out
 
 
+_TOOLS = {"ruff_format": ruff_format, "ruff_check": ruff_check, "dead_names": dead_names}
+
+
 def registration_paths(modules: dict[str, pathlib.Path]) -> list[str]:
     out = []
     for path in modules.values():
@@ -337,13 +341,18 @@ def prefix_families(package: pathlib.Path = PACKAGE) -> list[str]:
 
 def report() -> dict[str, list[str]]:
     modules = package_modules()
+    # The three external tools run side by side (each a subprocess: the threads only
+    # wait), while this process walks the package's syntax trees.
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        tools = {name: pool.submit(fn) for name, fn in _TOOLS.items()}
+        found = {
+            "long_modules": long_modules(modules),
+            "private_crossings": private_crossings(modules),
+            "import_cycles": import_cycles(modules),
+        }
+        found.update((name, future.result()) for name, future in tools.items())
     return {
-        "long_modules": long_modules(modules),
-        "private_crossings": private_crossings(modules),
-        "import_cycles": import_cycles(modules),
-        "ruff_format": ruff_format(),
-        "ruff_check": ruff_check(),
-        "dead_names": dead_names(),
+        **found,
         "registration_paths": registration_paths(modules),
         "runtime_op_type_literals": runtime_op_type_literals(modules),
         "crowded_folders": crowded_folders(),

@@ -593,6 +593,9 @@ def _optimizers() -> list[Step]:
             ),
             tf.train.ProximalGradientDescentOptimizer(0.1, l1_regularization_strength=0.01),
             tf.train.ProximalAdagradOptimizer(0.1, l2_regularization_strength=0.01),
+            tf.train.AdagradDAOptimizer(
+                0.1, tf.Variable(3, dtype=tf.int64, trainable=False, name="da_step"), 0.1, 0.01
+            ),
         ]
     ):
         w = tf.Variable(np.full((3, 1), 0.5), name=f"w{i}")
@@ -726,6 +729,48 @@ def _image_boxes_and_codecs() -> list[Step]:
     path = os.path.join(tempfile.mkdtemp(), "written.bin")
     write = tf.io.write_file(path, tf.constant(b"bytes"))
     return [(write, {}), *one(outs, {b: bv, sc: scv, img: imgv, audio: audiov})]
+
+
+def _codecs_and_sequences() -> list[Step]:
+    # JPEG and GIF codecs, SequenceExample parsing and the Unicode kernels run on the
+    # host (bytes in, bytes or numbers out).
+    import io
+
+    from PIL import Image
+
+    frames = [(rand(4, 5, 3) * 40 + 128).clip(0, 255).astype(np.uint8) for _ in range(2)]
+    gif = io.BytesIO()
+    Image.fromarray(frames[0]).save(
+        gif, "GIF", save_all=True, append_images=[Image.fromarray(frames[1])]
+    )
+    img, imgv = ph((rand(6, 7, 3) * 40 + 128).clip(0, 255).astype(np.uint8))
+    q, qv = ph(np.array(60, np.int32))
+    jpeg = tf.image.encode_jpeg(img, quality=90)
+    seq = tf.train.SequenceExample()
+    seq.context.feature["id"].int64_list.value.append(7)
+    for step in ([1.0, 2.0], [3.0, 4.0], [5.0, 6.0]):
+        seq.feature_lists.feature_list["x"].feature.add().float_list.value.extend(step)
+    p, pv = tf.placeholder(tf.string, []), np.array(seq.SerializeToString(), dtype=object)
+    context = {"id": tf.FixedLenFeature([], tf.int64)}
+    sequence = {"x": tf.FixedLenSequenceFeature([2], tf.float32)}
+    one_ctx, one_seq = tf.io.parse_single_sequence_example(p, context, sequence)
+    many_ctx, many_seq, lengths = tf.io.parse_sequence_example(tf.stack([p, p]), context, sequence)
+    points = tf.constant([[104, 105, 0x1F600], [120, 0xD800, 121]], tf.int32)
+    outs = [
+        tf.image.decode_jpeg(jpeg),
+        tf.image.extract_jpeg_shape(jpeg),
+        tf.image.is_jpeg(jpeg),
+        tf.image.adjust_jpeg_quality(img, q),
+        tf.image.decode_gif(gif.getvalue()),
+        one_ctx["id"],
+        one_seq["x"],
+        many_ctx["id"],
+        many_seq["x"],
+        lengths["x"],
+        tf.strings.unicode_encode(points, "UTF-8"),
+        tf.strings.unicode_transcode(tf.constant(["héllo", "wörld"]), "UTF-8", "UTF-16-BE"),
+    ]
+    return one(outs, {img: imgv, q: qv, p: pv})
 
 
 def _strings_and_records() -> list[Step]:
@@ -897,6 +942,9 @@ def _sparse_optimizers() -> list[Step]:
             tf.train.FtrlOptimizer(0.1, l1_regularization_strength=0.01),
             tf.train.ProximalGradientDescentOptimizer(0.1, l1_regularization_strength=0.01),
             tf.train.ProximalAdagradOptimizer(0.1, l2_regularization_strength=0.01),
+            tf.train.AdagradDAOptimizer(
+                0.1, tf.Variable(3, dtype=tf.int64, trainable=False, name="da_step"), 0.1, 0.01
+            ),
         ]
     ):
         table = tf.Variable(rand(6, 2), name=f"table{i}")
@@ -1045,6 +1093,7 @@ OWN_CASES: list[tuple[str, Callable[[], list[Step]]]] = [
     ("sampled_losses", _sampled_losses),
     ("ctc", _ctc),
     ("strings_and_records", _strings_and_records),
+    ("codecs_and_sequences", _codecs_and_sequences),
     ("image_boxes_and_codecs", _image_boxes_and_codecs),
     ("images", _images),
     ("readers", _readers),
