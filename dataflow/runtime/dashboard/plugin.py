@@ -23,8 +23,13 @@ when the ``/status`` page or ``performance_report`` first asks for one), every
 (``step_metrics.RECORDER.take_runs``, the ``dataflow_stage_runs`` handler) and appends
 them to that plugin's records as Dask's own transitions would: one rectangle per stage
 run, keyed as the stage's task on the task-graph path, on its worker. Nothing is asked
-of the workers while no task stream is recorded, and runs from before the stream was
-(about a second before Dask added it) are left out.
+of the workers while no task stream is recorded, and runs that stopped before the last
+look that found no stream are left out. Each take's runs, from every worker, are
+appended in the order they stopped: Dask's ``collect(start=...)`` (behind
+``get_task_stream`` and ``performance_report``) bisects the records by stop time, so
+one worker's runs appended after another's, earlier ones, would hide some of them.
+Appending never reorders the records already there, which the ``/status`` plot reads
+by their append count.
 
 Routes added through ``add_handlers`` are looked up before the application's own, and
 stay until the scheduler stops. Nothing here raises into the scheduler: a failure
@@ -76,9 +81,11 @@ class DataflowPage(SchedulerPlugin):
         self.lacking: set[str] = set()  # worker addresses without dataflow
         self._runs_callback: Any = None
         self._taking = False
-        # The stream fed, and when it was first seen: runs from before then (kept by
-        # the workers while nobody recorded a stream) are left out of it.
+        # The stream fed, and the last look before it was seen: runs that stopped
+        # before then (kept by the workers while nobody recorded a stream) are left
+        # out of it.
         self._stream_seen: tuple[Any, float] = (None, 0.0)
+        self._looked_at = time.time()  # when the last look at the task stream was
 
     async def start(self, scheduler: Any) -> None:
         self.scheduler = scheduler
@@ -99,11 +106,12 @@ class DataflowPage(SchedulerPlugin):
     async def _take_runs(self) -> None:
         """Appends the workers' stage runs to Dask's task stream, if it is recorded."""
         stream = self.scheduler.plugins.get(TASK_STREAM)
+        looked_before, self._looked_at = self._looked_at, time.time()
         if stream is None or self._taking:
             return
         self._taking = True
         if self._stream_seen[0] is not stream:  # a new stream: older runs are history
-            self._stream_seen = (stream, time.time() - 2 * RUNS_EVERY_S)
+            self._stream_seen = (stream, looked_before)
         since = self._stream_seen[1]
         try:
             # Not asking a worker without dataflow twice a second to install the handler.
@@ -111,15 +119,17 @@ class DataflowPage(SchedulerPlugin):
             answers = await asyncio.gather(
                 *(self._ask(address, RUNS_HANDLER) for address in addresses)
             )
+            taken = []
             for address, runs in zip(addresses, answers, strict=True):
                 if not isinstance(runs, (list, tuple)):  # a tuple, as Dask's RPCs answer
                     continue  # an error (logged by _ask), or no dataflow there
-                for record in sorted(runs, key=lambda r: r["startstops"][-1]["stop"]):
-                    if record["startstops"][-1]["stop"] < since:
-                        continue
-                    record["worker"] = address
-                    stream.buffer.append(record)
-                    stream.index += 1
+                for record in runs:
+                    if record["startstops"][-1]["stop"] >= since:
+                        record["worker"] = address
+                        taken.append(record)
+            taken.sort(key=lambda r: r["startstops"][-1]["stop"])
+            stream.buffer.extend(taken)
+            stream.index += len(taken)
         except Exception:
             logger.debug("dataflow: could not add stage runs to the task stream", exc_info=True)
         finally:
