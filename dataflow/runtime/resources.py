@@ -36,7 +36,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import numpy as np
@@ -81,8 +81,8 @@ class ResourceStore:
         self._values: dict[str, Any] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._registry_lock = threading.Lock()
-        self._objects: dict[str, Any] = {}  # queues, random generators, ...
-        self._signatures: dict[str, Any] = {}  # what each object was declared as
+        self._objects: dict[Hashable, Any] = {}  # queues, random generators, ...
+        self._signatures: dict[Hashable, Any] = {}  # what each object was declared as
         self._tokens: OrderedDict[tuple, None] = OrderedDict()
         self._busy: set[str] = set()  # names being written in place (see module doc)
         self._lock_sets: dict[tuple[str, ...], tuple[threading.Lock, ...]] = {}
@@ -209,7 +209,9 @@ class ResourceStore:
         return {name: self.read(name) for name in list(self._values)}
 
     # --- other objects (queues, random generators) ------------------------------------
-    def get_or_create(self, name: str, factory: Callable[[], Any], signature: Any = None) -> Any:
+    def get_or_create(
+        self, name: Hashable, factory: Callable[[], Any], signature: Any = None
+    ) -> Any:
         """The object stored under ``name``, made by ``factory()`` if there is none.
 
         ``signature`` (any value with ``==`` and ``str``) says what the caller declares
@@ -242,7 +244,7 @@ class ResourceStore:
                 )
         return obj
 
-    def objects(self) -> dict[str, Any]:
+    def objects(self) -> dict[Hashable, Any]:
         return dict(self._objects)
 
     def release_session(self, session: str) -> int:
@@ -250,7 +252,8 @@ class ResourceStore:
         ending what they hold (``cancel_all``): its session closed. Returns how many."""
         suffix = f"{PRIVATE_MARK}{session}"
         with self._registry_lock:
-            names = [n for n in self._objects if n.endswith(suffix)]
+            # Random generators' keys are tuples (op, seeds), shared by every session.
+            names = [n for n in self._objects if isinstance(n, str) and n.endswith(suffix)]
             released = [self._objects.pop(n) for n in names]
             for name in names:
                 self._signatures.pop(name, None)

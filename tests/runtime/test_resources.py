@@ -198,10 +198,14 @@ def test_release_session_drops_only_that_sessions_private_objects():
 
     for name in ("it", private_name("it", "s1"), private_name("it", "s2"), "queue:q"):
         store.get_or_create(name, lambda name=name: Pass(name), signature="iterator")
+    rng = store.get_or_create(("rng", "random_normal", 1, 0), object)  # a tuple key
     store.write("v", np.zeros(2))
     assert store.release_session("s1") == 1
+    assert store.get_or_create(("rng", "random_normal", 1, 0), object) is rng
     assert ended == [private_name("it", "s1")]
-    assert sorted(store.objects()) == sorted(["it", private_name("it", "s2"), "queue:q"])
+    assert sorted(map(str, store.objects())) == sorted(
+        ["it", private_name("it", "s2"), "queue:q", str(("rng", "random_normal", 1, 0))]
+    )
     assert store.names() == ["v"]
     # The name is free again: a later session of that id would make a new object.
     assert store.get_or_create(private_name("it", "s1"), object) is not None

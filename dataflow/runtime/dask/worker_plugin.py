@@ -37,7 +37,7 @@ class DataflowWorkerPlugin(WorkerPlugin):
 
     async def setup(self, worker: Any) -> None:
         try:
-            from dataflow.runtime.dask import worker_state
+            from dataflow.runtime.dask import malloc_policy, worker_state
         except ImportError as exc:
             logging.getLogger("distributed.worker").warning(
                 "dataflow is not importable on this worker (%s); it runs plain Dask work "
@@ -46,6 +46,7 @@ class DataflowWorkerPlugin(WorkerPlugin):
             )
             return
         await worker_state.prepare_worker(worker)
+        malloc_policy.apply()  # large arrays reuse memory under Dask's nanny setting
 
     async def teardown(self, worker: Any) -> None:
         # Dask removes the plugin from ``worker.plugins`` before calling this.
