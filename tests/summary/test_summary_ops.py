@@ -211,13 +211,13 @@ def test_events_reach_the_file_without_flush_after_flush_secs(tmp_path):
     writer.close()
 
 
-def test_reopen_starts_a_new_file_and_a_closed_writer_drops_events_as_tf1(tmp_path, caplog):
+def test_reopen_starts_a_new_file_and_a_closed_writer_drops_events_as_tf1(tmp_path, dataflow_log):
     writer = tf.summary.FileWriter(str(tmp_path), filename_suffix=".v1")
     writer.close()
     # TF1 warns and drops what a closed writer is given (a Supervisor's loop that
     # starts over writes to the writer its last session closed).
     writer.add_session_log(event_pb2.SessionLog(status=event_pb2.SessionLog.START))
-    assert "closed FileWriter" in caplog.text
+    assert "closed FileWriter" in dataflow_log.text
     assert [e.file_version for e in _events(tmp_path)] == ["brain.Event:2"]
     writer.reopen()
     writer.add_session_log(event_pb2.SessionLog(status=event_pb2.SessionLog.START), 3)

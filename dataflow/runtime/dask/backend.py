@@ -53,6 +53,7 @@ from typing import Any
 from ...framework import errors
 from ..compile.plan import Plan
 from ..config import ConfigProto, StepTrace
+from ..execute import malloc_policy
 from . import cluster as cluster_module
 from . import cluster_view, grpc_target
 from .graph_path import GraphPath, KeySlots
@@ -83,6 +84,7 @@ class DaskBackend(ResidentPath, GraphPath):
     """Executes plans on the Dask cluster behind ``target``."""
 
     def __init__(self, target: Any, config: ConfigProto, container: str = "") -> None:
+        malloc_policy.apply()  # fetched large arrays reuse memory
         self._config = config
         connect_timeout = (
             config.operation_timeout_in_ms / 1000.0 if config.operation_timeout_in_ms else None

@@ -37,7 +37,8 @@ class DataflowWorkerPlugin(WorkerPlugin):
 
     async def setup(self, worker: Any) -> None:
         try:
-            from dataflow.runtime.dask import malloc_policy, worker_state
+            from dataflow.runtime.dask import worker_state
+            from dataflow.runtime.execute import malloc_policy
         except ImportError as exc:
             logging.getLogger("distributed.worker").warning(
                 "dataflow is not importable on this worker (%s); it runs plain Dask work "

@@ -16,7 +16,7 @@ from ..compile.stage_split import split_for_overlap
 from ..config import ConfigProto, StepTrace
 from ..devices import array_namespace, local_devices, transfer
 from ..resources import ResourceStore
-from . import blas_threads
+from . import blas_threads, malloc_policy
 from .context import step_deadline
 from .executor import EmbeddedPlan
 from .inter_op import ConcurrentPlan, InterOpPool, LocalDeviceContext, stage_graph
@@ -28,6 +28,7 @@ class EmbeddedBackend:
     """Runs plans in this process: one resource store and kernel context per device."""
 
     def __init__(self, config: ConfigProto) -> None:
+        malloc_policy.apply()  # each step's large arrays reuse memory
         self.devices = local_devices(device_count=config.device_count)
         self.default_device = self.devices[0]
         self.contexts = {
