@@ -63,7 +63,7 @@ def _cells() -> tuple[np.ndarray, np.ndarray]:
     split = np.full(first.shape, np.inf)
     inside = finite & (last > first)
     split[inside] = limits[first[inside]]
-    return first.astype(np.int32), split
+    return first.astype(np.intp), split
 
 
 def bucket_index(flat: np.ndarray) -> np.ndarray:
@@ -72,9 +72,11 @@ def bucket_index(flat: np.ndarray) -> np.ndarray:
     16 bits of a double name its cell (``_cells``), which gives the bucket up to one
     comparison with the limit inside the cell. Five integer passes, no logarithm."""
     first, split = _cells()
-    cell = flat.view(np.uint64) >> np.uint64(_CELL_SHIFT)
-    index = first[cell].astype(np.intp)
-    index += flat >= split[cell]
+    # Cells below 2**16 read as signed are the same numbers: ``take`` needs no
+    # conversion of its indices (indexing with uint64 ones converted them, 2x slower).
+    cell = (flat.view(np.uint64) >> np.uint64(_CELL_SHIFT)).view(np.int64)
+    index = np.take(first, cell)
+    index += flat >= np.take(split, cell)
     return index
 
 
