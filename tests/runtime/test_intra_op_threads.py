@@ -13,8 +13,14 @@ import dataflow as tf
 from dataflow.runtime.execute import blas_threads
 
 
-def _blas_threads() -> list[int]:
-    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+def _blas_threads(scipys_own: bool = False) -> list[int]:
+    """The thread counts of the loaded BLAS libraries: numpy's (and any other), or the
+    ones scipy ships for itself (held to one thread in steps)."""
+    return [
+        lib["num_threads"]
+        for lib in threadpool_info()
+        if lib["user_api"] == "blas" and blas_threads.scipys_own(lib["filepath"]) == scipys_own
+    ]
 
 
 def _session_reporting_threads(config: tf.ConfigProto | None) -> tuple[tf.Session, object]:
@@ -121,3 +127,23 @@ def test_steps_of_two_sessions_in_threads_never_exceed_either_limit(two_blas_thr
     assert set(_blas_threads()) == {2}
     one.close()
     two.close()
+
+
+def test_scipys_own_blas_runs_on_one_thread_in_steps(two_blas_threads):
+    """Adam's level-1 update calls scipy's own OpenBLAS (a pip-installed scipy ships one
+    beside numpy's): during a step it is held to one thread, whatever the step's count,
+    and put back after; numpy's takes the step's count."""
+    graph = tf.Graph()
+    with graph.as_default():
+        a = tf.constant(np.ones((64, 64), np.float32))
+
+        def report(x: np.ndarray) -> np.ndarray:
+            return np.array([max(_blas_threads(scipys_own=True)), max(_blas_threads())])
+
+        seen = tf.py_func(report, [tf.matmul(a, a)], tf.int64)
+    if not _blas_threads(scipys_own=True):
+        pytest.skip("scipy shares numpy's BLAS library here (one pool)")
+    config = tf.ConfigProto(intra_op_parallelism_threads=2)
+    with tf.Session(graph=graph, config=config) as sess:
+        assert sess.run(seen).tolist() == [1, 2]
+    assert set(_blas_threads(scipys_own=True)) == {2}  # put back after the step
