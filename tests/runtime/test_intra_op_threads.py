@@ -3,7 +3,12 @@ session's steps, and only then (``runtime/execute/blas_threads.py``)."""
 
 from __future__ import annotations
 
+import collections
+import os
+import subprocess
+import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -78,14 +83,78 @@ def test_default_is_at_most_the_cores_and_the_current_setting_and_restores(two_b
             assert sess.run(seen) == 1001
 
 
-def test_default_is_one_thread_on_a_busy_machine(monkeypatch):
-    cores = blas_threads.available_cores()
+def _fresh_reading(monkeypatch, others):
     monkeypatch.setattr(blas_threads, "_load", [float("-inf"), 0.0])  # read afresh
+    monkeypatch.setattr(blas_threads, "others_running", lambda: others)
+
+
+def test_default_leaves_the_cores_other_processes_run(monkeypatch):
+    """The cores less the threads other processes run now, at least one; the largest
+    of the last three readings rules, so a quiet reading after a busy one keeps the
+    lower count until the busy one is three readings old."""
+    cores = blas_threads.available_cores()
+    monkeypatch.setattr(blas_threads, "_others", collections.deque(maxlen=3))
+    _fresh_reading(monkeypatch, cores + 3)
+    assert blas_threads.default_threads() == 1
+    for _ in range(2):
+        _fresh_reading(monkeypatch, 0)
+        assert blas_threads.default_threads() == 1
+    _fresh_reading(monkeypatch, 0)
+    assert blas_threads.default_threads() == cores
+    _fresh_reading(monkeypatch, 1)
+    assert blas_threads.default_threads() == max(1, cores - 1)
+
+
+def test_default_reads_the_load_average_without_proc(monkeypatch):
+    cores = blas_threads.available_cores()
+    _fresh_reading(monkeypatch, None)
     monkeypatch.setattr(blas_threads.os, "getloadavg", lambda: (cores + 3.0, 0.0, 0.0))
     assert blas_threads.default_threads() == 1
-    monkeypatch.setattr(blas_threads, "_load", [float("-inf"), 0.0])
+    _fresh_reading(monkeypatch, None)
     monkeypatch.setattr(blas_threads.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     assert blas_threads.default_threads() == cores
+
+
+def _readings(n: int = 6) -> list[int]:
+    out = []
+    for _ in range(n):
+        reading = blas_threads.others_running()
+        assert reading is not None and reading >= 0
+        out.append(reading)
+        time.sleep(0.05)
+    return out
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/loadavg"), reason="reads Linux's /proc")
+def test_others_running_counts_other_processes_not_this_ones():
+    """Two spinning subprocesses are counted (runnable, whether on a core or waiting
+    for one); two threads of this process working outside the GIL are not (counted,
+    every reading would be at least the quiet one plus two, plus the reading thread)."""
+    quiet = min(_readings())
+    stop = threading.Event()
+
+    def work():
+        while not stop.is_set():
+            np.sort(np.random.default_rng(0).random(200_000))
+
+    workers = [threading.Thread(target=work) for _ in range(2)]
+    for t in workers:
+        t.start()
+    try:
+        ours = min(_readings())
+    finally:
+        stop.set()
+        for t in workers:
+            t.join()
+    assert ours <= quiet + 1
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        time.sleep(0.2)
+        assert max(_readings()) >= 2
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
 
 
 def test_overlapping_holds_use_the_smallest_and_the_last_restores(two_blas_threads):

@@ -12,14 +12,18 @@ calls numpy between steps, and other sessions, see their own limits.
 **The default** (``0``). The number of cores this process may use
 (``os.sched_getaffinity``, which a container's or ``taskset``'s CPU set narrows; OpenBLAS
 counts every online CPU), never more than the library is set to already (so
-``OPENBLAS_NUM_THREADS`` or an enclosing ``threadpoolctl`` limit still rules), and **one
-thread while the machine is busy**: when the 1-minute load average, less the threads
-this process is running, reaches the cores available, a step's BLAS calls run on one
-thread. Measured on the 2-core AMD EPYC development VM (``benchmarks/bench_under_load.py``,
-docs/performance.md): with CPU hogs beside it a two-thread OpenBLAS matmul waits for its
-descheduled second thread (OpenBLAS's idle threads spin, then yield, and its split is
-static), so two threads ran the CNN and MLP steps slower than one, while TF1's work-
-stealing pool loses little. The load is read at most once a second (``/proc/loadavg``).
+``OPENBLAS_NUM_THREADS`` or an enclosing ``threadpoolctl`` limit still rules), **less
+the threads other processes are running**: the system's runnable threads right now
+(``/proc/loadavg``'s fourth field) less this process's own (``/proc/self/task``), the
+largest of the last three readings, at least one thread. A two-thread OpenBLAS call
+waits for its descheduled half (its split is static and its idle threads spin), so on a
+2-core VM with CPU hogs beside it two threads ran the CNN and MLP steps far slower than
+one (``benchmarks/bench_under_load.py``, docs/performance.md), while TF1's
+work-stealing pool loses little. The 1-minute load average used before lagged a minute
+behind the hogs, starting and stopping; a reading is instant, taken at most once a
+second, and the largest of three lets a burst of load lower the count at once and a
+quiet spell raise it back after three seconds. Without ``/proc`` the load average is
+read instead (one thread when, less this process's threads, it fills the cores).
 
 **Several sessions at once.** BLAS's thread count is one setting per library and process,
 not per thread. While steps of sessions asking for different counts overlap in time, the
@@ -45,6 +49,7 @@ scipy share one library (conda, Debian), it is one pool and takes the step's cou
 
 from __future__ import annotations
 
+import collections
 import importlib
 import os
 import threading
@@ -62,6 +67,7 @@ _applied: int = 0  # what the running steps hold the libraries to now (0: nothin
 _next_token = [0]
 _last_held = [1]  # the threads the latest hold ran with (its share of the load average)
 _load: list[float] = [float("-inf"), 1.0]  # [when worked out, default threads then]
+_others: collections.deque = collections.deque(maxlen=3)  # the last readings of others
 
 
 def load_blas() -> None:
@@ -148,15 +154,39 @@ def _busy(cores: int) -> bool:
     return load - _last_held[0] >= cores - 0.5
 
 
+def others_running() -> int | None:
+    """Threads of other processes runnable right now: the system's count less this
+    process's own (``None`` without ``/proc``)."""
+    try:
+        with open("/proc/loadavg") as f:
+            running = int(f.read().split()[3].partition("/")[0])
+        tasks = os.listdir("/proc/self/task")
+    except (OSError, ValueError, IndexError):
+        return None
+    own = 0
+    for tid in tasks:
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                own += f.read().rpartition(")")[2].split()[0] == "R"
+        except (OSError, IndexError):  # a thread that ended meanwhile
+            continue
+    return max(0, running - own)
+
+
 def default_threads() -> int:
     """The BLAS threads of a step of a session with ``intra_op_parallelism_threads=0``
-    (before the library's own setting caps it): the cores available, or one on a busy
-    machine (see the module docstring). Worked out at most once a second (the load
-    average and the affinity set are system calls)."""
+    (before the library's own setting caps it): the cores available less what other
+    processes run (see the module docstring). Worked out at most once a second (the
+    readings and the affinity set are system calls)."""
     now = time.monotonic()
     if now - _load[0] > _LOAD_EVERY:
         cores = available_cores()
-        _load[1] = 1 if cores == 1 or _busy(cores) else cores
+        others = others_running()
+        if others is None:
+            _load[1] = 1 if cores == 1 or _busy(cores) else cores
+        else:
+            _others.append(others)
+            _load[1] = max(1, cores - max(_others))
         _load[0] = now
     return int(_load[1])
 
