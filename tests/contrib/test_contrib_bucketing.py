@@ -24,8 +24,10 @@ def bucket_of(length):
     return int(np.searchsorted(BOUNDARIES, length, side="right"))
 
 
-def expected_streams(batch_size, keep=lambda i: True, epochs=4):
-    """Per bucket, the example ids of its batches in order (the documented rule)."""
+def expected_streams(batch_size, keep=lambda i: True, epochs=20):
+    """Per bucket, the example ids of its batches in order (the documented rule), over
+    more epochs than the queues can run ahead (their capacities: tens of examples, so
+    a bucket that fills slowly may have its fifth epoch's batch among the first ten)."""
     streams = collections.defaultdict(list)
     for i in list(range(12)) * epochs:
         if keep(i):
