@@ -33,7 +33,6 @@ The change lasts for the process, as any ``mallopt`` does.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import logging
 import os
 import threading
@@ -96,7 +95,8 @@ def _glibc() -> bool:
 
 def _set() -> bool:
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        # The process's own symbols include libc's (find_library would run ldconfig).
+        libc = ctypes.CDLL(None)
         mmap_set = libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
         return libc.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1 and mmap_set
     except (OSError, AttributeError):
