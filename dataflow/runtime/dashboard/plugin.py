@@ -40,6 +40,7 @@ request answers with the error in its JSON.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -105,6 +106,7 @@ class DataflowPage(SchedulerPlugin):
 
     async def _take_runs(self) -> None:
         """Appends the workers' stage runs to Dask's task stream, if it is recorded."""
+        drop_dead_patched_curdocs()
         stream = self.scheduler.plugins.get(TASK_STREAM)
         looked_before, self._looked_at = self._looked_at, time.time()
         if stream is None or self._taking:
@@ -183,6 +185,33 @@ class DataflowPage(SchedulerPlugin):
                 return {"error": "dataflow is not installed on this worker"}
             self.ready.add(address)
         return await getattr(rpc, handler)()
+
+
+def drop_dead_patched_curdocs() -> int:
+    """Drops what Bokeh left of document callbacks that raised; how many (see below).
+
+    While a document callback runs (a dashboard plot's periodic update), Bokeh 3.9's
+    ``bokeh.io.doc.patch_curdoc`` keeps a weak reference to its document on a stack and
+    pops it afterwards, but not in a ``finally``: a callback that raises (a plot updating
+    while its cluster closes) leaves its entry. Once that document is gone, every later
+    ``curdoc()`` in the process raises "Patched curdoc has been previously destroyed",
+    and with it Dask's ``performance_report``, which builds its page with Bokeh in the
+    scheduler. A running callback holds its own document, so an entry whose document is
+    gone is always such a leftover; this runs with every take of stage runs (twice a
+    second, in the scheduler's process)."""
+    try:
+        from bokeh.io import doc as bokeh_doc
+
+        stack = bokeh_doc._PATCHED_CURDOCS
+    except (ImportError, AttributeError):
+        return 0
+    dropped = 0
+    for ref in list(stack):
+        if ref() is None:
+            with contextlib.suppress(ValueError):  # removed meanwhile
+                stack.remove(ref)  # one call: atomic beside the loop's own pushes and pops
+                dropped += 1
+    return dropped
 
 
 def quiet_closed_pages() -> None:
