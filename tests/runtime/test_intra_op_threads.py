@@ -126,27 +126,9 @@ def _readings(n: int = 6) -> list[int]:
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/loadavg"), reason="reads Linux's /proc")
-def test_others_running_counts_other_processes_not_this_ones():
+def test_others_running_counts_spinning_processes():
     """Two spinning subprocesses are counted (runnable, whether on a core or waiting
-    for one); two threads of this process working outside the GIL are not (counted,
-    every reading would be at least the quiet one plus two, plus the reading thread)."""
-    quiet = min(_readings())
-    stop = threading.Event()
-
-    def work():
-        while not stop.is_set():
-            np.sort(np.random.default_rng(0).random(200_000))
-
-    workers = [threading.Thread(target=work) for _ in range(2)]
-    for t in workers:
-        t.start()
-    try:
-        ours = min(_readings())
-    finally:
-        stop.set()
-        for t in workers:
-            t.join()
-    assert ours <= quiet + 1
+    for one)."""
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
         time.sleep(0.2)

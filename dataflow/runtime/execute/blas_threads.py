@@ -10,20 +10,21 @@ the step ends. Outside a session's steps the process's setting is untouched: cod
 calls numpy between steps, and other sessions, see their own limits.
 
 **The default** (``0``). The number of cores this process may use
-(``os.sched_getaffinity``, which a container's or ``taskset``'s CPU set narrows; OpenBLAS
-counts every online CPU), never more than the library is set to already (so
+(``os.sched_getaffinity``, which a container's or ``taskset``'s CPU set narrows;
+OpenBLAS counts every online CPU), never more than the library is set to already (so
 ``OPENBLAS_NUM_THREADS`` or an enclosing ``threadpoolctl`` limit still rules), **less
-the threads other processes are running**: the system's runnable threads right now
-(``/proc/loadavg``'s fourth field) less this process's own (``/proc/self/task``), the
-largest of the last three readings, at least one thread. A two-thread OpenBLAS call
-waits for its descheduled half (its split is static and its idle threads spin), so on a
-2-core VM with CPU hogs beside it two threads ran the CNN and MLP steps far slower than
-one (``benchmarks/bench_under_load.py``, docs/performance.md), while TF1's
-work-stealing pool loses little. The 1-minute load average used before lagged a minute
-behind the hogs, starting and stopping; a reading is instant, taken at most once a
-second, and the largest of three lets a burst of load lower the count at once and a
-quiet spell raise it back after three seconds. Without ``/proc`` the load average is
-read instead (one thread when, less this process's threads, it fills the cores).
+the threads others are running**: the system's runnable threads right now
+(``/proc/loadavg``'s fourth field) less the step's own (the calling thread and the BLAS
+threads of the last hold), the largest of the last three readings, at least one thread.
+A two-thread OpenBLAS call waits for its descheduled half (its split is static and its
+idle threads spin), so on a 2-core VM with CPU hogs beside it two threads ran the CNN
+and MLP steps far slower than one (``benchmarks/bench_under_load.py``,
+docs/performance.md), while TF1's work-stealing pool loses little. The 1-minute load
+average used before lagged a minute behind the hogs, starting and stopping; a reading is
+instant, taken at most once a second, and the largest of three lets a burst of load
+lower the count at once and a quiet spell raise it back after three seconds. Without
+``/proc`` the load average is read instead (one thread when, less this process's
+threads, it fills the cores).
 
 **Several sessions at once.** BLAS's thread count is one setting per library and process,
 not per thread. While steps of sessions asking for different counts overlap in time, the
@@ -155,22 +156,17 @@ def _busy(cores: int) -> bool:
 
 
 def others_running() -> int | None:
-    """Threads of other processes runnable right now: the system's count less this
-    process's own (``None`` without ``/proc``)."""
+    """Threads runnable right now besides this step's own: the system's count less the
+    calling thread and the helper threads of the last hold, which may still be spinning
+    (``None`` without ``/proc``). Other threads of this process count: they want cores
+    too. (Telling this process's runnable threads apart, one ``/proc/self/task`` file a
+    thread, took 2-7 ms with 50-200 threads: too long for a step's start.)"""
     try:
         with open("/proc/loadavg") as f:
             running = int(f.read().split()[3].partition("/")[0])
-        tasks = os.listdir("/proc/self/task")
     except (OSError, ValueError, IndexError):
         return None
-    own = 0
-    for tid in tasks:
-        try:
-            with open(f"/proc/self/task/{tid}/stat") as f:
-                own += f.read().rpartition(")")[2].split()[0] == "R"
-        except (OSError, IndexError):  # a thread that ended meanwhile
-            continue
-    return max(0, running - own)
+    return max(0, running - _last_held[0])
 
 
 def default_threads() -> int:
