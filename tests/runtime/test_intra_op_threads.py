@@ -126,9 +126,11 @@ def _readings(n: int = 6) -> list[int]:
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/loadavg"), reason="reads Linux's /proc")
-def test_others_running_counts_spinning_processes():
+def test_others_running_counts_spinning_processes(monkeypatch):
     """Two spinning subprocesses are counted (runnable, whether on a core or waiting
-    for one)."""
+    for one). The last hold is set to one thread (the reader's own): an earlier test's
+    hold of more would be subtracted as possibly spinning BLAS threads."""
+    monkeypatch.setattr(blas_threads, "_last_held", [1])
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
         time.sleep(0.2)

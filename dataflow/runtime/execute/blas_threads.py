@@ -66,7 +66,7 @@ _active: dict[int, int] = {}  # token -> threads asked for, by steps running now
 _saved: list[int] | None = None  # per library: its setting before the first step began
 _applied: int = 0  # what the running steps hold the libraries to now (0: nothing)
 _next_token = [0]
-_last_held = [1]  # the threads the latest hold ran with (its share of the load average)
+_last_held = [1]  # the threads the latest hold ran with (the step's own, in readings)
 _load: list[float] = [float("-inf"), 1.0]  # [when worked out, default threads then]
 _others: collections.deque = collections.deque(maxlen=3)  # the last readings of others
 
@@ -171,8 +171,8 @@ def others_running() -> int | None:
 
 def default_threads() -> int:
     """The BLAS threads of a step of a session with ``intra_op_parallelism_threads=0``
-    (before the library's own setting caps it): the cores available less what other
-    processes run (see the module docstring). Worked out at most once a second (the
+    (before the library's own setting caps it): the cores available less the threads
+    others run (see the module docstring). Worked out at most once a second (the
     readings and the affinity set are system calls)."""
     now = time.monotonic()
     if now - _load[0] > _LOAD_EVERY:
