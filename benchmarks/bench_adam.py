@@ -8,7 +8,9 @@ The variables are a dense layer's kernel and bias shaped like the tutorial MLP's
 (1024 x 1300 and 1300: 1.33M parameters); the gradients are constants, so the step is
 the update and nothing else. Two thread settings: one intra-op thread each (TF1's
 ``intra_op_parallelism_threads=1``, dataflow's the same: one BLAS thread), and each
-library's default session. The contenders run interleaved round by round; the figure
+library's default session. Where numba is installed (the ``fast`` extra), dataflow's
+update is one compiled loop (``adam_fused``); the column "no numba" is the same session
+with that loop switched off (the BLAS blocks of ``adam_blas``). The contenders run interleaved round by round; the figure
 is the median of the rounds' median steps. Printed with the CPU (``lscpu``'s model) and
 the BLAS libraries (``threadpoolctl``) it ran on. Nothing is asserted; the figures go to
 ``docs/performance.md``.
@@ -28,6 +30,8 @@ from threadpoolctl import threadpool_info
 from timing import median_seconds, tf1_session
 
 import dataflow
+from dataflow.ops import compiled
+from dataflow.train.optimizers import adam_fused
 
 SHAPES = ((1024, 1300), (1300,))
 
@@ -65,6 +69,20 @@ def tf1_step(threads: int) -> Callable[[], Any] | None:
     return lambda: sess.run(update)
 
 
+def without_compiled_loop(step: Callable[[], Any]) -> Callable[[], Any]:
+    """``step`` with Adam's compiled loop switched off: the BLAS route."""
+
+    def run() -> Any:
+        takes = adam_fused.applies_to
+        adam_fused.applies_to = lambda arrays: False
+        try:
+            return step()
+        finally:
+            adam_fused.applies_to = takes
+
+    return run
+
+
 def cpu_and_blas() -> str:
     try:
         lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
@@ -89,6 +107,8 @@ def main() -> None:
     rounds, per_round = (3, 10) if args.quick else (9, 20)
     for threads in (1, 0):
         contenders = {"dataflow": dataflow_step(threads), "tf1": tf1_step(threads)}
+        if compiled.numba_module() is not None:
+            contenders["no numba"] = without_compiled_loop(dataflow_step(threads))
         runs = {name: fn for name, fn in contenders.items() if fn is not None}
         for fn in runs.values():
             for _ in range(3):
@@ -102,6 +122,8 @@ def main() -> None:
         line = "  ".join(f"{name} {ms:7.2f} ms" for name, ms in got.items())
         ratio = f"  dataflow/TF1 {got['dataflow'] / got['tf1']:.2f}x" if "tf1" in got else ""
         print(f"Adam, {sum(np.prod(s) for s in SHAPES):,} params, {label:8s}: {line}{ratio}")
+    numba = compiled.numba_module()
+    print(f"numba: {numba.__version__ if numba else 'not installed (BLAS route)'}")
     print(cpu_and_blas())  # after the sessions: the first update loads scipy's BLAS
 
 

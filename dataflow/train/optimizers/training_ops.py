@@ -36,9 +36,10 @@ Formulas, in TF1's order of operations (``core/kernels/training_ops.cc``)::
                      v += (grad ** 2 - v) * (1 - beta2)
                      var -= m * alpha / (sqrt(v) + epsilon)
 
-Adam's dense update on host float32/float64 arrays is the exception: it runs through
-BLAS level-1 calls in fewer passes (``adam_blas``), its formulas rearranged as
-``m = beta1 * m + (1 - beta1) * grad`` (and v likewise) and
+Adam's dense update on host float32/float64 arrays runs as one compiled loop in TF1's
+order where numba is installed (``adam_fused``: the same values). Without numba it is
+the exception: it runs through BLAS level-1 calls in fewer passes (``adam_blas``), its
+formulas rearranged as ``m = beta1 * m + (1 - beta1) * grad`` (and v likewise) and
 ``var -= alpha * (m / (sqrt(v) + epsilon))``, so its values differ from TF1's in the
 last bits of each step; on cupy (and for other dtypes) it keeps TF1's order, and there
 matches TF1's CPU kernel bit for bit.
@@ -69,7 +70,7 @@ from ...framework.tensor_shape import TensorShape
 from ...ops.host import is_host_namespace
 from ...ops.state.buffer_pool import BufferPool
 from ...ops.state.resource_ops import check_rows, in_place_updater
-from . import adam_blas
+from . import adam_blas, adam_fused
 
 # --- the shape/dtype rule shared by every apply op -------------------------------------------
 
@@ -346,6 +347,12 @@ def _adam_kernel(ctx: Any, attrs: dict) -> Callable:
             (old, m_old, v_old), (new, m_new, v_new) = olds, outs
             check_grad(op_name, old, grad)
             arrays = (old, m_old, v_old, grad, new, m_new, v_new)
+            if (
+                on_host
+                and adam_fused.applies_to(arrays)
+                and adam_fused.update(olds, outs, grad, alpha, beta1, beta2, epsilon)
+            ):
+                return  # one compiled loop (numba installed), TF1's values
             if on_host and adam_blas.applies_to(arrays):  # eight BLAS/ufunc calls a block
                 scratch = pool.like(old.reshape(-1)[: adam_blas.BLOCK])
                 adam_blas.update(xp, olds, outs, grad, scratch, alpha, beta1, beta2, epsilon)
