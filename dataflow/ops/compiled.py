@@ -91,25 +91,30 @@ class Kernel:
             return False
 
     @property
+    def ready(self) -> bool:
+        """Whether the loop was compiled already (using it costs no import or compile)."""
+        return bool(self._compiled)
+
+    @property
     def name(self) -> str:
         return f"{self.loop.__module__}.{self.loop.__qualname__}"
 
-    def __call__(self, *args: Any) -> bool:
-        """Runs the compiled loop on ``args`` and returns ``True``, or returns ``False``
-        (nothing done) where the caller must take its numpy route. Compilation happens
-        lazily per argument types; a failure there also answers ``False``, once logged."""
+    def __call__(self, *args: Any) -> tuple[bool, Any]:
+        """Runs the compiled loop on ``args``: ``(True, what it returned)``, or
+        ``(False, None)`` (nothing done) where the caller must take its numpy route.
+        Compilation happens lazily per argument types; a failure there also answers
+        ``(False, None)``, logged once."""
         compiled = self.compiled()
         if compiled is None:
-            return False
+            return False, None
         try:
-            compiled(*args)
+            return True, compiled(*args)
         except Exception as exc:
             if not _is_typing_error(exc):
                 raise
             logger.warning("numba cannot compile %s for these arguments (%s)", self.name, exc)
             self._compiled = False
-            return False
-        return True
+            return False, None
 
 
 def _is_typing_error(exc: Exception) -> bool:

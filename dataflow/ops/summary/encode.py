@@ -24,6 +24,7 @@ import numpy as np
 from tensorboard.compat.proto import summary_pb2
 
 from ...framework import errors
+from ..compiled import Kernel
 
 DBL_MAX = sys.float_info.max
 
@@ -41,20 +42,22 @@ def default_bucket_limits() -> np.ndarray:
     return np.array(negative + [0.0] + positive)
 
 
-# A cell: all doubles sharing their top 16 bits (sign, exponent, 4 mantissa bits), so
-# a cell spans a ratio of at most 17/16, less than the limits' 1.1: at most one limit
-# falls inside a cell.
-_CELL_SHIFT = 48
+# A cell: all doubles sharing their top 16 bits (sign, exponent, 4 mantissa bits), or
+# all floats sharing theirs (sign, exponent, 7 mantissa bits). A cell spans a ratio of
+# at most 17/16, less than the limits' 1.1: at most one limit falls inside a cell.
+_CELL_BITS = {np.dtype(np.float64): (np.uint64, 48), np.dtype(np.float32): (np.uint32, 16)}
 
 
 @functools.cache
-def _cells() -> tuple[np.ndarray, np.ndarray]:
-    """Per cell: the bucket of its lowest value, and the limit inside it (a value at or
-    above it is in the next bucket; +inf where no limit is inside)."""
+def _cells(dtype: np.dtype = np.dtype(np.float64)) -> tuple[np.ndarray, np.ndarray]:
+    """Per cell of ``dtype`` (float64 or float32): the bucket of its lowest value, and
+    the limit inside it (a value at or above it is in the next bucket; +inf where no
+    limit is inside)."""
     limits = default_bucket_limits()
-    top = np.arange(1 << 16, dtype=np.uint64) << np.uint64(_CELL_SHIFT)
-    ends = np.stack([top, top | np.uint64((1 << _CELL_SHIFT) - 1)]).view(np.float64)
-    with np.errstate(invalid="ignore"):
+    uint, shift = _CELL_BITS[dtype]
+    top = np.arange(1 << 16, dtype=uint) << uint(shift)
+    with np.errstate(invalid="ignore"):  # (NaN cells)
+        ends = np.stack([top, top | uint((1 << shift) - 1)]).view(dtype).astype(np.float64)
         low, high = np.fmin(ends[0], ends[1]), np.fmax(ends[0], ends[1])  # NaN cells: any
     first = np.searchsorted(limits, low, side="right")
     last = np.searchsorted(limits, high, side="right")
@@ -67,31 +70,86 @@ def _cells() -> tuple[np.ndarray, np.ndarray]:
 
 
 def bucket_index(flat: np.ndarray) -> np.ndarray:
-    """``searchsorted(default_bucket_limits(), flat, "right")`` for finite float64
-    ``flat`` (the bucket of each value), without a binary search per value: the top
-    16 bits of a double name its cell (``_cells``), which gives the bucket up to one
-    comparison with the limit inside the cell. Five integer passes, no logarithm."""
-    first, split = _cells()
+    """``searchsorted(default_bucket_limits(), flat, "right")`` for finite float64 or
+    float32 ``flat`` (the bucket of each value), without a binary search per value:
+    the top 16 bits of a value name its cell (``_cells``), which gives the bucket up
+    to one comparison with the limit inside the cell. Five integer passes, no
+    logarithm."""
+    first, split = _cells(flat.dtype)
+    uint, shift = _CELL_BITS[flat.dtype]
     # Cells below 2**16 read as signed are the same numbers: ``take`` needs no
-    # conversion of its indices (indexing with uint64 ones converted them, 2x slower).
-    cell = (flat.view(np.uint64) >> np.uint64(_CELL_SHIFT)).view(np.int64)
+    # conversion of its indices (indexing with unsigned ones converted them, 2x slower).
+    cell = flat.view(uint) >> uint(shift)
+    cell = cell.view(np.int64) if cell.itemsize == 8 else cell.astype(np.intp)
     index = np.take(first, cell)
     index += flat >= np.take(split, cell)
     return index
 
 
-def histogram_proto(values: np.ndarray) -> summary_pb2.HistogramProto:
-    """The ``HistogramProto`` of ``values`` (any shape, finite), as TF1 encodes it."""
-    flat = np.asarray(values, dtype=np.float64).reshape(-1)
+def _histogram_loop(flat, bits, shift, first, split, counts, stats):  # noqa: ANN001, ANN202
+    """The compiled histogram (``ops/compiled.py``): each value's bucket by
+    ``bucket_index``'s cell lookup (``bits``: ``flat``'s memory as unsigned integers,
+    whose top 16 bits name the cell), the count, min, max and TF's one-by-one sums in
+    double, in one pass. Returns the index of the first value that is not finite
+    (nothing counted after it), or -1."""
+    low, high, total, squares = stats[0], stats[1], 0.0, 0.0
+    for i in range(flat.shape[0]):
+        x = np.float64(flat[i])
+        if not np.isfinite(x):
+            return i
+        cell = bits[i] >> shift
+        bucket = first[cell]
+        if x >= split[cell]:
+            bucket += 1
+        counts[bucket] += 1
+        low = min(low, x)
+        high = max(high, x)
+        total += x
+        squares += x * x
+    stats[0], stats[1], stats[2], stats[3] = low, high, total, squares
+    return -1
+
+
+_compiled_histogram = Kernel(_histogram_loop)
+# Below this many values numpy's passes take microseconds: a program's first small
+# histogram does not import numba for them (once it is loaded, every size takes it).
+COMPILED_MIN_SIZE = 1 << 12
+
+
+def histogram_proto(values: np.ndarray, tag: str = "") -> summary_pb2.HistogramProto:
+    """The ``HistogramProto`` of ``values`` (any shape), as TF1 encodes it; values
+    that are not finite raise TF1's ``InvalidArgumentError`` naming ``tag``.
+
+    With numba (``ops/compiled.py``) one compiled pass counts and sums, adding the
+    values one by one in double as TF's ``Histogram::Add`` does (so ``sum`` and
+    ``sum_squares`` are TF's to the bit); numpy's route takes about eleven passes and
+    sums pairwise (the same to rounding)."""
+    values = np.asarray(values)
+    # float32 values keep their own bits (cells of their own: no converted copy); others
+    # are converted to float64, exactly, as TF's kernel converts each value.
+    wide = values.dtype != np.float32
+    flat = (np.asarray(values, np.float64) if wide else values).reshape(-1)
     limits = default_bucket_limits()
-    counts = np.bincount(bucket_index(flat), minlength=limits.size)
+    stats = np.array([DBL_MAX, -DBL_MAX, 0.0, 0.0])
+    ran, not_finite_at = False, -1
+    if flat.size >= COMPILED_MIN_SIZE or _compiled_histogram.ready:
+        counts = np.zeros(limits.size, np.int64)
+        first, split = _cells(flat.dtype)
+        uint, shift = _CELL_BITS[flat.dtype]
+        ran, not_finite_at = _compiled_histogram(
+            flat, flat.view(uint), uint(shift), first, split, counts, stats
+        )
+    if not ran:
+        check_finite(flat, "HistogramSummary", tag)
+        counts = np.bincount(bucket_index(flat), minlength=limits.size)
+        if flat.size:
+            double = flat.astype(np.float64, copy=False)
+            stats[:] = double.min(), double.max(), double.sum(), double @ double
+    elif not_finite_at >= 0:
+        check_finite(flat[not_finite_at : not_finite_at + 1], "HistogramSummary", tag)
     proto = summary_pb2.HistogramProto()
-    proto.min = float(flat.min()) if flat.size else DBL_MAX
-    proto.max = float(flat.max()) if flat.size else -DBL_MAX
+    proto.min, proto.max, proto.sum, proto.sum_squares = (float(x) for x in stats)
     proto.num = float(flat.size)
-    # TF adds the values one by one; our sums differ from its by rounding only.
-    proto.sum = float(flat.sum())
-    proto.sum_squares = float(flat @ flat)
     # A run of empty buckets becomes one, ending at the run's last limit: keep every
     # full bucket and each empty one that ends a run.
     full = counts > 0
@@ -102,8 +160,12 @@ def histogram_proto(values: np.ndarray) -> summary_pb2.HistogramProto:
 
 
 def check_finite(values: np.ndarray, op_name: str, tag: str) -> None:
-    if values.dtype.kind in "fc" and not np.isfinite(values).all():
-        which = "Nan" if np.isnan(values).any() else "Infinity"
+    """Raises TF1's error for the first value (in order) that is NaN or infinite, as
+    TF's kernel, which looks at the values one by one, does."""
+    finite = np.isfinite(values)
+    if values.dtype.kind in "fc" and not finite.all():
+        first = values.reshape(-1)[np.argmin(finite.reshape(-1))]
+        which = "Nan" if np.isnan(first) else "Infinity"
         raise errors.InvalidArgumentError(None, None, f"{which} in summary histogram for: {tag}")
 
 

@@ -148,10 +148,8 @@ def _infer_histogram(op: Operation) -> list:
 def _histogram_kernel(ctx: Any, attrs: dict) -> Any:
     def histogram_summary(tag: Any, values: Any) -> np.ndarray:
         tag, values = _text(_host(tag)), _host(values)
-        summary_encode.check_finite(values, "HistogramSummary", tag)
-        return _serialized(
-            summary_pb2.Summary.Value(tag=tag, histo=summary_encode.histogram_proto(values))
-        )
+        histo = summary_encode.histogram_proto(values, tag)  # (checks they are finite)
+        return _serialized(summary_pb2.Summary.Value(tag=tag, histo=histo))
 
     return histogram_summary
 

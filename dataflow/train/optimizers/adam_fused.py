@@ -73,6 +73,7 @@ def update(olds: list, outs: list, grad: Any, alpha: Any, beta1: Any, beta2: Any
     scalar = outs[0].dtype.type
     flat = [a.reshape(-1) for a in (*outs, grad)]
     one = scalar(1)
-    return _kernel(
+    ran, _ = _kernel(
         *flat, scalar(alpha), one - scalar(beta1), one - scalar(beta2), scalar(epsilon)
     )
+    return ran
