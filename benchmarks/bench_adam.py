@@ -9,7 +9,7 @@ The variables are a dense layer's kernel and bias shaped like the tutorial MLP's
 the update and nothing else. Two thread settings: one intra-op thread each (TF1's
 ``intra_op_parallelism_threads=1``, dataflow's the same: one BLAS thread), and each
 library's default session. Where numba is installed (the ``fast`` extra), dataflow's
-update is one compiled loop (``adam_fused``); the column "no numba" is the same session
+update is one compiled loop (``fused_updates``); the column "no numba" is the same session
 with that loop switched off (the BLAS blocks of ``adam_blas``). The contenders run interleaved round by round; the figure
 is the median of the rounds' median steps. Printed with the CPU (``lscpu``'s model) and
 the BLAS libraries (``threadpoolctl``) it ran on. Nothing is asserted; the figures go to
@@ -31,7 +31,7 @@ from timing import median_seconds, tf1_session
 
 import dataflow
 from dataflow.ops import compiled
-from dataflow.train.optimizers import adam_fused
+from dataflow.train.optimizers import fused_updates
 
 SHAPES = ((1024, 1300), (1300,))
 
@@ -73,12 +73,12 @@ def without_compiled_loop(step: Callable[[], Any]) -> Callable[[], Any]:
     """``step`` with Adam's compiled loop switched off: the BLAS route."""
 
     def run() -> Any:
-        takes = adam_fused.applies_to
-        adam_fused.applies_to = lambda arrays: False
+        takes = fused_updates.applies_to
+        fused_updates.applies_to = lambda arrays: False
         try:
             return step()
         finally:
-            adam_fused.applies_to = takes
+            fused_updates.applies_to = takes
 
     return run
 

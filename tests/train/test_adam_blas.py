@@ -2,8 +2,8 @@
 a float64 numpy reference in TF1's formula, against TF1 itself, and against the ufunc
 kernel (TF1's order of operations, the path cupy takes). Blocks are made small here so
 that several blocks and a short tail run on small variables. The compiled loop
-(``adam_fused``, taken first where numba is installed) is kept out of these tests: its
-own are in test_adam_fused.py."""
+(``fused_updates``, taken first where numba is installed) is kept out of these tests:
+its own are in test_fused_updates.py."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import dataflow as tf
-from dataflow.train.optimizers import adam_blas, adam_fused, training_ops
+from dataflow.train.optimizers import adam_blas, fused_updates, training_ops
 
 from .test_optimizers import ref_adam
 
@@ -23,7 +23,7 @@ SHAPE = (37, 5)  # 185 elements: blocks of 64, 64 and 57
 
 @pytest.fixture(autouse=True)
 def no_compiled_loop(monkeypatch):
-    monkeypatch.setattr(adam_fused, "applies_to", lambda arrays: False)
+    monkeypatch.setattr(fused_updates, "applies_to", lambda arrays: False)
 
 
 @pytest.fixture

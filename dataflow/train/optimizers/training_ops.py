@@ -36,10 +36,12 @@ Formulas, in TF1's order of operations (``core/kernels/training_ops.cc``)::
                      v += (grad ** 2 - v) * (1 - beta2)
                      var -= m * alpha / (sqrt(v) + epsilon)
 
-Adam's dense update on host float32/float64 arrays runs as one compiled loop in TF1's
-order where numba is installed (``adam_fused``: the same values). Without numba it is
-the exception: it runs through BLAS level-1 calls in fewer passes (``adam_blas``), its
-formulas rearranged as ``m = beta1 * m + (1 - beta1) * grad`` (and v likewise) and
+Where numba is installed, the dense updates of gradient descent, momentum, Adagrad,
+RMSProp and Adam on large host float32/float64 arrays run as one compiled loop each
+(``fused_updates``), in the same order of operations: the same values. Without numba,
+Adam's is the exception: it runs through BLAS level-1 calls in fewer passes
+(``adam_blas``), its formulas rearranged as ``m = beta1 * m + (1 - beta1) * grad``
+(and v likewise) and
 ``var -= alpha * (m / (sqrt(v) + epsilon))``, so its values differ from TF1's in the
 last bits of each step; on cupy (and for other dtypes) it keeps TF1's order, and there
 matches TF1's CPU kernel bit for bit.
@@ -70,7 +72,7 @@ from ...framework.tensor_shape import TensorShape
 from ...ops.host import is_host_namespace
 from ...ops.state.buffer_pool import BufferPool
 from ...ops.state.resource_ops import check_rows, in_place_updater
-from . import adam_blas, adam_fused
+from . import adam_blas, fused_updates
 
 # --- the shape/dtype rule shared by every apply op -------------------------------------------
 
@@ -180,12 +182,15 @@ def scalars(*values: Any) -> list[Any]:
 def _gradient_descent_kernel(ctx: Any, attrs: dict) -> Callable:
     xp, op_name = ctx.xp, ctx.op_name
     run, pool = in_place_updater(ctx)
+    on_host = is_host_namespace(xp)
 
     def apply(var: str, alpha: Any, delta: Any) -> None:
         (alpha,) = scalars(alpha)
 
         def compute(olds: list, outs: list) -> None:
             check_grad(op_name, olds[0], delta)
+            if on_host and fused_updates.GRADIENT_DESCENT.update(olds, outs, delta, alpha):
+                return
             step = xp.multiply(delta, alpha, out=pool.like(olds[0]))
             xp.subtract(olds[0], step, out=outs[0])
             pool.retire(step)
@@ -199,6 +204,8 @@ def _momentum_kernel(ctx: Any, attrs: dict) -> Callable:
     xp, op_name = ctx.xp, ctx.op_name
     nesterov = bool(attrs.get("use_nesterov", False))
     run, pool = rows_updater(ctx)
+    fused = fused_updates.NESTEROV_MOMENTUM if nesterov else fused_updates.MOMENTUM
+    on_host = is_host_namespace(xp)
 
     def apply(var: str, accum: str, lr: Any, grad: Any, momentum: Any, indices: Any = None) -> None:
         lr, momentum = scalars(lr, momentum)
@@ -206,6 +213,8 @@ def _momentum_kernel(ctx: Any, attrs: dict) -> Callable:
         def compute(olds: list, outs: list) -> None:
             (old, acc_old), (new, acc) = olds, outs
             check_grad(op_name, old, grad)
+            if on_host and fused.update(olds, outs, grad, lr, momentum):
+                return
             xp.multiply(acc_old, momentum, out=acc)
             acc += grad
             step = pool.like(old)
@@ -228,6 +237,7 @@ def _momentum_kernel(ctx: Any, attrs: dict) -> Callable:
 def _adagrad_kernel(ctx: Any, attrs: dict) -> Callable:
     xp, op_name = ctx.xp, ctx.op_name
     run, pool = rows_updater(ctx)
+    on_host = is_host_namespace(xp)
 
     def apply(var: str, accum: str, lr: Any, grad: Any, indices: Any = None) -> None:
         (lr,) = scalars(lr)
@@ -235,6 +245,8 @@ def _adagrad_kernel(ctx: Any, attrs: dict) -> Callable:
         def compute(olds: list, outs: list) -> None:
             (old, acc_old), (new, acc) = olds, outs
             check_grad(op_name, old, grad)
+            if on_host and fused_updates.ADAGRAD.update(olds, outs, grad, lr):
+                return
             squared = xp.square(grad, out=pool.like(old))
             xp.add(squared, acc_old, out=acc)
             step = xp.multiply(grad, lr, out=pool.like(old))
@@ -252,6 +264,8 @@ def _rms_prop_kernel(centered: bool) -> Callable:
     def factory(ctx: Any, attrs: dict) -> Callable:
         xp, op_name = ctx.xp, ctx.op_name
         run, pool = rows_updater(ctx)
+        fused = fused_updates.CENTERED_RMS_PROP if centered else fused_updates.RMS_PROP
+        on_host = is_host_namespace(xp)
 
         def apply(var: str, *args: Any) -> None:
             dense = 8 if centered else 7
@@ -271,6 +285,8 @@ def _rms_prop_kernel(centered: bool) -> Callable:
                 ms_old, mom_old = olds[-2:]
                 ms_new, mom_new = outs[-2:]
                 check_grad(op_name, old, grad)
+                if on_host and fused.update(olds, outs, grad, lr, one_minus_rho, momentum, epsilon):
+                    return
                 t, denom = pool.like(old), pool.like(old)
                 xp.square(grad, out=t)
                 t -= ms_old
@@ -347,10 +363,8 @@ def _adam_kernel(ctx: Any, attrs: dict) -> Callable:
             (old, m_old, v_old), (new, m_new, v_new) = olds, outs
             check_grad(op_name, old, grad)
             arrays = (old, m_old, v_old, grad, new, m_new, v_new)
-            if (
-                on_host
-                and adam_fused.applies_to(arrays)
-                and adam_fused.update(olds, outs, grad, alpha, beta1, beta2, epsilon)
+            if on_host and fused_updates.ADAM.update(
+                olds, outs, grad, alpha, one_minus_beta1, one_minus_beta2, epsilon
             ):
                 return  # one compiled loop (numba installed), TF1's values
             if on_host and adam_blas.applies_to(arrays):  # eight BLAS/ufunc calls a block
