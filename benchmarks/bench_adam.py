@@ -9,11 +9,11 @@ The variables are a dense layer's kernel and bias shaped like the tutorial MLP's
 the update and nothing else. Two thread settings: one intra-op thread each (TF1's
 ``intra_op_parallelism_threads=1``, dataflow's the same: one BLAS thread), and each
 library's default session. Where numba is installed (the ``fast`` extra), dataflow's
-update is one compiled loop (``fused_updates``); the column "no numba" is the same session
-with that loop switched off (the BLAS blocks of ``adam_blas``). The contenders run interleaved round by round; the figure
-is the median of the rounds' median steps. Printed with the CPU (``lscpu``'s model) and
-the BLAS libraries (``threadpoolctl``) it ran on. Nothing is asserted; the figures go to
-``docs/performance.md``.
+update is one compiled loop (``fused_updates``); the column "no numba" is the same
+session with that loop switched off (the BLAS blocks of ``adam_blas``). The contenders
+run interleaved round by round; the figure is the median of the rounds' median steps.
+Printed with the CPU (``lscpu``'s model) and the BLAS libraries (``threadpoolctl``) it
+ran on. Nothing is asserted; the figures go to ``docs/performance.md``.
 """
 
 from __future__ import annotations

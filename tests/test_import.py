@@ -9,9 +9,10 @@ import subprocess
 import sys
 
 # Loaded only by the code that needs them: TensorFlow never (tests compare against it),
-# scipy's BLAS by Adam's host update, numba by a compiled kernel's first use, fsspec by file access, TensorBoard's array converters
-# by GraphDef attrs and tensor summaries, crc32c by TFRecord framing, Dask's cluster
-# machinery (distributed, tornado, bokeh) by a cluster session or the dashboard.
+# scipy's BLAS by Adam's host update, numba by a compiled loop's first use, fsspec by
+# file access, TensorBoard's array converters by GraphDef attrs and tensor summaries,
+# crc32c by TFRecord framing, Dask's cluster machinery (distributed, tornado, bokeh) by
+# a cluster session or the dashboard.
 LAZY = (
     "tensorflow",
     "keras",

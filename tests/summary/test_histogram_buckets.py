@@ -40,7 +40,8 @@ def test_float32_cells_are_searchsorted_over_the_limits():
     limits = encode.default_bucket_limits()
     with np.errstate(over="ignore"):
         near = _edges_and_spread(limits).astype(np.float32)
-        edges = [near, np.nextafter(near, np.float32(np.inf)), np.nextafter(near, np.float32(-np.inf))]
+        up, down = np.float32(np.inf), np.float32(-np.inf)
+        edges = [near, np.nextafter(near, up), np.nextafter(near, down)]
     tiny = np.array([1e-45, -1e-45, 1.2e-38, -1.2e-38, 0.0, -0.0], np.float32)
     values = np.concatenate([*edges, tiny])
     values = values[np.isfinite(values)]
@@ -105,6 +106,7 @@ def test_the_first_value_not_finite_names_the_error_on_both_routes(bad, which, m
     pytest.importorskip("numba")
     monkeypatch.setattr(encode, "COMPILED_MIN_SIZE", 0)
     for _route in ("compiled", "numpy"):
-        with pytest.raises(errors.InvalidArgumentError, match=f"^{which} in summary histogram for: t$"):
+        said = f"^{which} in summary histogram for: t$"
+        with pytest.raises(errors.InvalidArgumentError, match=said):
             encode.histogram_proto(values, "t")
         monkeypatch.setattr(encode._compiled_histogram, "_compiled", False)

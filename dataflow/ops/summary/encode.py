@@ -86,7 +86,7 @@ def bucket_index(flat: np.ndarray) -> np.ndarray:
     return index
 
 
-def _histogram_loop(flat, bits, shift, first, split, counts, stats):  # noqa: ANN001, ANN202
+def _histogram_loop(flat, bits, shift, first, split, counts, stats):
     """The compiled histogram (``ops/compiled.py``): each value's bucket by
     ``bucket_index``'s cell lookup (``bits``: ``flat``'s memory as unsigned integers,
     whose top 16 bits name the cell), the count, min, max and TF's one-by-one sums in

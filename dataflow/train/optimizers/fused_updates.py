@@ -39,26 +39,26 @@ MIN_SIZE = 1 << 12
 
 
 # Signatures: (variable, its slots..., gradient, hyper-parameters...), all updated in place.
-def _gradient_descent(var, g, alpha):  # noqa: ANN001, ANN202
+def _gradient_descent(var, g, alpha):
     for i in range(var.shape[0]):
         var[i] = var[i] - g[i] * alpha
 
 
-def _momentum(var, accum, g, lr, momentum):  # noqa: ANN001, ANN202
+def _momentum(var, accum, g, lr, momentum):
     for i in range(var.shape[0]):
         acc = accum[i] * momentum + g[i]
         accum[i] = acc
         var[i] = var[i] - acc * lr
 
 
-def _nesterov_momentum(var, accum, g, lr, momentum):  # noqa: ANN001, ANN202
+def _nesterov_momentum(var, accum, g, lr, momentum):
     for i in range(var.shape[0]):
         acc = accum[i] * momentum + g[i]
         accum[i] = acc
         var[i] = var[i] - (g[i] * lr + (acc * momentum) * lr)
 
 
-def _adagrad(var, accum, g, lr):  # noqa: ANN001, ANN202
+def _adagrad(var, accum, g, lr):
     for i in range(var.shape[0]):
         grad = g[i]
         acc = grad * grad + accum[i]
@@ -66,7 +66,7 @@ def _adagrad(var, accum, g, lr):  # noqa: ANN001, ANN202
         var[i] = var[i] - (grad * lr) / np.sqrt(acc)
 
 
-def _rms_prop(var, ms, mom, g, lr, one_minus_rho, momentum, epsilon):  # noqa: ANN001, ANN202
+def _rms_prop(var, ms, mom, g, lr, one_minus_rho, momentum, epsilon):
     for i in range(var.shape[0]):
         grad = g[i]
         ms_i = (grad * grad - ms[i]) * one_minus_rho + ms[i]
@@ -76,7 +76,7 @@ def _rms_prop(var, ms, mom, g, lr, one_minus_rho, momentum, epsilon):  # noqa: A
         var[i] = var[i] - mom_i
 
 
-def _centered_rms_prop(var, mg, ms, mom, g, lr, one_minus_rho, momentum, epsilon):  # noqa: ANN001, ANN202
+def _centered_rms_prop(var, mg, ms, mom, g, lr, one_minus_rho, momentum, epsilon):
     for i in range(var.shape[0]):
         grad = g[i]
         ms_i = (grad * grad - ms[i]) * one_minus_rho + ms[i]
@@ -89,7 +89,7 @@ def _centered_rms_prop(var, mg, ms, mom, g, lr, one_minus_rho, momentum, epsilon
         var[i] = var[i] - mom_i
 
 
-def _adam(var, m, v, g, alpha, one_minus_beta1, one_minus_beta2, epsilon):  # noqa: ANN001, ANN202
+def _adam(var, m, v, g, alpha, one_minus_beta1, one_minus_beta2, epsilon):
     for i in range(var.shape[0]):
         grad = g[i]
         m_i = (grad - m[i]) * one_minus_beta1 + m[i]

@@ -41,10 +41,9 @@ RMSProp and Adam on large host float32/float64 arrays run as one compiled loop e
 (``fused_updates``), in the same order of operations: the same values. Without numba,
 Adam's is the exception: it runs through BLAS level-1 calls in fewer passes
 (``adam_blas``), its formulas rearranged as ``m = beta1 * m + (1 - beta1) * grad``
-(and v likewise) and
-``var -= alpha * (m / (sqrt(v) + epsilon))``, so its values differ from TF1's in the
-last bits of each step; on cupy (and for other dtypes) it keeps TF1's order, and there
-matches TF1's CPU kernel bit for bit.
+(and v likewise) and ``var -= alpha * (m / (sqrt(v) + epsilon))``, so its values
+differ from TF1's in the last bits of each step; on cupy (and for other dtypes) it
+keeps TF1's order, and there matches TF1's CPU kernel bit for bit.
 
 Sparse forms (``ResourceSparseApply*``, for ``IndexedSlices`` gradients: embeddings)
 take the rows' unique ``indices`` as their last input and a gradient of just those
