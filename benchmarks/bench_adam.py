@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import argparse
 import platform
-import statistics
 import subprocess
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_info
-from timing import median_seconds, tf1_session
+from timing import interleaved_ms, tf1_session
 
 import dataflow
 from dataflow.ops import compiled
@@ -36,14 +35,19 @@ from dataflow.train.optimizers import fused_updates
 SHAPES = ((1024, 1300), (1300,))
 
 
-def _variables_and_grads(tf: Any) -> Any:
+def gradient_pairs(tf: Any) -> list[tuple[Any, Any]]:
+    """``SHAPES``' float32 variables in library ``tf``, each with a constant gradient."""
     rng = np.random.default_rng(0)
     pairs = []
     for i, shape in enumerate(SHAPES):
         var = tf.Variable(rng.standard_normal(shape).astype(np.float32), name=f"v{i}")
         grad = tf.constant(rng.standard_normal(shape).astype(np.float32) * 0.01)
         pairs.append((grad, var))
-    return tf.train.AdamOptimizer(1e-3).apply_gradients(pairs)
+    return pairs
+
+
+def _variables_and_grads(tf: Any) -> Any:
+    return tf.train.AdamOptimizer(1e-3).apply_gradients(gradient_pairs(tf))
 
 
 def dataflow_step(threads: int) -> Callable[[], Any]:
@@ -110,14 +114,7 @@ def main() -> None:
         if compiled.numba_module() is not None:
             contenders["no numba"] = without_compiled_loop(dataflow_step(threads))
         runs = {name: fn for name, fn in contenders.items() if fn is not None}
-        for fn in runs.values():
-            for _ in range(3):
-                fn()  # warm: plans compiled, buffers allocated, libraries loaded
-        medians: dict[str, list[float]] = {name: [] for name in runs}
-        for _ in range(rounds):
-            for name, fn in runs.items():
-                medians[name].append(median_seconds(fn, per_round))
-        got = {name: statistics.median(m) * 1e3 for name, m in medians.items()}
+        got = interleaved_ms(runs, rounds, per_round)
         label = "1 thread" if threads else "default"
         line = "  ".join(f"{name} {ms:7.2f} ms" for name, ms in got.items())
         ratio = f"  dataflow/TF1 {got['dataflow'] / got['tf1']:.2f}x" if "tf1" in got else ""

@@ -18,13 +18,12 @@ asserted; the figures go to ``docs/performance.md``.
 from __future__ import annotations
 
 import argparse
-import statistics
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from bench_adam import SHAPES, cpu_and_blas, without_compiled_loop
-from timing import median_seconds, tf1_session
+from bench_adam import SHAPES, cpu_and_blas, gradient_pairs, without_compiled_loop
+from timing import interleaved_ms, tf1_session
 
 import dataflow
 from dataflow.ops import compiled
@@ -39,14 +38,8 @@ OPTIMIZERS = {
 
 
 def _update(tf: Any, name: str) -> Any:
-    rng = np.random.default_rng(0)
-    pairs = []
-    for i, shape in enumerate(SHAPES):
-        var = tf.Variable(rng.standard_normal(shape).astype(np.float32), name=f"v{i}")
-        grad = tf.constant(rng.standard_normal(shape).astype(np.float32) * 0.01)
-        pairs.append((grad, var))
     cls, hyper = OPTIMIZERS[name]
-    return getattr(tf.train, cls)(**hyper).apply_gradients(pairs)
+    return getattr(tf.train, cls)(**hyper).apply_gradients(gradient_pairs(tf))
 
 
 def dataflow_step(name: str) -> Callable[[], Any]:
@@ -83,14 +76,7 @@ def main() -> None:
         tf1 = tf1_step(name)
         if tf1 is not None:
             runs["tf1"] = tf1
-        for fn in runs.values():
-            for _ in range(3):
-                fn()  # warm: plans compiled, loops compiled, buffers allocated
-        medians: dict[str, list[float]] = {k: [] for k in runs}
-        for _ in range(rounds):
-            for k, fn in runs.items():
-                medians[k].append(median_seconds(fn, per_round))
-        got = {k: statistics.median(m) * 1e3 for k, m in medians.items()}
+        got = interleaved_ms(runs, rounds, per_round)
         line = "  ".join(f"{k} {ms:6.2f}" for k, ms in got.items())
         if "tf1" in got:
             line += "  " + "  ".join(

@@ -104,15 +104,16 @@ def test_a_non_contiguous_gradient_takes_the_ufunc_path_with_close_values(dtype,
         np.testing.assert_allclose(a, b, rtol=10 * tol, atol=tol)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_a_held_variable_is_updated_into_a_fresh_buffer_block_by_block(dtype, small_blocks):
+def train_holding_the_buffer(w0, grads):
+    """Three Adam steps (``grads``) on ``w0``, a ``py_func`` holding the variable's stored
+    buffer across the second: checks that step wrote a new buffer (the held one is
+    unchanged) and returns var, m and v after the third."""
     kept = []
-    w0, grads = _problem(dtype, 3, seed=4)
     w = tf.Variable(w0, name="w")
-    g = tf.placeholder(dtype, SHAPE)
+    g = tf.placeholder(w0.dtype, w0.shape)
     opt = tf.train.AdamOptimizer(**HYPER)
     train = opt.apply_gradients([(g, w)])
-    keep = tf.py_func(lambda a: kept.append(a) or a.dtype.type(0), [w.read_value()], dtype)
+    keep = tf.py_func(lambda a: kept.append(a) or a.dtype.type(0), [w.read_value()], w0.dtype)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         sess.run(train, {g: grads[0]})
@@ -122,7 +123,13 @@ def test_a_held_variable_is_updated_into_a_fresh_buffer_block_by_block(dtype, sm
         np.testing.assert_array_equal(kept[0], held)  # the update went to a new buffer
         kept.clear()
         sess.run(train, {g: grads[2]})
-        got = sess.run([w, opt.get_slot(w, "m"), opt.get_slot(w, "v")])
+        return sess.run([w, opt.get_slot(w, "m"), opt.get_slot(w, "v")])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_held_variable_is_updated_into_a_fresh_buffer_block_by_block(dtype, small_blocks):
+    w0, grads = _problem(dtype, 3, seed=4)
+    got = train_holding_the_buffer(w0, grads)
     want = _train(tf, w0, grads)  # nobody holds anything: all in place
     for a, b in zip(got, want, strict=True):
         np.testing.assert_array_equal(a, b)
