@@ -121,9 +121,9 @@ def histogram_proto(values: np.ndarray, tag: str = "") -> summary_pb2.HistogramP
     that are not finite raise TF1's ``InvalidArgumentError`` naming ``tag``.
 
     With numba (``ops/compiled.py``) one compiled pass counts and sums, adding the
-    values one by one in double as TF's ``Histogram::Add`` does (so ``sum`` and
-    ``sum_squares`` are TF's to the bit); numpy's route takes about eleven passes and
-    sums pairwise (the same to rounding)."""
+    values one by one in double as TF's ``Histogram::Add`` does (TF's order, so TF's
+    ``sum`` and ``sum_squares``); numpy's route takes about eleven passes and sums
+    pairwise (the same to rounding)."""
     values = np.asarray(values)
     # float32 values keep their own bits (cells of their own: no converted copy); others
     # are converted to float64, exactly, as TF's kernel converts each value.

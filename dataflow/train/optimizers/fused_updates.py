@@ -5,8 +5,10 @@ kernel in ``training_ops``.
 A ufunc kernel makes one pass over memory per operation: Adam's twelve, RMSProp's ten,
 momentum's four. A loop reads each operand once and does the arithmetic in registers.
 Per element every operation is rounded once, in the ufunc kernel's order, so the values
-are the ufunc kernel's bit for bit (and TF1's where that kernel matches TF1's, as Adam's
-does on x86-64, whose TF wheels have no fused multiply-adds). Adam, per element::
+are the ufunc kernel's (and TF1's where that kernel matches TF1's, as Adam's does on
+x86-64, whose TF wheels have no fused multiply-adds): bit for bit on this project's
+VM; the tests allow a few roundings a step, so that they hold on any CPU. Adam, per
+element::
 
     m   = (g - m) * (1 - beta1) + m
     v   = (g * g - v) * (1 - beta2) + v
