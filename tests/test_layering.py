@@ -136,7 +136,8 @@ ROOMS = {
 # Modules at the top of a layer that any room imports, and the rooms they may import
 # themselves (a ``Backend`` runs compiled ``Plan``s).
 BASE = {
-    "ops": {"build", "rules", "host", "constant", "cast"},
+    # (compiled: the optional numba loops of kernels, used by summaries and optimizers)
+    "ops": {"build", "rules", "host", "constant", "cast", "compiled"},
     "runtime": {"backend", "config", "devices", "resources", "cluster_spec"},
 }
 BASE_ROOMS = {"ops": set(), "runtime": {"runtime.compile"}}
