@@ -15,6 +15,7 @@ import pytest
 
 import dataflow as tf
 from dataflow.framework import errors
+from dataflow.runtime.server import server as server_module
 from dataflow.runtime.server.server import blas_share
 
 from .conftest import collect_leaked_sockets, free_port
@@ -285,3 +286,35 @@ def test_a_task_takes_its_share_of_the_host_for_blas():
     )
     want, got = out.stdout.split(maxsplit=1)
     assert got.strip() == f"[{want}]", out.stderr[-2000:]
+
+
+def test_ports_a_task_chooses_itself_are_none_of_the_cluster_specs(monkeypatch):
+    """The scheduler's task picks free ports for its worker and dashboards; the system
+    may offer one that another task of the spec (not started yet) is to listen on, and
+    that task would then fail with "address in use". Those ports are never taken."""
+    spec = tf.train.ClusterSpec(
+        {"ps": ["127.0.0.1:40001"], "worker": {1: "localhost:40002"}, "odd": ["no-port"]}
+    )
+    assert server_module._spec_ports(spec) == {40001, 40002}
+    offered = iter([40001, 40002, 40001, 40003])
+
+    class Socket:  # what the system offers, in order
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def bind(self, address):
+            self.port = next(offered)
+
+        def getsockname(self):
+            return ("127.0.0.1", self.port)
+
+    monkeypatch.setattr(server_module.socket, "socket", Socket)
+    assert server_module._free_port("127.0.0.1", server_module._spec_ports(spec)) == 40003
+    offered = iter([40002, 40005])
+    monkeypatch.setenv("DATAFLOW_DASHBOARD_ADDRESS", ":0")
+    assert server_module._dashboard_address("127.0.0.1", frozenset({40002})) == ":40005"
+    monkeypatch.setenv("DATAFLOW_DASHBOARD_ADDRESS", "127.0.0.1:8790")
+    assert server_module._dashboard_address("127.0.0.1", frozenset({40002})) == "127.0.0.1:8790"

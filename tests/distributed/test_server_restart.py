@@ -127,7 +127,11 @@ def test_a_task_waits_for_its_scheduler_and_stops_while_waiting(monkeypatch, cap
     )
     with collect_leaked_sockets():
         ps = tf.train.Server(spec, job_name="ps", task_index=0)
-        worker = tf.train.Server(spec, job_name="worker", task_index=0)
+        try:
+            worker = tf.train.Server(spec, job_name="worker", task_index=0)
+        except BaseException:
+            ps.stop()  # (a server left running holds BLAS threads and ports for the session)
+            raise
         joined = threading.Thread(target=worker.join)
         joined.start()
         try:

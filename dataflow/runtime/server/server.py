@@ -127,10 +127,38 @@ def _bind_failure(failure: BaseException | None) -> OSError | None:
     return refused
 
 
-def _free_port(host: str) -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
+def _free_port(host: str, avoid: frozenset[int] = frozenset()) -> int:
+    """A port free on ``host`` now and not in ``avoid``: the cluster spec's own ports,
+    which tasks not started yet (in this process or beside it) must find free. The
+    system draws free ports from the same range a test or a launcher drew the spec's
+    from, so an ephemeral port of one task could take another task's address."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind((host, 0))
+            port = int(sock.getsockname()[1])
+        if port not in avoid:
+            return port
+
+
+def _spec_ports(cluster: ClusterSpec) -> frozenset[int]:
+    """The ports of the cluster spec's task addresses (any that parse)."""
+    ports = set()
+    for job in cluster.jobs:
+        for address in cluster.job_tasks(job):
+            port = (address or "").rpartition(":")[2]
+            if port.isdigit():
+                ports.add(int(port))
+    return frozenset(ports)
+
+
+def _dashboard_address(host: str, avoid: frozenset[int]) -> str:
+    """``DATAFLOW_DASHBOARD_ADDRESS`` (default ``host:8787``); a port of 0 (any free
+    port) is chosen here, outside the cluster spec's ports (``_free_port``)."""
+    address = os.environ.get("DATAFLOW_DASHBOARD_ADDRESS", f"{host}:8787")
+    bare_host, _, port = address.rpartition(":")
+    if port == "0":
+        return f"{bare_host}:{_free_port(bare_host or host, avoid)}"
+    return address
 
 
 def _as_cluster_spec(server_or_cluster_def: Any) -> tuple[ClusterSpec, ServerDef | None]:
@@ -217,7 +245,9 @@ class Server:
             self._scheduler_address = f"tcp://{s_host}:{s_port}"
         # The task hosting the scheduler gives it its address; its worker takes a free port.
         self._worker_host = host
-        self._worker_port = _free_port(host) if self._hosts_scheduler else port
+        self._worker_port = (
+            _free_port(host, _spec_ports(cluster)) if self._hosts_scheduler else port
+        )
         threads = getattr(config, "intra_op_parallelism_threads", 0) or 2
         self._threads = int(threads)
         self._thread: threading.Thread | None = None
@@ -353,7 +383,7 @@ class Server:
                 host=host,
                 port=port,
                 # The dashboard listens where the scheduler does, not on every interface.
-                dashboard_address=os.environ.get("DATAFLOW_DASHBOARD_ADDRESS", f"{host}:8787"),
+                dashboard_address=_dashboard_address(host, _spec_ports(self._server_def.cluster)),
             )
         self._worker = await self._new_worker()
         if self._scheduler is not None:
@@ -376,13 +406,17 @@ class Server:
         """This task's Dask worker, not started yet (``await`` it to start it)."""
         import distributed
 
+        host = self._worker_host
         return distributed.Worker(
             self._scheduler_address,
             name=self._name,
-            host=self._worker_host,
+            host=host,
             port=self._worker_port,
             nthreads=self._threads,
             resources={resource_name(self._name): 1e9},
+            # Its HTTP server (metrics, health) would take any free port, which could be
+            # another task's address: one outside the spec's ports.
+            dashboard_address=f"{host}:{_free_port(host, _spec_ports(self._server_def.cluster))}",
         )
 
     async def _until_closed_or_stopped(self, stop: asyncio.Future) -> bool:
