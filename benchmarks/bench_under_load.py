@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
 import subprocess
 import sys
 from collections.abc import Callable
@@ -37,7 +36,7 @@ from typing import Any
 import numpy as np
 from bench_training import GraphContender, build_mlp, mlp_data
 from threadpoolctl import threadpool_info
-from timing import median_seconds
+from timing import interleaved_ms
 
 import dataflow
 
@@ -112,14 +111,10 @@ def stop_hogs(hogs: list[subprocess.Popen]) -> None:
 
 
 def measure(fns: dict[str, Callable[[], Any]], rounds: int, repeats: int) -> dict[str, float]:
-    """Median over ``rounds`` of each contender's median step, contenders interleaved."""
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    for fn in fns.values():
-        fn()  # warm-up (under this condition's load)
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            times[name].append(median_seconds(fn, repeats))
-    return {name: statistics.median(t) for name, t in times.items()}
+    """Median over ``rounds`` of each contender's median step in seconds, contenders
+    interleaved, after one warm-up call each (under this condition's load)."""
+    got = interleaved_ms(fns, rounds, repeats, warm=1)
+    return {name: ms / 1e3 for name, ms in got.items()}
 
 
 def main(argv: list[str] | None = None) -> dict[str, dict[str, dict[str, float]]]:

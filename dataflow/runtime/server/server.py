@@ -243,11 +243,11 @@ class Server:
         else:
             s_host, s_port = _split(cluster.task_address(*scheduler_task(cluster)))
             self._scheduler_address = f"tcp://{s_host}:{s_port}"
+        # Ports this task picks itself (its worker's, HTTP servers') avoid these.
+        self._spec_ports = _spec_ports(cluster)
         # The task hosting the scheduler gives it its address; its worker takes a free port.
         self._worker_host = host
-        self._worker_port = (
-            _free_port(host, _spec_ports(cluster)) if self._hosts_scheduler else port
-        )
+        self._worker_port = _free_port(host, self._spec_ports) if self._hosts_scheduler else port
         threads = getattr(config, "intra_op_parallelism_threads", 0) or 2
         self._threads = int(threads)
         self._thread: threading.Thread | None = None
@@ -383,7 +383,7 @@ class Server:
                 host=host,
                 port=port,
                 # The dashboard listens where the scheduler does, not on every interface.
-                dashboard_address=_dashboard_address(host, _spec_ports(self._server_def.cluster)),
+                dashboard_address=_dashboard_address(host, self._spec_ports),
             )
         self._worker = await self._new_worker()
         if self._scheduler is not None:
@@ -416,7 +416,7 @@ class Server:
             resources={resource_name(self._name): 1e9},
             # Its HTTP server (metrics, health) would take any free port, which could be
             # another task's address: one outside the spec's ports.
-            dashboard_address=f"{host}:{_free_port(host, _spec_ports(self._server_def.cluster))}",
+            dashboard_address=f"{host}:{_free_port(host, self._spec_ports)}",
         )
 
     async def _until_closed_or_stopped(self, stop: asyncio.Future) -> bool:
