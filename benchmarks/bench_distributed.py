@@ -245,15 +245,23 @@ def dask_contenders(cluster):
 
 # --- measuring ------------------------------------------------------------------------
 def interleaved(
-    contenders: dict[str, Callable], rounds: int, per_round: int, warmup: int = 3
+    contenders: dict[str, Callable],
+    rounds: int,
+    per_round: int,
+    warmup: int = 3,
+    settle: float = 0.0,
 ) -> dict[str, float]:
-    """Median seconds per call of each contender, calls interleaved round by round."""
+    """Median seconds per call of each contender, calls interleaved round by round;
+    ``settle``: seconds of rest before each contender's round (untimed), so that what
+    the previous contender left running (a thread pool spinning down, a cluster's
+    bookkeeping messages) is not timed as this one's."""
     for fn in contenders.values():
         for _ in range(warmup):
             fn()
     times: dict[str, list[float]] = {name: [] for name in contenders}
     for _ in range(rounds):
         for name, fn in contenders.items():
+            time.sleep(settle)
             for _ in range(per_round):
                 start = time.perf_counter()
                 fn()

@@ -44,7 +44,6 @@ import gc
 import os
 import queue
 import socket
-import statistics
 import threading
 import time
 import tracemalloc
@@ -52,11 +51,15 @@ import warnings
 from collections.abc import Callable
 
 import numpy as np
-from bench_distributed import TF1Cluster  # (this directory is on sys.path)
+from bench_distributed import TF1Cluster, interleaved  # (this directory is on sys.path)
 from threadpoolctl import threadpool_limits
+from timing import cpu_name
 
 P, LR = 100, 1e-4
 SIZES = (100, 1_000, 10_000, 100_000)
+# Seconds of rest before each contender's round: plain Dask's task on the TCP cluster
+# leaves its scheduler and worker busy with bookkeeping for a while after it returns.
+SETTLE = 0.1
 
 
 def _data(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -173,21 +176,6 @@ class Loopback:
         return step
 
 
-def interleaved(contenders: dict[str, Callable], rounds: int, per_round: int) -> dict:
-    """Median seconds per call of each contender, calls interleaved round by round."""
-    for fn in contenders.values():
-        for _ in range(2):
-            fn()
-    times: dict[str, list[float]] = {name: [] for name in contenders}
-    for _ in range(rounds):
-        for name, fn in contenders.items():
-            for _ in range(per_round):
-                start = time.perf_counter()
-                fn()
-                times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(t) for name, t in times.items()}
-
-
 # --- memory -----------------------------------------------------------------------------
 def _trace_start() -> None:
     tracemalloc.start()
@@ -258,7 +246,9 @@ def main(quick: bool, plot: str | None, sizes: tuple[int, ...], timing: bool = T
                     "loopback": floor.runner(n),
                 }
                 scale = max(1, n // 10_000)  # fewer calls of the slow large steps
-                results[kind, n] = interleaved(contenders, rounds, max(2, per_round // scale))
+                results[kind, n] = interleaved(
+                    contenders, rounds, max(2, per_round // scale), warmup=2, settle=SETTLE
+                )
                 row = results[kind, n]
                 print(
                     f"{kind:5s} {n * P * 4 / 1e6:7.2f} MB  "
@@ -321,24 +311,34 @@ def _plot(results: dict, sizes: tuple[int, ...], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.6), sharey=True)
     mb = [n * P * 4 / 1e6 for n in sizes]
+    target = [0.7 if n * P * 4 >= 40e6 else 0.5 for n in sizes]
     for ax, kind in zip(axes, ("feed", "fetch"), strict=True):
-        for name, style in (
-            ("TF1", "k-o"),
-            ("plain Dask", "g-^"),
-            ("dataflow TCP", "b-s"),
-            ("dataflow TLS", "b--d"),
+        verb = "fed" if kind == "feed" else "fetched"
+        for name, style, label in (
+            ("TF1", "k-o", "TF1"),
+            ("plain Dask", "g-^", "plain Dask"),
+            ("dataflow TCP", "b-s", "dataflow TCP"),
+            ("dataflow TLS", "b--d", "dataflow TLS"),
+            ("dataflow socket", "c:v", "dataflow socket"),
+            ("loopback", "0.6", "loopback floor"),
         ):
-            ax.plot(mb, [results[kind, n][name] * 1e3 for n in sizes], style, label=name)
+            ax.plot(mb, [results[kind, n][name] * 1e3 for n in sizes], style, label=label)
+        tf1 = [results[kind, n]["TF1"] * 1e3 for n in sizes]
+        ax.plot(
+            mb, [t * r for t, r in zip(tf1, target)], "r:", label="goal: 0.5x TF1, 0.7x at 40 MB"
+        )
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel(f"MB {kind}ed per step")
-        ax.set_title(f"ridge step, X {kind}ed")
+        ax.set_xlabel(f"MB {verb} per step")
+        ax.set_title(f"ridge step, X {verb}")
         ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("median step time (ms)")
-    axes[0].legend()
-    fig.tight_layout()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=9)  # (below both)
+    fig.suptitle(f"{cpu_name()}, {len(os.sched_getaffinity(0))} cores, one run", fontsize=9)
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     fig.savefig(path, dpi=100)
     print(f"plot written to {path}")
 

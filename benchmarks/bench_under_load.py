@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import subprocess
 import sys
 from collections.abc import Callable
@@ -36,23 +35,11 @@ from typing import Any
 import numpy as np
 from bench_training import GraphContender, build_mlp, mlp_data
 from threadpoolctl import threadpool_info
-from timing import interleaved_ms
+from timing import cpu_name, interleaved_ms
 
 import dataflow
 
 HOG = "while True:\n    pass\n"
-
-
-def cpu_name() -> str:
-    """``lscpu``'s model name (the processor's name elsewhere)."""
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return platform.processor() or "unknown CPU"
-    for line in out.splitlines():
-        if line.startswith("Model name:"):
-            return line.split(":", 1)[1].strip()
-    return "unknown CPU"
 
 
 def blas_description() -> str:

@@ -1,11 +1,13 @@
 """What the benchmarks share (they run as scripts from this folder): the timing loop,
-free ports for in-process servers and the TF1 session runner."""
+the CPU's name, free ports for in-process servers and the TF1 session runner."""
 
 from __future__ import annotations
 
 import gc
+import platform
 import socket
 import statistics
+import subprocess
 import time
 from collections.abc import Callable
 from typing import Any
@@ -25,19 +27,38 @@ def median_seconds(fn: Callable[[], Any], repeats: int, collect: bool = False) -
 
 
 def interleaved_ms(
-    runs: dict[str, Callable[[], Any]], rounds: int, per_round: int, warm: int = 3
+    runs: dict[str, Callable[[], Any]],
+    rounds: int,
+    per_round: int,
+    warm: int = 3,
+    settle: float = 0.0,
 ) -> dict[str, float]:
     """Each contender's median step in milliseconds: ``warm`` calls each first (plans,
     buffers, libraries, compiled loops), then ``rounds`` rounds of ``per_round`` calls
-    each, contender after contender; the median of the rounds' medians."""
+    each, contender after contender; the median of the rounds' medians. ``settle``:
+    seconds of rest before each contender's round (untimed): a library's thread pool
+    spins on for a while after its calls, and that is not the next contender's cost."""
     for fn in runs.values():
         for _ in range(warm):
             fn()
     medians: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(rounds):
         for name, fn in runs.items():
+            time.sleep(settle)
             medians[name].append(median_seconds(fn, per_round))
     return {name: statistics.median(m) * 1e3 for name, m in medians.items()}
+
+
+def cpu_name() -> str:
+    """``lscpu``'s model name (the processor's name elsewhere)."""
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return platform.processor() or "unknown CPU"
+    for line in out.splitlines():
+        if line.startswith("Model name:"):
+            return line.split(":", 1)[1].strip()
+    return "unknown CPU"
 
 
 def free_ports(n: int) -> list[int]:

@@ -2,8 +2,8 @@
 (``runtime/dask/shm_parts.py``), on worker processes over loopback: a fed array arrives
 bit for bit, a fetched one is writable and owned, two threads' steps keep their own
 bytes, the socket path takes over when shared memory is off at either end, an arena is
-not reused before its reader took the last message, and a worker killed with SIGKILL
-leaves nothing in /dev/shm."""
+not reused before its reader took the last message, smaller parts take it over TLS
+only, and a worker killed with SIGKILL leaves nothing in /dev/shm."""
 
 from __future__ import annotations
 
@@ -17,24 +17,30 @@ import pytest
 import dataflow as tf
 from dataflow.runtime.dask import frames, shm_parts
 
-from .conftest import kill_worker, started_cluster, wait_until_back
+from .conftest import (
+    collect_leaked_sockets,
+    kill_worker,
+    local_cluster,
+    started_cluster,
+    wait_until_back,
+)
 
 pytestmark = pytest.mark.distributed
 
 ROWS, COLS = 5_000, 100  # 2 MB of float32: a part that goes through shared memory
 
 
-def _bits(seed: int) -> np.ndarray:
+def _bits(seed: int, rows: int = ROWS) -> np.ndarray:
     """float32 values drawn as random 32-bit patterns (NaN payloads, infinities,
     subnormals, negative zeros among them)."""
-    raw = np.random.default_rng(seed).integers(0, 2**32, (ROWS, COLS), dtype=np.uint32)
+    raw = np.random.default_rng(seed).integers(0, 2**32, (rows, COLS), dtype=np.uint32)
     return raw.view(np.float32)
 
 
-def _reverse_graph(task: int = 0):
+def _reverse_graph(task: int = 0, job: str = "worker"):
     graph = tf.Graph()
     with graph.as_default():
-        with tf.device(f"/job:worker/task:{task}"):
+        with tf.device(f"/job:{job}/task:{task}"):
             x = tf.placeholder(tf.float32, [None, COLS], name="x")
             flipped = tf.reverse(x, axis=[0])  # moves the values, touches no bit
     return graph, x, flipped
@@ -176,6 +182,65 @@ def test_an_arena_is_reused_only_after_its_reader_took_the_last_message():
     finally:
         a.close()
         b.close()
+        client.close()
+        worker.close()
+
+
+SMALL_ROWS = 1_000  # 400 KB: under SHARED_PART, over SHARED_PART_TLS
+
+
+@pytest.fixture(scope="module")
+def tls_cluster():
+    """A TLS cluster (worker threads keep it cheap; the transport is TLS all the same)."""
+    c = local_cluster(ps=0, worker=1, security=True, processes=False)
+    yield c
+    with collect_leaked_sockets():
+        c.close()
+
+
+def _small_steps(cluster) -> tuple[list, list]:
+    """Three 400 KB feeds and fetches on ``cluster``: (what came back, the links)."""
+    tf.Session.reset(cluster)
+    graph, x, flipped = _reverse_graph()
+    values = [_bits(seed, SMALL_ROWS) for seed in (11, 12, 11)]
+    with tf.Session(cluster, graph=graph) as sess:
+        got = [sess.run(flipped, {x: value}) for value in values]
+        links = _links(sess)
+    for value, back in zip(values, got, strict=True):
+        _same_bits(back, value[::-1])
+        assert back.flags.writeable
+    assert not np.shares_memory(got[0], got[2])
+    return got, links
+
+
+def test_parts_from_64_kib_take_shared_memory_over_tls_only(tls_cluster, clean_cluster):
+    """Over TLS a 400 KB feed and its fetch skip encryption through shared memory;
+    over plain TCP parts under 1 MB stay on the socket (they cost the same there)."""
+    _, tls_links = _small_steps(tls_cluster)
+    assert tls_links == [(True, True, tls_links[0][2])]
+    assert tls_links[0][2] >= 6 * SMALL_ROWS * COLS * 4  # 3 feeds and 3 fetches
+    _, tcp_links = _small_steps(clean_cluster)
+    assert tcp_links == [(True, True, 0)]
+
+
+def test_a_tls_links_64_kib_part_goes_through_shared_memory():
+    """A TLS link places a part of ``SHARED_PART_TLS`` bytes in its arena; with the copy
+    deferred (a client's request) the copy stays a frame of its own, run by
+    ``send_frames``, and the reader gets the bits."""
+    client, worker = shm_parts.Link(), shm_parts.Link()
+    client.over_tls()
+    worker.answer(client.answered(worker.answer(client.hello())))
+    try:
+        value = np.arange(shm_parts.SHARED_PART_TLS // 4, dtype=np.float32)
+        written = frames.writes({"x": value}, client, defer=True)
+        assert callable(written[0]) and not any(callable(f) for f in written[1:])
+        a, b = socket.socketpair()
+        with a, b:
+            frames.send_frames(a, written)
+            got = frames.recv_message(b, worker)["x"]
+        _same_bits(got, value)
+        assert client.shared_bytes == value.nbytes
+    finally:
         client.close()
         worker.close()
 

@@ -96,7 +96,7 @@ def allocate(nbytes: int) -> Any:
 def encode(message: Any, link: Any = None, defer: bool = False) -> list[Any]:
     """The frames of ``message``: arrays travel as their own buffers, uncopied, or, on
     a stream with shared memory (``link``, a ``shm_parts.Link``), those of
-    ``LARGE_PART`` bytes or more are copied into the writer's arena: now, or with
+    ``link.min_part`` bytes or more are copied into the writer's arena: now, or with
     ``defer`` by the ``shm_parts.Copy`` put first in the frames (``send_frames`` runs
     it)."""
     buffers: list[pickle.PickleBuffer] = []
@@ -111,7 +111,7 @@ def encode(message: Any, link: Any = None, defer: bool = False) -> list[Any]:
     parts: list[Any] = [memoryview(payload), *raws]
     entries = [BUFFER.pack(p.nbytes) for p in parts]
     copies: list[Any] = []
-    large = [i for i, p in enumerate(parts) if p.nbytes >= LARGE_PART]
+    large = [i for i, p in enumerate(parts) if p.nbytes >= link.min_part]
     if large and link.writable() is not None:
         generation, offsets, copy = link.place([parts[i] for i in large])
         if defer:
@@ -210,8 +210,8 @@ def writes(message: Any, link: Any = None, defer: bool = False) -> list[Any]:
     buffer (one system call and segment: a message in several TCP segments costs the
     reader a wake-up per segment), a large one frame by frame (no copy of its arrays)."""
     frames = encode(message, link, defer)
-    if frame_bytes(frames) <= COALESCE_BYTES:
-        return [b"".join(frames)]
+    if frame_bytes(frames) <= COALESCE_BYTES and not callable(frames[0]):
+        return [b"".join(frames)]  # (a deferred copy, which comes first, stays a frame)
     return frames
 
 

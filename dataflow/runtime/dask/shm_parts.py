@@ -1,9 +1,9 @@
 """Large message parts through shared memory when client and worker share a host.
 
-A step stream (``stream.py``) moves each array of 1 MB or more (``frames.LARGE_PART``)
-as a part of its own. When both ends of the stream run on the same machine, such a part
-can skip the socket: the writer copies it into shared memory and the socket carries only
-the frame header, which names where the part lies. A loopback socket moves 40 MB in
+A step stream (``stream.py``) moves each array of a message as a part of its own. When
+both ends of the stream run on the same machine, a part of 1 MB or more (64 KiB or more
+over TLS) can skip the socket: the writer copies it into shared memory and the socket
+carries only the frame header, which names where the part lies. A loopback socket moves 40 MB in
 about the time TF1 takes for a whole 40 MB step (its worker 0 lives in the client's
 process); two ``memcpy`` calls take a fraction of that.
 
@@ -40,9 +40,15 @@ Decisions, and why:
   hosts, no ``memfd_create``, ``/proc`` closed to us, a wrong token) leaves that
   direction on the socket, silently. Streams between workers and transports other than
   ``tcp://``/``tls://`` never use it.
-* **TLS too.** A TLS cluster's bytes never leave the machine this way either: only
-  processes of the same user (who can read either process's memory anyway) can open an
-  arena. The frame headers still travel encrypted.
+* **TLS too, from 64 KiB.** A TLS cluster's bytes never leave the machine this way
+  either: only processes of the same user (who can read either process's memory anyway)
+  can open an arena. The frame headers still travel encrypted. Over TLS, parts from
+  64 KiB (``SHARED_PART_TLS``) take shared memory, not only those from 1 MB
+  (``SHARED_PART``): encrypting a part on one side and decrypting it on the other cost
+  more than the two copies (a 400 KB feed step went from 3.2 to 2.4 ms on the 2-core
+  VM, docs/performance.md), while over plain TCP, where the kernel's copies are all a
+  socket costs, parts under 1 MB took as long either way. (Below 64 KiB a message is
+  joined into one write, ``frames.writes``.)
 * **Memory.** Each side keeps one arena as large as the largest message's large parts
   it sent on that connection (tmpfs pages, not the Python heap); the owned copies are
   the step's values, released with them. The arena goes when the connection closes.
@@ -54,12 +60,16 @@ import mmap
 import os
 import secrets
 import socket
+import ssl
 from typing import Any
 
 import numpy as np
 
 SHM_OP = "dataflow_shm"
 TOKEN_BYTES = 16
+# The smallest part that goes through shared memory (the module docstring says why).
+SHARED_PART = 1 << 20
+SHARED_PART_TLS = 64 << 10
 
 
 def enabled() -> bool:
@@ -210,6 +220,7 @@ class Link:
         self.acked = 0
         self.consumed = 0
         self.shared_bytes = 0  # bytes of parts that went through shared memory (both ways)
+        self.min_part = SHARED_PART  # our smaller parts take the socket
         self._offered: Arena | None = None  # our arena, until the peer said it opened it
 
     def __enter__(self) -> Link:
@@ -217,6 +228,10 @@ class Link:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+    def over_tls(self) -> None:
+        """The connection is TLS: parts from ``SHARED_PART_TLS`` bytes skip it."""
+        self.min_part = SHARED_PART_TLS
 
     @property
     def active(self) -> bool:
@@ -313,6 +328,8 @@ def client_link(sock: socket.socket, timeout: float) -> Link | None:
     from .frames import recv_message, send_frames, writes
 
     link = Link()
+    if isinstance(sock, ssl.SSLSocket):
+        link.over_tls()
     hello = link.hello()
     if hello is None:
         return None

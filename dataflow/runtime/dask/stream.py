@@ -33,7 +33,8 @@ loop), which capped two asynchronous replicas at a third of TF1's rate. On a str
   (handshake and TLS done) and talks over it with blocking calls from the calling thread
   (one set of connections per thread), so a step needs no hop through the client's
   event loop. A TLS socket keeps its TLS session: bytes are encrypted as Dask's are;
-* a client and worker on one host pass parts of 1 MB or more in shared memory (``shm_parts``).
+* a client and worker on one host pass parts of 1 MB or more (over TLS, 64 KiB) in shared
+  memory (``shm_parts``).
 
 A comm that is not a tornado stream (a transport other than ``tcp://``/``tls://``)
 carries the same frames inside ordinary Dask messages, on the client's event loop:
@@ -290,6 +291,8 @@ async def serve(comm: Any, handler: Callable[[Any, Callable[[Any], None]], Any])
     with link, contextlib.suppress(*gone, asyncio.IncompleteReadError, asyncio.CancelledError):
         end = await Endpoint.take(comm, accepted=True)
         end.link = link
+        if end.stream is not None and isinstance(end.stream.socket, ssl.SSLSocket):
+            link.over_tls()
         protocol = end.protocol
         if protocol is not None:
             protocol.link = protocol.parser.link = link
