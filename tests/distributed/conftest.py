@@ -229,6 +229,14 @@ def fragile():
         yield c
 
 
+@pytest.fixture(scope="module")
+def tls_cluster():
+    """A TLS cluster of the test module's own (1 ps, 1 worker; temporary certificates).
+    Worker threads keep it cheap; the transport is TLS all the same."""
+    with started_cluster(ps=1, worker=1, security=True, processes=False) as c:
+        yield c
+
+
 @pytest.fixture
 def clean_cluster(cluster):
     tf.Session.reset(cluster)

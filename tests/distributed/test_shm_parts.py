@@ -17,13 +17,7 @@ import pytest
 import dataflow as tf
 from dataflow.runtime.dask import frames, shm_parts
 
-from .conftest import (
-    collect_leaked_sockets,
-    kill_worker,
-    local_cluster,
-    started_cluster,
-    wait_until_back,
-)
+from .conftest import kill_worker, started_cluster, wait_until_back
 
 pytestmark = pytest.mark.distributed
 
@@ -187,15 +181,6 @@ def test_an_arena_is_reused_only_after_its_reader_took_the_last_message():
 
 
 SMALL_ROWS = 1_000  # 400 KB: under SHARED_PART, over SHARED_PART_TLS
-
-
-@pytest.fixture(scope="module")
-def tls_cluster():
-    """A TLS cluster (worker threads keep it cheap; the transport is TLS all the same)."""
-    c = local_cluster(ps=0, worker=1, security=True, processes=False)
-    yield c
-    with collect_leaked_sockets():
-        c.close()
 
 
 def _small_steps(cluster) -> tuple[list, list]:

@@ -19,15 +19,6 @@ from .conftest import collect_leaked_sockets, local_cluster
 pytestmark = pytest.mark.distributed
 
 
-@pytest.fixture(scope="module")
-def tls_cluster():
-    # Worker threads keep this one cheap; the transport is TLS all the same.
-    c = local_cluster(ps=1, worker=1, security=True, processes=False)
-    yield c
-    with collect_leaked_sockets():
-        c.close()
-
-
 @pytest.mark.parametrize("resident", [False, True])
 def test_sessions_over_tls(tls_cluster, resident):
     assert tls_cluster.target.startswith("tls://")
