@@ -241,3 +241,50 @@ def test_training_recovers_from_a_scheduler_restart(supervised, tmp_path, caplog
     np.testing.assert_allclose(after[:lost], before[restored:], rtol=1e-6)
     assert restored + len(after) == LAST_STEP
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith(f"-{LAST_STEP}")
+
+
+class _ViewLosingItsScheduler:
+    """A stand-in for the session's ``ClusterView`` (ours, not Dask's): connected until
+    ``after`` seconds from now, as a client that notices its scheduler's loss a moment
+    after a gather on another connection to it failed."""
+
+    def __init__(self, after: float) -> None:
+        self.until = time.monotonic() + after
+
+    def connected(self) -> bool:
+        return time.monotonic() < self.until
+
+
+@pytest.mark.parametrize(
+    ("error", "noticed_after", "waited_at_least", "waited_at_most"),
+    [
+        ("closed", 0.1, 0.09, 0.4),  # the loss is noticed: the step reports it
+        ("oserror", 0.1, 0.09, 0.4),
+        ("closed", 60, 0.45, 2),  # a closed connection, the scheduler still there
+        ("value", 0.1, 0, 0.05),  # not a connection's failure: no wait
+    ],
+)
+def test_a_gather_on_a_closed_connection_waits_for_the_client_to_notice(
+    error, noticed_after, waited_at_least, waited_at_most
+):
+    """The race the task-graph path can lose when the scheduler dies: its gather fails
+    on a pooled connection before the client has marked its scheduler lost. The step
+    waits (at most ``SCHEDULER_POLL_S``) for the client to notice, so that it reports
+    the lost scheduler."""
+    import asyncio
+
+    from distributed.comm.core import CommClosedError
+
+    from dataflow.runtime.dask import graph_path
+
+    path = object.__new__(graph_path.GraphPath)
+    path.view = _ViewLosingItsScheduler(noticed_after)
+    exc = {
+        "closed": CommClosedError("in <TCP (closed) ConnectionPool.gather>"),
+        "oserror": ConnectionResetError(),
+        "value": ValueError("a kernel's"),
+    }[error]
+    start = time.monotonic()
+    asyncio.run(path._notice_lost_scheduler(exc))
+    waited = time.monotonic() - start
+    assert waited_at_least <= waited <= waited_at_most, waited

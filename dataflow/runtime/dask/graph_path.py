@@ -44,6 +44,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from distributed.comm.core import CommClosedError
+
 from ...framework import errors
 from ..config import StepTrace
 from . import cluster_view, task_spec
@@ -282,6 +284,7 @@ class GraphPath:
             except (errors.OpError, PlanMissingError):
                 raise
             except Exception as exc:
+                await self._notice_lost_scheduler(exc)
                 self.check_scheduler()
                 raise self._unavailable(watch, exc) from None
         if not self.view.connected():
@@ -295,6 +298,20 @@ class GraphPath:
         raise errors.DeadlineExceededError(
             None, None, f"Timed out: step {step} did not finish within {timeout:g} s"
         )
+
+    async def _notice_lost_scheduler(self, exc: BaseException) -> None:
+        """After ``exc`` ended a step's gather: when it is a closed connection, waits (at
+        most ``SCHEDULER_POLL_S``) for the client to notice a lost scheduler. A gather
+        runs on a pooled connection to the scheduler, and when the scheduler dies it may
+        fail before the client's own scheduler stream, read on this same loop, has
+        marked the client disconnected; the step then reports the lost scheduler, as
+        every later step does, not the closed connection."""
+        if not isinstance(exc, (CommClosedError, OSError)):
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + SCHEDULER_POLL_S
+        while self.view.connected() and loop.time() < deadline:
+            await asyncio.sleep(0.01)
 
     # --- inspection ---------------------------------------------------------------------
     def to_dask(self, bound: BoundPlan, feed_values: list[Any]) -> StepGraph:
