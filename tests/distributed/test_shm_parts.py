@@ -31,10 +31,10 @@ def _bits(seed: int, rows: int = ROWS) -> np.ndarray:
     return raw.view(np.float32)
 
 
-def _reverse_graph(task: int = 0, job: str = "worker"):
+def _reverse_graph(task: int = 0):
     graph = tf.Graph()
     with graph.as_default():
-        with tf.device(f"/job:{job}/task:{task}"):
+        with tf.device(f"/job:worker/task:{task}"):
             x = tf.placeholder(tf.float32, [None, COLS], name="x")
             flipped = tf.reverse(x, axis=[0])  # moves the values, touches no bit
     return graph, x, flipped

@@ -3,9 +3,9 @@
 A step stream (``stream.py``) moves each array of a message as a part of its own. When
 both ends of the stream run on the same machine, a part of 1 MB or more (64 KiB or more
 over TLS) can skip the socket: the writer copies it into shared memory and the socket
-carries only the frame header, which names where the part lies. A loopback socket moves 40 MB in
-about the time TF1 takes for a whole 40 MB step (its worker 0 lives in the client's
-process); two ``memcpy`` calls take a fraction of that.
+carries only the frame header, which names where the part lies. A loopback socket moves
+40 MB in about the time TF1 takes for a whole 40 MB step (its worker 0 lives in the
+client's process); two ``memcpy`` calls take a fraction of that.
 
 Decisions, and why:
 
