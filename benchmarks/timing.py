@@ -27,24 +27,17 @@ def median_seconds(fn: Callable[[], Any], repeats: int, collect: bool = False) -
 
 
 def interleaved_ms(
-    runs: dict[str, Callable[[], Any]],
-    rounds: int,
-    per_round: int,
-    warm: int = 3,
-    settle: float = 0.0,
+    runs: dict[str, Callable[[], Any]], rounds: int, per_round: int, warm: int = 3
 ) -> dict[str, float]:
     """Each contender's median step in milliseconds: ``warm`` calls each first (plans,
     buffers, libraries, compiled loops), then ``rounds`` rounds of ``per_round`` calls
-    each, contender after contender; the median of the rounds' medians. ``settle``:
-    seconds of rest before each contender's round (untimed): a library's thread pool
-    spins on for a while after its calls, and that is not the next contender's cost."""
+    each, contender after contender; the median of the rounds' medians."""
     for fn in runs.values():
         for _ in range(warm):
             fn()
     medians: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(rounds):
         for name, fn in runs.items():
-            time.sleep(settle)
             medians[name].append(median_seconds(fn, per_round))
     return {name: statistics.median(m) * 1e3 for name, m in medians.items()}
 
