@@ -147,10 +147,9 @@ def serve(name: str, threads: int, quick: bool) -> None:
 class Contender:
     """One library's steps in a process of its own (``serve``), driven over a pipe.
 
-    Each library runs alone in its process, as users run it: with both in one process
-    TF1's thread pools and dataflow's step shared the process and its scheduling, and
-    dataflow's MLP step beside two hogs took 6.6-8 ms there against 2.6-3.1 ms in a
-    process of its own (docs/performance.md)."""
+    Each library runs alone in its process, as users run it: no library's thread pools,
+    BLAS settings or allocator share the other's process (docs/performance.md, "Each
+    library in its own process")."""
 
     def __init__(self, name: str, threads: int, quick: bool) -> None:
         self.name = name
