@@ -3,9 +3,9 @@
 A message is ``pickle`` protocol 5 with its arrays out of band (no copies into the
 payload), framed as ``[u32 header length][header][payload][buffers...]``, the header
 holding the payload's and each buffer's length. This module writes and reads frames on
-each kind of endpoint: a tornado stream (``write_tornado``), a blocking socket
-(``recv_message``/``send_frames``, the client's side), and bytes as a socket or a TLS
-stream hands them over (``FrameParser``, the workers' side).
+each kind of endpoint: a blocking socket (``recv_message``/``send_frames``, the
+client's side), and bytes as a plain or TLS transport hands them over (``FrameParser``,
+the workers' side; ``writes`` gives the frames their transports send).
 
 A reader allocates a message's payload and buffers when its header arrives, before the
 data, so a header may not announce more than a reader would ever accept
@@ -215,16 +215,7 @@ def writes(message: Any, link: Any = None, defer: bool = False) -> list[Any]:
     return frames
 
 
-# --- a tornado stream -----------------------------------------------------------------------
-def write_tornado(stream: Any, message: Any, link: Any = None) -> Any:
-    """Queues every frame of ``message`` at once (so that concurrent writers never
-    interleave frames) and returns the future of the last write."""
-    future = None
-    for frame in writes(message, link):
-        future = stream.write(frame)
-    return future
-
-
+# --- the workers' side: bytes as a transport hands them over --------------------------------
 class FrameParser:
     """Frames parsed as bytes arrive (``feed``): each whole message goes to
     ``on_message`` at once (until one is set, to ``backlog``), with no coroutine per

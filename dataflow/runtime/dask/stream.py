@@ -17,18 +17,18 @@ loop), which capped two asynchronous replicas at a third of TF1's rate. On a str
   payload), framed as ``[u32 header length][header][payload][buffers...]`` where the
   header holds the payload and buffer lengths;
 * the worker acknowledges the takeover with one byte, after which neither end holds
-  unread bytes in tornado; on a plain TCP socket workers then hand the socket to an
-  asyncio protocol whose parser (``FrameParser``) cuts messages out of the bytes as
-  they arrive and hands each to the handler at once (no coroutine or task per message);
-  under TLS they keep the connection's tornado stream (which holds the TLS session) and
-  feed the same parser a chunk at a time;
+  unread bytes in tornado; workers then take the socket out of tornado and hand it to an
+  asyncio protocol (``FrameProtocol``) whose parser (``FrameParser``) cuts messages out
+  of the bytes as they arrive and hands each to the handler at once (no coroutine or
+  task per message): on plain TCP over asyncio's own transport, under TLS over
+  ``TlsTransport``, which keeps the ``SSLSocket`` and its TLS session;
 * bytes are copied once, by the kernel (issue 34): a reader allocates each part of a
   message (payload, arrays) when its header arrives and receives a large part straight
-  into it (``FrameProtocol.get_buffer``, tornado's ``read_into`` under TLS), small
-  messages through one reused chunk; a writer hands a large message's arrays to the
-  socket from their own memory (the client's ``sendall``, the workers' slices as the
-  transport empties), never joined into one ``bytes``; a step's large requests to
-  several workers go out at once, a thread each;
+  into it (``FrameProtocol.get_buffer``), small messages through one reused chunk; a
+  writer hands a large message's arrays to the socket from their own memory (the
+  client's ``sendall``, the workers' slices as the transport empties), never joined
+  into one ``bytes``; a step's large requests to several workers go out at once, a
+  thread each;
 * the client takes its connection's socket out of tornado once Dask has connected it
   (handshake and TLS done) and talks over it with blocking calls from the calling thread
   (one set of connections per thread), so a step needs no hop through the client's
@@ -68,9 +68,9 @@ from .frames import (
     frame_bytes,
     recv_message,
     send_frames,
-    write_tornado,
     writes,
 )
+from .tls_transport import TlsTransport
 
 STREAM_OP = "dataflow_steps"
 
@@ -92,7 +92,7 @@ def refuse_stream(peer: Any, exc: FrameTooLarge) -> None:
     logger.warning("closing the step stream from %s: %s", peer or "a client", exc)
 
 
-_READ_CHUNK = 256 * 1024  # what one read of a TLS stream may return (as asyncio's)
+_READ_CHUNK = 256 * 1024  # the reused buffer small messages are received through
 _ACK = b"\x06"  # the worker has taken the connection over: step messages may follow
 # A part (payload or array) still missing at least this many bytes is received straight
 # into its own memory; smaller reads go through one reused chunk, so that a small step's
@@ -198,18 +198,19 @@ class FrameProtocol(asyncio.BufferedProtocol):
 class Endpoint:
     """One end of a step stream on an event loop: ``read()`` and ``send(message)``.
 
-    Made by ``Endpoint.take(comm)``. A plain TCP socket leaves tornado for asyncio's own
+    Made by ``Endpoint.take(comm)``. A TCP or TLS socket leaves tornado for an asyncio
     transport with a frame parser (``FrameProtocol``), which keeps the descriptor
     registered instead of re-arming it for every read and write (a third of a small
-    step's CPU on the workers) and spends no coroutine per message; a TLS socket keeps
-    its tornado stream, which holds the TLS session; another transport keeps Dask's
-    messages."""
+    step's CPU on the workers) and spends no coroutine per message: asyncio's own for
+    plain TCP, ``TlsTransport`` for an ``SSLSocket`` (whose TLS session asyncio's TLS
+    transport cannot adopt); another transport keeps Dask's messages."""
 
     def __init__(self, comm: Any) -> None:
         self.comm = comm
-        self.stream = raw_stream(comm)
+        self.stream = raw_stream(comm)  # (until ``take`` has taken its socket)
         self.protocol: FrameProtocol | None = None
         self.link: shm_parts.Link | None = None
+        self.tls = False  # the socket is an ``ssl.SSLSocket``
 
     @classmethod
     async def take(cls, comm: Any, accepted: bool) -> Endpoint:
@@ -223,27 +224,27 @@ class Endpoint:
             await end.stream.write(_ACK)
         else:
             await end.stream.read_bytes(len(_ACK))
-        if not isinstance(end.stream.socket, ssl.SSLSocket):
-            sock = detach(comm, end.stream)
+        end.tls = isinstance(end.stream.socket, ssl.SSLSocket)
+        sock = detach(comm, end.stream)
+        end.stream = None
+        if end.tls:  # the TLS session stays in the SSLSocket
+            end.protocol = FrameProtocol()
+            TlsTransport(sock, end.protocol)
+        else:
             sock.setblocking(False)
             loop = asyncio.get_running_loop()
             _, end.protocol = await loop.create_connection(FrameProtocol, sock=sock)
-            end.stream = None
         return end
 
     async def read(self) -> Any:
         if self.protocol is not None:  # (serve takes messages by callback instead)
-            raise RuntimeError("a plain TCP step stream delivers messages to on_message")
-        if self.stream is not None:  # (serve feeds a TLS stream to a FrameParser)
-            raise RuntimeError("a TLS step stream delivers messages to a FrameParser")
+            raise RuntimeError("a TCP or TLS step stream delivers messages to on_message")
         return decode((await self.comm.read())["frames"])
 
     def send(self, message: Any) -> Any:
         """Queues ``message``; returns ``None`` or an awaitable for its flush."""
         if self.protocol is not None:
             return self.protocol.write(message)
-        if self.stream is not None:
-            return write_tornado(self.stream, message, self.link)
         return self.comm.write({"frames": encode(message)})
 
     async def write(self, message: Any) -> None:
@@ -280,7 +281,7 @@ async def serve(comm: Any, handler: Callable[[Any, Callable[[Any], None]], Any])
         assert end is not None
         if not end.closed():
             flushed = end.send(message)
-            if end.protocol is None and end.stream is None:  # a Dask message: a coroutine
+            if end.protocol is None:  # a Dask message: a coroutine
                 task = asyncio.ensure_future(flushed)
                 pending.add(task)
                 task.add_done_callback(pending.discard)
@@ -291,7 +292,7 @@ async def serve(comm: Any, handler: Callable[[Any, Callable[[Any], None]], Any])
     with link, contextlib.suppress(*gone, asyncio.IncompleteReadError, asyncio.CancelledError):
         end = await Endpoint.take(comm, accepted=True)
         end.link = link
-        if end.stream is not None and isinstance(end.stream.socket, ssl.SSLSocket):
+        if end.tls:
             link.over_tls()
         protocol = end.protocol
         if protocol is not None:
@@ -303,23 +304,6 @@ async def serve(comm: Any, handler: Callable[[Any, Callable[[Any], None]], Any])
                 if protocol.transport is not None:
                     protocol.transport.close()
             return
-        if end.stream is not None:  # TLS: tornado's stream, read a chunk at a time
-            parser = FrameParser(link)
-            parser.deliver_to(lambda message: handler(message, reply))
-            try:
-                while True:
-                    # A large part is read whole straight into its memory (tornado
-                    # decrypts into it, TLS record after record, with no return to this
-                    # loop for each 16 KB record); the rest a chunk at a time.
-                    view = parser.part_buffer(DIRECT_BYTES)
-                    if view is None:
-                        parser.feed(await end.stream.read_bytes(_READ_CHUNK, partial=True))
-                    else:
-                        parser.advance(await end.stream.read_into(view))
-            except FrameTooLarge as exc:
-                refuse_stream(getattr(comm, "peer_address", None), exc)
-                end.stream.close()
-                return
         while True:
             handler(await end.read(), reply)
 
