@@ -32,6 +32,7 @@ import asyncio
 import collections
 import contextlib
 import logging
+import socket
 import ssl
 from typing import Any
 
@@ -43,10 +44,13 @@ _MAX_READS_PER_EVENT = 64
 
 
 class TlsTransport(asyncio.Transport):
-    """``protocol`` (an ``asyncio.BufferedProtocol``) on the non-blocking ``sock``."""
+    """``protocol`` (an ``asyncio.BufferedProtocol``) on ``sock``, an ``ssl.SSLSocket``
+    whose handshake is done (made non-blocking here)."""
 
-    def __init__(self, sock: ssl.SSLSocket, protocol: asyncio.BufferedProtocol) -> None:
+    def __init__(self, sock: socket.socket, protocol: asyncio.BufferedProtocol) -> None:
         super().__init__()
+        if not isinstance(sock, ssl.SSLSocket):
+            raise TypeError(f"TlsTransport takes an ssl.SSLSocket, not {type(sock).__name__}")
         self._loop = asyncio.get_running_loop()
         self._sock = sock
         self._fd = sock.fileno()
@@ -171,7 +175,7 @@ class TlsTransport(asyncio.Transport):
             self._protocol.resume_writing()
 
     # --- closing ---
-    def _shut(self, exc: BaseException | None) -> None:
+    def _shut(self, exc: Exception | None) -> None:
         if self._closing:
             return
         self._closing = True
