@@ -3,7 +3,8 @@
 bit for bit, a fetched one is writable and owned, two threads' steps keep their own
 bytes, the socket path takes over when shared memory is off at either end, an arena is
 not reused before its reader took the last message, smaller parts take it over TLS
-only, and a worker killed with SIGKILL leaves nothing in /dev/shm."""
+only, large parts cross TLS itself when it is off, and a worker killed with SIGKILL
+leaves nothing in /dev/shm."""
 
 from __future__ import annotations
 
@@ -206,6 +207,26 @@ def test_parts_from_64_kib_take_shared_memory_over_tls_only(tls_cluster, clean_c
     assert tls_links[0][2] >= 6 * SMALL_ROWS * COLS * 4  # 3 feeds and 3 fetches
     _, tcp_links = _small_steps(clean_cluster)
     assert tcp_links == [(True, True, 0)]
+
+
+def test_over_tls_with_shared_memory_off_large_parts_cross_the_tls_transport(
+    tls_cluster, monkeypatch
+):
+    """With shared memory off, 8 MB feeds and fetches cross a TLS connection in many
+    records and write slices: the worker's ``TlsTransport`` receives them into their
+    arrays and writes its replies as the socket takes them, bit for bit."""
+    monkeypatch.setenv("DATAFLOW_SHM", "0")  # (the workers are threads of this process)
+    tf.Session.reset(tls_cluster)
+    graph, x, flipped = _reverse_graph()
+    value = _bits(5, rows=20_000)
+    with tf.Session(tls_cluster, graph=graph) as sess:
+        got = [sess.run(flipped, {x: value}) for _ in range(3)]
+        links = _links(sess)
+    assert links == [None]  # nothing offered: every byte went through TLS
+    for back in got:
+        _same_bits(back, value[::-1])
+        assert back.flags.writeable
+    assert not np.shares_memory(got[0], got[1])
 
 
 def test_a_tls_links_64_kib_part_goes_through_shared_memory():
