@@ -21,9 +21,9 @@ What TLS changes against a plain socket:
   record (16 KB) after another without a loop turn each;
 * a write that would block must be retried with the same bytes (OpenSSL's rule; Python
   allows them to move), so the unsent rest of a write is kept as it was and retried
-  when the socket is writable; a read or write may also need the other direction
-  (``SSLWantWriteError`` on a read, as in a TLS key update), and is then retried when
-  the socket is writable.
+  when the socket is writable; a read or write may also need the other direction (a
+  renegotiation): a read that must write is retried when the socket is writable, a write
+  that must read after the next read.
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ class TlsTransport(asyncio.Transport):
         self._unsent_bytes = 0
         self._writing = False  # add_writer is registered
         self._read_wants_write = False  # a read raised SSLWantWriteError
+        self._write_wants_read = False  # a write raised SSLWantReadError
         self._paused = False  # the protocol was told to pause writing
         self._closing = False
         sock.setblocking(False)
@@ -107,6 +108,12 @@ class TlsTransport(asyncio.Transport):
 
     # --- reading ---
     def _on_readable(self) -> None:
+        self._read_all()
+        if self._write_wants_read and not self._closing:
+            self._write_wants_read = False  # what the TLS session had to read came
+            self._on_writable()
+
+    def _read_all(self) -> None:
         # Reads until the socket would block: decrypted bytes can wait inside the
         # SSLSocket where the selector does not see them, and a large part arrives one
         # TLS record at a time. (One read that finds nothing costs a few microseconds.)
@@ -140,14 +147,19 @@ class TlsTransport(asyncio.Transport):
         """Sends what the socket takes of ``view``: the count, ``None`` on an error."""
         try:
             return self._sock.send(view)
-        except (ssl.SSLWantWriteError, ssl.SSLWantReadError, BlockingIOError):
+        except ssl.SSLWantReadError:
+            # The TLS session must read first (a renegotiation): retried after the next
+            # read, not on writable events, which would come at once and spin.
+            self._write_wants_read = True
+            return 0
+        except (ssl.SSLWantWriteError, BlockingIOError):
             return 0
         except OSError as exc:
             self._shut(exc)
             return None
 
     def _want_write(self) -> None:
-        if not self._writing and not self._closing:
+        if not self._writing and not self._closing and not self._write_wants_read:
             self._writing = True
             self._loop.add_writer(self._fd, self._on_writable)
 
@@ -163,16 +175,22 @@ class TlsTransport(asyncio.Transport):
             self._unsent_bytes -= sent
             if sent < view.nbytes:
                 self._unsent[0] = view[sent:]
+                if self._write_wants_read and not self._read_wants_write:
+                    self._stop_writing()  # (the next read retries)
                 return
             self._unsent.popleft()
         if self._closing:
             return
         if not self._read_wants_write:
-            self._writing = False
-            self._loop.remove_writer(self._fd)
+            self._stop_writing()
         if self._paused:
             self._paused = False
             self._protocol.resume_writing()
+
+    def _stop_writing(self) -> None:
+        if self._writing:
+            self._writing = False
+            self._loop.remove_writer(self._fd)
 
     # --- closing ---
     def _shut(self, exc: Exception | None) -> None:
@@ -182,8 +200,7 @@ class TlsTransport(asyncio.Transport):
         if exc is not None:
             logger.debug("TLS step stream to %s failed: %r", self._extra["peername"], exc)
         self._loop.remove_reader(self._fd)
-        if self._writing:
-            self._loop.remove_writer(self._fd)
+        self._stop_writing()
         self._unsent.clear()
         self._unsent_bytes = 0
         with contextlib.suppress(OSError):
