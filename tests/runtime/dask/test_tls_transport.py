@@ -24,8 +24,14 @@ def _bits(seed: int, nbytes: int) -> np.ndarray:
     return raw.view(np.float32)
 
 
+# Socket buffers this small make every large message wait for its reader, whatever
+# sizes the machine's TCP autotuning would pick.
+_SOCKET_BUFFER = 128 * 1024
+
+
 def _tls_pair() -> tuple[ssl.SSLSocket, ssl.SSLSocket]:
-    """(server end, client end) of a TLS connection on loopback, handshakes done."""
+    """(server end, client end) of a TLS connection on loopback, handshakes done, with
+    small socket buffers."""
     security = Security.temporary()
     server_context = security.get_listen_args("worker")["ssl_context"]
     client_context = security.get_connection_args("client")["ssl_context"]
@@ -33,12 +39,15 @@ def _tls_pair() -> tuple[ssl.SSLSocket, ssl.SSLSocket]:
         box: dict = {}
 
         def connect() -> None:
-            raw = socket.create_connection(listener.getsockname())
+            raw = socket.socket()
+            raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _SOCKET_BUFFER)
+            raw.connect(listener.getsockname())
             box["client"] = client_context.wrap_socket(raw)
 
         thread = threading.Thread(target=connect)
         thread.start()
         accepted, _ = listener.accept()
+        accepted.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _SOCKET_BUFFER)
         server = server_context.wrap_socket(accepted, server_side=True)
         thread.join()
     return server, box["client"]
