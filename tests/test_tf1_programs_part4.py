@@ -124,7 +124,10 @@ def _resource_weight(tf):
     with tf.variable_scope("model", use_resource=True):
         w = tf.get_variable("w", initializer=1.0)
     train_op = tf.train.GradientDescentOptimizer(1.0).minimize(0.1 * tf.square(w))
-    with tf.Session() as sess:
+    # One inter-op thread: with more, TF1 runs the fetched read and the update at once
+    # and the read sometimes comes second (a CI run got [1.0, 0.64, 0.64] from TF).
+    config = tf.ConfigProto(inter_op_parallelism_threads=1)
+    with tf.Session(config=config) as sess:
         sess.run(tf.global_variables_initializer())
         return [sess.run([train_op, w])[1] for _ in range(3)]
 
