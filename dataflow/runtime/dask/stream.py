@@ -207,7 +207,6 @@ class Endpoint:
 
     def __init__(self, comm: Any) -> None:
         self.comm = comm
-        self.stream = raw_stream(comm)  # (until ``take`` has taken its socket)
         self.protocol: FrameProtocol | None = None
         self.link: shm_parts.Link | None = None
         self.tls = False  # the socket is an ``ssl.SSLSocket``
@@ -218,15 +217,15 @@ class Endpoint:
         acknowledges once it reads step messages itself (the connecting end sends none
         before that, so tornado holds no bytes of them when the socket changes hands)."""
         end = cls(comm)
-        if end.stream is None:
+        stream = raw_stream(comm)
+        if stream is None:
             return end
         if accepted:
-            await end.stream.write(_ACK)
+            await stream.write(_ACK)
         else:
-            await end.stream.read_bytes(len(_ACK))
-        end.tls = isinstance(end.stream.socket, ssl.SSLSocket)
-        sock = detach(comm, end.stream)
-        end.stream = None
+            await stream.read_bytes(len(_ACK))
+        end.tls = isinstance(stream.socket, ssl.SSLSocket)
+        sock = detach(comm, stream)
         if end.tls:  # the TLS session stays in the SSLSocket
             end.protocol = FrameProtocol()
             TlsTransport(sock, end.protocol)

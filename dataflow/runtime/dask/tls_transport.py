@@ -88,19 +88,17 @@ class TlsTransport(asyncio.Transport):
         view = memoryview(data).cast("B")
         if not view.nbytes:
             return
-        if not self._unsent:
-            sent = self._send(view)
-            if sent is None or sent == view.nbytes:
-                return
-            view = view[sent:]
-        # The rest waits for a writable socket; it keeps the caller's memory (the frames
-        # of a message are not changed until they are sent) instead of copying it.
+        # Queued with the caller's memory (the frames of a message are not changed until
+        # they are sent), not a copy; sent at once when nothing was waiting before it.
         self._unsent.append(view)
         self._unsent_bytes += view.nbytes
-        self._want_write()
-        if not self._paused:
-            self._paused = True
-            self._protocol.pause_writing()
+        if len(self._unsent) == 1:
+            self._send_unsent()
+        if self._unsent and not self._closing:  # the rest waits for a writable socket
+            self._want_write()
+            if not self._paused:
+                self._paused = True
+                self._protocol.pause_writing()
 
     def close(self) -> None:
         self._shut(None)
@@ -160,6 +158,19 @@ class TlsTransport(asyncio.Transport):
             self._shut(exc)
             return None
 
+    def _send_unsent(self) -> None:
+        """Sends queued bytes until the socket would block or the stream fails."""
+        while self._unsent and not self._closing:
+            view = self._unsent[0]
+            sent = self._send(view)
+            if sent is None:
+                return
+            self._unsent_bytes -= sent
+            if sent < view.nbytes:
+                self._unsent[0] = view[sent:]
+                return
+            self._unsent.popleft()
+
     def _want_write(self) -> None:
         if not self._writing and not self._closing and not self._write_wants_read:
             self._writing = True
@@ -169,19 +180,12 @@ class TlsTransport(asyncio.Transport):
         if self._read_wants_write:
             self._read_wants_write = False
             self._on_readable()
-        while self._unsent and not self._closing:
-            view = self._unsent[0]
-            sent = self._send(view)
-            if sent is None:
-                return
-            self._unsent_bytes -= sent
-            if sent < view.nbytes:
-                self._unsent[0] = view[sent:]
-                if self._write_wants_read and not self._read_wants_write:
-                    self._stop_writing()  # (the next read retries)
-                return
-            self._unsent.popleft()
+        self._send_unsent()
         if self._closing:
+            return
+        if self._unsent:
+            if self._write_wants_read and not self._read_wants_write:
+                self._stop_writing()  # (the next read retries)
             return
         if not self._read_wants_write:
             self._stop_writing()
