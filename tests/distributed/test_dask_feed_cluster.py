@@ -101,6 +101,30 @@ def test_a_feed_read_on_two_workers_is_copied_worker_to_worker(clean_cluster, re
     assert after["to_clients"] - before["to_clients"] < ROWS * WIDTH * 8 / 100
 
 
+def test_each_consumer_holds_the_only_copy_of_its_key(clean_cluster):
+    """Dask's active memory manager keeps one replica of a key held on several workers
+    and drops the others: a key that a second consumer's copy was made from, held on
+    both, could lose its first consumer's replica before the step read it there (the
+    step's kernel then got the handle: "'ClusterFeed' object is not subscriptable").
+    Each consumer's key lives on that consumer only, and a pass of the manager leaves
+    every key where the step reads it."""
+    from dataflow.runtime.dask import feeds
+
+    client = clean_cluster.client
+    x = _persisted_on(clean_cluster, "ps-0")
+    consumers = [clean_cluster.workers["worker-0"], clean_cluster.workers["worker-1"]]
+    feed = feeds._compute_on(client, x, consumers, "p:0")
+    for _ in range(3):
+        who_has = client.who_has()
+        assert {address: set(who_has[key]) for address, key in feed.keys.items()} == {
+            address: {address} for address in consumers
+        }
+        client.amm.run_once()
+    for address, key in feed.keys.items():
+        held = client.run(lambda key, dask_worker: key in dask_worker.data, key, workers=[address])
+        assert held == {address: True}
+
+
 def test_unknown_chunks_are_checked_once_computed(clean_cluster):
     x = da.from_array(_reference(), chunks=(500, WIDTH))
     unknown = x[x[:, 0] >= 0]  # every row kept, but the row count is unknown until computed
