@@ -18,6 +18,18 @@ import pytest
 
 import dataflow as tf
 
+from .scheduling import make_scheduler
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """With ``-n`` (pytest-xdist), clusters and timings run one file at a time on one
+    worker while the other runs the rest (``tests/scheduling.py``); an explicit
+    ``--dist`` other than xdist's default is left as asked."""
+    if config.getoption("dist") == "load":
+        return make_scheduler(config, log)
+    return None
+
 
 @pytest.fixture(autouse=True)
 def fresh_default_graph():

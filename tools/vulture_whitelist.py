@@ -19,3 +19,4 @@ __getattr__  # a module-level __getattr__ (PEP 562) in dataflow/testing/strict_x
 # Called by the interpreter or the test runner, never by name:
 _stop_running_servers  # runtime/server/server.py: an atexit hook closing servers still serving
 _no_dashboard_port_clash  # tests/distributed/test_server.py: an autouse pytest fixture
+_split_scope  # tests/scheduling.py: pytest-xdist's scheduler calls it on each test id
