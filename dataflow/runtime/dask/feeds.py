@@ -207,17 +207,27 @@ class ClusterFeed:
     def __reduce__(self) -> tuple:
         return _resolve, (self.keys, self.shape, self.dtype, self.name)
 
+    def _unavailable(self) -> errors.UnavailableError:
+        return errors.UnavailableError(
+            None,
+            None,
+            f"the dask array fed for Tensor '{self.name}' is no longer held where the "
+            f"step needs it (keys {list(self.keys.values())}); its worker was lost",
+        )
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         if not self._futures:
-            raise errors.UnavailableError(
-                None,
-                None,
-                f"the dask array fed for Tensor '{self.name}' is no longer held where the "
-                f"step needs it (keys {list(self.keys.values())}); its worker was lost",
-            )
+            raise self._unavailable()
         # The client asked for the fed value itself (a fetch of the fed tensor).
         value = np.asarray(next(iter(self._futures.values())).result())
         return value if dtype is None else value.astype(dtype, copy=False)
+
+    def __getitem__(self, key: Any) -> Any:
+        # A kernel indexing a handle that found no value (strided_slice's ``x[key]``):
+        # the same error as a kernel converting it, not a TypeError.
+        if not self._futures:
+            raise self._unavailable()
+        return np.asarray(self)[key]
 
     def __repr__(self) -> str:
         return f"ClusterFeed({self.name!r}, shape={self.shape}, dtype={self.dtype})"
