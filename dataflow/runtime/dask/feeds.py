@@ -10,11 +10,11 @@ Where depends on the session (``feed_value``):
   session knows, from the lowered plan, which workers read the feed
   (``feeds_by_worker``). The array is computed with ``Client.compute(...,
   workers=[w])`` on the first of them, so its chunks are computed there, or copied there
-  worker to worker from where a persisted array keeps them; each consumer, the first
-  included, then gets a key of its own through one more task pinned to it (a copy
-  worker to worker, or the same array on the first), so that each key has one replica,
-  where it is read (Dask's active memory manager drops extra replicas of a key held on
-  several workers, and could take the one a consumer needs). The step waits for
+  worker to worker from where a persisted array keeps them. With several consumers, each,
+  the first included, then gets a key of its own through one more task pinned to it (a
+  copy worker to worker, or the same array on the first), so that each key has one
+  replica, where it is read (Dask's active memory manager drops extra replicas of a key
+  held on several workers, and could take the one a consumer needs). The step waits for
   these futures (never gathering them) and feeds a ``ClusterFeed``: a handle naming, per
   consuming worker, the key its copy is held under. The handle travels in the step's
   message (or task) instead of the data, and turns into the array when it is
@@ -141,21 +141,25 @@ def _compute_on(client: Any, value: Any, workers: list[str], name: str) -> Clust
     import distributed
 
     first = client.compute(value, workers=[workers[0]], allow_other_workers=False)
-    # Every consumer, the first included, gets a key of its own held there only: a key
-    # held on two workers (the computed one, once a second consumer's copy was made
-    # from it) is one that Dask's active memory manager may drop from either.
-    futures = {
-        address: client.submit(
-            _same, first, workers=[address], allow_other_workers=False, pure=False
-        )
-        for address in workers
-    }
+    futures = {workers[0]: first}
+    if len(workers) > 1:
+        # Every consumer, the first included, gets a key of its own held there only:
+        # once a second consumer's copy is made from ``first``, ``first`` is held on two
+        # workers, and Dask's active memory manager keeps one of the two, maybe not the
+        # first consumer's. (One consumer: ``first`` is never copied, it stays.)
+        futures = {
+            address: client.submit(
+                _same, first, workers=[address], allow_other_workers=False, pure=False
+            )
+            for address in workers
+        }
     with client.as_current():
         distributed.wait([first, *futures.values()])
     for future in [first, *futures.values()]:
         if future.status != "finished":
             _raise_failed(future, name)
-    first.release()  # (on the first consumer its copy is the same array: nothing freed)
+    if len(workers) > 1:
+        first.release()  # (on the first consumer its copy is the same array: nothing freed)
     shape = tuple(int(d) for d in value.shape) if not any(np.isnan(value.shape)) else None
     if shape is None:  # unknown chunks: ask the worker holding it (a few bytes back)
         shape = client.submit(
@@ -207,7 +211,7 @@ class ClusterFeed:
     def __reduce__(self) -> tuple:
         return _resolve, (self.keys, self.shape, self.dtype, self.name)
 
-    def _unavailable(self) -> errors.UnavailableError:
+    def _unavailable(self) -> errors.OpError:
         return errors.UnavailableError(
             None,
             None,
