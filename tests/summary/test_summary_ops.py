@@ -80,6 +80,32 @@ def test_merge_of_serialized_summaries_fed_in():
     assert [(v.tag, v.simple_value) for v in out.value] == [("y", 1.0), ("x", 3.0)]
 
 
+def test_merged_bytes_are_tf1s_for_canonical_and_reordered_inputs():
+    """The merged summary is the inputs' values in order, serialized as TF1's kernel
+    serializes them: byte for byte TF1's, also for an input whose fields come in
+    another order than a serializer writes them (the merge writes it out anew)."""
+    tf1 = _tf1()
+    value = summary_pb2.Summary.Value(tag="y", simple_value=1.0).SerializeToString()
+    # Field 2 (simple_value) before field 1 (tag): valid, not canonical.
+    tag_field = value[: 2 + len("y")]
+    reordered = b"\x0a" + bytes([len(value)]) + value[len(tag_field) :] + tag_field
+    assert summary_pb2.Summary.FromString(reordered).value[0].tag == "y"
+    canonical = summary_pb2.Summary(
+        value=[summary_pb2.Summary.Value(tag="z", simple_value=2.0)]
+    ).SerializeToString()
+
+    def merged(lib):
+        with lib.Graph().as_default():
+            fed = [lib.placeholder(lib.string, []) for _ in range(2)]
+            out = lib.summary.merge([fed[0], lib.summary.scalar("x", 3.0), fed[1]])
+            with lib.Session() as sess:
+                return sess.run(out, {fed[0]: reordered, fed[1]: canonical})
+
+    ours = merged(tf)
+    assert ours == merged(tf1)
+    assert [v.tag for v in _summary(ours).value] == ["y", "x", "z"]
+
+
 # --- bad input: the same error class as TF1, at the same time --------------------------------
 def _error_class(lib, build, run):
     with lib.Graph().as_default():
