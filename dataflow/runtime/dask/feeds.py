@@ -134,7 +134,7 @@ def _consumers(backend: Any, bound: Any, index: int) -> list[str]:
 
 
 def _same(value: Any) -> Any:
-    return value  # a task pinned to another worker: Dask copies the input there
+    return value  # pinned to a consumer: Dask copies the input there (none on its holder)
 
 
 def _compute_on(client: Any, value: Any, workers: list[str], name: str) -> ClusterFeed:
@@ -153,12 +153,14 @@ def _compute_on(client: Any, value: Any, workers: list[str], name: str) -> Clust
             )
             for address in workers
         }
+    # ``first`` checked first: a copy fails only because it failed.
+    pending = [first, *(f for f in futures.values() if f is not first)]
     with client.as_current():
-        distributed.wait([first, *futures.values()])
-    for future in [first, *futures.values()]:
+        distributed.wait(pending)
+    for future in pending:
         if future.status != "finished":
             _raise_failed(future, name)
-    if len(workers) > 1:
+    if futures[workers[0]] is not first:
         first.release()  # (on the first consumer its copy is the same array: nothing freed)
     shape = tuple(int(d) for d in value.shape) if not any(np.isnan(value.shape)) else None
     if shape is None:  # unknown chunks: ask the worker holding it (a few bytes back)
