@@ -294,7 +294,7 @@ def connect(target: Any, timeout: float | None = None) -> tuple[Any, bool]:
                 "a few seconds), and do the address and protocol (tcp:// or tls://) match?",
             )
         try:
-            client = distributed.Client(target, timeout=timeout, set_as_default=False)
+            client = _open_client(target, timeout)
             _owned_clients.add(client)
             return client, True
         except TypeError as exc:
@@ -320,6 +320,24 @@ def connect(target: Any, timeout: float | None = None) -> tuple[Any, bool]:
         f"Session target must be '', a Dask scheduler address, a "
         f"distributed.Client or a dataflow.LocalCluster, not {target!r}"
     )
+
+
+def _open_client(target: str, timeout: float) -> Any:
+    """``distributed.Client(target)``; one that fails to connect is closed before the
+    error propagates. (Left to the garbage collector, its ``__del__`` stops its event
+    loop from whichever thread collects it, under a lock all of distributed's loop
+    runners share: a collection inside another client's start, which holds that lock
+    while it waits for its new loop's thread, deadlocked there.)"""
+    import distributed
+
+    client = distributed.Client.__new__(distributed.Client)
+    try:
+        client.__init__(target, timeout=timeout, set_as_default=False)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            client.close()
+        raise
+    return client
 
 
 @functools.cache
