@@ -23,10 +23,11 @@ TF1's master and worker 0 live in this process and TF1 calls them directly (its
 ``LocalMaster`` and the local worker in its worker cache), so X never crosses a socket
 in TF1's step, only ``beta`` and its gradient do; dataflow's workers are processes.
 
-On one host dataflow moves parts of 1 MB or more through shared memory
+On one host dataflow moves its step streams to the workers' Unix sockets
+(``runtime/dask/local_sockets.py``) and parts of 1 MB or more through shared memory
 (``runtime/dask/shm_parts.py``); **dataflow socket** is a third TCP cluster whose
-workers were started with ``DATAFLOW_SHM=0``, so its steps take the socket path, as
-before shared memory (and as across hosts).
+workers were started with ``DATAFLOW_SHM=0`` and ``DATAFLOW_UNIX_SOCKETS=0``, so its
+steps stay on the TCP connections, as across hosts.
 
 A further column is the floor: the same bytes sent over a loopback TCP socket to a thread of
 this process that receives them into new memory (``np.empty``) and answers one byte.
@@ -223,11 +224,12 @@ def main(quick: bool, plot: str | None, sizes: tuple[int, ...], timing: bool = T
     tfc = TF1Cluster()
     tcp = tf.LocalCluster(ps=1, worker=1, dashboard_address=None)
     tls = tf.LocalCluster(ps=1, worker=1, dashboard_address=None, security=Security.temporary())
-    os.environ["DATAFLOW_SHM"] = "0"  # the processes started now refuse shared memory
+    # The processes started now refuse shared memory and Unix sockets: the path between hosts.
+    os.environ["DATAFLOW_SHM"] = os.environ["DATAFLOW_UNIX_SOCKETS"] = "0"
     try:
         plain = tf.LocalCluster(ps=1, worker=1, dashboard_address=None)
     finally:
-        del os.environ["DATAFLOW_SHM"]
+        del os.environ["DATAFLOW_SHM"], os.environ["DATAFLOW_UNIX_SOCKETS"]
     client = distributed.Client(tcp.target, set_as_default=False)
     worker = tcp.workers["worker-0"]
     floor = Loopback()

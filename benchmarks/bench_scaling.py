@@ -28,7 +28,7 @@ process (``tensorflow.compat.v1``, one intra-op thread each).
 The split of a dataflow step (per step, in ms):
 
 * **client**: wall time of ``Session.run`` in the calling thread less the time it spent
-  blocked waiting for the workers' replies (``dask.stream._readable``, wrapped by this
+  blocked waiting for the workers' replies (``dask.stream_client._readable``, wrapped by this
   script, is where the client waits), i.e. feeding, lookup, serializing, reading
   replies; with several client threads it includes waiting for the GIL;
 * **ps** and **worker**: the stages' run times the workers record
@@ -141,7 +141,7 @@ _blocked = threading.local()
 
 def _wrap_readable() -> None:
     """Counts, per thread, the time a step spends blocked on the workers' replies."""
-    from dataflow.runtime.dask import stream as step_stream
+    from dataflow.runtime.dask import stream_client as step_stream
 
     inner = step_stream._readable
 

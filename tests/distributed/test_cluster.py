@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -485,9 +486,11 @@ def test_traced_resident_step_explains_its_wall_time(csess, tmp_path):
 
 
 def test_resident_steps_use_dask_connections(csess, cluster):
-    """Resident steps (the default) go over Dask connections to the workers' own
-    addresses (no port of ours on the workers), and a second client (which re-registers
-    the worker plugin) leaves them working for both sessions, sharing the variable."""
+    """Resident steps (the default) start on Dask connections to the workers' own
+    addresses (no port of ours on the workers) and, on this one host, continue on the
+    Unix sockets the workers offered on them (``local_sockets``); a second client (which
+    re-registers the worker plugin) leaves them working for both sessions, sharing the
+    variable."""
     with tf.device("/job:ps/task:0"):
         v = tf.Variable(1.0, name="chan")
         bump = v.assign_add(1.0)
@@ -497,8 +500,11 @@ def test_resident_steps_use_dask_connections(csess, cluster):
     assert csess.run(twice) == 4.0
     dask_ports = {int(a.rsplit(":", 1)[1]) for a in cluster.workers.values()}
     conns = list(csess._backend._streams._every)
-    assert len(conns) == 2
-    assert {c.getpeername()[1] for c in conns} <= dask_ports
+    assert len(conns) == 2 and {c.family for c in conns} == {socket.AF_UNIX}
+    offered = cluster.client.run(
+        lambda dask_worker: getattr(getattr(dask_worker, "_dataflow_local", None), "address", "")
+    )
+    assert {c.getpeername() for c in conns} <= {a.encode() for a in offered.values() if a}
     # Nothing of ours listens on the workers beyond Dask's own port.
     listening = cluster.client.run(
         lambda dask_worker: sorted(dask_worker.listeners[0].get_host_port()[1:])

@@ -199,9 +199,13 @@ def _small_steps(cluster) -> tuple[list, list]:
     return got, links
 
 
-def test_parts_from_64_kib_take_shared_memory_over_tls_only(tls_cluster, clean_cluster):
+def test_parts_from_64_kib_take_shared_memory_over_tls_only(
+    tls_cluster, clean_cluster, monkeypatch
+):
     """Over TLS a 400 KB feed and its fetch skip encryption through shared memory;
-    over plain TCP parts under 1 MB stay on the socket (they cost the same there)."""
+    over plain TCP parts under 1 MB stay on the socket (they cost the same there).
+    (Streams kept off Unix sockets, which carry no TLS: ``local_sockets``.)"""
+    monkeypatch.setenv("DATAFLOW_UNIX_SOCKETS", "0")
     _, tls_links = _small_steps(tls_cluster)
     assert tls_links == [(True, True, tls_links[0][2])]
     assert tls_links[0][2] >= 6 * SMALL_ROWS * COLS * 4  # 3 feeds and 3 fetches
@@ -216,6 +220,7 @@ def test_over_tls_with_shared_memory_off_large_parts_cross_the_tls_transport(
     records and write slices: the worker's ``TlsTransport`` receives them into their
     arrays and writes its replies as the socket takes them, bit for bit."""
     monkeypatch.setenv("DATAFLOW_SHM", "0")  # (the workers are threads of this process)
+    monkeypatch.setenv("DATAFLOW_UNIX_SOCKETS", "0")  # (TLS stays on its connection)
     tf.Session.reset(tls_cluster)
     graph, x, flipped = _reverse_graph()
     value = _bits(5, rows=20_000)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import socket
 import ssl
 import statistics
@@ -31,9 +32,10 @@ def test_sessions_over_tls(tls_cluster, resident):
     with tf.Session(tls_cluster, config=config) as sess:
         sess.run(v.initializer)
         assert sess.run(doubled) == 6.0
-        if resident:  # step streams are Dask's TLS connections, taken over
+        if resident:  # step streams start as Dask's TLS connections, taken over,
+            # and move to the workers' Unix sockets on this one host (local_sockets)
             conns = sess._backend._streams._every
-            assert conns and all(isinstance(c, ssl.SSLSocket) for c in conns)
+            assert conns and all(c.family == socket.AF_UNIX for c in conns)
     # A client of one's own, with the cluster's credentials.
     client = distributed.Client(
         tls_cluster.target, security=tls_cluster.cluster.security, set_as_default=False
@@ -45,9 +47,19 @@ def test_sessions_over_tls(tls_cluster, resident):
         client.close()
 
 
+def _clients() -> dict[int, distributed.Client]:
+    return {id(o): o for o in gc.get_objects() if isinstance(o, distributed.Client)}
+
+
 def test_tls_address_without_credentials_is_a_clear_error(tls_cluster):
+    """... and the client that could not connect is closed at once: left open for the
+    garbage collector, its ``__del__`` deadlocked another client starting later (seen
+    as a 300 s hang in this module's last test)."""
+    before = _clients()
     with pytest.raises(tf.errors.UnavailableError, match="TLS"):
         tf.Session(tls_cluster.target, config=tf.ConfigProto(operation_timeout_in_ms=3000))
+    made = [c for key, c in _clients().items() if key not in before]
+    assert made and all(c.status == "closed" for c in made), [c.status for c in made]
 
 
 def _step_ms(cluster, steps=300):
@@ -72,24 +84,32 @@ def _step_ms(cluster, steps=300):
                 start = time.perf_counter()
                 sess.run(step, feed)
                 times.append(time.perf_counter() - start)
-            kinds = {type(c) for c in sess._backend._streams._every}
+            kinds = {(type(c), c.family) for c in sess._backend._streams._every}
     return statistics.median(times) * 1e3, kinds
 
 
 @pytest.mark.slow
-def test_tls_steps_take_the_same_fast_path():
+def test_tls_steps_take_the_same_fast_path(monkeypatch):
     """A TLS cluster (worker processes, as deployed) runs steps on the same step
     streams as a tcp:// one, encrypted: about the same time per step, measured in one
-    run (a generous bound: the old route through Dask RPCs was several times slower)."""
+    run (a generous bound: the old route through Dask RPCs was several times slower).
+    Streams are kept on their connections (as between hosts) until the last part, where
+    the client's streams move to the workers' Unix sockets (``local_sockets``)."""
     tcp = local_cluster(ps=1, worker=1)
     tls = local_cluster(ps=1, worker=1, security=Security.temporary())
     try:
+        monkeypatch.setenv("DATAFLOW_UNIX_SOCKETS", "0")  # (ours alone: we ask for none)
         assert tls.target.startswith("tls://")
         tcp_ms, tcp_kinds = _step_ms(tcp)
         tls_ms, tls_kinds = _step_ms(tls)
+        monkeypatch.delenv("DATAFLOW_UNIX_SOCKETS")
+        tf.Session.reset(tls)
+        _, local_kinds = _step_ms(tls, steps=10)
     finally:
         with collect_leaked_sockets():
             tcp.close()
             tls.close()
-    assert tcp_kinds == {socket.socket} and tls_kinds == {ssl.SSLSocket}
+    assert tcp_kinds == {(socket.socket, socket.AF_INET)}
+    assert tls_kinds == {(ssl.SSLSocket, socket.AF_INET)}
     assert tls_ms < 1.6 * tcp_ms, (tls_ms, tcp_ms)
+    assert local_kinds == {(socket.socket, socket.AF_UNIX)}

@@ -59,7 +59,7 @@ from . import cluster_view, grpc_target
 from .graph_path import GraphPath, KeySlots
 from .lowering import lower
 from .resident import BoundPlan, ResidentPath, StepWatch
-from .stream import StepStreamClient
+from .stream_client import StepStreamClient
 from .worker_state import (
     PlanMissingError,
     cancel_steps,

@@ -24,7 +24,7 @@ from ..config import StepTrace
 from . import cluster_view
 from . import trace as step_trace
 from .lowering import LoweredPlan
-from .stream import Lost, StepStreamClient
+from .stream_client import Lost, StepStreamClient
 from .worker_state import (
     PlanMissingError,
 )

@@ -32,9 +32,13 @@ loop), which capped two asynchronous replicas at a third of TF1's rate. On a str
 * the client takes its connection's socket out of tornado once Dask has connected it
   (handshake and TLS done) and talks over it with blocking calls from the calling thread
   (one set of connections per thread), so a step needs no hop through the client's
-  event loop. A TLS socket keeps its TLS session: bytes are encrypted as Dask's are;
+  event loop (``stream_client.py``). A TLS socket keeps its TLS session: bytes are
+  encrypted as Dask's are;
 * a client and worker on one host pass parts of 1 MB or more (over TLS, 64 KiB) in shared
-  memory (``shm_parts``).
+  memory (``shm_parts``);
+* a stream whose two ends run on one host moves to the worker's Unix socket once the
+  worker agrees (``local_sockets``), TLS ones included: loopback TCP cost each small
+  message of a step two to three times a Unix socket's.
 
 A comm that is not a tornado stream (a transport other than ``tcp://``/``tls://``)
 carries the same frames inside ordinary Dask messages, on the client's event loop:
@@ -45,29 +49,19 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import concurrent.futures
 import contextlib
-import itertools
 import logging
-import pickle
-import select
-import socket
 import ssl
-import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
 from ..._util.comm_socket import detach
-from . import shm_parts
+from . import local_sockets, shm_parts
 from .frames import (
     FrameParser,
     FrameTooLarge,
     decode,
     encode,
-    frame_bytes,
-    recv_message,
-    send_frames,
     writes,
 )
 from .tls_transport import TlsTransport
@@ -93,7 +87,7 @@ def refuse_stream(peer: Any, exc: FrameTooLarge) -> None:
 
 
 _READ_CHUNK = 256 * 1024  # the reused buffer small messages are received through
-_ACK = b"\x06"  # the worker has taken the connection over: step messages may follow
+TAKEOVER_ACK = b"\x06"  # the worker has taken the connection over: step messages may follow
 # A part (payload or array) still missing at least this many bytes is received straight
 # into its own memory; smaller reads go through one reused chunk, so that a small step's
 # messages cost one system call for all their frames.
@@ -221,9 +215,9 @@ class Endpoint:
         if stream is None:
             return end
         if accepted:
-            await stream.write(_ACK)
+            await stream.write(TAKEOVER_ACK)
         else:
-            await stream.read_bytes(len(_ACK))
+            await stream.read_bytes(len(TAKEOVER_ACK))
         end.tls = isinstance(stream.socket, ssl.SSLSocket)
         sock = detach(comm, stream)
         if end.tls:  # the TLS session stays in the SSLSocket
@@ -234,6 +228,31 @@ class Endpoint:
             loop = asyncio.get_running_loop()
             _, end.protocol = await loop.create_connection(FrameProtocol, sock=sock)
         return end
+
+    async def move_local(self, timeout: float) -> None:
+        """Moves this outgoing stream to the peer's Unix socket when both run on one
+        host (``local_sockets``); otherwise, or if anything fails, it stays."""
+        request = local_sockets.offer_request()
+        if request is None or self.protocol is None:
+            return
+        loop = asyncio.get_running_loop()
+        answered: asyncio.Future = loop.create_future()
+        self.protocol.parser.deliver_to(
+            lambda message: None if answered.done() else answered.set_result(message)
+        )
+        await self.write(request)
+        try:
+            answer = await asyncio.wait_for(answered, timeout)
+        except asyncio.TimeoutError:
+            return
+        sock = await local_sockets.connect(answer, timeout)
+        if sock is None:
+            return
+        old = self.protocol
+        _, self.protocol = await loop.create_unix_connection(FrameProtocol, sock=sock)
+        self.tls = False
+        if old.transport is not None:
+            old.transport.close()
 
     async def read(self) -> Any:
         if self.protocol is not None:  # (serve takes messages by callback instead)
@@ -266,15 +285,25 @@ class Endpoint:
                 await asyncio.wait_for(self.comm.close(), 5)
 
 
-async def serve(comm: Any, handler: Callable[[Any, Callable[[Any], None]], Any]) -> None:
+async def serve(
+    comm: Any,
+    handler: Callable[[Any, Callable[[Any], None]], Any],
+    listener: Callable[[], local_sockets.Listener | None] = lambda: None,
+) -> None:
     """Keeps an accepted comm for step messages: ``handler(message, reply)`` for each,
-    until the other end goes. ``reply(message)`` answers on this connection."""
+    until the other end goes. ``reply(message)`` answers on this connection.
+
+    ``listener()``: this worker's Unix socket (``local_sockets``), made on first use;
+    a stream from this host that asks to move there continues on it, with the same
+    handler and shared memory, until that connection goes too."""
     from distributed.comm import CommClosedError
     from tornado.iostream import StreamClosedError
 
     pending: set[Any] = set()
     end: Endpoint | None = None
     link, handler = shm_parts.serving(handler)
+    moved: list[FrameProtocol] = []  # the stream on a Unix socket, once it moved
+    tokens: list[bytes] = []  # offers of ours to move it
 
     def reply(message: Any) -> None:
         assert end is not None
@@ -287,6 +316,34 @@ async def serve(comm: Any, handler: Callable[[Any, Callable[[Any], None]], Any])
             # Otherwise the transport buffers the reply; the client reads it at once, so
             # there is no backlog to wait for (and the handler must not block the loop).
 
+    def attach(transport: Any) -> None:
+        """The stream continues on the accepted Unix socket ``transport``."""
+        protocol = FrameProtocol()
+        protocol.link = protocol.parser.link = link
+        link.min_part = shm_parts.SHARED_PART  # (no TLS to skip on a Unix socket)
+        transport.set_protocol(protocol)
+        protocol.connection_made(transport)
+        transport.write(local_sockets.ACK)
+
+        def local_reply(message: Any) -> None:
+            if not protocol.lost.done() and not transport.is_closing():
+                protocol.write(message)
+
+        protocol.parser.deliver_to(lambda message: handler(message, local_reply))
+        moved.append(protocol)
+
+    def on_message(message: Any, answer: Callable[[Any], None]) -> None:
+        if local_sockets.is_local_op(message):
+            if end is None or end.protocol is None:  # (only a socket's stream moves)
+                answer(local_sockets.REFUSED)
+                return
+            offer, token = local_sockets.answer(listener, message, attach)
+            if token is not None:
+                tokens.append(token)
+            answer(offer)
+            return
+        handler(message, answer)
+
     gone = (StreamClosedError, CommClosedError, OSError, EOFError)
     with link, contextlib.suppress(*gone, asyncio.IncompleteReadError, asyncio.CancelledError):
         end = await Endpoint.take(comm, accepted=True)
@@ -296,15 +353,23 @@ async def serve(comm: Any, handler: Callable[[Any, Callable[[Any], None]], Any])
         protocol = end.protocol
         if protocol is not None:
             protocol.link = protocol.parser.link = link
-            protocol.parser.deliver_to(lambda message: handler(message, reply))
+            protocol.parser.deliver_to(lambda message: on_message(message, reply))
             try:
                 await protocol.lost
+                for moved_protocol in moved:
+                    await moved_protocol.lost
             finally:
-                if protocol.transport is not None:
-                    protocol.transport.close()
+                for token in tokens:
+                    with contextlib.suppress(OSError):
+                        local = listener()
+                        if local is not None:
+                            local.withdraw(token)
+                for each in (protocol, *moved):
+                    if each.transport is not None:
+                        each.transport.close()
             return
         while True:
-            handler(await end.read(), reply)
+            on_message(await end.read(), reply)
 
 
 async def open_stream(address: str, connection_args: dict, timeout: float | None = None) -> Any:
@@ -315,6 +380,11 @@ async def open_stream(address: str, connection_args: dict, timeout: float | None
     comm = await connect(address, timeout=timeout, **connection_args)
     await comm.write({"op": STREAM_OP, "reply": False})
     return comm
+
+
+# How long a worker may take to answer a stream's set-up messages (shared memory, the
+# move to a Unix socket) before the stream gives up.
+MOVE_TIMEOUT = 30.0
 
 
 class PeerStreams:
@@ -345,7 +415,9 @@ class PeerStreams:
             end = self._peers.get(address)
             if end is None or end.closed():
                 comm = await open_stream(address, self._args)
-                end = self._peers[address] = await Endpoint.take(comm, accepted=False)
+                end = await Endpoint.take(comm, accepted=False)
+                await end.move_local(MOVE_TIMEOUT)
+                self._peers[address] = end
         await end.write(message)
 
     async def aclose(self) -> None:
@@ -353,228 +425,3 @@ class PeerStreams:
         self._peers.clear()
         for end in peers:
             await end.aclose()
-
-
-# --- blocking side (the client) -------------------------------------------------------------
-def _readable(socks: list[socket.socket], wait: float) -> list[socket.socket]:
-    # A TLS socket may hold decrypted bytes that select() cannot see.
-    ready: list[socket.socket] = [s for s in socks if isinstance(s, ssl.SSLSocket) and s.pending()]
-    if ready:
-        return ready
-    return select.select(socks, [], [], wait)[0]
-
-
-# Requests of at least this many bytes each are sent in parallel when a step has two or
-# more of them (at most SENDER_THREADS at once).
-PARALLEL_BYTES = 1 << 20
-SENDER_THREADS = 8
-
-
-def _try_send(conn: socket.socket, frames: list[Any]) -> OSError | None:
-    try:
-        send_frames(conn, frames)
-    except OSError as exc:
-        return exc
-    return None
-
-
-class Lost(Exception):
-    """A worker the step needs was lost (``lost()`` said so) before all replies came."""
-
-
-class StepStreamClient:
-    """The client's step streams to workers, one connection per (thread, address).
-
-    ``client`` is the ``distributed.Client`` whose security and event loop open them;
-    a worker that cannot be reached within ``connect_timeout`` seconds is an error."""
-
-    def __init__(self, client: Any, connect_timeout: float = 10.0) -> None:
-        self._client = client
-        self._connect_timeout = connect_timeout
-        self._local = threading.local()
-        self._ids = itertools.count(1)  # request ids (``next`` is atomic in CPython)
-        self._lock = threading.Lock()
-        self._every: set[Any] = set()  # all threads' connections, for close()
-        self._links: dict[Any, shm_parts.Link | None] = {}  # a connection's shared memory
-        self._senders: concurrent.futures.ThreadPoolExecutor | None = None  # (``_send``)
-
-    def _connections(self) -> dict[str, Any]:
-        if not hasattr(self._local, "connections"):
-            self._local.connections = {}
-        return self._local.connections
-
-    async def _open(self, address: str) -> Any:
-        comm = await open_stream(address, self._client.connection_args, self._connect_timeout)
-        stream = raw_stream(comm)
-        if stream is None:
-            return comm
-        await stream.read_bytes(len(_ACK))  # the worker reads steps itself now
-        return detach(comm, stream)
-
-    def _connection(self, address: str) -> Any:
-        conns = self._connections()
-        conn = conns.get(address)
-        if conn is None:
-            conn = conns[address] = self._client.sync(self._open, address)
-            with self._lock:
-                self._every.add(conn)
-            if isinstance(conn, socket.socket):  # (a dict's set and pop are atomic)
-                self._links[conn] = shm_parts.client_link(conn, max(self._connect_timeout, 30))
-        return conn
-
-    def drop(self, address: str) -> None:
-        """Closes this thread's connection to ``address`` (late replies die with it)."""
-        conn = self._connections().pop(address, None)
-        if conn is not None:
-            with self._lock:
-                self._every.discard(conn)
-            self._close_one(conn)
-
-    def request_all(
-        self,
-        requests: dict[str, tuple[str, dict]],
-        lost: Callable[[], bool],
-        deadline: float | None,
-        timings: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """Sends each ``name -> (address, message)`` and waits for every reply.
-
-        Returns ``name -> reply``, or the exception a connection failed with. Raises
-        ``Lost`` when ``lost()`` turns true, ``TimeoutError`` past ``deadline``
-        (``time.monotonic()``); connections still owing a reply are then dropped.
-        ``timings`` (a traced step) receives ``"send"``: (start, end) of writing the
-        requests and ``"receive"``: name -> (start, end) of reading each reply, in
-        ``perf_counter()`` seconds.
-        """
-        request_id = next(self._ids)
-        send_start = time.perf_counter()
-        out: dict[str, Any] = {}
-        waiting: dict[Any, tuple[str, str]] = {}
-        sends: list[tuple[str, str, socket.socket, list[Any]]] = []
-        for name, (address, message) in requests.items():
-            try:
-                conn = self._connection(address)
-                message = {**message, "id": request_id}
-                if isinstance(conn, socket.socket):
-                    frames = writes(message, self._links.get(conn), defer=True)
-                    sends.append((name, address, conn, frames))
-                else:
-                    self._client.sync(Endpoint(conn).write, message)
-                waiting[conn] = (name, address)
-            except OSError as exc:
-                self.drop(address)
-                out[name] = exc
-            except Exception as exc:  # a Dask comm error on a non-socket transport
-                self.drop(address)
-                out[name] = OSError(f"{type(exc).__name__}: {exc}")
-        for (name, address, conn, _), failed in zip(sends, self._send(sends), strict=True):
-            if failed is not None:
-                del waiting[conn]
-                self.drop(address)
-                out[name] = failed
-        if out:
-            # A worker did not take its part: the others' parts cannot finish (the
-            # caller aborts them); their connections are dropped with any late reply.
-            for name, address in waiting.values():
-                self.drop(address)
-                out[name] = {"status": "aborted", "reason": "a peer could not be reached"}
-            return out
-        if timings is not None:
-            timings["send"] = (send_start, time.perf_counter())
-            timings["receive"] = {}
-        try:
-            self._collect(waiting, out, request_id, lost, deadline, timings)
-        except BaseException:
-            for _, address in waiting.values():
-                self.drop(address)
-            raise
-        return out
-
-    def _send(self, sends: list[tuple[str, str, socket.socket, list[Any]]]) -> list[Any]:
-        """Writes each request's frames; the error of each (``None``: sent). Two or more
-        large requests (a batch per replica) go out at once, one thread each: a blocking
-        ``sendall`` releases the GIL while the kernel copies."""
-        large = sum(frame_bytes(frames) >= PARALLEL_BYTES for *_, frames in sends)
-        if large < 2:
-            return [_try_send(conn, frames) for _, _, conn, frames in sends]
-        with self._lock:
-            if self._senders is None:
-                self._senders = concurrent.futures.ThreadPoolExecutor(
-                    SENDER_THREADS, thread_name_prefix="dataflow-send"
-                )
-            senders = self._senders
-        futures = [senders.submit(_try_send, conn, frames) for _, _, conn, frames in sends]
-        return [f.result() for f in futures]
-
-    def _collect(
-        self,
-        waiting: dict[Any, tuple[str, str]],
-        out: dict[str, Any],
-        request_id: int,
-        lost: Callable[[], bool],
-        deadline: float | None,
-        timings: dict[str, Any] | None,
-    ) -> None:
-        reads: dict[Any, concurrent.futures.Future] = {}  # non-socket comms' reads
-        while waiting:
-            wait = 0.25 if deadline is None else min(0.25, deadline - time.monotonic())
-            if wait <= 0:
-                raise TimeoutError
-            for conn in waiting:
-                if not isinstance(conn, socket.socket) and conn not in reads:
-                    reads[conn] = asyncio.run_coroutine_threadsafe(
-                        Endpoint(conn).read(), self._client.loop.asyncio_loop
-                    )
-            socks = [c for c in waiting if isinstance(c, socket.socket)]
-            if reads:
-                concurrent.futures.wait(
-                    list(reads.values()), wait / 2 if socks else wait, "FIRST_COMPLETED"
-                )
-            ready: list[Any] = [c for c, f in reads.items() if f.done()]
-            if socks:
-                ready += _readable(socks, 0 if ready else wait)
-            for conn in ready:
-                name, address = waiting[conn]
-                read_start = time.perf_counter()
-                try:
-                    if isinstance(conn, socket.socket):
-                        reply = recv_message(conn, self._links.get(conn))
-                    else:
-                        reply = reads.pop(conn).result()
-                except (OSError, EOFError, pickle.UnpicklingError) as exc:
-                    del waiting[conn]
-                    self.drop(address)
-                    out[name] = exc
-                    continue
-                except Exception as exc:  # CommClosedError and the like
-                    del waiting[conn]
-                    self.drop(address)
-                    out[name] = OSError(f"{type(exc).__name__}: {exc}")
-                    continue
-                if reply.get("id") == request_id:  # else a late reply of an old step
-                    del waiting[conn]
-                    out[name] = reply
-                    if timings is not None:
-                        timings["receive"][name] = (read_start, time.perf_counter())
-            if waiting and lost():
-                raise Lost
-
-    def _close_one(self, conn: Any) -> None:
-        link = self._links.pop(conn, None)
-        if link is not None:
-            link.close()
-        if isinstance(conn, socket.socket):
-            with contextlib.suppress(OSError):
-                conn.close()
-        else:
-            conn.abort()
-
-    def close(self) -> None:
-        """Closes every thread's connections."""
-        with self._lock:
-            every, self._every = self._every, set()
-            senders, self._senders = self._senders, None
-        if senders is not None:
-            senders.shutdown(wait=False)
-        for conn in every:
-            self._close_one(conn)

@@ -19,19 +19,18 @@ Each Dask worker process holds one ``WorkerRuntime`` (module global ``RUNTIME``)
 * **Resident steps.** Three messages: ``run`` (a client starts this worker's part of
   one step), ``send`` (a peer delivers a stage's outputs) and ``abort``. They arrive
   on step streams (``dask/stream.py``): Dask connections to the worker's own address
-  that its ``dataflow_steps`` handler keeps for step messages (``abort`` also comes as
-  an ordinary RPC). A step then costs one message per worker from the client plus one
-  per crossing edge, with no scheduler round trip. A per-step ``Rendezvous``
-  (``dask/transport.py``) holds arrived values; a
-  stage runs once the stages it waits for have delivered (Send/Recv as in TF's runtime).
+  that its ``dataflow_steps`` handler keeps for step messages, moved to its Unix socket
+  from its own host (``local_sockets``; ``abort`` also comes as an ordinary RPC). A step
+  then costs one message per worker from the client plus one per crossing edge, with no
+  scheduler round trip. A per-step ``Rendezvous`` (``dask/transport.py``) holds arrived
+  values; a stage runs once the stages it waits for have delivered (Send/Recv as in TF).
 * **Remote access.** ``store_call`` runs one store method on a worker through
   ``Client.run``, for what the client does outside steps (inspection). It holds no
   state: the stores are the only state.
 
-Stage functions run in the worker's thread pool; a resident stage made only of
-stateless or variable ops that ran in under a millisecond last time runs inline on the
-event loop instead (a thread hop costs about as much as such a stage).
-"""
+Stage functions run in the worker's thread pool; a resident stage of stateless or
+variable ops that ran in under a millisecond last time runs inline on the event loop
+(a thread hop costs about as much as such a stage)."""
 
 from __future__ import annotations
 
@@ -48,6 +47,7 @@ from ..execute.context import DeviceContext
 from ..execute.executor import StageFunction, translate_error
 from ..execute.step_copies import StageBoundary, WorkerStepMemory, stage_boundary
 from ..resources import ResourceStore
+from . import local_sockets
 from . import trace as step_trace
 from .lowering import StagePart, WorkerPlan, resource_name
 from .step_metrics import RECORDER
@@ -548,7 +548,7 @@ def _handlers(worker: Any) -> dict[str, Any]:
     async def dataflow_steps(comm: Any) -> Any:
         from distributed.core import Status
 
-        await serve(comm, handle)
+        await serve(comm, handle, lambda: local_sockets.worker_listener(worker))
         return Status.dont_reply
 
     def dataflow_abort(key: str, step: str, reason: str = "") -> None:
@@ -572,11 +572,12 @@ async def prepare_worker(worker: Any) -> None:
 
 async def release_worker(worker: Any) -> None:
     """Undoes ``prepare_worker`` when the last dataflow plugin on the worker goes (every
-    client of ours closed, or the worker is closing): the handlers and the streams to
-    peers. The pinning resource stays: Dask cannot take a resource back, and plain Dask
-    work never asks for it. A client that comes later registers its plugin again."""
+    client of ours closed, or the worker is closing): the handlers, the Unix socket and
+    the streams to peers. The pinning resource stays (Dask cannot take one back; plain
+    Dask work never asks for it). A client that comes later registers its plugin again."""
     for name in (STREAM_OP, "dataflow_abort"):
         worker.handlers.pop(name, None)
+    local_sockets.close_worker_listener(worker)
     peers = getattr(worker, "_dataflow_peers", None)
     if peers is not None:
         worker._dataflow_peers = None

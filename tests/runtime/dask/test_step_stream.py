@@ -32,12 +32,11 @@ from dataflow.runtime.dask.stream import (
     STREAM_OP,
     WRITE_SLICE,
     FrameProtocol,
-    Lost,
     PeerStreams,
-    StepStreamClient,
     encode,
     serve,
 )
+from dataflow.runtime.dask.stream_client import Lost, StepStreamClient
 from tests.distributed.conftest import collect_leaked_sockets
 
 
