@@ -332,7 +332,7 @@ def _open_client(target: str, timeout: float) -> Any:
 
     client = distributed.Client.__new__(distributed.Client)
     try:
-        client.__init__(target, timeout=timeout, set_as_default=False)
+        distributed.Client.__init__(client, target, timeout=timeout, set_as_default=False)
     except BaseException:
         with contextlib.suppress(Exception):
             client.close()

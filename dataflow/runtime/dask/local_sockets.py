@@ -195,8 +195,11 @@ def close_worker_listener(worker: Any) -> None:
 REFUSED = {"op": LOCAL_OP, "address": None}
 
 
-def answer(listener: Callable[[], Listener | None], request: dict, attach: Callable) -> tuple:
-    """A worker's answer to a stream's request to move: (message, token or ``None``)."""
+def answer(
+    listener: Callable[[], Listener | None], request: dict, attach: Callable
+) -> tuple[dict, Callable[[], None] | None]:
+    """A worker's answer to a stream's request to move, and what withdraws the offer if
+    it goes unused (``None``: refused). The listener is made only for an offer."""
     if not enabled() or not host_identity() or request.get("host") != host_identity():
         return REFUSED, None
     try:
@@ -205,7 +208,8 @@ def answer(listener: Callable[[], Listener | None], request: dict, attach: Calla
         return REFUSED, None
     if local is None:
         return REFUSED, None
-    return local.offer(attach)
+    offer, token = local.offer(attach)
+    return offer, lambda: local.withdraw(token)
 
 
 def _address_and_token(answer: Any) -> tuple[str, bytes] | None:

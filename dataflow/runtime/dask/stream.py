@@ -249,7 +249,11 @@ class Endpoint:
         if sock is None:
             return
         old = self.protocol
-        _, self.protocol = await loop.create_unix_connection(FrameProtocol, sock=sock)
+        try:
+            _, self.protocol = await loop.create_unix_connection(FrameProtocol, sock=sock)
+        except OSError:
+            sock.close()
+            return
         self.tls = False
         if old.transport is not None:
             old.transport.close()
@@ -303,7 +307,7 @@ async def serve(
     end: Endpoint | None = None
     link, handler = shm_parts.serving(handler)
     moved: list[FrameProtocol] = []  # the stream on a Unix socket, once it moved
-    tokens: list[bytes] = []  # offers of ours to move it
+    offers: list[Callable[[], None]] = []  # each withdraws an offer of ours to move it
 
     def reply(message: Any) -> None:
         assert end is not None
@@ -337,9 +341,9 @@ async def serve(
             if end is None or end.protocol is None:  # (only a socket's stream moves)
                 answer(local_sockets.REFUSED)
                 return
-            offer, token = local_sockets.answer(listener, message, attach)
-            if token is not None:
-                tokens.append(token)
+            offer, withdraw = local_sockets.answer(listener, message, attach)
+            if withdraw is not None:
+                offers.append(withdraw)
             answer(offer)
             return
         handler(message, answer)
@@ -359,11 +363,8 @@ async def serve(
                 for moved_protocol in moved:
                     await moved_protocol.lost
             finally:
-                for token in tokens:
-                    with contextlib.suppress(OSError):
-                        local = listener()
-                        if local is not None:
-                            local.withdraw(token)
+                for withdraw in offers:  # (a claimed one is gone already)
+                    withdraw()
                 for each in (protocol, *moved):
                     if each.transport is not None:
                         each.transport.close()

@@ -138,6 +138,9 @@ def test_a_stream_from_this_host_moves_to_the_workers_unix_socket(client, worker
         assert not worker.listener.claims  # the token was used up
     finally:
         streams.close()
+    # The stream's end on the worker withdraws nothing through a new listener.
+    time.sleep(0.2)
+    assert worker.listener_asked == 1
 
 
 def test_a_workers_stream_to_a_peer_on_this_host_moves_too(client, workers):
@@ -187,10 +190,10 @@ def test_streams_stay_on_their_connections_when_either_end_is_off(client, worker
 
 def test_a_request_from_another_host_is_refused():
     offered = []
-    answer, token = local_sockets.answer(
+    answer, withdraw = local_sockets.answer(
         lambda: offered.append(1), {"op": local_sockets.LOCAL_OP, "host": "elsewhere/x"}, print
     )
-    assert answer == local_sockets.REFUSED and token is None and not offered
+    assert answer == local_sockets.REFUSED and withdraw is None and not offered
 
 
 def _connect(address: str) -> socket.socket:
