@@ -146,6 +146,8 @@ class Listener:
         except BaseException:
             sock.close()
             raise
+        self._sock = sock
+        self._closed = False
         self._server: asyncio.AbstractServer | None = None
         # Listening already: a connection made before the server's first accept waits
         # in the backlog.
@@ -155,8 +157,12 @@ class Listener:
         self._starting.add_done_callback(self._started)
 
     def _started(self, task: asyncio.Future) -> None:
-        if not task.cancelled() and task.exception() is None:
-            self._server = task.result()
+        if task.cancelled() or task.exception() is not None:
+            self._sock.close()
+            return
+        self._server = task.result()
+        if self._closed:  # (closed while the server was starting)
+            self._server.close()
 
     def offer(self, attach: Callable[[Any], None]) -> tuple[dict, bytes]:
         """(the answer to send, its token); ``withdraw(token)`` when it goes unused."""
@@ -168,10 +174,11 @@ class Listener:
         self.claims.pop(token, None)
 
     def close(self) -> None:
+        self._closed = True
         self.claims.clear()
         if self._server is not None:
-            self._server.close()
-        else:
+            self._server.close()  # (closes the listening socket)
+        else:  # still starting: ``_started`` closes the socket or the server
             self._starting.cancel()
 
 

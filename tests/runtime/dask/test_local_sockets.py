@@ -7,10 +7,10 @@ token, read before anything is parsed."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import time
 
-import distributed
 import numpy as np
 import pytest
 from distributed.core import Server, Status
@@ -18,24 +18,6 @@ from distributed.core import Server, Status
 from dataflow.runtime.dask import local_sockets, shm_parts
 from dataflow.runtime.dask.stream import STREAM_OP, PeerStreams, serve
 from dataflow.runtime.dask.stream_client import StepStreamClient
-from tests.distributed.conftest import collect_leaked_sockets
-
-
-@pytest.fixture(scope="module")
-def client():
-    with collect_leaked_sockets():  # distributed's scheduler leaks one as it starts
-        cluster = distributed.LocalCluster(
-            n_workers=0,
-            processes=False,
-            protocol="tcp://",
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",
-        )
-    c = distributed.Client(cluster, set_as_default=False)
-    yield c
-    with collect_leaked_sockets():
-        c.close()
-        cluster.close()
 
 
 class Worker:
@@ -198,8 +180,12 @@ def test_a_request_from_another_host_is_refused():
 
 def _connect(address: str) -> socket.socket:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(10)
-    sock.connect(address)
+    try:
+        sock.settimeout(10)
+        sock.connect(address)
+    except OSError:
+        sock.close()
+        raise
     return sock
 
 
@@ -248,6 +234,18 @@ def test_a_connection_that_sends_no_token_is_closed(client, monkeypatch):
             assert time.monotonic() - started < 5
     finally:
         listener.close()
+
+
+def test_a_listener_closed_while_starting_stops_listening(client):
+    async def open_and_close():
+        listener = local_sockets.Listener()
+        listener.close()  # before its server started
+        await asyncio.sleep(0.05)
+        return listener
+
+    listener = client.sync(open_and_close)
+    with pytest.raises(ConnectionRefusedError):
+        _connect(listener.address)
 
 
 async def _close_transport(transport):

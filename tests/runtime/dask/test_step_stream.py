@@ -11,7 +11,6 @@ import threading
 import time
 import tracemalloc
 
-import distributed
 import numpy as np
 import pytest
 from distributed.core import Server, Status
@@ -38,23 +37,6 @@ from dataflow.runtime.dask.stream import (
 )
 from dataflow.runtime.dask.stream_client import Lost, StepStreamClient
 from tests.distributed.conftest import collect_leaked_sockets
-
-
-@pytest.fixture(scope="module")
-def client():
-    with collect_leaked_sockets():  # distributed's scheduler leaks one as it starts
-        cluster = distributed.LocalCluster(
-            n_workers=0,
-            processes=False,
-            protocol="tcp://",
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",
-        )
-    c = distributed.Client(cluster, set_as_default=False)
-    yield c
-    with collect_leaked_sockets():
-        c.close()
-        cluster.close()
 
 
 def start_server(client, handle, address="tcp://127.0.0.1:0"):
