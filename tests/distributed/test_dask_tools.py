@@ -359,6 +359,44 @@ def test_recorded_runs_are_bounded_and_taken_per_worker():
     assert [r["key"][2] for r in recorder.take_runs("worker-0")] == [1]
 
 
+def test_a_resident_stage_is_recorded_after_the_loops_turn_holding_no_output():
+    """``stage_later``: recorded once the event loop's current turn (the step's sends and
+    reply) is over, with the run's own end time and sizes, and without a reference to
+    the outputs (a variable's buffer held there would not be updated in place)."""
+    import asyncio
+    import sys
+
+    from dataflow.runtime.compile.plan import KernelCall, Stage
+    from dataflow.runtime.dask import step_metrics
+
+    recorder = step_metrics.StepRecorder()
+    stage = Stage(
+        2,
+        "/job:ps/replica:0/task:0/device:CPU:0",
+        (KernelCall("a", "Neg", {}, (0,), (1,)),),
+        (0,),
+        (1,),
+    )
+    part = lowering.StagePart(stage, (("f", 0),), (), (), (1,), "0.a", "0.a@ps:0-12345678")
+    out = np.ones(4, np.float32)
+    refs = sys.getrefcount(out)
+
+    async def turn():
+        ended = time.time()
+        recorder.stage_later(asyncio.get_running_loop(), "p/ps-0", part, "1-abc", 0.001, (out,))
+        seen_at_once = recorder.take_runs("ps-0")
+        held = sys.getrefcount(out) - refs
+        await asyncio.sleep(0)
+        return ended, seen_at_once, held, recorder.take_runs("ps-0")
+
+    ended, seen_at_once, held, runs = asyncio.run(turn())
+    assert seen_at_once == [] and held == 0
+    (run,) = runs
+    assert run["nbytes"] == 16 and run["key"] == ("0.a@ps:0-12345678", "abc", 1, 2)
+    (span,) = run["startstops"]
+    assert ended <= span["stop"] < ended + 1
+
+
 _NO_CLOSE = """
 import numpy as np
 import distributed

@@ -64,6 +64,14 @@ def nbytes(value: Any) -> int:
     return sys.getsizeof(value) if value is not None else 0
 
 
+def _sizes(outs: Any) -> list[int]:
+    """Each stage output's bytes (none when ``outs`` is not a sequence of outputs)."""
+    try:
+        return [nbytes(o) for o in outs]
+    except Exception:
+        return []
+
+
 class StageStats:
     """One stage's runs on this worker."""
 
@@ -125,9 +133,30 @@ class StepRecorder:
         task-graph path's runs are Dask tasks, which Dask records itself).
 
         Never raises: the page must not break a step."""
+        self._record(key, part, step, seconds, _sizes(outs), resident, time.time())
+
+    def stage_later(
+        self, loop: Any, key: str, part: Any, step: str, seconds: float, outs: Sequence
+    ) -> None:
+        """``stage(..., resident=True)`` once the event loop's current turn is over, so
+        that a resident step's sends and reply go out first (about 15 us a stage off a
+        step's critical path). Only the outputs' sizes are kept: holding the outputs
+        would keep a variable's buffer from being updated in place."""
+        loop.call_soon(self._record, key, part, step, seconds, _sizes(outs), True, time.time())
+
+    def _record(
+        self,
+        key: str,
+        part: Any,
+        step: str,
+        seconds: float,
+        sizes: Sequence[int],
+        resident: bool,
+        stop: float,
+    ) -> None:
         try:
             if resident and part.group:
-                self._add_run(key, part, step, seconds, outs)
+                self._add_run(key, part, step, seconds, sizes, stop)
             with self._lock:
                 plan = self._plans.get(key)
                 if plan is None:
@@ -148,15 +177,16 @@ class StepRecorder:
                 for send in stats.sends:
                     total = 0
                     for i in send[1]:
-                        total += nbytes(outs[i])
+                        total += sizes[i]
                     send[2] += total
         except Exception:
             if not self._failed:  # once: this runs every stage
                 self._failed = True
                 logger.debug("dataflow: could not record a stage for the dashboard", exc_info=True)
 
-    def _add_run(self, key: str, part: Any, step: str, seconds: float, outs: Sequence) -> None:
-        stop = time.time()
+    def _add_run(
+        self, key: str, part: Any, step: str, seconds: float, sizes: Sequence[int], stop: float
+    ) -> None:
         number, _, session = step.partition("-")
         worker = key.rpartition("/")[2]
         record = {
@@ -165,7 +195,7 @@ class StepRecorder:
             "thread": threading.get_ident(),
             "startstops": ({"action": "compute", "start": stop - seconds, "stop": stop},),
             "status": "OK",
-            "nbytes": sum(nbytes(o) for o in outs),
+            "nbytes": sum(sizes),
             "type": "tuple",
             "typename": "tuple",
             "metadata": {},

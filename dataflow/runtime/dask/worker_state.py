@@ -405,7 +405,7 @@ async def _run_part(
                 outs, values = stage.resident(step, rv)
             else:
                 outs, values = await loop.run_in_executor(worker.executor, stage.resident, step, rv)
-            RECORDER.stage(key, part, step, stage.last_seconds, outs, resident=True)
+            RECORDER.stage_later(loop, key, part, step, stage.last_seconds, outs)
             if events is not None and stage.trace is not None:
                 events.extend(stage.trace)
             for dest, slots in part.send_to:
