@@ -325,13 +325,10 @@ def test_performance_report_works_after_a_dashboard_callback_raised(tools_cluste
     assert out.stat().st_size > 0
 
 
-def test_recorded_runs_are_bounded_and_taken_per_worker():
-    """The runs kept for the task stream: resident runs only, at most RUNS_KEPT per
-    worker (the newest), each taken once, by its own worker."""
+def _ps_part():
+    """A one-op stage part on the ps, named for the task stream as a resident step's."""
     from dataflow.runtime.compile.plan import KernelCall, Stage
-    from dataflow.runtime.dask import step_metrics
 
-    recorder = step_metrics.StepRecorder()
     stage = Stage(
         2,
         "/job:ps/replica:0/task:0/device:CPU:0",
@@ -339,7 +336,16 @@ def test_recorded_runs_are_bounded_and_taken_per_worker():
         (0,),
         (1,),
     )
-    part = lowering.StagePart(stage, (("f", 0),), (), (), (1,), "0.a", "0.a@ps:0-12345678")
+    return lowering.StagePart(stage, (("f", 0),), (), (), (1,), "0.a", "0.a@ps:0-12345678")
+
+
+def test_recorded_runs_are_bounded_and_taken_per_worker():
+    """The runs kept for the task stream: resident runs only, at most RUNS_KEPT per
+    worker (the newest), each taken once, by its own worker."""
+    from dataflow.runtime.dask import step_metrics
+
+    recorder = step_metrics.StepRecorder()
+    part = _ps_part()
     out = (np.ones(4, np.float32),)
     recorder.stage("p/ps-0", part, "1-abc", 0.001, out)  # the task-graph path: Dask's own
     assert recorder.take_runs("ps-0") == []
@@ -366,18 +372,10 @@ def test_a_resident_stage_is_recorded_after_the_loops_turn_holding_no_output():
     import asyncio
     import sys
 
-    from dataflow.runtime.compile.plan import KernelCall, Stage
     from dataflow.runtime.dask import step_metrics
 
     recorder = step_metrics.StepRecorder()
-    stage = Stage(
-        2,
-        "/job:ps/replica:0/task:0/device:CPU:0",
-        (KernelCall("a", "Neg", {}, (0,), (1,)),),
-        (0,),
-        (1,),
-    )
-    part = lowering.StagePart(stage, (("f", 0),), (), (), (1,), "0.a", "0.a@ps:0-12345678")
+    part = _ps_part()
     out = np.ones(4, np.float32)
     refs = sys.getrefcount(out)
 

@@ -33,6 +33,9 @@ from typing import Any
 
 import numpy as np
 
+# The byte a worker sends once it has taken a connection over (a Dask connection, or a
+# Unix socket a stream moved to): step frames may follow.
+TAKEOVER_ACK = b"\x06"
 SIZE = struct.Struct("!I")
 COUNTS = struct.Struct("!QI")  # payload length, number of out-of-band buffers
 BUFFER = struct.Struct("!Q")

@@ -48,11 +48,11 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from .frames import TAKEOVER_ACK
 from .shm_parts import host_identity
 
 LOCAL_OP = "dataflow_local"
 TOKEN_BYTES = 16
-ACK = b"\x06"  # the worker took the socket over: step messages may follow
 CLAIM_SECONDS = 30.0  # how long a connection may take to present its token
 _CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
@@ -117,7 +117,7 @@ class _Claim(asyncio.Protocol):
             self.timer.cancel()
         token, rest = bytes(self.got[:TOKEN_BYTES]), bytes(self.got[TOKEN_BYTES:])
         attach = self.listener.claims.pop(token, None)
-        if attach is None or rest:  # (the other end sends nothing before our ACK)
+        if attach is None or rest:  # (the other end sends nothing before our ack)
             self.transport.abort()
             return
         attach(self.transport)
@@ -133,7 +133,7 @@ class Listener:
 
     ``offer(attach)`` answers a request: the address and a new token; the connection
     that presents the token is handed to ``attach(transport)`` (on the event loop),
-    which takes it over and writes ``ACK``. Made on the worker's event loop."""
+    which takes it over and writes ``TAKEOVER_ACK``. Made on the worker's event loop."""
 
     def __init__(self) -> None:
         self.address = f"\0dataflow-steps-{os.getpid()}-{secrets.token_hex(12)}"
@@ -239,7 +239,7 @@ def connect_blocking(answer: Any, timeout: float) -> socket.socket | None:
         sock.settimeout(timeout)
         sock.connect(where[0])
         sock.sendall(where[1])
-        if sock.recv(len(ACK)) != ACK:
+        if sock.recv(len(TAKEOVER_ACK)) != TAKEOVER_ACK:
             raise ConnectionError("the worker did not take the Unix socket over")
         sock.settimeout(None)
     except OSError:
@@ -261,10 +261,10 @@ async def connect(answer: Any, timeout: float) -> socket.socket | None:
     async def handshake() -> bytes:
         await loop.sock_connect(sock, where[0])
         await loop.sock_sendall(sock, where[1])
-        return await loop.sock_recv(sock, len(ACK))
+        return await loop.sock_recv(sock, len(TAKEOVER_ACK))
 
     try:
-        if await asyncio.wait_for(handshake(), timeout) != ACK:
+        if await asyncio.wait_for(handshake(), timeout) != TAKEOVER_ACK:
             raise ConnectionError("the peer did not take the Unix socket over")
     except (OSError, asyncio.TimeoutError):
         with contextlib.suppress(OSError):

@@ -233,6 +233,11 @@ class Link:
         """The connection is TLS: parts from ``SHARED_PART_TLS`` bytes skip it."""
         self.min_part = SHARED_PART_TLS
 
+    def over_unix_socket(self) -> None:
+        """The stream moved to a Unix socket (``local_sockets``): no encryption to skip,
+        so parts from ``SHARED_PART`` bytes, as on plain TCP."""
+        self.min_part = SHARED_PART
+
     @property
     def active(self) -> bool:
         return self.tx is not None or self.rx is not None

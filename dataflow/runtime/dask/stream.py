@@ -58,6 +58,7 @@ from typing import Any
 from ..._util.comm_socket import detach
 from . import local_sockets, shm_parts
 from .frames import (
+    TAKEOVER_ACK,
     FrameParser,
     FrameTooLarge,
     decode,
@@ -87,7 +88,6 @@ def refuse_stream(peer: Any, exc: FrameTooLarge) -> None:
 
 
 _READ_CHUNK = 256 * 1024  # the reused buffer small messages are received through
-TAKEOVER_ACK = b"\x06"  # the worker has taken the connection over: step messages may follow
 # A part (payload or array) still missing at least this many bytes is received straight
 # into its own memory; smaller reads go through one reused chunk, so that a small step's
 # messages cost one system call for all their frames.
@@ -324,10 +324,10 @@ async def serve(
         """The stream continues on the accepted Unix socket ``transport``."""
         protocol = FrameProtocol()
         protocol.link = protocol.parser.link = link
-        link.min_part = shm_parts.SHARED_PART  # (no TLS to skip on a Unix socket)
+        link.over_unix_socket()
         transport.set_protocol(protocol)
         protocol.connection_made(transport)
-        transport.write(local_sockets.ACK)
+        transport.write(TAKEOVER_ACK)
 
         def local_reply(message: Any) -> None:
             if not protocol.lost.done() and not transport.is_closing():

@@ -24,8 +24,8 @@ from typing import Any
 
 from ..._util.comm_socket import detach
 from . import local_sockets, shm_parts
-from .frames import frame_bytes, recv_message, send_frames, writes
-from .stream import MOVE_TIMEOUT, TAKEOVER_ACK, Endpoint, open_stream, raw_stream
+from .frames import TAKEOVER_ACK, frame_bytes, recv_message, send_frames, writes
+from .stream import MOVE_TIMEOUT, Endpoint, open_stream, raw_stream
 
 
 def _readable(socks: list[socket.socket], wait: float) -> list[socket.socket]:
@@ -63,7 +63,7 @@ def _moved_local(sock: socket.socket, link: shm_parts.Link | None, timeout: floa
     if local is None:
         return sock
     if link is not None:
-        link.min_part = shm_parts.SHARED_PART  # (no TLS to skip on a Unix socket)
+        link.over_unix_socket()
     sock.close()
     return local
 
