@@ -23,7 +23,9 @@ An op family module (``dataflow/ops/*.py``) declares each op type once, with
   ``follows_inputs`` (asked for no device, it runs where its inputs are made: a summary
   of a ps variable is encoded on the ps, so only its small proto travels), and
   ``feed_only`` (it only hands out a fed value: once its output is fed, a control edge
-  from it is satisfied, as TF's feed rewrite treats a ``Placeholder``);
+  from it is satisfied, as TF's feed rewrite treats a ``Placeholder``), and ``grouping``
+  (it has no inputs or outputs but control edges and does nothing: running it says only
+  that they ran, so a step that runs it only because it was asked to can leave it out);
 * ``gpu_kernel``: the kernel can run on a GPU device (``ctx.xp`` is cupy). True by
   default, as kernels are written against ``ctx.xp``; the families whose kernels work
   on the host (strings, files, Python callables, queues, readers, datasets and
@@ -98,6 +100,7 @@ class OpDef:
     creates_resource: bool = False
     follows_inputs: bool = False
     feed_only: bool = False
+    grouping: bool = False
     gpu_kernel: bool = True
     shape_of_input: int | None = None
     fetch_as: Callable[[Any, Any, Any], Any] | None = None

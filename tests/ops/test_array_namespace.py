@@ -500,14 +500,13 @@ def _debugging() -> list[Step]:
     x, xv = ph(np.array([[1.0, 2.0], [3.0, 4.0]]))
     checked = tf.debugging.check_numerics(x, "x")
     printed = tf.Print(x, [x, tf.shape(x)], "x = ", summarize=3)
-    with tf.control_dependencies(
-        [
-            tf.Assert(tf.reduce_all(x > 0), [x]),
-            tf.debugging.assert_positive(x),
-            tf.debugging.assert_less(x, 10.0),
-            tf.print("x:", x, output_stream=sys.stderr),
-        ]
-    ):
+    checks = tf.group(  # a grouping NoOp that ``y`` waits for: it stays in the plan
+        tf.Assert(tf.reduce_all(x > 0), [x]),
+        tf.debugging.assert_positive(x),
+        tf.debugging.assert_less(x, 10.0),
+        tf.print("x:", x, output_stream=sys.stderr),
+    )
+    with tf.control_dependencies([checks]):
         y = tf.identity(x * 2.0)
     return one([checked, printed, y] + grads_of(tf.reduce_sum(checked * printed), [x]), {x: xv})
 

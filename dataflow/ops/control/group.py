@@ -35,7 +35,14 @@ def _identity_grad(op: Operation, grad: Tensor) -> list:
 
 
 registry.register(
-    registry.OpDef("NoOp", _infer_none, _noop_kernel, registry.NOT_DIFFERENTIABLE, plumbing=True)
+    registry.OpDef(
+        "NoOp",
+        _infer_none,
+        _noop_kernel,
+        registry.NOT_DIFFERENTIABLE,
+        plumbing=True,
+        grouping=True,
+    )
 )
 registry.register(
     registry.OpDef(

@@ -18,7 +18,7 @@ from .fusion import fuse
 from .partition import partition
 from .placement import place
 from .plan import KernelCall, Plan, Stage
-from .prune import after_updates, ordered, prune
+from .prune import after_updates, ordered, prune, without_grouping_targets
 
 
 def compile_plan(
@@ -32,7 +32,7 @@ def compile_plan(
     fetch_tensors = [f for f in fetches if isinstance(f, Tensor)]
     targets = [f for f in fetches if isinstance(f, Operation)]
     fed = set(feeds)
-    ops = prune(fetch_tensors, targets, fed)
+    ops = without_grouping_targets(prune(fetch_tensors, targets, fed), targets)
     # Fetched ref-variable reads follow the step's updates of their variable.
     ops, late = ordered(ops, after_updates(ops, fetch_tensors))
     placement = place(ops, devices, default_device, soft_placement)

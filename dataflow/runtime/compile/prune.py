@@ -17,6 +17,15 @@ resource handle, is no other such read and does not itself depend on the read:
 ``{read: [updates]}``. These edges order without pulling anything in; the compiler
 sorts by them, partitions by them (so the read joins the stage of the updates) and turns
 those crossing stages into stage control inputs, so both executors honour them.
+
+``without_grouping_targets`` drops the ``NoOp`` ops a step runs only because they were
+asked for (``tf.group``, the op ``minimize`` returns) and nothing else in the step waits
+for: running one says no more than that its control inputs ran, which every op of the
+step does before the step returns. On a cluster this matters: ``minimize`` puts its
+``NoOp`` on the worker's device while the updates run on the ps, so the ps had to tell
+the worker, and the worker the client, that the step was over, one more message and
+process wake-up on every training step's path (TF1 pays that hop too, but its worker 0
+is the client's own process).
 """
 
 from __future__ import annotations
@@ -47,6 +56,35 @@ def prune(
     if all(p._id < op._id for op in ordered for p in _parents(op)):
         return ordered
     return toposort(needed, _parents, _creation_index)
+
+
+def without_grouping_targets(ops: list[Operation], targets: Iterable[Operation]) -> list[Operation]:
+    """``ops`` (a pruned step) less its target ``NoOp`` ops that no op of the step reads
+    or waits for, and less the ``NoOp`` ops only those waited for (nested groups); their
+    control inputs stay and run (see the module docstring)."""
+    grouping = [t for t in targets if _grouping(t)]
+    if not grouping:
+        return ops
+    waiting: dict[Operation, int] = {}  # how many ops of the step read or wait for each
+    for op in ops:
+        for parent in set(_parents(op)):
+            waiting[parent] = waiting.get(parent, 0) + 1
+    in_step = set(ops)
+    dropped: set[Operation] = set()
+    pending = list(dict.fromkeys(grouping))
+    while pending:
+        op = pending.pop()
+        if op in dropped or op not in in_step or not _grouping(op) or waiting.get(op, 0):
+            continue
+        dropped.add(op)
+        for parent in set(_parents(op)):
+            waiting[parent] -= 1
+            pending.append(parent)
+    return [op for op in ops if op not in dropped] if dropped else ops
+
+
+def _grouping(op: Operation) -> bool:
+    return registry.lookup(op.type).grouping and not op.inputs
 
 
 def _fed_placeholder(op: Operation, fed: set[Tensor]) -> bool:
