@@ -223,6 +223,21 @@ def test_a_fused_convolution_layer_refuses_a_bias_of_the_wrong_size_at_run_time(
 
 
 # --- MaxPoolGradRelu ------------------------------------------------------------------------
+@pytest.fixture(params=["compiled", "numpy"])
+def pool_route(request, monkeypatch):
+    """Runs a test on each route of the fused kernel: the compiled 2x2 pass (numba, the
+    ``fast`` extra) from any size, or the numpy path at every size."""
+    from dataflow.ops.nn import pool_relu
+
+    if request.param == "compiled":
+        if pool_relu._compiled_loop.compiled() is None:
+            pytest.skip("numba is not installed")
+        monkeypatch.setattr(pool_relu, "_COMPILED_FROM", 0)
+    else:
+        monkeypatch.setattr(pool_relu, "_COMPILED_FROM", 1 << 62)
+    return request.param
+
+
 def _block_gradient(sess, x_value, dy_value, ksize=2, stride=2, padding="SAME"):
     """d/dx of <max_pool(relu(x)), dy>, with the plan's op types."""
     x = tf.placeholder(tf.float32, [None, *x_value.shape[1:]])
@@ -245,11 +260,12 @@ def _numpy_block_gradient(x, dy, k):
                 for ch in range(c):
                     r, s = i * k + rows[b, ch], j * k + cols[b, ch]
                     dx[b, r, s, ch] += dy[b, i, j, ch]
-    return dx * (a > 0)
+    with np.errstate(invalid="ignore"):  # an infinite gradient times 0: NaN, as in TF
+        return dx * (a > 0)
 
 
 @pytest.mark.parametrize("k", [2, 3])
-def test_the_relu_gradient_of_a_pool_gradient_runs_fused(sess, k):
+def test_the_relu_gradient_of_a_pool_gradient_runs_fused(sess, k, pool_route):
     x = rng.standard_normal((3, 6 * k // 2 * 2, 4 * k, 5)).astype(np.float32)
     dy = rng.standard_normal((3, x.shape[1] // k, x.shape[2] // k, 5)).astype(np.float32)
     got, types = _block_gradient(sess, x, dy, k, k)
@@ -258,9 +274,10 @@ def test_the_relu_gradient_of_a_pool_gradient_runs_fused(sess, k):
 
 
 @pytest.mark.parametrize(
-    "case", ["integer ties", "all negative", "nan input", "nan gradient", "inf gradient"]
+    "case",
+    ["integer ties", "all negative", "nan input", "inf input", "nan gradient", "inf gradient"],
 )
-def test_the_fused_pool_gradient_keeps_tfs_rules(sess, case):
+def test_the_fused_pool_gradient_keeps_tfs_rules(sess, case, pool_route):
     x = rng.standard_normal((2, 8, 6, 3)).astype(np.float32)
     dy = rng.standard_normal((2, 4, 3, 3)).astype(np.float32)
     if case == "integer ties":  # positive windows with equal maxima: first one wins
@@ -269,6 +286,8 @@ def test_the_fused_pool_gradient_keeps_tfs_rules(sess, case):
         x = -np.abs(x) - 1
     elif case == "nan input":
         x[0, 1, 1, 0] = np.nan
+    elif case == "inf input":
+        x[1, 4, 3, 1] = np.inf
     elif case == "nan gradient":
         dy[1, 2, 0, 2] = np.nan
     else:
@@ -278,14 +297,17 @@ def test_the_fused_pool_gradient_keeps_tfs_rules(sess, case):
     attrs = {**POOL_2X2, "data_format": "NHWC"}
     a = np.maximum(x, 0)
     y = _kernel("MaxPool", attrs)(a)
-    unfused = _kernel("ReluGrad", {})(_kernel("MaxPoolGrad", attrs)(a, y, dy), a)
+    with np.errstate(invalid="ignore"):  # inf * 0 is NaN here, as in TF's kernel
+        unfused = _kernel("ReluGrad", {})(_kernel("MaxPoolGrad", attrs)(a, y, dy), a)
     np.testing.assert_array_equal(got, unfused)
-    if case != "nan input":
+    if case not in ("nan input", "inf input"):
         np.testing.assert_array_equal(got, _numpy_block_gradient(x, dy, 2))
 
 
 @pytest.mark.parametrize("channels", [8, 16, 32])
-def test_tied_maxima_in_2x2_windows_resolve_exactly_in_the_fused_kernel(sess, channels):
+def test_tied_maxima_in_2x2_windows_resolve_exactly_in_the_fused_kernel(
+    sess, channels, pool_route
+):
     # A blank background: equal positive ReLU outputs, every window of them tied; and
     # small integers, ties of every pattern (two, three or four equal maxima).
     x = rng.integers(-1, 3, (3, 8, 10, channels)).astype(np.float32)
@@ -354,7 +376,7 @@ def test_a_batch_unknown_cnn_gradient_has_no_sum_like_and_fuses_both_pairs(sess)
 # --- against TF1 ----------------------------------------------------------------------------
 @pytest.mark.tf
 @pytest.mark.parametrize("ties", [False, True])
-def test_a_conv_bias_relu_pool_block_and_its_gradients_match_tf1(ties):
+def test_a_conv_bias_relu_pool_block_and_its_gradients_match_tf1(ties, pool_route):
     tf1 = pytest.importorskip("tensorflow.compat.v1")
     from dataflow.testing.tf_parity import assert_parity_on_constants
 
