@@ -19,8 +19,10 @@ Contenders (issue 4):
   task per stage per step).
 
 Cases: a 20-op elementwise chain split 10/10 across ``/job:ps`` and ``/job:worker``
-(fed a [10] vector); a ridge regression step (n=100, p=10) with ``beta`` on the ps;
-two asynchronous ridge replicas (one client each, between-graph) giving aggregate
+(fed a [10] vector); a ridge regression step (n=100, p=10) with ``beta`` on the ps,
+updated by its ``assign_sub`` and, as TF1 programs usually write it, by the op
+``GradientDescentOptimizer.minimize`` returns (TF1 and dataflow default only); two
+asynchronous ridge replicas (one client each, between-graph) giving aggregate
 steps/s; and Dask tasks per step for chains of 10 to 10,000 ops.
 
 Contenders are interleaved round by round; BLAS is pinned to one thread in this process
@@ -64,14 +66,19 @@ def split_chain(tf, n_ops: int = 20):
     return x, y
 
 
-def ridge(tf, worker: int = 0):
-    """One ridge step: beta on the ps, cost and gradient on a worker, update on the ps."""
+def ridge(tf, worker: int = 0, minimize: bool = False):
+    """One ridge step: beta on the ps, cost and gradient on a worker, update on the ps.
+    With ``minimize``, the step as TF1 programs usually write it: the op
+    ``GradientDescentOptimizer.minimize`` returns (a ``NoOp`` on the worker's device
+    grouping the ps's update) instead of the ps's ``assign_sub`` itself."""
     setter = tf.train.replica_device_setter(ps_tasks=1, worker_device=f"/job:worker/task:{worker}")
     with tf.device(setter):
         beta = tf.Variable(np.zeros((P, 1), np.float32), name="beta")
         x = tf.placeholder(tf.float32, [None, P], name="x")
         y = tf.placeholder(tf.float32, [None, 1], name="y")
         cost = tf.reduce_mean(tf.square(y - tf.matmul(x, beta)))
+        if minimize:
+            return beta, x, y, cost, tf.train.GradientDescentOptimizer(LR).minimize(cost)
         grad = tf.gradients(cost, [beta])[0]
     with tf.device("/job:ps/task:0"):
         update = beta.assign_sub(LR * grad)
@@ -110,10 +117,10 @@ def tf1_split(tfc: TF1Cluster) -> Callable[[], object]:
     return lambda: sess.run(y, {x: v})
 
 
-def tf1_ridge(tfc: TF1Cluster, worker: int = 0, init: bool = True):
+def tf1_ridge(tfc: TF1Cluster, worker: int = 0, init: bool = True, minimize: bool = False):
     graph = tfc.tf.Graph()
     with graph.as_default():
-        beta, x, y, cost, update = ridge(tfc.tf, worker)
+        beta, x, y, cost, update = ridge(tfc.tf, worker, minimize)
         init_op = tfc.tf.global_variables_initializer()
     sess = tfc.session(graph, worker)
     if init:
@@ -136,10 +143,12 @@ def df_split(tf, cluster, resident: bool | None):
     return lambda: sess.run(y, {x: v})
 
 
-def df_ridge(tf, target, resident: bool | None, worker: int = 0, init: bool = True):
+def df_ridge(
+    tf, target, resident: bool | None, worker: int = 0, init: bool = True, minimize: bool = False
+):
     graph = tf.Graph()
     with graph.as_default():
-        beta, x, y, cost, update = ridge(tf, worker)
+        beta, x, y, cost, update = ridge(tf, worker, minimize)
         init_op = tf.global_variables_initializer()
     sess = tf.Session(target, graph=graph, config=_config(tf, resident))
     if init:
@@ -336,6 +345,8 @@ def main(quick: bool = False) -> None:
                 "task-graph": df_ridge(tf, cluster, False),
                 "default": df_ridge(tf, cluster, None),
                 "default, TLS": df_ridge(tf, tls, None),
+                "TF1 minimize": tf1_ridge(tfc, minimize=True),
+                "default minimize": df_ridge(tf, cluster, None, minimize=True),
             },
             rounds,
             per_round,
@@ -383,6 +394,14 @@ def main(quick: bool = False) -> None:
                     f"{ridge_t[path] / ridge_t['dask ridge']:.2f}x plain Dask",
                 )
             )
+        rows.append(("ridge step as minimize(cost), TF1", ridge_t["TF1 minimize"] * ms, ""))
+        rows.append(
+            (
+                "ridge step as minimize(cost), dataflow default",
+                ridge_t["default minimize"] * ms,
+                f"{ridge_t['default minimize'] / ridge_t['TF1 minimize']:.2f}x TF1",
+            )
+        )
         print()
         print(f"{'case':58s} {'median ms':>10s}  ratios")
         for name, value, ratio in rows:

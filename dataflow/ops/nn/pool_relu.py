@@ -29,7 +29,8 @@ The fast path, for windows that tile the input (``ksize == strides``, no padding
   kernels one after the other, as unfused.
 
 With numba (the ``fast`` extra, ``ops/compiled.py``) and float host arrays of
-``_COMPILED_FROM`` elements or more, tiling 2x2 windows take one compiled pass instead:
+``compiled_pools.COMPILED_FROM`` elements or more, tiling 2x2 windows take one compiled
+pass instead (``nn/compiled_pools.py``):
 each window's first maximum in TF's scan order (row by row, a later element only when
 strictly greater, as TF's ``MaxPoolGrad`` finds it) and every element of the window
 written once, ``dy`` at that maximum when it is positive, else 0. It reads the input
@@ -44,11 +45,9 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-import numpy as np
-
 from ...framework import registry
-from ..compiled import Kernel
 from ..math.sum_of_squares import made_by_fusion
+from . import compiled_pools
 from .buffers import Recycler
 from .conv.geometry import geometry_cache, params
 from .pool import max_pool_grad_kernel, pool_kernel_hw
@@ -117,62 +116,6 @@ class _FirstHits2x2:
         words[row:] &= a[: n - row]
 
 
-def _max_pool_2x2_grad_relu_loop(x: Any, dy: Any, dx: Any) -> bool:
-    """The compiled pass (module docstring) over NHWC ``x`` tiled by 2x2 windows, into
-    ``dx``; False (``dx`` then unfinished) where an input is NaN or infinite or a
-    gradient is not finite. Branch-free: the maximum of each row pair, then of the two
-    pairs, each comparison strict so that the first in scan order wins a tie; the
-    gradient goes to one side and the other gets ``g - g`` or ``0``, exactly 0."""
-    n, ho, wo, c = dy.shape
-    zero = x.dtype.type(0)
-    # Per channel: NaN once any input or gradient it saw was NaN or infinite.
-    unordered = np.zeros(c, x.dtype)
-    for b in range(n):
-        for i in range(ho):
-            for j in range(wo):
-                top, left = 2 * i, 2 * j
-                for ch in range(c):
-                    a0, a1 = x[b, top, left, ch], x[b, top, left + 1, ch]
-                    a2, a3 = x[b, top + 1, left, ch], x[b, top + 1, left + 1, ch]
-                    g = dy[b, i, j, ch]
-                    unordered[ch] += (a0 + a1 + a2 + a3 + g) * zero
-                    upper = a1 if a1 > a0 else a0
-                    lower = a3 if a3 > a2 else a2
-                    peak = lower if lower > upper else upper
-                    routed = g if peak > 0 else zero  # the ReLU's mask at the maximum
-                    to_upper = routed if upper >= lower else zero
-                    to_lower = routed - to_upper
-                    first = to_upper if a0 >= a1 else zero
-                    dx[b, top, left, ch] = first
-                    dx[b, top, left + 1, ch] = to_upper - first
-                    third = to_lower if a2 >= a3 else zero
-                    dx[b, top + 1, left, ch] = third
-                    dx[b, top + 1, left + 1, ch] = to_lower - third
-    for ch in range(c):
-        if unordered[ch] != 0:
-            return False
-    return True
-
-
-_compiled_loop = Kernel(_max_pool_2x2_grad_relu_loop)
-# Smaller inputs stay on numpy: loading numba and compiling cost more than they gain.
-_COMPILED_FROM = 1 << 16
-
-
-def _compilable(x: Any, dy: Any) -> bool:
-    """Whether the compiled pass takes these arrays: float host arrays, contiguous,
-    large enough."""
-    return (
-        type(x) is np.ndarray
-        and type(dy) is np.ndarray
-        and x.size >= _COMPILED_FROM
-        and x.dtype == dy.dtype
-        and x.dtype in (np.float32, np.float64)
-        and x.flags.c_contiguous
-        and dy.flags.c_contiguous
-    )
-
-
 def _max_pool_grad_relu_kernel(ctx: Any, attrs: dict) -> Any:
     xp, p = ctx.xp, params(attrs)
     kh, kw = pool_kernel_hw(attrs)
@@ -192,10 +135,9 @@ def _max_pool_grad_relu_kernel(ctx: Any, attrs: dict) -> Any:
         g = geometry(x.shape, kh, kw)
         if any(g.pads) or (g.ho * kh, g.wo * kw) != (g.h, g.w) or not (g.ho and g.wo):
             return unfused(x, y, dy, features)
-        if (kh, kw) == (2, 2) and _compilable(x, dy):
-            gradient = buffers.empty(x.shape, dy.dtype)
-            ran, finished = _compiled_loop(x, dy, gradient)
-            if ran and finished:
+        if (kh, kw) == (2, 2):
+            gradient = compiled_pools.max_grad_relu_2x2(x, dy, buffers)
+            if gradient is not None:
                 return gradient
         # A masked multiply would spread a NaN gradient; a negative maximum (not a ReLU
         # output) would make -inf peaks below, which its elements could equal.

@@ -531,6 +531,50 @@ def test_one_channel_im2col_matches_tf1(stride, padding):
     )
 
 
+@pytest.fixture(params=["compiled", "numpy"])
+def max_pool_route(request, monkeypatch):
+    """Runs a test on each route of the tiling max pool: the compiled 2x2 pass (numba,
+    the ``fast`` extra) from any size, or the numpy path at every size."""
+    from dataflow.ops.nn import compiled_pools
+
+    if request.param == "compiled":
+        if compiled_pools.MAX_2X2.compiled() is None:
+            pytest.skip("numba is not installed")
+        monkeypatch.setattr(compiled_pools, "COMPILED_FROM", 0)
+    else:
+        monkeypatch.setattr(compiled_pools, "COMPILED_FROM", 1 << 62)
+    return request.param
+
+
+def test_the_compiled_2x2_max_pool_keeps_numpys_maximum_rule(monkeypatch):
+    """NaNs, infinities and zeros of both signs in every position of a window: the
+    compiled pass and the numpy path give the same values (``maximum`` over rows, then
+    over columns: NaN wins). Which zero a tie of -0.0 and 0.0 gives is numpy's loop's
+    choice (its SIMD and scalar loops differ), so zeros compare as equal values."""
+    from dataflow.framework import registry
+    from dataflow.ops.nn import compiled_pools
+
+    if compiled_pools.MAX_2X2.compiled() is None:
+        pytest.skip("numba is not installed")
+
+    class Host:
+        xp = np
+
+    special = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0], np.float32)
+    data = np.random.default_rng(5)
+    x = special[data.integers(0, special.size, (3, 16, 16, 9))]
+    attrs = {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1], "padding": "VALID"}
+    attrs["data_format"] = "NHWC"
+    outs = []
+    for threshold in (0, 1 << 62):
+        monkeypatch.setattr(compiled_pools, "COMPILED_FROM", threshold)
+        outs.append(registry.lookup("MaxPool").kernel(Host, attrs)(x).copy())
+    rows = [np.maximum(x[:, 0::2, j::2], x[:, 1::2, j::2]) for j in (0, 1)]
+    want = np.maximum(rows[0], rows[1])
+    for out in outs:
+        np.testing.assert_array_equal(out, want)  # NaN where NaN, -0.0 equal to 0.0
+
+
 @pytest.mark.tf
 @pytest.mark.parametrize(
     "shape,k,padding",
@@ -542,7 +586,7 @@ def test_one_channel_im2col_matches_tf1(stride, padding):
         ((1, 9, 6, 5), (3, 2), "VALID"),
     ],
 )
-def test_tiling_max_pool_matches_tf1_on_ties(shape, k, padding):
+def test_tiling_max_pool_matches_tf1_on_ties(shape, k, padding, max_pool_route):
     """ksize == strides (the tile path): values and MaxPoolGrad against TF1 on a ReLU'd
     input rounded to a few levels, so most windows hold ties (routed to the first)."""
     x = np.maximum(np.round(rng.standard_normal(shape)), 0).astype(np.float32)

@@ -227,14 +227,14 @@ def test_a_fused_convolution_layer_refuses_a_bias_of_the_wrong_size_at_run_time(
 def pool_route(request, monkeypatch):
     """Runs a test on each route of the fused kernel: the compiled 2x2 pass (numba, the
     ``fast`` extra) from any size, or the numpy path at every size."""
-    from dataflow.ops.nn import pool_relu
+    from dataflow.ops.nn import compiled_pools
 
     if request.param == "compiled":
-        if pool_relu._compiled_loop.compiled() is None:
+        if compiled_pools.MAX_GRAD_RELU_2X2.compiled() is None:
             pytest.skip("numba is not installed")
-        monkeypatch.setattr(pool_relu, "_COMPILED_FROM", 0)
+        monkeypatch.setattr(compiled_pools, "COMPILED_FROM", 0)
     else:
-        monkeypatch.setattr(pool_relu, "_COMPILED_FROM", 1 << 62)
+        monkeypatch.setattr(compiled_pools, "COMPILED_FROM", 1 << 62)
     return request.param
 
 
@@ -305,9 +305,7 @@ def test_the_fused_pool_gradient_keeps_tfs_rules(sess, case, pool_route):
 
 
 @pytest.mark.parametrize("channels", [8, 16, 32])
-def test_tied_maxima_in_2x2_windows_resolve_exactly_in_the_fused_kernel(
-    sess, channels, pool_route
-):
+def test_tied_maxima_in_2x2_windows_resolve_exactly_in_the_fused_kernel(sess, channels, pool_route):
     # A blank background: equal positive ReLU outputs, every window of them tied; and
     # small integers, ties of every pattern (two, three or four equal maxima).
     x = rng.integers(-1, 3, (3, 8, 10, channels)).astype(np.float32)
