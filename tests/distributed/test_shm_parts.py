@@ -1,10 +1,11 @@
 """Large feeds and fetches through shared memory when client and workers share a host
 (``runtime/dask/shm_parts.py``), on worker processes over loopback: a fed array arrives
-bit for bit, a fetched one is writable and owned, two threads' steps keep their own
-bytes, the socket path takes over when shared memory is off at either end, an arena is
-not reused before its reader took the last message, smaller parts take it over TLS
-only, large parts cross TLS itself when it is off, and a worker killed with SIGKILL
-leaves nothing in /dev/shm."""
+bit for bit, a fetched one is writable and owned, the worker lends feeds (a view of the
+client's arena, released with the step; one it keeps holds its region), two threads'
+steps keep their own bytes, the socket path takes over when shared memory is off at
+either end, an arena is not reused before its reader took the last message, smaller
+parts take it over TLS only, large parts cross TLS itself when it is off, and a worker
+killed with SIGKILL leaves nothing in /dev/shm."""
 
 from __future__ import annotations
 
@@ -174,6 +175,112 @@ def test_an_arena_is_reused_only_after_its_reader_took_the_last_message():
         _same_bits(frames.recv_message(b, worker)["x"], values[2])
         sender.join()
         assert client.shared_bytes == values[0].nbytes + values[2].nbytes
+    finally:
+        a.close()
+        b.close()
+        client.close()
+        worker.close()
+
+
+def _link_state(sess) -> tuple:
+    (link,) = [link for link in sess._backend._streams._links.values() if link is not None]
+    return link.regions, link.sent, link.acked
+
+
+def test_a_worker_lends_each_feed_and_the_client_reuses_its_arena_every_step(clean_cluster):
+    """The worker computes on a read-only view of the client's arena (no copy); the
+    view goes with the step, so every step's feed takes shared memory, in the client's
+    two regions in turn."""
+    graph = tf.Graph()
+    with graph.as_default():
+        with tf.device("/job:worker/task:0"):
+            x = tf.placeholder(tf.float32, [None, COLS])
+            total = tf.reduce_sum(tf.cast(x, tf.float64))
+    data = np.random.default_rng(21)
+    values = [data.standard_normal((ROWS, COLS)).astype(np.float32) for _ in range(3)]
+    with tf.Session(clean_cluster, graph=graph) as sess:
+        for i in range(8):
+            got = sess.run(total, {x: values[i % 3]})
+            np.testing.assert_allclose(got, np.sum(values[i % 3], dtype=np.float64), rtol=1e-9)
+        regions, sent, acked = _link_state(sess)
+        links = _links(sess)
+    assert regions == 2 and sent == 8 and acked >= 7
+    assert links[0][2] == 8 * values[0].nbytes  # every feed; the fetches are scalars
+
+
+def test_a_feed_the_worker_keeps_stays_intact_while_later_feeds_take_the_socket(
+    clean_cluster,
+):
+    """A session tensor on the worker keeps a fed array: its view keeps the client's
+    region, so the client sends later feeds over the socket instead of overwriting it;
+    the kept value comes back bit for bit, and once it is deleted the arena is used
+    again."""
+    graph = tf.Graph()
+    with graph.as_default():
+        with tf.device("/job:worker/task:0"):
+            x = tf.placeholder(tf.float32, [None, COLS])
+            keep = tf.get_session_handle(tf.identity(x))
+            flipped = tf.reverse(x, axis=[0])
+    kept, others = _bits(31), [_bits(seed) for seed in (32, 33, 34, 35)]
+    with tf.Session(clean_cluster, graph=graph) as sess:
+        handle = sess.run(keep, {x: kept})
+        with graph.as_default(), tf.device("/job:worker/task:0"):
+            holder, kept_value = tf.get_session_tensor(handle.handle, tf.float32)
+        for value in others:  # more steps than the arena has regions
+            _same_bits(sess.run(flipped, {x: value}), value[::-1])
+        _, sent_while_kept, _ = _link_state(sess)
+        _same_bits(sess.run(kept_value, {holder: handle.handle}), kept)
+        handle.delete()
+        for value in others[:3]:
+            _same_bits(sess.run(flipped, {x: value}), value[::-1])
+        _, sent_after, _ = _link_state(sess)
+    # The kept feed and the first step after it used the two regions; then the socket,
+    # until the handle was deleted.
+    assert sent_while_kept == 2
+    assert sent_after >= sent_while_kept + 2
+
+
+def test_a_lent_part_counts_as_consumed_when_its_last_view_goes():
+    """Unit level: a lending reader acknowledges a message only once every view of it
+    is released; a writer with two regions writes the next message into the other one
+    meanwhile, waits for that acknowledgement before the region after, and grows its
+    arena only when nothing is outstanding."""
+    client, worker = shm_parts.Link(), shm_parts.Link(lends=True)
+    answer = worker.answer(client.hello())
+    worker.answer(client.answered(answer))
+    assert client.regions == 2
+    a, b = socket.socketpair()
+    try:
+        values = [_bits(seed, rows=1_000) for seed in (41, 42)]  # 400 KB each
+        client.min_part = 1 << 16
+
+        def send(value):
+            frames.send_frames(a, frames.writes({"x": value}, client))
+            return frames.recv_message(b, worker)["x"]
+
+        first = send(values[0])
+        assert not first.flags.writeable and worker.consumed == 0
+        _same_bits(first, values[0])
+        second = send(values[1])  # the other region: generation 1 is not acknowledged
+        assert client.sent == 2 and worker.consumed == 0
+        frames.send_frames(b, frames.writes({"ack": True}, worker))
+        frames.recv_message(a, client)
+        assert client.acked == 0 and client.writable() is None  # region 0 still lent
+        del first
+        assert worker.consumed == 1
+        frames.send_frames(b, frames.writes({"ack": True}, worker))
+        frames.recv_message(a, client)
+        assert client.acked == 1 and client.writable() is not None
+        # A larger message must grow the arena, which waits for generation 2 too.
+        bigger = _bits(43, rows=3_000)
+        assert client.place([memoryview(bigger).cast("B")]) is None
+        _same_bits(second, values[1])
+        del second
+        frames.send_frames(b, frames.writes({"ack": True}, worker))
+        frames.recv_message(a, client)
+        assert client.acked == 2
+        _same_bits(send(bigger), bigger)
+        assert client.sent == 3
     finally:
         a.close()
         b.close()

@@ -119,8 +119,11 @@ def encode(message: Any, link: Any = None, defer: bool = False) -> list[Any]:
     entries = [BUFFER.pack(p.nbytes) for p in parts]
     copies: list[Any] = []
     large = [i for i, p in enumerate(parts) if p.nbytes >= link.min_part]
+    placed = None
     if large and link.writable() is not None:
-        generation, offsets, copy = link.place([parts[i] for i in large])
+        placed = link.place([parts[i] for i in large])  # (None: the arena cannot grow yet)
+    if placed is not None:
+        generation, offsets, copy = placed
         if defer:
             copies.append(copy)
         else:
@@ -182,15 +185,20 @@ def decode_header(header: bytes, link: Any = None) -> tuple[Any, list[Any]]:
 
 def part_memory(sizes: list[Any], link: Any) -> tuple[list[Any], list[Any]]:
     """(every buffer of a message, those the socket fills): a shared part is copied out
-    of the peer's arena now, into memory of its own; the others are allocated empty."""
+    of the peer's arena now, into memory of its own, or, where the link lends
+    (``shm_parts``: a worker reading its client), is a read-only view of it (never the
+    payload, the first: it is parsed at once); the others are allocated empty."""
     buffers, received = [], []
-    for size in sizes:
+    for i, size in enumerate(sizes):
         if isinstance(size, int):
             buffers.append(allocate(size))
             received.append(buffers[-1])
             continue
         nbytes, generation, offset = size
         try:
+            if i and link.lends:
+                buffers.append(link.lend(generation, offset, nbytes))
+                continue
             buffers.append(link.take(generation, offset, nbytes, allocate(nbytes)))
         except (OSError, ValueError) as exc:
             raise FrameTooLarge(f"step stream frame names unreadable shared memory: {exc}") from exc
