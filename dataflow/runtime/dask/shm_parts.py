@@ -27,17 +27,18 @@ Decisions, and why:
   the generation it last consumed (an acknowledgement), and a writer whose last
   generation is not acknowledged yet sends the next message's parts over the socket as
   before. A reader consumes a part by copying it into memory of its own when the frame
-  header arrives, before the message is handed on.
+  header arrives, before the message is handed on (the client), or once the message's
+  views are gone (a worker: next point).
 * **Owned fetches, lent feeds.** The client copies each part of a reply out (a fetched
   array is writable and owned like the socket's, ``frames.allocate``: never a view into
   an arena a later step overwrites). A worker does not copy a client's request: it
   *lends* each shared part, handing the step a read-only view of the client's arena
   (kernels treat their inputs as read-only anyway, as they do Dask-computed feeds), and
   counts the message consumed only once every view of it is gone (``weakref.finalize``
-  on the view), not when the header arrives. A copy of a 4 MB feed cost the step more
-  than the computing on it (1.7-1.9 against 1.15-1.3 ms a ``minimize`` step on the
-  AVX-512 VM), and a 40 MB one lands in pages the kernel must fault in afresh every step
-  (glibc maps blocks over 32 MiB anew). A fed value the worker keeps as it is (a session
+  on the view), not when the header arrives. The copy was a large share of a large
+  feed's step: a 40 MB one lands in pages the kernel must fault in afresh every step
+  (glibc maps blocks over 32 MiB anew); a ``minimize`` step fed 40 MB took 18-22 ms with
+  the copy and 12.5-15 ms lent on the AVX-512 VM, 4 MB 1.6-2.2 and 1.3-2.2 ms. A fed value the worker keeps as it is (a session
   tensor, ``get_session_handle``; an assigned variable copies it into its own buffer)
   keeps its view, and that region stays unwritable meanwhile: the client's large parts
   take the socket, correct and slower, until the value goes.
