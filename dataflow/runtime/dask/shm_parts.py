@@ -38,10 +38,11 @@ Decisions, and why:
   on the view), not when the header arrives. The copy was a large share of a large
   feed's step: a 40 MB one lands in pages the kernel must fault in afresh every step
   (glibc maps blocks over 32 MiB anew); a ``minimize`` step fed 40 MB took 18-22 ms with
-  the copy and 12.5-15 ms lent on the AVX-512 VM, 4 MB 1.6-2.2 and 1.3-2.2 ms. A fed value the worker keeps as it is (a session
-  tensor, ``get_session_handle``; an assigned variable copies it into its own buffer)
-  keeps its view, and that region stays unwritable meanwhile: the client's large parts
-  take the socket, correct and slower, until the value goes.
+  the copy and 12.5-15 ms lent on the AVX-512 VM, 4 MB 1.6-2.2 and 1.3-2.2 ms. A fed
+  value the worker keeps as it is (a session tensor, ``get_session_handle``; an
+  assigned variable copies it into its own buffer) keeps its view, and that region
+  stays unwritable meanwhile: the client's large parts take the socket, correct and
+  slower, until the value goes.
   Concurrent steps cannot see each other's bytes: the client has one connection, and so
   one arena, per thread and worker.
 * **Two regions where the reader lends.** A step's feed views go when the worker's step
