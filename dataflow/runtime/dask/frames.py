@@ -344,8 +344,9 @@ def recv_exactly(sock: socket.socket, n: int) -> Any:
 
 def recv_message(sock: socket.socket, link: Any = None) -> Any:
     """The next message on ``sock``: its payload and each array are received into
-    memory of their own, allocated from the header (an array comes back writable and
-    owned, never a view into a buffer that is reused)."""
+    memory of their own, allocated from the header (an array comes back owned, never a
+    view into a buffer that is reused, and writable unless it was read-only where it
+    was pickled: pickle keeps that flag)."""
     (size,) = SIZE.unpack(recv_exactly(sock, SIZE.size))
     check_header_size(size)
     payload_size, sizes = decode_header(bytes(recv_exactly(sock, size)), link)

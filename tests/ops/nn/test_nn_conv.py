@@ -531,21 +531,6 @@ def test_one_channel_im2col_matches_tf1(stride, padding):
     )
 
 
-@pytest.fixture(params=["compiled", "numpy"])
-def max_pool_route(request, monkeypatch):
-    """Runs a test on each route of the tiling max pool: the compiled 2x2 pass (numba,
-    the ``fast`` extra) from any size, or the numpy path at every size."""
-    from dataflow.ops.nn import compiled_pools
-
-    if request.param == "compiled":
-        if compiled_pools.MAX_2X2.compiled() is None:
-            pytest.skip("numba is not installed")
-        monkeypatch.setattr(compiled_pools, "COMPILED_FROM", 0)
-    else:
-        monkeypatch.setattr(compiled_pools, "COMPILED_FROM", 1 << 62)
-    return request.param
-
-
 def test_the_compiled_2x2_max_pool_keeps_numpys_maximum_rule(monkeypatch):
     """NaNs, infinities and zeros of both signs in every position of a window: the
     compiled pass and the numpy path give the same values (``maximum`` over rows, then
@@ -586,7 +571,7 @@ def test_the_compiled_2x2_max_pool_keeps_numpys_maximum_rule(monkeypatch):
         ((1, 9, 6, 5), (3, 2), "VALID"),
     ],
 )
-def test_tiling_max_pool_matches_tf1_on_ties(shape, k, padding, max_pool_route):
+def test_tiling_max_pool_matches_tf1_on_ties(shape, k, padding, pool_route):
     """ksize == strides (the tile path): values and MaxPoolGrad against TF1 on a ReLU'd
     input rounded to a few levels, so most windows hold ties (routed to the first)."""
     x = np.maximum(np.round(rng.standard_normal(shape)), 0).astype(np.float32)

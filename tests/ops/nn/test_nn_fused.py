@@ -223,21 +223,6 @@ def test_a_fused_convolution_layer_refuses_a_bias_of_the_wrong_size_at_run_time(
 
 
 # --- MaxPoolGradRelu ------------------------------------------------------------------------
-@pytest.fixture(params=["compiled", "numpy"])
-def pool_route(request, monkeypatch):
-    """Runs a test on each route of the fused kernel: the compiled 2x2 pass (numba, the
-    ``fast`` extra) from any size, or the numpy path at every size."""
-    from dataflow.ops.nn import compiled_pools
-
-    if request.param == "compiled":
-        if compiled_pools.MAX_GRAD_RELU_2X2.compiled() is None:
-            pytest.skip("numba is not installed")
-        monkeypatch.setattr(compiled_pools, "COMPILED_FROM", 0)
-    else:
-        monkeypatch.setattr(compiled_pools, "COMPILED_FROM", 1 << 62)
-    return request.param
-
-
 def _block_gradient(sess, x_value, dy_value, ksize=2, stride=2, padding="SAME"):
     """d/dx of <max_pool(relu(x)), dy>, with the plan's op types."""
     x = tf.placeholder(tf.float32, [None, *x_value.shape[1:]])
