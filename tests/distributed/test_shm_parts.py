@@ -306,18 +306,20 @@ def _small_steps(cluster) -> tuple[list, list]:
     return got, links
 
 
-def test_parts_from_64_kib_take_shared_memory_over_tls_only(
+def test_parts_from_64_kib_take_shared_memory_over_tls_and_to_a_lending_worker(
     tls_cluster, clean_cluster, monkeypatch
 ):
     """Over TLS a 400 KB feed and its fetch skip encryption through shared memory;
-    over plain TCP parts under 1 MB stay on the socket (they cost the same there).
-    (Streams kept off Unix sockets, which carry no TLS: ``local_sockets``.)"""
+    over plain TCP only the feed does (the worker lends it: one copy against the
+    socket's two), and the fetch, which the client copies out, stays on the socket
+    under 1 MB (it costs the same there). (Streams kept off Unix sockets, which carry
+    no TLS: ``local_sockets``.)"""
     monkeypatch.setenv("DATAFLOW_UNIX_SOCKETS", "0")
     _, tls_links = _small_steps(tls_cluster)
     assert tls_links == [(True, True, tls_links[0][2])]
     assert tls_links[0][2] >= 6 * SMALL_ROWS * COLS * 4  # 3 feeds and 3 fetches
     _, tcp_links = _small_steps(clean_cluster)
-    assert tcp_links == [(True, True, 0)]
+    assert tcp_links == [(True, True, 3 * SMALL_ROWS * COLS * 4)]  # the 3 feeds
 
 
 def test_over_tls_with_shared_memory_off_large_parts_cross_the_tls_transport(

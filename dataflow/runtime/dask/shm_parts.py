@@ -63,9 +63,13 @@ Decisions, and why:
   64 KiB (``SHARED_PART_TLS``) take shared memory, not only those from 1 MB
   (``SHARED_PART``): encrypting a part on one side and decrypting it on the other cost
   more than the two copies (a 400 KB feed step went from 3.2 to 2.4 ms on the 2-core
-  VM, docs/performance.md), while over plain TCP, where the kernel's copies are all a
-  socket costs, parts under 1 MB took as long either way. (Below 64 KiB a message is
-  joined into one write, ``frames.writes``.)
+  VM, docs/performance.md), while over plain TCP or a Unix socket, where the kernel's
+  copies are all a socket costs, parts under 1 MB took as long either way, except
+  towards a reader that lends: one copy into the arena against the socket's two, so
+  those parts take shared memory from 64 KiB too (a 400 KB ``minimize`` feed step 0.98-
+  1.43 -> 0.86-1.06 ms over a Unix socket; fetches, copied out by the client, were
+  level and stay on the socket under 1 MB). (Below 64 KiB a message is joined into one
+  write, ``frames.writes``.)
 * **Memory.** Each side keeps one arena as large as the largest message's large parts
   it sent on that connection, twice that for the client's when the worker lends (tmpfs
   pages, not the Python heap); the client's owned copies are the step's values, released
@@ -265,6 +269,7 @@ class Link:
         self._lock = threading.Lock()  # (views are released in whatever thread drops them)
         # Writing: our arena's regions, 2 where the peer lends (it says so in its answer).
         self.regions = 1
+        self._encrypted = False
 
     def __enter__(self) -> Link:
         return self
@@ -274,12 +279,19 @@ class Link:
 
     def over_tls(self) -> None:
         """The connection is TLS: parts from ``SHARED_PART_TLS`` bytes skip it."""
-        self.min_part = SHARED_PART_TLS
+        self._encrypted = True
+        self._choose_min_part()
 
     def over_unix_socket(self) -> None:
         """The stream moved to a Unix socket (``local_sockets``): no encryption to skip,
-        so parts from ``SHARED_PART`` bytes, as on plain TCP."""
-        self.min_part = SHARED_PART
+        so parts from ``SHARED_PART`` bytes, as on plain TCP, unless the peer lends."""
+        self._encrypted = False
+        self._choose_min_part()
+
+    def _choose_min_part(self) -> None:
+        """Our smallest part for shared memory (module docstring, "TLS too")."""
+        lent = self.regions > 1  # (two regions: the peer lends)
+        self.min_part = SHARED_PART_TLS if self._encrypted or lent else SHARED_PART
 
     @property
     def active(self) -> bool:
@@ -391,6 +403,7 @@ class Link:
         self.tx = offered
         if message.get("lends"):
             self.regions = 2
+            self._choose_min_part()
         try:
             self.rx = PeerArena(message["offer"])
         except (OSError, ValueError, KeyError, TypeError):
