@@ -3,9 +3,11 @@
 ``nn/pool.py`` and ``nn/pool_relu.py`` make several.
 
 A CNN's pools are ``max_pooling2d(2, 2)`` over the largest arrays of the network
-(MNIST's first block: 128x28x28x32 floats, 12.8 MB). Measured on the AVX-512 VM:
-the forward pass 0.4 against 1.2 ms, ``MaxPoolGradRelu`` 3.5 against 6.7 ms for the
-tutorial CNN's two blocks (TF1's kernels: 1.7 and 2.3 ms).
+(MNIST's first block: 128x28x28x32 floats, 12.8 MB). Measured on the AVX-512 VM, alone
+on arrays warm in the L3 cache: the forward pass 0.4 against 1.2 ms, ``MaxPoolGradRelu``
+3.5 against 6.7 ms for the tutorial CNN's two blocks (TF1's kernels: 1.7 and 2.3 ms).
+Inside a traced training step, where the first block's arrays come from memory, both
+together save about 0.9 ms of ~100 (docs/performance.md).
 
 Decisions, and why:
 
@@ -115,10 +117,11 @@ def max_2x2(x: Any, g: Any, buffers: Recycler) -> Any:
     return out if ran else None
 
 
-def max_grad_relu_2x2(x: Any, dy: Any, buffers: Recycler) -> Any:
-    """``MaxPoolGradRelu`` of NHWC ``x`` (the ReLU's output and the pool's input) tiled
-    by 2x2 windows, or ``None`` where the compiled pass does not apply or stopped."""
-    if not _takes(x, dy):
+def max_grad_relu_2x2(x: Any, dy: Any, g: Any, buffers: Recycler) -> Any:
+    """``MaxPoolGradRelu`` of NHWC ``x`` (the ReLU's output and the pool's input) whose
+    2x2 windows (geometry ``g``) tile it exactly, or ``None`` where the compiled pass
+    does not apply or stopped."""
+    if (g.kh, g.kw) != (2, 2) or not _takes(x, dy):
         return None
     gradient = buffers.empty(x.shape, dy.dtype)
     ran, finished = MAX_GRAD_RELU_2X2(x, dy, gradient)

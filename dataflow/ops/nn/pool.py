@@ -27,8 +27,8 @@ block of rows (``_tile_max_in_blocks``: every operand contiguous, numpy's fast l
 with numba (the ``fast`` extra) float 2x2 windows of ``compiled_pools.COMPILED_FROM``
 elements or more are one compiled pass (``nn/compiled_pools.py``) taking ``maximum`` in
 the same order (rows, then columns) with its rule (NaN wins), so the values, NaNs
-included, are the numpy path's (MNIST's first pool on the AVX-512 VM: 0.4 against
-1.2 ms).
+included, are the numpy path's (MNIST's first pool on the AVX-512 VM, timed alone on
+warm arrays: 0.4 against 1.2 ms; less inside a step).
 The gradient compares the whole input with the broadcast output in one pass, keeps the
 first hit per window with in-place boolean passes over the KH*KW offset views, and
 writes the mask into a float buffer multiplied in place by the broadcast gradient (on

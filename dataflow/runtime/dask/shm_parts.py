@@ -21,14 +21,14 @@ Decisions, and why:
   (``/proc/sys/kernel/random/boot_id``) and the hostname. The addresses alone say
   nothing (containers share loopback addresses; one host has many addresses).
 * **One arena per connection and direction, reused.** A writer copies a message's large
-  parts from offset 0 of its arena and grows it (``ftruncate``) to the largest message
-  seen; nothing is created per step. It reuses the arena only once the reader has
-  *consumed* the last message written there: every frame header a reader sends carries
-  the generation it last consumed (an acknowledgement), and a writer whose last
-  generation is not acknowledged yet sends the next message's parts over the socket as
-  before. A reader consumes a part by copying it into memory of its own when the frame
-  header arrives, before the message is handed on (the client), or once the message's
-  views are gone (a worker: next point).
+  parts to the start of its arena (of a region of it: "Two regions" below) and grows it
+  (``ftruncate``) to the largest message seen; nothing is created per step. It reuses a
+  region only once the reader has *consumed* the last message written there: every
+  frame header a reader sends carries the generation it last consumed (an
+  acknowledgement), and a writer whose region is not acknowledged yet sends the next
+  message's parts over the socket as before. A reader consumes a part by copying it
+  into memory of its own when the frame header arrives, before the message is handed on
+  (the client), or once the message's views are gone (a worker: next point).
 * **Owned fetches, lent feeds.** The client copies each part of a reply out (a fetched
   array is writable and owned like the socket's, ``frames.allocate``: never a view into
   an arena a later step overwrites). A worker does not copy a client's request: it
