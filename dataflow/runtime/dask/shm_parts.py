@@ -70,6 +70,9 @@ Decisions, and why:
   1.43 -> 0.86-1.06 ms over a Unix socket; fetches, copied out by the client, were
   level and stay on the socket under 1 MB). (Below 64 KiB a message is joined into one
   write, ``frames.writes``.)
+* **Copies on idle cores.** A part of 8 MB or more is copied into an arena, or out of
+  one, by the calling thread and helper threads together when cores are idle
+  (``parallel_copy.py``): the other end is waiting for it meanwhile.
 * **Memory.** Each side keeps one arena as large as the largest message's large parts
   it sent on that connection, twice that for the client's when the worker lends (tmpfs
   pages, not the Python heap); the client's owned copies are the step's values, released
@@ -88,6 +91,8 @@ import weakref
 from typing import Any
 
 import numpy as np
+
+from . import parallel_copy
 
 SHM_OP = "dataflow_shm"
 TOKEN_BYTES = 16
@@ -162,7 +167,7 @@ class Arena:
         assert self.map is not None
         target = np.frombuffer(self.map, np.uint8)
         for raw, at in zip(raws, offsets, strict=True):
-            target[at : at + raw.nbytes] = np.frombuffer(raw, np.uint8)
+            parallel_copy.copy(target[at : at + raw.nbytes], np.frombuffer(raw, np.uint8))
         del target
 
     def offer(self) -> dict:
@@ -227,7 +232,7 @@ class PeerArena:
     def take(self, offset: int, nbytes: int, into: Any) -> Any:
         """Copies ``nbytes`` at ``offset`` into ``into`` (memory of the reader's own)."""
         source = np.frombuffer(self._reach(offset, nbytes), np.uint8, nbytes, offset)
-        np.frombuffer(into, np.uint8)[:] = source
+        parallel_copy.copy(np.frombuffer(into, np.uint8), source)
         del source
         return into
 
