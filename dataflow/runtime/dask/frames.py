@@ -19,7 +19,9 @@ Between a client and a worker on one host, large parts may travel in shared memo
 its arena generation and offset instead of sending its bytes, and a header of a stream
 that set shared memory up (``EXTENDED`` in its count) ends with the generation of the
 peer's arena its writer last consumed. A reader copies a shared part into memory of its
-own when the header arrives (``shm_parts.Link.take``).
+own when the header arrives (``shm_parts.Link.take``). A part of a worker's reply that
+the client reads from the worker's own memory (``IN_PLACE`` beside ``SHARED``) carries
+the worker's hold number and the part's address instead (``shm_parts.Link.read``).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ BUFFER = struct.Struct("!Q")
 MAX_BUFFERS = 1 << 20
 EXTENDED = 1 << 31  # in the buffer count: the header ends with an acknowledgement
 SHARED = 1 << 63  # in a buffer's length: the part is in the writer's arena
+IN_PLACE = 1 << 62  # with SHARED: the part is in the writer's own memory (peer reads)
 SHARED_ENTRY = 3 * BUFFER.size  # length, arena generation, offset
 
 
@@ -118,7 +121,14 @@ def encode(message: Any, link: Any = None, defer: bool = False) -> list[Any]:
     parts: list[Any] = [memoryview(payload), *raws]
     entries = [BUFFER.pack(p.nbytes) for p in parts]
     copies: list[Any] = []
-    large = [i for i, p in enumerate(parts) if p.nbytes >= link.min_part]
+    if link.peer_reads:  # (a worker whose client reads large parts from its memory)
+        in_place = [i for i, p in enumerate(parts) if i and p.nbytes >= link.in_place_from]
+        if in_place:
+            hold, addresses = link.hold([parts[i] for i in in_place])
+            for i, address in zip(in_place, addresses, strict=True):
+                entries[i] = SHARED_HEAD.pack(parts[i].nbytes | SHARED | IN_PLACE, hold, address)
+                parts[i] = None
+    large = [i for i, p in enumerate(parts) if p is not None and p.nbytes >= link.min_part]
     placed = None
     if large and link.writable() is not None:
         placed = link.place([parts[i] for i in large])  # (None: the arena cannot grow yet)
@@ -168,7 +178,9 @@ def decode_header(header: bytes, link: Any = None) -> tuple[Any, list[Any]]:
             if not extended or at + SHARED_ENTRY > len(header):
                 raise FrameTooLarge("step stream frame header has a malformed shared part")
             _, generation, offset = SHARED_HEAD.unpack_from(header, at)
-            sizes.append((size & ~SHARED, generation, offset))
+            nbytes = size & ~(SHARED | IN_PLACE)
+            # (an in-place part: hold and address in the writer's memory, flagged)
+            sizes.append((nbytes, generation, offset, bool(size & IN_PLACE)))
             at += SHARED_ENTRY
         else:
             sizes.append(size)
@@ -194,8 +206,13 @@ def part_memory(sizes: list[Any], link: Any) -> tuple[list[Any], list[Any]]:
             buffers.append(allocate(size))
             received.append(buffers[-1])
             continue
-        nbytes, generation, offset = size
+        nbytes, generation, offset, in_place = size
         try:
+            if in_place:
+                if link.lends or not i:
+                    raise ValueError("only a worker's reply may name its own memory")
+                buffers.append(link.read(generation, offset, nbytes, allocate(nbytes)))
+                continue
             if i and link.lends:
                 buffers.append(link.lend(generation, offset, nbytes))
                 continue
@@ -353,7 +370,15 @@ def recv_message(sock: socket.socket, link: Any = None) -> Any:
     (payload, *buffers), received = part_memory([payload_size, *sizes], link)
     for buffer in received:
         recv_into(sock, buffer)
-    return pickle.loads(payload, buffers=buffers)
+    message = pickle.loads(payload, buffers=buffers)
+    release = link.release_message() if link is not None else None
+    if release is not None:  # (the worker holds what we read from its memory until now)
+        try:
+            send_frames(sock, writes(release, link))
+        except OSError:
+            pass  # the connection broke: the worker lets go as it closes, and the
+            # next request on it fails as any would
+    return message
 
 
 def send_frames(sock: socket.socket, frames: list[Any]) -> None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -83,9 +84,9 @@ def helpers_for(nbytes: int) -> int:
 class _Pieces:
     """One copy's pieces, taken by whichever thread asks next."""
 
-    def __init__(self, target: np.ndarray, source: np.ndarray) -> None:
-        self.target, self.source = target, source
-        self.count = -(-source.nbytes // CHUNK)
+    def __init__(self, nbytes: int, piece: Callable[[int, int], object]) -> None:
+        self.nbytes, self.piece = nbytes, piece
+        self.count = -(-nbytes // CHUNK)
         self._next = itertools.count()  # (``next`` on it is atomic under the GIL)
         self._lock = threading.Lock()
         self._done = 0
@@ -100,7 +101,7 @@ class _Pieces:
                 return
             at = i * CHUNK
             try:
-                np.copyto(self.target[at : at + CHUNK], self.source[at : at + CHUNK])
+                self.piece(at, min(self.nbytes, at + CHUNK))
             except BaseException as exc:  # (re-raised in the caller)
                 self._error = exc
             with self._lock:
@@ -119,11 +120,21 @@ def copy(target: np.ndarray, source: np.ndarray) -> None:
     thread and, when the copy is large and cores are idle, helper threads."""
     if target.nbytes != source.nbytes:
         raise ValueError(f"copy of {source.nbytes} bytes into {target.nbytes}")
-    helpers = helpers_for(source.nbytes)
+
+    def piece(at: int, end: int) -> None:
+        np.copyto(target[at:end], source[at:end])
+
+    spread(source.nbytes, piece)
+
+
+def spread(nbytes: int, piece: Callable[[int, int], object]) -> None:
+    """``piece(at, end)`` over the byte ranges of a copy of ``nbytes`` (``CHUNK`` each,
+    or all at once when no helper is due), on the calling thread and helpers."""
+    helpers = helpers_for(nbytes)
     if not helpers:
-        np.copyto(target, source)
+        piece(0, nbytes)
         return
-    pieces = _Pieces(target, source)
+    pieces = _Pieces(nbytes, piece)
     pool = _helpers()
     for _ in range(helpers):
         pool.submit(pieces.take)

@@ -70,6 +70,21 @@ Decisions, and why:
   1.43 -> 0.86-1.06 ms over a Unix socket; fetches, copied out by the client, were
   level and stay on the socket under 1 MB). (Below 64 KiB a message is joined into one
   write, ``frames.writes``.)
+* **Large replies read in place.** A worker's reply part of ``PEER_READ_PART`` (8 MB)
+  or more is not copied into its arena: the client copies it straight out of the
+  worker's memory with ``process_vm_readv`` (one copy, made by the kernel, instead of
+  the worker's into the arena and the client's out of it), and the worker keeps the
+  array until the client's next message on the stream says it was read (a
+  ``released`` message the client sends right after reading the reply). Reading
+  another process's memory needs ptrace rights over it (the same user; under Yama's
+  ``ptrace_scope=1``, only over one's descendants, as a ``LocalCluster``'s workers are);
+  the worker's answer to the offer names its pid and the address of a random token,
+  and the client reads the token back before it says it will read. Where it cannot
+  (or ``DATAFLOW_PEER_READS=0`` on the client), replies take the arena as before. On
+  the 2-core VM, fetches of 8, 20 and 40 MB took 2.5-2.8, 6.2-6.9 and 18.0-18.8 ms
+  against 3.0-3.2, 7.9-8.2 and 19.5-19.9 ms through the arena (interleaved in one
+  process); at 4 MB it was level or slower (the system call pins each page), so
+  smaller parts keep the arena.
 * **Copies on idle cores.** A part of 8 MB or more is copied into an arena, or out of
   one, by the calling thread and helper threads together when cores are idle
   (``parallel_copy.py``): the other end is waiting for it meanwhile.
@@ -93,12 +108,16 @@ from typing import Any
 import numpy as np
 
 from . import parallel_copy
+from .peer_memory import vm_read
 
 SHM_OP = "dataflow_shm"
 TOKEN_BYTES = 16
 # The smallest part that goes through shared memory (the module docstring says why).
 SHARED_PART = 1 << 20
 SHARED_PART_TLS = 64 << 10
+# The smallest part of a worker's reply that the client reads from the worker's memory
+# where it may (module docstring, "Large replies read in place").
+PEER_READ_PART = 8 << 20
 
 
 def enabled() -> bool:
@@ -275,6 +294,16 @@ class Link:
         # Writing: our arena's regions, 2 where the peer lends (it says so in its answer).
         self.regions = 1
         self._encrypted = False
+        # Large replies read in place: on a worker, whether the client reads them from
+        # our memory, and the parts it has still to read (hold number -> parts); on the
+        # client, the worker's pid where we may, and the holds read, to release.
+        self.peer_reads = False
+        self.in_place_from = PEER_READ_PART
+        self._held: dict[int, list[memoryview]] = {}
+        self._holds = 0
+        self._probe: np.ndarray | None = None
+        self.peer_pid: int | None = None
+        self.read_holds: list[int] = []
 
     def __enter__(self) -> Link:
         return self
@@ -334,6 +363,50 @@ class Link:
         self.shared_bytes += nbytes
         return into
 
+    def hold(self, raws: list[memoryview]) -> tuple[int, list[int]]:
+        """Keeps ``raws`` (a reply's large parts) until the client says it read them:
+        (the hold's number, each part's address in this process)."""
+        with self._lock:
+            self._holds += 1
+            self._held[self._holds] = raws
+        self.shared_bytes += sum(r.nbytes for r in raws)
+        return self._holds, [np.frombuffer(r, np.uint8).ctypes.data for r in raws]
+
+    def release(self, holds: list[int]) -> None:
+        """The client read the parts of ``holds``: they go."""
+        with self._lock:
+            for hold in holds:
+                self._held.pop(hold, None)
+
+    @property
+    def holding(self) -> int:
+        """Holds whose parts the client has not released yet."""
+        return len(self._held)
+
+    def read(self, hold: int, address: int, nbytes: int, into: Any) -> Any:
+        """Copies one part of a reply out of the worker's memory into ``into`` (memory
+        of our own); the hold is released with the next ``release_message``."""
+        if self.peer_pid is None:
+            raise ValueError("a frame names the worker's memory, which we may not read")
+        pid, target = self.peer_pid, np.frombuffer(into, np.uint8)
+
+        def piece(at: int, end: int) -> None:
+            vm_read(pid, address + at, target[at:end])
+
+        parallel_copy.spread(nbytes, piece)
+        if hold not in self.read_holds:
+            self.read_holds.append(hold)
+        self.shared_bytes += nbytes
+        return into
+
+    def release_message(self) -> dict | None:
+        """What tells the worker the holds read since the last one may go (``None``:
+        nothing to tell)."""
+        if not self.read_holds:
+            return None
+        holds, self.read_holds = self.read_holds, []
+        return {"op": SHM_OP, "released": holds}
+
     def lend(self, generation: int, offset: int, nbytes: int) -> np.ndarray:
         """A read-only view of one part in the peer's arena (uint8); its message counts
         as consumed once this view and every other of it are gone. (An array, not the
@@ -382,9 +455,11 @@ class Link:
             offered = self._offered
             if message["rx"] and offered is not None:
                 self.tx = offered
+                self.peer_reads = bool(message.get("reads"))
             elif offered is not None:
                 offered.close()
             self._offered = None
+            self._probe = None
             return {}
         refused = {"op": SHM_OP, "offer": None}
         if not enabled() or message.get("offer") is None:
@@ -395,7 +470,16 @@ class Link:
         except (OSError, ValueError, KeyError, TypeError):
             self.close()
             return refused
-        return {"op": SHM_OP, "offer": self._offered.offer(), "lends": self.lends}
+        # Bytes the client reads from our memory to learn whether it may.
+        self._probe = np.frombuffer(secrets.token_bytes(TOKEN_BYTES), np.uint8).copy()
+        reads = {"pid": os.getpid(), "address": self._probe.ctypes.data}
+        reads["token"] = self._probe.tobytes()
+        return {
+            "op": SHM_OP,
+            "offer": self._offered.offer(),
+            "lends": self.lends,
+            "reads": reads,
+        }
 
     def answered(self, message: dict) -> dict:
         """The client's confirmation for the worker's answer ``message``."""
@@ -413,9 +497,26 @@ class Link:
             self.rx = PeerArena(message["offer"])
         except (OSError, ValueError, KeyError, TypeError):
             return {"op": SHM_OP, "rx": False}
-        return {"op": SHM_OP, "rx": True}
+        return {"op": SHM_OP, "rx": True, "reads": self._may_read(message.get("reads"))}
+
+    def _may_read(self, reads: dict | None) -> bool:
+        """Whether we can read the worker's memory (its probe's bytes, read through
+        ``process_vm_readv``, are the token it sent); the worker's pid is kept if so."""
+        if not reads or os.environ.get("DATAFLOW_PEER_READS", "1") == "0":
+            return False
+        probe = bytearray(TOKEN_BYTES)
+        try:
+            vm_read(int(reads["pid"]), int(reads["address"]), probe)
+        except (OSError, ValueError, KeyError, TypeError, OverflowError):
+            return False
+        if bytes(probe) != reads.get("token"):
+            return False
+        self.peer_pid = int(reads["pid"])
+        return True
 
     def close(self) -> None:
+        with self._lock:
+            self._held.clear()
         offered = self._offered
         for arena in (self.tx, self.rx, offered):
             if arena is not None:
@@ -460,6 +561,9 @@ def serving(handler: Any) -> tuple[Link, Any]:
 
     def on_message(message: Any, reply: Any) -> None:
         if type(message) is dict and message.get("op") == SHM_OP:
+            if "released" in message:
+                link.release(message["released"])
+                return
             answer = link.answer(message)
             if answer:
                 reply(answer)
