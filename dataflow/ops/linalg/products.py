@@ -35,6 +35,7 @@ from .contraction import (
     require_dtype,
     require_rank_at_least,
 )
+from .parallel_products import parallel_dot, parallel_matmul
 
 
 # --- MatMul (rank 2) ----------------------------------------------------------------------
@@ -57,7 +58,7 @@ def _infer_matmul(op: Operation) -> list:
 def _matmul_kernel(ctx: Any, attrs: dict) -> Any:
     # Hot path: no per-call attribute logic; ``xp.dot`` on 2-D arrays calls BLAS gemm
     # directly and reads a transposed view without copying it.
-    dot = ctx.xp.dot
+    dot = parallel_dot(ctx.xp)
     ta, tb = attrs["transpose_a"], attrs["transpose_b"]
     if ta and tb:
         return lambda a, b: dot(a.T, b.T)
@@ -118,7 +119,7 @@ def _infer_batch_matmul(op: Operation) -> list:
 
 
 def _batch_matmul_kernel(ctx: Any, attrs: dict) -> Any:
-    matmul_ = ctx.xp.matmul
+    matmul_ = parallel_matmul(ctx.xp)
     adj_x, adj_y = attrs["adj_x"], attrs["adj_y"]
     tx = matrix_t(ctx.xp, attrs["T"], True)
     if adj_x and adj_y:

@@ -12,7 +12,8 @@ every operand is contiguous (a bias broadcast over rows, or a strided operand, t
 loop several times slower), so the bias is first tiled over a block of rows; and
 ``maximum`` against a scalar is ~3x slower than against an array, so the clamp reads a
 block of zeros (``relu``). On other namespaces (cupy) the epilogue is two plain
-whole-array operations.
+whole-array operations. ``matmul_then``'s slices are independent, so the step's intra-op
+threads share them (``_util/intra_op``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..._util import intra_op
 from ..host import is_host_namespace
 from .buffers import Recycler
 from .relu import BLOCK_ELEMENTS, relu_into, zero_block
@@ -82,8 +84,14 @@ def matmul_then(xp: Any, a: Any, b: Any, out: Any, epilogue: Callable[[Any], Any
         epilogue(out)
         return out
     step = max(64, _PRODUCT_ELEMENTS // max(1, b.shape[1]))
-    for start in range(0, a.shape[0], step):
-        block = out[start : start + step]
-        xp.matmul(a[start : start + step], b, out=block)
-        epilogue(block)
+
+    def slices(lo: int, hi: int) -> None:
+        for start in range(lo * step, min(hi * step, a.shape[0]), step):
+            block = out[start : start + step]
+            xp.matmul(a[start : start + step], b, out=block)
+            epilogue(block)
+
+    # The slices are independent: the step's intra-op threads share them, each slice's
+    # product on one BLAS thread (a slice is too small for BLAS to split well).
+    intra_op.split(-(-a.shape[0] // step), slices, blas=True)
     return out

@@ -33,6 +33,7 @@ from ...framework import registry
 from ...framework.graph import Operation, Tensor
 from ...framework.tensor_shape import TensorShape
 from ..build import apply_op_n
+from ..linalg.parallel_products import parallel_dot
 from ..math.arith import sigmoid_kernel
 
 
@@ -75,7 +76,7 @@ def _infer_lstm_sequence(op: Operation) -> list:
 
 def _lstm_sequence_kernel(ctx: Any, attrs: dict) -> Any:
     xp, forget_bias = ctx.xp, attrs["forget_bias"]
-    sigmoid, tanh, dot = sigmoid_kernel(ctx, {}), xp.tanh, xp.dot
+    sigmoid, tanh, dot = sigmoid_kernel(ctx, {}), xp.tanh, parallel_dot(xp)
 
     def lstm_sequence(x: Any, c: Any, h: Any, kernel: Any, bias: Any) -> tuple:
         steps, batch, depth = x.shape
@@ -127,7 +128,7 @@ def _infer_lstm_sequence_grad(op: Operation) -> list:
 
 def _lstm_sequence_grad_kernel(ctx: Any, attrs: dict) -> Any:
     xp, with_gates = ctx.xp, attrs["gates_grad"]
-    tanh, dot = xp.tanh, xp.dot
+    tanh, dot = xp.tanh, parallel_dot(xp)
 
     def lstm_sequence_grad(
         x: Any, c0: Any, h0: Any, kernel: Any, hs: Any, cs: Any, acts: Any, *grads: Any

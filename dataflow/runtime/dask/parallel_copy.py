@@ -10,8 +10,9 @@ two, 16 MB 1.26 and 0.73 ms, while at 4 MB and below two threads gained nothing 
 hand-over costs what they save; docs/performance.md).
 
 How: the copy is cut into ``CHUNK``-byte pieces, and the calling thread and helper
-threads take pieces from one counter until none is left; the caller then waits for the
-pieces still being copied. A helper that starts late finds nothing left and returns
+threads take pieces from one counter until none is left (``_util/intra_op.run_pieces``,
+which the kernels' own parallel loops use too); the caller then waits for the pieces
+still being copied. A helper that starts late finds nothing left and returns
 without touching the arrays. So a helper that the kernel does not run in time (a loaded
 machine) delays the copy by at most the one piece it holds, unlike a static split,
 which would wait for the helper's whole half.
@@ -31,13 +32,11 @@ computing, and gave no helper at all.
 
 from __future__ import annotations
 
-import itertools
-import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ..._util.intra_op import run_pieces
 from ..execute import blas_threads
 
 # Measured on the 2-core VM (module docstring): two threads gain from 8 MB on.
@@ -45,18 +44,6 @@ SPLIT_FROM = 8 << 20
 CHUNK = 2 << 20
 # Two or three threads already reach a socket's memory bandwidth on common servers.
 MAX_HELPERS = 3
-
-_pool_lock = threading.Lock()
-_pool: list[ThreadPoolExecutor] = []
-
-
-def _helpers() -> ThreadPoolExecutor:
-    with _pool_lock:
-        if not _pool:
-            _pool.append(
-                ThreadPoolExecutor(MAX_HELPERS, thread_name_prefix="dataflow-parallel-copy")
-            )
-        return _pool[0]
 
 
 def runnable_now() -> int | None:
@@ -81,40 +68,6 @@ def helpers_for(nbytes: int) -> int:
     return max(0, min(MAX_HELPERS, cores - 1, cores - others, nbytes // CHUNK - 1))
 
 
-class _Pieces:
-    """One copy's pieces, taken by whichever thread asks next."""
-
-    def __init__(self, nbytes: int, piece: Callable[[int, int], object]) -> None:
-        self.nbytes, self.piece = nbytes, piece
-        self.count = -(-nbytes // CHUNK)
-        self._next = itertools.count()  # (``next`` on it is atomic under the GIL)
-        self._lock = threading.Lock()
-        self._done = 0
-        self._error: BaseException | None = None
-        self.finished = threading.Event()
-
-    def take(self) -> None:
-        """Copies pieces until none is left to take."""
-        while True:
-            i = next(self._next)
-            if i >= self.count:
-                return
-            at = i * CHUNK
-            try:
-                self.piece(at, min(self.nbytes, at + CHUNK))
-            except BaseException as exc:  # (re-raised in the caller)
-                self._error = exc
-            with self._lock:
-                self._done += 1
-                if self._done == self.count:
-                    self.finished.set()
-
-    def wait(self) -> None:
-        self.finished.wait()
-        if self._error is not None:
-            raise self._error
-
-
 def copy(target: np.ndarray, source: np.ndarray) -> None:
     """``target[:] = source`` for two ``uint8`` arrays of one length, on the calling
     thread and, when the copy is large and cores are idle, helper threads."""
@@ -130,13 +83,4 @@ def copy(target: np.ndarray, source: np.ndarray) -> None:
 def spread(nbytes: int, piece: Callable[[int, int], object]) -> None:
     """``piece(at, end)`` over the byte ranges of a copy of ``nbytes`` (``CHUNK`` each,
     or all at once when no helper is due), on the calling thread and helpers."""
-    helpers = helpers_for(nbytes)
-    if not helpers:
-        piece(0, nbytes)
-        return
-    pieces = _Pieces(nbytes, piece)
-    pool = _helpers()
-    for _ in range(helpers):
-        pool.submit(pieces.take)
-    pieces.take()
-    pieces.wait()
+    run_pieces(nbytes, piece, helpers_for(nbytes), CHUNK)

@@ -1,21 +1,29 @@
-"""BLAS threads of the embedded runtime's steps (``ConfigProto.intra_op_parallelism_threads``).
+"""BLAS threads of the embedded runtime's steps, and the steps' thread count
+(``ConfigProto.intra_op_parallelism_threads``).
 
 TF1 runs an op's own parallel work on the session's intra-op pool:
 ``intra_op_parallelism_threads=N`` gives it ``N`` threads, ``0`` one per core the process
-may use. Here the multi-threaded work inside a kernel is BLAS's (matmuls, convolutions
-lowered to matmuls, Adam's level-1 update), so a session holds the loaded BLAS
-libraries (numpy's and scipy's OpenBLAS, MKL: whatever ``threadpoolctl`` finds) to its
-thread count *for the duration of each of its steps*, and puts back what it found when
-the step ends. Outside a session's steps the process's setting is untouched: code that
-calls numpy between steps, and other sessions, see their own limits.
+may use. Here a step's kernels split their work over ``N`` threads themselves
+(``_util/intra_op``: pools, convolutions, large matmuls split by rows, columns or batch,
+``ops/linalg/parallel_products.py``), and a session holds the loaded BLAS libraries
+(numpy's and scipy's OpenBLAS, MKL: whatever ``threadpoolctl`` finds) to **one** thread
+*for the duration of each of its steps* (``hold``), putting back what it found when the
+step ends. (Until 2026-12-07 BLAS got the ``N`` threads and the other kernels ran on
+one. OpenBLAS's threads spin for about 0.1 s after each call, so beside them a kernel's
+own helper threads found no free core: the CNN's default-session step went from
+62-88 ms to 51-54 ms on two cores when BLAS stopped threading, docs/performance.md.)
+Outside a session's steps the process's setting is untouched: code that calls numpy
+between steps, and other sessions, see their own limits. ``kernel_threads`` gives a
+step's count; the sections below say how the default is chosen (it was BLAS's count).
 
 **The default** (``0``). The number of cores this process may use
 (``os.sched_getaffinity``, which a container's or ``taskset``'s CPU set narrows;
 OpenBLAS counts every online CPU), never more than the library is set to already (so
 ``OPENBLAS_NUM_THREADS`` or an enclosing ``threadpoolctl`` limit still rules), **less
 the threads others are running**: the system's runnable threads right now
-(``/proc/loadavg``'s fourth field) less the step's own (the calling thread and the BLAS
-threads of the last hold), the largest of the last three readings, at least one thread.
+(``/proc/loadavg``'s fourth field) less the step's own (the calling thread, and the BLAS
+threads of the last hold where it held more than one), the largest of the last three
+readings, at least one thread.
 A two-thread OpenBLAS call waits for its descheduled half (its split is static and its
 idle threads spin), so on a 2-core VM with CPU hogs beside it two threads ran the CNN
 and MLP steps far slower than one (``benchmarks/bench_under_load.py``,
@@ -27,14 +35,14 @@ lower the count at once and a quiet spell raise it back after three seconds. Wit
 threads, it fills the cores).
 
 **Several sessions at once.** BLAS's thread count is one setting per library and process,
-not per thread. While steps of sessions asking for different counts overlap in time, the
-smallest count asked for by a running step applies to all of them (never more threads
-than any running step allows); when the last running step ends, the setting found before
-the first one began is put back. ``inter_op``'s one-thread-per-stage limit takes part
-the same way (it asks for 1).
+not per thread. While holds asking for different counts overlap in time, the smallest
+count asked for applies to all of them; when the last ends, the setting found before
+the first one began is put back. Steps ask for one (so do ``inter_op``'s stages); a
+step's kernel threads are its own (a thread-local budget), whatever other sessions
+run.
 
-**Explicit ``N``** sets exactly ``N`` threads for the step, more than the library's
-current setting included, as TF1 sizes its pool to ``N`` whatever the cores.
+**Explicit ``N``** gives the step's kernels exactly ``N`` threads, more than BLAS's
+setting included, as TF1 sizes its pool to ``N`` whatever the cores.
 
 **scipy's own BLAS runs on one thread during steps.** A pip-installed scipy brings an
 OpenBLAS of its own, separate from numpy's; in a step only Adam's level-1 update
@@ -44,8 +52,7 @@ after a call, so right after a matmul on numpy's pool, a two-thread ``axpy`` wai
 its descheduled half. On the 2-core AMD EPYC VM a tutorial CNN's Adam update of 800K
 parameters took 23 ms instead of about 3, and the whole program ran 1.16x TF1's time
 (0.57x with one thread for both). So a library that lives in scipy's own folder is
-held to one thread while steps run; numpy's takes the step's count. Where numpy and
-scipy share one library (conda, Debian), it is one pool and takes the step's count.
+held to one thread while steps run, as numpy's now is too.
 """
 
 from __future__ import annotations
@@ -56,6 +63,8 @@ import os
 import threading
 import time
 from typing import Any
+
+from ..._util import intra_op
 
 # Seconds a load reading is trusted before /proc/loadavg is read again.
 _LOAD_EVERY = 1.0
@@ -187,13 +196,25 @@ def default_threads() -> int:
     return int(_load[1])
 
 
-def step_threads(intra_op: int) -> tuple[int, bool]:
-    """(threads, capped) for one step: ``intra_op`` when positive (``capped`` false: set
-    exactly), else ``default_threads()`` (``capped``: never above the library's
-    setting)."""
+def library_threads() -> int:
+    """What numpy's BLAS is set to outside the steps (``OPENBLAS_NUM_THREADS``, an
+    enclosing ``threadpoolctl`` limit): the setting found before the running holds, or
+    the current one when none runs (scipy's own library, held to one, aside)."""
+    libs = _libs[0] if _libs else _libraries()
+    with _lock:
+        found = _saved if _active and _saved is not None else [lib.get() or 0 for lib in libs]
+        counts = [n for lib, n in zip(libs, found) if n > 0 and not lib.level1_only]
+    return max(1, min(counts)) if counts else 1
+
+
+def kernel_threads(intra_op: int) -> int:
+    """The threads one step's kernels split their work over (``_util/intra_op``):
+    ``intra_op`` when positive (exactly, as TF1 sizes its pool), else the default
+    (``default_threads``), never above what BLAS is set to outside steps (a process
+    pinned to one BLAS thread, as the benchmarks are, runs its steps on one)."""
     if intra_op > 0:
-        return intra_op, False
-    return default_threads(), True
+        return intra_op
+    return max(1, min(default_threads(), library_threads()))
 
 
 def hold(threads: int, capped: bool = False) -> int:
@@ -219,6 +240,16 @@ def hold(threads: int, capped: bool = False) -> int:
             _set_all(libs, want)
             _applied = want
         return token
+
+
+def _one_thread() -> Any:
+    """Holds BLAS to one thread (``intra_op.split``'s pieces call it from several
+    threads at once); returns what ends the hold."""
+    token = hold(1)
+    return lambda: release(token)
+
+
+intra_op.set_blas_hold(_one_thread)
 
 
 def release(token: int) -> None:

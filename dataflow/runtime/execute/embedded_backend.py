@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from ..._util import intra_op
 from ..compile.plan import Plan
 from ..compile.stage_split import split_for_overlap
 from ..config import ConfigProto, StepTrace
@@ -41,7 +42,8 @@ class EmbeddedBackend:
         # than that cannot be busy at once); 1 or less runs every stage on the caller.
         threads = config.inter_op_parallelism_threads
         self._pool = InterOpPool(threads if threads else len(self.devices))
-        # TF1's intra-op pool: BLAS threads held during each step (``blas_threads``).
+        # TF1's intra-op pool: the threads each step's kernels split their work over
+        # (``_util/intra_op``), BLAS held to one meanwhile (``_hold_threads``).
         self._intra_op = max(0, int(config.intra_op_parallelism_threads or 0))
         # id(bound plan) -> (that plan, its timed binding, the binding's event list, a
         # lock held while a traced step uses it): ``execute_traced``.
@@ -72,17 +74,27 @@ class EmbeddedBackend:
     def _debug(self) -> bool:
         return next(iter(self.contexts.values())).debug
 
+    def _hold_threads(self) -> tuple[int, int]:
+        """Sets a step up: (the token of its BLAS hold, its intra-op threads). The
+        step's kernels split their work over its threads (``_util/intra_op``; large
+        matmuls too, ``ops/linalg/parallel_products.py``) and BLAS runs on one thread:
+        BLAS's own threads spin for a while after each call (OpenBLAS: ~0.1 s) and held
+        the cores the kernels' threads needed, so that splitting gained nothing beside
+        them (docs/performance.md)."""
+        threads = blas_threads.kernel_threads(self._intra_op)
+        return blas_threads.hold(1), threads
+
     def execute(self, bound: Any, feed_values: list[Any], timeout: float | None) -> list[Any]:
         """Runs one step; with a ``timeout`` (seconds), a kernel blocked past it (a queue
         op) fails the step with ``DeadlineExceededError``, as in TF1's DirectSession.
-        BLAS runs on the session's intra-op threads during the step
-        (``blas_threads``)."""
-        token = blas_threads.hold(*blas_threads.step_threads(self._intra_op))
+        The step's kernels run on the session's intra-op threads (``_hold_threads``)."""
+        token, threads = self._hold_threads()
         try:
-            if timeout is None:
-                return bound.run(feed_values)
-            with step_deadline(timeout):
-                return bound.run(feed_values)
+            with intra_op.budget(threads):
+                if timeout is None:
+                    return bound.run(feed_values)
+                with step_deadline(timeout):
+                    return bound.run(feed_values)
         finally:
             blas_threads.release(token)
 
@@ -115,12 +127,13 @@ class EmbeddedBackend:
             traced, in_use = self.bind(bound.plan, trace), threading.Lock()
             in_use.acquire()
         trace.clear()
-        token = blas_threads.hold(*blas_threads.step_threads(self._intra_op))
+        token, threads = self._hold_threads()
         try:
-            if timeout is None:
-                return traced.run(feed_values)
-            with step_deadline(timeout):
-                return traced.run(feed_values)
+            with intra_op.budget(threads):
+                if timeout is None:
+                    return traced.run(feed_values)
+                with step_deadline(timeout):
+                    return traced.run(feed_values)
         finally:
             blas_threads.release(token)
             run_metadata.step_stats.extend(trace)

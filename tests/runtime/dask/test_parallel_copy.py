@@ -7,6 +7,7 @@ import threading
 import numpy as np
 import pytest
 
+from dataflow._util import intra_op
 from dataflow.runtime.dask import parallel_copy
 from dataflow.runtime.execute import blas_threads
 
@@ -80,18 +81,18 @@ def test_helpers_take_pieces(idle_machine, monkeypatch):
     target = np.zeros_like(source)
     for _ in range(20):  # (a helper may start after the caller took every piece)
         parallel_copy.copy(target, source)
-        if any(name.startswith("dataflow-parallel-copy") for name in takers):
+        if any(name.startswith("dataflow-intra-op") for name in takers):
             break
     assert np.array_equal(target, source)
-    assert any(name.startswith("dataflow-parallel-copy") for name in takers)
+    assert any(name.startswith("dataflow-intra-op") for name in takers)
 
 
 def test_busy_helpers_leave_the_copy_to_the_caller(idle_machine):
     """Helpers that cannot start (every pool thread busy) delay nothing: the caller
     copies every piece and returns; when they start later they touch nothing."""
-    pool = parallel_copy._helpers()
+    pool = intra_op._helpers()
     release = threading.Event()
-    started = [threading.Event() for _ in range(parallel_copy.MAX_HELPERS)]
+    started = [threading.Event() for _ in range(pool._max_workers)]
     blockers = []
     for event in started:
         blockers.append(pool.submit(lambda e=event: (e.set(), release.wait(30))))

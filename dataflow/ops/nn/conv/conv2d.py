@@ -41,6 +41,7 @@ from ....framework.tensor_shape import TensorShape
 from ...array import expand_dims, squeeze
 from ...build import apply_op, apply_op_n
 from ...constant import constant
+from ...linalg.parallel_products import long_dot
 from ...rules import require_float
 from ..buffers import Recycler
 from ..epilogue import matmul_then
@@ -307,9 +308,10 @@ def backprop_filter_kernel(ctx: Any, attrs: dict) -> Any:
         xpad = pad_window(xp, x, g, buffers=buffers)
         if c == 1:
             cols = _tap_columns(buffers, xpad, g, p)
-            return (cols @ dy.reshape(-1, o)).reshape(kh, kw, c, o)
-        cols = _im2col(buffers, xpad, g, p)
-        return (cols.T @ dy.reshape(-1, o)).reshape(kh, kw, c, o)
+        else:
+            cols = _im2col(buffers, xpad, g, p).T
+        # (summed over the batch's pixels: split over them by the step's threads)
+        return long_dot(xp, cols, dy.reshape(-1, o)).reshape(kh, kw, c, o)
 
     return conv2d_backprop_filter
 

@@ -1,0 +1,112 @@
+"""Kernels split over a step's intra-op threads (``_util/intra_op``) give the values of
+the same step on one thread: matmuls by rows, columns and batch, convolutions (im2col
+and Fourier routes, forward and both gradients), pools and their ReLU gradients, the
+LSTM sequence. A split computes each output element as the whole does, except sums
+over the batch (a filter gradient), which add the threads' partial sums: compared
+within float32 rounding of the largest term."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dataflow as tf
+from dataflow.ops.linalg import parallel_products
+
+
+def _run(build, feeds_of, threads: int) -> list[np.ndarray]:
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.set_random_seed(7)
+        placeholders, fetches = build()
+        init = tf.global_variables_initializer()
+    config = tf.ConfigProto(intra_op_parallelism_threads=threads)
+    with tf.Session(graph=graph, config=config) as sess:
+        sess.run(init)
+        return sess.run(fetches, dict(zip(placeholders, feeds_of(), strict=True)))
+
+
+def _same(build, feeds_of, rtol: float = 2e-6) -> None:
+    one = _run(build, feeds_of, 1)
+    three = _run(build, feeds_of, 3)
+    for a, b in zip(one, three, strict=True):
+        scale = float(np.max(np.abs(a))) or 1.0
+        np.testing.assert_allclose(b, a, rtol=rtol, atol=rtol * scale * 8)
+
+
+def _rng(seed: int = 0) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+@pytest.mark.parametrize(
+    "m, k, n, ta, tb",
+    [
+        (96, 700, 640, False, False),  # more columns: split by columns
+        (640, 700, 96, False, False),  # more rows: split by rows
+        (700, 96, 640, True, False),  # transposed views
+        (640, 700, 96, False, True),
+    ],
+)
+def test_matmul_split_by_rows_or_columns(m, k, n, ta, tb):
+    assert m * k * n >= parallel_products.SPLIT_FROM
+    a = _rng(1).standard_normal((k, m) if ta else (m, k)).astype(np.float32)
+    b = _rng(2).standard_normal((n, k) if tb else (k, n)).astype(np.float32)
+
+    def build():
+        x = tf.placeholder(tf.float32, a.shape)
+        y = tf.placeholder(tf.float32, b.shape)
+        product = tf.matmul(x, y, transpose_a=ta, transpose_b=tb)
+        return [x, y], [product, *tf.gradients(tf.reduce_sum(product**2), [x, y])]
+
+    _same(build, lambda: [a, b], rtol=2e-6)
+
+
+def test_batch_matmul_split_over_the_batch():
+    a = _rng(3).standard_normal((8, 128, 256)).astype(np.float32)
+    b = _rng(4).standard_normal((8, 256, 160)).astype(np.float32)
+
+    def build():
+        x = tf.placeholder(tf.float32, a.shape)
+        y = tf.placeholder(tf.float32, b.shape)
+        return [x, y], [tf.matmul(x, y)]
+
+    _same(build, lambda: [a, b])
+
+
+def _cnn(channels: int):
+    """A conv layer with bias and ReLU, a 2x2 max pool, and a loss: the forward pass
+    and every gradient (the first conv of ``channels`` input channels)."""
+    images = _rng(5).random((64, 28, 28, channels), dtype=np.float32)
+
+    def build():
+        x = tf.placeholder(tf.float32, images.shape)
+        h = tf.layers.conv2d(x, 32, 5, padding="same", activation=tf.nn.relu)
+        pooled = tf.layers.max_pooling2d(h, 2, 2)
+        h2 = tf.layers.conv2d(pooled, 64, 5, padding="same", activation=tf.nn.relu)
+        pooled2 = tf.layers.max_pooling2d(h2, 2, 2)
+        loss = tf.reduce_sum(pooled2**2)
+        weights = tf.trainable_variables()
+        return [x], [pooled, pooled2, *tf.gradients(loss, [x, *weights])]
+
+    return build, lambda: [images]
+
+
+@pytest.mark.parametrize("channels", [1, 3])
+def test_a_cnn_forward_and_backward(channels):
+    # (channels 1: the tap-column route and the pixel-split filter gradient; the second
+    # layer, 32 -> 64 channels, takes the Fourier route split by image)
+    build, feeds = _cnn(channels)
+    _same(build, feeds, rtol=1e-5)
+
+
+def test_the_lstm_sequence():
+    inputs = _rng(6).standard_normal((12, 64, 300)).astype(np.float32)
+
+    def build():
+        x = tf.placeholder(tf.float32, inputs.shape)
+        cell = tf.nn.rnn_cell.LSTMCell(256)
+        outputs, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32, time_major=True)
+        loss = tf.reduce_sum(outputs**2)
+        return [x], [outputs, *tf.gradients(loss, [x, *tf.trainable_variables()])]
+
+    _same(build, lambda: [inputs], rtol=1e-5)
