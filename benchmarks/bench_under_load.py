@@ -9,8 +9,9 @@ smoke run with tiny sizes).
   ``dense(10)``, softmax cross-entropy, Adam; batch 128 of 28x28x1) and the MLP
   784-256-256-10 Adam step of ``bench_training.py`` (batch 128).
 * Both libraries run with their *default* sessions (``ConfigProto()``: TF1's intra-op
-  pool one thread per core, dataflow's BLAS threads per ``runtime/execute/
-  blas_threads.py``), as users run them; ``--threads N`` sets
+  pool one thread per core, dataflow's intra-op threads for its kernels per
+  ``runtime/execute/blas_threads.py``, BLAS on one thread during steps), as users run
+  them; ``--threads N`` sets
   ``intra_op_parallelism_threads=N`` for both instead.
 * Conditions: quiet (nothing of ours beside them), then ``N`` CPU hogs beside them for
   ``N`` = cores and 2x cores (``os.sched_getaffinity``): subprocesses spinning in pure

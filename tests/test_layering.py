@@ -136,8 +136,9 @@ ROOMS = {
 # Modules at the top of a layer that any room imports, and the rooms they may import
 # themselves (a ``Backend`` runs compiled ``Plan``s).
 BASE = {
-    # (compiled: the optional numba loops of kernels, used by summaries and optimizers)
-    "ops": {"build", "rules", "host", "constant", "cast", "compiled"},
+    # (compiled: the optional numba loops of kernels, used by summaries and optimizers;
+    # parallel_products: matmuls split over a step's threads, for linalg, nn and conv)
+    "ops": {"build", "rules", "host", "constant", "cast", "compiled", "parallel_products"},
     "runtime": {"backend", "config", "devices", "resources", "cluster_spec"},
 }
 BASE_ROOMS = {"ops": set(), "runtime": {"runtime.compile"}}

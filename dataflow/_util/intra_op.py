@@ -26,7 +26,7 @@ How:
   other; and BLAS's threads spin for a while after each call, on the cores the helpers
   need. So the runtime holds BLAS to one thread for the whole of a step
   (``runtime/execute/embedded_backend.py``), and the step's large products are split
-  here instead (``ops/linalg/parallel_products.py``). ``split(..., blas=True)`` asks for
+  here instead (``ops/parallel_products.py``). ``split(..., blas=True)`` asks for
   that hold where a split runs outside such a step (a hook the runtime registers,
   ``set_blas_hold``: this layer cannot import it).
 

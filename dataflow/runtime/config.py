@@ -45,10 +45,12 @@ class ConfigProto:
         operation_timeout_in_ms: deadline of each ``run`` (0: none), unless its
             ``RunOptions(timeout_in_ms=...)`` sets one: a step still blocked then (in a
             queue, or on a cluster) fails with ``DeadlineExceededError``.
-        intra_op_parallelism_threads: BLAS threads of the embedded session's steps,
-            held during each step only (``runtime/execute/blas_threads.py``). 0: the
-            cores this process may use, at most the library's own setting, and one
-            thread while the machine's load fills the cores.
+        intra_op_parallelism_threads: the threads each step of the embedded session
+            splits its kernels' work over (large matmuls, convolutions, pools:
+            ``_util/intra_op.py``); BLAS runs on one thread during steps
+            (``runtime/execute/blas_threads.py``). 0: the cores this process may use,
+            less those other work runs on now, at most BLAS's own setting
+            (``OPENBLAS_NUM_THREADS``).
         debug: check every kernel output against its static dtype and shape (default:
             on when the environment variable ``DATAFLOW_DEBUG=1``; the tests set it).
         cluster_def: on a cluster, a ``tf.train.ClusterSpec`` (or dict job -> worker

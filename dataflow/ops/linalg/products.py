@@ -25,6 +25,7 @@ from ...framework.operation import register_operator
 from ...framework.scopes import name_scope
 from ...framework.tensor_shape import TensorShape
 from ..build import apply_op, convert_inputs
+from ..parallel_products import parallel_dot, parallel_matmul
 from .contraction import (
     broadcast_batch,
     check_equal_dims,
@@ -35,7 +36,6 @@ from .contraction import (
     require_dtype,
     require_rank_at_least,
 )
-from .parallel_products import parallel_dot, parallel_matmul
 
 
 # --- MatMul (rank 2) ----------------------------------------------------------------------

@@ -33,8 +33,8 @@ from ...framework import registry
 from ...framework.graph import Operation, Tensor
 from ...framework.tensor_shape import TensorShape
 from ..build import apply_op_n
-from ..linalg.parallel_products import parallel_dot
 from ..math.arith import sigmoid_kernel
+from ..parallel_products import parallel_dot
 
 
 def _dims(t: Tensor, rank: int, what: str) -> list:

@@ -5,7 +5,7 @@ TF1 runs an op's own parallel work on the session's intra-op pool:
 ``intra_op_parallelism_threads=N`` gives it ``N`` threads, ``0`` one per core the process
 may use. Here a step's kernels split their work over ``N`` threads themselves
 (``_util/intra_op``: pools, convolutions, large matmuls split by rows, columns or batch,
-``ops/linalg/parallel_products.py``), and a session holds the loaded BLAS libraries
+``ops/parallel_products.py``), and a session holds the loaded BLAS libraries
 (numpy's and scipy's OpenBLAS, MKL: whatever ``threadpoolctl`` finds) to **one** thread
 *for the duration of each of its steps* (``hold``), putting back what it found when the
 step ends. (Until 2026-12-07 BLAS got the ``N`` threads and the other kernels ran on

@@ -77,7 +77,7 @@ class EmbeddedBackend:
     def _hold_threads(self) -> tuple[int, int]:
         """Sets a step up: (the token of its BLAS hold, its intra-op threads). The
         step's kernels split their work over its threads (``_util/intra_op``; large
-        matmuls too, ``ops/linalg/parallel_products.py``) and BLAS runs on one thread:
+        matmuls too, ``ops/parallel_products.py``) and BLAS runs on one thread:
         BLAS's own threads spin for a while after each call (OpenBLAS: ~0.1 s) and held
         the cores the kernels' threads needed, so that splitting gained nothing beside
         them (docs/performance.md)."""

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import dataflow as tf
-from dataflow.ops.linalg import parallel_products
+from dataflow.ops import parallel_products
 
 
 def _run(build, feeds_of, threads: int) -> list[np.ndarray]:

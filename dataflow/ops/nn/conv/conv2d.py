@@ -41,7 +41,7 @@ from ....framework.tensor_shape import TensorShape
 from ...array import expand_dims, squeeze
 from ...build import apply_op, apply_op_n
 from ...constant import constant
-from ...linalg.parallel_products import long_dot
+from ...parallel_products import long_dot
 from ...rules import require_float
 from ..buffers import Recycler
 from ..epilogue import matmul_then

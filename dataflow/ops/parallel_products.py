@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._util import intra_op
-from ..host import is_host_namespace
+from .._util import intra_op
+from .host import is_host_namespace
 
 # The fewest multiply-adds of a product worth splitting: 0.3-0.6 ms on one core of the
 # 2-core VM (AVX-512), against the 30-100 us a helper thread takes to wake there. (An
