@@ -4,8 +4,6 @@ only during steps (``runtime/execute/blas_threads.py``, ``embedded_backend.py``)
 
 from __future__ import annotations
 
-import collections
-import os
 import subprocess
 import sys
 import threading
@@ -87,62 +85,25 @@ def test_default_is_at_most_the_cores_and_the_current_setting_and_restores(two_b
             assert sess.run(seen) == 1001
 
 
-def _fresh_reading(monkeypatch, others):
-    monkeypatch.setattr(blas_threads, "_load", [float("-inf"), 0.0])  # read afresh
-    monkeypatch.setattr(blas_threads, "others_running", lambda: others)
-
-
-def test_default_leaves_the_cores_other_processes_run(monkeypatch):
-    """The cores less the threads other processes run now, at least one; the largest
-    of the last three readings rules, so a quiet reading after a busy one keeps the
-    lower count until the busy one is three readings old."""
+def test_the_default_is_the_cores_whatever_the_load(monkeypatch):
+    """One thread per core this process may use (at most BLAS's own setting), as TF1's
+    pool: CPU hogs beside the step do not lower it (a kernel's runs are taken by
+    threads that block, and more threads get the step a larger share of busy cores)."""
     cores = blas_threads.available_cores()
-    monkeypatch.setattr(blas_threads, "_others", collections.deque(maxlen=3))
-    _fresh_reading(monkeypatch, cores + 3)
-    assert blas_threads.default_threads() == 1
-    for _ in range(2):
-        _fresh_reading(monkeypatch, 0)
-        assert blas_threads.default_threads() == 1
-    _fresh_reading(monkeypatch, 0)
-    assert blas_threads.default_threads() == cores
-    _fresh_reading(monkeypatch, 1)
-    assert blas_threads.default_threads() == max(1, cores - 1)
-
-
-def test_default_reads_the_load_average_without_proc(monkeypatch):
-    cores = blas_threads.available_cores()
-    _fresh_reading(monkeypatch, None)
-    monkeypatch.setattr(blas_threads.os, "getloadavg", lambda: (cores + 3.0, 0.0, 0.0))
-    assert blas_threads.default_threads() == 1
-    _fresh_reading(monkeypatch, None)
-    monkeypatch.setattr(blas_threads.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    assert blas_threads.default_threads() == cores
-
-
-def _readings(n: int = 6) -> list[int]:
-    out = []
-    for _ in range(n):
-        reading = blas_threads.others_running()
-        assert reading is not None and reading >= 0
-        out.append(reading)
-        time.sleep(0.05)
-    return out
-
-
-@pytest.mark.skipif(not os.path.exists("/proc/loadavg"), reason="reads Linux's /proc")
-def test_others_running_counts_spinning_processes(monkeypatch):
-    """Two spinning subprocesses are counted (runnable, whether on a core or waiting
-    for one). The last hold is set to one thread (the reader's own): an earlier test's
-    hold of more would be subtracted as possibly spinning BLAS threads."""
-    monkeypatch.setattr(blas_threads, "_last_held", [1])
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
         time.sleep(0.2)
-        assert max(_readings()) >= 2
+        with threadpool_limits(limits=64, user_api="blas"):
+            assert blas_threads.kernel_threads(0) == min(cores, blas_threads.library_threads())
+        with threadpool_limits(limits=1, user_api="blas"):
+            assert blas_threads.kernel_threads(0) == 1
+            assert blas_threads.kernel_threads(3) == 3  # (explicit: exactly)
     finally:
         for hog in hogs:
             hog.kill()
             hog.wait()
+    monkeypatch.setattr(blas_threads, "available_cores", lambda: 1)
+    assert blas_threads.kernel_threads(0) == 1
 
 
 def test_overlapping_holds_use_the_smallest_and_the_last_restores(two_blas_threads):

@@ -25,9 +25,7 @@ That reading counts one other thread as leaving room for a helper: in a step the
 is often finishing a short piece of work as the copy starts (the ps applying an update:
 on the 2-core VM a reading of two runnable threads came with most copies), and a helper
 that starts late only takes fewer pieces. Two other threads on two cores (CPU hogs) mean
-no helper; without ``/proc``, none either. Not the once-a-second reading that sizes
-BLAS's threads (``default_threads``): in a loop of steps it mostly caught the peer
-computing, and gave no helper at all.
+no helper; without ``/proc``, none either.
 """
 
 from __future__ import annotations

@@ -17,22 +17,17 @@ between steps, and other sessions, see their own limits. ``kernel_threads`` give
 step's count; the sections below say how the default is chosen (it was BLAS's count).
 
 **The default** (``0``). The number of cores this process may use
-(``os.sched_getaffinity``, which a container's or ``taskset``'s CPU set narrows;
-OpenBLAS counts every online CPU), never more than the library is set to already (so
-``OPENBLAS_NUM_THREADS`` or an enclosing ``threadpoolctl`` limit still rules), **less
-the threads others are running**: the system's runnable threads right now
-(``/proc/loadavg``'s fourth field) less the step's own (the calling thread, and the BLAS
-threads of the last hold where it held more than one), the largest of the last three
-readings, at least one thread.
-A two-thread OpenBLAS call waits for its descheduled half (its split is static and its
-idle threads spin), so on a 2-core VM with CPU hogs beside it two threads ran the CNN
-and MLP steps far slower than one (``benchmarks/bench_under_load.py``,
-docs/performance.md), while TF1's work-stealing pool loses little. The 1-minute load
-average used before lagged a minute behind the hogs, starting and stopping; a reading is
-instant, taken at most once a second, and the largest of three lets a burst of load
-lower the count at once and a quiet spell raise it back after three seconds. Without
-``/proc`` the load average is read instead (one thread when, less this process's
-threads, it fills the cores).
+(``os.sched_getaffinity``, which a container's or ``taskset``'s CPU set narrows),
+never more than BLAS is set to outside steps (so ``OPENBLAS_NUM_THREADS`` or an
+enclosing ``threadpoolctl`` limit still rules), whatever else the machine runs, as
+TF1's pool has one thread per core. It used to be fewer under load (the cores less the
+threads others ran), for BLAS's sake: a two-thread OpenBLAS call splits its work in
+fixed halves and waits for a descheduled half, its idle threads spinning, so beside CPU
+hogs two threads ran the CNN far slower than one. The kernels' runs are taken from a
+counter by threads that block when idle, so a descheduled helper delays only the run it
+holds, while each more thread gets the step a larger share of the busy cores: beside
+two and four hogs on the 2-core VM the CNN step took 112 and 172 ms on two threads
+against 133 and 249 ms on one (TF1: 114 and 169 ms; docs/performance.md).
 
 **Several sessions at once.** BLAS's thread count is one setting per library and process,
 not per thread. While holds asking for different counts overlap in time, the smallest
@@ -57,17 +52,12 @@ held to one thread while steps run, as numpy's now is too.
 
 from __future__ import annotations
 
-import collections
 import importlib
 import os
 import threading
-import time
 from typing import Any
 
 from ..._util import intra_op
-
-# Seconds a load reading is trusted before /proc/loadavg is read again.
-_LOAD_EVERY = 1.0
 
 _lock = threading.Lock()
 _controller: list[Any] = []
@@ -75,9 +65,6 @@ _active: dict[int, int] = {}  # token -> threads asked for, by steps running now
 _saved: list[int] | None = None  # per library: its setting before the first step began
 _applied: int = 0  # what the running steps hold the libraries to now (0: nothing)
 _next_token = [0]
-_last_held = [1]  # the threads the latest hold ran with (the step's own, in readings)
-_load: list[float] = [float("-inf"), 1.0]  # [when worked out, default threads then]
-_others: collections.deque = collections.deque(maxlen=3)  # the last readings of others
 
 
 def load_blas() -> None:
@@ -153,49 +140,6 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _busy(cores: int) -> bool:
-    """Whether other work fills the cores: the 1-minute load average, less the threads
-    this process's steps run (the calling thread, or the BLAS threads held last), is
-    at least ``cores - 0.5``."""
-    try:
-        load = os.getloadavg()[0]
-    except OSError:
-        load = 0.0
-    return load - _last_held[0] >= cores - 0.5
-
-
-def others_running() -> int | None:
-    """Threads runnable right now besides this step's own: the system's count less the
-    calling thread and the helper threads of the last hold, which may still be spinning
-    (``None`` without ``/proc``). Other threads of this process count: they want cores
-    too. (Telling this process's runnable threads apart, one ``/proc/self/task`` file a
-    thread, took 2-7 ms with 50-200 threads: too long for a step's start.)"""
-    try:
-        with open("/proc/loadavg") as f:
-            running = int(f.read().split()[3].partition("/")[0])
-    except (OSError, ValueError, IndexError):
-        return None
-    return max(0, running - _last_held[0])
-
-
-def default_threads() -> int:
-    """The BLAS threads of a step of a session with ``intra_op_parallelism_threads=0``
-    (before the library's own setting caps it): the cores available less the threads
-    others run (see the module docstring). Worked out at most once a second (the
-    readings and the affinity set are system calls)."""
-    now = time.monotonic()
-    if now - _load[0] > _LOAD_EVERY:
-        cores = available_cores()
-        others = others_running()
-        if others is None:
-            _load[1] = 1 if cores == 1 or _busy(cores) else cores
-        else:
-            _others.append(others)
-            _load[1] = max(1, cores - max(_others))
-        _load[0] = now
-    return int(_load[1])
-
-
 def library_threads() -> int:
     """What numpy's BLAS is set to outside the steps (``OPENBLAS_NUM_THREADS``, an
     enclosing ``threadpoolctl`` limit): the setting found before the running holds, or
@@ -209,12 +153,12 @@ def library_threads() -> int:
 
 def kernel_threads(intra_op: int) -> int:
     """The threads one step's kernels split their work over (``_util/intra_op``):
-    ``intra_op`` when positive (exactly, as TF1 sizes its pool), else the default
-    (``default_threads``), never above what BLAS is set to outside steps (a process
-    pinned to one BLAS thread, as the benchmarks are, runs its steps on one)."""
+    ``intra_op`` when positive (exactly, as TF1 sizes its pool), else the cores this
+    process may use, never above what BLAS is set to outside steps (a process pinned to
+    one BLAS thread, as the benchmarks are, runs its steps on one)."""
     if intra_op > 0:
         return intra_op
-    return max(1, min(default_threads(), library_threads()))
+    return max(1, min(available_cores(), library_threads()))
 
 
 def hold(threads: int, capped: bool = False) -> int:
@@ -235,7 +179,7 @@ def hold(threads: int, capped: bool = False) -> int:
             threads = max(1, min([threads] + numpys))
         token = _next_token[0] = _next_token[0] + 1
         _active[token] = threads
-        want = _last_held[0] = min(_active.values())
+        want = min(_active.values())
         if want != _applied:
             _set_all(libs, want)
             _applied = want
