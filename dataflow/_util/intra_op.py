@@ -54,6 +54,15 @@ def threads() -> int:
     return getattr(_local, "threads", 1)
 
 
+def set_threads(n: int) -> int:
+    """Sets the calling thread's count (the runtime, at a step's start and end, where
+    a ``with budget`` costs more than the step's smallest kernels); returns the one it
+    replaces."""
+    before = getattr(_local, "threads", 1)
+    _local.threads = n
+    return before
+
+
 class budget:
     """``with budget(n):`` the calling thread's loops may use ``n`` threads."""
 

@@ -81,21 +81,22 @@ class EmbeddedBackend:
         BLAS's own threads spin for a while after each call (OpenBLAS: ~0.1 s) and held
         the cores the kernels' threads needed, so that splitting gained nothing beside
         them (docs/performance.md)."""
-        threads = blas_threads.kernel_threads(self._intra_op)
-        return blas_threads.hold(1), threads
+        token = blas_threads.hold(1)  # (first: the default reads what the hold found)
+        return token, blas_threads.kernel_threads(self._intra_op)
 
     def execute(self, bound: Any, feed_values: list[Any], timeout: float | None) -> list[Any]:
         """Runs one step; with a ``timeout`` (seconds), a kernel blocked past it (a queue
         op) fails the step with ``DeadlineExceededError``, as in TF1's DirectSession.
         The step's kernels run on the session's intra-op threads (``_hold_threads``)."""
         token, threads = self._hold_threads()
+        before = intra_op.set_threads(threads)
         try:
-            with intra_op.budget(threads):
-                if timeout is None:
-                    return bound.run(feed_values)
-                with step_deadline(timeout):
-                    return bound.run(feed_values)
+            if timeout is None:
+                return bound.run(feed_values)
+            with step_deadline(timeout):
+                return bound.run(feed_values)
         finally:
+            intra_op.set_threads(before)
             blas_threads.release(token)
 
     def execute_traced(
@@ -128,13 +129,14 @@ class EmbeddedBackend:
             in_use.acquire()
         trace.clear()
         token, threads = self._hold_threads()
+        before = intra_op.set_threads(threads)
         try:
-            with intra_op.budget(threads):
-                if timeout is None:
-                    return traced.run(feed_values)
-                with step_deadline(timeout):
-                    return traced.run(feed_values)
+            if timeout is None:
+                return traced.run(feed_values)
+            with step_deadline(timeout):
+                return traced.run(feed_values)
         finally:
+            intra_op.set_threads(before)
             blas_threads.release(token)
             run_metadata.step_stats.extend(trace)
             trace.clear()

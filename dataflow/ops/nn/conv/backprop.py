@@ -42,7 +42,7 @@ def _infer(op: Operation) -> list:
 def _kernel(ctx: Any, attrs: dict) -> Any:
     xp, p = ctx.xp, params(attrs)
     geometry = geometry_cache(p)
-    fourier = conv_fourier.Fourier(xp, buffers=16) if p.sh == p.sw == p.dh == p.dw == 1 else None
+    fourier = conv_fourier.Fourier(xp, buffers=32) if p.sh == p.sw == p.dh == p.dw == 1 else None
     input_grad = backprop_input_kernel(ctx, attrs)
     filter_grad = backprop_filter_kernel(ctx, attrs)
 
