@@ -12,7 +12,8 @@ oneDNN kernels all use both (docs/performance.md).
 How:
 
 * **A budget per step.** The runtime sets the calling thread's thread count for the
-  length of a step (``budget``); a kernel asks ``threads()``. Any other thread (a Dask
+  length of a step (``set_threads``; ``budget`` does the same as a ``with`` block); a
+  kernel asks ``threads()``. Any other thread (a Dask
   worker's, the helpers below, an inter-op pool's) sees 1 and runs its loops serially,
   so a loop inside a piece never splits again.
 * **Pieces from one counter.** ``split(count, piece)`` runs ``piece(lo, hi)`` over

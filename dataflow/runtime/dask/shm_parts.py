@@ -368,9 +368,10 @@ class Link:
         (the hold's number, each part's address in this process)."""
         with self._lock:
             self._holds += 1
-            self._held[self._holds] = raws
+            hold = self._holds
+            self._held[hold] = raws
         self.shared_bytes += sum(r.nbytes for r in raws)
-        return self._holds, [np.frombuffer(r, np.uint8).ctypes.data for r in raws]
+        return hold, [np.frombuffer(r, np.uint8).ctypes.data for r in raws]
 
     def release(self, holds: list[int]) -> None:
         """The client read the parts of ``holds``: they go."""
