@@ -17,12 +17,18 @@ filter gradient sums over every output pixel of the batch, ``[KH*KW*C, N*Ho*Wo] 
 dimension instead, each thread summing its share, and the partial products are added
 in a fixed order (so its value differs from one call's in rounding only).
 
+A two-operand ``einsum`` that is one matrix product (the ``tensordot`` case: a dense
+layer on a sequence, ``"btc,cd->btd"``) is computed as numpy's ``tensordot`` does, the
+operands transposed and reshaped to matrices, with the product split as above
+(``contraction_plan``, ``parallel_contraction``).
+
 Products under ``SPLIT_FROM`` multiply-adds, other namespaces (cupy) and integer or
 mixed dtypes are one call, as they were.
 """
 
 from __future__ import annotations
 
+from math import prod
 from typing import Any
 
 from .._util import intra_op
@@ -131,3 +137,47 @@ def long_dot(xp: Any, a: Any, b: Any) -> Any:
     for more in partial[1:]:
         total += more
     return total
+
+
+def contraction_plan(inputs: list[str], output: str) -> tuple | None:
+    """How a two-operand einsum is one matrix product (the ``tensordot`` case: every
+    label in one operand and the output, or in both operands and not the output; no
+    ellipsis, no label twice in one operand): ``(free labels of the first, contracted,
+    free of the second)``, else ``None``."""
+    if len(inputs) != 2 or any("." in spec or len(set(spec)) != len(spec) for spec in inputs):
+        return None
+    a, b = inputs
+    contracted = [c for c in a if c in b]
+    if any(c in output for c in contracted) or len(set(output)) != len(output):
+        return None
+    free_a, free_b = [c for c in a if c not in b], [c for c in b if c not in a]
+    if sorted(output) != sorted(free_a + free_b):
+        return None
+    return "".join(free_a), "".join(contracted), "".join(free_b)
+
+
+def parallel_contraction(xp: Any, plan: tuple, inputs: list[str], output: str) -> Any:
+    """The einsum ``plan`` (``contraction_plan``) describes, as ``parallel_dot`` of the
+    operands transposed and reshaped to matrices (what ``numpy.tensordot`` does), or
+    ``None`` where it is not worth splitting (the caller runs its einsum)."""
+    free_a, contracted, free_b = plan
+    dot = parallel_dot(xp)
+    spec_a, spec_b = inputs
+    order = free_a + free_b
+
+    def contract(a: Any, b: Any) -> Any:
+        if intra_op.threads() < 2 or a.dtype != b.dtype or a.dtype.kind not in "fc":
+            return None
+        sizes = dict(zip(spec_a, a.shape, strict=True))
+        sizes.update(zip(spec_b, b.shape, strict=True))
+        m = prod(sizes[c] for c in free_a)
+        k = prod(sizes[c] for c in contracted)
+        n = prod(sizes[c] for c in free_b)
+        if m * k * n < SPLIT_FROM:
+            return None
+        left = a.transpose([spec_a.index(c) for c in free_a + contracted]).reshape(m, k)
+        right = b.transpose([spec_b.index(c) for c in contracted + free_b]).reshape(k, n)
+        result = dot(left, right).reshape([sizes[c] for c in order])
+        return result.transpose([order.index(c) for c in output])
+
+    return contract

@@ -48,6 +48,7 @@ from ...framework.tensor_util import constant_value
 from .. import array as array_ops
 from .. import math as math_ops
 from ..build import apply_op, convert_inputs
+from ..parallel_products import contraction_plan, parallel_contraction
 from ..rules import require_same_dtype
 
 _ELLIPSIS = "..."
@@ -246,7 +247,7 @@ def _einsum_kernel(ctx: Any, attrs: dict) -> Any:
     xp = ctx.xp
     einsum_ = xp.einsum
     equation = attrs["equation"]
-    ins, _ = parse_equation(equation, attrs["N"])
+    ins, out = parse_equation(equation, attrs["N"])
     if attrs["N"] == 1:
 
         def einsum_one(x: Any) -> Any:
@@ -261,6 +262,10 @@ def _einsum_kernel(ctx: Any, attrs: dict) -> Any:
         return lambda *xs: einsum_(equation, *xs)
     splits = [_split_spec(s) for s in ins]
     plans: dict[tuple, Any] = {}
+    # A matrix product in disguise (``tensordot``: a dense layer on a sequence) is split
+    # over the step's intra-op threads, as ``MatMul`` is (``ops/parallel_products.py``).
+    as_product = contraction_plan(ins, out)
+    contract = parallel_contraction(xp, as_product, ins, out) if as_product else None
 
     def plan(xs: Sequence[Any]) -> Any:
         sizes: dict[str, int] = {}
@@ -278,6 +283,10 @@ def _einsum_kernel(ctx: Any, attrs: dict) -> Any:
         return path_of(equation, *xs, optimize="greedy")[0]
 
     def einsum_n(*xs: Any) -> Any:
+        if contract is not None:
+            result = contract(*xs)
+            if result is not None:
+                return result
         key = tuple(x.shape for x in xs)
         path = plans.get(key)
         if path is None:

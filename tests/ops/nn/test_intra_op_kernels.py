@@ -110,3 +110,51 @@ def test_the_lstm_sequence():
         return [x], [outputs, *tf.gradients(loss, [x, *tf.trainable_variables()])]
 
     _same(build, lambda: [inputs], rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "equation, shapes",
+    [
+        ("btc,cd->btd", [(16, 64, 300), (300, 256)]),  # a dense layer on a sequence
+        ("abc,cbd->ad", [(40, 30, 50), (50, 30, 600)]),  # two contracted labels
+        ("ij,kj->ki", [(400, 300), (500, 300)]),  # output transposed
+    ],
+)
+def test_einsum_as_one_product(equation, shapes):
+    inputs, output = equation.split("->")
+    plan = parallel_products.contraction_plan(inputs.split(","), output)
+    assert plan is not None
+    values = [_rng(8 + i).standard_normal(s).astype(np.float32) for i, s in enumerate(shapes)]
+
+    def build():
+        xs = [tf.placeholder(tf.float32, s) for s in shapes]
+        out = tf.einsum(equation, *xs)
+        return xs, [out, *tf.gradients(tf.reduce_sum(out**2), xs)]
+
+    _same(build, lambda: values)
+    got = _run(build, lambda: values, 3)[0]
+    np.testing.assert_allclose(got, np.einsum(equation, *values), rtol=2e-5, atol=2e-3)
+
+
+def test_dense_on_a_sequence():
+    inputs = _rng(11).standard_normal((32, 50, 400)).astype(np.float32)
+
+    def build():
+        x = tf.placeholder(tf.float32, inputs.shape)
+        y = tf.layers.dense(x, 512, activation=tf.nn.relu)
+        return [x], [y, *tf.gradients(tf.reduce_sum(y**2), [x, *tf.trainable_variables()])]
+
+    _same(build, lambda: [inputs], rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "inputs, output",
+    [
+        (["bij", "bjk"], "bik"),  # a batch label: not one product
+        (["ii", "ij"], "j"),  # a label twice in one operand
+        (["a...c", "cd"], "a...d"),  # an ellipsis
+        (["ab", "bc", "cd"], "ad"),  # three operands
+    ],
+)
+def test_einsums_that_are_not_one_product_keep_numpys_route(inputs, output):
+    assert parallel_products.contraction_plan(inputs, output) is None
