@@ -114,9 +114,29 @@ def _holdings(dask_worker=None) -> list[tuple[bool, int]]:
     return [(o.peer_reads, o.holding) for o in gc.get_objects() if isinstance(o, shm_parts.Link)]
 
 
+def _probe(dask_worker=None) -> tuple[int, int]:
+    """(pid, address of 16 known bytes) in a worker, kept alive on it."""
+    dask_worker.dataflow_test_probe = np.frombuffer(b"dataflow  probe!", np.uint8).copy()
+    return os.getpid(), int(dask_worker.dataflow_test_probe.ctypes.data)
+
+
+def _may_read_worker(client) -> bool:
+    """Whether this process may read a worker's memory (ptrace rights: a hardened
+    kernel, ``ptrace_scope=2`` or a seccomp profile, may refuse it)."""
+    ((pid, address),) = client.run(_probe).values()
+    probe = bytearray(16)
+    try:
+        peer_memory.vm_read(pid, address, probe)
+    except OSError:
+        return False
+    return bytes(probe) == b"dataflow  probe!"
+
+
 @needs_reads
 @pytest.mark.parametrize("transport", ["tcp", "tls"])
 def test_fetches_read_in_place_on_a_cluster_are_exact_and_owned(transport):
+    """Fetches read from the worker's memory where the kernel lets this process read it
+    (else through the arena: the values must be the same either way)."""
     from distributed import Client
     from distributed.security import Security
 
@@ -127,10 +147,12 @@ def test_fetches_read_in_place_on_a_cluster_are_exact_and_owned(transport):
             x = tf.placeholder(tf.float32, [None])
             doubled = x * 2.0
         want = [_values(seed) for seed in (4, 5)]
+        with Client(cluster.target, security=security, set_as_default=False) as client:
+            in_place = _may_read_worker(client)
         with tf.Session(cluster, graph=graph) as sess:
             got = [sess.run(doubled, {x: value}) for value in want]
             links = [link for link in sess._backend._streams._links.values() if link]
-            assert links and all(link.peer_pid is not None for link in links)
+            assert links and all((link.peer_pid is not None) == in_place for link in links)
             for value, result in zip(want, got, strict=True):
                 np.testing.assert_array_equal(result, value * np.float32(2))
                 assert result.flags.writeable
@@ -145,7 +167,7 @@ def test_fetches_read_in_place_on_a_cluster_are_exact_and_owned(transport):
                     if not held or time.monotonic() > deadline:
                         break
                     time.sleep(0.05)
-                assert any(reads for reads, _ in links) and held == 0
+                assert any(reads for reads, _ in links) == in_place and held == 0
 
 
 def test_a_reply_naming_unreadable_memory_fails_the_step_not_the_process():
