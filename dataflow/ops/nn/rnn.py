@@ -29,12 +29,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._util import intra_op
 from ...framework import registry
 from ...framework.graph import Operation, Tensor
 from ...framework.tensor_shape import TensorShape
 from ..build import apply_op_n
+from ..host import is_host_namespace
 from ..math.arith import sigmoid_kernel
-from ..parallel_products import parallel_dot
+from ..parallel_products import SPLIT_FROM, parallel_dot
 
 
 def _dims(t: Tensor, rank: int, what: str) -> list:
@@ -74,6 +76,19 @@ def _infer_lstm_sequence(op: Operation) -> list:
     return [(dtype, seq), (dtype, seq), (dtype, gates)]
 
 
+def _by_rows(batch: int, work: int, rows: Any, xp: Any) -> None:
+    """``rows(lo, hi)``, the recurrence for batch rows ``lo:hi`` (rows never mix in
+    it), over the step's intra-op threads when the sequence's recurrent products come
+    to ``SPLIT_FROM`` multiply-adds a row or more in all: each thread runs the whole
+    loop over time for its rows, one hand-over a call (a product per time step is too
+    small to split: 8M multiply-adds in a 256-unit LSTM of batch 32)."""
+    threads = intra_op.threads()
+    if threads < 2 or batch < 2 or batch * work < SPLIT_FROM or not is_host_namespace(xp):
+        rows(0, batch)
+        return
+    intra_op.split(batch, rows, -(-batch // threads), blas=True)
+
+
 def _lstm_sequence_kernel(ctx: Any, attrs: dict) -> Any:
     xp, forget_bias = ctx.xp, attrs["forget_bias"]
     sigmoid, tanh, dot = sigmoid_kernel(ctx, {}), xp.tanh, parallel_dot(xp)
@@ -88,15 +103,20 @@ def _lstm_sequence_kernel(ctx: Any, attrs: dict) -> Any:
         pre = dot(x.reshape(steps * batch, depth), kernel[:depth]).reshape(acts.shape)
         pre += bias
         recurrent = kernel[depth:]
-        for t in range(steps):
-            g = pre[t] + dot(h, recurrent)
-            a = acts[t]
-            a[:, :n] = sigmoid(g[:, :n])
-            a[:, n : 2 * n] = tanh(g[:, n : 2 * n])
-            a[:, 2 * n : 3 * n] = sigmoid(g[:, 2 * n : 3 * n] + forget_bias)
-            a[:, 3 * n :] = sigmoid(g[:, 3 * n :])
-            c = cs[t] = c * a[:, 2 * n : 3 * n] + a[:, :n] * a[:, n : 2 * n]
-            h = hs[t] = tanh(c) * a[:, 3 * n :]
+
+        def rows(lo: int, hi: int) -> None:
+            c_, h_ = c[lo:hi], h[lo:hi]
+            for t in range(steps):
+                g = pre[t, lo:hi] + xp.dot(h_, recurrent)
+                a = acts[t, lo:hi]
+                a[:, :n] = sigmoid(g[:, :n])
+                a[:, n : 2 * n] = tanh(g[:, n : 2 * n])
+                a[:, 2 * n : 3 * n] = sigmoid(g[:, 2 * n : 3 * n] + forget_bias)
+                a[:, 3 * n :] = sigmoid(g[:, 3 * n :])
+                c_ = cs[t, lo:hi] = c_ * a[:, 2 * n : 3 * n] + a[:, :n] * a[:, n : 2 * n]
+                h_ = hs[t, lo:hi] = tanh(c_) * a[:, 3 * n :]
+
+        _by_rows(batch, steps * 4 * n * n, rows, xp)
         return hs, cs, acts
 
     return lstm_sequence
@@ -138,29 +158,36 @@ def _lstm_sequence_grad_kernel(ctx: Any, attrs: dict) -> Any:
         n = kernel.shape[1] // 4
         recurrent_t = kernel[depth:].T
         dgates = xp.empty(acts.shape, dtype=x.dtype)
-        dh_next, dc_next = xp.zeros_like(h0), xp.zeros_like(c0)
-        for t in range(steps - 1, -1, -1):
-            a = acts[t]
-            i, j, f, o = a[:, :n], a[:, n : 2 * n], a[:, 2 * n : 3 * n], a[:, 3 * n :]
-            tc = tanh(cs[t])
-            dh = dhs[t] + dh_next
-            dc = dcs[t] + dc_next + dh * o * (1 - tc * tc)
-            c_prev = cs[t - 1] if t else c0
-            dg = dgates[t]
-            dg[:, :n] = dc * j
-            dg[:, n : 2 * n] = dc * i
-            dg[:, 2 * n : 3 * n] = dc * c_prev
-            dg[:, 3 * n :] = dh * tc
-            if with_gates:
-                dg += grads[2][t]
-            # Through the nonlinearities, from their outputs: sigmoid' = s (1 - s),
-            # tanh' = 1 - tanh^2.
-            dg[:, :n] *= i * (1 - i)
-            dg[:, n : 2 * n] *= 1 - j * j
-            dg[:, 2 * n : 3 * n] *= f * (1 - f)
-            dg[:, 3 * n :] *= o * (1 - o)
-            dc_next = dc * f
-            dh_next = dot(dg, recurrent_t)
+        dh_first, dc_first = xp.zeros_like(h0), xp.zeros_like(c0)
+
+        def rows(lo: int, hi: int) -> None:
+            dh_next, dc_next = dh_first[lo:hi], dc_first[lo:hi]
+            for t in range(steps - 1, -1, -1):
+                a = acts[t, lo:hi]
+                i, j, f, o = a[:, :n], a[:, n : 2 * n], a[:, 2 * n : 3 * n], a[:, 3 * n :]
+                tc = tanh(cs[t, lo:hi])
+                dh = dhs[t, lo:hi] + dh_next
+                dc = dcs[t, lo:hi] + dc_next + dh * o * (1 - tc * tc)
+                c_prev = cs[t - 1, lo:hi] if t else c0[lo:hi]
+                dg = dgates[t, lo:hi]
+                dg[:, :n] = dc * j
+                dg[:, n : 2 * n] = dc * i
+                dg[:, 2 * n : 3 * n] = dc * c_prev
+                dg[:, 3 * n :] = dh * tc
+                if with_gates:
+                    dg += grads[2][t, lo:hi]
+                # Through the nonlinearities, from their outputs: sigmoid' = s (1 - s),
+                # tanh' = 1 - tanh^2.
+                dg[:, :n] *= i * (1 - i)
+                dg[:, n : 2 * n] *= 1 - j * j
+                dg[:, 2 * n : 3 * n] *= f * (1 - f)
+                dg[:, 3 * n :] *= o * (1 - o)
+                dc_next = dc * f
+                dh_next = xp.dot(dg, recurrent_t)
+            dh_first[lo:hi], dc_first[lo:hi] = dh_next, dc_next
+
+        _by_rows(batch, steps * 4 * n * n, rows, xp)
+        dh_next, dc_next = dh_first, dc_first
         flat = dgates.reshape(steps * batch, 4 * n)
         dx = dot(flat, kernel[:depth].T).reshape(x.shape)
         h_prev = (xp.concatenate([h0[None], hs[:-1]], 0) if steps else hs).reshape(-1, n)
