@@ -71,12 +71,11 @@ class budget:
         self.n = max(1, int(n))
 
     def __enter__(self) -> budget:
-        self._before = threads()
-        _local.threads = self.n
+        self._before = set_threads(self.n)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _local.threads = self._before
+        set_threads(self._before)
 
 
 def set_blas_hold(hold: Callable[[], Callable[[], None]]) -> None:
@@ -165,3 +164,9 @@ def split(
     finally:
         if release is not None:
             release()
+
+
+def split_per_thread(count: int, piece: Callable[[int, int], object], blas: bool = False) -> None:
+    """``split`` in one run per thread: for work whose runs cost the same (the rows of a
+    product, the images of a batch), where more runs would only add hand-overs."""
+    split(count, piece, -(-count // threads()), blas)

@@ -65,13 +65,13 @@ def parallel_dot(xp: Any) -> Any:
             def rows(lo: int, hi: int) -> None:
                 matmul(a[lo:hi], b, out=out[lo:hi])
 
-            intra_op.split(m, rows, -(-m // threads), blas=True)
+            intra_op.split_per_thread(m, rows, blas=True)
         else:
 
             def columns(lo: int, hi: int) -> None:
                 matmul(a, b[:, lo:hi], out=out[:, lo:hi])
 
-            intra_op.split(n, columns, -(-n // threads), blas=True)
+            intra_op.split_per_thread(n, columns, blas=True)
         return out
 
     return product
@@ -103,7 +103,7 @@ def parallel_matmul(xp: Any) -> Any:
         def matrices(lo: int, hi: int) -> None:
             matmul(a[lo:hi], b[lo:hi], out=out[lo:hi])
 
-        intra_op.split(batch, matrices, -(-batch // threads), blas=True)
+        intra_op.split_per_thread(batch, matrices, blas=True)
         return out
 
     return product
@@ -133,9 +133,15 @@ def long_dot(xp: Any, a: Any, b: Any) -> Any:
         partial[lo // grain] = a[:, lo:hi] @ b[lo:hi]
 
     intra_op.split(terms, share, grain, blas=True)
-    total = partial[0]
-    for more in partial[1:]:
-        total += more
+    return summed_in_order(xp, partial)
+
+
+def summed_in_order(xp: Any, parts: list[Any]) -> Any:
+    """The sum of ``parts`` (the runs' partial sums), added first to last: the same
+    order whichever thread computed which, so a result does not vary between calls."""
+    total = parts[0].copy() if len(parts) > 1 else parts[0]
+    for more in parts[1:]:
+        xp.add(total, more, out=total)
     return total
 
 

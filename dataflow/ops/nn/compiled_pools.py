@@ -118,42 +118,33 @@ def _takes(*arrays: Any) -> bool:
 def max_2x2(x: Any, g: Any, buffers: Recycler) -> Any:
     """The pooled ``[N, Ho, Wo, C]`` of NHWC ``x`` whose 2x2 windows (geometry ``g``)
     tile it exactly, or ``None`` where the compiled pass does not apply."""
-    if (g.kh, g.kw) != (2, 2) or not _takes(x):
+    if (g.kh, g.kw) != (2, 2) or not _takes(x) or not MAX_2X2.compiled():
         return None
     out = buffers.empty((g.n, g.ho, g.wo, g.c), x.dtype)
-    if not MAX_2X2.compiled():
-        return None
-    refused: list[int] = []
-
-    def images(lo: int, hi: int) -> None:
-        ran, _ = MAX_2X2(x[lo:hi], out[lo:hi])
-        if not ran:
-            refused.append(lo)
-
-    intra_op.split(g.n, images, _images_per_run(x))
-    return None if refused else out
+    return out if _by_images(MAX_2X2, x, out) else None
 
 
 def max_grad_relu_2x2(x: Any, dy: Any, g: Any, buffers: Recycler) -> Any:
     """``MaxPoolGradRelu`` of NHWC ``x`` (the ReLU's output and the pool's input) whose
     2x2 windows (geometry ``g``) tile it exactly, or ``None`` where the compiled pass
     does not apply or stopped."""
-    if (g.kh, g.kw) != (2, 2) or not _takes(x, dy):
+    if (g.kh, g.kw) != (2, 2) or not _takes(x, dy) or not MAX_GRAD_RELU_2X2.compiled():
         return None
     gradient = buffers.empty(x.shape, dy.dtype)
-    if not MAX_GRAD_RELU_2X2.compiled():
-        return None
-    stopped: list[int] = []
+    return gradient if _by_images(MAX_GRAD_RELU_2X2, x, dy, gradient) else None
+
+
+def _by_images(kernel: Kernel, *arrays: Any) -> bool:
+    """``kernel`` over the images of ``arrays`` (their first axis), in runs of about
+    ``RUN_BYTES`` of the first on the step's intra-op threads (``_util/intra_op``):
+    whether every run ran and finished (a loop that returns False stopped)."""
+    failed: list[int] = []
 
     def images(lo: int, hi: int) -> None:
-        ran, finished = MAX_GRAD_RELU_2X2(x[lo:hi], dy[lo:hi], gradient[lo:hi])
-        if not (ran and finished):
-            stopped.append(lo)
+        ran, result = kernel(*(a[lo:hi] for a in arrays))
+        if not ran or result is False:
+            failed.append(lo)
 
-    intra_op.split(g.n, images, _images_per_run(x))
-    return None if stopped else gradient
-
-
-def _images_per_run(x: Any) -> int:
-    """Images per run of a split (``_util/intra_op``): about ``RUN_BYTES`` of input."""
-    return max(1, RUN_BYTES // max(1, x[0].nbytes))
+    first = arrays[0]
+    intra_op.split(len(first), images, max(1, RUN_BYTES // max(1, first[0].nbytes)))
+    return not failed

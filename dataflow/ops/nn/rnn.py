@@ -82,11 +82,10 @@ def _by_rows(batch: int, work: int, rows: Any, xp: Any) -> None:
     to ``SPLIT_FROM`` multiply-adds a row or more in all: each thread runs the whole
     loop over time for its rows, one hand-over a call (a product per time step is too
     small to split: 8M multiply-adds in a 256-unit LSTM of batch 32)."""
-    threads = intra_op.threads()
-    if threads < 2 or batch < 2 or batch * work < SPLIT_FROM or not is_host_namespace(xp):
+    if batch * work < SPLIT_FROM or not is_host_namespace(xp):
         rows(0, batch)
         return
-    intra_op.split(batch, rows, -(-batch // threads), blas=True)
+    intra_op.split_per_thread(batch, rows, blas=True)
 
 
 def _lstm_sequence_kernel(ctx: Any, attrs: dict) -> Any:
@@ -187,14 +186,13 @@ def _lstm_sequence_grad_kernel(ctx: Any, attrs: dict) -> Any:
             dh_first[lo:hi], dc_first[lo:hi] = dh_next, dc_next
 
         _by_rows(batch, steps * 4 * n * n, rows, xp)
-        dh_next, dc_next = dh_first, dc_first
         flat = dgates.reshape(steps * batch, 4 * n)
         dx = dot(flat, kernel[:depth].T).reshape(x.shape)
         h_prev = (xp.concatenate([h0[None], hs[:-1]], 0) if steps else hs).reshape(-1, n)
         dkernel = xp.concatenate(
             [dot(x.reshape(steps * batch, depth).T, flat), dot(h_prev.T, flat)], 0
         )
-        return dx, dc_next, dh_next, dkernel, flat.sum(0)
+        return dx, dc_first, dh_first, dkernel, flat.sum(0)
 
     return lstm_sequence_grad
 

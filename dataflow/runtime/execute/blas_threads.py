@@ -175,10 +175,9 @@ def kernel_threads(intra_op: int) -> int:
     return max(1, min(available_cores(), library_threads()))
 
 
-def hold(threads: int, capped: bool = False) -> int:
+def hold(threads: int) -> int:
     """Holds BLAS to ``threads`` (the smallest of all running holds) until ``release``
-    of the returned token. ``capped``: ask for no more than the library's setting found
-    before the first running hold."""
+    of the returned token."""
     global _saved, _applied
     libs = _libs[0] if _libs else _libraries()
     with _lock:
@@ -189,9 +188,6 @@ def hold(threads: int, capped: bool = False) -> int:
             # (scipy's own one is set to one thread by the first hold, always).
             same = len(set(_saved)) == 1 and not any(lib.level1_only for lib in libs)
             _applied = _saved[0] if same else 0
-        if capped:
-            numpys = [n for lib, n in zip(libs, _saved or ()) if n > 0 and not lib.level1_only]
-            threads = max(1, min([threads] + numpys))
         token = _next_token[0] = _next_token[0] + 1
         _active[token] = threads
         want = min(_active.values())

@@ -67,6 +67,7 @@ from typing import Any
 
 from ...._util import intra_op
 from ...host import is_host_namespace
+from ...parallel_products import summed_in_order
 from ..buffers import Recycler
 from .geometry import WindowGeometry
 
@@ -318,81 +319,60 @@ def _conv_grads_whole(
 
 
 # --- the batch over the step's intra-op threads -------------------------------------------
-def _batch_runs(n: int) -> int:
-    """Images per run when a kernel's batch is split over the step's intra-op threads
-    (``_util/intra_op``): one run a thread, or the whole batch (one thread)."""
-    threads = intra_op.threads()
-    return n if threads < 2 or n < 2 else -(-n // threads)
-
-
-def _by_batch(n: int, run: Any, xp: Any) -> Any:
-    """``run(lo, hi)`` (an NHWC result for images ``lo:hi``) over the batch, the runs
-    on the step's threads (each image's result is its own: a split changes no value)."""
-    grain = _batch_runs(n)
-    if grain >= n or not is_host_namespace(xp):
-        return run(0, n)
+def _in_runs(n: int, run: Any, xp: Any) -> list[Any]:
+    """``run(lo, hi)`` (the computation for images ``lo:hi``) over the batch, one run
+    per intra-op thread of the step (``_util/intra_op``): the runs' results in batch
+    order, one result where the step has one thread."""
+    if not is_host_namespace(xp):
+        return [run(0, n)]
     results: dict[int, Any] = {}
-    intra_op.split(n, lambda lo, hi: results.__setitem__(lo, run(lo, hi)), grain, blas=True)
-    first = results[0]
-    out = xp.empty((n, *first.shape[1:]), first.dtype)
-    for lo, part in results.items():
-        out[lo : lo + part.shape[0]] = part
-    return out
+    intra_op.split_per_thread(n, lambda lo, hi: results.__setitem__(lo, run(lo, hi)), True)
+    return [results[lo] for lo in sorted(results)]
 
 
-def _summed_over_batch(n: int, run: Any, xp: Any) -> Any:
-    """``run(lo, hi)`` (a filter gradient, a sum over images ``lo:hi``) summed over
-    the batch's runs in a fixed order."""
-    grain = _batch_runs(n)
-    if grain >= n or not is_host_namespace(xp):
-        return run(0, n)
-    results: dict[int, Any] = {}
-    intra_op.split(n, lambda lo, hi: results.__setitem__(lo, run(lo, hi)), grain, blas=True)
-    total = None
-    for lo in sorted(results):
-        total = results[lo].copy() if total is None else xp.add(total, results[lo], out=total)
-    return total
+def _stacked(xp: Any, parts: list[Any]) -> Any:
+    """The runs' NHWC results put together image by image (each image's own: a split
+    changes no value)."""
+    return parts[0] if len(parts) == 1 else xp.concatenate(parts)
 
 
 def conv(fourier: Fourier, x: Any, f: Any, g: WindowGeometry) -> Any:
     """``Conv2D`` (NHWC, stride 1, no dilation): ``[N, Ho, Wo, O]``; the batch on the
     step's intra-op threads."""
-    return _by_batch(x.shape[0], lambda lo, hi: _conv_whole(fourier, x[lo:hi], f, g), fourier.xp)
+    xp = fourier.xp
+    return _stacked(
+        xp, _in_runs(x.shape[0], lambda lo, hi: _conv_whole(fourier, x[lo:hi], f, g), xp)
+    )
 
 
 def conv_input_grad(fourier: Fourier, f: Any, dy: Any, g: WindowGeometry) -> Any:
     """``Conv2DBackpropInput`` (NHWC, stride 1, no dilation): ``[N, H, W, C]``."""
-    return _by_batch(
-        dy.shape[0], lambda lo, hi: _conv_input_grad_whole(fourier, f, dy[lo:hi], g), fourier.xp
-    )
+    xp = fourier.xp
+
+    def run(lo: int, hi: int) -> Any:
+        return _conv_input_grad_whole(fourier, f, dy[lo:hi], g)
+
+    return _stacked(xp, _in_runs(dy.shape[0], run, xp))
 
 
 def conv_filter_grad(fourier: Fourier, x: Any, dy: Any, g: WindowGeometry) -> Any:
-    """``Conv2DBackpropFilter`` (NHWC, stride 1, no dilation): ``[KH, KW, C, O]``."""
-    return _summed_over_batch(
-        x.shape[0],
-        lambda lo, hi: _conv_filter_grad_whole(fourier, x[lo:hi], dy[lo:hi], g),
-        fourier.xp,
-    )
+    """``Conv2DBackpropFilter`` (NHWC, stride 1, no dilation): ``[KH, KW, C, O]``, the
+    runs' sums added in order."""
+    xp = fourier.xp
+
+    def run(lo: int, hi: int) -> Any:
+        return _conv_filter_grad_whole(fourier, x[lo:hi], dy[lo:hi], g)
+
+    return summed_in_order(xp, _in_runs(x.shape[0], run, xp))
 
 
 def conv_grads(fourier: Fourier, x: Any, f: Any, dy: Any, g: WindowGeometry) -> tuple[Any, Any]:
     """Both gradients of ``Conv2D`` (``_conv_grads_whole``), the batch on the step's
-    intra-op threads: the input gradient's images assembled, the filter's summed."""
-    xp, n = fourier.xp, x.shape[0]
-    if _batch_runs(n) >= n or not is_host_namespace(xp):
-        return _conv_grads_whole(fourier, x, f, dy, g)
-    parts: dict[int, Any] = {}
+    intra-op threads: the input gradient's images put together, the filter's summed."""
+    xp = fourier.xp
 
-    def run(lo: int, hi: int) -> None:
-        parts[lo] = _conv_grads_whole(fourier, x[lo:hi], f, dy[lo:hi], g)
+    def run(lo: int, hi: int) -> Any:
+        return _conv_grads_whole(fourier, x[lo:hi], f, dy[lo:hi], g)
 
-    intra_op.split(n, run, _batch_runs(n), blas=True)
-    first = parts[0][0]
-    dx = xp.empty((n, *first.shape[1:]), first.dtype)
-    df = None
-    for lo in sorted(parts):
-        part_dx, part_df = parts[lo]
-        dx[lo : lo + part_dx.shape[0]] = part_dx
-        df = part_df.copy() if df is None else xp.add(df, part_df, out=df)
-    return dx, df
+    parts = _in_runs(x.shape[0], run, xp)
+    return _stacked(xp, [dx for dx, _ in parts]), summed_in_order(xp, [df for _, df in parts])
