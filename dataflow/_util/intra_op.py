@@ -43,11 +43,13 @@ import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 _local = threading.local()
 _pool_lock = threading.Lock()
 _pools: list[ThreadPoolExecutor] = []
 _blas_hold: list[Callable[[], Callable[[], None]]] = []
+_blas_threaded: list[Callable[[int, Callable[[], Any]], Any]] = []
 
 
 def threads() -> int:
@@ -81,6 +83,22 @@ class budget:
 def set_blas_hold(hold: Callable[[], Callable[[], None]]) -> None:
     """Registers ``hold()``: holds BLAS to one thread and returns what ends the hold."""
     _blas_hold[:] = [hold]
+
+
+def set_blas_threaded(run: Callable[[int, Callable[[], Any]], Any]) -> None:
+    """Registers ``run(threads, call)``: ``call()`` with BLAS on up to ``threads``
+    threads where this step's hold is the only one, its result."""
+    _blas_threaded[:] = [run]
+
+
+def with_blas_threads(call: Callable[[], Any]) -> Any:
+    """``call()`` (one large LAPACK routine on one matrix: nothing to split it by) with
+    BLAS on the step's intra-op threads for its length; BLAS's threads then spin for a
+    while beside the step's next kernels, so only work long enough to pay for that
+    asks (``ops/parallel_products.per_matrix``)."""
+    if threads() < 2 or not _blas_threaded:
+        return call()
+    return _blas_threaded[0](threads(), call)
 
 
 def _helpers() -> ThreadPoolExecutor:

@@ -8,8 +8,8 @@ columns, else by columns, one part per thread, each part one BLAS call writing i
 slice of the result (a column slice is a BLAS operand with a leading dimension, so no
 copy). Each element of the result is the same dot product either way, computed by the
 same kernel, so a split changes no value. A batched product (``BatchMatMulV2``) is
-split over its batch when both operands have the same 3-D one; a broadcast batch runs
-as one call.
+split over its first batch dimension, operands whose batches broadcast as broadcast
+views (a weight shared by the batch is not copied).
 
 A product whose contracted dimension is the long one (``long_dot``: a convolution's
 filter gradient sums over every output pixel of the batch, ``[KH*KW*C, N*Ho*Wo] @
@@ -18,9 +18,10 @@ dimension instead, each thread summing its share, and the partial products are a
 in a fixed order (so its value differs from one call's in rounding only).
 
 A two-operand ``einsum`` that is one matrix product (the ``tensordot`` case: a dense
-layer on a sequence, ``"btc,cd->btd"``) is computed as numpy's ``tensordot`` does, the
-operands transposed and reshaped to matrices, with the product split as above
-(``contraction_plan``, ``parallel_contraction``).
+layer on a sequence, ``"btc,cd->btd"``) or a batch of them (attention's
+``"bhqd,bhkd->bhqk"``) is computed as numpy's ``tensordot`` does, the operands
+transposed and reshaped to matrices (with a batch dimension first), the product split
+as above (``contraction_plan``, ``parallel_contraction``).
 
 Products under ``SPLIT_FROM`` multiply-adds, other namespaces (cupy) and integer or
 mixed dtypes are one call, as they were.
@@ -49,61 +50,83 @@ def parallel_dot(xp: Any) -> Any:
     dot = xp.dot
     if not is_host_namespace(xp):
         return dot
-    matmul = xp.matmul
+    into = product_into(xp)
 
     def product(a: Any, b: Any) -> Any:
-        threads = intra_op.threads()
-        if threads < 2 or a.ndim != 2 or b.ndim != 2:
+        if intra_op.threads() < 2 or not _worth_splitting(a, b):
             return dot(a, b)
-        m, k = a.shape
-        n = b.shape[1]
-        if m * k * n < SPLIT_FROM or not _splittable(a, b):
-            return dot(a, b)
-        out = xp.empty((m, n), a.dtype)
-        if m >= n:
+        return into(a, b, xp.empty((a.shape[0], b.shape[1]), a.dtype))
+
+    return product
+
+
+def product_into(xp: Any) -> Any:
+    """``xp.matmul(a, b, out=out)`` for matrices (``out`` C-contiguous, or a slice of
+    such rows), split by rows or columns of ``out`` over the step's threads when large:
+    the im2col convolutions write their products into recycled buffers."""
+    matmul = xp.matmul
+    if not is_host_namespace(xp):
+        return lambda a, b, out: matmul(a, b, out=out)
+
+    def product(a: Any, b: Any, out: Any) -> Any:
+        if intra_op.threads() < 2 or not _worth_splitting(a, b):
+            return matmul(a, b, out=out)
+        if a.shape[0] >= b.shape[1]:
 
             def rows(lo: int, hi: int) -> None:
                 matmul(a[lo:hi], b, out=out[lo:hi])
 
-            intra_op.split_per_thread(m, rows, blas=True)
+            intra_op.split_per_thread(a.shape[0], rows, blas=True)
         else:
 
             def columns(lo: int, hi: int) -> None:
                 matmul(a, b[:, lo:hi], out=out[:, lo:hi])
 
-            intra_op.split_per_thread(n, columns, blas=True)
+            intra_op.split_per_thread(b.shape[1], columns, blas=True)
         return out
 
     return product
 
 
+def _worth_splitting(a: Any, b: Any) -> bool:
+    """Two matrices of one float dtype whose product has ``SPLIT_FROM`` multiply-adds."""
+    if a.ndim != 2 or b.ndim != 2 or not _splittable(a, b):
+        return False
+    return a.shape[0] * a.shape[1] * b.shape[1] >= SPLIT_FROM
+
+
 def parallel_matmul(xp: Any) -> Any:
-    """``xp.matmul``, a batch of products split over the step's threads when the two
-    operands have the same 3-D batch and the whole is large; matrices as
-    ``parallel_dot``."""
+    """``xp.matmul``, a batch of products split over the step's threads by its first
+    batch dimension when the whole is large (operands whose batches broadcast are
+    split as broadcast views, not copied); matrices as ``parallel_dot``."""
     matmul = xp.matmul
     if not is_host_namespace(xp):
         return matmul
     dot = parallel_dot(xp)
+    broadcast_shapes, broadcast_to = xp.broadcast_shapes, xp.broadcast_to
 
     def product(a: Any, b: Any) -> Any:
-        threads = intra_op.threads()
-        if threads < 2:
+        if intra_op.threads() < 2:
             return matmul(a, b)
         if a.ndim == b.ndim == 2:
             return dot(a, b)
-        if a.ndim != 3 or b.ndim != 3 or a.shape[0] != b.shape[0] or not _splittable(a, b):
+        if a.ndim < 2 or b.ndim < 2 or not _splittable(a, b):
             return matmul(a, b)
-        batch, m, k = a.shape
-        n = b.shape[2]
-        if batch < 2 or batch * m * k * n < SPLIT_FROM:
+        try:
+            batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        except ValueError:
+            return matmul(a, b)  # (raises numpy's error)
+        m, k = a.shape[-2:]
+        n = b.shape[-1]
+        if batch[0] < 2 or prod(batch) * m * k * n < SPLIT_FROM:
             return matmul(a, b)
-        out = xp.empty((batch, m, n), a.dtype)
+        a, b = broadcast_to(a, (*batch, m, k)), broadcast_to(b, (*batch, k, n))
+        out = xp.empty((*batch, m, n), a.dtype)
 
         def matrices(lo: int, hi: int) -> None:
             matmul(a[lo:hi], b[lo:hi], out=out[lo:hi])
 
-        intra_op.split_per_thread(batch, matrices, blas=True)
+        intra_op.split_per_thread(batch[0], matrices, blas=True)
         return out
 
     return product
@@ -146,44 +169,108 @@ def summed_in_order(xp: Any, parts: list[Any]) -> Any:
 
 
 def contraction_plan(inputs: list[str], output: str) -> tuple | None:
-    """How a two-operand einsum is one matrix product (the ``tensordot`` case: every
-    label in one operand and the output, or in both operands and not the output; no
-    ellipsis, no label twice in one operand): ``(free labels of the first, contracted,
-    free of the second)``, else ``None``."""
+    """How a two-operand einsum is a batch of matrix products (every label in both
+    operands and the output a batch label, in both and not the output contracted, in
+    one operand and the output free; no ellipsis, no label twice in one operand, none
+    summed away from one operand alone): ``(batch, free labels of the first, contracted,
+    free of the second)``, else ``None``. No batch label: one product (``tensordot``)."""
     if len(inputs) != 2 or any("." in spec or len(set(spec)) != len(spec) for spec in inputs):
         return None
     a, b = inputs
-    contracted = [c for c in a if c in b]
-    if any(c in output for c in contracted) or len(set(output)) != len(output):
+    if len(set(output)) != len(output) or any(c not in a + b for c in output):
         return None
-    free_a, free_b = [c for c in a if c not in b], [c for c in b if c not in a]
-    if sorted(output) != sorted(free_a + free_b):
+    if any(c not in b and c not in output for c in a) or any(
+        c not in a and c not in output for c in b
+    ):
         return None
-    return "".join(free_a), "".join(contracted), "".join(free_b)
+    batch = "".join(c for c in output if c in a and c in b)
+    contracted = "".join(c for c in a if c in b and c not in output)
+    free_a = "".join(c for c in a if c not in b)
+    free_b = "".join(c for c in b if c not in a)
+    return batch, free_a, contracted, free_b
 
 
 def parallel_contraction(xp: Any, plan: tuple, inputs: list[str], output: str) -> Any:
-    """The einsum ``plan`` (``contraction_plan``) describes, as ``parallel_dot`` of the
-    operands transposed and reshaped to matrices (what ``numpy.tensordot`` does), or
+    """The einsum ``plan`` (``contraction_plan``) describes, as numpy's ``tensordot``
+    computes one product: the operands transposed and reshaped to matrices (``[batch,
+    rows, contracted]`` and ``[batch, contracted, columns]`` with batch labels), the
+    product split over the step's threads (``parallel_dot``, ``parallel_matmul``); or
     ``None`` where it is not worth splitting (the caller runs its einsum)."""
-    free_a, contracted, free_b = plan
-    dot = parallel_dot(xp)
+    batch, free_a, contracted, free_b = plan
+    dot, matmul = parallel_dot(xp), parallel_matmul(xp)
     spec_a, spec_b = inputs
-    order = free_a + free_b
+    order = batch + free_a + free_b
+    to_output = [order.index(c) for c in output]
+    left_axes = [spec_a.index(c) for c in batch + free_a + contracted]
+    right_axes = [spec_b.index(c) for c in batch + contracted + free_b]
 
     def contract(a: Any, b: Any) -> Any:
         if intra_op.threads() < 2 or a.dtype != b.dtype or a.dtype.kind not in "fc":
             return None
         sizes = dict(zip(spec_a, a.shape, strict=True))
+        if any(sizes.get(c, n) != n for c, n in zip(spec_b, b.shape, strict=True)):
+            return None  # a size-1 label broadcast: the einsum's own business
         sizes.update(zip(spec_b, b.shape, strict=True))
+        size = prod(sizes[c] for c in batch)
         m = prod(sizes[c] for c in free_a)
         k = prod(sizes[c] for c in contracted)
         n = prod(sizes[c] for c in free_b)
-        if m * k * n < SPLIT_FROM:
+        if size * m * k * n < SPLIT_FROM:
             return None
-        left = a.transpose([spec_a.index(c) for c in free_a + contracted]).reshape(m, k)
-        right = b.transpose([spec_b.index(c) for c in contracted + free_b]).reshape(k, n)
-        result = dot(left, right).reshape([sizes[c] for c in order])
-        return result.transpose([order.index(c) for c in output])
+        left = a.transpose(left_axes).reshape(size, m, k)
+        right = b.transpose(right_axes).reshape(size, k, n)
+        if size == 1:
+            result = dot(left[0], right[0])
+        else:
+            result = matmul(left, right)
+        return result.reshape([sizes[c] for c in order]).transpose(to_output)
 
     return contract
+
+
+# The least work (about n^3 for an n x n matrix) of a LAPACK routine on one matrix that
+# runs with BLAS on the step's threads (``per_matrix``): BLAS's threads then spin for
+# about 0.1 s beside the step's next kernels. Measured on 2 cores, an inverse then six
+# dependent 1024x1024 matmuls, threaded against one thread: n=900 155 vs 132 ms,
+# n=1200 even, n=1500 280 vs 344 ms, n=2000 464 vs 654 ms.
+LAPACK_THREADED_FROM = 1 << 31
+
+
+def per_matrix(xp: Any, fn: Any) -> Any:
+    """``fn`` (a LAPACK routine over a batch of matrices: ``inv``, ``solve``,
+    ``cholesky``, ``eigh``...) split over the step's threads by its first batch
+    dimension when every operand has the same one and the work is large: numpy's linalg
+    loops over the matrices of a batch one by one with the GIL released, and each
+    matrix's result does not depend on the others, so each part's values are the
+    whole's. The parts are joined (a copy of the results, O(n^2) a matrix against the
+    routine's O(n^3)); a tuple of results is joined member by member. One large matrix
+    (or a batch that cannot be split) has nothing to split by: it runs with BLAS on the
+    step's threads for the call (``intra_op.with_blas_threads``)."""
+    if not is_host_namespace(xp):
+        return fn
+    concatenate = xp.concatenate
+
+    def split_fn(*xs: Any, **options: Any) -> Any:
+        first = xs[0]
+        if intra_op.threads() < 2 or first.ndim < 2 or first.dtype.kind not in "fc":
+            return fn(*xs, **options)
+        batch, n = (first.shape[0] if first.ndim > 2 else 1), first.shape[-1]
+        if first.size * n < SPLIT_FROM:  # about n^3 a matrix
+            return fn(*xs, **options)
+        if batch < 2 or any(x.ndim < 3 or x.shape[0] != batch for x in xs[1:]):
+            if first.size * n < LAPACK_THREADED_FROM:
+                return fn(*xs, **options)
+            return intra_op.with_blas_threads(lambda: fn(*xs, **options))
+        shares = min(intra_op.threads(), batch)
+        grain = -(-batch // shares)
+        parts: list[Any] = [None] * shares
+
+        def share(lo: int, hi: int) -> None:
+            parts[lo // grain] = fn(*(x[lo:hi] for x in xs), **options)
+
+        intra_op.split(batch, share, grain, blas=True)
+        if isinstance(parts[0], tuple):
+            return tuple(concatenate(members) for members in zip(*parts, strict=True))
+        return concatenate(parts)
+
+    return split_fn

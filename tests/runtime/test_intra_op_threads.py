@@ -15,6 +15,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 import dataflow as tf
 from dataflow._util import intra_op
+from dataflow.ops import parallel_products
 from dataflow.runtime.execute import blas_threads
 
 
@@ -114,6 +115,70 @@ def test_overlapping_holds_use_the_smallest_and_the_last_restores(two_blas_threa
     blas_threads.release(second)
     assert set(_blas_threads()) == {4}
     blas_threads.release(first)
+    assert set(_blas_threads()) == {2}
+
+
+def test_a_call_given_blas_threads_gets_them_only_where_its_hold_is_alone(two_blas_threads):
+    """``intra_op.with_blas_threads`` (one large LAPACK routine): BLAS on the step's
+    threads (at most its setting outside steps) for the call, one thread again after;
+    with another hold running, one thread throughout; scipy's own BLAS stays at one."""
+    seen: list[int] = []
+
+    def look() -> str:
+        seen.extend(_blas_threads())
+        assert set(_blas_threads(scipys_own=True)) <= {1}
+        return "result"
+
+    token = blas_threads.hold(1)
+    try:
+        with intra_op.budget(4):
+            assert intra_op.with_blas_threads(look) == "result"
+            assert set(seen) == {2}  # 4 asked, 2 set outside the steps
+            assert set(_blas_threads()) == {1}
+            other = blas_threads.hold(1)
+            seen.clear()
+            intra_op.with_blas_threads(look)
+            blas_threads.release(other)
+            assert set(seen) == {1}
+        seen.clear()
+        intra_op.with_blas_threads(look)  # the calling thread's budget is 1 again
+        assert set(seen) == {1}
+    finally:
+        blas_threads.release(token)
+    assert set(_blas_threads()) == {2}
+
+
+def test_one_large_matrix_runs_its_lapack_call_on_the_steps_threads(two_blas_threads):
+    """A 1300x1300 inverse in a step of two threads sees two BLAS threads; the step's
+    other kernels see one, before and after."""
+    n = 1300
+    assert n**3 >= parallel_products.LAPACK_THREADED_FROM
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float64, [n, n])
+        inverse = tf.linalg.inv(x)
+        seen = []
+
+        def report(a: np.ndarray) -> np.ndarray:
+            seen.extend(_blas_threads())
+            return a
+
+        checked = tf.py_func(report, [inverse[:2, :2]], tf.float64)
+    value = np.eye(n) * 2.0 + np.random.default_rng(0).standard_normal((n, n)) / n
+    calls: list[int] = []
+    inv = np.linalg.inv
+
+    def spying(a: np.ndarray) -> np.ndarray:
+        calls.extend(_blas_threads())
+        return inv(a)
+
+    config = tf.ConfigProto(intra_op_parallelism_threads=2)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(np.linalg, "inv", spying)
+        with tf.Session(graph=graph, config=config) as sess:
+            got, _ = sess.run([inverse, checked], {x: value})
+    assert set(calls) == {2} and set(seen) == {1}
+    np.testing.assert_allclose(got @ value, np.eye(n), atol=1e-9)
     assert set(_blas_threads()) == {2}
 
 

@@ -48,7 +48,7 @@ from ...framework.tensor_util import constant_value
 from .. import array as array_ops
 from .. import math as math_ops
 from ..build import apply_op, convert_inputs
-from ..parallel_products import contraction_plan, parallel_contraction
+from ..parallel_products import contraction_plan, parallel_contraction, per_matrix
 from ..rules import require_same_dtype
 
 _ELLIPSIS = "..."
@@ -101,7 +101,10 @@ def is_matmul_dtype(d: dtypes.DType) -> bool:
 
 
 def lapack(xp: Any, fn: Any, dtype: dtypes.DType) -> Any:
-    """``fn`` for ``dtype``; LAPACK has no half precision, so float16 goes via float32."""
+    """``fn`` for ``dtype``; LAPACK has no half precision, so float16 goes via float32.
+    A large batch of matrices is split over the step's intra-op threads (``per_matrix``:
+    BLAS runs on one thread inside steps)."""
+    fn = per_matrix(xp, fn)
     if dtype == dtypes.float16:
         f16, f32 = xp.float16, xp.float32
         return lambda *xs: fn(*(x.astype(f32) for x in xs)).astype(f16)

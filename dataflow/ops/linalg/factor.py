@@ -35,6 +35,7 @@ from ...framework.tensor_shape import TensorShape
 from .. import array as array_ops
 from .. import math as math_ops
 from ..build import apply_op_n, convert_inputs
+from ..parallel_products import per_matrix
 from ..rules import is_float
 from .contraction import lapack, matrix_transpose, require_dtype, require_rank_at_least
 from .decomp import matrix_inverse, matrix_triangular_solve, square_dims
@@ -155,13 +156,14 @@ def _svd_kernel(ctx: Any, attrs: dict) -> Any:
     np_dtype = dtype.as_numpy_dtype
     real = _REAL_PARTS.get(dtype, dtype).as_numpy_dtype
     full = bool(attrs["full_matrices"])
+    svd = per_matrix(xp, xp.linalg.svd)
 
     def run(a: Any) -> tuple:
         if not attrs["compute_uv"]:
-            s = xp.linalg.svd(a, compute_uv=False)
+            s = svd(a, compute_uv=False)
             empty = xp.zeros((0,), np_dtype)
             return s.astype(real), empty, empty
-        u, s, vh = xp.linalg.svd(a, full_matrices=full)
+        u, s, vh = svd(a, full_matrices=full)
         v = xp.conj(xp.swapaxes(vh, -1, -2))
         return s.astype(real), u.astype(np_dtype, copy=False), v.astype(np_dtype, copy=False)
 
@@ -265,10 +267,11 @@ def _infer_qr(op: Operation) -> list:
 def _qr_kernel(ctx: Any, attrs: dict) -> Any:
     xp, dtype = ctx.xp, attrs["T"]
     mode = "complete" if attrs["full_matrices"] else "reduced"
+    qr = per_matrix(xp, xp.linalg.qr)
 
     def run(a: Any) -> tuple:
         work = a.astype(xp.float32) if dtype == dtypes.float16 else a
-        q, r = xp.linalg.qr(work, mode=mode)
+        q, r = qr(work, mode=mode)
         return q.astype(a.dtype, copy=False), r.astype(a.dtype, copy=False)
 
     return run
@@ -337,10 +340,11 @@ def _infer_slogdet(op: Operation) -> list:
 def _slogdet_kernel(ctx: Any, attrs: dict) -> Any:
     xp, dtype = ctx.xp, attrs["T"]
     np_dtype = dtype.as_numpy_dtype
+    slogdet = per_matrix(xp, xp.linalg.slogdet)
 
     def run(a: Any) -> tuple:
         work = a.astype(xp.float32) if dtype == dtypes.float16 else a
-        sign, logdet = xp.linalg.slogdet(work)
+        sign, logdet = slogdet(work)
         return xp.asarray(sign).astype(np_dtype), xp.asarray(logdet).astype(np_dtype)
 
     return run

@@ -207,6 +207,35 @@ def _one_thread() -> Any:
 intra_op.set_blas_hold(_one_thread)
 
 
+def _threaded(threads: int, call: Any) -> Any:
+    """``call()`` with numpy's BLAS on ``threads`` threads (at most its setting outside
+    steps) where the calling step's hold is the only one running; with other holds,
+    ``call()`` as it is (the smallest hold rules: a hold that starts meanwhile puts one
+    thread back at once)."""
+    global _applied
+    libs = _libs[0] if _libs else _libraries()
+    with _lock:
+        threads = min(threads, _found[0] or 1)
+        raise_now = len(_active) == 1 and _applied == 1 and threads > 1
+        if raise_now:
+            for lib in libs:
+                if not lib.level1_only:
+                    lib.set(threads)
+            _applied = threads
+    try:
+        return call()
+    finally:
+        if raise_now:
+            with _lock:
+                want = min(_active.values()) if _active else 0
+                if want and want != _applied:
+                    _set_all(libs, want)
+                    _applied = want
+
+
+intra_op.set_blas_threaded(_threaded)
+
+
 def release(token: int) -> None:
     """Ends the hold ``token``: the smallest remaining hold applies, or, with none left,
     each library gets back the setting found before the first."""

@@ -61,14 +61,24 @@ def test_matmul_split_by_rows_or_columns(m, k, n, ta, tb):
     _same(build, lambda: [a, b], rtol=2e-6)
 
 
-def test_batch_matmul_split_over_the_batch():
-    a = _rng(3).standard_normal((8, 128, 256)).astype(np.float32)
-    b = _rng(4).standard_normal((8, 256, 160)).astype(np.float32)
+@pytest.mark.parametrize(
+    "a_shape, b_shape",
+    [
+        ((8, 128, 256), (8, 256, 160)),
+        ((16, 128, 256), (256, 160)),  # one weight for the whole batch (broadcast)
+        ((1, 128, 256), (16, 256, 160)),  # a broadcast first operand
+        ((4, 4, 128, 256), (4, 1, 256, 160)),  # two batch dimensions, one broadcast
+    ],
+)
+def test_batch_matmul_split_over_the_batch(a_shape, b_shape):
+    a = _rng(3).standard_normal(a_shape).astype(np.float32)
+    b = _rng(4).standard_normal(b_shape).astype(np.float32)
 
     def build():
         x = tf.placeholder(tf.float32, a.shape)
         y = tf.placeholder(tf.float32, b.shape)
-        return [x, y], [tf.matmul(x, y)]
+        product = tf.matmul(x, y)
+        return [x, y], [product, *tf.gradients(tf.reduce_sum(product**2), [x, y])]
 
     _same(build, lambda: [a, b])
 
@@ -136,6 +146,72 @@ def test_einsum_as_one_product(equation, shapes):
     np.testing.assert_allclose(got, np.einsum(equation, *values), rtol=2e-5, atol=2e-3)
 
 
+@pytest.mark.parametrize(
+    "equation, shapes",
+    [
+        ("bij,bjk->bik", [(8, 128, 256), (8, 256, 160)]),  # BatchMatMul as an einsum
+        ("bhqd,bhkd->bhqk", [(8, 4, 128, 64), (8, 4, 128, 64)]),  # attention scores
+        ("bhqk,bkhd->bqhd", [(8, 4, 128, 128), (8, 128, 4, 64)]),  # scores times values
+    ],
+)
+def test_einsum_as_a_batch_of_products(equation, shapes):
+    inputs, output = equation.split("->")
+    plan = parallel_products.contraction_plan(inputs.split(","), output)
+    assert plan is not None and plan[0]  # batch labels
+    values = [_rng(20 + i).standard_normal(s).astype(np.float32) for i, s in enumerate(shapes)]
+
+    def build():
+        xs = [tf.placeholder(tf.float32, s) for s in shapes]
+        out = tf.einsum(equation, *xs)
+        return xs, [out, *tf.gradients(tf.reduce_sum(out**2), xs)]
+
+    _same(build, lambda: values)
+    got = _run(build, lambda: values, 3)[0]
+    np.testing.assert_allclose(got, np.einsum(equation, *values), rtol=2e-5, atol=2e-3)
+
+
+def test_strided_convolutions_without_an_epilogue():
+    """A stride-2 convolution with no bias (the im2col product into a reused buffer,
+    unfused) and its input gradient (a product per filter tap), 2-D and 3-D."""
+    images = _rng(12).standard_normal((8, 64, 64, 64)).astype(np.float32)
+    volumes = _rng(13).standard_normal((2, 16, 16, 16, 16)).astype(np.float32)
+
+    def build():
+        x = tf.placeholder(tf.float32, images.shape)
+        v = tf.placeholder(tf.float32, volumes.shape)
+        f2 = tf.Variable(tf.random_normal([3, 3, 64, 128], stddev=0.1))
+        f3 = tf.Variable(tf.random_normal([3, 3, 3, 16, 32], stddev=0.1))
+        y2 = tf.nn.conv2d(x, f2, strides=[1, 2, 2, 1], padding="SAME")
+        y3 = tf.nn.conv3d(v, f3, strides=[1, 1, 1, 1, 1], padding="SAME")
+        loss = tf.reduce_sum(y2**2) + tf.reduce_sum(y3**2)
+        return [x, v], [y2, y3, *tf.gradients(loss, [x, v, f2, f3])]
+
+    _same(build, lambda: [images, volumes], rtol=1e-5)
+
+
+def test_batched_matrix_functions_split_by_matrix():
+    """Inverse, solve, Cholesky, determinants, eigen, singular value and QR
+    decompositions of a batch of 64 matrices (and gradients): each matrix's result is
+    the whole batch's."""
+    rng = _rng(14)
+    a = rng.standard_normal((64, 96, 96))
+    spd = a @ np.swapaxes(a, -1, -2) + 96 * np.eye(96)
+    rhs = rng.standard_normal((64, 96, 8))
+
+    def build():
+        x = tf.placeholder(tf.float64, spd.shape)
+        b = tf.placeholder(tf.float64, rhs.shape)
+        e, v = tf.linalg.eigh(x)
+        outs = [tf.linalg.inv(x), tf.linalg.solve(x, b), tf.linalg.cholesky(x)]
+        outs += [tf.linalg.det(x / 96.0), e, tf.abs(v)]  # (an eigenvector's sign is free)
+        outs += [tf.linalg.svd(x, compute_uv=False), tf.linalg.slogdet(x)[1]]
+        outs += [tf.abs(q) for q in tf.linalg.qr(x)]  # (signs as LAPACK's choice)
+        loss = sum(tf.reduce_sum(o) for o in outs[:5])
+        return [x, b], [*outs, *tf.gradients(loss, [x, b])]
+
+    _same(build, lambda: [spd, rhs], rtol=1e-10)
+
+
 def test_dense_on_a_sequence():
     inputs = _rng(11).standard_normal((32, 50, 400)).astype(np.float32)
 
@@ -150,11 +226,11 @@ def test_dense_on_a_sequence():
 @pytest.mark.parametrize(
     "inputs, output",
     [
-        (["bij", "bjk"], "bik"),  # a batch label: not one product
+        (["ab", "bc"], "c"),  # a label summed away from one operand alone
         (["ii", "ij"], "j"),  # a label twice in one operand
         (["a...c", "cd"], "a...d"),  # an ellipsis
         (["ab", "bc", "cd"], "ad"),  # three operands
     ],
 )
-def test_einsums_that_are_not_one_product_keep_numpys_route(inputs, output):
+def test_einsums_that_are_not_products_keep_numpys_route(inputs, output):
     assert parallel_products.contraction_plan(inputs, output) is None

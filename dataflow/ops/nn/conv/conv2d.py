@@ -41,7 +41,7 @@ from ....framework.tensor_shape import TensorShape
 from ...array import expand_dims, squeeze
 from ...build import apply_op, apply_op_n
 from ...constant import constant
-from ...parallel_products import long_dot
+from ...parallel_products import long_dot, product_into
 from ...rules import require_float
 from ..buffers import Recycler
 from ..epilogue import matmul_then
@@ -183,7 +183,7 @@ def conv2d_nhwc(
         b = f.reshape(kh * kw * c, o)
     out = buffers.empty((a.shape[0], o), a.dtype)
     if epilogue is None:
-        xp.matmul(a, b, out=out)
+        product_into(xp)(a, b, out)
     else:
         matmul_then(xp, a, b, out, epilogue)
     return out.reshape(g.n, g.ho, g.wo, o)
@@ -255,6 +255,7 @@ def backprop_input_kernel(ctx: Any, attrs: dict) -> Any:
     geometry = geometry_cache(p)
     fourier = _fourier_route(p, ctx)
     buffers = Recycler(xp)
+    into = product_into(xp)
 
     def conv2d_backprop_input(sizes: Any, f: Any, dy: Any) -> Any:
         dy = to_nhwc(xp, dy, p.nchw)
@@ -269,7 +270,7 @@ def backprop_input_kernel(ctx: Any, attrs: dict) -> Any:
         # size, 80 MB for a 5x5 tap of MNIST's second layer at batch 128).
         tap = buffers.empty((rows.shape[0], c), dy.dtype)
         for k, where in enumerate(offset_slices(g, p)):
-            xp.matmul(rows, taps[k].T, out=tap)
+            into(rows, taps[k].T, tap)
             dpad[where] += tap.reshape(g.n, g.ho, g.wo, c)
         return from_nhwc(xp, crop(dpad, g), p.nchw)
 

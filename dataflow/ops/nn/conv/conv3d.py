@@ -14,6 +14,10 @@ The approach mirrors ``nn/conv/conv2d.py`` one dimension up:
   then cropped;
 * ``conv3d_transpose`` is ``Conv3DBackpropInputV2`` (a composite).
 
+The products are split over a step's intra-op threads when large, as ``Conv2D``'s are
+(``ops/parallel_products.py``: by rows, and the filter gradient over its long
+contracted dimension).
+
 All three ops are bilinear, so each one's gradient is a pair of the others and second
 derivatives work (the rules, shared with ``Conv2D``, are in ``nn/conv/bilinear.py``).
 Output sizes follow TF's SAME/VALID rules per dimension (see ``nn/conv/conv2d.py``);
@@ -30,6 +34,7 @@ from ....framework.scopes import name_scope
 from ....framework.tensor_shape import TensorShape
 from ...build import apply_op
 from ...constant import constant
+from ...parallel_products import long_dot, parallel_dot
 from ...rules import require_float
 from . import volume as vol
 from .bilinear import gradient_rules
@@ -90,11 +95,12 @@ def _im2col(xp: Any, x: Any, g: vol.Volume) -> Any:
 
 def _conv3d_kernel(ctx: Any, attrs: dict) -> Any:
     xp, fmt = ctx.xp, attrs["data_format"]
+    dot = parallel_dot(xp)
 
     def conv3d(x: Any, f: Any) -> Any:
         x = vol.to_last(xp, x, fmt)
         g = _geometry(attrs, x.shape, f.shape[:3])
-        out = _im2col(xp, x, g) @ f.reshape(-1, f.shape[4])
+        out = dot(_im2col(xp, x, g), f.reshape(-1, f.shape[4]))
         return vol.from_last(xp, out.reshape(g.n, *g.out, f.shape[4]), fmt)
 
     return conv3d
@@ -111,6 +117,7 @@ def _infer_backprop_input(op: Operation) -> list:
 
 def _backprop_input_kernel(ctx: Any, attrs: dict) -> Any:
     xp, fmt = ctx.xp, attrs["data_format"]
+    dot = parallel_dot(xp)
 
     def conv3d_backprop_input(sizes: Any, f: Any, dy: Any) -> Any:
         dy = vol.to_last(xp, dy, fmt)
@@ -119,7 +126,7 @@ def _backprop_input_kernel(ctx: Any, attrs: dict) -> Any:
         rows, taps = dy.reshape(-1, o), f.reshape(kd * kh * kw, c, o)
         dpad = vol.padded_zeros(xp, g, dy.dtype)
         for t, where in enumerate(vol.tap_slices(g)):
-            dpad[where] += (rows @ taps[t].T).reshape(g.n, *g.out, c)
+            dpad[where] += dot(rows, taps[t].T).reshape(g.n, *g.out, c)
         return vol.from_last(xp, vol.crop(dpad, g), fmt)
 
     return conv3d_backprop_input
@@ -145,7 +152,7 @@ def _backprop_filter_kernel(ctx: Any, attrs: dict) -> Any:
         x, dy = vol.to_last(xp, x, fmt), vol.to_last(xp, dy, fmt)
         kd, kh, kw, c, o = (int(v) for v in sizes)
         g = _geometry(attrs, x.shape, (kd, kh, kw))
-        return (_im2col(xp, x, g).T @ dy.reshape(-1, o)).reshape(kd, kh, kw, c, o)
+        return long_dot(xp, _im2col(xp, x, g).T, dy.reshape(-1, o)).reshape(kd, kh, kw, c, o)
 
     return conv3d_backprop_filter
 
