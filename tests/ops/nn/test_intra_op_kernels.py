@@ -128,37 +128,18 @@ def test_the_lstm_sequence():
         ("btc,cd->btd", [(16, 64, 300), (300, 256)]),  # a dense layer on a sequence
         ("abc,cbd->ad", [(40, 30, 50), (50, 30, 600)]),  # two contracted labels
         ("ij,kj->ki", [(400, 300), (500, 300)]),  # output transposed
-    ],
-)
-def test_einsum_as_one_product(equation, shapes):
-    inputs, output = equation.split("->")
-    plan = parallel_products.contraction_plan(inputs.split(","), output)
-    assert plan is not None
-    values = [_rng(8 + i).standard_normal(s).astype(np.float32) for i, s in enumerate(shapes)]
-
-    def build():
-        xs = [tf.placeholder(tf.float32, s) for s in shapes]
-        out = tf.einsum(equation, *xs)
-        return xs, [out, *tf.gradients(tf.reduce_sum(out**2), xs)]
-
-    _same(build, lambda: values)
-    got = _run(build, lambda: values, 3)[0]
-    np.testing.assert_allclose(got, np.einsum(equation, *values), rtol=2e-5, atol=2e-3)
-
-
-@pytest.mark.parametrize(
-    "equation, shapes",
-    [
         ("bij,bjk->bik", [(8, 128, 256), (8, 256, 160)]),  # BatchMatMul as an einsum
         ("bhqd,bhkd->bhqk", [(8, 4, 128, 64), (8, 4, 128, 64)]),  # attention scores
         ("bhqk,bkhd->bqhd", [(8, 4, 128, 128), (8, 128, 4, 64)]),  # scores times values
     ],
 )
-def test_einsum_as_a_batch_of_products(equation, shapes):
+def test_einsum_as_one_product_or_a_batch_of_them(equation, shapes):
     inputs, output = equation.split("->")
     plan = parallel_products.contraction_plan(inputs.split(","), output)
-    assert plan is not None and plan[0]  # batch labels
-    values = [_rng(20 + i).standard_normal(s).astype(np.float32) for i, s in enumerate(shapes)]
+    assert plan is not None
+    first, second = inputs.split(",")
+    assert bool(plan[0]) == (output[0] in first and output[0] in second)  # batch labels
+    values = [_rng(8 + i).standard_normal(s).astype(np.float32) for i, s in enumerate(shapes)]
 
     def build():
         xs = [tf.placeholder(tf.float32, s) for s in shapes]
