@@ -104,6 +104,10 @@ class OpDef:
     gpu_kernel: bool = True
     shape_of_input: int | None = None
     fetch_as: Callable[[Any, Any, Any], Any] | None = None
+    # The numpy ufunc the kernel amounts to where inputs and output share one dtype
+    # ("multiply"): a large output is then computed into an array kept from step to
+    # step (``runtime/execute/large_outputs.py``).
+    ufunc: str | None = None
     defined_at: str = field(default="", compare=False)
 
 

@@ -126,14 +126,14 @@ def full_batch_distances(metric, points, centers):
 
 def assert_full_batch_same(ours, theirs, metric, shards):
     """Every step's centers, nearest clusters, scores and mean distance as TF's; and
-    ``all_scores`` as TF's where TF computed it before the step's update. (TF's graph
-    gives ``all_scores`` no order against the ``assign`` of the centers, since the
-    nearest clusters come from a kernel of their own: on some CPUs TF 2.21 computes it
-    after the assign, from the new centers, in some steps and not others, and once
-    (sharded inputs, CI) during it, some distances from old centers and some from new:
-    so each of TF's distances is one or the other. dataflow
-    reads the centers as the step starts, so its ``all_scores`` is always the
-    distances to the step's starting centers.)"""
+    ``all_scores`` as the distances to the step's starting centers (numpy), and as TF's
+    in the first step. (TF's graph gives ``all_scores`` no order against the ``assign``
+    of the centers, since the nearest clusters come from a kernel of their own: on some
+    CPUs TF 2.21 computes it after the assign in some steps and not others, and in CI
+    during it, with distances that were neither the old centers' nor the new ones', a
+    read of rows being written. So TF's later ``all_scores`` are no reference; dataflow
+    reads the centers as the step starts, so its ``all_scores`` is always the distances
+    to the step's starting centers.)"""
     assert_same(ours[0], theirs[0], "out[0]")
     assert len(ours) == len(theirs)
     parts = np.array_split(DATA, shards)
@@ -143,18 +143,8 @@ def assert_full_batch_same(ours, theirs, metric, shards):
         assert_same(centers, tf_centers, f"out[{i}] centers")
         for s, part in enumerate(parts):
             before = full_batch_distances(metric, part, ours[i - 1][1])
-            after = full_batch_distances(metric, part, centers)
             np.testing.assert_allclose(fetched[0][s], before, rtol=1e-4, atol=1e-3)
-            tf_value = np.asarray(tf_fetched[0][s])
-            assert np.asarray(fetched[0][s]).dtype == tf_value.dtype
-            # (element by element: TF's read of the centers may even straddle the
-            # assign, some clusters' rows old and some new, seen once in CI)
-            either = np.isclose(tf_value, before, 1e-4, 1e-3) | np.isclose(
-                tf_value, after, 1e-4, 1e-3
-            )
-            assert either.all(), (
-                f"out[{i}] all_scores of shard {s}: TF's is neither before nor after"
-            )
+            assert np.asarray(fetched[0][s]).dtype == np.asarray(tf_fetched[0][s]).dtype
 
 
 @pytest.mark.parametrize("distance_metric", ["squared_euclidean", "cosine"])

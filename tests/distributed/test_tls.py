@@ -62,8 +62,9 @@ def test_tls_address_without_credentials_is_a_clear_error(tls_cluster):
     assert made and all(c.status == "closed" for c in made), [c.status for c in made]
 
 
-def _step_ms(cluster, steps=300):
-    """Median ms of a ridge step with beta on the ps, on the default (resident) path."""
+def _ridge_session(cluster):
+    """A session running a ridge step with beta on the ps on the default (resident)
+    path: ``(sess, step)`` where ``step()`` runs one."""
     g = tf.Graph()
     with g.as_default():
         with tf.device("/job:ps/task:0"):
@@ -72,20 +73,27 @@ def _step_ms(cluster, steps=300):
             x = tf.placeholder(tf.float32, [100, 10])
             y = tf.placeholder(tf.float32, [100, 1])
             loss = tf.reduce_mean(tf.square(tf.matmul(x, beta) - y))
-            step = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
-        rng = np.random.default_rng(0)
-        feed = {x: rng.standard_normal((100, 10)), y: rng.standard_normal((100, 1))}
-        with tf.Session(cluster, graph=g) as sess:
-            sess.run(beta.initializer)
-            for _ in range(30):
-                sess.run(step, feed)
-            times = []
-            for _ in range(steps):
-                start = time.perf_counter()
-                sess.run(step, feed)
-                times.append(time.perf_counter() - start)
-            kinds = {(type(c), c.family) for c in sess._backend._streams._every}
-    return statistics.median(times) * 1e3, kinds
+            train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+    rng = np.random.default_rng(0)
+    feed = {x: rng.standard_normal((100, 10)), y: rng.standard_normal((100, 1))}
+    sess = tf.Session(cluster, graph=g)
+    sess.run(beta.initializer)
+    for _ in range(30):
+        sess.run(train, feed)
+    return sess, lambda: sess.run(train, feed)
+
+
+def _block_ms(step, steps=100):
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def _kinds(sess):
+    return {(type(c), c.family) for c in sess._backend._streams._every}
 
 
 @pytest.mark.slow
@@ -100,16 +108,29 @@ def test_tls_steps_take_the_same_fast_path(monkeypatch):
     try:
         monkeypatch.setenv("DATAFLOW_UNIX_SOCKETS", "0")  # (ours alone: we ask for none)
         assert tls.target.startswith("tls://")
-        tcp_ms, tcp_kinds = _step_ms(tcp)
-        tls_ms, tls_kinds = _step_ms(tls)
+        (tcp_sess, tcp_step), (tls_sess, tls_step) = _ridge_session(tcp), _ridge_session(tls)
+        # Blocks of each in turn, the best block of each compared: one block's time moves
+        # by up to 1.6x with where the kernel puts the client, ps and worker processes
+        # on the cores (docs/performance.md), and the two clusters are separate ones.
+        blocks: dict[str, list[float]] = {"tcp": [], "tls": []}
+        for _ in range(4):
+            blocks["tcp"].append(_block_ms(tcp_step))
+            blocks["tls"].append(_block_ms(tls_step))
+        tcp_ms, tls_ms = min(blocks["tcp"]), min(blocks["tls"])
+        tcp_kinds, tls_kinds = _kinds(tcp_sess), _kinds(tls_sess)
+        tcp_sess.close()
+        tls_sess.close()
         monkeypatch.delenv("DATAFLOW_UNIX_SOCKETS")
         tf.Session.reset(tls)
-        _, local_kinds = _step_ms(tls, steps=10)
+        local_sess, local_step = _ridge_session(tls)
+        _block_ms(local_step, steps=10)
+        local_kinds = _kinds(local_sess)
+        local_sess.close()
     finally:
         with collect_leaked_sockets():
             tcp.close()
             tls.close()
     assert tcp_kinds == {(socket.socket, socket.AF_INET)}
     assert tls_kinds == {(ssl.SSLSocket, socket.AF_INET)}
-    assert tls_ms < 1.6 * tcp_ms, (tls_ms, tcp_ms)
+    assert tls_ms < 1.6 * tcp_ms, blocks
     assert local_kinds == {(socket.socket, socket.AF_UNIX)}

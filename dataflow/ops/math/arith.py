@@ -228,9 +228,28 @@ _BINARY: list[tuple[str, Callable, Any, tuple, bool]] = [
     ("Minimum", ufunc_kernel("minimum"), _minimum_grad, NUMERIC, True),
     ("SquaredDifference", squared_difference_kernel, _squared_difference_grad, NUMBER, False),
 ]
+# The ops whose kernel is one numpy ufunc of inputs and output of one dtype (by op type),
+# so that a large output can be written into a kept array (``OpDef.ufunc``).
+_UFUNCS = {
+    "AddV2": "add",
+    "Sub": "subtract",
+    "Mul": "multiply",
+    "RealDiv": "true_divide",
+    "Maximum": "maximum",
+    "Minimum": "minimum",
+    "Neg": "negative",
+    "Abs": "absolute",
+    "Square": "square",
+    "Sqrt": "sqrt",
+    "Exp": "exp",
+    "Log": "log",
+    "Tanh": "tanh",
+}
 for _type, _kernel, _grad, _dtypes, _fold in _BINARY:
     _rule = with_arity(check_rule(*_dtypes), 2)
-    registry.register(registry.OpDef(_type, _rule, _kernel, _grad, foldable=_fold))
+    registry.register(
+        registry.OpDef(_type, _rule, _kernel, _grad, foldable=_fold, ufunc=_UFUNCS.get(_type))
+    )
 # Elementwise two-input ops: their output has the broadcast shape of their inputs.
 BINARY_ELEMENTWISE = frozenset(entry[0] for entry in _BINARY)
 
@@ -427,7 +446,9 @@ _UNARY: list[tuple[str, Callable, Any, tuple, bool]] = [
 ]
 for _type, _kernel, _grad, _dtypes, _fold in _UNARY:
     _rule = with_arity(check_rule(*_dtypes), 1)
-    registry.register(registry.OpDef(_type, _rule, _kernel, _grad, foldable=_fold))
+    registry.register(
+        registry.OpDef(_type, _rule, _kernel, _grad, foldable=_fold, ufunc=_UFUNCS.get(_type))
+    )
 # Elementwise one-input ops: their output has their input's shape.
 UNARY_ELEMENTWISE = frozenset(entry[0] for entry in _UNARY)
 

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._util.recycler import Recycler
 from ...framework import errors, registry
 from ...framework.graph import Operation, Tensor
 from ...framework.tensor_shape import TensorShape
 from ..array.shapes import broadcast_to, reshape, shape
 from ..build import apply_op
 from ..math.sum_of_squares import made_by_fusion
-from .buffers import Recycler
 from .epilogue import BiasEpilogue
 from .relu import relu_into
 

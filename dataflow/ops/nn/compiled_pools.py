@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 from ..._util import intra_op
+from ..._util.recycler import Recycler
 from ..compiled import Kernel
-from .buffers import Recycler
 
 COMPILED_FROM = 1 << 16
 # Input bytes per run when a pool is split over the step's intra-op threads: a few runs

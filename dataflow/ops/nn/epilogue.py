@@ -22,8 +22,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..._util import intra_op
+from ..._util.recycler import Recycler
 from ..host import is_host_namespace
-from .buffers import Recycler
 from .relu import BLOCK_ELEMENTS, relu_into, zero_block
 
 # Rows of a product computed per BLAS call by ``matmul_then``: small enough that the

@@ -43,13 +43,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._util.recycler import Recycler
 from ...framework import registry
 from ...framework.graph import Operation, Tensor
 from ...framework.tensor_shape import TensorShape
 from ..build import apply_op
 from ..host import is_host_namespace
 from . import compiled_pools
-from .buffers import Recycler
 from .conv.geometry import (
     Params,
     WindowGeometry,

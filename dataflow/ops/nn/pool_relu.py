@@ -46,10 +46,10 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from ..._util.recycler import Recycler
 from ...framework import registry
 from ..math.sum_of_squares import made_by_fusion
 from . import compiled_pools
-from .buffers import Recycler
 from .conv.geometry import geometry_cache, params
 from .pool import max_pool_grad_kernel, pool_kernel_hw
 from .relu import relu_grad_kernel

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._util.recycler import Recycler
 from ...framework import registry
 from ...framework.graph import Operation, Tensor
 from ..build import apply_op
 from ..host import is_host_namespace
-from .buffers import Recycler
 
 
 def _infer_relu(op: Operation) -> list:

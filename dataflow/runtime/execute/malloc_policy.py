@@ -27,7 +27,9 @@ and the heap keeps up to ``TRIM_THRESHOLD`` (64 MiB) free at its top before retu
 it. The process then holds at most that much more idle memory. Any other setting (a
 ``MALLOC_*`` variable or a malloc ``GLIBC_TUNABLES`` entry someone chose) is left as it
 is, as is everything with ``DATAFLOW_MALLOC=keep`` or on a C library other than glibc.
-The change lasts for the process, as any ``mallopt`` does.
+The change lasts for the process, as any ``mallopt`` does. Blocks over 32 MiB glibc
+always maps afresh; elementwise ops with such outputs write into arrays they keep
+instead (``large_outputs.py``).
 """
 
 from __future__ import annotations

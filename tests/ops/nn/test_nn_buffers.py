@@ -1,4 +1,4 @@
-"""``nn.buffers.Recycler`` (arrays reused from step to step by the conv, pool and ReLU
+"""``_util.recycler.Recycler`` (arrays reused from step to step by the conv, pool and ReLU
 kernels): an array is handed out again only when nothing but the recycler holds it, so
 values a caller keeps (fetched results, views of them) never change under it; and
 kernels that recycle give the same values, step after step, as references computed
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import dataflow as tf
-from dataflow.ops.nn.buffers import Recycler
+from dataflow._util.recycler import Recycler
 from dataflow.testing import strict_xp
 
 

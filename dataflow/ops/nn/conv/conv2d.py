@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ...._util.recycler import Recycler
 from ....framework import dtypes, registry
 from ....framework.graph import Operation, Tensor, convert_to_tensor
 from ....framework.scopes import name_scope
@@ -43,7 +44,6 @@ from ...build import apply_op, apply_op_n
 from ...constant import constant
 from ...parallel_products import long_dot, product_into
 from ...rules import require_float
-from ..buffers import Recycler
 from ..epilogue import matmul_then
 from . import fourier as conv_fourier
 from .bilinear import gradient_rules

@@ -48,7 +48,7 @@ entries are a few in 51,200 and come out at 1e-12..4e-10, 1e-9 of the gradient's
 
 DFT matrices are built once per size, offset and dtype (in float64, then cast) and
 kept by the kernel's ``Fourier`` instance; so are the intermediate spectra and the
-results, written with ``out=`` into arrays reused from step to step (``nn.buffers``:
+results, written with ``out=`` into arrays reused from step to step (``_util.recycler``:
 a fresh 5-12 MB array per transform cost more in page faults than the transform).
 All array calls go through ``xp``.
 
@@ -66,9 +66,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...._util import intra_op
+from ...._util.recycler import Recycler
 from ...host import is_host_namespace
 from ...parallel_products import summed_in_order
-from ..buffers import Recycler
 from .geometry import WindowGeometry
 
 

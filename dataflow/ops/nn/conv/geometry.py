@@ -196,7 +196,7 @@ def sizes_nhwc(sizes: Any, nchw: bool) -> tuple:
 
 def pad_window(xp: Any, x: Any, g: WindowGeometry, fill: Any = 0, buffers: Any = None) -> Any:
     """``x`` padded by ``g.pads`` with ``fill`` (``x`` itself when there is none), in an
-    array from ``buffers`` (a ``nn.buffers.Recycler``) when given: only the border is
+    array from ``buffers`` (a ``_util.recycler.Recycler``) when given: only the border is
     written besides the copy."""
     pt, pb, pl, pr = g.pads
     if not (pt or pb or pl or pr):

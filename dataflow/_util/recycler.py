@@ -1,5 +1,6 @@
-"""``Recycler``: output and scratch arrays of the conv, pool and activation kernels,
-reused from one step to the next.
+"""``Recycler``: output and scratch arrays of kernels (the conv, pool and activation
+kernels; large elementwise outputs, ``runtime/execute/large_outputs.py``), reused from
+one step to the next.
 
 Why: a kernel that allocates its multi-megabyte output and temporaries every step gets
 them back from the allocator as fresh pages more often than not (glibc returns large
@@ -24,8 +25,6 @@ import sys
 import threading
 from typing import Any
 
-from ..host import is_host_namespace
-
 
 def _count_at(items: list, i: int) -> int:
     return sys.getrefcount(items[i])
@@ -46,7 +45,8 @@ class Recycler:
         self._items: list[Any] = []
         self._lock = threading.Lock()
         self._size = size
-        self._on = is_host_namespace(xp)
+        # numpy itself (``ops.host.is_host_namespace``; this layer does not import it).
+        self._on = getattr(xp, "__name__", "") == "numpy"
 
     def empty(self, shape: tuple, dtype: Any) -> Any:
         """A writeable C-contiguous array (contents undefined): a free one of this

@@ -1,0 +1,82 @@
+"""Elementwise ops with outputs over glibc's mmap threshold write into arrays kept from
+step to step (``runtime/execute/large_outputs.py``): the same values as numpy's, a value
+the program keeps never changes under later steps, and a released one is written
+again instead of new pages."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dataflow as tf
+from dataflow.framework import dtypes
+from dataflow.framework.tensor_shape import TensorShape
+from dataflow.runtime.execute import large_outputs
+
+ROWS, COLS = 90_000, 100  # 36 MB of float32: over the 32 MiB threshold
+
+
+@pytest.fixture(scope="module")
+def data() -> np.ndarray:
+    return np.random.default_rng(0).standard_normal((ROWS, COLS)).astype(np.float32)
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def test_a_large_product_is_right_kept_values_stay_and_released_memory_is_reused(data):
+    graph = tf.Graph()
+    with graph.as_default():
+        v = tf.Variable(data)
+        doubled = v * 2.0
+        scaled = tf.tanh(tf.abs(-v) / 4.0)  # unary and binary ops, chained
+    with tf.Session(graph=graph) as sess:
+        sess.run(v.initializer)
+        first, second = sess.run(doubled), sess.run(doubled)
+        # Both held by the program: two arrays, each the right value.
+        assert not np.shares_memory(first, second)
+        np.testing.assert_array_equal(first, data * np.float32(2.0))
+        np.testing.assert_array_equal(second, data * np.float32(2.0))
+        kept = _address(second)
+        del first
+        third = sess.run(doubled)
+        np.testing.assert_array_equal(second, data * np.float32(2.0))  # unchanged
+        assert _address(third) != kept
+        np.testing.assert_array_equal(third, data * np.float32(2.0))
+        released = _address(third)
+        del third
+        assert _address(sess.run(doubled)) == released  # written again, not new pages
+        expected = np.tanh(np.abs(-data) / np.float32(4.0))
+        for _ in range(3):
+            np.testing.assert_array_equal(sess.run(scaled), expected)
+
+
+def test_a_fetched_value_written_by_the_program_changes_no_later_step(data):
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [ROWS, COLS])
+        shifted = x + 1.0
+    with tf.Session(graph=graph) as sess:
+        got = sess.run(shifted, {x: data})
+        got[...] = 0  # the program's own array now
+        del got
+        np.testing.assert_array_equal(sess.run(shifted, {x: data}), data + np.float32(1.0))
+
+
+def test_only_large_fully_known_real_outputs_are_kept():
+    def kernel(*xs):
+        return np.multiply(*xs)
+
+    big = TensorShape([ROWS, COLS])
+    assert large_outputs.reusing_kernel("multiply", dtypes.float32, big, np, kernel)
+    assert large_outputs.reusing_kernel(None, dtypes.float32, big, np, kernel) is None
+    small = TensorShape([ROWS // 4, COLS])
+    assert large_outputs.reusing_kernel("multiply", dtypes.float32, small, np, kernel) is None
+    unknown = TensorShape([None, COLS])
+    assert large_outputs.reusing_kernel("multiply", dtypes.float32, unknown, np, kernel) is None
+    assert large_outputs.reusing_kernel("multiply", dtypes.complex64, big, np, kernel) is None
+    # An input of another dtype takes the op's own kernel (numpy's casting rules).
+    reusing = large_outputs.reusing_kernel("multiply", dtypes.float32, big, np, kernel)
+    halves = np.full((ROWS, COLS), 0.5, np.float64)
+    assert reusing(halves, np.float32(2.0)).dtype == np.float64
