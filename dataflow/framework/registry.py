@@ -40,6 +40,10 @@ An op family module (``dataflow/ops/*.py``) declares each op type once, with
 * ``fetch_as``: ``fetch_as(value, session, tensor)`` is what ``Session.run`` returns
   for a fetched output of the op instead of its value (``GetSessionHandle``'s handle
   string becomes a ``TensorHandle`` bound to the session), or None.
+* ``ufunc``: the name of the numpy ufunc the kernel amounts to when its inputs and
+  output share one dtype (``Mul``: ``"multiply"``), or None. The executor computes an
+  output over glibc's mmap threshold with it into arrays kept from step to step
+  (``runtime/execute/large_outputs.py``).
 
 There is one way to register: ``registry.register(registry.OpDef("Type", infer, kernel,
 grad, <facts as keywords>))`` beside the op's builder, rule, kernel and gradient.
@@ -104,9 +108,6 @@ class OpDef:
     gpu_kernel: bool = True
     shape_of_input: int | None = None
     fetch_as: Callable[[Any, Any, Any], Any] | None = None
-    # The numpy ufunc the kernel amounts to where inputs and output share one dtype
-    # ("multiply"): a large output is then computed into an array kept from step to
-    # step (``runtime/execute/large_outputs.py``).
     ufunc: str | None = None
     defined_at: str = field(default="", compare=False)
 
