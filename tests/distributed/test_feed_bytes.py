@@ -7,11 +7,13 @@ from __future__ import annotations
 import gc
 import time
 import tracemalloc
+import weakref
 
 import numpy as np
 import pytest
 
 import dataflow as tf
+from dataflow.runtime.dask import frames
 
 from .conftest import collect_leaked_sockets, local_cluster
 
@@ -136,3 +138,41 @@ def test_a_batch_per_replica_goes_to_each_worker_at_once(clean_cluster):
     for batch, value in zip(batches, got, strict=True):
         np.testing.assert_array_equal(value.view(np.uint32), batch[::-1].view(np.uint32))
     assert senders is not None  # the two 5 MB requests went out through the sender pool
+
+
+def test_a_large_reply_reuses_memory_the_program_let_go(wire):
+    """A fetched part over 32 MiB (which glibc would map afresh every time) is received
+    into memory kept from one reply to the next, but only memory the program no longer
+    holds: fetched arrays the program keeps stay distinct and unchanged."""
+    tf.Session.reset(wire)
+    value = np.random.default_rng(5).standard_normal((9 * ROWS, COLS)).astype(np.float32)
+    assert value.nbytes >= frames.KEPT_PART
+    graph = tf.Graph()
+    with graph.as_default():
+        with tf.device("/job:worker/task:0"):
+            data = tf.Variable(value, name="data")
+            out = data * 1.0  # (a computed value: writable, so fetched without a copy)
+    with tf.Session(wire, graph=graph) as sess:
+        sess.run(data.initializer)
+        first, second = sess.run(out), sess.run(out)
+        assert not np.shares_memory(first, second)
+        for got in (first, second):
+            assert got.flags.writeable
+            np.testing.assert_array_equal(got, value)
+        memory = weakref.ref(_memory_of(first))
+        first[...] = 0  # the program's own array until it lets go
+        del first
+        third = sess.run(out)
+        assert _memory_of(third) is memory()  # the released memory, not new pages
+        np.testing.assert_array_equal(third, value)
+        np.testing.assert_array_equal(second, value)  # held all along: unchanged
+
+
+def _memory_of(array: np.ndarray) -> object:
+    """The object owning ``array``'s memory, following views (and memoryviews) down."""
+    owner: object = array
+    while True:
+        inner = owner.obj if isinstance(owner, memoryview) else getattr(owner, "base", None)
+        if inner is None or isinstance(inner, (bytes, bytearray)):
+            return owner
+        owner = inner

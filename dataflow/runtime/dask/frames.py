@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from ..._util.recycler import Recycler
+
 # The byte a worker sends once it has taken a connection over (a Dask connection, or a
 # Unix socket a stream moved to): step frames may follow.
 TAKEOVER_ACK = b"\x06"
@@ -95,9 +97,22 @@ def check_sizes(payload: int, sizes: list[int]) -> None:
 LARGE_PART = 1 << 20
 
 
+# A part at least this large is received into memory kept from one message to the next
+# (``_kept_parts``): glibc maps every block over 32 MiB afresh, its largest mmap
+# threshold, and a client read 40 MB of a worker's reply in 6.6 ms into new memory
+# against 3.3 ms into memory read before.
+KEPT_PART = 32 << 20
+# Up to four such parts stay between messages; one is handed out again only once nothing
+# but this holds it (a fetched array the program keeps, or any view of it, holds it).
+_kept_parts = Recycler(np, 4)
+
+
 def allocate(nbytes: int) -> Any:
     """Writable memory of ``nbytes`` for one part of a message, owned by that part
-    alone (an array unpickled on it is a view of it, and nothing else uses it)."""
+    alone (an array unpickled on it is a view of it, and nothing else uses it while
+    that array or any view of it lives)."""
+    if nbytes >= KEPT_PART:
+        return _kept_parts.empty((nbytes,), np.uint8)
     if nbytes >= LARGE_PART:
         return np.empty(nbytes, np.uint8)
     return bytearray(nbytes)
