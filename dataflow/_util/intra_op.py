@@ -126,13 +126,14 @@ class _Runs:
 
     def take(self) -> None:
         """Does runs until none is left to take."""
-        while True:
+        piece = self.piece
+        while piece is not None:
             i = next(self._next)
             if i >= self.runs:
                 return
             lo = i * self.grain
             try:
-                self.piece(lo, min(self.count, lo + self.grain))
+                piece(lo, min(self.count, lo + self.grain))
             except BaseException as exc:  # (re-raised in the caller)
                 if self._error is None:
                     self._error = exc
@@ -143,6 +144,10 @@ class _Runs:
 
     def wait(self) -> None:
         self.finished.wait()
+        # A helper that starts late still holds these runs (the pool's queue does until
+        # then): without the piece, not the kernel's arrays its closure holds (a 40 MB
+        # reply kept from reuse, ``runtime/dask/frames.allocate``).
+        self.piece = None
         if self._error is not None:
             raise self._error
 

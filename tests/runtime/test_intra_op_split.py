@@ -108,3 +108,25 @@ def test_a_session_gives_its_steps_its_intra_op_threads():
         with tf.Session(graph=graph, config=config) as sess:
             assert sess.run(seen) == threads
     assert intra_op.threads() == 1
+
+
+def test_finished_runs_let_go_of_their_piece():
+    """A helper that starts after the last run still holds the runs (the pool's queue
+    does until then); it must not hold the kernel's arrays the piece's closure holds."""
+    import weakref
+
+    class Arrays:
+        pass
+
+    arrays = Arrays()
+    seen = weakref.ref(arrays)
+
+    def piece(lo: int, hi: int, held=arrays) -> None:
+        assert held is not None
+
+    runs = intra_op._Runs(4, 1, piece)
+    runs.take()
+    runs.wait()
+    del piece, arrays
+    assert seen() is None
+    runs.take()  # a late helper: nothing to do, nothing held
