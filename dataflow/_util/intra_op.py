@@ -145,8 +145,8 @@ class _Runs:
     def wait(self) -> None:
         self.finished.wait()
         # A helper that starts late still holds these runs (the pool's queue does until
-        # then): without the piece, not the kernel's arrays its closure holds (a 40 MB
-        # reply kept from reuse, ``runtime/dask/frames.allocate``).
+        # then): without the piece, not the kernel's arrays its closure holds (which
+        # would keep them from reuse: ``_util/recycler``, ``runtime/dask/frames``).
         self.piece = None
         if self._error is not None:
             raise self._error
