@@ -116,7 +116,8 @@ class _Runs:
     """One split's runs, taken by whichever thread asks next."""
 
     def __init__(self, count: int, grain: int, piece: Callable[[int, int], object]) -> None:
-        self.count, self.grain, self.piece = count, grain, piece
+        self.count, self.grain = count, grain
+        self.piece: Callable[[int, int], object] | None = piece
         self.runs = -(-count // grain)
         self._next = itertools.count()  # (``next`` on it is atomic under the GIL)
         self._lock = threading.Lock()
