@@ -50,12 +50,12 @@ def parallel_dot(xp: Any) -> Any:
     dot = xp.dot
     if not is_host_namespace(xp):
         return dot
-    into = product_into(xp)
+    matmul = xp.matmul
 
     def product(a: Any, b: Any) -> Any:
         if intra_op.threads() < 2 or not _worth_splitting(a, b):
             return dot(a, b)
-        return into(a, b, xp.empty((a.shape[0], b.shape[1]), a.dtype))
+        return _split_into(matmul, a, b, xp.empty((a.shape[0], b.shape[1]), a.dtype))
 
     return product
 
@@ -71,21 +71,27 @@ def product_into(xp: Any) -> Any:
     def product(a: Any, b: Any, out: Any) -> Any:
         if intra_op.threads() < 2 or not _worth_splitting(a, b):
             return matmul(a, b, out=out)
-        if a.shape[0] >= b.shape[1]:
-
-            def rows(lo: int, hi: int) -> None:
-                matmul(a[lo:hi], b, out=out[lo:hi])
-
-            intra_op.split_per_thread(a.shape[0], rows, blas=True)
-        else:
-
-            def columns(lo: int, hi: int) -> None:
-                matmul(a, b[:, lo:hi], out=out[:, lo:hi])
-
-            intra_op.split_per_thread(b.shape[1], columns, blas=True)
-        return out
+        return _split_into(matmul, a, b, out)
 
     return product
+
+
+def _split_into(matmul: Any, a: Any, b: Any, out: Any) -> Any:
+    """``matmul(a, b, out=out)`` by rows of ``out`` when it has more rows than columns,
+    else by columns, one part per thread."""
+    if a.shape[0] >= b.shape[1]:
+
+        def rows(lo: int, hi: int) -> None:
+            matmul(a[lo:hi], b, out=out[lo:hi])
+
+        intra_op.split_per_thread(a.shape[0], rows, blas=True)
+    else:
+
+        def columns(lo: int, hi: int) -> None:
+            matmul(a, b[:, lo:hi], out=out[:, lo:hi])
+
+        intra_op.split_per_thread(b.shape[1], columns, blas=True)
+    return out
 
 
 def _worth_splitting(a: Any, b: Any) -> bool:
@@ -148,15 +154,23 @@ def long_dot(xp: Any, a: Any, b: Any) -> Any:
         or not _splittable(a, b)
     ):
         return a @ b
-    shares = min(threads, terms // TERMS_PER_SHARE)
-    grain = -(-terms // shares)
-    partial: list[Any] = [None] * shares
-
-    def share(lo: int, hi: int) -> None:
-        partial[lo // grain] = a[:, lo:hi] @ b[lo:hi]
-
-    intra_op.split(terms, share, grain, blas=True)
+    partial = in_runs(xp, terms, lambda lo, hi: a[:, lo:hi] @ b[lo:hi], TERMS_PER_SHARE)
     return summed_in_order(xp, partial)
+
+
+def in_runs(xp: Any, count: int, run: Any, least: int = 1) -> list[Any]:
+    """``run(lo, hi)`` (the computation for items ``lo:hi``) over ``[0, count)``, one run
+    per intra-op thread of the step at most, each of ``least`` items or more (BLAS held
+    to one thread meanwhile): the runs' results in order, one result where the step has
+    one thread or ``xp`` is not numpy."""
+    if not is_host_namespace(xp):
+        return [run(0, count)]
+    shares = max(1, min(intra_op.threads(), count // least))
+    results: dict[int, Any] = {}
+    intra_op.split(
+        count, lambda lo, hi: results.__setitem__(lo, run(lo, hi)), -(-count // shares), True
+    )
+    return [results[lo] for lo in sorted(results)]
 
 
 def summed_in_order(xp: Any, parts: list[Any]) -> Any:
@@ -261,14 +275,7 @@ def per_matrix(xp: Any, fn: Any) -> Any:
             if first.size * n < LAPACK_THREADED_FROM:
                 return fn(*xs, **options)
             return intra_op.with_blas_threads(lambda: fn(*xs, **options))
-        shares = min(intra_op.threads(), batch)
-        grain = -(-batch // shares)
-        parts: list[Any] = [None] * shares
-
-        def share(lo: int, hi: int) -> None:
-            parts[lo // grain] = fn(*(x[lo:hi] for x in xs), **options)
-
-        intra_op.split(batch, share, grain, blas=True)
+        parts = in_runs(xp, batch, lambda lo, hi: fn(*(x[lo:hi] for x in xs), **options))
         if isinstance(parts[0], tuple):
             return tuple(concatenate(members) for members in zip(*parts, strict=True))
         return concatenate(parts)

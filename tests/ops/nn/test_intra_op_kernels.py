@@ -215,3 +215,19 @@ def test_dense_on_a_sequence():
 )
 def test_einsums_that_are_not_products_keep_numpys_route(inputs, output):
     assert parallel_products.contraction_plan(inputs, output) is None
+
+
+def test_a_batch_of_matrices_fewer_runs_than_threads():
+    """Five matrices on four threads are three runs of two (the grain rounds up): every
+    run's result is joined, none missing."""
+    rng = _rng(15)
+    a = rng.standard_normal((5, 400, 400))
+    spd = a @ np.swapaxes(a, -1, -2) + 400 * np.eye(400)
+
+    def build():
+        x = tf.placeholder(tf.float64, spd.shape)
+        return [x], [tf.linalg.inv(x), tf.linalg.eigh(x)[0]]
+
+    got = _run(build, lambda: [spd], 4)
+    np.testing.assert_allclose(got[0], np.linalg.inv(spd), rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(got[1], np.linalg.eigvalsh(spd), rtol=1e-10)

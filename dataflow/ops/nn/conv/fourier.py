@@ -65,10 +65,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...._util import intra_op
 from ...._util.recycler import Recycler
-from ...host import is_host_namespace
-from ...parallel_products import summed_in_order
+from ...parallel_products import in_runs, summed_in_order
 from .geometry import WindowGeometry
 
 
@@ -319,17 +317,6 @@ def _conv_grads_whole(
 
 
 # --- the batch over the step's intra-op threads -------------------------------------------
-def _in_runs(n: int, run: Any, xp: Any) -> list[Any]:
-    """``run(lo, hi)`` (the computation for images ``lo:hi``) over the batch, one run
-    per intra-op thread of the step (``_util/intra_op``): the runs' results in batch
-    order, one result where the step has one thread."""
-    if not is_host_namespace(xp):
-        return [run(0, n)]
-    results: dict[int, Any] = {}
-    intra_op.split_per_thread(n, lambda lo, hi: results.__setitem__(lo, run(lo, hi)), True)
-    return [results[lo] for lo in sorted(results)]
-
-
 def _stacked(xp: Any, parts: list[Any]) -> Any:
     """The runs' NHWC results put together image by image (each image's own: a split
     changes no value)."""
@@ -341,7 +328,7 @@ def conv(fourier: Fourier, x: Any, f: Any, g: WindowGeometry) -> Any:
     step's intra-op threads."""
     xp = fourier.xp
     return _stacked(
-        xp, _in_runs(x.shape[0], lambda lo, hi: _conv_whole(fourier, x[lo:hi], f, g), xp)
+        xp, in_runs(xp, x.shape[0], lambda lo, hi: _conv_whole(fourier, x[lo:hi], f, g))
     )
 
 
@@ -352,7 +339,7 @@ def conv_input_grad(fourier: Fourier, f: Any, dy: Any, g: WindowGeometry) -> Any
     def run(lo: int, hi: int) -> Any:
         return _conv_input_grad_whole(fourier, f, dy[lo:hi], g)
 
-    return _stacked(xp, _in_runs(dy.shape[0], run, xp))
+    return _stacked(xp, in_runs(xp, dy.shape[0], run))
 
 
 def conv_filter_grad(fourier: Fourier, x: Any, dy: Any, g: WindowGeometry) -> Any:
@@ -363,7 +350,7 @@ def conv_filter_grad(fourier: Fourier, x: Any, dy: Any, g: WindowGeometry) -> An
     def run(lo: int, hi: int) -> Any:
         return _conv_filter_grad_whole(fourier, x[lo:hi], dy[lo:hi], g)
 
-    return summed_in_order(xp, _in_runs(x.shape[0], run, xp))
+    return summed_in_order(xp, in_runs(xp, x.shape[0], run))
 
 
 def conv_grads(fourier: Fourier, x: Any, f: Any, dy: Any, g: WindowGeometry) -> tuple[Any, Any]:
@@ -374,5 +361,5 @@ def conv_grads(fourier: Fourier, x: Any, f: Any, dy: Any, g: WindowGeometry) -> 
     def run(lo: int, hi: int) -> Any:
         return _conv_grads_whole(fourier, x[lo:hi], f, dy[lo:hi], g)
 
-    parts = _in_runs(x.shape[0], run, xp)
+    parts = in_runs(xp, x.shape[0], run)
     return _stacked(xp, [dx for dx, _ in parts]), summed_in_order(xp, [df for _, df in parts])
