@@ -49,7 +49,7 @@ class ConfigProto:
             splits its kernels' work over (large matmuls, convolutions, pools:
             ``_util/intra_op.py``); BLAS runs on one thread during steps
             (``runtime/execute/blas_threads.py``). 0: the cores this process may use,
-            less those other work runs on now, at most BLAS's own setting
+            whatever else runs on them (as TF1's pool), at most BLAS's own setting
             (``OPENBLAS_NUM_THREADS``).
         debug: check every kernel output against its static dtype and shape (default:
             on when the environment variable ``DATAFLOW_DEBUG=1``; the tests set it).
