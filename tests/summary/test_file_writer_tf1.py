@@ -77,14 +77,14 @@ def test_a_writer_never_closed_keeps_its_events_at_exit(tmp_path):
         assert done.returncode == 0, done.stderr[-3000:]
         got[lib] = (_scalars(logdir / "kept"), _scalars(logdir / "cached"))
     ours, theirs = got["dataflow"], got["tensorflow.compat.v1"]
-    # Ours flush at exit. TF's writers keep their events or not depending on whether
-    # their writer thread ran before the interpreter ended (both seen in CI runs, for
-    # the cached writer and for the one made by hand), so TF is no oracle for whether
-    # they are kept; it never writes anything else.
+    # Ours flush at exit. TF's writers keep their events, some of them or none
+    # depending on how far their writer thread got before the interpreter ended (all,
+    # none and the first only were seen in CI runs), so TF is no oracle for whether
+    # they are kept; what it keeps is always the first of ours, in order.
     assert ours[0] == [(0, "loss", 1.0), (1, "loss", 3.0), (2, "loss", 5.0)]
-    assert theirs[0] in ([], ours[0])
+    assert theirs[0] == ours[0][: len(theirs[0])]
     assert ours[1] == [(9, "loss", 14.0)]
-    assert theirs[1] in ([], ours[1])
+    assert theirs[1] == ours[1][: len(theirs[1])]
     assert got["dataflow"][1] == [(9, "loss", 14.0)]
 
 
