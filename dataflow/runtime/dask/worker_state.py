@@ -30,7 +30,10 @@ Each Dask worker process holds one ``WorkerRuntime`` (module global ``RUNTIME``)
 
 Stage functions run in the worker's thread pool; a resident stage of stateless or
 variable ops that ran in under a millisecond last time runs inline on the event loop
-(a thread hop costs about as much as such a stage)."""
+(a thread hop costs about as much as such a stage). Either way a stage's kernels split
+their work over the worker's threads (``WorkerRuntime.kernel_threads``: Dask's
+``nthreads`` for the worker, at most its cores), BLAS held to one thread meanwhile, as
+an embedded session's step does (``runtime/execute/blas_threads.py``)."""
 
 from __future__ import annotations
 
@@ -41,8 +44,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ..._util import intra_op
 from ...framework import errors, registry
 from ..devices import array_namespace, gpu_count, to_host, transfer
+from ..execute import blas_threads
 from ..execute.context import DeviceContext
 from ..execute.executor import StageFunction, translate_error
 from ..execute.step_copies import StageBoundary, WorkerStepMemory, stage_boundary
@@ -165,6 +170,10 @@ class CompiledStage:
     def _run(self, step: Any, args: Sequence[Any]) -> tuple:
         _local.step = _local.running = step
         _local.seceded = False
+        # The stage's kernels split their work over the worker's threads, BLAS held to
+        # one thread meanwhile, as an embedded step's are (``WorkerRuntime.kernel_threads``).
+        token = blas_threads.hold(1)
+        before = intra_op.set_threads(RUNTIME.kernel_threads())
         try:
             return self.function.fn(*args)
         except Exception as exc:
@@ -172,6 +181,8 @@ class CompiledStage:
                 exc, self.function.call_for_traceback(exc.__traceback__), self.device
             ) from None
         finally:
+            intra_op.set_threads(before)
+            blas_threads.release(token)
             _local.step = _local.running = None
             _local.seceded = True
 
@@ -189,6 +200,17 @@ class WorkerRuntime:
         self.finished: collections.OrderedDict[tuple[str, str], None] = collections.OrderedDict()
         self._cancelled_sessions: set[str] = set()
         self._cancelled_steps: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self.threads = 1  # the Dask worker's ``nthreads`` (``prepare_worker``)
+
+    def kernel_threads(self) -> int:
+        """The intra-op threads one stage's kernels split their work over
+        (``_util/intra_op``): the worker's Dask ``nthreads``, its threads for computing,
+        at most the cores the process may use. As TF1 sizes a server's intra-op pool to
+        the machine whatever else runs there. (Not BLAS's setting, unlike an embedded
+        session's default: Dask's nanny starts every worker with
+        ``OPENBLAS_NUM_THREADS=1`` and its peers for the sake of its own parallel tasks,
+        which left each stage's kernels on one thread while TF1's used every core.)"""
+        return max(1, min(self.threads, blas_threads.available_cores()))
 
     # --- cancellation -------------------------------------------------------------------
     def cancel(self, session: str | None = None, steps: Sequence[str] = ()) -> None:
@@ -562,6 +584,7 @@ async def prepare_worker(worker: Any) -> None:
     pinning resource ``dataflow-<name>``, a GPU resource when CuPy sees GPUs and none
     was declared, and the step-stream handlers."""
     worker.handlers.update(_handlers(worker))
+    RUNTIME.threads = int(getattr(worker.state, "nthreads", 1) or 1)
     wanted = {resource_name(str(worker.name)): 1e9}
     if "GPU" not in worker.state.total_resources and gpu_count():
         wanted["GPU"] = gpu_count()

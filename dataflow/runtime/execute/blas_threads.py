@@ -185,8 +185,12 @@ def hold(threads: int) -> int:
             _saved = [lib.get() or 0 for lib in libs]
             _found[0] = _numpys_count(libs, _saved)
             # Libraries already at one setting need no call when a hold asks for it
-            # (scipy's own one is set to one thread by the first hold, always).
-            same = len(set(_saved)) == 1 and not any(lib.level1_only for lib in libs)
+            # (scipy's own one is set to one thread by the first hold unless it is
+            # there already: a Dask worker's libraries all start at one, and its every
+            # stage holds them, ``dask/worker_state.py``).
+            same = len(set(_saved)) == 1 and (
+                _saved[0] == 1 or not any(lib.level1_only for lib in libs)
+            )
             _applied = _saved[0] if same else 0
         token = _next_token[0] = _next_token[0] + 1
         _active[token] = threads
@@ -251,7 +255,7 @@ def release(token: int) -> None:
             return
         if _saved is not None:
             for lib, n in zip(libs, _saved):
-                if n > 0 and (n != _applied or lib.level1_only):
+                if n > 0 and n != (1 if lib.level1_only else _applied):
                     lib.set(n)
         _saved = None
         _found[0] = 0

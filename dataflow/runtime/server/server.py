@@ -521,7 +521,9 @@ def _limit_blas_threads(cluster: ClusterSpec, host: str, threads: int) -> None:
     training made 22 global steps/s instead of 220. Dask's nanny starts its workers with
     one BLAS thread (``OPENBLAS_NUM_THREADS=1``); a TF1 task's process is started by its
     user, so its share is set here (a task alone on a 16-core machine with two stage
-    threads keeps 8 BLAS threads per stage)."""
+    threads keeps 8 BLAS threads per stage). A stage itself holds BLAS to one thread
+    and splits its kernels over the worker's threads (``dask/worker_state.py``); the
+    share rules what the task runs outside stages."""
     from threadpoolctl import threadpool_limits
 
     from ..execute.inter_op import load_blas
