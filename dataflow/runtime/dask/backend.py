@@ -63,12 +63,12 @@ from .stream_client import StepStreamClient
 from .worker_state import (
     PlanMissingError,
     cancel_steps,
-    install_plans,
     list_variables,
     reset_state,
     store_call,
     uninstall_plans,
 )
+from .worker_steps import install_plans
 
 
 def _home_device(resolved: grpc_target.GrpcTarget, client: Any, tasks: Any) -> str | None:

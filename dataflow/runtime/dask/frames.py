@@ -49,6 +49,9 @@ MAX_BUFFERS = 1 << 20
 EXTENDED = 1 << 31  # in the buffer count: the header ends with an acknowledgement
 SHARED = 1 << 63  # in a buffer's length: the part is in the writer's arena
 IN_PLACE = 1 << 62  # with SHARED: the part is in the writer's own memory (peer reads)
+# With IN_PLACE: the writer goes on computing while the part is read (an early reply,
+# ``stream.py``), so the reader copies it on its own thread, leaving the writer a core.
+WRITER_BUSY = 1 << 61
 SHARED_ENTRY = 3 * BUFFER.size  # length, arena generation, offset
 
 
@@ -140,8 +143,9 @@ def encode(message: Any, link: Any = None, defer: bool = False) -> list[Any]:
         in_place = [i for i, p in enumerate(parts) if i and p.nbytes >= link.in_place_from]
         if in_place:
             hold, addresses = link.hold([parts[i] for i in in_place])
+            flags = SHARED | IN_PLACE | (WRITER_BUSY if link.writer_busy else 0)
             for i, address in zip(in_place, addresses, strict=True):
-                entries[i] = SHARED_HEAD.pack(parts[i].nbytes | SHARED | IN_PLACE, hold, address)
+                entries[i] = SHARED_HEAD.pack(parts[i].nbytes | flags, hold, address)
                 parts[i] = None
     large = [i for i, p in enumerate(parts) if p is not None and p.nbytes >= link.min_part]
     placed = None
@@ -193,9 +197,10 @@ def decode_header(header: bytes, link: Any = None) -> tuple[Any, list[Any]]:
             if not extended or at + SHARED_ENTRY > len(header):
                 raise FrameTooLarge("step stream frame header has a malformed shared part")
             _, generation, offset = SHARED_HEAD.unpack_from(header, at)
-            nbytes = size & ~(SHARED | IN_PLACE)
+            nbytes = size & ~(SHARED | IN_PLACE | WRITER_BUSY)
             # (an in-place part: hold and address in the writer's memory, flagged)
-            sizes.append((nbytes, generation, offset, bool(size & IN_PLACE)))
+            in_place = bool(size & IN_PLACE)
+            sizes.append((nbytes, generation, offset, in_place, in_place and size & WRITER_BUSY))
             at += SHARED_ENTRY
         else:
             sizes.append(size)
@@ -221,12 +226,13 @@ def part_memory(sizes: list[Any], link: Any) -> tuple[list[Any], list[Any]]:
             buffers.append(allocate(size))
             received.append(buffers[-1])
             continue
-        nbytes, generation, offset, in_place = size
+        nbytes, generation, offset, in_place, writer_busy = size
         try:
             if in_place:
                 if link.lends or not i:
                     raise ValueError("only a worker's reply may name its own memory")
-                buffers.append(link.read(generation, offset, nbytes, allocate(nbytes)))
+                into = allocate(nbytes)
+                buffers.append(link.read(generation, offset, nbytes, into, bool(writer_busy)))
                 continue
             if i and link.lends:
                 buffers.append(link.lend(generation, offset, nbytes))

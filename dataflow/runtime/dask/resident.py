@@ -24,6 +24,7 @@ from ..config import StepTrace
 from . import cluster_view
 from . import trace as step_trace
 from .lowering import LoweredPlan
+from .stream import EARLY
 from .stream_client import Lost, StepStreamClient
 from .worker_state import (
     PlanMissingError,
@@ -156,6 +157,7 @@ class ResidentPath:
                 "step": step,
                 "feeds": feeds,
                 "peers": addresses,
+                EARLY: True,  # (``request_all`` takes the worker's early replies)
             }
             if run_metadata is not None:
                 message["trace"] = True

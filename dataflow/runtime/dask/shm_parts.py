@@ -299,6 +299,9 @@ class Link:
         # client, the worker's pid where we may, and the holds read, to release.
         self.peer_reads = False
         self.in_place_from = PEER_READ_PART
+        # Set while a worker writes an early reply (``worker_state``): it goes on
+        # computing while the client reads (``frames.WRITER_BUSY``).
+        self.writer_busy = False
         self._held: dict[int, list[memoryview]] = {}
         self._holds = 0
         self._probe: np.ndarray | None = None
@@ -384,9 +387,11 @@ class Link:
         """Holds whose parts the client has not released yet."""
         return len(self._held)
 
-    def read(self, hold: int, address: int, nbytes: int, into: Any) -> Any:
+    def read(self, hold: int, address: int, nbytes: int, into: Any, alone: bool = False) -> Any:
         """Copies one part of a reply out of the worker's memory into ``into`` (memory
-        of our own); the hold is released with the next ``release_message``."""
+        of our own), with ``alone`` on this thread only (the worker is still computing:
+        ``frames.WRITER_BUSY``); the hold is released with the next
+        ``release_message``."""
         if self.peer_pid is None:
             raise ValueError("a frame names the worker's memory, which we may not read")
         pid, target = self.peer_pid, np.frombuffer(into, np.uint8)
@@ -394,7 +399,10 @@ class Link:
         def piece(at: int, end: int) -> None:
             vm_read(pid, address + at, target[at:end])
 
-        parallel_copy.spread(nbytes, piece)
+        if alone:
+            piece(0, nbytes)
+        else:
+            parallel_copy.spread(nbytes, piece)
         if hold not in self.read_holds:
             self.read_holds.append(hold)
         self.shared_bytes += nbytes

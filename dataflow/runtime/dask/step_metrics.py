@@ -4,7 +4,7 @@ Steps on the resident path never reach the scheduler, so Dask's pages cannot sho
 them; each worker keeps its own account instead, and the page
 (``dashboard_page.py``) gathers it when it is loaded. ``RECORDER.stage(...)`` is
 called once per stage run, by both step paths (``worker_state.run_stage`` and
-``worker_state._run_part``), with the stage's part of its ``WorkerPlan``, the step id,
+``worker_steps._run_part``), with the stage's part of its ``WorkerPlan``, the step id,
 the stage's run time and its output tuple. Per plan (a plan key names one worker's
 part of one compiled plan of one session) it keeps:
 

@@ -38,7 +38,12 @@ loop), which capped two asynchronous replicas at a third of TF1's rate. On a str
   memory (``shm_parts``);
 * a stream whose two ends run on one host moves to the worker's Unix socket once the
   worker agrees (``local_sockets``), TLS ones included: loopback TCP cost each small
-  message of a step two to three times a Unix socket's.
+  message of a step two to three times a Unix socket's;
+* a worker may answer a ``run`` in more than one message: fetched values of a stage that
+  later stages of the step follow on that worker leave at once, in a reply whose status
+  is ``EARLY`` (when the request says ``EARLY``: the client's streams do), and the
+  client reads them while the worker runs the rest; the last reply has the step's
+  status and the other values.
 
 A comm that is not a tornado stream (a transport other than ``tcp://``/``tls://``)
 carries the same frames inside ordinary Dask messages, on the client's event loop:
@@ -68,6 +73,7 @@ from .frames import (
 from .tls_transport import TlsTransport
 
 STREAM_OP = "dataflow_steps"
+EARLY = "early"  # a ``run`` request's flag (early replies welcome), such a reply's status
 
 
 def raw_stream(comm: Any) -> Any:
@@ -306,13 +312,25 @@ async def serve(
     pending: set[Any] = set()
     end: Endpoint | None = None
     link, handler = shm_parts.serving(handler)
+
+    def early_aware(send: Callable[[Any], Any], message: Any) -> Any:
+        """``send(message)``; an early reply's parts read in place are flagged: this
+        worker goes on computing while the client reads them (``frames.WRITER_BUSY``)."""
+        if not (isinstance(message, dict) and message.get("status") == EARLY):
+            return send(message)
+        link.writer_busy = True
+        try:
+            return send(message)
+        finally:
+            link.writer_busy = False
+
     moved: list[FrameProtocol] = []  # the stream on a Unix socket, once it moved
     offers: list[Callable[[], None]] = []  # each withdraws an offer of ours to move it
 
     def reply(message: Any) -> None:
         assert end is not None
         if not end.closed():
-            flushed = end.send(message)
+            flushed = early_aware(end.send, message)
             if end.protocol is None:  # a Dask message: a coroutine
                 task = asyncio.ensure_future(flushed)
                 pending.add(task)
@@ -331,7 +349,7 @@ async def serve(
 
         def local_reply(message: Any) -> None:
             if not protocol.lost.done() and not transport.is_closing():
-                protocol.write(message)
+                early_aware(protocol.write, message)
 
         protocol.parser.deliver_to(lambda message: handler(message, local_reply))
         moved.append(protocol)

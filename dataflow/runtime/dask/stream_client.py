@@ -25,7 +25,7 @@ from typing import Any
 from ..._util.comm_socket import detach
 from . import local_sockets, shm_parts
 from .frames import TAKEOVER_ACK, frame_bytes, recv_message, send_frames, writes
-from .stream import MOVE_TIMEOUT, Endpoint, open_stream, raw_stream
+from .stream import EARLY, MOVE_TIMEOUT, Endpoint, open_stream, raw_stream
 
 
 def _readable(socks: list[socket.socket], wait: float) -> list[socket.socket]:
@@ -217,6 +217,7 @@ class StepStreamClient:
         timings: dict[str, Any] | None,
     ) -> None:
         reads: dict[Any, concurrent.futures.Future] = {}  # non-socket comms' reads
+        early: dict[str, dict] = {}  # name -> values its worker sent before its reply
         while waiting:
             wait = 0.25 if deadline is None else min(0.25, deadline - time.monotonic())
             if wait <= 0:
@@ -252,11 +253,19 @@ class StepStreamClient:
                     self.drop(address)
                     out[name] = OSError(f"{type(exc).__name__}: {exc}")
                     continue
-                if reply.get("id") == request_id:  # else a late reply of an old step
-                    del waiting[conn]
-                    out[name] = reply
+                if reply.get("id") != request_id:
+                    continue  # a late reply of an old step
+                if timings is not None:
+                    timings["receive"][name] = (read_start, time.perf_counter())
+                if reply.get("status") == EARLY:  # (``stream.py``: more follows)
+                    early.setdefault(name, {}).update(reply["values"])
                     if timings is not None:
-                        timings["receive"][name] = (read_start, time.perf_counter())
+                        timings.setdefault("early", {})[name] = timings["receive"].pop(name)
+                    continue
+                del waiting[conn]
+                if name in early and "values" in reply:
+                    reply["values"] = {**early.pop(name), **reply["values"]}
+                out[name] = reply
             if waiting and lost():
                 raise Lost
 

@@ -77,6 +77,9 @@ def client_events(
                 out.append(event(f"{where} -> client", "Transfer", "", min(last, read[0]), read[0]))
         if read is not None:
             out.append(event(f"client: read reply of {where}", "Client", "", *read))
+        read_early = timings.get("early", {}).get(name)
+        if read_early is not None:
+            out.append(event(f"client: read early reply of {where}", "Client", "", *read_early))
     return out
 
 

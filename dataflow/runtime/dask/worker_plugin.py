@@ -30,14 +30,14 @@ PLUGIN_PREFIX = "dataflow-"
 
 
 class DataflowWorkerPlugin(WorkerPlugin):
-    """Prepares a worker for dataflow stages (``worker_state.prepare_worker``)."""
+    """Prepares a worker for dataflow stages (``worker_steps.prepare_worker``)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
 
     async def setup(self, worker: Any) -> None:
         try:
-            from dataflow.runtime.dask import worker_state
+            from dataflow.runtime.dask import worker_steps
             from dataflow.runtime.execute import malloc_policy
         except ImportError as exc:
             logging.getLogger("distributed.worker").warning(
@@ -46,7 +46,7 @@ class DataflowWorkerPlugin(WorkerPlugin):
                 exc,
             )
             return
-        await worker_state.prepare_worker(worker)
+        await worker_steps.prepare_worker(worker)
         malloc_policy.apply()  # large arrays reuse memory under Dask's nanny setting
 
     async def teardown(self, worker: Any) -> None:
@@ -54,10 +54,10 @@ class DataflowWorkerPlugin(WorkerPlugin):
         if any(str(name).startswith(PLUGIN_PREFIX) for name in worker.plugins):
             return  # another client's registration still needs the handlers
         try:
-            from dataflow.runtime.dask import worker_state
+            from dataflow.runtime.dask import worker_steps
         except ImportError:
             return
-        await worker_state.release_worker(worker)
+        await worker_steps.release_worker(worker)
 
 
 def usable_gpus(dask_worker: Any = None) -> tuple[int, str]:

@@ -16,28 +16,27 @@ Each Dask worker process holds one ``WorkerRuntime`` (module global ``RUNTIME``)
   finds the compiled stage, sets the step id (thread-local) that state kernels turn into
   ``(step, op)`` update tokens (Dask may run a task twice; the store ignores a repeated
   token), runs it and returns its output tuple. Kernels touch the store in-process.
-* **Resident steps.** Three messages: ``run`` (a client starts this worker's part of
-  one step), ``send`` (a peer delivers a stage's outputs) and ``abort``. They arrive
-  on step streams (``dask/stream.py``): Dask connections to the worker's own address
-  that its ``dataflow_steps`` handler keeps for step messages, moved to its Unix socket
-  from its own host (``local_sockets``; ``abort`` also comes as an ordinary RPC). A step
-  then costs one message per worker from the client plus one per crossing edge, with no
-  scheduler round trip. A per-step ``Rendezvous`` (``dask/transport.py``) holds arrived
-  values; a stage runs once the stages it waits for have delivered (Send/Recv as in TF).
+* **Resident steps** (``dask/worker_steps.py``). Three messages: ``run`` (a client
+  starts this worker's part of one step), ``send`` (a peer delivers a stage's outputs)
+  and ``abort``. They arrive on step streams (``dask/stream.py``): Dask connections to
+  the worker's own address that its ``dataflow_steps`` handler keeps for step messages,
+  moved to its Unix socket from its own host (``local_sockets``; ``abort`` also comes
+  as an ordinary RPC). A step then costs one message per worker from the client plus
+  one per crossing edge, with no scheduler round trip. A per-step ``Rendezvous``
+  (``dask/transport.py``) holds arrived values; a stage runs once the stages it waits
+  for have delivered (Send/Recv as in TF).
 * **Remote access.** ``store_call`` runs one store method on a worker through
   ``Client.run``, for what the client does outside steps (inspection). It holds no
   state: the stores are the only state.
 
-Stage functions run in the worker's thread pool; a resident stage of stateless or
-variable ops that ran in under a millisecond last time runs inline on the event loop
-(a thread hop costs about as much as such a stage). Either way a stage's kernels split
+Stage functions run in the worker's thread pool (a short resident stage inline on the
+event loop, ``worker_steps``). Either way a stage's kernels split
 their work over the worker's threads (``WorkerRuntime.kernel_threads``: Dask's
 ``nthreads`` for the worker, at most its cores), BLAS held to one thread meanwhile, as
 an embedded session's step does (``runtime/execute/blas_threads.py``)."""
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import threading
 import time
@@ -45,23 +44,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..._util import intra_op
-from ...framework import errors, registry
-from ..devices import array_namespace, gpu_count, to_host, transfer
+from ...framework import registry
+from ..devices import array_namespace, to_host, transfer
 from ..execute import blas_threads
 from ..execute.context import DeviceContext
 from ..execute.executor import StageFunction, translate_error
 from ..execute.step_copies import StageBoundary, WorkerStepMemory, stage_boundary
 from ..resources import ResourceStore
-from . import local_sockets
-from . import trace as step_trace
-from .lowering import StagePart, WorkerPlan, resource_name
+from .lowering import StagePart, WorkerPlan
 from .step_metrics import RECORDER
-from .stream import STREAM_OP, PeerStreams, serve
-from .transport import Rendezvous, StepAborted
+from .transport import Rendezvous
 
 _local = threading.local()
 
-_INLINE_SECONDS = 0.001
 _MAX_OPEN_STEPS = 4096
 
 
@@ -200,7 +195,7 @@ class WorkerRuntime:
         self.finished: collections.OrderedDict[tuple[str, str], None] = collections.OrderedDict()
         self._cancelled_sessions: set[str] = set()
         self._cancelled_steps: collections.OrderedDict[str, None] = collections.OrderedDict()
-        self.threads = 1  # the Dask worker's ``nthreads`` (``prepare_worker``)
+        self.threads = 1  # the Dask worker's ``nthreads`` (``worker_steps.prepare_worker``)
 
     def kernel_threads(self) -> int:
         """The intra-op threads one stage's kernels split their work over
@@ -355,14 +350,6 @@ def run_stage(plan_key: str, index: int, step: str, feeds: tuple, *upstream: tup
 
 
 # --- functions the client runs on workers (Client.run) ---------------------------------
-def install_plans(plans: Sequence[WorkerPlan], dask_worker: Any = None) -> int:
-    if dask_worker is not None and STREAM_OP not in dask_worker.handlers:
-        # A worker that just (re)started may not have run the plugin's setup yet.
-        dask_worker.handlers.update(_handlers(dask_worker))
-    RUNTIME.install(plans)
-    return len(plans)
-
-
 async def uninstall_plans(prefix: str) -> None:
     # A coroutine so that a closing session can fire it without waiting (wait=False).
     RUNTIME.uninstall(prefix)
@@ -379,232 +366,6 @@ def reset_state(containers: Sequence[str] | None = None) -> None:
 
 def list_variables(container: str = "") -> dict[str, list[str]]:
     return RUNTIME.variables(container)
-
-
-# --- resident steps: the worker's RPC handlers -----------------------------------------
-async def _run_part(
-    worker: Any,
-    key: str,
-    step: str,
-    feeds: dict,
-    peers: dict,
-    transport: PeerStreams,
-    traced: bool = False,
-) -> dict:
-    """This worker's stages of one resident step; returns the slots the client fetches
-    (and, ``traced``, the step's events here: ``dask/trace.py``).
-
-    ``peers`` maps worker names to their Dask addresses, where ``transport`` reaches
-    them."""
-    try:
-        plan = RUNTIME.plan(key)
-    except PlanMissingError:
-        return {"status": "missing"}
-    rv = RUNTIME.rendezvous_for(key, step)
-    if rv is None:
-        return {"status": "aborted", "reason": "step already finished"}
-    rv.values.update(feeds)
-    loop = asyncio.get_running_loop()
-    sends: list[asyncio.Task] = []
-    out: dict[int, Any] = {}
-    events: list[dict] | None = [] if traced else None
-    try:
-        for part in plan.parts:
-            device = part.stage.device
-            for j in part.remote_waits:
-                wait_start = time.perf_counter()
-                await rv.future(j)
-                if events is not None:
-                    events.append(step_trace.event(f"Recv stage {j}", "Recv", device, wait_start))
-            stage = RUNTIME.cached(key, part.stage.index) if events is None else None
-            if stage is None:  # compile off the event loop: a big stage takes a while
-                stage = await loop.run_in_executor(
-                    worker.executor, RUNTIME.compiled, key, part.stage.index, traced
-                )
-            if stage.trace is not None:
-                stage.trace.clear()
-            if stage.inline_ok and stage.last_seconds < _INLINE_SECONDS:
-                outs, values = stage.resident(step, rv)
-            else:
-                outs, values = await loop.run_in_executor(worker.executor, stage.resident, step, rv)
-            RECORDER.stage_later(loop, key, part, step, stage.last_seconds, outs)
-            if events is not None and stage.trace is not None:
-                events.extend(stage.trace)
-            for dest, slots in part.send_to:
-                msg = {
-                    "op": "send",
-                    "key": f"{plan.plan_id}/{dest}",
-                    "step": step,
-                    "stage": part.stage.index,
-                    "values": {s: values[s] for s in slots},
-                }
-                sent_at = time.perf_counter()
-                # Queued at once on an open stream: no task per send unless it must
-                # connect first or wait for a full buffer to drain.
-                pending = transport.send_now(peers[dest], msg)
-                if pending is not None:
-                    if events is not None:
-                        pending = step_trace.timed_send(
-                            pending, events, f"Send to {dest}", device, sent_at
-                        )
-                    sends.append(asyncio.ensure_future(pending))
-                elif events is not None:
-                    events.append(step_trace.event(f"Send to {dest}", "Send", device, sent_at))
-            for slot in part.client_slots:
-                out[slot] = values[slot]
-            del outs, values  # a variable's device buffer held here would not be updated in place
-        if sends:
-            await asyncio.gather(*sends)
-        if events is not None:
-            return {"status": "OK", "values": out, "trace": events, "clock": step_trace.clock()}
-        return {"status": "OK", "values": out}
-    except StepAborted as exc:
-        return {"status": "aborted", "reason": str(exc)}
-    except errors.OpError as exc:
-        await _abort_peers(
-            transport, plan, step, peers, f"{exc.__class__.__name__} in {plan.worker}"
-        )
-        return {"status": "error", "error": exc}
-    except Exception as exc:
-        await _abort_peers(transport, plan, step, peers, f"{type(exc).__name__} in {plan.worker}")
-        return {
-            "status": "error",
-            "error": errors.UnavailableError(
-                None,
-                None,
-                f"worker {plan.worker} could not finish its part of the step: "
-                f"{type(exc).__name__}: {exc}",
-            ),
-        }
-    finally:
-        for s in sends:
-            if not s.done():
-                s.cancel()
-        RUNTIME.finish(key, step)
-
-
-async def _abort_peers(
-    transport: PeerStreams, plan: WorkerPlan, step: str, peers: dict, reason: str
-) -> None:
-    calls = [
-        transport.send(
-            address,
-            {"op": "abort", "key": f"{plan.plan_id}/{name}", "step": step, "reason": reason},
-        )
-        for name, address in peers.items()
-        if name != plan.worker
-    ]
-    if calls:
-        await asyncio.gather(*calls, return_exceptions=True)
-
-
-def _deliver(key: str, step: str, stage: int, values: dict) -> None:
-    rv = RUNTIME.rendezvous_for(key, step)
-    if rv is not None:
-        rv.deliver(stage, values)
-
-
-def _abort_step(key: str, step: str, reason: str = "") -> None:
-    RUNTIME.cancel(steps=[step])  # wakes a stage blocked in a queue
-    rv = RUNTIME.rendezvous_for(key, step)
-    if rv is not None:
-        rv.abort(StepAborted(reason))
-
-
-def _step_handler(worker: Any) -> Any:
-    """What a worker does with each message of a step stream (``dask/stream.py``)."""
-    transport = _peer_streams(worker)
-
-    async def run(message: dict, reply: Any) -> None:
-        # Popped: nothing here holds the feeds while the reply goes out (freed by then).
-        answer = await _run_part(
-            worker,
-            message["key"],
-            message["step"],
-            message.pop("feeds"),
-            message["peers"],
-            transport,
-            message.get("trace", False),
-        )
-        answer["id"] = message["id"]
-        try:
-            reply(answer)
-        except Exception as exc:
-            reply(
-                {
-                    "id": message["id"],
-                    "status": "error",
-                    "error": errors.InternalError(
-                        None,
-                        None,
-                        f"worker {worker.name} could not send its reply: "
-                        f"{type(exc).__name__}: {exc}",
-                    ),
-                }
-            )
-
-    def handle(message: dict, reply: Any) -> None:
-        op = message["op"]
-        if op == "run":
-            asyncio.ensure_future(run(message, reply))
-        elif op == "send":
-            _deliver(message["key"], message["step"], message["stage"], message["values"])
-        elif op == "abort":
-            _abort_step(message["key"], message["step"], message.get("reason", ""))
-
-    return handle
-
-
-def _peer_streams(worker: Any) -> PeerStreams:
-    peers = getattr(worker, "_dataflow_peers", None)
-    if peers is None:
-        peers = worker._dataflow_peers = PeerStreams(worker.connection_args)
-    return peers
-
-
-def _handlers(worker: Any) -> dict[str, Any]:
-    """The worker's Dask handlers: the step stream, and an abort a client sends when
-    it gives up on a step (it may not be able to use its stream then)."""
-    handle = _step_handler(worker)
-
-    async def dataflow_steps(comm: Any) -> Any:
-        from distributed.core import Status
-
-        await serve(comm, handle, lambda: local_sockets.worker_listener(worker))
-        return Status.dont_reply
-
-    def dataflow_abort(key: str, step: str, reason: str = "") -> None:
-        _abort_step(key, step, reason)
-
-    return {STREAM_OP: dataflow_steps, "dataflow_abort": dataflow_abort}
-
-
-async def prepare_worker(worker: Any) -> None:
-    """Readies a worker for dataflow (``worker_plugin.DataflowWorkerPlugin.setup``): its
-    pinning resource ``dataflow-<name>``, a GPU resource when CuPy sees GPUs and none
-    was declared, and the step-stream handlers."""
-    worker.handlers.update(_handlers(worker))
-    RUNTIME.threads = int(getattr(worker.state, "nthreads", 1) or 1)
-    wanted = {resource_name(str(worker.name)): 1e9}
-    if "GPU" not in worker.state.total_resources and gpu_count():
-        wanted["GPU"] = gpu_count()
-    missing = {k: v for k, v in wanted.items() if k not in worker.state.total_resources}
-    if missing:
-        await worker.set_resources(**missing)
-
-
-async def release_worker(worker: Any) -> None:
-    """Undoes ``prepare_worker`` when the last dataflow plugin on the worker goes (every
-    client of ours closed, or the worker is closing): the handlers, the Unix socket and
-    the streams to peers. The pinning resource stays (Dask cannot take one back; plain
-    Dask work never asks for it). A client that comes later registers its plugin again."""
-    for name in (STREAM_OP, "dataflow_abort"):
-        worker.handlers.pop(name, None)
-    local_sockets.close_worker_listener(worker)
-    peers = getattr(worker, "_dataflow_peers", None)
-    if peers is not None:
-        worker._dataflow_peers = None
-        await peers.aclose()
 
 
 def store_call(container: str, device: str, method: str, *args: Any) -> Any:

@@ -7,7 +7,7 @@ by three GPU stages goes to the GPU once, a GPU value read by a CPU stage and fe
 comes back once. Host memory is one memory: the client and every CPU device share it,
 so values never "move" between them. Strings stay in host memory (``devices.transfer``).
 
-On a Dask worker, a resident step (``worker_state._run_part``) does the same for the
+On a Dask worker, a resident step (``worker_steps._run_part``) does the same for the
 stages that worker runs (``WorkerStepMemory``, ``StageBoundary``): its values cross
 the host/device boundary once per step on that worker, and what it sends to peers or
 hands the client is host memory.
