@@ -55,8 +55,12 @@ Decisions, and why:
   answers with its own arena or a refusal, and the client then says whether it could
   open the worker's. Anything that fails (``DATAFLOW_SHM=0`` on either end, different
   hosts, no ``memfd_create``, ``/proc`` closed to us, a wrong token) leaves that
-  direction on the socket, silently. Streams between workers and transports other than
-  ``tcp://``/``tls://`` never use it.
+  direction on the socket, silently. Transports other than ``tcp://``/``tls://`` never
+  use it.
+* **Between workers too** (``stream.share_memory``): a worker's one-way stream to a peer
+  on its host asks for acknowledgements in small messages of their own
+  (``Link.hello(acks=True)``, ``Link.on_consumed``). A CNN's 13 MB of weights took 8 ms
+  over the Unix socket, 1.5 ms this way (2-core VM).
 * **TLS too, from 64 KiB.** A TLS cluster's bytes never leave the machine this way
   either: only processes of the same user (who can read either process's memory anyway)
   can open an arena. The frame headers still travel encrypted. Over TLS, parts from
@@ -103,6 +107,7 @@ import socket
 import ssl
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -288,6 +293,9 @@ class Link:
         # Reading: hand the peer's parts on as views (a worker's side of a client's
         # stream), and how many views of each generation are still alive.
         self.lends = lends
+        # A one-way stream (a worker's to its peer): acknowledge in messages of our own.
+        self.acks_wanted = False
+        self.on_consumed: Callable[[], None] | None = None
         self._lent: dict[int, int] = {}
         self._received = 0
         self._lock = threading.Lock()  # (views are released in whatever thread drops them)
@@ -434,12 +442,16 @@ class Link:
 
     def _returned(self, generation: int) -> None:
         with self._lock:
+            before = self.consumed
             left = self._lent[generation] - 1
             if left:
                 self._lent[generation] = left
             else:
                 del self._lent[generation]
             self._account()
+            advanced = self.consumed > before
+        if advanced and self.acks_wanted and self.on_consumed is not None:
+            self.on_consumed()  # (any thread: the hook hands the message to the loop)
 
     def _account(self) -> None:
         """``consumed``: the last generation before the oldest one still lent (under
@@ -447,8 +459,10 @@ class Link:
         self.consumed = min(self._lent) - 1 if self._lent else self._received
 
     # --- setting up (the client offers, the worker answers, the client confirms) ---
-    def hello(self) -> dict | None:
-        """The client's offer, or ``None`` when shared memory is off or unavailable."""
+    def hello(self, acks: bool = False) -> dict | None:
+        """The client's offer, or ``None`` when shared memory is off or unavailable;
+        ``acks``: the peer should acknowledge in messages of their own (a one-way
+        stream)."""
         if not enabled() or not host_identity():
             return None
         try:
@@ -456,7 +470,10 @@ class Link:
         except OSError:
             return None
         self._offered = arena
-        return {"op": SHM_OP, "offer": arena.offer()}
+        hello: dict[str, Any] = {"op": SHM_OP, "offer": arena.offer()}
+        if acks:
+            hello["acks"] = True
+        return hello
 
     def answer(self, message: dict) -> dict:
         """The worker's answer to a client's ``hello`` (or ``confirm``: ``{}``)."""
@@ -473,6 +490,7 @@ class Link:
         refused = {"op": SHM_OP, "offer": None}
         if not enabled() or message.get("offer") is None:
             return refused
+        self.acks_wanted = bool(message.get("acks"))
         try:
             self.rx = PeerArena(message["offer"])
             self._offered = Arena()
