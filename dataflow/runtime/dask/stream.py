@@ -323,7 +323,11 @@ async def serve(
         if answer_on:
             answer_on[-1]({"op": shm_parts.SHM_OP, "ack": True})
 
-    link.on_consumed = lambda: loop.call_soon_threadsafe(acknowledge)
+    def consumed() -> None:  # (any thread: a lent view's finalizer)
+        with contextlib.suppress(RuntimeError):  # the loop closed: the stream is gone
+            loop.call_soon_threadsafe(acknowledge)
+
+    link.on_consumed = consumed
 
     def early_aware(send: Callable[[Any], Any], message: Any) -> Any:
         """``send(message)``; an early reply's parts read in place are flagged: this
@@ -487,12 +491,16 @@ async def share_memory(end: Endpoint, timeout: float) -> None:
     )
     # The link from now on: the peer's answer comes with a shared-memory header.
     protocol.link = protocol.parser.link = end.link = link
-    await end.write(hello)
     try:
-        answer = await asyncio.wait_for(answered, timeout)
-    except asyncio.TimeoutError:
-        return  # (the link stays inactive: frames as on the socket path)
-    finally:
-        # Acknowledgements only: their headers say what the peer consumed.
-        protocol.parser.deliver_to(lambda message: None)
-    await end.write(link.answered(answer))
+        await end.write(hello)
+        try:
+            answer = await asyncio.wait_for(answered, timeout)
+        except asyncio.TimeoutError:
+            return  # (the link stays inactive: frames as on the socket path)
+        finally:
+            # Acknowledgements only: their headers say what the peer consumed.
+            protocol.parser.deliver_to(lambda message: None)
+        await end.write(link.answered(answer))
+    except BaseException:
+        link.close()  # (the stream broke: its arenas go with it)
+        raise
