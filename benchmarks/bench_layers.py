@@ -35,6 +35,19 @@ import dataflow
 BATCH = 128
 
 
+def tutorial_cnn_loss(tf: Any, x: Any, y: Any) -> Any:
+    """The tutorial CNN's mean cross entropy on images ``x`` ``[N, H, W, 1]`` and labels
+    ``y``: two 5x5 convolutions (32, 64) with ReLU and 2x2 max pools, a 1024-unit ReLU
+    layer, 10 logits (the benchmarks' shared model)."""
+    h = tf.layers.conv2d(x, 32, 5, padding="same", activation=tf.nn.relu)
+    h = tf.layers.max_pooling2d(h, 2, 2)
+    h = tf.layers.conv2d(h, 64, 5, padding="same", activation=tf.nn.relu)
+    h = tf.layers.max_pooling2d(h, 2, 2)
+    h = tf.layers.dense(tf.layers.flatten(h), 1024, activation=tf.nn.relu)
+    logits = tf.layers.dense(h, 10)
+    return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+
+
 def cnn_step(tf: Any) -> Callable[[], None]:
     rng = np.random.default_rng(0)
     images = rng.random((BATCH, 28, 28, 1), dtype=np.float32)
@@ -44,15 +57,7 @@ def cnn_step(tf: Any) -> Callable[[], None]:
         tf.set_random_seed(0)
         x = tf.placeholder(tf.float32, [None, 28, 28, 1])
         y = tf.placeholder(tf.int64, [None])
-        h = tf.layers.conv2d(x, 32, 5, padding="same", activation=tf.nn.relu)
-        h = tf.layers.max_pooling2d(h, 2, 2)
-        h = tf.layers.conv2d(h, 64, 5, padding="same", activation=tf.nn.relu)
-        h = tf.layers.max_pooling2d(h, 2, 2)
-        h = tf.layers.dense(tf.layers.flatten(h), 1024, activation=tf.nn.relu)
-        logits = tf.layers.dense(h, 10)
-        loss = tf.reduce_mean(
-            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
-        )
+        loss = tutorial_cnn_loss(tf, x, y)
         train = tf.train.AdamOptimizer(1e-4).minimize(loss)
         config = None
         if tf is not dataflow:

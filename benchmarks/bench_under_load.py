@@ -40,6 +40,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from bench_layers import tutorial_cnn_loss
 from bench_training import GraphContender, build_mlp, mlp_data
 from threadpoolctl import threadpool_info
 from timing import cpu_name, median_seconds
@@ -68,15 +69,7 @@ def cnn_step(tf: Any, batch: int, size: int, config: Any) -> Callable[[], Any]:
         tf.set_random_seed(0)
         x = tf.placeholder(tf.float32, [None, size, size, 1])
         y = tf.placeholder(tf.int64, [None])
-        h = tf.layers.conv2d(x, 32, 5, padding="same", activation=tf.nn.relu)
-        h = tf.layers.max_pooling2d(h, 2, 2)
-        h = tf.layers.conv2d(h, 64, 5, padding="same", activation=tf.nn.relu)
-        h = tf.layers.max_pooling2d(h, 2, 2)
-        h = tf.layers.dense(tf.layers.flatten(h), 1024, activation=tf.nn.relu)
-        logits = tf.layers.dense(h, 10)
-        loss = tf.reduce_mean(
-            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
-        )
+        loss = tutorial_cnn_loss(tf, x, y)
         train = tf.train.AdamOptimizer(1e-4).minimize(loss)
         sess = tf.Session(graph=graph, config=config)
         sess.run(tf.global_variables_initializer())

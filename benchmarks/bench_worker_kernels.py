@@ -32,6 +32,7 @@ from collections.abc import Callable
 
 import numpy as np
 from bench_distributed import interleaved  # (this directory is on sys.path)
+from bench_layers import tutorial_cnn_loss
 from threadpoolctl import threadpool_limits
 from timing import cpu_name, free_ports
 
@@ -44,16 +45,7 @@ def cnn_step(tf):
     with tf.device(setter):
         x = tf.placeholder(tf.float32, [None, 28, 28, 1], name="x")
         y = tf.placeholder(tf.int64, [None], name="y")
-        h = tf.layers.conv2d(x, 32, 5, padding="same", activation=tf.nn.relu)
-        h = tf.layers.max_pooling2d(h, 2, 2)
-        h = tf.layers.conv2d(h, 64, 5, padding="same", activation=tf.nn.relu)
-        h = tf.layers.max_pooling2d(h, 2, 2)
-        h = tf.layers.dense(tf.layers.flatten(h), 1024, activation=tf.nn.relu)
-        logits = tf.layers.dense(h, 10)
-        loss = tf.reduce_mean(
-            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
-        )
-        train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+        train = tf.train.GradientDescentOptimizer(0.01).minimize(tutorial_cnn_loss(tf, x, y))
     return x, y, train
 
 
