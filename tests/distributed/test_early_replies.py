@@ -32,9 +32,17 @@ def _step(fail_when_beta_negative: bool = False):
     return base, beta, doubled, bump
 
 
-def test_a_large_fetch_leaves_early_and_holds_the_steps_values(clean_cluster):
+@pytest.fixture(params=["tcp", "tls"])
+def wire(request):
+    """The shared TCP cluster of worker processes, or this module's TLS cluster."""
+    cluster = request.getfixturevalue("clean_cluster" if request.param == "tcp" else "tls_cluster")
+    tf.Session.reset(cluster)
+    return cluster
+
+
+def test_a_large_fetch_leaves_early_and_holds_the_steps_values(wire):
     base, beta, doubled, bump = _step()
-    with tf.Session(clean_cluster) as sess:
+    with tf.Session(wire) as sess:
         sess.run(tf.global_variables_initializer())
         want, kept = base, []
         for _ in range(3):

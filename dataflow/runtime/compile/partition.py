@@ -80,7 +80,7 @@ def partition(
             last_stateful[device] = at
         level[op] = at
     if floating:
-        _settle_sources(ops, floating, parents, placement, level)
+        _settle_floating(ops, floating, parents, placement, level)
 
     stages: dict[tuple[int, str], list[Operation]] = {}
     first_seen: dict[str, int] = {}
@@ -92,7 +92,7 @@ def partition(
     return [stages[key] for key in order]
 
 
-def _settle_sources(
+def _settle_floating(
     ops: Sequence[Operation],
     floating: set[Operation],
     parents: Mapping[Operation, list[Operation]],
