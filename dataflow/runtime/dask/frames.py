@@ -200,7 +200,8 @@ def decode_header(header: bytes, link: Any = None) -> tuple[Any, list[Any]]:
             nbytes = size & ~(SHARED | IN_PLACE | WRITER_BUSY)
             # (an in-place part: hold and address in the writer's memory, flagged)
             in_place = bool(size & IN_PLACE)
-            sizes.append((nbytes, generation, offset, in_place, in_place and size & WRITER_BUSY))
+            busy = in_place and bool(size & WRITER_BUSY)
+            sizes.append((nbytes, generation, offset, in_place, busy))
             at += SHARED_ENTRY
         else:
             sizes.append(size)
@@ -232,7 +233,7 @@ def part_memory(sizes: list[Any], link: Any) -> tuple[list[Any], list[Any]]:
                 if link.lends or not i:
                     raise ValueError("only a worker's reply may name its own memory")
                 into = allocate(nbytes)
-                buffers.append(link.read(generation, offset, nbytes, into, bool(writer_busy)))
+                buffers.append(link.read(generation, offset, nbytes, into, writer_busy))
                 continue
             if i and link.lends:
                 buffers.append(link.lend(generation, offset, nbytes))

@@ -255,12 +255,12 @@ class StepStreamClient:
                     continue
                 if reply.get("id") != request_id:
                     continue  # a late reply of an old step
+                is_early = reply.get("status") == EARLY  # (``stream.py``: more follows)
                 if timings is not None:
-                    timings["receive"][name] = (read_start, time.perf_counter())
-                if reply.get("status") == EARLY:  # (``stream.py``: more follows)
+                    kind = timings.setdefault("early", {}) if is_early else timings["receive"]
+                    kind[name] = (read_start, time.perf_counter())
+                if is_early:
                     early.setdefault(name, {}).update(reply["values"])
-                    if timings is not None:
-                        timings.setdefault("early", {})[name] = timings["receive"].pop(name)
                     continue
                 del waiting[conn]
                 if name in early and "values" in reply:
