@@ -45,6 +45,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from bench_layers import tutorial_cnn_loss  # (this directory is on sys.path)
 
 import dataflow as tf
 
@@ -98,15 +99,7 @@ def dataflow_cnn(batch: int, gpu: bool) -> Step:
     def build() -> tuple[Any, dict]:
         x = tf.placeholder(tf.float32, [None, 28, 28, 1])
         y = tf.placeholder(tf.int64, [None])
-        h = tf.layers.conv2d(x, 32, 5, padding="same", activation=tf.nn.relu)
-        h = tf.layers.max_pooling2d(h, 2, 2)
-        h = tf.layers.conv2d(h, 64, 5, padding="same", activation=tf.nn.relu)
-        h = tf.layers.max_pooling2d(h, 2, 2)
-        h = tf.layers.dense(tf.layers.flatten(h), 1024, activation=tf.nn.relu)
-        logits = tf.layers.dense(h, 10)
-        loss = tf.reduce_mean(
-            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
-        )
+        loss = tutorial_cnn_loss(tf, x, y)
         train = tf.train.AdamOptimizer(1e-4).minimize(loss)
         return [loss, train], {x: images, y: labels}
 
