@@ -23,7 +23,14 @@ layer on a sequence, ``"btc,cd->btd"``) or a batch of them (attention's
 transposed and reshaped to matrices (with a batch dimension first), the product split
 as above (``contraction_plan``, ``parallel_contraction``).
 
-Products under ``SPLIT_FROM`` multiply-adds, other namespaces (cupy) and integer or
+A product with few multiply-adds over large operands (``X @ beta`` over a 40 MB ``X``:
+a matrix-vector product) is bound by memory, not arithmetic, and one core draws less of
+the memory's bandwidth than two: from ``intra_op.STREAMED_FROM`` bytes moved it is split
+too (``_split_streamed``), by the rows of the large operand, or over the contracted
+dimension where that is the long one (``X.T @ r``, a linear model's gradient; partial
+sums added in order, as ``long_dot``'s).
+
+Other products under ``SPLIT_FROM`` multiply-adds, other namespaces (cupy) and integer or
 mixed dtypes are one call, as they were.
 """
 
@@ -53,11 +60,58 @@ def parallel_dot(xp: Any) -> Any:
     matmul = xp.matmul
 
     def product(a: Any, b: Any) -> Any:
-        if intra_op.threads() < 2 or not _worth_splitting(a, b):
+        if intra_op.threads() < 2:
             return dot(a, b)
-        return _split_into(matmul, a, b, xp.empty((a.shape[0], b.shape[1]), a.dtype))
+        if _worth_splitting(a, b):
+            return _split_into(matmul, a, b, xp.empty((a.shape[0], b.shape[1]), a.dtype))
+        if _streamed(a, b):
+            return _split_streamed(xp, a, b)
+        return dot(a, b)
 
     return product
+
+
+def _streamed(a: Any, b: Any) -> bool:
+    """Two matrices of one float dtype whose product moves ``STREAMED_FROM`` bytes or
+    more: a matrix-vector product over a large matrix, however few its multiply-adds."""
+    if a.ndim != 2 or b.ndim != 2 or not _splittable(a, b):
+        return False
+    out = a.shape[0] * b.shape[1] * a.itemsize
+    return a.nbytes + b.nbytes + out >= intra_op.STREAMED_FROM
+
+
+def _split_streamed(xp: Any, a: Any, b: Any) -> Any:
+    """A memory-bound product (``_streamed``) in runs over the step's threads
+    (``intra_op.split_streamed``), each run reading its own part of the large operand:
+    of the contracted dimension where it is the longest (``X.T @ r``: each run sums its
+    rows of X, the partial sums added in order), else of the rows of the result
+    (``X @ beta``) or of its columns."""
+    (m, k), n = a.shape, b.shape[1]
+    dot = xp.dot
+    if k >= max(m, n):
+        partial: dict[int, Any] = {}
+
+        def terms(lo: int, hi: int) -> None:
+            partial[lo] = dot(a[:, lo:hi], b[lo:hi])
+
+        intra_op.split_streamed(k, terms, blas=True)
+        return summed_in_order(xp, [partial[lo] for lo in sorted(partial)])
+    out = xp.empty((m, n), a.dtype)
+    if m < n:
+
+        def columns(lo: int, hi: int) -> None:
+            xp.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
+
+        intra_op.split_streamed(n, columns, blas=True)
+        return out
+
+    # ``dot`` with ``out``, not ``matmul``: numpy's matmul of a transposed slice took as
+    # long on two threads as on one (measured), its dot halves it.
+    def rows(lo: int, hi: int) -> None:
+        dot(a[lo:hi], b, out=out[lo:hi])
+
+    intra_op.split_streamed(m, rows, blas=True)
+    return out
 
 
 def product_into(xp: Any) -> Any:

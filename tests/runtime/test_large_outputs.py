@@ -64,19 +64,63 @@ def test_a_fetched_value_written_by_the_program_changes_no_later_step(data):
         np.testing.assert_array_equal(sess.run(shifted, {x: data}), data + np.float32(1.0))
 
 
-def test_only_large_fully_known_real_outputs_are_kept():
+def test_only_large_fully_known_real_outputs_get_their_own_kernel():
     def kernel(*xs):
         return np.multiply(*xs)
 
     big = TensorShape([ROWS, COLS])
-    assert large_outputs.reusing_kernel("multiply", dtypes.float32, big, np, kernel)
-    assert large_outputs.reusing_kernel(None, dtypes.float32, big, np, kernel) is None
-    small = TensorShape([ROWS // 4, COLS])
-    assert large_outputs.reusing_kernel("multiply", dtypes.float32, small, np, kernel) is None
+    assert large_outputs.large_output_kernel("multiply", dtypes.float32, big, np, kernel)
+    assert large_outputs.large_output_kernel(None, dtypes.float32, big, np, kernel) is None
+    # 9 MB: split over the threads, not kept (malloc reuses it).
+    split_only = TensorShape([ROWS // 4, COLS])
+    assert large_outputs.large_output_kernel("multiply", dtypes.float32, split_only, np, kernel)
+    small = TensorShape([ROWS // 10, COLS])  # 3.6 MB: the ufunc itself
+    assert large_outputs.large_output_kernel("multiply", dtypes.float32, small, np, kernel) is None
     unknown = TensorShape([None, COLS])
-    assert large_outputs.reusing_kernel("multiply", dtypes.float32, unknown, np, kernel) is None
-    assert large_outputs.reusing_kernel("multiply", dtypes.complex64, big, np, kernel) is None
+    assert (
+        large_outputs.large_output_kernel("multiply", dtypes.float32, unknown, np, kernel) is None
+    )
+    assert large_outputs.large_output_kernel("multiply", dtypes.complex64, big, np, kernel) is None
     # An input of another dtype takes the op's own kernel (numpy's casting rules).
-    reusing = large_outputs.reusing_kernel("multiply", dtypes.float32, big, np, kernel)
+    large = large_outputs.large_output_kernel("multiply", dtypes.float32, big, np, kernel)
     halves = np.full((ROWS, COLS), 0.5, np.float64)
-    assert reusing(halves, np.float32(2.0)).dtype == np.float64
+    assert large(halves, np.float32(2.0)).dtype == np.float64
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        np.float32(2.5),  # a scalar
+        np.linspace(-1, 1, COLS, dtype=np.float32),  # a row broadcast along the rows
+        np.linspace(-1, 1, COLS, dtype=np.float32)[None],  # the same with its axis
+        np.linspace(-1, 1, ROWS, dtype=np.float32)[:, None],  # a column
+        "full",  # the other operand as large
+    ],
+    ids=["scalar", "row", "row-2d", "column", "full"],
+)
+def test_a_large_elementwise_op_split_over_the_threads_equals_numpys(data, other, monkeypatch):
+    """Each element is computed by the same ufunc as the whole call computes it: equal
+    bits to numpy's, whatever the other operand broadcasts as; the op asked to split
+    its rows (two threads)."""
+    from dataflow._util import intra_op
+
+    other = data[::-1].copy() if isinstance(other, str) else other
+    counts: list[int] = []
+    real = intra_op.split
+
+    def counted(count, piece, grain=1, blas=False):
+        counts.append(count)
+        return real(count, piece, grain, blas)
+
+    monkeypatch.setattr(intra_op, "split", counted)
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, data.shape)
+        y = tf.constant(other)
+        outputs = [x * y, tf.maximum(x, y), x - y]
+    config = tf.ConfigProto(intra_op_parallelism_threads=2)
+    with tf.Session(graph=graph, config=config) as sess:
+        got = sess.run(outputs, {x: data})
+    assert counts.count(ROWS) == 3
+    for value, want in zip(got, [data * other, np.maximum(data, other), data - other]):
+        np.testing.assert_array_equal(value, want)

@@ -36,7 +36,7 @@ from ...framework import errors, registry
 from ...framework.kernel_context import Folded
 from ..compile.plan import KernelCall, Plan, Stage
 from .fp_state import restore, silence
-from .large_outputs import reusing_kernel
+from .large_outputs import large_output_kernel
 from .step_copies import StepCopies
 
 _counter = itertools.count()
@@ -112,9 +112,9 @@ class StageFunction:
                         )
                 continue
             if opdef.ufunc is not None and len(call.outputs) == 1 and call.outputs[0] >= 0:
-                # A large output into an array kept from step to step (large_outputs.py).
+                # A large output: split over threads, kept between steps (large_outputs.py).
                 dtype, shape = slot_specs[call.outputs[0]]
-                kernel = reusing_kernel(opdef.ufunc, dtype, shape, ctx.xp, kernel) or kernel
+                kernel = large_output_kernel(opdef.ufunc, dtype, shape, ctx.xp, kernel) or kernel
             if debug:
                 kernel = _checked(kernel, call, slot_specs)
             if trace is not None:

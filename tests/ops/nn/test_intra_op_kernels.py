@@ -231,3 +231,67 @@ def test_a_batch_of_matrices_fewer_runs_than_threads():
     got = _run(build, lambda: [spd], 4)
     np.testing.assert_allclose(got[0], np.linalg.inv(spd), rtol=1e-10, atol=1e-13)
     np.testing.assert_allclose(got[1], np.linalg.eigvalsh(spd), rtol=1e-10)
+
+
+def _counting_splits(monkeypatch) -> list[int]:
+    """The item counts of every ``intra_op.split`` a step's kernels ask for."""
+    from dataflow._util import intra_op
+
+    counts: list[int] = []
+    real = intra_op.split
+
+    def counted(count, piece, grain=1, blas=False):
+        counts.append(count)
+        return real(count, piece, grain, blas)
+
+    monkeypatch.setattr(intra_op, "split", counted)
+    return counts
+
+
+def test_a_linear_models_memory_bound_products_split_and_match_float64(monkeypatch):
+    """``X @ beta`` and its gradient ``X.T @ r`` over a 20 MB ``X`` have few
+    multiply-adds but stream ``X`` from memory: split (by rows, and over the rows of X
+    summed in order) on two threads, each within float32 rounding of a float64
+    reference (the gradient's bound: its terms' absolute sum times the float32 epsilon
+    times the terms one thread sums)."""
+    from dataflow._util import intra_op
+
+    rows, cols = 50_000, 100
+    assert rows * cols * 4 >= intra_op.STREAMED_FROM
+    assert rows * cols < parallel_products.SPLIT_FROM
+    x_value = _rng(16).standard_normal((rows, cols)).astype(np.float32)
+    beta_value = _rng(17).standard_normal((cols, 1)).astype(np.float32)
+    target = _rng(18).standard_normal((rows, 1)).astype(np.float32)
+
+    def build():
+        x = tf.placeholder(tf.float32, x_value.shape)
+        beta = tf.placeholder(tf.float32, beta_value.shape)
+        residual = tf.matmul(x, beta) - target
+        return [x, beta], [residual, tf.matmul(x, residual, transpose_a=True)]
+
+    counts = _counting_splits(monkeypatch)
+    residual, grad = _run(build, lambda: [x_value, beta_value], 2)
+    assert rows in counts  # both products asked to split over X's rows
+    assert counts.count(rows) == 2
+    x64 = x_value.astype(np.float64)
+    want_residual = x64 @ beta_value - target
+    eps = np.finfo(np.float32).eps
+    scale = np.abs(x64) @ np.abs(beta_value.astype(np.float64)) + np.abs(target)
+    assert np.all(np.abs(residual - want_residual) <= 4 * cols * eps * scale)
+    r64 = residual.astype(np.float64)
+    want_grad = x64.T @ r64
+    bound = (rows // 2 + 2) * eps * (np.abs(x64).T @ np.abs(r64))
+    assert np.all(np.abs(grad - want_grad) <= bound)
+
+
+def test_small_memory_bound_products_stay_whole(monkeypatch):
+    x_value = _rng(19).standard_normal((10_000, 100)).astype(np.float32)  # 4 MB
+
+    def build():
+        x = tf.placeholder(tf.float32, x_value.shape)
+        return [x], [tf.matmul(x, tf.ones([100, 1]))]
+
+    counts = _counting_splits(monkeypatch)
+    (got,) = _run(build, lambda: [x_value], 2)
+    assert counts == []
+    np.testing.assert_allclose(got, x_value.sum(1, keepdims=True), rtol=1e-4, atol=1e-4)
