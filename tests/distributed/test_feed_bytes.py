@@ -145,13 +145,17 @@ def test_a_large_reply_reuses_memory_the_program_let_go(wire):
     into memory kept from one reply to the next, but only memory the program no longer
     holds: fetched arrays the program keeps stay distinct and unchanged."""
     tf.Session.reset(wire)
-    value = np.random.default_rng(5).standard_normal((9 * ROWS, COLS)).astype(np.float32)
+    half = np.random.default_rng(5).standard_normal((9 * ROWS // 2, COLS)).astype(np.float32)
+    value = np.concatenate([half, half])
     assert value.nbytes >= frames.KEPT_PART
     graph = tf.Graph()
     with graph.as_default():
         with tf.device("/job:worker/task:0"):
-            data = tf.Variable(value, name="data")
-            out = data * 1.0  # (a computed value: writable, so fetched without a copy)
+            data = tf.Variable(half, name="data")
+            # A computed value (writable, so fetched without a copy) that no elementwise
+            # kernel computes: an elementwise one would lie on a slab the client maps
+            # (``handoff.py``, its own tests).
+            out = tf.concat([data, data], axis=0)
     with tf.Session(wire, graph=graph) as sess:
         sess.run(data.initializer)
         first, second = sess.run(out), sess.run(out)

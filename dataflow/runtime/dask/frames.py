@@ -21,7 +21,9 @@ that set shared memory up (``EXTENDED`` in its count) ends with the generation o
 peer's arena its writer last consumed. A reader copies a shared part into memory of its
 own when the header arrives (``shm_parts.Link.take``). A part of a worker's reply that
 the client reads from the worker's own memory (``IN_PLACE`` beside ``SHARED``) carries
-the worker's hold number and the part's address instead (``shm_parts.Link.read``).
+the worker's hold number and the part's address instead (``shm_parts.Link.read``); one
+that lies on a slab the client maps (``HANDOFF`` beside both) carries the slab's number
+and the worker's descriptor of it (``handoff.py``).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ IN_PLACE = 1 << 62  # with SHARED: the part is in the writer's own memory (peer 
 # With IN_PLACE: the writer goes on computing while the part is read (an early reply,
 # ``stream.py``), so the reader copies it on its own thread, leaving the writer a core.
 WRITER_BUSY = 1 << 61
+HANDOFF = 1 << 60  # with IN_PLACE: the part is a slab the reader maps (``handoff.py``)
 SHARED_ENTRY = 3 * BUFFER.size  # length, arena generation, offset
 
 
@@ -141,6 +144,13 @@ def encode(message: Any, link: Any = None, defer: bool = False) -> list[Any]:
     copies: list[Any] = []
     if link.peer_reads:  # (a worker whose client reads large parts from its memory)
         in_place = [i for i, p in enumerate(parts) if i and p.nbytes >= link.in_place_from]
+        for i in list(in_place) if link.slabs is not None else ():
+            slab = link.slabs.claim(parts[i])
+            if slab is not None:
+                flags = SHARED | IN_PLACE | HANDOFF | (WRITER_BUSY if link.writer_busy else 0)
+                entries[i] = SHARED_HEAD.pack(slab.nbytes | flags, slab.ident, slab.fd)
+                parts[i] = None
+                in_place.remove(i)
         if in_place:
             hold, addresses = link.hold([parts[i] for i in in_place])
             flags = SHARED | IN_PLACE | (WRITER_BUSY if link.writer_busy else 0)
@@ -197,11 +207,13 @@ def decode_header(header: bytes, link: Any = None) -> tuple[Any, list[Any]]:
             if not extended or at + SHARED_ENTRY > len(header):
                 raise FrameTooLarge("step stream frame header has a malformed shared part")
             _, generation, offset = SHARED_HEAD.unpack_from(header, at)
-            nbytes = size & ~(SHARED | IN_PLACE | WRITER_BUSY)
-            # (an in-place part: hold and address in the writer's memory, flagged)
+            nbytes = size & ~(SHARED | IN_PLACE | WRITER_BUSY | HANDOFF)
+            # (an in-place part: hold and address in the writer's memory, or slab and
+            # descriptor, flagged)
             in_place = bool(size & IN_PLACE)
             busy = in_place and bool(size & WRITER_BUSY)
-            sizes.append((nbytes, generation, offset, in_place, busy))
+            slab = in_place and bool(size & HANDOFF)
+            sizes.append((nbytes, generation, offset, in_place, busy, slab))
             at += SHARED_ENTRY
         else:
             sizes.append(size)
@@ -227,11 +239,16 @@ def part_memory(sizes: list[Any], link: Any) -> tuple[list[Any], list[Any]]:
             buffers.append(allocate(size))
             received.append(buffers[-1])
             continue
-        nbytes, generation, offset, in_place, writer_busy = size
+        nbytes, generation, offset, in_place, writer_busy, slab = size
         try:
             if in_place:
                 if link.lends or not i:
                     raise ValueError("only a worker's reply may name its own memory")
+                if slab:
+                    if link.slabs is None:
+                        raise ValueError("a frame names a slab, which we may not map")
+                    buffers.append(link.slabs.map(generation, offset, nbytes, writer_busy))
+                    continue
                 into = allocate(nbytes)
                 buffers.append(link.read(generation, offset, nbytes, into, writer_busy))
                 continue

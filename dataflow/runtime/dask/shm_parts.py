@@ -102,7 +102,6 @@ import mmap
 import os
 import secrets
 import socket
-import ssl
 import threading
 import weakref
 from collections.abc import Callable
@@ -110,7 +109,7 @@ from typing import Any
 
 import numpy as np
 
-from . import parallel_copy
+from . import handoff, parallel_copy
 from .peer_memory import vm_read
 
 SHM_OP = "dataflow_shm"
@@ -311,6 +310,9 @@ class Link:
         self._probe: np.ndarray | None = None
         self.peer_pid: int | None = None
         self.read_holds: list[int] = []
+        # Where the client reads our memory: slabs values are computed into and lent
+        # (``handoff.py``; a ``WorkerSlabs`` on a worker, a ``ClientSlabs`` on a client).
+        self.slabs: Any = None
 
     def __enter__(self) -> Link:
         return self
@@ -415,10 +417,14 @@ class Link:
     def release_message(self) -> dict | None:
         """What tells the worker the holds read since the last one may go (``None``:
         nothing to tell)."""
-        if not self.read_holds:
+        slabs = self.slabs.gone() if self.slabs is not None else []
+        if not self.read_holds and not slabs:
             return None
         holds, self.read_holds = self.read_holds, []
-        return {"op": SHM_OP, "released": holds}
+        message = {"op": SHM_OP, "released": holds}
+        if slabs:  # (``handoff.py``: slabs whose arrays went)
+            message["slabs"] = slabs
+        return message
 
     def lend(self, generation: int, offset: int, nbytes: int) -> np.ndarray:
         """A read-only view of one part in the peer's arena (uint8); its message counts
@@ -479,7 +485,8 @@ class Link:
             offered = self._offered
             if message["rx"] and offered is not None:
                 self.tx = offered
-                self.peer_reads = bool(message.get("reads"))
+                self.peer_reads = reads = bool(message.get("reads"))
+                self.slabs = handoff.WorkerSlabs() if reads and handoff.enabled() else None
             elif offered is not None:
                 offered.close()
             self._offered = None
@@ -537,45 +544,19 @@ class Link:
         if bytes(probe) != reads.get("token"):
             return False
         self.peer_pid = int(reads["pid"])
+        self.slabs = handoff.ClientSlabs(self.peer_pid)
         return True
 
     def close(self) -> None:
         with self._lock:
             self._held.clear()
+        if self.slabs is not None:
+            self.slabs.close()
         offered = self._offered
         for arena in (self.tx, self.rx, offered):
             if arena is not None:
                 arena.close()
         self.tx = self.rx = self._offered = None
-
-
-def _wait_readable(sock: socket.socket, timeout: float) -> None:
-    import select
-
-    if not select.select([sock], [], [], timeout)[0]:
-        raise TimeoutError("the worker did not answer the shared-memory offer")
-
-
-def client_link(sock: socket.socket, timeout: float) -> Link | None:
-    """Sets shared memory up on the client's new step stream ``sock`` (blocking):
-    the link, or ``None`` when it is off here (nothing was sent then)."""
-    from .frames import recv_message, send_frames, writes
-
-    link = Link()
-    if isinstance(sock, ssl.SSLSocket):
-        link.over_tls()
-    hello = link.hello()
-    if hello is None:
-        return None
-    try:
-        send_frames(sock, writes(hello, link))
-        _wait_readable(sock, timeout)
-        confirm = link.answered(recv_message(sock, link))
-        send_frames(sock, writes(confirm, link))
-    except BaseException:
-        link.close()
-        raise
-    return link
 
 
 def serving(handler: Any) -> tuple[Link, Any]:
@@ -588,11 +569,15 @@ def serving(handler: Any) -> tuple[Link, Any]:
         if type(message) is dict and message.get("op") == SHM_OP:
             if "released" in message:
                 link.release(message["released"])
+                if link.slabs is not None:
+                    link.slabs.returned(message.get("slabs", ()))
                 return
             answer = link.answer(message)
             if answer:
                 reply(answer)
             return
+        if link.slabs is not None and type(message) is dict:
+            message["slabs"] = link.slabs  # (a step's fetched values may go on them)
         handler(message, reply)
 
     return link, on_message

@@ -471,7 +471,7 @@ class PeerStreams:
 
 async def share_memory(end: Endpoint, timeout: float) -> None:
     """Sets shared memory up on a worker's new stream to a peer on its host, as the
-    client does on its own (``shm_parts.client_link``), asking for acknowledgements in
+    client does on its own (``stream_client.client_link``), asking for acknowledgements in
     messages of their own: the peer sends nothing else back. Large tensors of a step
     then cross in the writer's arena and the peer lends them to its stages, where they
     went over the Unix socket (13 MB of a CNN's weights took 8 ms on the 2-core VM).

@@ -50,6 +50,31 @@ def _try_send(conn: socket.socket, frames: list[Any]) -> OSError | None:
     return None
 
 
+def _wait_readable(sock: socket.socket, timeout: float) -> None:
+    if not select.select([sock], [], [], timeout)[0]:
+        raise TimeoutError("the worker did not answer the shared-memory offer")
+
+
+def client_link(sock: socket.socket, timeout: float) -> shm_parts.Link | None:
+    """Sets shared memory up on the client's new step stream ``sock`` (blocking):
+    the link, or ``None`` when it is off here (nothing was sent then)."""
+    link = shm_parts.Link()
+    if isinstance(sock, ssl.SSLSocket):
+        link.over_tls()
+    hello = link.hello()
+    if hello is None:
+        return None
+    try:
+        send_frames(sock, writes(hello, link))
+        _wait_readable(sock, timeout)
+        confirm = link.answered(recv_message(sock, link))
+        send_frames(sock, writes(confirm, link))
+    except BaseException:
+        link.close()
+        raise
+    return link
+
+
 def _moved_local(sock: socket.socket, link: shm_parts.Link | None, timeout: float) -> Any:
     """The client's new stream ``sock``, moved to the worker's Unix socket when both run
     on one host (``local_sockets``), else ``sock`` itself (blocking)."""
@@ -110,7 +135,7 @@ class StepStreamClient:
             if isinstance(conn, socket.socket):
                 timeout = max(self._connect_timeout, MOVE_TIMEOUT)
                 try:
-                    link = shm_parts.client_link(conn, timeout)
+                    link = client_link(conn, timeout)
                     conn = _moved_local(conn, link, timeout)
                 except BaseException:
                     if link is not None:
@@ -157,7 +182,11 @@ class StepStreamClient:
                 conn = self._connection(address)
                 message = {**message, "id": request_id}
                 if isinstance(conn, socket.socket):
-                    frames = writes(message, self._links.get(conn), defer=True)
+                    link = self._links.get(conn)
+                    frames = writes(message, link, defer=True)
+                    release = link.release_message() if link is not None else None
+                    if release is not None:  # (slabs whose arrays went: the worker's again)
+                        frames = [*writes(release, link), *frames]
                     sends.append((name, address, conn, frames))
                 else:
                     self._client.sync(Endpoint(conn).write, message)

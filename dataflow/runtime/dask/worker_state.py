@@ -49,6 +49,7 @@ from ..devices import array_namespace, to_host, transfer
 from ..execute import blas_threads
 from ..execute.context import DeviceContext
 from ..execute.executor import StageFunction, translate_error
+from ..execute.large_outputs import handing_off
 from ..execute.step_copies import StageBoundary, WorkerStepMemory, stage_boundary
 from ..resources import ResourceStore
 from .lowering import StagePart, WorkerPlan
@@ -127,7 +128,8 @@ class CompiledStage:
         self.device = part.stage.device
         # A traced variant times every kernel into ``trace`` (traced steps only).
         self.trace = trace
-        self.function = StageFunction(part.stage, ctx, slot_specs, debug, trace)
+        fetched = frozenset(part.client_slots)
+        self.function = StageFunction(part.stage, ctx, slot_specs, debug, trace, fetched)
         self.gpu = "/device:GPU:" in self.device
         self.inline_ok = all(not registry.lookup(c.op_type).may_block for c in part.stage.calls)
         self.last_seconds = float("inf")
@@ -143,15 +145,18 @@ class CompiledStage:
         self.last_seconds = time.perf_counter() - start
         return outs
 
-    def resident(self, step: Any, rv: Rendezvous) -> tuple[tuple, dict[int, Any]]:
+    def resident(
+        self, step: Any, rv: Rendezvous, memory: Any = None
+    ) -> tuple[tuple, dict[int, Any]]:
         """Runs the stage on a resident step's values ``rv``, files its outputs there,
         returns them and, by slot, those that leave the worker in host memory. With a
         GPU stage on the worker, values cross to and from it once a step here
-        (``StageBoundary``)."""
+        (``StageBoundary``). ``memory``: where large values the client fetches may be
+        computed (``large_outputs.handing_off``: its stream's slabs)."""
         start = time.perf_counter()
         values, boundary = rv.values, self.boundary
         if boundary is None:
-            outs = self._run(step, [values[s] for s in self.part.stage.inputs])
+            outs = self._run(step, [values[s] for s in self.part.stage.inputs], memory)
             wire = dict(zip(self.part.stage.outputs, outs, strict=True))
             values.update(wire)
         else:
@@ -162,13 +167,14 @@ class CompiledStage:
         self.last_seconds = time.perf_counter() - start
         return outs, wire
 
-    def _run(self, step: Any, args: Sequence[Any]) -> tuple:
+    def _run(self, step: Any, args: Sequence[Any], memory: Any = None) -> tuple:
         _local.step = _local.running = step
         _local.seceded = False
         # The stage's kernels split their work over the worker's threads, BLAS held to
         # one thread meanwhile, as an embedded step's are (``WorkerRuntime.kernel_threads``).
         token = blas_threads.hold(1)
         before = intra_op.set_threads(RUNTIME.kernel_threads())
+        memory_before = handing_off(memory)
         try:
             return self.function.fn(*args)
         except Exception as exc:
@@ -176,6 +182,7 @@ class CompiledStage:
                 exc, self.function.call_for_traceback(exc.__traceback__), self.device
             ) from None
         finally:
+            handing_off(memory_before)
             intra_op.set_threads(before)
             blas_threads.release(token)
             _local.step = _local.running = None

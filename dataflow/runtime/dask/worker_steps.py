@@ -66,6 +66,7 @@ async def _run_part(
     transport: PeerStreams,
     traced: bool = False,
     early: Callable[[dict], None] | None = None,
+    slabs: Any = None,
 ) -> dict:
     """This worker's stages of one resident step; returns the slots the client fetches
     (and, ``traced``, the step's events here: ``dask/trace.py``).
@@ -73,7 +74,9 @@ async def _run_part(
     ``peers`` maps worker names to their Dask addresses, where ``transport`` reaches
     them. ``early(values)`` sends fetched values to the client before the step's end:
     those of a stage that later stages follow here, once they come to ``EARLY_BYTES``
-    (the client reads them while this worker runs the rest: ``send_early``)."""
+    (the client reads them while this worker runs the rest: ``send_early``). ``slabs``:
+    the client's stream's (``handoff.WorkerSlabs``), where large values it fetches may
+    be computed."""
     try:
         plan = RUNTIME.plan(key)
     except PlanMissingError:
@@ -86,6 +89,7 @@ async def _run_part(
     sends: list[asyncio.Task] = []
     out: dict[int, Any] = {}
     events: list[dict] | None = [] if traced else None
+    memory = slabs.empty if slabs is not None else None
     try:
         for position, part in enumerate(plan.parts):
             device = part.stage.device
@@ -102,9 +106,11 @@ async def _run_part(
             if stage.trace is not None:
                 stage.trace.clear()
             if stage.inline_ok and stage.last_seconds < _INLINE_SECONDS:
-                outs, values = stage.resident(step, rv)
+                outs, values = stage.resident(step, rv, memory)
             else:
-                outs, values = await loop.run_in_executor(worker.executor, stage.resident, step, rv)
+                outs, values = await loop.run_in_executor(
+                    worker.executor, stage.resident, step, rv, memory
+                )
             RECORDER.stage_later(loop, key, part, step, stage.last_seconds, outs)
             if events is not None and stage.trace is not None:
                 events.extend(stage.trace)
@@ -213,6 +219,7 @@ def _step_handler(worker: Any) -> Any:
             transport,
             message.get("trace", False),
             early if message.get(EARLY) else None,
+            message.pop("slabs", None),
         )
         answer["id"] = message["id"]
         try:

@@ -52,7 +52,10 @@ class StageFunction:
         slot_specs: Sequence,
         debug: bool = False,
         trace: list | None = None,
+        fetched: frozenset[int] = frozenset(),
     ):
+        """``fetched``: the output slots a distributed step's client fetches (their large
+        elementwise values may be computed into memory it maps: ``large_outputs``)."""
         self.stage = stage
         namespace: dict[str, Any] = {}
         lines: list[str] = []
@@ -114,7 +117,9 @@ class StageFunction:
             if opdef.ufunc is not None and len(call.outputs) == 1 and call.outputs[0] >= 0:
                 # A large output: split over threads, kept between steps (large_outputs.py).
                 dtype, shape = slot_specs[call.outputs[0]]
-                kernel = large_output_kernel(opdef.ufunc, dtype, shape, ctx.xp, kernel) or kernel
+                fetch = call.outputs[0] in fetched
+                large = large_output_kernel(opdef.ufunc, dtype, shape, ctx.xp, kernel, fetch)
+                kernel = large or kernel
             if debug:
                 kernel = _checked(kernel, call, slot_specs)
             if trace is not None:

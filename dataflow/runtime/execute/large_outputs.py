@@ -28,10 +28,16 @@ it to a client, is never handed out again; a fresh one is made instead). At most
 memory per such op, as TF1's allocator keeps what it had. Inputs of another dtype
 than the output (numpy would upcast them), or a shape that turns out different at run
 time, take the op's own kernel.
+
+A value the step's reader maps rather than copies: where the op's output is fetched by
+a distributed step's client, the kernel first asks the memory the worker set for the
+stage (``handing_off``: a slab of the client's stream, ``runtime/dask/handoff.py``),
+and takes its own where that has none.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from math import prod
 from typing import Any
@@ -44,14 +50,25 @@ from ..._util.recycler import Recycler
 REUSE_FROM = 32 << 20  # glibc's largest mmap threshold: smaller blocks it reuses itself
 KEPT = 2  # arrays per call between steps: the one a program holds and the next
 
+_memory = threading.local()
+
+
+def handing_off(memory: Callable[[tuple, Any], Any] | None) -> Any:
+    """Sets the calling thread's memory for the large outputs its stage's client
+    fetches (``memory(shape, dtype)``: an array, or ``None`` where it has none);
+    returns the memory it replaces."""
+    before = getattr(_memory, "take", None)
+    _memory.take = memory
+    return before
+
 
 def large_output_kernel(
-    name: str | None, dtype: Any, shape: Any, xp: Any, kernel: Callable
+    name: str | None, dtype: Any, shape: Any, xp: Any, kernel: Callable, fetched: bool = False
 ) -> Callable | None:
     """A kernel computing the ufunc ``name`` (an op's ``OpDef.ufunc``) split over the
     step's threads, and into recycled arrays where its output (``dtype``, static
     ``shape``) is large enough for either to be worth it (module docstring), else
-    ``None``."""
+    ``None``; ``fetched``: the output leaves for the client (``handing_off``)."""
     ufunc = getattr(xp, name, None) if name else None
     if ufunc is None or not shape.is_fully_defined() or dtype.is_complex:
         return None
@@ -71,7 +88,10 @@ def large_output_kernel(
     def large(*inputs: Any) -> Any:
         if any(getattr(x, "dtype", None) != np_dtype for x in inputs):
             return kernel(*inputs)  # (a Python scalar, a mixed dtype: numpy's rules)
-        out = empty(dims, np_dtype)
+        take = getattr(_memory, "take", None) if fetched else None
+        out = take(dims, np_dtype) if take is not None else None
+        if out is None:
+            out = empty(dims, np_dtype)
         try:
             if intra_op.threads() < 2:
                 return ufunc(*inputs, out=out)
