@@ -25,8 +25,9 @@ in TF1's step, only ``beta`` and its gradient do; dataflow's workers are process
 
 On one host dataflow moves its step streams to the workers' Unix sockets
 (``runtime/dask/local_sockets.py``) and parts of 1 MB or more through shared memory
-(``runtime/dask/shm_parts.py``; fetched parts of 8 MB or more the client reads from the
-worker's memory); **dataflow socket** is a third TCP cluster whose
+(``runtime/dask/shared_memory/``: fetched parts of 8 MB or more the client reads from
+the worker's memory, or maps where an elementwise op computed them into a slab, as the
+fetch step's ``X * 2``); **dataflow socket** is a third TCP cluster whose
 workers were started with ``DATAFLOW_SHM=0`` and ``DATAFLOW_UNIX_SOCKETS=0``, so its
 steps stay on the TCP connections, as across hosts.
 

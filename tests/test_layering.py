@@ -128,7 +128,15 @@ ROOMS = {
     "runtime": {"*"},
     "runtime.compile": {"runtime"},
     "runtime.execute": {"runtime", "runtime.compile"},
-    "runtime.dask": {"runtime", "runtime.compile", "runtime.execute", "runtime.dashboard"},
+    "runtime.dask": {
+        "runtime",
+        "runtime.compile",
+        "runtime.execute",
+        "runtime.dashboard",
+        "runtime.dask.shared_memory",
+    },
+    # A step stream's shared memory: copies spread over the cores as kernels' loops are.
+    "runtime.dask.shared_memory": {"runtime.execute"},
     # The page's gatherer runs on a worker and reads that worker's state when asked.
     "runtime.dashboard": {"runtime.dask"},
     "runtime.server": {"runtime", "runtime.execute", "runtime.dask"},

@@ -1,6 +1,6 @@
-"""Large fetched values computed into slabs the client maps (``runtime/dask/handoff.py``):
-no copy, and the client's array still its own (writable, unchanged by later steps, its
-writes never reaching the worker)."""
+"""Large fetched values computed into slabs the client maps
+(``runtime/dask/shared_memory/handoff.py``): no copy, and the client's array still its
+own (writable, unchanged by later steps, its writes never reaching the worker)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import dataflow as tf
-from dataflow.runtime.dask import handoff, shm_parts
+from dataflow.runtime.dask.shared_memory import handoff, shm_parts
 
 pytestmark = pytest.mark.skipif(not shm_parts.enabled(), reason="no memfd_create here")
 

@@ -1,5 +1,5 @@
 """A worker's large reply parts read by the client straight out of the worker's memory
-(``runtime/dask/shm_parts.py``, "Large replies read in place"; ``peer_memory.py``)."""
+(``runtime/dask/shared_memory/shm_parts.py``, "Large replies read in place"; ``peer_memory.py``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import dataflow as tf
-from dataflow.runtime.dask import frames, peer_memory, shm_parts
+from dataflow.runtime.dask import frames
+from dataflow.runtime.dask.shared_memory import peer_memory, shm_parts
 
 pytestmark = pytest.mark.skipif(not shm_parts.enabled(), reason="no memfd_create here")
 

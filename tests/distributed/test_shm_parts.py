@@ -1,11 +1,11 @@
 """Large feeds and fetches through shared memory when client and workers share a host
-(``runtime/dask/shm_parts.py``), on worker processes over loopback: a fed array arrives
-bit for bit, a fetched one is writable and owned, the worker lends feeds (a view of the
-client's arena, released with the step; one it keeps holds its region), two threads'
-steps keep their own bytes, the socket path takes over when shared memory is off at
-either end, an arena is not reused before its reader took the last message, smaller
-parts take it over TLS only, large parts cross TLS itself when it is off, and a worker
-killed with SIGKILL leaves nothing in /dev/shm."""
+(``runtime/dask/shared_memory/shm_parts.py``), on worker processes over loopback: a fed
+array arrives bit for bit, a fetched one is writable and owned, the worker lends feeds
+(a view of the client's arena, released with the step; one it keeps holds its region),
+two threads' steps keep their own bytes, the socket path takes over when shared memory
+is off at either end, an arena is not reused before its reader took the last message,
+smaller parts take it over TLS only, large parts cross TLS itself when it is off, and a
+worker killed with SIGKILL leaves nothing in /dev/shm."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 import dataflow as tf
-from dataflow.runtime.dask import frames, shm_parts
+from dataflow.runtime.dask import frames
+from dataflow.runtime.dask.shared_memory import shm_parts
 
 from .conftest import kill_worker, started_cluster, wait_until_back
 

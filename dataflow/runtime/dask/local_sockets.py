@@ -49,7 +49,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .frames import TAKEOVER_ACK
-from .shm_parts import host_identity
+from .shared_memory.shm_parts import host_identity
 
 LOCAL_OP = "dataflow_local"
 TOKEN_BYTES = 16

@@ -63,7 +63,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..._util.comm_socket import detach
-from . import local_sockets, shm_parts
+from . import local_sockets
 from .frames import (
     TAKEOVER_ACK,
     FrameParser,
@@ -72,6 +72,7 @@ from .frames import (
     encode,
     writes,
 )
+from .shared_memory import shm_parts
 from .tls_transport import TlsTransport
 
 STREAM_OP = "dataflow_steps"

@@ -23,8 +23,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..._util.comm_socket import detach
-from . import local_sockets, shm_parts
+from . import local_sockets
 from .frames import TAKEOVER_ACK, frame_bytes, recv_message, send_frames, writes
+from .shared_memory import shm_parts
 from .stream import EARLY, MOVE_TIMEOUT, Endpoint, open_stream, raw_stream
 
 

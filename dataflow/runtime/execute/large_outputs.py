@@ -31,7 +31,7 @@ time, take the op's own kernel.
 
 A value the step's reader maps rather than copies: where the op's output is fetched by
 a distributed step's client, the kernel first asks the memory the worker set for the
-stage (``handing_off``: a slab of the client's stream, ``runtime/dask/handoff.py``),
+stage (``handing_off``: a slab of the client's stream, ``runtime/dask/shared_memory/handoff.py``),
 and takes its own where that has none.
 """
 

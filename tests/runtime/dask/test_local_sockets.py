@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from distributed.core import Server, Status
 
-from dataflow.runtime.dask import local_sockets, shm_parts
+from dataflow.runtime.dask import local_sockets
+from dataflow.runtime.dask.shared_memory import shm_parts
 from dataflow.runtime.dask.stream import STREAM_OP, PeerStreams, serve
 from dataflow.runtime.dask.stream_client import StepStreamClient
 

@@ -1,4 +1,5 @@
-"""Large copies of step parts spread over idle cores (``runtime/dask/parallel_copy.py``)."""
+"""Large copies of step parts spread over idle cores
+(``runtime/dask/shared_memory/parallel_copy.py``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 from dataflow._util import intra_op
-from dataflow.runtime.dask import parallel_copy
+from dataflow.runtime.dask.shared_memory import parallel_copy
 from dataflow.runtime.execute import blas_threads
 
 MULTI_CORE = blas_threads.available_cores() > 1

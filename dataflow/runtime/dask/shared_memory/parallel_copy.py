@@ -34,8 +34,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..._util.intra_op import run_pieces
-from ..execute import blas_threads
+from ...._util.intra_op import run_pieces
+from ...execute import blas_threads
 
 # Measured on the 2-core VM (module docstring): two threads gain from 8 MB on.
 SPLIT_FROM = 8 << 20
