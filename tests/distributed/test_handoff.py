@@ -129,18 +129,21 @@ def wire(request):
     return cluster
 
 
-def _doubling_graph():
+def _doubling_graph(rows: int = N):
     graph = tf.Graph()
-    base = np.arange(N * P, dtype=np.float32).reshape(N, P) / (N * P)
+    base = np.arange(rows * P, dtype=np.float32).reshape(rows, P) / (rows * P)
     with graph.as_default(), tf.device("/job:worker/task:0"):
         data = tf.Variable(base, name="data")
         doubled = data * 2.0
-        bump = data.assign_add(tf.ones([N, P]))
+        bump = data.assign_add(tf.ones([rows, P]))
     return graph, base, doubled, bump
 
 
-def test_fetched_values_lie_on_slabs_and_stay_the_programs_own(wire):
-    graph, base, doubled, bump = _doubling_graph()
+@pytest.mark.parametrize("rows", [N, 5_000], ids=["10MB", "2MB"])
+def test_fetched_values_lie_on_slabs_and_stay_the_programs_own(wire, rows):
+    """(10 MB: a value the client would read from the worker's memory, split over the
+    worker's threads; 2 MB: one that would cross in the arenas, computed whole.)"""
+    graph, base, doubled, bump = _doubling_graph(rows)
     with tf.Session(wire, graph=graph) as sess:
         sess.run(tf.variables_initializer(graph.get_collection("variables")))
         got = sess.run(doubled)

@@ -76,6 +76,17 @@ def test_only_large_fully_known_real_outputs_get_their_own_kernel():
     assert large_outputs.large_output_kernel("multiply", dtypes.float32, split_only, np, kernel)
     small = TensorShape([ROWS // 10, COLS])  # 3.6 MB: the ufunc itself
     assert large_outputs.large_output_kernel("multiply", dtypes.float32, small, np, kernel) is None
+    # ... unless a distributed step's client fetches it (its worker may hand it a slab),
+    # from 1 MB.
+    fetched = large_outputs.large_output_kernel(
+        "multiply", dtypes.float32, small, np, kernel, fetched=True
+    )
+    assert fetched is not None
+    tiny = TensorShape([ROWS // 100, COLS])  # 360 KB
+    assert (
+        large_outputs.large_output_kernel("multiply", dtypes.float32, tiny, np, kernel, True)
+        is None
+    )
     unknown = TensorShape([None, COLS])
     assert (
         large_outputs.large_output_kernel("multiply", dtypes.float32, unknown, np, kernel) is None
@@ -124,3 +135,25 @@ def test_a_large_elementwise_op_split_over_the_threads_equals_numpys(data, other
     assert counts.count(ROWS) == 3
     for value, want in zip(got, [data * other, np.maximum(data, other), data - other]):
         np.testing.assert_array_equal(value, want)
+
+
+def test_a_fetched_output_takes_the_memory_its_stage_was_given(data):
+    """``handing_off``: the kernel of a fetched output computes into the array the
+    stage's memory gives (a worker's slab), and into its own where it gives none."""
+    shape = TensorShape([ROWS // 10, COLS])
+    kernel = large_outputs.large_output_kernel(
+        "add", dtypes.float32, shape, np, np.add, fetched=True
+    )
+    given = np.empty((ROWS // 10, COLS), np.float32)
+    x = data[: ROWS // 10]
+    before = large_outputs.handing_off(lambda dims, dtype: given)
+    try:
+        out = kernel(x, np.float32(1.0))
+        assert out is given
+        np.testing.assert_array_equal(out, x + np.float32(1.0))
+        large_outputs.handing_off(lambda dims, dtype: None)
+        own = kernel(x, np.float32(2.0))
+        assert own is not given
+        np.testing.assert_array_equal(own, x + np.float32(2.0))
+    finally:
+        large_outputs.handing_off(before)

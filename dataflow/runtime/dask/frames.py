@@ -143,14 +143,15 @@ def encode(message: Any, link: Any = None, defer: bool = False) -> list[Any]:
     entries = [BUFFER.pack(p.nbytes) for p in parts]
     copies: list[Any] = []
     if link.peer_reads:  # (a worker whose client reads large parts from its memory)
-        in_place = [i for i, p in enumerate(parts) if i and p.nbytes >= link.in_place_from]
-        for i in list(in_place) if link.slabs is not None else ():
-            slab = link.slabs.claim(parts[i])
-            if slab is not None:
+        for i, p in enumerate(parts) if link.slabs is not None else ():
+            slab = link.slabs.claim(p) if i and p.nbytes >= LARGE_PART else None
+            if slab is not None:  # (a slab the client maps: ``handoff.py``)
                 flags = SHARED | IN_PLACE | HANDOFF | (WRITER_BUSY if link.writer_busy else 0)
                 entries[i] = SHARED_HEAD.pack(slab.nbytes | flags, slab.ident, slab.fd)
                 parts[i] = None
-                in_place.remove(i)
+        in_place = [
+            i for i, p in enumerate(parts) if i and p is not None and p.nbytes >= link.in_place_from
+        ]
         if in_place:
             hold, addresses = link.hold([parts[i] for i in in_place])
             flags = SHARED | IN_PLACE | (WRITER_BUSY if link.writer_busy else 0)

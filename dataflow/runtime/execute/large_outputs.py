@@ -30,9 +30,10 @@ than the output (numpy would upcast them), or a shape that turns out different a
 time, take the op's own kernel.
 
 A value the step's reader maps rather than copies: where the op's output is fetched by
-a distributed step's client, the kernel first asks the memory the worker set for the
-stage (``handing_off``: a slab of the client's stream, ``runtime/dask/shared_memory/handoff.py``),
-and takes its own where that has none.
+a distributed step's client (from ``HANDED_OFF_FROM`` bytes, split or not), the kernel
+first asks the memory the worker set for the stage (``handing_off``: a slab of the
+client's stream, ``runtime/dask/shared_memory/handoff.py``), and takes its own where
+that has none.
 """
 
 from __future__ import annotations
@@ -49,6 +50,11 @@ from ..._util.recycler import Recycler
 
 REUSE_FROM = 32 << 20  # glibc's largest mmap threshold: smaller blocks it reuses itself
 KEPT = 2  # arrays per call between steps: the one a program holds and the next
+
+# The smallest fetched output worth the memory ``handing_off`` gives: a slab spares two
+# copies (the worker's into its arena, the client's out of it) from 1 MB, where parts
+# leave the socket (``runtime/dask/shared_memory/shm_parts.SHARED_PART``).
+HANDED_OFF_FROM = 1 << 20
 
 _memory = threading.local()
 
@@ -79,7 +85,8 @@ def large_output_kernel(
     np_dtype = xp.dtype(dtype.as_numpy_dtype)
     dims = tuple(shape.as_list())
     nbytes = prod(dims) * np_dtype.itemsize
-    if 2 * nbytes < intra_op.STREAMED_FROM:
+    split = 2 * nbytes >= intra_op.STREAMED_FROM
+    if not split and not (fetched and nbytes >= HANDED_OFF_FROM):
         return None
     buffers = Recycler(xp, KEPT) if nbytes >= REUSE_FROM else None
     empty = buffers.empty if buffers is not None else xp.empty
@@ -93,7 +100,7 @@ def large_output_kernel(
         if out is None:
             out = empty(dims, np_dtype)
         try:
-            if intra_op.threads() < 2:
+            if not split or intra_op.threads() < 2:
                 return ufunc(*inputs, out=out)
 
             def rows(lo: int, hi: int) -> None:

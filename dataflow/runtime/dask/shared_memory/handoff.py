@@ -16,7 +16,7 @@ Decisions, and why:
 
 * **Which values.** Those the client fetches that an elementwise op computes into an
   output of its own (``runtime/execute/large_outputs.py``: one numpy ufunc, a fully
-  known static shape, 8 MB or more), on a stream where the client may read the
+  known static shape, 1 MB or more), on a stream where the client may read the
   worker's memory (the rights that opening ``/proc/<pid>/fd/<fd>`` needs too). The
   op's kernel asks the stage's *memory* (``large_outputs.handing_off``, which the
   worker sets from the client's stream for the length of a stage) for its output
