@@ -108,13 +108,27 @@ def test_the_clients_mapping_reads_the_slab_keeps_its_own_writes_and_is_reused()
         mapping = _memory_of(got)
         del got
         gc.collect()
+        assert client.gone() == [slab.ident]
         value[...] = 9
         got = client.map(slab.ident, slab.fd, slab.nbytes).view(np.float32)
         np.testing.assert_array_equal(got, np.full(N * P, 9, np.float32))
         if _pagemap_readable():
             assert _memory_of(got) is mapping  # nothing written: the same mapping
+        # Named twice at once (two fetches of one value): two mappings, neither array
+        # seeing the other's writes, and the slab given back only once both are gone.
+        twice = client.map(slab.ident, slab.fd, slab.nbytes).view(np.float32)
+        assert _memory_of(twice) is not _memory_of(got)
+        twice[:5] = -3
+        assert got[0] == 9
+        del got
+        gc.collect()
+        assert client.gone() == []
+        del twice
+        gc.collect()
+        assert client.gone() == [slab.ident]
         with pytest.raises(ValueError):  # a descriptor that is not that slab
             client.map(slab.ident + 1, slab.fd, slab.nbytes)
+        assert client.gone() == []
     finally:
         client.close()
         slabs.close()

@@ -190,6 +190,7 @@ class ClientSlabs:
         self._gone: list[int] = []
         self._lock = threading.Lock()
         self._mappings: collections.OrderedDict[int, mmap.mmap] = collections.OrderedDict()
+        self._live: dict[int, int] = {}  # slab -> our arrays on it still alive
 
     def map(self, ident: int, fd: int, nbytes: int, alone: bool = False) -> np.ndarray:
         """A writable private mapping of the worker's slab ``ident`` (descriptor ``fd``
@@ -198,11 +199,18 @@ class ClientSlabs:
         value where the program wrote none of its pages, else a new one.
         ``OSError``/``ValueError`` where it is not the slab the frame named."""
         with self._lock:
-            mapping = self._mappings.pop(ident, None)
+            # (A slab named twice at once, two fetches of one value: each array its own
+            # mapping, so that neither sees the other's writes.)
+            mapping = None if self._live.get(ident) else self._mappings.pop(ident, None)
+            self._live[ident] = self._live.get(ident, 0) + 1
         if mapping is not None and (len(mapping) != nbytes or not _unwritten(mapping)):
             mapping = None  # (a page the program wrote is a copy of its own: map anew)
         if mapping is None:
-            mapping = self._open(ident, fd, nbytes)
+            try:
+                mapping = self._open(ident, fd, nbytes)
+            except BaseException:
+                self._went(ident, mapped=False)
+                raise
             _populate(mapping, nbytes, alone)
         with self._lock:
             self._mappings[ident] = mapping
@@ -228,9 +236,15 @@ class ClientSlabs:
         finally:
             os.close(file)
 
-    def _went(self, ident: int) -> None:
+    def _went(self, ident: int, mapped: bool = True) -> None:
         with self._lock:
-            self._gone.append(ident)
+            left = self._live[ident] - 1
+            if left:
+                self._live[ident] = left
+                return
+            del self._live[ident]
+            if mapped:  # (our last array on it: the worker may write it again)
+                self._gone.append(ident)
 
     def gone(self) -> list[int]:
         """Slabs whose arrays went since the last call (to tell the worker)."""
