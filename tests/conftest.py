@@ -62,3 +62,20 @@ def dataflow_log(caplog):
         logger.removeHandler(caplog.handler)
         logger.setLevel(level)
         logger.propagate = propagate
+
+
+@pytest.fixture
+def intra_op_splits(monkeypatch) -> list[int]:
+    """The item counts of every ``intra_op.split`` the test's kernels ask for (each
+    split still runs)."""
+    from dataflow._util import intra_op
+
+    counts: list[int] = []
+    real = intra_op.split
+
+    def counted(count, piece, grain=1, blas=False):
+        counts.append(count)
+        return real(count, piece, grain, blas)
+
+    monkeypatch.setattr(intra_op, "split", counted)
+    return counts

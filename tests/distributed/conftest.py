@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+from typing import Any
 
 import distributed
 import psutil
@@ -263,3 +264,13 @@ def gsess(clean_cluster):
     stage per step)."""
     with tf.Session(clean_cluster, config=tf.ConfigProto(debug=True, resident_steps=False)) as s:
         yield s
+
+
+def memory_of(array: Any) -> object:
+    """The object owning ``array``'s memory, following views (and memoryviews) down."""
+    owner: object = array
+    while True:
+        inner = owner.obj if isinstance(owner, memoryview) else getattr(owner, "base", None)
+        if inner is None or isinstance(inner, (bytes, bytearray)):
+            return owner
+        owner = inner

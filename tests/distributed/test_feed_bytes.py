@@ -15,7 +15,7 @@ import pytest
 import dataflow as tf
 from dataflow.runtime.dask import frames
 
-from .conftest import collect_leaked_sockets, local_cluster
+from .conftest import collect_leaked_sockets, local_cluster, memory_of
 
 pytestmark = pytest.mark.distributed
 
@@ -163,20 +163,10 @@ def test_a_large_reply_reuses_memory_the_program_let_go(wire):
         for got in (first, second):
             assert got.flags.writeable
             np.testing.assert_array_equal(got, value)
-        memory = weakref.ref(_memory_of(first))
+        memory = weakref.ref(memory_of(first))
         first[...] = 0  # the program's own array until it lets go
         del first
         third = sess.run(out)
-        assert _memory_of(third) is memory()  # the released memory, not new pages
+        assert memory_of(third) is memory()  # the released memory, not new pages
         np.testing.assert_array_equal(third, value)
         np.testing.assert_array_equal(second, value)  # held all along: unchanged
-
-
-def _memory_of(array: np.ndarray) -> object:
-    """The object owning ``array``'s memory, following views (and memoryviews) down."""
-    owner: object = array
-    while True:
-        inner = owner.obj if isinstance(owner, memoryview) else getattr(owner, "base", None)
-        if inner is None or isinstance(inner, (bytes, bytearray)):
-            return owner
-        owner = inner

@@ -14,6 +14,8 @@ import pytest
 import dataflow as tf
 from dataflow.runtime.dask.shared_memory import handoff, shm_parts
 
+from .conftest import memory_of
+
 pytestmark = pytest.mark.skipif(not shm_parts.enabled(), reason="no memfd_create here")
 
 N, P = 25_000, 100  # 10 MB of float32: a value computed into a slab
@@ -26,16 +28,6 @@ def _pagemap_readable() -> bool:
     except OSError:
         return False
     return True
-
-
-def _memory_of(array: np.ndarray) -> object:
-    """The object owning ``array``'s memory, following views (and memoryviews) down."""
-    owner: object = array
-    while True:
-        inner = owner.obj if isinstance(owner, memoryview) else getattr(owner, "base", None)
-        if inner is None or isinstance(inner, (bytes, bytearray)):
-            return owner
-        owner = inner
 
 
 # --- the worker's slabs, in this process --------------------------------------------------
@@ -95,7 +87,7 @@ def test_the_clients_mapping_reads_the_slab_keeps_its_own_writes_and_is_reused()
         np.testing.assert_array_equal(got, value)
         got[0, :10] = -1  # the client's own
         assert value[0, 0] == 0
-        mapping = _memory_of(got)
+        mapping = memory_of(got)
         assert isinstance(mapping, mmap.mmap)
         del got
         gc.collect()
@@ -104,8 +96,8 @@ def test_the_clients_mapping_reads_the_slab_keeps_its_own_writes_and_is_reused()
         value[...] = 7  # the worker's next value on the slab
         got = client.map(slab.ident, slab.fd, slab.nbytes).view(np.float32)
         np.testing.assert_array_equal(got, np.full(N * P, 7, np.float32))  # its write gone
-        assert _memory_of(got) is not mapping  # it had written a page: mapped anew
-        mapping = _memory_of(got)
+        assert memory_of(got) is not mapping  # it had written a page: mapped anew
+        mapping = memory_of(got)
         del got
         gc.collect()
         assert client.gone() == [slab.ident]
@@ -113,11 +105,11 @@ def test_the_clients_mapping_reads_the_slab_keeps_its_own_writes_and_is_reused()
         got = client.map(slab.ident, slab.fd, slab.nbytes).view(np.float32)
         np.testing.assert_array_equal(got, np.full(N * P, 9, np.float32))
         if _pagemap_readable():
-            assert _memory_of(got) is mapping  # nothing written: the same mapping
+            assert memory_of(got) is mapping  # nothing written: the same mapping
         # Named twice at once (two fetches of one value): two mappings, neither array
         # seeing the other's writes, and the slab given back only once both are gone.
         twice = client.map(slab.ident, slab.fd, slab.nbytes).view(np.float32)
-        assert _memory_of(twice) is not _memory_of(got)
+        assert memory_of(twice) is not memory_of(got)
         twice[:5] = -3
         assert got[0] == 9
         del got
@@ -161,15 +153,15 @@ def test_fetched_values_lie_on_slabs_and_stay_the_programs_own(wire, rows):
     with tf.Session(wire, graph=graph) as sess:
         sess.run(tf.variables_initializer(graph.get_collection("variables")))
         got = sess.run(doubled)
-        assert isinstance(_memory_of(got), mmap.mmap)  # mapped, not copied
+        assert isinstance(memory_of(got), mmap.mmap)  # mapped, not copied
         assert got.flags.writeable
         np.testing.assert_array_equal(got, 2 * base)
-        mapping = _memory_of(got)
+        mapping = memory_of(got)
         del got
         got = sess.run(doubled)  # the slab came back: the same mapping again
         np.testing.assert_array_equal(got, 2 * base)
         if _pagemap_readable():
-            assert _memory_of(got) is mapping
+            assert memory_of(got) is mapping
         got[...] = -1  # the program's own: neither the worker nor a later value sees it
         del got
         want, kept = base, []

@@ -109,21 +109,12 @@ def test_only_large_fully_known_real_outputs_get_their_own_kernel():
     ],
     ids=["scalar", "row", "row-2d", "column", "full"],
 )
-def test_a_large_elementwise_op_split_over_the_threads_equals_numpys(data, other, monkeypatch):
+def test_a_large_elementwise_op_split_over_the_threads_equals_numpys(data, other, intra_op_splits):
     """Each element is computed by the same ufunc as the whole call computes it: equal
     bits to numpy's, whatever the other operand broadcasts as; the op asked to split
     its rows (two threads)."""
-    from dataflow._util import intra_op
-
     other = data[::-1].copy() if isinstance(other, str) else other
-    counts: list[int] = []
-    real = intra_op.split
-
-    def counted(count, piece, grain=1, blas=False):
-        counts.append(count)
-        return real(count, piece, grain, blas)
-
-    monkeypatch.setattr(intra_op, "split", counted)
+    counts = intra_op_splits
     graph = tf.Graph()
     with graph.as_default():
         x = tf.placeholder(tf.float32, data.shape)

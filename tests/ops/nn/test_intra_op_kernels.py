@@ -233,22 +233,7 @@ def test_a_batch_of_matrices_fewer_runs_than_threads():
     np.testing.assert_allclose(got[1], np.linalg.eigvalsh(spd), rtol=1e-10)
 
 
-def _counting_splits(monkeypatch) -> list[int]:
-    """The item counts of every ``intra_op.split`` a step's kernels ask for."""
-    from dataflow._util import intra_op
-
-    counts: list[int] = []
-    real = intra_op.split
-
-    def counted(count, piece, grain=1, blas=False):
-        counts.append(count)
-        return real(count, piece, grain, blas)
-
-    monkeypatch.setattr(intra_op, "split", counted)
-    return counts
-
-
-def test_a_linear_models_memory_bound_products_split_and_match_float64(monkeypatch):
+def test_a_linear_models_memory_bound_products_split_and_match_float64(intra_op_splits):
     """``X @ beta`` and its gradient ``X.T @ r`` over a 20 MB ``X`` have few
     multiply-adds but stream ``X`` from memory: split (by rows, and over the rows of X
     summed in order) on two threads, each within float32 rounding of a float64
@@ -269,7 +254,7 @@ def test_a_linear_models_memory_bound_products_split_and_match_float64(monkeypat
         residual = tf.matmul(x, beta) - target
         return [x, beta], [residual, tf.matmul(x, residual, transpose_a=True)]
 
-    counts = _counting_splits(monkeypatch)
+    counts = intra_op_splits
     residual, grad = _run(build, lambda: [x_value, beta_value], 2)
     assert rows in counts  # both products asked to split over X's rows
     assert counts.count(rows) == 2
@@ -284,14 +269,14 @@ def test_a_linear_models_memory_bound_products_split_and_match_float64(monkeypat
     assert np.all(np.abs(grad - want_grad) <= bound)
 
 
-def test_small_memory_bound_products_stay_whole(monkeypatch):
+def test_small_memory_bound_products_stay_whole(intra_op_splits):
     x_value = _rng(19).standard_normal((10_000, 100)).astype(np.float32)  # 4 MB
 
     def build():
         x = tf.placeholder(tf.float32, x_value.shape)
         return [x], [tf.matmul(x, tf.ones([100, 1]))]
 
-    counts = _counting_splits(monkeypatch)
+    counts = intra_op_splits
     (got,) = _run(build, lambda: [x_value], 2)
     assert counts == []
     np.testing.assert_allclose(got, x_value.sum(1, keepdims=True), rtol=1e-4, atol=1e-4)

@@ -147,7 +147,22 @@ def _unmap(mapping: mmap.mmap | None) -> None:
             pass
 
 
-class Arena:
+class _MappedFile:
+    """An arena's file descriptor and mapping, ours (``Arena``) or a peer's
+    (``PeerArena``); ``close`` lets both go."""
+
+    fd: int
+    map: mmap.mmap | None
+
+    def close(self) -> None:
+        _unmap(self.map)
+        self.map = None
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+class Arena(_MappedFile):
     """A writer's shared memory: one ``memfd`` that grows to the largest message."""
 
     def __init__(self) -> None:
@@ -195,13 +210,6 @@ class Arena:
         """What a peer on this host needs to open the arena."""
         return {"host": host_identity(), "pid": os.getpid(), "fd": self.fd, "token": self.token}
 
-    def close(self) -> None:
-        _unmap(self.map)
-        self.map = None
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
-
 
 class Copy:
     """A message's large parts still to be copied into the writer's arena (before its
@@ -218,7 +226,7 @@ class Copy:
         self.arena.write(raws, self.offsets[: len(raws)])
 
 
-class PeerArena:
+class PeerArena(_MappedFile):
     """A reader's read-only mapping of the peer's arena, remapped when it grew."""
 
     def __init__(self, offer: dict) -> None:
@@ -260,13 +268,6 @@ class PeerArena:
     def view(self, offset: int, nbytes: int) -> memoryview:
         """A read-only view of ``nbytes`` at ``offset`` (the mapping is read-only)."""
         return memoryview(self._reach(offset, nbytes))[offset : offset + nbytes]
-
-    def close(self) -> None:
-        _unmap(self.map)
-        self.map = None
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
 
 
 class Link:
