@@ -69,6 +69,9 @@ KEPT_MAPPINGS = 4  # Linux 5.14+ (older kernels: pages fault in on first reads)
 _NAME = "dataflow-slab-{}"
 
 
+_NOTHING = np.empty(0, np.uint8)
+
+
 def enabled() -> bool:
     return os.environ.get("DATAFLOW_SLABS", "1") != "0"
 
@@ -96,7 +99,7 @@ class Slab:
         return not self.lent and sys.getrefcount(self.base) <= self.free_count
 
     def close(self) -> None:
-        self.base = None
+        self.base = _NOTHING  # (ours was an export of the mapping, which close refuses)
         try:
             self.mapping.close()
         except BufferError:  # an array still lies on it: the mapping goes with it

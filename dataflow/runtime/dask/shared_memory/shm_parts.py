@@ -486,8 +486,9 @@ class Link:
             offered = self._offered
             if message["rx"] and offered is not None:
                 self.tx = offered
-                self.peer_reads = reads = bool(message.get("reads"))
-                self.slabs = handoff.WorkerSlabs() if reads and handoff.enabled() else None
+                self.peer_reads = bool(message.get("reads"))
+                slabs = self.peer_reads and handoff.enabled()
+                self.slabs = handoff.WorkerSlabs() if slabs else None
             elif offered is not None:
                 offered.close()
             self._offered = None
