@@ -1,11 +1,12 @@
 """Large fetched values computed straight into memory the client then maps: no copy.
 
 A worker's reply part of 8 MB or more is read by the client out of the worker's memory
-(``shm_parts.py``, "Large replies read in place"): one copy, made by the kernel. That
-copy was most of what a 40 MB fetch cost beyond TF1's step, whose worker 0 is the
-client's process: on the 2-core AMD EPYC VM a step fetching ``X * 2`` over 40 MB took
-13-14 ms with it and 8.3 ms where the client skipped it (an experiment), and it runs
-beside the worker's next kernels, on the same memory bandwidth.
+(``shm_parts.py``, "Large replies read in place"): one copy, made by the kernel; one of
+1 MB or more crosses in the arenas, two copies. That copy was most of what a 40 MB
+fetch cost beyond TF1's step, whose worker 0 is the client's process: on the 2-core
+AMD EPYC VM a step fetching ``X * 2`` over 40 MB took 13-14 ms with it and 8.3 ms where
+the client skipped it (an experiment), and it runs beside the worker's next kernels,
+on the same memory bandwidth.
 
 So a worker computes such a value into a *slab*: a ``memfd_create`` file of the value's
 size, mapped in the worker, that the client maps too. No byte is copied: the frame
@@ -25,9 +26,15 @@ Decisions, and why:
 * **The client's array is its own.** The client maps the slab privately
   (``MAP_PRIVATE``): it reads the worker's pages, and a write of its own goes to a
   private copy of the page, which the worker never sees; so the fetched array is
-  writable and no other process's writes reach it. The mapping's page tables are filled
-  when the value arrives (``MADV_POPULATE_READ``; 2.2 ms for 40 MB on one thread, on
-  the cores that are idle as a copy's pieces are), not on the program's first reads.
+  writable and no other process's writes reach it.
+* **The client keeps its mapping** for the slab's next value (its page tables stay
+  filled), unless the program wrote a page of it: such a page is the program's own
+  copy, which would hide the slab's next value (``/proc/self/pagemap`` tells, 0.5-0.7
+  ms for 40 MB; ``_unwritten``). A new mapping's page tables are filled when it is made
+  (``MADV_POPULATE_READ``; 2.2 ms for 40 MB on one thread, on the cores that are idle
+  as a copy's pieces are), not on the program's first reads. Mapping every value anew
+  measured no faster than the copy (0.96x on the 40 MB fetch); keeping the mapping,
+  0.80x.
 * **A slab is lent until the client's array goes.** The worker writes a slab again only
   once the client's mapping is gone (a ``weakref.finalize`` on the client's array; the
   client says so in its next message on the stream, before its next request) and the
@@ -62,17 +69,16 @@ from . import parallel_copy
 # Bytes of slabs one client stream keeps on a worker (lent or free): beyond them, values
 # take the copy path.
 MAX_SLAB_BYTES = 1 << 30
-MADV_POPULATE_READ = 22
+MADV_POPULATE_READ = 22  # Linux 5.14+ (older kernels: pages fault in on first reads)
 # Mappings of slabs the client keeps for their next values (a slab the worker dropped
 # stays in memory while the client keeps its mapping: these few at most).
-KEPT_MAPPINGS = 4  # Linux 5.14+ (older kernels: pages fault in on first reads)
+KEPT_MAPPINGS = 4
 _NAME = "dataflow-slab-{}"
-
-
 _NOTHING = np.empty(0, np.uint8)
 
 
 def enabled() -> bool:
+    """Whether this process's streams may lend slabs (``DATAFLOW_SLABS``)."""
     return os.environ.get("DATAFLOW_SLABS", "1") != "0"
 
 
