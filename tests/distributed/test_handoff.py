@@ -14,7 +14,7 @@ import pytest
 import dataflow as tf
 from dataflow.runtime.dask.shared_memory import handoff, shm_parts
 
-from .conftest import memory_of
+from .conftest import kill_worker, memory_of, wait_until_back
 
 pytestmark = pytest.mark.skipif(not shm_parts.enabled(), reason="no memfd_create here")
 
@@ -197,3 +197,20 @@ def test_a_value_the_worker_keeps_is_not_changed_by_the_programs_writes(clean_cl
             sess.run(total, {holder: handle.handle}), np.sum(2 * base, dtype=np.float64)
         )
         handle.delete()
+
+
+def test_a_fetched_array_outlives_the_worker_that_computed_it(fragile):
+    """A slab is an anonymous file: the client's mapping keeps its pages when the
+    worker's process is killed (SIGKILL), so the program's array stays whole and its
+    own."""
+    tf.Session.reset(fragile)
+    graph, base, doubled, _ = _doubling_graph()
+    with tf.Session(fragile, graph=graph) as sess:
+        sess.run(tf.variables_initializer(graph.get_collection("variables")))
+        got = sess.run(doubled)
+    assert isinstance(memory_of(got), mmap.mmap)
+    old = kill_worker(fragile, "worker-0")
+    wait_until_back(fragile, "worker-0", old)
+    np.testing.assert_array_equal(got, 2 * base)
+    got[...] = 1
+    assert float(got.sum()) == got.size
