@@ -14,7 +14,7 @@ allow, as TF1's executor runs an op once its inputs are there: on a worker, work
 needs nothing from the ps (reading and transforming the worker's own data) runs in a
 stage of its own before the stage that waits for the ps's values, while the worker
 would otherwise sit waiting for them, and its fetched results can leave for the client
-while the rest of the step still runs (``dask/worker_state.py``). (Until 2026-12-07 an
+while the rest of the step still runs (``dask/worker_steps.py``). (Until 2026-12-07 an
 op joined the newest stage of its device, so on a worker a ``data * 2`` created after a
 product with a ps variable waited for that variable with it.)
 

@@ -310,9 +310,6 @@ def _populate(mapping: mmap.mmap, nbytes: int, alone: bool) -> None:
         mapping.madvise(MADV_POPULATE_READ, at, end - at)
 
     try:
-        if alone:
-            piece(0, nbytes)
-        else:
-            parallel_copy.spread(nbytes, piece)  # (``CHUNK`` is a multiple of the page)
+        parallel_copy.spread(nbytes, piece, alone)  # (``CHUNK`` is a multiple of the page)
     except OSError:
         _no_populate.append(True)

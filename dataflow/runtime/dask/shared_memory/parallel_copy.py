@@ -78,7 +78,8 @@ def copy(target: np.ndarray, source: np.ndarray) -> None:
     spread(source.nbytes, piece)
 
 
-def spread(nbytes: int, piece: Callable[[int, int], object]) -> None:
+def spread(nbytes: int, piece: Callable[[int, int], object], alone: bool = False) -> None:
     """``piece(at, end)`` over the byte ranges of a copy of ``nbytes`` (``CHUNK`` each,
-    or all at once when no helper is due), on the calling thread and helpers."""
-    run_pieces(nbytes, piece, helpers_for(nbytes), CHUNK)
+    or all at once when no helper is due), on the calling thread and helpers; ``alone``:
+    at once on the calling thread (the peer computes meanwhile: ``frames.WRITER_BUSY``)."""
+    run_pieces(nbytes, piece, 0 if alone else helpers_for(nbytes), CHUNK)

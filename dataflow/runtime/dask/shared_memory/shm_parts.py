@@ -406,10 +406,7 @@ class Link:
         def piece(at: int, end: int) -> None:
             vm_read(pid, address + at, target[at:end])
 
-        if alone:
-            piece(0, nbytes)
-        else:
-            parallel_copy.spread(nbytes, piece)
+        parallel_copy.spread(nbytes, piece, alone)
         if hold not in self.read_holds:
             self.read_holds.append(hold)
         self.shared_bytes += nbytes
