@@ -13,6 +13,7 @@ import pytest
 
 import dataflow as tf
 from dataflow.runtime.dask.shared_memory import handoff, shm_parts
+from dataflow.runtime.execute import large_outputs
 
 from .conftest import kill_worker, memory_of, wait_until_back
 
@@ -145,10 +146,11 @@ def _doubling_graph(rows: int = N):
     return graph, base, doubled, bump
 
 
-@pytest.mark.parametrize("rows", [N, 5_000], ids=["10MB", "2MB"])
+@pytest.mark.parametrize("rows", [N, 5_000, 1_000], ids=["10MB", "2MB", "400KB"])
 def test_fetched_values_lie_on_slabs_and_stay_the_programs_own(wire, rows):
     """(10 MB: a value the client would read from the worker's memory, split over the
-    worker's threads; 2 MB: one that would cross in the arenas, computed whole.)"""
+    worker's threads; 2 MB: one that would cross in the arenas, computed whole; 400 KB:
+    one that would cross the socket.)"""
     graph, base, doubled, bump = _doubling_graph(rows)
     with tf.Session(wire, graph=graph) as sess:
         sess.run(tf.variables_initializer(graph.get_collection("variables")))
@@ -174,6 +176,19 @@ def test_fetched_values_lie_on_slabs_and_stay_the_programs_own(wire, rows):
             np.testing.assert_array_equal(value, expected)
         assert len({value.ctypes.data for value, _ in kept}) == len(kept)
         np.testing.assert_array_equal(sess.run(doubled), 2 * want)
+
+
+def test_small_fetched_values_are_copied(clean_cluster):
+    """Under ``HANDED_OFF_FROM`` (90 KB here) a slab costs more than the socket's copies:
+    the value arrives in memory of the client's own."""
+    tf.Session.reset(clean_cluster)
+    graph, base, doubled, _ = _doubling_graph(225)
+    assert base.nbytes < large_outputs.HANDED_OFF_FROM
+    with tf.Session(clean_cluster, graph=graph) as sess:
+        sess.run(tf.variables_initializer(graph.get_collection("variables")))
+        got = sess.run(doubled)
+        assert not isinstance(memory_of(got), mmap.mmap)
+        np.testing.assert_array_equal(got, 2 * base)
 
 
 def test_a_value_the_worker_keeps_is_not_changed_by_the_programs_writes(clean_cluster):

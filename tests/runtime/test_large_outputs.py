@@ -77,12 +77,16 @@ def test_only_large_fully_known_real_outputs_get_their_own_kernel():
     small = TensorShape([ROWS // 10, COLS])  # 3.6 MB: the ufunc itself
     assert large_outputs.large_output_kernel("multiply", dtypes.float32, small, np, kernel) is None
     # ... unless a distributed step's client fetches it (its worker may hand it a slab),
-    # from 1 MB.
+    # from 256 KiB.
     fetched = large_outputs.large_output_kernel(
         "multiply", dtypes.float32, small, np, kernel, fetched=True
     )
     assert fetched is not None
-    tiny = TensorShape([ROWS // 100, COLS])  # 360 KB
+    fetched_small = TensorShape([ROWS // 100, COLS])  # 360 KB
+    assert large_outputs.large_output_kernel(
+        "multiply", dtypes.float32, fetched_small, np, kernel, True
+    )
+    tiny = TensorShape([ROWS // 400, COLS])  # 90 KB
     assert (
         large_outputs.large_output_kernel("multiply", dtypes.float32, tiny, np, kernel, True)
         is None

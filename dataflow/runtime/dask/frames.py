@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ..._util.recycler import Recycler
+from ..execute.large_outputs import HANDED_OFF_FROM
 
 # The byte a worker sends once it has taken a connection over (a Dask connection, or a
 # Unix socket a stream moved to): step frames may follow.
@@ -144,7 +145,7 @@ def encode(message: Any, link: Any = None, defer: bool = False) -> list[Any]:
     copies: list[Any] = []
     if link.peer_reads:  # (a worker whose client reads large parts from its memory)
         for i, p in enumerate(parts) if link.slabs is not None else ():
-            slab = link.slabs.claim(p) if i and p.nbytes >= LARGE_PART else None
+            slab = link.slabs.claim(p) if i and p.nbytes >= HANDED_OFF_FROM else None
             if slab is not None:  # (a slab the client maps: ``handoff.py``)
                 flags = SHARED | IN_PLACE | HANDOFF | (WRITER_BUSY if link.writer_busy else 0)
                 entries[i] = SHARED_HEAD.pack(slab.nbytes | flags, slab.ident, slab.fd)

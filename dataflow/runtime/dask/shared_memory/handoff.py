@@ -17,11 +17,11 @@ Decisions, and why:
 
 * **Which values.** Those the client fetches that an elementwise op computes into an
   output of its own (``runtime/execute/large_outputs.py``: one numpy ufunc, a fully
-  known static shape, 1 MB or more), on a stream where the client may read the
-  worker's memory (the rights that opening ``/proc/<pid>/fd/<fd>`` needs too). The
-  op's kernel asks the stage's *memory* (``large_outputs.handing_off``, which the
-  worker sets from the client's stream for the length of a stage) for its output
-  array, and a part that lies on a slab goes out as the slab. Any other value takes
+  known static shape, ``HANDED_OFF_FROM`` = 256 KiB or more), on a stream where the
+  client may read the worker's memory (the rights that opening ``/proc/<pid>/fd/<fd>``
+  needs too). The op's kernel asks the stage's *memory* (``large_outputs.handing_off``,
+  which the worker sets from the client's stream for the length of a stage) for its
+  output array, and a part that lies on a slab goes out as the slab. Any other value takes
   the copy (and any value, where no slab can be had).
 * **The client's array is its own.** The client maps the slab privately
   (``MAP_PRIVATE``): it reads the worker's pages, and a write of its own goes to a
