@@ -485,6 +485,50 @@ def test_traced_resident_step_explains_its_wall_time(csess, tmp_path):
     assert any(n.startswith("client -> ") for n in names)
 
 
+def _count_compiles(on: bool) -> None:
+    """(Run on a worker) counts its ``RUNTIME.compiled`` calls in ``RUNTIME.compiles``
+    from now (``on``), or stops counting."""
+    from dataflow.runtime.dask.worker_state import RUNTIME
+
+    vars(RUNTIME).pop("compiled", None)  # (the method again)
+    if on:
+        compiled = RUNTIME.compiled
+        RUNTIME.compiles = 0
+
+        def counting(*args, **kwargs):
+            RUNTIME.compiles += 1
+            return compiled(*args, **kwargs)
+
+        RUNTIME.compiled = counting
+
+
+def _compiles() -> int:
+    from dataflow.runtime.dask.worker_state import RUNTIME
+
+    return RUNTIME.compiles
+
+
+def test_traced_steps_find_their_compiled_stages_as_untraced_ones_do(csess, cluster):
+    """A worker looks a traced step's stages up where they are, as an untraced step's:
+    only the first traced step compiles them (off the event loop, a thread hop that
+    showed as a gap in every traced timeline before)."""
+    beta, x, y, cost, update = _ridge()
+    csess.run(tf.global_variables_initializer())
+    xv, yv = _data()
+    feed = {x: xv, y: yv}
+    options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+    csess.run([cost, update], feed, options=options, run_metadata=tf.RunMetadata())
+    cluster.client.run(_count_compiles, True)
+    try:
+        for _ in range(3):
+            meta = tf.RunMetadata()
+            csess.run([cost, update], feed, options=options, run_metadata=meta)
+        assert {s["type"] for s in tf.viz.step_events(meta)} >= {"MatMul", "Recv"}
+        assert sum(cluster.client.run(_compiles).values()) == 0
+    finally:
+        cluster.client.run(_count_compiles, False)
+
+
 def test_resident_steps_use_dask_connections(csess, cluster):
     """Resident steps (the default) start on Dask connections to the workers' own
     addresses (no port of ours on the workers) and, on this one host, continue on the

@@ -197,7 +197,7 @@ class WorkerRuntime:
         self._stores: dict[tuple[str, str], ResourceStore] = {}
         self._contexts: dict[tuple[str, str, bool, str], WorkerDeviceContext] = {}
         self._plans: dict[str, WorkerPlan] = {}
-        self._compiled: dict[tuple[str, int], CompiledStage] = {}
+        self._compiled: dict[tuple, CompiledStage] = {}  # (key, index[, traced])
         self.rendezvous: dict[tuple[str, str], Rendezvous] = {}
         self.finished: collections.OrderedDict[tuple[str, str], None] = collections.OrderedDict()
         self._cancelled_sessions: set[str] = set()
@@ -294,16 +294,17 @@ class WorkerRuntime:
             raise PlanMissingError(f"plan {key} is not installed on this worker")
         return plan
 
-    def cached(self, key: str, index: int) -> CompiledStage | None:
-        return self._compiled.get((key, index))
+    def cached(self, key: str, index: int, traced: bool = False) -> CompiledStage | None:
+        """The stage compiled already (``traced``: its version recording kernel
+        times), or ``None``."""
+        return self._compiled.get((key, index, True) if traced else (key, index))
 
     def compiled(self, key: str, index: int, traced: bool = False) -> CompiledStage:
-        cache_key: tuple = (key, index, True) if traced else (key, index)
-        stage = self._compiled.get(cache_key)
+        stage = self.cached(key, index, traced)
         if stage is not None:
             return stage
         with self._lock:  # compiling sets ctx.op_name: one compile at a time
-            stage = self._compiled.get(cache_key)
+            stage = self.cached(key, index, traced)
             if stage is None:
                 plan = self.plan(key)
                 part = plan.part(index)
@@ -311,7 +312,7 @@ class WorkerRuntime:
                 trace: list | None = [] if traced else None
                 boundary = stage_boundary(plan.parts, part)
                 stage = CompiledStage(part, ctx, plan.slot_specs, plan.debug, trace, boundary)
-                self._compiled[cache_key] = stage
+                self._compiled[(key, index, True) if traced else (key, index)] = stage
         return stage
 
     def installed(self) -> list[str]:

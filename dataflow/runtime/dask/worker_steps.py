@@ -98,7 +98,7 @@ async def _run_part(
                 await rv.future(j)
                 if events is not None:
                     events.append(step_trace.event(f"Recv stage {j}", "Recv", device, wait_start))
-            stage = RUNTIME.cached(key, part.stage.index) if events is None else None
+            stage = RUNTIME.cached(key, part.stage.index, events is not None)
             if stage is None:  # compile off the event loop: a big stage takes a while
                 stage = await loop.run_in_executor(
                     worker.executor, RUNTIME.compiled, key, part.stage.index, traced
