@@ -75,6 +75,47 @@ def test_slabs_stop_at_their_budget_and_make_room_from_unused_ones(monkeypatch):
         slabs.close()
 
 
+def test_slabs_stop_at_their_count(monkeypatch):
+    """Each slab holds a descriptor: a program keeping every value takes the copy path
+    past ``MAX_SLABS``, whatever room the byte budget leaves."""
+    monkeypatch.setattr(handoff, "MAX_SLABS", 3)
+    slabs = handoff.WorkerSlabs()
+    try:
+        held = [slabs.empty((1_000, P), np.float32) for _ in range(3)]
+        assert all(h is not None for h in held)
+        assert slabs.empty((1_000, P), np.float32) is None
+        del held[0]
+        assert slabs.empty((2_000, P), np.float32) is not None  # in the unused one's place
+    finally:
+        slabs.close()
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_a_program_keeping_every_fetched_value_keeps_the_workers_descriptors(clean_cluster):
+    """Kept values past ``MAX_SLABS`` arrive by copy, whole and their own; the worker's
+    open descriptors stop growing."""
+    tf.Session.reset(clean_cluster)
+    graph, base, doubled, bump = _doubling_graph(1_000)  # 400 KB: slabs from 256 KiB
+    worker = clean_cluster.workers["worker-0"]
+    with tf.Session(clean_cluster, graph=graph) as sess:
+        sess.run(tf.variables_initializer(graph.get_collection("variables")))
+        kept, want = [], base
+        for step in range(handoff.MAX_SLABS + 40):
+            kept.append(sess.run([doubled, bump])[0])
+            if step == handoff.MAX_SLABS:
+                at_cap = clean_cluster.client.run(_open_descriptors, workers=[worker])[worker]
+        after = clean_cluster.client.run(_open_descriptors, workers=[worker])[worker]
+        assert after <= at_cap + 2, (at_cap, after)
+        for value in kept:
+            np.testing.assert_array_equal(value, 2 * want)
+            want = want + np.float32(1.0)
+        mapped = sum(isinstance(memory_of(v), mmap.mmap) for v in kept)
+        assert mapped <= handoff.MAX_SLABS and len(kept) - mapped >= 40
+
+
 def test_the_clients_mapping_reads_the_slab_keeps_its_own_writes_and_is_reused():
     """The client maps the slab privately: what it reads is the worker's, what it
     writes stays its own; once its array goes it tells the worker, and it maps the
@@ -189,6 +230,30 @@ def test_small_fetched_values_are_copied(clean_cluster):
         got = sess.run(doubled)
         assert not isinstance(memory_of(got), mmap.mmap)
         np.testing.assert_array_equal(got, 2 * base)
+
+
+def test_a_stage_run_on_the_workers_executor_lets_its_slab_go_with_the_step(clean_cluster):
+    """A plan's first step runs its stage on the worker's executor, whose thread lets go
+    of the call's result only once it has the GIL again, possibly after the next step
+    began: the stage's outputs must not be in it, or the next step finds the slab still
+    held and maps a new one."""
+    tf.Session.reset(clean_cluster)
+    rows = 1_000
+    base = np.arange(rows * P, dtype=np.float32).reshape(rows, P)
+    with tf.Session(clean_cluster) as sess:
+        with tf.device("/job:worker/task:0"):
+            data = tf.Variable(base, name="data")
+        sess.run(data.initializer)
+        for scale in range(2, 32):  # a plan of its own each (its first step: the executor)
+            with tf.device("/job:worker/task:0"):
+                scaled = data * float(scale)
+            first = sess.run(scaled)
+            mapping = memory_of(first)
+            del first
+            again = sess.run(scaled)
+            np.testing.assert_array_equal(again, base * scale)
+            if _pagemap_readable():
+                assert memory_of(again) is mapping, scale
 
 
 def test_a_value_the_worker_keeps_is_not_changed_by_the_programs_writes(clean_cluster):

@@ -55,6 +55,21 @@ class StepWatch:
         self.lost: cluster_view.WorkerInfo | None = None
 
 
+# How long a step whose stream broke waits to learn why: the scheduler's loss or the
+# worker's (the connection to a killed process breaks first; the news of its scheduler
+# or of its end reach this client a moment later, later still on a loaded machine).
+CAUSE_SECONDS = 2.0
+
+
+def _await_cause(watch: StepWatch, connected: Callable[[], bool]) -> None:
+    """Waits until the step's lost worker is known or the scheduler connection is gone
+    (``connected()`` false), at most ``CAUSE_SECONDS``, so that the error names the
+    cause rather than the broken stream it showed as."""
+    deadline = time.monotonic() + CAUSE_SECONDS
+    while watch.lost is None and connected() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def assemble_fetches(
     lowered: LoweredPlan, feed_values: Sequence[Any], stage_value: Any
 ) -> list[Any]:
@@ -181,6 +196,7 @@ class ResidentPath:
             ) from None
         broken = {name for name, r in replies.items() if isinstance(r, BaseException)}
         if broken:
+            _await_cause(watch, self.view.connected)
             self.check_scheduler()  # workers exit with their scheduler: say which it was
             # A stream broke: a lost worker, or a restarted one (the plan is installed
             # again at the next step).

@@ -108,9 +108,9 @@ async def _run_part(
             if stage.inline_ok and stage.last_seconds < _INLINE_SECONDS:
                 outs, values = stage.resident(step, rv, memory)
             else:
-                outs, values = await loop.run_in_executor(
-                    worker.executor, stage.resident, step, rv, memory
-                )
+                job = _StageJob(stage, step, rv, memory)
+                await loop.run_in_executor(worker.executor, job.run)
+                outs, values = job.take()
             RECORDER.stage_later(loop, key, part, step, stage.last_seconds, outs)
             if events is not None and stage.trace is not None:
                 events.extend(stage.trace)
@@ -171,6 +171,31 @@ async def _run_part(
             if not s.done():
                 s.cancel()
         RUNTIME.finish(key, step)
+
+
+class _StageJob:
+    """A stage run on the worker's executor that holds nothing of the step once it is
+    over: the executor's thread drops its work item (and the future's result with it)
+    only when it gets the GIL back, which may come after this step's reply and the
+    client's next request; a future holding the stage's outputs until then kept their
+    memory in use (a slab the next step could not reuse, ``handoff.py``)."""
+
+    __slots__ = ("_call", "_result")
+
+    def __init__(self, stage: Any, step: str, rv: Any, memory: Any) -> None:
+        self._call: tuple | None = (stage, step, rv, memory)
+        self._result: tuple | None = None
+
+    def run(self) -> None:
+        assert self._call is not None
+        stage, step, rv, memory = self._call
+        self._call = None
+        self._result = stage.resident(step, rv, memory)
+
+    def take(self) -> tuple:
+        result, self._result = self._result, None
+        assert result is not None
+        return result
 
 
 async def _abort_peers(

@@ -41,9 +41,9 @@ Decisions, and why:
   worker itself holds no array on it (a kept value: a session handle; its reference
   count shows, as ``_util/recycler.py``'s arrays do). A program that keeps every
   fetched value keeps the slabs lent: the worker makes new ones up to
-  ``MAX_SLAB_BYTES`` per stream (free ones of other sizes are closed first), then
-  falls back to the copy. Steady state for a loop that fetches one value a step: one
-  or two slabs.
+  ``MAX_SLAB_BYTES`` and ``MAX_SLABS`` (a descriptor each) per stream (free ones of
+  other sizes are closed first), then falls back to the copy. Steady state for a loop
+  that fetches one value a step: one or two slabs.
 * **Off switch.** ``DATAFLOW_SLABS=0`` in a worker's environment keeps its replies on
   the copy path.
 * **Memory cannot leak.** A slab has no name; the kernel frees it when the last
@@ -69,6 +69,11 @@ from . import parallel_copy
 # Bytes of slabs one client stream keeps on a worker (lent or free): beyond them, values
 # take the copy path.
 MAX_SLAB_BYTES = 1 << 30
+# ... and slabs: each holds a descriptor of the worker's (the client opens the slab
+# through it), so a program keeping every fetched value of 256 KiB would otherwise use
+# 4,096 of them within the byte budget, past a common limit of 1,024 a process, and the
+# worker's own connections would fail.
+MAX_SLABS = 64
 MADV_POPULATE_READ = 22  # Linux 5.14+ (older kernels: pages fault in on first reads)
 # Mappings of slabs the client keeps for their next values (a slab the worker dropped
 # stays in memory while the client keeps its mapping: these few at most).
@@ -139,12 +144,15 @@ class WorkerSlabs:
             return slab.base.view(dtype).reshape(shape)
 
     def _new(self, nbytes: int) -> Slab | None:
+        def room() -> bool:
+            return self._bytes + nbytes <= MAX_SLAB_BYTES and len(self._slabs) < MAX_SLABS
+
         for slab in list(self._slabs.values()):  # room first: unused slabs of other sizes
-            if self._bytes + nbytes <= MAX_SLAB_BYTES:
+            if room():
                 break
             if slab.unused():
                 self._drop(slab)
-        if self._bytes + nbytes > MAX_SLAB_BYTES:
+        if not room():
             return None
         try:
             slab = Slab(next(self._ids), nbytes)
