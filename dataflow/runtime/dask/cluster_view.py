@@ -31,7 +31,9 @@ class WorkerInfo:
     nthreads: int
 
 
-_RECONNECT_GRACE_S = 10.0
+# How long a session being opened waits for a client that is between two scheduler
+# connections (reconnecting to a scheduler that is coming back), all attempts together.
+_RECONNECT_GRACE_S = 30.0
 
 
 def _wait_running(client: Any, timeout: float) -> bool:
@@ -61,8 +63,10 @@ class ClusterView:
         self.plugin_name = f"{PLUGIN_PREFIX}{client.id}"
         try:
             # A client that has just reconnected to a restarted scheduler may swap its
-            # connection once more while we register: start again on the new one.
-            for attempt in range(3):
+            # connection again while we register (on a loaded machine, more than once:
+            # Dask's reconnection retries): start again on the new one.
+            deadline = time.monotonic() + _RECONNECT_GRACE_S
+            while True:
                 # The connection this view registers over (see ``connected``).
                 self._connection = client.scheduler_comm
                 self.scheduler_address = str(getattr(client.scheduler, "address", "?"))
@@ -72,9 +76,9 @@ class ClusterView:
                     self.refresh()
                 if self.connected():
                     break
-                # A client between two connections (reconnecting to a scheduler that is
-                # coming back) is given a few seconds before the session gives up.
-                if attempt < 2 and _wait_running(client, _RECONNECT_GRACE_S):
+                # A client between two connections is given until the deadline.
+                left = deadline - time.monotonic()
+                if left > 0 and _wait_running(client, left):
                     continue
                 raise errors.UnavailableError(
                     None,
