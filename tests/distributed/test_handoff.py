@@ -108,7 +108,7 @@ def test_a_program_keeping_every_fetched_value_keeps_the_workers_descriptors(cle
             if step == handoff.MAX_SLABS:
                 at_cap = clean_cluster.client.run(_open_descriptors, workers=[worker])[worker]
         after = clean_cluster.client.run(_open_descriptors, workers=[worker])[worker]
-        assert after <= at_cap + 2, (at_cap, after)
+        assert after <= at_cap + 10, (at_cap, after)  # (40 more slabs would be 40 more)
         for value in kept:
             np.testing.assert_array_equal(value, 2 * want)
             want = want + np.float32(1.0)
