@@ -294,10 +294,14 @@ class WorkerRuntime:
             raise PlanMissingError(f"plan {key} is not installed on this worker")
         return plan
 
+    @staticmethod
+    def _compiled_key(key: str, index: int, traced: bool) -> tuple:
+        return (key, index, True) if traced else (key, index)
+
     def cached(self, key: str, index: int, traced: bool = False) -> CompiledStage | None:
         """The stage compiled already (``traced``: its version recording kernel
         times), or ``None``."""
-        return self._compiled.get((key, index, True) if traced else (key, index))
+        return self._compiled.get(self._compiled_key(key, index, traced))
 
     def compiled(self, key: str, index: int, traced: bool = False) -> CompiledStage:
         stage = self.cached(key, index, traced)
@@ -312,7 +316,7 @@ class WorkerRuntime:
                 trace: list | None = [] if traced else None
                 boundary = stage_boundary(plan.parts, part)
                 stage = CompiledStage(part, ctx, plan.slot_specs, plan.debug, trace, boundary)
-                self._compiled[(key, index, True) if traced else (key, index)] = stage
+                self._compiled[self._compiled_key(key, index, traced)] = stage
         return stage
 
     def installed(self) -> list[str]:

@@ -21,8 +21,8 @@ Decisions, and why:
   client may read the worker's memory (the rights that opening ``/proc/<pid>/fd/<fd>``
   needs too). The op's kernel asks the stage's *memory* (``large_outputs.handing_off``,
   which the worker sets from the client's stream for the length of a stage) for its
-  output array, and a part that lies on a slab goes out as the slab. Any other value takes
-  the copy (and any value, where no slab can be had).
+  output array, and a part that lies on a slab goes out as the slab. Any other value
+  takes the copy (and any value, where no slab can be had).
 * **The client's array is its own.** The client maps the slab privately
   (``MAP_PRIVATE``): it reads the worker's pages, and a write of its own goes to a
   private copy of the page, which the worker never sees; so the fetched array is
@@ -130,7 +130,8 @@ class WorkerSlabs:
 
     def empty(self, shape: tuple, dtype: Any) -> np.ndarray | None:
         """An array on an unused slab of its size (a new slab where none is), or
-        ``None`` where the stream's slabs would pass ``MAX_SLAB_BYTES``."""
+        ``None`` where the stream's slabs would pass ``MAX_SLAB_BYTES`` or
+        ``MAX_SLABS`` (after closing unused slabs of other sizes)."""
         dtype = np.dtype(dtype)
         nbytes = prod(shape) * dtype.itemsize
         with self._lock:
