@@ -23,11 +23,18 @@ TF1's master and worker 0 live in this process and TF1 calls them directly (its
 ``LocalMaster`` and the local worker in its worker cache), so X never crosses a socket
 in TF1's step, only ``beta`` and its gradient do; dataflow's workers are processes.
 
+Each dataflow cluster is started, timed and closed in a pass of its own, interleaved
+with TF1 (the TCP pass with plain Dask and the floor too), and its ratio is taken
+against the TF1 steps of its own pass: a user runs one cluster, and each idle
+``LocalCluster`` spends about 8% of a core on Dask's ticks and heartbeats, which a
+cluster timed beside two idle others paid for them. ``--together`` keeps the three alive
+and interleaved at once, as this benchmark did before.
+
 On one host dataflow moves its step streams to the workers' Unix sockets
 (``runtime/dask/local_sockets.py``) and parts of 1 MB or more through shared memory
 (``runtime/dask/shared_memory/``: fetched parts of 8 MB or more the client reads from
-the worker's memory, or maps where an elementwise op computed them into a slab, as the
-fetch step's ``X * 2``); **dataflow socket** is a third TCP cluster whose
+the worker's memory, or maps where an elementwise op computed them into a slab, from
+256 KiB, as the fetch step's ``X * 2``); **dataflow socket** is a third TCP cluster whose
 workers were started with ``DATAFLOW_SHM=0`` and ``DATAFLOW_UNIX_SOCKETS=0``, so its
 steps stay on the TCP connections, as across hosts.
 
@@ -212,68 +219,108 @@ def peak_memory(step: Callable[[], object], client, worker: str) -> dict[str, tu
     return {"client": (current - base, peak - base), "worker": (w_current, w_peak)}
 
 
-def main(quick: bool, plot: str | None, sizes: tuple[int, ...], timing: bool = True) -> None:
+CLUSTERS = ("dataflow TCP", "dataflow TLS", "dataflow socket")
+
+
+def start_cluster(tf, name: str):
+    """The ``LocalCluster(ps=1, worker=1)`` behind the column ``name``."""
+    from distributed.security import Security
+
+    if name == "dataflow TLS":
+        return tf.LocalCluster(
+            ps=1, worker=1, dashboard_address=None, security=Security.temporary()
+        )
+    if name == "dataflow socket":
+        # Its processes refuse shared memory and Unix sockets: the path between hosts.
+        os.environ["DATAFLOW_SHM"] = os.environ["DATAFLOW_UNIX_SOCKETS"] = "0"
+        try:
+            return tf.LocalCluster(ps=1, worker=1, dashboard_address=None)
+        finally:
+            del os.environ["DATAFLOW_SHM"], os.environ["DATAFLOW_UNIX_SOCKETS"]
+    return tf.LocalCluster(ps=1, worker=1, dashboard_address=None)
+
+
+def sweep(
+    tf, tfc, clusters: dict, client, floor, kinds, sizes, rounds: int, per_round: int
+) -> dict[tuple[str, int], dict[str, float]]:
+    """Median seconds a step of each contender, TF1 and ``clusters`` interleaved round by
+    round for each kind and size; plain Dask and the floor join where ``client`` is given."""
+    results: dict[tuple[str, int], dict[str, float]] = {}
+    for kind in kinds:
+        for n in sizes:
+            contenders = {"TF1": session_runner(tfc.tf, tfc.session, n, kind)}
+            if client is not None:
+                worker = clusters["dataflow TCP"].workers["worker-0"]
+                contenders["plain Dask"] = dask_runner(client, worker, n, kind)
+                contenders["loopback"] = floor.runner(n)
+            for name, cluster in clusters.items():
+                contenders[name] = session_runner(
+                    tf, lambda g, c=cluster: tf.Session(c, graph=g), n, kind
+                )
+            scale = max(1, n // 10_000)  # fewer calls of the slow large steps
+            row = results[kind, n] = interleaved(
+                contenders, rounds, max(2, per_round // scale), warmup=2, settle=SETTLE
+            )
+            print(
+                f"{kind:5s} {n * P * 4 / 1e6:7.2f} MB  "
+                + "  ".join(f"{k} {v * 1e3:8.2f} ms" for k, v in row.items()),
+                flush=True,
+            )
+            for cluster in clusters.values():
+                tf.Session.reset(cluster)
+    return results
+
+
+def main(
+    quick: bool, plot: str | None, sizes: tuple[int, ...], timing: bool = True, together=False
+) -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     import distributed
-    from distributed.security import Security
 
     import dataflow as tf
 
     threadpool_limits(1)
     warnings.filterwarnings("ignore", message=".*[Ll]arge graph.*")
     rounds, per_round = (3, 3) if quick else (5, 6)
-    print("starting TF1 servers and dataflow.LocalCluster(ps=1, worker=1) on TCP and TLS ...")
+    kinds = ("feed", "fetch") if timing else ()
+    # Each dataflow cluster is timed alone beside TF1 (a user runs one cluster, and an
+    # idle LocalCluster's Dask ticks use 8% of a core), each ratio against the TF1 steps
+    # of its own rounds; ``together`` keeps all three alive and interleaved at once.
+    passes = [CLUSTERS] if together else [(name,) for name in CLUSTERS]
+    print("starting TF1's servers; then each dataflow.LocalCluster(ps=1, worker=1) ...")
     tfc = TF1Cluster()
-    tcp = tf.LocalCluster(ps=1, worker=1, dashboard_address=None)
-    tls = tf.LocalCluster(ps=1, worker=1, dashboard_address=None, security=Security.temporary())
-    # The processes started now refuse shared memory and Unix sockets: the path between hosts.
-    os.environ["DATAFLOW_SHM"] = os.environ["DATAFLOW_UNIX_SOCKETS"] = "0"
-    try:
-        plain = tf.LocalCluster(ps=1, worker=1, dashboard_address=None)
-    finally:
-        del os.environ["DATAFLOW_SHM"], os.environ["DATAFLOW_UNIX_SOCKETS"]
-    client = distributed.Client(tcp.target, set_as_default=False)
-    worker = tcp.workers["worker-0"]
     floor = Loopback()
     results: dict[tuple[str, int], dict[str, float]] = {}
-    try:
-        for kind in ("feed", "fetch") if timing else ():
-            for n in sizes:
-                contenders = {
-                    "TF1": session_runner(tfc.tf, tfc.session, n, kind),
-                    "plain Dask": dask_runner(client, worker, n, kind),
-                    "dataflow TCP": session_runner(tf, lambda g: tf.Session(tcp, graph=g), n, kind),
-                    "dataflow TLS": session_runner(tf, lambda g: tf.Session(tls, graph=g), n, kind),
-                    "dataflow socket": session_runner(
-                        tf, lambda g: tf.Session(plain, graph=g), n, kind
-                    ),
-                    "loopback": floor.runner(n),
-                }
-                scale = max(1, n // 10_000)  # fewer calls of the slow large steps
-                results[kind, n] = interleaved(
-                    contenders, rounds, max(2, per_round // scale), warmup=2, settle=SETTLE
-                )
-                row = results[kind, n]
-                print(
-                    f"{kind:5s} {n * P * 4 / 1e6:7.2f} MB  "
-                    + "  ".join(f"{k} {v * 1e3:8.2f} ms" for k, v in row.items()),
-                    flush=True,
-                )
-                tf.Session.reset(tcp)
-                tf.Session.reset(tls)
-                tf.Session.reset(plain)
-        memory = {}
-        n = max(sizes)
-        for kind in ("feed", "fetch"):
-            memory[kind] = peak_memory(
-                session_runner(tf, lambda g: tf.Session(tcp, graph=g), n, kind), client, worker
-            )
-            tf.Session.reset(tcp)
-    finally:
-        client.close()
-        tcp.close()
-        tls.close()
-        plain.close()
+    memory = {}
+    for names in passes:
+        clusters = {name: start_cluster(tf, name) for name in names}
+        tcp = clusters.get("dataflow TCP")
+        client = None if tcp is None else distributed.Client(tcp.target, set_as_default=False)
+        try:
+            timed = sweep(tf, tfc, clusters, client, floor, kinds, sizes, rounds, per_round)
+            for key, row in timed.items():
+                merged = results.setdefault(key, {})
+                for name, seconds in row.items():
+                    if name == "TF1":
+                        for own in names:
+                            merged[f"TF1 beside {own}"] = seconds
+                    else:
+                        merged[name] = seconds
+            if tcp is not None:
+                worker = tcp.workers["worker-0"]
+                n = max(sizes)
+                for kind in ("feed", "fetch"):
+                    memory[kind] = peak_memory(
+                        session_runner(tf, lambda g, c=tcp: tf.Session(c, graph=g), n, kind),
+                        client,
+                        worker,
+                    )
+                    tf.Session.reset(tcp)
+        finally:
+            if client is not None:
+                client.close()
+            for cluster in clusters.values():
+                cluster.close()
     print()
     print(
         f"{'step':6s} {'bytes':>9s} {'TF1 ms':>8s} {'Dask ms':>8s} {'TCP ms':>8s} "
@@ -281,20 +328,18 @@ def main(quick: bool, plot: str | None, sizes: tuple[int, ...], timing: bool = T
         f"{'sock/TF1':>8s} {'TCP/Dask':>8s} {'TCP/floor':>9s}"
     )
     for (kind, n), row in results.items():
-        tf1, dask_, tcp_t, tls_t, sock, low = (
-            row["TF1"],
-            row["plain Dask"],
-            row["dataflow TCP"],
-            row["dataflow TLS"],
-            row["dataflow socket"],
-            row["loopback"],
-        )
+        tf1 = row["TF1 beside dataflow TCP"]
+        tcp_t, tls_t, sock = (row[name] for name in CLUSTERS)
+        ratios = (row[name] / row[f"TF1 beside {name}"] for name in CLUSTERS)
+        dask_, low = row["plain Dask"], row["loopback"]
         print(
             f"{kind:6s} {_bytes(n * P * 4):>9s} {tf1 * 1e3:8.2f} {dask_ * 1e3:8.2f} "
             f"{tcp_t * 1e3:8.2f} {tls_t * 1e3:8.2f} {sock * 1e3:8.2f} {low * 1e3:8.2f} "
-            f"{tcp_t / tf1:7.2f}x {tls_t / tf1:7.2f}x {sock / tf1:7.2f}x {tcp_t / dask_:7.2f}x "
-            f"{tcp_t / low:8.2f}x"
+            + " ".join(f"{r:7.2f}x" for r in ratios)
+            + f" {tcp_t / dask_:7.2f}x {tcp_t / low:8.2f}x"
         )
+    if not together and results:
+        print("(each dataflow column timed alone beside TF1, its ratio against those TF1 steps)")
     moved = max(sizes) * P * 4
     print()
     print(f"memory over one {_bytes(moved)} step on the TCP cluster (x the bytes moved):")
@@ -321,7 +366,7 @@ def _plot(results: dict, sizes: tuple[int, ...], path: str) -> None:
     for ax, kind in zip(axes, ("feed", "fetch"), strict=True):
         verb = "fed" if kind == "feed" else "fetched"
         for name, style, label in (
-            ("TF1", "k-o", "TF1"),
+            ("TF1 beside dataflow TCP", "k-o", "TF1"),
             ("plain Dask", "g-^", "plain Dask"),
             ("dataflow TCP", "b-s", "dataflow TCP"),
             ("dataflow TLS", "b--d", "dataflow TLS"),
@@ -329,7 +374,7 @@ def _plot(results: dict, sizes: tuple[int, ...], path: str) -> None:
             ("loopback", "0.6", "loopback floor"),
         ):
             ax.plot(mb, [results[kind, n][name] * 1e3 for n in sizes], style, label=label)
-        tf1 = [results[kind, n]["TF1"] * 1e3 for n in sizes]
+        tf1 = [results[kind, n]["TF1 beside dataflow TCP"] * 1e3 for n in sizes]
         ax.plot(
             mb, [t * r for t, r in zip(tf1, target)], "r:", label="goal: 0.5x TF1, 0.7x at 40 MB"
         )
@@ -353,6 +398,9 @@ if __name__ == "__main__":
     parser.add_argument("--plot", default=None, help="PNG path for the curve")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
     parser.add_argument("--memory-only", action="store_true", help="skip the timings")
+    parser.add_argument(
+        "--together", action="store_true", help="the three dataflow clusters alive at once"
+    )
     args = parser.parse_args()
     sizes = tuple(int(s) for s in args.sizes.split(","))
-    main(args.quick, args.plot, sizes, timing=not args.memory_only)
+    main(args.quick, args.plot, sizes, timing=not args.memory_only, together=args.together)
