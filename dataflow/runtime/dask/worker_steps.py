@@ -25,7 +25,7 @@ from typing import Any
 
 from ...framework import errors
 from ..devices import gpu_count
-from . import local_sockets, spin_wait
+from . import local_sockets
 from . import trace as step_trace
 from .lowering import WorkerPlan, resource_name
 from .step_metrics import RECORDER
@@ -100,18 +100,16 @@ async def _run_part(
                     events.append(step_trace.event(f"Recv stage {j}", "Recv", device, wait_start))
             stage = RUNTIME.cached(key, part.stage.index, events is not None)
             if stage is None:  # compile off the event loop: a big stage takes a while
-                with spin_wait.computing():
-                    stage = await loop.run_in_executor(
-                        worker.executor, RUNTIME.compiled, key, part.stage.index, traced
-                    )
+                stage = await loop.run_in_executor(
+                    worker.executor, RUNTIME.compiled, key, part.stage.index, traced
+                )
             if stage.trace is not None:
                 stage.trace.clear()
             if stage.inline_ok and stage.last_seconds < _INLINE_SECONDS:
                 outs, values = stage.resident(step, rv, memory)
             else:
                 job = _StageJob(stage, step, rv, memory)
-                with spin_wait.computing():
-                    await loop.run_in_executor(worker.executor, job.run)
+                await loop.run_in_executor(worker.executor, job.run)
                 outs, values = job.take()
             RECORDER.stage_later(loop, key, part, step, stage.last_seconds, outs)
             if events is not None and stage.trace is not None:
@@ -249,7 +247,6 @@ def _step_handler(worker: Any) -> Any:
             message.pop("slabs", None),
         )
         answer["id"] = message["id"]
-        spin_wait.note_step()  # the client's next request comes soon after this reply
         try:
             reply(answer)
         except Exception as exc:
@@ -267,7 +264,6 @@ def _step_handler(worker: Any) -> Any:
             )
 
     def handle(message: dict, reply: Any) -> None:
-        spin_wait.note_step()
         op = message["op"]
         if op == "run":
             asyncio.ensure_future(run(message, reply))
@@ -306,11 +302,8 @@ def _handlers(worker: Any) -> dict[str, Any]:
 async def prepare_worker(worker: Any) -> None:
     """Readies a worker for dataflow (``worker_plugin.DataflowWorkerPlugin.setup``): its
     pinning resource ``dataflow-<name>``, a GPU resource when CuPy sees GPUs and none
-    was declared, the step-stream handlers, and its event loop's polling while steps
-    run (``spin_wait``)."""
+    was declared, and the step-stream handlers."""
     worker.handlers.update(_handlers(worker))
-    if getattr(worker, "nanny", None):  # a process of its own: no client thread to rob
-        spin_wait.install(asyncio.get_running_loop())
     RUNTIME.threads = int(getattr(worker.state, "nthreads", 1) or 1)
     wanted = {resource_name(str(worker.name)): 1e9}
     if "GPU" not in worker.state.total_resources and gpu_count():
@@ -322,14 +315,12 @@ async def prepare_worker(worker: Any) -> None:
 
 async def release_worker(worker: Any) -> None:
     """Undoes ``prepare_worker`` when the last dataflow plugin on the worker goes (every
-    client of ours closed, or the worker is closing): the handlers, the Unix socket, the
-    loop's polling (``spin_wait``) and the streams to peers. The pinning resource stays
-    (Dask cannot take one back; plain Dask work never asks for it). A client that comes
-    later registers its plugin again."""
+    client of ours closed, or the worker is closing): the handlers, the Unix socket and
+    the streams to peers. The pinning resource stays (Dask cannot take one back; plain
+    Dask work never asks for it). A client that comes later registers its plugin again."""
     for name in (STREAM_OP, "dataflow_abort"):
         worker.handlers.pop(name, None)
     local_sockets.close_worker_listener(worker)
-    spin_wait.uninstall(asyncio.get_running_loop())
     peers = getattr(worker, "_dataflow_peers", None)
     if peers is not None:
         worker._dataflow_peers = None
