@@ -287,6 +287,8 @@ def main(
     # idle LocalCluster's Dask ticks use 8% of a core), each ratio against the TF1 steps
     # of its own rounds; ``together`` keeps all three alive and interleaved at once.
     passes = [CLUSTERS] if together else [(name,) for name in CLUSTERS]
+    if not timing:
+        passes = [("dataflow TCP",)]  # (memory is measured on the TCP cluster alone)
     print("starting TF1's servers; then each dataflow.LocalCluster(ps=1, worker=1) ...")
     tfc = TF1Cluster()
     floor = Loopback()
