@@ -272,7 +272,11 @@ def sweep(
 
 
 def main(
-    quick: bool, plot: str | None, sizes: tuple[int, ...], timing: bool = True, together=False
+    quick: bool,
+    plot: str | None,
+    sizes: tuple[int, ...],
+    timing: bool = True,
+    together: bool = False,
 ) -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     import distributed
@@ -283,9 +287,7 @@ def main(
     warnings.filterwarnings("ignore", message=".*[Ll]arge graph.*")
     rounds, per_round = (3, 3) if quick else (5, 6)
     kinds = ("feed", "fetch") if timing else ()
-    # Each dataflow cluster is timed alone beside TF1 (a user runs one cluster, and an
-    # idle LocalCluster's Dask ticks use 8% of a core), each ratio against the TF1 steps
-    # of its own rounds; ``together`` keeps all three alive and interleaved at once.
+    # One pass per cluster (the module's docstring says why); ``together``: one for all.
     passes = [CLUSTERS] if together else [(name,) for name in CLUSTERS]
     if not timing:
         passes = [("dataflow TCP",)]  # (memory is measured on the TCP cluster alone)

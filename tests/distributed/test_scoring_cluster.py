@@ -52,12 +52,14 @@ def test_mlp_on_a_dataflow_cluster_crosses_once_and_stays_on_the_workers(tf1, cl
     # Dask's active memory manager drops a key's extra replicas every 2 s while no task
     # waits for it (its ReduceReplicas policy), so the broadcast is looked at with it paused;
     # the rest of the test runs with it, as a user's cluster does.
+    was_running = client.amm.running()
     client.amm.stop()
     try:
         probs, logits = map_blocks(model, blocks, outputs=["probs", "logits"], client=cluster)
         holders = client.has_what()
     finally:
-        client.amm.start()
+        if was_running:
+            client.amm.start()
 
     # The model is one scattered key, on every worker; the result holds no data.
     key = f"legacy-model-{model.fingerprint[:32]}"
