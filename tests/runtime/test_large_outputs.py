@@ -83,8 +83,11 @@ def test_only_large_fully_known_real_outputs_get_their_own_kernel():
     )
     assert fetched is not None
     fetched_small = TensorShape([ROWS // 100, COLS])  # 360 KB
-    assert large_outputs.large_output_kernel(
-        "multiply", dtypes.float32, fetched_small, np, kernel, True
+    assert (
+        large_outputs.large_output_kernel(
+            "multiply", dtypes.float32, fetched_small, np, kernel, fetched=True
+        )
+        is not None
     )
     tiny = TensorShape([ROWS // 400, COLS])  # 90 KB
     assert (
